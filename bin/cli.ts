@@ -1,0 +1,32 @@
+// The `balcao` command: one subcommand per part of the product. Each subcommand module is loaded
+// only when asked for, so `balcao --help` stays fast and a broken part does not break the others.
+
+type Subcommand = { summary: string; load: () => Promise<{ run(args: string[]): Promise<number> }> };
+
+const subcommands: Record<string, Subcommand> = {};
+
+function usage(): string {
+  const lines = Object.entries(subcommands).map(([name, s]) => `  ${name.padEnd(10)} ${s.summary}`);
+  return [
+    'Uso: balcao <comando> [opções]',
+    '',
+    'Comandos:',
+    ...(lines.length ? lines : ['  (nenhum comando disponível ainda)']),
+    '',
+  ].join('\n');
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(usage());
+    return 0;
+  }
+  const sub = subcommands[name];
+  if (!sub) {
+    process.stderr.write(`Comando desconhecido: ${name}\n\n${usage()}`);
+    return 2;
+  }
+  const mod = await sub.load();
+  return mod.run(rest);
+}

@@ -1,0 +1,34 @@
+// The layer rules, kept apart so a test can lint sample files against them and prove they bite.
+// Each folder lists the folders it must never import from; only electron/main.ts and
+// electron/preload.ts may import the `electron` package (the terminal core runs in plain Node).
+
+const electronPkg = { name: 'electron', message: 'Só electron/main.ts e electron/preload.ts importam electron.' };
+const folder = (name) => ({
+  group: [`**/${name}`, `**/${name}/**`, `${name}/**`],
+  message: `Esta camada não importa de ${name}/ (veja DEVELOPERS.md, camadas).`,
+});
+
+const forbidden = {
+  fiscal: ['service', 'electron', 'renderer', 'native'],
+  native: ['service', 'electron', 'renderer'],
+  service: ['electron', 'renderer', 'native'],
+  electron: ['service', 'renderer'],
+  renderer: ['service', 'native', 'fiscal'],
+};
+
+export const layerRules = [
+  {
+    files: ['**/*.ts', '**/*.tsx', '**/*.js', '**/*.mjs'],
+    ignores: ['electron/main.ts', 'electron/preload.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { paths: [electronPkg], patterns: [{ group: ['electron/*'], message: electronPkg.message }] }],
+    },
+  },
+  ...Object.entries(forbidden).map(([layer, banned]) => ({
+    files: [`${layer}/**/*.ts`, `${layer}/**/*.tsx`],
+    ignores: layer === 'electron' ? ['electron/main.ts', 'electron/preload.ts'] : [],
+    rules: {
+      'no-restricted-imports': ['error', { paths: [electronPkg], patterns: banned.map(folder) }],
+    },
+  })),
+];

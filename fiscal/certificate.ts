@@ -1,0 +1,186 @@
+// A1 certificates (PKCS#12 .pfx files) of ICP-Brasil e-CNPJ holders.
+//
+// Parsed with node-forge rather than Node's OpenSSL: many stores still hold .pfx files encrypted
+// with RC2-40, which OpenSSL 3 (Node >= 17) refuses with "unsupported" unless the legacy provider
+// is loaded process-wide (nodejs/node#40672). forge reads both the old and the current formats.
+
+import { generateKeyPairSync, randomBytes, X509Certificate } from 'node:crypto';
+import forge from 'node-forge';
+import { FieldError } from './errors.ts';
+
+export type Certificate = {
+  privateKeyPem: string;
+  certificatePem: string;
+  /** CNPJ of the holder, from the ICP-Brasil subject (CN "NAME:CNPJ") or the SAN OID 2.16.76.1.3.3. */
+  cnpj: string;
+  subject: string;
+  issuer: string;
+  notBefore: Date;
+  notAfter: Date;
+  /** SHA-256 fingerprint, for display and for matching a signed document's certificate. */
+  fingerprint256: string;
+};
+
+export type LoadOptions = {
+  /** The company's CNPJ: a certificate of another holder is refused. */
+  expectedCnpj?: string;
+  /** Reference instant for the validity check (the sandbox clock, in tests). */
+  now?: Date;
+};
+
+const OID_CNPJ = '2.16.76.1.3.3';
+
+function cnpjFromSan(cert: forge.pki.Certificate): string | undefined {
+  // ICP-Brasil puts the CNPJ in a subjectAltName otherName; forge leaves otherName undecoded, so
+  // walk the raw extension: SEQUENCE of [0] { OID, [0] { OCTET/PRINTABLE/UTF8 STRING } }.
+  const ext = cert.getExtension('subjectAltName') as { value?: string } | undefined;
+  if (!ext?.value) return undefined;
+  try {
+    const seq = forge.asn1.fromDer(ext.value);
+    for (const name of seq.value as forge.asn1.Asn1[]) {
+      if (name.tagClass !== forge.asn1.Class.CONTEXT_SPECIFIC || name.type !== 0) continue;
+      const [oid, wrapped] = name.value as forge.asn1.Asn1[];
+      if (!oid || forge.asn1.derToOid(oid.value as string) !== OID_CNPJ) continue;
+      const inner = (wrapped?.value as forge.asn1.Asn1[] | undefined)?.[0];
+      const raw = typeof inner?.value === 'string' ? inner.value : '';
+      const digits = raw.replace(/[^0-9A-Z]/g, '');
+      if (digits.length >= 14) return digits.slice(-14);
+    }
+  } catch {
+    return undefined;
+  }
+  return undefined;
+}
+
+function cnpjFromCommonName(cn: string | undefined): string | undefined {
+  const m = cn ? /:([0-9A-Z]{12}[0-9]{2})\s*$/.exec(cn) : null;
+  return m?.[1];
+}
+
+const formatDate = (d: Date): string => d.toLocaleDateString('pt-BR', { timeZone: 'America/Sao_Paulo' });
+
+function describe(cert: forge.pki.Certificate): string {
+  return cert.subject.attributes.map((a) => `${a.shortName ?? a.name}=${a.value}`).join(', ');
+}
+
+/** Loads a .pfx with its password and checks validity and holder. Errors name the field. */
+export function loadPfx(pfx: Buffer, password: string, options: LoadOptions = {}): Certificate {
+  let p12: forge.pkcs12.Pkcs12Pfx;
+  try {
+    const asn1 = forge.asn1.fromDer(forge.util.createBuffer(pfx.toString('binary')));
+    p12 = forge.pkcs12.pkcs12FromAsn1(asn1, false, password);
+  } catch (err) {
+    const msg = (err as Error).message ?? '';
+    if (/password|MAC|mac/i.test(msg)) throw new FieldError('senha', 'senha do certificado incorreta');
+    throw new FieldError('certificado', 'arquivo de certificado ilegível (esperado um .pfx/.p12 A1)');
+  }
+
+  const keyBags = [
+    ...(p12.getBags({ bagType: forge.pki.oids.pkcs8ShroudedKeyBag })[forge.pki.oids.pkcs8ShroudedKeyBag] ?? []),
+    ...(p12.getBags({ bagType: forge.pki.oids.keyBag })[forge.pki.oids.keyBag] ?? []),
+  ];
+  const certBags = p12.getBags({ bagType: forge.pki.oids.certBag })[forge.pki.oids.certBag] ?? [];
+  const key = keyBags.find((b) => b.key)?.key as forge.pki.rsa.PrivateKey | undefined;
+  if (!key) throw new FieldError('certificado', 'o arquivo não contém a chave privada');
+
+  // The holder's certificate is the one whose public key matches the private key (the file may
+  // also carry the issuing chain).
+  const holder = certBags
+    .map((b) => b.cert)
+    .find((c): c is forge.pki.Certificate => {
+      const pub = c?.publicKey as forge.pki.rsa.PublicKey | undefined;
+      return !!pub && pub.n.equals(key.n) && pub.e.equals(key.e);
+    });
+  if (!holder) throw new FieldError('certificado', 'o arquivo não contém o certificado da chave privada');
+
+  const cn = holder.subject.getField('CN')?.value as string | undefined;
+  const cnpj = cnpjFromSan(holder) ?? cnpjFromCommonName(cn);
+  if (!cnpj) throw new FieldError('certificado', 'certificado sem CNPJ do titular (não é um e-CNPJ)');
+
+  const certificatePem = forge.pki.certificateToPem(holder);
+  const certificate: Certificate = {
+    privateKeyPem: forge.pki.privateKeyToPem(key),
+    certificatePem,
+    cnpj,
+    subject: describe(holder),
+    issuer: holder.issuer.attributes.map((a) => `${a.shortName ?? a.name}=${a.value}`).join(', '),
+    notBefore: holder.validity.notBefore,
+    notAfter: holder.validity.notAfter,
+    fingerprint256: new X509Certificate(certificatePem).fingerprint256,
+  };
+
+  const now = options.now ?? new Date();
+  if (now > certificate.notAfter) {
+    throw new FieldError('certificado', `certificado vencido em ${formatDate(certificate.notAfter)}`);
+  }
+  if (now < certificate.notBefore) {
+    throw new FieldError('certificado', `certificado válido somente a partir de ${formatDate(certificate.notBefore)}`);
+  }
+  if (options.expectedCnpj && options.expectedCnpj !== cnpj) {
+    throw new FieldError('certificado', `o certificado é do CNPJ ${cnpj}, não do CNPJ da empresa ${options.expectedCnpj}`);
+  }
+  return certificate;
+}
+
+/** True when two PEM certificates are the same certificate (compared by DER fingerprint). */
+export function sameCertificate(aPem: string, bPem: string): boolean {
+  return new X509Certificate(aPem).fingerprint256 === new X509Certificate(bPem).fingerprint256;
+}
+
+export type TestCertificateOptions = {
+  cnpj: string;
+  xNome: string;
+  notBefore?: Date;
+  notAfter?: Date;
+  password?: string;
+};
+
+/**
+ * A self-signed certificate shaped like an ICP-Brasil e-CNPJ A1 (CN "NAME:CNPJ", the CNPJ also
+ * in the SAN otherName 2.16.76.1.3.3), packed as a .pfx. For the sandbox and tests only: no
+ * tax authority accepts it.
+ */
+export function generateTestCertificate(options: TestCertificateOptions): {
+  pfx: Buffer;
+  password: string;
+  certificate: Certificate;
+} {
+  const password = options.password ?? randomBytes(12).toString('base64url');
+  // Key generation in OpenSSL: forge's pure-JS RSA takes seconds for 2048 bits.
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const key = forge.pki.privateKeyFromPem(privateKey.export({ type: 'pkcs1', format: 'pem' }).toString()) as forge.pki.rsa.PrivateKey;
+  const cert = forge.pki.createCertificate();
+  cert.publicKey = forge.pki.setRsaPublicKey(key.n, key.e);
+  cert.serialNumber = '01' + randomBytes(8).toString('hex');
+  const notBefore = options.notBefore ?? new Date(Date.now() - 60_000);
+  cert.validity.notBefore = notBefore;
+  cert.validity.notAfter = options.notAfter ?? new Date(notBefore.getTime() + 365 * 24 * 3600_000);
+  const attrs = [
+    { shortName: 'C', value: 'BR' },
+    { shortName: 'O', value: 'ICP-Brasil' },
+    { shortName: 'OU', value: 'Certificado de TESTE do Balcão - sem validade jurídica' },
+    { shortName: 'CN', value: `${options.xNome}:${options.cnpj}` },
+  ];
+  cert.setSubject(attrs);
+  cert.setIssuer(attrs);
+  const otherNameCnpj = forge.asn1.create(forge.asn1.Class.CONTEXT_SPECIFIC, 0, true, [
+    forge.asn1.create(forge.asn1.Class.UNIVERSAL, forge.asn1.Type.OID, false, forge.asn1.oidToDer(OID_CNPJ).getBytes()),
+    forge.asn1.create(forge.asn1.Class.CONTEXT_SPECIFIC, 0, true, [
+      forge.asn1.create(forge.asn1.Class.UNIVERSAL, forge.asn1.Type.OCTETSTRING, false, options.cnpj),
+    ]),
+  ]);
+  cert.setExtensions([
+    { name: 'basicConstraints', cA: false },
+    { name: 'keyUsage', digitalSignature: true, nonRepudiation: true, keyEncipherment: true },
+    { name: 'extKeyUsage', clientAuth: true, emailProtection: true },
+    {
+      name: 'subjectAltName',
+      value: forge.asn1.toDer(forge.asn1.create(forge.asn1.Class.UNIVERSAL, forge.asn1.Type.SEQUENCE, true, [otherNameCnpj])).getBytes(),
+    },
+  ]);
+  cert.sign(key, forge.md.sha256.create());
+  const p12 = forge.pkcs12.toPkcs12Asn1(key, [cert], password, { algorithm: '3des', friendlyName: options.xNome });
+  const pfx = Buffer.from(forge.asn1.toDer(p12).getBytes(), 'binary');
+  const now = new Date(Math.max(Date.now(), notBefore.getTime()));
+  return { pfx, password, certificate: loadPfx(pfx, password, { now: now > cert.validity.notAfter ? notBefore : now }) };
+}

@@ -1,0 +1,58 @@
+// The NFC-e request body of issuance-api.md section 2.3, as the service and the terminal both
+// send it. Monetary and quantity values are decimal strings.
+
+export type NfceProduct = {
+  cProd: string;
+  cEAN: string; // GTIN or "SEM GTIN"
+  xProd: string;
+  NCM: string;
+  CFOP: string;
+  uCom: string;
+  qCom: string;
+  vUnCom: string;
+  vProd: string;
+  cEANTrib: string;
+  uTrib: string;
+  qTrib: string;
+  vUnTrib: string;
+  indTot: string; // "1": the item's value counts towards vProd of the total
+  vDesc?: string;
+};
+
+/** One variant group per tax, e.g. `{ ICMS40: { orig: '0', CST: '40' } }`. */
+export type TaxGroup = Record<string, Record<string, string>>;
+
+export type NfceItem = {
+  prod: NfceProduct;
+  imposto: { ICMS: TaxGroup; PIS?: TaxGroup; COFINS?: TaxGroup; vTotTrib?: string };
+};
+
+export type NfcePayment = {
+  tPag: string; // "01" dinheiro, "03" crédito, "04" débito, "17" PIX dinâmico, ...
+  vPag: string;
+  indPag?: string;
+  xPag?: string;
+  /** Card group for this payment; falls back to the body's top-level `card`. */
+  card?: NfceCard;
+};
+
+export type NfceCard = {
+  tpIntegra?: string; // "1" integrated (needs CNPJ and cAut), "2" not integrated (default)
+  CNPJ?: string; // acquirer / payment institution
+  tBand?: string;
+  cAut?: string;
+};
+
+export type NfceRequest = {
+  ide: { serie: number; nNF: number; natOp?: string; indPres?: string };
+  det: NfceItem[];
+  total: { vProd: string; vNF: string; vDesc?: string };
+  pag: NfcePayment[];
+  /** Change given back (troco). */
+  vTroco?: string;
+  card?: NfceCard;
+  dest?: { cpf?: string; cnpj?: string; xNome?: string };
+  vTotTrib?: string;
+  infCpl?: string;
+  referencia_externa?: string;
+};

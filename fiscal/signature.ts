@@ -1,0 +1,123 @@
+// The SEFAZ XMLDSig profile (fiscal-notes.md section 2): enveloped signature, inclusive C14N 1.0,
+// RSA-SHA1, SHA-1 digest, exactly one Reference to the signed element's Id, KeyInfo holding only
+// the X509Certificate, and an unprefixed <Signature> (a `ds:` prefix is rejection 404). Signing
+// uses xml-crypto with the configuration that reproduces the sped-common signer byte for byte
+// (test vector: DigestValue m9ZrQTKMxv7A1Blnf/nmNGVX+N8= of the real BA fixture).
+
+import { sign as rsaSign, X509Certificate } from 'node:crypto';
+import { DOMParser } from '@xmldom/xmldom';
+import { SignedXml } from 'xml-crypto';
+import { FieldError } from './errors.ts';
+
+const C14N = 'http://www.w3.org/TR/2001/REC-xml-c14n-20010315';
+const ENVELOPED = 'http://www.w3.org/2000/09/xmldsig#enveloped-signature';
+const RSA_SHA1 = 'http://www.w3.org/2000/09/xmldsig#rsa-sha1';
+const SHA1 = 'http://www.w3.org/2000/09/xmldsig#sha1';
+const DSIG_NS = 'http://www.w3.org/2000/09/xmldsig#';
+
+/** The elements our documents sign; each carries the Id the Reference points to. */
+const SIGNED_ELEMENTS = ['infNFe', 'infEvento', 'infInut', 'infMDFe'] as const;
+
+export type SigningCredentials = { privateKeyPem: string; certificatePem: string };
+
+function signedElementOf(xml: string): { name: string; id: string } {
+  const m = new RegExp(`<(${SIGNED_ELEMENTS.join('|')})\\s[^>]*?\\bId="([^"]+)"`).exec(xml);
+  if (!m) throw new FieldError('xml', `nenhum elemento assinável (${SIGNED_ELEMENTS.join(', ')}) com atributo Id`);
+  return { name: m[1]!, id: m[2]! };
+}
+
+/**
+ * Signs the document's Id-bearing element and appends <Signature> as the last child of the root.
+ * Sign the standalone document (e.g. <NFe xmlns=...>), never one already embedded in a batch or
+ * SOAP envelope: inclusive C14N would pull the ancestors' namespace declarations into the digest.
+ */
+export function signXml(xml: string, credentials: SigningCredentials): string {
+  const { name } = signedElementOf(xml);
+  const sig = new SignedXml({
+    privateKey: credentials.privateKeyPem,
+    publicCert: credentials.certificatePem,
+    canonicalizationAlgorithm: C14N,
+    signatureAlgorithm: RSA_SHA1,
+  });
+  sig.addReference({
+    xpath: `//*[local-name(.)='${name}']`,
+    transforms: [ENVELOPED, C14N],
+    digestAlgorithm: SHA1,
+  });
+  sig.computeSignature(xml);
+  return sig.getSignedXml();
+}
+
+/** The base64 DigestValue of the (first) signature: the `digVal` of the protocol and of QR v2 offline. */
+export function digestValueOf(signedXml: string): string {
+  const m = /<DigestValue>([^<]+)<\/DigestValue>/.exec(signedXml);
+  if (!m) throw new FieldError('xml', 'documento sem assinatura (DigestValue ausente)');
+  return m[1]!;
+}
+
+export type VerificationResult =
+  | { valid: true; certificatePem: string; signedId: string; digestValue: string }
+  | { valid: false; reason: string; certificatePem?: string };
+
+function pemOfBase64Der(b64: string): string {
+  const body = b64.replace(/\s+/g, '').replace(/(.{64})/g, '$1\n').replace(/\n$/, '');
+  return `-----BEGIN CERTIFICATE-----\n${body}\n-----END CERTIFICATE-----\n`;
+}
+
+/**
+ * Verifies the document's signature against the certificate it carries. The caller decides
+ * whether that certificate is acceptable (e.g. that it is the company's): the result returns it.
+ * Guards against signature wrapping by requiring the one Reference to point at the one
+ * Id-bearing fiscal element of the document.
+ */
+export function verifyXmlSignature(xml: string): VerificationResult {
+  let doc: Document;
+  try {
+    let parseError = '';
+    doc = new DOMParser({
+      errorHandler: { error: (m: string) => (parseError ||= m), fatalError: (m: string) => (parseError ||= m) },
+    }).parseFromString(xml, 'text/xml') as unknown as Document;
+    if (parseError) return { valid: false, reason: `XML malformado: ${parseError}` };
+  } catch (err) {
+    return { valid: false, reason: `XML malformado: ${(err as Error).message}` };
+  }
+  const signatures = doc.getElementsByTagNameNS(DSIG_NS, 'Signature');
+  if (signatures.length !== 1) return { valid: false, reason: `esperada 1 assinatura, encontradas ${signatures.length}` };
+  const signature = signatures[0]!;
+  if (signature.prefix) return { valid: false, reason: 'assinatura com prefixo de namespace (rejeição 404)' };
+
+  const certB64 = signature.getElementsByTagNameNS(DSIG_NS, 'X509Certificate')[0]?.textContent;
+  if (!certB64) return { valid: false, reason: 'assinatura sem X509Certificate' };
+  const certificatePem = pemOfBase64Der(certB64);
+  try {
+    new X509Certificate(certificatePem);
+  } catch {
+    return { valid: false, reason: 'X509Certificate ilegível' };
+  }
+
+  let target: { name: string; id: string };
+  try {
+    target = signedElementOf(xml);
+  } catch (err) {
+    return { valid: false, reason: (err as Error).message, certificatePem };
+  }
+  const references = signature.getElementsByTagNameNS(DSIG_NS, 'Reference');
+  if (references.length !== 1) return { valid: false, reason: 'a assinatura deve ter exatamente 1 Reference', certificatePem };
+  if (references[0]!.getAttribute('URI') !== `#${target.id}`) {
+    return { valid: false, reason: `a assinatura não referencia ${target.name} Id="${target.id}"`, certificatePem };
+  }
+
+  const sig = new SignedXml({ publicCert: certificatePem });
+  try {
+    sig.loadSignature(signature as unknown as Node);
+    if (!sig.checkSignature(xml)) return { valid: false, reason: 'assinatura difere do calculado (rejeição 297)', certificatePem };
+  } catch (err) {
+    return { valid: false, reason: `assinatura inválida: ${(err as Error).message}`, certificatePem };
+  }
+  return { valid: true, certificatePem, signedId: target.id, digestValue: digestValueOf(xml) };
+}
+
+/** RSA-SHA1 (PKCS#1 v1.5) over the UTF-8 bytes of `data`, base64: QR v3 offline and MDF-e `sign`. */
+export function signRsaSha1Base64(data: string, privateKeyPem: string): string {
+  return rsaSign('RSA-SHA1', Buffer.from(data, 'utf8'), privateKeyPem).toString('base64');
+}
