@@ -59,8 +59,8 @@ function cnpjFromCommonName(cn: string | undefined): string | undefined {
 
 const formatDate = (d: Date): string => d.toLocaleDateString('pt-BR', { timeZone: 'America/Sao_Paulo' });
 
-function describe(cert: forge.pki.Certificate): string {
-  return cert.subject.attributes.map((a) => `${a.shortName ?? a.name}=${a.value}`).join(', ');
+function describeName(name: forge.pki.Certificate['subject']): string {
+  return name.attributes.map((a: forge.pki.CertificateField) => `${a.shortName ?? a.name}=${String(a.value)}`).join(', ');
 }
 
 /** Loads a .pfx with its password and checks validity and holder. Errors name the field. */
@@ -75,11 +75,9 @@ export function loadPfx(pfx: Buffer, password: string, options: LoadOptions = {}
     throw new FieldError('certificado', 'arquivo de certificado ilegível (esperado um .pfx/.p12 A1)');
   }
 
-  const keyBags = [
-    ...(p12.getBags({ bagType: forge.pki.oids.pkcs8ShroudedKeyBag })[forge.pki.oids.pkcs8ShroudedKeyBag] ?? []),
-    ...(p12.getBags({ bagType: forge.pki.oids.keyBag })[forge.pki.oids.keyBag] ?? []),
-  ];
-  const certBags = p12.getBags({ bagType: forge.pki.oids.certBag })[forge.pki.oids.certBag] ?? [];
+  const bagsOf = (oid: string | undefined): forge.pkcs12.Bag[] => (oid ? (p12.getBags({ bagType: oid })[oid] ?? []) : []);
+  const keyBags = [...bagsOf(forge.pki.oids.pkcs8ShroudedKeyBag), ...bagsOf(forge.pki.oids.keyBag)];
+  const certBags = bagsOf(forge.pki.oids.certBag);
   const key = keyBags.find((b) => b.key)?.key as forge.pki.rsa.PrivateKey | undefined;
   if (!key) throw new FieldError('certificado', 'o arquivo não contém a chave privada');
 
@@ -102,8 +100,8 @@ export function loadPfx(pfx: Buffer, password: string, options: LoadOptions = {}
     privateKeyPem: forge.pki.privateKeyToPem(key),
     certificatePem,
     cnpj,
-    subject: describe(holder),
-    issuer: holder.issuer.attributes.map((a) => `${a.shortName ?? a.name}=${a.value}`).join(', '),
+    subject: describeName(holder.subject),
+    issuer: describeName(holder.issuer),
     notBefore: holder.validity.notBefore,
     notAfter: holder.validity.notAfter,
     fingerprint256: new X509Certificate(certificatePem).fingerprint256,

@@ -1,7 +1,6 @@
 // A small XML writer for the fiscal documents. The layouts fix the element order, so documents are
-// written as nested calls in schema order, compact (no whitespace between tags: SEFAZ rejects
-// edits between tags with 599), and already in the form C14N produces for our documents, which
-// keeps signing deterministic. Text is escaped exactly once, here; accents stay UTF-8.
+// written as nested calls in schema order and compact (no whitespace between tags: SEFAZ rejects
+// edits between tags with 599). Text is escaped exactly once, here; accents stay UTF-8.
 
 /** Escapes text and attribute values: `&`, `<`, `>`, `"` and `'` (the five XML entities). */
 export function escapeXml(value: string): string {
