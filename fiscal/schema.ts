@@ -23,6 +23,9 @@
 //   tpEvento, so one call checks the whole event (and line numbers still refer to the document).
 //   NF-e events need no such step: envEventoCancNFe / envEventoCancSubst (and their evento /
 //   procEventoNFe variants) type detEvento fully.
+// - The MDF-e's infModal is xs:any too: the road modal (`rodo`) is validated in place against
+//   mdfeModalRodoviario the same way, for MDFe and mdfeProc. We issue road manifests only; any
+//   other modal is reported rather than passed unchecked.
 // - Parsed documents live in WebAssembly memory that the JS garbage collector does not see; every
 //   XmlDocument is disposed in a `finally`, so a long-running service does not grow. Compiled
 //   validators (and the schema documents they point into) are kept for the life of the process.
@@ -72,6 +75,8 @@ const SCHEMAS = {
   // detEvento content of the MDF-e events (also usable on their own).
   evCancMDFe: { pkg: 'mdfe', file: 'evCancMDFe_v3.00.xsd', root: 'evCancMDFe' },
   evEncMDFe: { pkg: 'mdfe', file: 'evEncMDFe_v3.00.xsd', root: 'evEncMDFe' },
+  // infModal content of a road manifest (also usable on its own).
+  rodo: { pkg: 'mdfe', file: 'mdfeModalRodoviario_v3.00.xsd', root: 'rodo' },
 } as const satisfies Record<string, SchemaSpec>;
 
 export type SchemaName = keyof typeof SCHEMAS;
@@ -150,6 +155,11 @@ export function validateXml(xml: string, schema: SchemaName): ValidationResult {
     }
     const errors = run(validator, doc);
     if (schema === 'eventoMDFe') errors.push(...mdfeEventContentErrors(root, errors.length > 0));
+    if (schema === 'mdfe') errors.push(...mdfeModalErrors(root, errors.length > 0));
+    if (schema === 'procMDFe') {
+      const mdfe = child(root, 'MDFe');
+      if (mdfe) errors.push(...mdfeModalErrors(mdfe, errors.length > 0));
+    }
     if (schema === 'procEventoMDFe') {
       const evento = child(root, 'eventoMDFe');
       if (evento) errors.push(...mdfeEventContentErrors(evento, errors.length > 0));
@@ -200,6 +210,20 @@ function mdfeEventContentErrors(evento: XmlElement, outerFailed: boolean): strin
     ];
   }
   return run(compiled(contentSchema), content).map((e) => prefix + e);
+}
+
+/** Validates the infModal content of one MDFe element against the road modal schema. */
+function mdfeModalErrors(mdfe: XmlElement, outerFailed: boolean): string[] {
+  const infMDFe = child(mdfe, 'infMDFe');
+  const infModal = infMDFe && child(infMDFe, 'infModal');
+  const content = infModal && firstElement(infModal);
+  if (!content) return outerFailed ? [] : [`linha ${mdfe.line}: MDF-e sem infModal; modal não validado`];
+  const spec = SCHEMAS.rodo;
+  const prefix = `infModal (${spec.file}): `;
+  if (content.name !== spec.root || content.namespaceUri !== NS_MDFE) {
+    return [`${prefix}linha ${content.line}: modal ${qname(content)} não suportado (só o rodoviário, rodo)`];
+  }
+  return run(compiled('rodo'), content).map((e) => prefix + e);
 }
 
 function run(validator: XsdValidator, target: XmlDocument | XmlElement): string[] {

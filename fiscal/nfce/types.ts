@@ -32,6 +32,8 @@ export type NfcePayment = {
   vPag: string;
   indPag?: string;
   xPag?: string;
+  /** Payment date, AAAA-MM-DD (NT 2023.004). */
+  dPag?: string;
   /** Card group for this payment; falls back to the body's top-level `card`. */
   card?: NfceCard;
 };
@@ -41,6 +43,9 @@ export type NfceCard = {
   CNPJ?: string; // acquirer / payment institution
   tBand?: string;
   cAut?: string;
+  /** NT 2023.004: CNPJ of the payment's beneficiary and the payment terminal id. */
+  CNPJReceb?: string;
+  idTermPag?: string;
 };
 
 export type NfceRequest = {
@@ -51,8 +56,11 @@ export type NfceRequest = {
   /** Change given back (troco). */
   vTroco?: string;
   card?: NfceCard;
-  dest?: { cpf?: string; cnpj?: string; xNome?: string };
+  /** Consumer: one of cpf, cnpj or idEstrangeiro (foreigner's document; may be empty). */
+  dest?: { cpf?: string; cnpj?: string; idEstrangeiro?: string; xNome?: string };
   vTotTrib?: string;
   infCpl?: string;
+  /** Information of interest to the tax authority (infAdic/infAdFisco). */
+  infAdFisco?: string;
   referencia_externa?: string;
 };

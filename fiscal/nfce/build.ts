@@ -1,0 +1,1190 @@
+// The NFC-e (model 65, layout 4.00, PL_009) from the request of issuance-api.md 2.3: checked,
+// written in schema order, signed, with its QR Code (fiscal-notes.md sections 1–5 and 7.1).
+//
+// Every problem of the request is collected and thrown at once as a FieldError naming the field
+// in API path style (`det[1].prod.NCM`); nothing is returned then. Money is bigint cents and
+// decimal strings throughout, never floating point.
+//
+// Decisions (documented here because the specification leaves them open):
+// - vProd of an item must equal qCom × vUnCom rounded half-up to the cent (and the same for
+//   qTrib × vUnTrib): SEFAZ rejects 629 otherwise, so we refuse it before it gets there.
+// - total.vProd must equal the sum of the items with indTot 1; total.vNF must equal
+//   vProd − vDesc − vICMSDeson (deduzido) + vST + vFCPST (frete, seguro, outras, II and IPI do
+//   not exist in our NFC-e); total.vDesc, when sent, must equal the items' vDesc.
+// - Payments: their sum may exceed vNF only by the change (vTroco). Without vTroco the
+//   difference is written as vTroco; with it, it must match.
+// - vTotTrib (Lei 12.741/2012, "valor aproximado dos tributos"): an item's own
+//   imposto.vTotTrib is kept. When the body's vTotTrib is given, what the items did not declare
+//   is spread over the other items in proportion to their net value (largest remainder, to the
+//   cent), so ICMSTot/vTotTrib always equals the sum of the items (rejection 685). When it is
+//   absent, each undeclared item gets net value × an approximate rate: ctx.vTotTribRate, else
+//   DEFAULT_VTOTTRIB_RATES by CRT. Those defaults are rough national averages, not the IBPT
+//   table by NCM; a store that must print precise figures sends its own.
+// - Card data is NOT required by the builder: a card payment without `card` is written without
+//   the group, so the (sandbox) authority can reject it with 391. `paymentRuleViolation` tells
+//   the caller in advance.
+
+import { buildAccessKey, generateNumericCode, isValidNumericCode } from '../access-key.ts';
+import { qrBaseUrlOf, urlChaveOf } from '../br/nfce-urls.ts';
+import { assertCfop, assertMunicipality, assertNcm } from '../br/catalogs.ts';
+import { assertCnpj, assertCpf, assertGtinOrSemGtin } from '../br/documents.ts';
+import { cUFOf, isUF } from '../br/uf.ts';
+import { tpAmbOf, type Emitter } from '../company.ts';
+import { FieldError, IssueCollector } from '../errors.ts';
+import { formatDecimal, fromCents, parseDecimal } from '../money.ts';
+import { brasiliaDateTime, NS_NFE } from '../protocol.ts';
+import { nfceQrCodeOffline, nfceQrCodeOnline, type QrDest } from '../qrcode.ts';
+import { digestValueOf, signXml, type SigningCredentials } from '../signature.ts';
+import { el, firstText, text } from '../xml.ts';
+import type { NfceCard, NfceRequest } from './types.ts';
+
+// =============================================================================================
+// Constants of the layout and of the rules
+
+/** Rejection 373: item 1's description in homologação. */
+export const HOMOLOGACAO_XPROD = 'NOTA FISCAL EMITIDA EM AMBIENTE DE HOMOLOGACAO - SEM VALOR FISCAL';
+/** Rejection 598: dest/xNome in homologação. */
+export const HOMOLOGACAO_DEST_XNOME = 'NF-E EMITIDA EM AMBIENTE DE HOMOLOGACAO - SEM VALOR FISCAL';
+
+export const DEFAULT_VERPROC = 'Balcão 0.1.0';
+export const DEFAULT_NATOP = 'VENDA';
+
+/**
+ * Approximate tax burden (percent of the item's net value) used for vTotTrib when the request
+ * gives none. Simples Nacional and MEI: 4.00, the nominal rate of the first bracket of Anexo I
+ * (comércio). Regime normal (and Simples above the sub-limit, which pays ICMS outside the DAS):
+ * 31.45, i.e. 13.45 federal + 18.00 ICMS, the usual IBPT figures for a national good.
+ */
+export const DEFAULT_VTOTTRIB_RATES: Readonly<Record<1 | 2 | 3 | 4, string>> = Object.freeze({
+  1: '4.00',
+  2: '31.45',
+  3: '31.45',
+  4: '4.00',
+});
+
+/** tPag codes after NT 2020.006 / NT 2023.004 (fiscal-notes.md 5.2). */
+export const TPAG_CODES: readonly string[] = [
+  '01', '02', '03', '04', '05', '10', '11', '12', '13', '14', '15', '16', '17', '18', '19', '20', '21', '22', '90', '91', '99',
+];
+
+/** Payments for which the body's top-level `card` applies and whose missing card is rejection 391. */
+export const CARD_TPAG: readonly string[] = ['03', '04'];
+
+export const REJECTION_TEXTS = {
+  391: 'Não informados os dados do cartão de crédito / débito nas Formas de Pagamento da Nota Fiscal',
+  392: 'Não informados os dados da operação de pagamento por cartão de crédito / débito',
+} as const;
+
+// =============================================================================================
+// Tax groups as data (imposto/ICMS, PIS, COFINS)
+//
+// For each variant: the schema's element order, occurrence and type, transcribed from
+// leiauteNFe_v4.00.xsd. The request carries one variant per tax (`{ ICMS40: { orig, CST } }`);
+// it is checked and written generically from these tables, so a new variant is a table entry.
+// Not supported on purpose: the monophasic fuel groups (ICMS02/15/53/61, which need the qBCMono
+// totals), ICMSPart and ICMSST (interstate partition / ST transfer, not NFC-e operations), and
+// IPI/II (rejections 742/743 in NFC-e).
+
+type Kind =
+  | 'orig' // Torig: 0..8
+  | 'v' // TDec_1302 / TDec_1302Opc: 13 integer digits, exactly 2 decimals
+  | 'p' // TDec_0302a04(Opc): rate, 3 integer digits, 2 to 4 decimals
+  | 'pMax100' // TDec_0302a04Max100: rate up to 100
+  | 'q' // TDec_1104v: 11 integer digits, written with 4 decimals
+  | 'q12' // TDec_1204v: 12 integer digits, written with 4 decimals
+  | 'cBenef' // [!-ÿ]{8}|[!-ÿ]{10}
+  | readonly string[]; // enumeration
+
+type FieldNode = { field: string; kind: Kind; optional?: boolean };
+/** A nested xs:sequence; optional ones (minOccurs="0") are all-or-nothing. */
+type SeqNode = { seq: TaxNode[]; optional?: boolean };
+/** An xs:choice between sequences: exactly one branch is written. */
+type ChoiceNode = { choice: TaxNode[][] };
+type TaxNode = FieldNode | SeqNode | ChoiceNode;
+type VariantTable = Readonly<Record<string, readonly TaxNode[]>>;
+
+const f = (field: string, kind: Kind): FieldNode => ({ field, kind });
+const o = (field: string, kind: Kind): FieldNode => ({ field, kind, optional: true });
+const g = (...seq: TaxNode[]): SeqNode => ({ seq, optional: true });
+const choice = (...branches: TaxNode[][]): ChoiceNode => ({ choice: branches });
+
+const MOD_BC = ['0', '1', '2', '3'];
+const MOD_BC_ST = ['0', '1', '2', '3', '4', '5', '6'];
+const ORIG = f('orig', 'orig');
+const cst = (...values: string[]) => f('CST', values);
+const csosn = (...values: string[]) => f('CSOSN', values);
+const FCP = g(f('vBCFCP', 'v'), f('pFCP', 'p'), f('vFCP', 'v'));
+const FCP_ST = g(f('vBCFCPST', 'v'), f('pFCPST', 'p'), f('vFCPST', 'v'));
+const ST: TaxNode[] = [
+  f('modBCST', MOD_BC_ST),
+  o('pMVAST', 'p'),
+  o('pRedBCST', 'p'),
+  f('vBCST', 'v'),
+  f('pICMSST', 'p'),
+  f('vICMSST', 'v'),
+  FCP_ST,
+];
+const deson = (motives: string[]): SeqNode => g(f('vICMSDeson', 'v'), f('motDesICMS', motives), o('indDeduzDeson', ['0', '1']));
+const ST_DESON = g(f('vICMSSTDeson', 'v'), f('motDesICMSST', ['3', '9', '12']));
+const ST_RET: TaxNode[] = [
+  g(f('vBCSTRet', 'v'), f('pST', 'p'), o('vICMSSubstituto', 'v'), f('vICMSSTRet', 'v')),
+  g(f('vBCFCPSTRet', 'v'), f('pFCPSTRet', 'p'), f('vFCPSTRet', 'v')),
+  g(f('pRedBCEfet', 'p'), f('vBCEfet', 'v'), f('pICMSEfet', 'p'), f('vICMSEfet', 'v')),
+];
+
+/** ICMS variants: regime normal (CST) first, Simples Nacional (CSOSN) after. */
+export const ICMS_VARIANTS: VariantTable = {
+  ICMS00: [ORIG, cst('00'), f('modBC', MOD_BC), f('vBC', 'v'), f('pICMS', 'p'), f('vICMS', 'v'), g(f('pFCP', 'p'), f('vFCP', 'v'))],
+  ICMS10: [ORIG, cst('10'), f('modBC', MOD_BC), f('vBC', 'v'), f('pICMS', 'p'), f('vICMS', 'v'), FCP, ...ST, ST_DESON],
+  ICMS20: [ORIG, cst('20'), f('modBC', MOD_BC), f('pRedBC', 'p'), f('vBC', 'v'), f('pICMS', 'p'), f('vICMS', 'v'), FCP, deson(['3', '9', '12'])],
+  ICMS30: [ORIG, cst('30'), ...ST, deson(['6', '7', '9'])],
+  ICMS40: [ORIG, cst('40', '41', '50'), deson(['1', '3', '4', '5', '6', '7', '8', '9', '10', '11', '16', '90'])],
+  ICMS51: [
+    ORIG,
+    cst('51'),
+    o('modBC', MOD_BC),
+    o('pRedBC', 'p'),
+    o('cBenefRBC', 'cBenef'),
+    o('vBC', 'v'),
+    o('pICMS', 'p'),
+    o('vICMSOp', 'v'),
+    o('pDif', 'pMax100'),
+    o('vICMSDif', 'v'),
+    o('vICMS', 'v'),
+    FCP,
+    g(f('pFCPDif', 'p'), f('vFCPDif', 'v'), o('vFCPEfet', 'v')),
+  ],
+  ICMS60: [ORIG, cst('60'), ...ST_RET],
+  ICMS70: [
+    ORIG,
+    cst('70'),
+    f('modBC', MOD_BC),
+    f('pRedBC', 'p'),
+    f('vBC', 'v'),
+    f('pICMS', 'p'),
+    f('vICMS', 'v'),
+    FCP,
+    ...ST,
+    deson(['3', '9', '12']),
+    ST_DESON,
+  ],
+  ICMS90: [
+    ORIG,
+    cst('90'),
+    g(f('modBC', MOD_BC), f('vBC', 'v'), o('pRedBC', 'p'), f('pICMS', 'p'), f('vICMS', 'v'), FCP),
+    g(...ST),
+    deson(['3', '9', '12']),
+    ST_DESON,
+  ],
+  ICMSSN101: [ORIG, csosn('101'), f('pCredSN', 'p'), f('vCredICMSSN', 'v')],
+  ICMSSN102: [o('orig', 'orig'), csosn('102', '103', '300', '400')],
+  ICMSSN201: [ORIG, csosn('201'), ...ST, f('pCredSN', 'p'), f('vCredICMSSN', 'v')],
+  ICMSSN202: [ORIG, csosn('202', '203'), ...ST],
+  ICMSSN500: [ORIG, csosn('500'), ...ST_RET],
+  ICMSSN900: [
+    o('orig', 'orig'),
+    csosn('900'),
+    g(f('modBC', MOD_BC), f('vBC', 'v'), o('pRedBC', 'p'), f('pICMS', 'p'), f('vICMS', 'v')),
+    g(...ST),
+    g(f('pCredSN', 'p'), f('vCredICMSSN', 'v')),
+  ],
+};
+
+const OUTR_CST = ['49', '50', '51', '52', '53', '54', '55', '56', '60', '61', '62', '63', '64', '65', '66', '67', '70', '71', '72', '73', '74', '75', '98', '99'];
+
+const contributionVariants = (tax: 'PIS' | 'COFINS'): VariantTable => ({
+  [`${tax}Aliq`]: [cst('01', '02'), f('vBC', 'v'), f(`p${tax}`, 'p'), f(`v${tax}`, 'v')],
+  [`${tax}Qtde`]: [cst('03'), f('qBCProd', 'q12'), f('vAliqProd', 'q'), f(`v${tax}`, 'v')],
+  [`${tax}NT`]: [cst('04', '05', '06', '07', '08', '09')],
+  [`${tax}Outr`]: [
+    cst(...OUTR_CST),
+    choice([f('vBC', 'v'), f(`p${tax}`, 'p')], [f('qBCProd', 'q12'), f('vAliqProd', 'q')]),
+    f(`v${tax}`, 'v'),
+  ],
+});
+
+export const PIS_VARIANTS: VariantTable = contributionVariants('PIS');
+export const COFINS_VARIANTS: VariantTable = contributionVariants('COFINS');
+
+// =============================================================================================
+// Field checks
+
+type DecSpec = { scale: number; intDigits: number; minScale: number; max?: bigint; positive?: boolean };
+
+const DEC = {
+  v: { scale: 2, intDigits: 13, minScale: 2 }, // TDec_1302
+  vOpc: { scale: 2, intDigits: 13, minScale: 2, positive: true }, // TDec_1302Opc
+  p: { scale: 4, intDigits: 3, minScale: 2 }, // TDec_0302a04
+  pMax100: { scale: 4, intDigits: 3, minScale: 2, max: 1_000_000n }, // TDec_0302a04Max100
+  q: { scale: 4, intDigits: 11, minScale: 4 }, // TDec_1104v
+  q12: { scale: 4, intDigits: 12, minScale: 4 }, // TDec_1204v
+  vUn: { scale: 10, intDigits: 11, minScale: 2 }, // TDec_1110v
+} as const satisfies Record<string, DecSpec>;
+
+type Dec = { units: bigint; text: string };
+
+function trimZeros(s: string, minScale: number): string {
+  const [int, frac = ''] = s.split('.');
+  let kept = frac.replace(/0+$/, '');
+  if (kept.length < minScale) kept = frac.slice(0, minScale);
+  return kept ? `${int}.${kept}` : int!;
+}
+
+/** A decimal string within a TDec type's limits, written the way its pattern accepts. */
+function decimal(value: unknown, field: string, spec: DecSpec): Dec {
+  if (value === undefined || value === null || value === '') throw new FieldError(field, 'obrigatório');
+  const units = parseDecimal(value, spec.scale, field);
+  if (units >= 10n ** BigInt(spec.intDigits + spec.scale)) {
+    throw new FieldError(field, `no máximo ${spec.intDigits} dígitos na parte inteira`);
+  }
+  if (spec.max !== undefined && units > spec.max) {
+    throw new FieldError(field, `no máximo ${trimZeros(formatDecimal(spec.max, spec.scale), 0)}`);
+  }
+  if (spec.positive && units === 0n) throw new FieldError(field, 'deve ser maior que zero (ou omitido)');
+  return { units, text: trimZeros(formatDecimal(units, spec.scale), spec.minScale) };
+}
+
+const isAbsent = (v: unknown): boolean => v === undefined || v === null || v === '';
+
+/**
+ * TString of the layout: Latin-1 printable characters, no leading/trailing blanks. Line breaks
+ * and tabs are turned into spaces and the ends trimmed (the schema forbids them and the user
+ * cannot see the difference); anything else outside Latin-1 is reported, not dropped.
+ */
+function tString(value: unknown, field: string, min: number, max: number): string {
+  if (isAbsent(value)) throw new FieldError(field, 'obrigatório');
+  if (typeof value !== 'string') throw new FieldError(field, 'deve ser texto');
+  const v = value.replace(/[\t\r\n]+/g, ' ').trim();
+  if (!v) throw new FieldError(field, 'obrigatório');
+  for (const ch of v) {
+    const cp = ch.codePointAt(0)!;
+    if (cp < 0x20 || cp > 0xff) {
+      throw new FieldError(
+        field,
+        `caractere não aceito pelo leiaute da NF-e: "${ch}" (U+${cp.toString(16).toUpperCase().padStart(4, '0')})`,
+      );
+    }
+  }
+  if (v.length < min || v.length > max) throw new FieldError(field, `deve ter de ${min} a ${max} caracteres`);
+  return v;
+}
+
+const optTString = (value: unknown, field: string, min: number, max: number): string | undefined =>
+  isAbsent(value) ? undefined : tString(value, field, min, max);
+
+function pattern(value: unknown, field: string, re: RegExp, message: string): string {
+  if (isAbsent(value)) throw new FieldError(field, 'obrigatório');
+  if (typeof value !== 'string' || !re.test(value)) throw new FieldError(field, message);
+  return value;
+}
+
+function integer(value: unknown, field: string, min: number, max: number): number {
+  if (value === undefined || value === null) throw new FieldError(field, 'obrigatório');
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new FieldError(field, `deve ser um número inteiro de ${min} a ${max}`);
+  }
+  return value;
+}
+
+/** qCom × vUnCom (scales 4 and 10) rounded half-up to cents. */
+function productCents(q: bigint, vUn: bigint): bigint {
+  const divisor = 10n ** 12n; // scale 14 → 2
+  return (q * vUn + divisor / 2n) / divisor;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tax group walker
+
+type TaxOut = { variant: string; fields: [string, string][]; cents: Record<string, bigint>; raw: Record<string, unknown> };
+
+function fieldsOf(nodes: readonly TaxNode[]): string[] {
+  return nodes.flatMap((n) => ('field' in n ? [n.field] : 'seq' in n ? fieldsOf(n.seq) : n.choice.flatMap(fieldsOf)));
+}
+
+function taxValue(kind: Kind, value: unknown, path: string): { text: string; cents?: bigint } {
+  if (typeof value !== 'string') throw new FieldError(path, 'deve ser texto');
+  if (typeof kind !== 'string') {
+    if (!kind.includes(value)) throw new FieldError(path, `valor "${value}" não previsto; aceitos: ${kind.join(', ')}`);
+    return { text: value };
+  }
+  switch (kind) {
+    case 'orig':
+      if (!/^[0-8]$/.test(value)) throw new FieldError(path, 'origem da mercadoria deve ser de 0 a 8');
+      return { text: value };
+    case 'cBenef':
+      if (!/^([!-\u00ff]{8}|[!-\u00ff]{10})$/.test(value)) throw new FieldError(path, 'deve ter 8 ou 10 caracteres');
+      return { text: value };
+    case 'v': {
+      const d = decimal(value, path, DEC.v);
+      return { text: d.text, cents: d.units };
+    }
+    default:
+      return { text: decimal(value, path, DEC[kind]).text };
+  }
+}
+
+function walkTax(
+  nodes: readonly TaxNode[],
+  data: Record<string, unknown>,
+  base: string,
+  out: TaxOut,
+  issues: IssueCollector,
+): void {
+  for (const node of nodes) {
+    if ('field' in node) {
+      const value = data[node.field];
+      if (isAbsent(value)) {
+        if (!node.optional) issues.add(`${base}.${node.field}`, 'obrigatório');
+        continue;
+      }
+      const written = issues.capture(() => taxValue(node.kind, value, `${base}.${node.field}`));
+      if (!written) continue;
+      out.fields.push([node.field, written.text]);
+      if (written.cents !== undefined) out.cents[node.field] = written.cents;
+    } else if ('seq' in node) {
+      // An optional sequence is written whole when any of its fields is given, else not at all.
+      if (node.optional && !fieldsOf(node.seq).some((n) => !isAbsent(data[n]))) continue;
+      walkTax(node.seq, data, base, out, issues);
+    } else {
+      const chosen = node.choice.filter((b) => fieldsOf(b).some((n) => !isAbsent(data[n])));
+      if (chosen.length !== 1) {
+        const options = node.choice.map((b) => fieldsOf(b).join(' e ')).join(', ou ');
+        issues.add(`${base}.${fieldsOf(node.choice[0]!)[0]}`, `informe ${options} (um dos dois conjuntos)`);
+        continue;
+      }
+      walkTax(chosen[0]!, data, base, out, issues);
+    }
+  }
+}
+
+/** Checks one tax group (`{ ICMS40: {...} }`) against its table; undefined when it had issues. */
+function taxGroup(group: unknown, variants: VariantTable, path: string, issues: IssueCollector): TaxOut | undefined {
+  if (typeof group !== 'object' || group === null || Array.isArray(group)) {
+    issues.add(path, 'obrigatório: um objeto com o grupo da tributação (ex.: { "ICMS40": { ... } })');
+    return undefined;
+  }
+  const names = Object.keys(group);
+  if (names.length !== 1) {
+    issues.add(path, `informe exatamente um grupo (recebidos ${names.length}: ${names.join(', ') || 'nenhum'})`);
+    return undefined;
+  }
+  const variant = names[0]!;
+  const nodes = variants[variant];
+  const base = `${path}.${variant}`;
+  if (!nodes) {
+    issues.add(base, `grupo não suportado; aceitos: ${Object.keys(variants).join(', ')}`);
+    return undefined;
+  }
+  const data = (group as Record<string, unknown>)[variant];
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+    issues.add(base, 'deve ser um objeto com os campos do grupo');
+    return undefined;
+  }
+  const before = issues.issues.length;
+  const known = new Set(fieldsOf(nodes));
+  for (const k of Object.keys(data)) if (!known.has(k)) issues.add(`${base}.${k}`, `campo não previsto no grupo ${variant}`);
+  const out: TaxOut = { variant, fields: [], cents: {}, raw: data as Record<string, unknown> };
+  walkTax(nodes, out.raw, base, out, issues);
+  return issues.issues.length === before ? out : undefined;
+}
+
+const writeTax = (t: TaxOut): string => el(t.variant, undefined, t.fields.map(([n, v]) => text(n, v)));
+
+// =============================================================================================
+// Public API
+
+export type ContingencyInput = { dhCont: Date | string; xJust: string };
+
+export type BuildNfceContext = {
+  emitter: Emitter;
+  /** Issue instant: a Date or ISO 8601 with offset; written in the Brasília offset. */
+  dhEmi: Date | string;
+  /** 1 normal (online), 9 offline contingency. */
+  tpEmis: 1 | 9;
+  /** Required with tpEmis 9: entry into contingency (≤ dhEmi) and its justification (15–256). */
+  contingency?: ContingencyInput;
+  /** cNF of the key; generated (NT 2019.001 rules) when absent. Reuse it when re-issuing. */
+  cNF?: string;
+  verProc?: string;
+  /** Municipality of the taxable event; the emitter's cMun by default. */
+  cMunFG?: string;
+  /** Percent used to estimate vTotTrib when the request has none (e.g. "12.50"); see the header. */
+  vTotTribRate?: string;
+};
+
+export type IssueNfceContext = BuildNfceContext & {
+  credentials: SigningCredentials;
+  /** Overrides of the per-UF address tables (company settings). */
+  qrBaseUrl?: string;
+  urlChave?: string;
+};
+
+export type BuiltNfce = {
+  key: string;
+  /** Unsigned `<NFe xmlns="…"><infNFe …>…</infNFe></NFe>`, no XML declaration. */
+  xml: string;
+  cNF: string;
+  cDV: string;
+  /** As written in ide/dhEmi. */
+  dhEmi: string;
+  tpAmb: 1 | 2;
+  tpEmis: 1 | 9;
+  uf: string;
+  vNF: string;
+  vTotTrib: string;
+  vTroco?: string;
+  /** The consumer's identification, for the v3 offline QR. */
+  dest?: QrDest;
+};
+
+export type IssuedNfce = {
+  key: string;
+  /** Signed `<NFe>` with infNFeSupl (qrCode, urlChave), Signature last. */
+  xml: string;
+  qrCode: string;
+  urlChave: string;
+  digestValue: string;
+  dhEmi: string;
+  tpAmb: 1 | 2;
+  tpEmis: 1 | 9;
+  vNF: string;
+  vTotTrib: string;
+};
+
+export type PaymentRuleViolation = { cStat: 391 | 392; xMotivo: string };
+
+type ItemOut = {
+  prod: [string, string | undefined][];
+  icms: TaxOut;
+  pis?: TaxOut;
+  cofins?: TaxOut;
+  vTotTribOwn?: bigint;
+  vProd: bigint;
+  vDesc: bigint;
+  indTot: string;
+};
+
+type CardOut = { tpIntegra: string; CNPJ?: string; tBand?: string; cAut?: string; CNPJReceb?: string; idTermPag?: string };
+type PagOut = { indPag?: string; tPag: string; xPag?: string; vPag: Dec; dPag?: string; card?: CardOut };
+
+function asObject(value: unknown, field: string, issues: IssueCollector): Record<string, unknown> | undefined {
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
+  issues.add(field, value === undefined || value === null ? 'obrigatório' : 'deve ser um objeto');
+  return undefined;
+}
+
+function instant(value: unknown, field: string): { text: string; ms: number } {
+  if (value === undefined || value === null || value === '') throw new FieldError(field, 'obrigatório');
+  if (!(value instanceof Date) && typeof value !== 'string') throw new FieldError(field, 'deve ser data/hora ISO 8601 com fuso');
+  const written = brasiliaDateTime(value, field);
+  // Whole seconds: the layout has no fraction, and the comparison dhCont ≤ dhEmi uses what is written.
+  const ms = Date.parse(written);
+  if (!/^20[0-9]{2}-/.test(written)) throw new FieldError(field, 'ano deve estar entre 2000 e 2099');
+  return { text: written, ms };
+}
+
+/** The card group that applies to a payment: its own, or the body's for a card tPag. */
+function cardOf(input: NfceRequest, pag: { tPag?: unknown; card?: NfceCard }, i: number): { card?: NfceCard; path: string } {
+  if (pag.card !== undefined && pag.card !== null) return { card: pag.card, path: `pag[${i}].card` };
+  if (typeof pag.tPag === 'string' && CARD_TPAG.includes(pag.tPag) && input.card) return { card: input.card, path: 'card' };
+  return { path: `pag[${i}].card` };
+}
+
+/**
+ * Rules 391/392 of the payment group (fiscal-notes.md 5.4), for the (sandbox) authority and for
+ * callers who want to warn before sending. The builder itself does not enforce them.
+ */
+export function paymentRuleViolation(input: NfceRequest): PaymentRuleViolation | undefined {
+  if (!input || !Array.isArray(input.pag)) return undefined;
+  for (const [i, pag] of input.pag.entries()) {
+    if (!pag || typeof pag !== 'object') continue;
+    const { card } = cardOf(input, pag, i);
+    if (!card) {
+      if (CARD_TPAG.includes(pag.tPag)) return { cStat: 391, xMotivo: REJECTION_TEXTS[391] };
+      continue;
+    }
+    const tpIntegra = card.tpIntegra ?? '2';
+    if (tpIntegra === '1' && (isAbsent(card.CNPJ) || isAbsent(card.cAut))) {
+      return { cStat: 392, xMotivo: REJECTION_TEXTS[392] };
+    }
+  }
+  return undefined;
+}
+
+/** Spreads `total` over `weights` in proportion, to the unit, by largest remainder (ties: first). */
+function allocate(total: bigint, weights: bigint[]): bigint[] {
+  const sum = weights.reduce((a, b) => a + b, 0n);
+  if (weights.length === 0) return [];
+  if (sum === 0n) return weights.map((_, i) => (i === 0 ? total : 0n));
+  const shares = weights.map((w) => (total * w) / sum);
+  let rest = total - shares.reduce((a, b) => a + b, 0n);
+  const order = weights
+    .map((w, i) => ({ i, r: (total * w) % sum }))
+    .sort((a, b) => (a.r === b.r ? a.i - b.i : a.r > b.r ? -1 : 1));
+  for (let k = 0; rest > 0n; k++, rest--) shares[order[k % order.length]!.i]! += 1n;
+  return shares;
+}
+
+/** Checks the request and writes the unsigned NFC-e. Throws FieldError with every issue found. */
+export function buildNfce(input: NfceRequest, ctx: BuildNfceContext): BuiltNfce {
+  return build(input, ctx, new IssueCollector());
+}
+
+function build(input: NfceRequest, ctx: BuildNfceContext, issues: IssueCollector): BuiltNfce {
+  const cap = <T>(check: () => T): T | undefined => issues.capture(check);
+
+  if (typeof input !== 'object' || input === null) throw new FieldError('body', 'corpo da NFC-e obrigatório');
+  const emitter = ctx.emitter;
+  if (!emitter) throw new FieldError('emit', 'dados do emitente não configurados');
+
+  // -------------------------------------------------------------------------------------------
+  // Emitter
+  const tpAmb = cap(() => {
+    if (emitter.environment !== 'producao' && emitter.environment !== 'homologacao') {
+      throw new FieldError('emit.environment', 'ambiente deve ser "producao" ou "homologacao"');
+    }
+    return tpAmbOf(emitter.environment);
+  });
+  const homolog = tpAmb === 2;
+  const address = emitter.address ?? ({} as Emitter['address']);
+  const uf = cap(() => {
+    cUFOf(address.UF, 'emit.enderEmit.UF');
+    return address.UF;
+  });
+  const cUF = uf && isUF(uf) ? cUFOf(uf) : undefined;
+  const emitCnpj = cap(() => {
+    const v = assertCnpj(emitter.cnpj, 'emit.CNPJ');
+    // PL_009's TCnpj is numeric; the alphanumeric CNPJ needs the PL_010 layout.
+    if (!/^[0-9]{14}$/.test(v)) throw new FieldError('emit.CNPJ', 'CNPJ alfanumérico ainda não é aceito pelo leiaute 4.00 (PL_009)');
+    return v;
+  });
+  const crt = cap(() => {
+    if (![1, 2, 3, 4].includes(emitter.crt)) throw new FieldError('emit.CRT', 'CRT deve ser 1, 2, 3 ou 4');
+    return emitter.crt;
+  });
+  const emit = {
+    xNome: cap(() => tString(emitter.xNome, 'emit.xNome', 2, 60)),
+    xFant: cap(() => optTString(emitter.xFant, 'emit.xFant', 1, 60)),
+    xLgr: cap(() => tString(address.xLgr, 'emit.enderEmit.xLgr', 2, 60)),
+    nro: cap(() => tString(address.nro, 'emit.enderEmit.nro', 1, 60)),
+    xCpl: cap(() => optTString(address.xCpl, 'emit.enderEmit.xCpl', 1, 60)),
+    xBairro: cap(() => tString(address.xBairro, 'emit.enderEmit.xBairro', 2, 60)),
+    cMun: cap(() => assertMunicipality(address.cMun, uf, 'emit.enderEmit.cMun').code),
+    xMun: cap(() => tString(address.xMun, 'emit.enderEmit.xMun', 2, 60)),
+    CEP: cap(() => pattern(address.CEP, 'emit.enderEmit.CEP', /^[0-9]{8}$/, 'CEP deve ter 8 dígitos, sem hífen')),
+    fone: cap(() => (isAbsent(address.fone) ? undefined : pattern(address.fone, 'emit.enderEmit.fone', /^[0-9]{6,14}$/, 'telefone deve ter de 6 a 14 dígitos'))),
+    IE: cap(() => pattern(emitter.ie, 'emit.IE', /^([0-9]{2,14}|ISENTO)$/, 'IE deve ter de 2 a 14 dígitos, sem pontuação')),
+    IM: cap(() => optTString(emitter.im, 'emit.IM', 1, 15)),
+    CNAE: cap(() => (isAbsent(emitter.cnae) ? undefined : pattern(emitter.cnae, 'emit.CNAE', /^[0-9]{7}$/, 'CNAE deve ter 7 dígitos'))),
+  };
+
+  // -------------------------------------------------------------------------------------------
+  // ide
+  const ide = asObject(input.ide, 'ide', issues) ?? {};
+  const nNF = cap(() => integer(ide.nNF, 'ide.nNF', 1, 999_999_999));
+  const serie = cap(() => integer(ide.serie, 'ide.serie', 0, 999));
+  const natOp = cap(() => tString(ide.natOp ?? DEFAULT_NATOP, 'ide.natOp', 1, 60));
+  const indPres = cap(() => {
+    const v = ide.indPres ?? '1';
+    if (v !== '1' && v !== '4') {
+      throw new FieldError('ide.indPres', 'NFC-e só admite 1 (presencial) ou 4 (entrega em domicílio) (rejeição 717)');
+    }
+    return v;
+  });
+  const dhEmi = cap(() => instant(ctx.dhEmi, 'ide.dhEmi'));
+  const cMunFG = cap(() => assertMunicipality(ctx.cMunFG ?? address.cMun, uf, 'ide.cMunFG').code);
+  const verProc = cap(() => tString(ctx.verProc ?? DEFAULT_VERPROC, 'ide.verProc', 1, 20));
+  const tpEmis = ctx.tpEmis;
+  if (tpEmis !== 1 && tpEmis !== 9) issues.add('ide.tpEmis', 'NFC-e admite tpEmis 1 (normal) ou 9 (contingência offline)');
+  let contingency: { dhCont: string; xJust: string } | undefined;
+  if (tpEmis === 9) {
+    const c = ctx.contingency;
+    const dhCont = cap(() => instant(c?.dhCont, 'ide.dhCont'));
+    const xJust = cap(() => tString(c?.xJust, 'ide.xJust', 15, 256));
+    if (dhCont && dhEmi && dhCont.ms > dhEmi.ms) issues.add('ide.dhCont', 'entrada em contingência deve ser anterior ou igual à emissão (dhEmi)');
+    if (dhCont && xJust) contingency = { dhCont: dhCont.text, xJust };
+  } else if (ctx.contingency) {
+    issues.add('ide.dhCont', 'dhCont e xJust só são informados em contingência (tpEmis 9)');
+  }
+  const cNF = cap(() => {
+    if (ctx.cNF === undefined) return nNF === undefined ? undefined : generateNumericCode(nNF);
+    if (!/^[0-9]{8}$/.test(ctx.cNF) || (nNF !== undefined && !isValidNumericCode(ctx.cNF, nNF))) {
+      throw new FieldError('ide.cNF', 'código numérico inválido: 8 dígitos, sem repetição ou sequência, diferente de nNF (rejeição 897)');
+    }
+    return ctx.cNF;
+  });
+
+  // -------------------------------------------------------------------------------------------
+  // dest
+  let destOut: { tag: 'CPF' | 'CNPJ' | 'idEstrangeiro'; doc: string; xNome?: string } | undefined;
+  if (input.dest !== undefined && input.dest !== null) {
+    const d = asObject(input.dest, 'dest', issues);
+    if (d) {
+      for (const k of ['IE', 'ie', 'indIEDest']) {
+        if (k in d) issues.add(`dest.${k}`, 'NFC-e não admite IE do destinatário (rejeição 729); indIEDest é sempre 9');
+      }
+      const ids = (['cpf', 'cnpj', 'idEstrangeiro'] as const).filter((k) => d[k] !== undefined && d[k] !== null);
+      if (ids.length !== 1) {
+        issues.add('dest', ids.length ? 'informe apenas um entre cpf, cnpj e idEstrangeiro' : 'informe o cpf, o cnpj ou o idEstrangeiro do consumidor');
+      } else {
+        const id = ids[0]!;
+        const doc = cap(() => {
+          if (id === 'cpf') return assertCpf(d.cpf, 'dest.cpf');
+          if (id === 'cnpj') {
+            const v = assertCnpj(d.cnpj, 'dest.cnpj');
+            if (!/^[0-9]{14}$/.test(v)) throw new FieldError('dest.cnpj', 'CNPJ alfanumérico ainda não é aceito pelo leiaute 4.00 (PL_009)');
+            return v;
+          }
+          if (typeof d.idEstrangeiro !== 'string' || !/^([!-\u00ff]{5,20})?$/.test(d.idEstrangeiro)) {
+            throw new FieldError('dest.idEstrangeiro', 'documento do estrangeiro: de 5 a 20 caracteres sem espaços, ou vazio');
+          }
+          return d.idEstrangeiro;
+        });
+        const xNome = homolog ? HOMOLOGACAO_DEST_XNOME : cap(() => optTString(d.xNome, 'dest.xNome', 2, 60));
+        if (doc !== undefined) destOut = { tag: id === 'cpf' ? 'CPF' : id === 'cnpj' ? 'CNPJ' : 'idEstrangeiro', doc, xNome };
+      }
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // det
+  const items: ItemOut[] = [];
+  let itemsOk = true;
+  if (!Array.isArray(input.det) || input.det.length === 0) {
+    issues.add('det', 'informe ao menos um item');
+    itemsOk = false;
+  } else if (input.det.length > 990) {
+    issues.add('det', 'no máximo 990 itens');
+    itemsOk = false;
+  }
+  const simples = crt === 1 || crt === 4;
+  for (const [i, item] of (Array.isArray(input.det) ? input.det : []).entries()) {
+    const base = `det[${i}]`;
+    const before = issues.issues.length;
+    const it = asObject(item, base, issues);
+    const prod = it && asObject(it.prod, `${base}.prod`, issues);
+    const imposto = it && asObject(it.imposto, `${base}.imposto`, issues);
+    if (!prod || !imposto) {
+      itemsOk = false;
+      continue;
+    }
+    const p = `${base}.prod`;
+    const xProd = homolog && i === 0 ? HOMOLOGACAO_XPROD : cap(() => tString(prod.xProd, `${p}.xProd`, 1, 120));
+    const qCom = cap(() => decimal(prod.qCom, `${p}.qCom`, DEC.q));
+    const vUnCom = cap(() => decimal(prod.vUnCom, `${p}.vUnCom`, DEC.vUn));
+    const vProd = cap(() => decimal(prod.vProd, `${p}.vProd`, DEC.v));
+    const qTrib = cap(() => decimal(prod.qTrib, `${p}.qTrib`, DEC.q));
+    const vUnTrib = cap(() => decimal(prod.vUnTrib, `${p}.vUnTrib`, DEC.vUn));
+    const vDesc = isAbsent(prod.vDesc) ? undefined : cap(() => decimal(prod.vDesc, `${p}.vDesc`, DEC.vOpc));
+    if (qCom && vUnCom && vProd) {
+      const expected = productCents(qCom.units, vUnCom.units);
+      if (expected !== vProd.units) {
+        issues.add(`${p}.vProd`, `deve ser qCom × vUnCom arredondado ao centavo: esperado ${fromCents(expected)} (rejeição 629)`);
+      }
+    }
+    if (qTrib && vUnTrib && vProd) {
+      const expected = productCents(qTrib.units, vUnTrib.units);
+      if (expected !== vProd.units) {
+        issues.add(`${p}.vUnTrib`, `qTrib × vUnTrib deve resultar em vProd (${vProd.text}); resultou ${fromCents(expected)}`);
+      }
+    }
+    if (vDesc && vProd && vDesc.units > vProd.units) issues.add(`${p}.vDesc`, 'desconto maior que o valor do item');
+    const cfop = cap(() => {
+      const v = assertCfop(prod.CFOP, `${p}.CFOP`);
+      // NFC-e is always an internal operation (idDest 1): only 5xxx output CFOPs apply.
+      if (!v.startsWith('5')) throw new FieldError(`${p}.CFOP`, 'NFC-e só admite CFOP de saída interna (5xxx)');
+      return v;
+    });
+    const indTot = cap(() => pattern(prod.indTot, `${p}.indTot`, /^[01]$/, 'indTot deve ser 0 ou 1'));
+    const prodOut: [string, string | undefined][] = [
+      ['cProd', cap(() => tString(prod.cProd, `${p}.cProd`, 1, 60))],
+      ['cEAN', cap(() => assertGtinOrSemGtin(prod.cEAN, `${p}.cEAN`))],
+      ['xProd', xProd],
+      ['NCM', cap(() => assertNcm(prod.NCM, `${p}.NCM`))],
+      ['CFOP', cfop],
+      ['uCom', cap(() => tString(prod.uCom, `${p}.uCom`, 1, 6))],
+      ['qCom', qCom?.text],
+      ['vUnCom', vUnCom?.text],
+      ['vProd', vProd?.text],
+      ['cEANTrib', cap(() => assertGtinOrSemGtin(prod.cEANTrib, `${p}.cEANTrib`))],
+      ['uTrib', cap(() => tString(prod.uTrib, `${p}.uTrib`, 1, 6))],
+      ['qTrib', qTrib?.text],
+      ['vUnTrib', vUnTrib?.text],
+      ['vDesc', vDesc?.text],
+      ['indTot', indTot],
+    ];
+    const known = new Set([...prodOut.map(([n]) => n)]);
+    for (const k of Object.keys(prod)) if (!known.has(k)) issues.add(`${p}.${k}`, 'campo não suportado no item da NFC-e');
+
+    const t = `${base}.imposto`;
+    const icms = taxGroup(imposto.ICMS, ICMS_VARIANTS, `${t}.ICMS`, issues);
+    // The regime check needs only the variant's name, so it is reported even when its fields are wrong.
+    const icmsVariant = typeof imposto.ICMS === 'object' && imposto.ICMS ? Object.keys(imposto.ICMS) : [];
+    if (icmsVariant.length === 1 && icmsVariant[0]! in ICMS_VARIANTS && crt !== undefined) {
+      const isSn = icmsVariant[0]!.startsWith('ICMSSN');
+      if (simples && !isSn) issues.add(`${t}.ICMS`, `emitente do Simples Nacional (CRT ${crt}) informa CSOSN, grupo ICMSSNxxx (rejeição 590)`);
+      if (!simples && isSn) issues.add(`${t}.ICMS`, `emitente com CRT ${crt} informa CST, não CSOSN (rejeição 591)`);
+    }
+    const pis = isAbsent(imposto.PIS) ? undefined : taxGroup(imposto.PIS, PIS_VARIANTS, `${t}.PIS`, issues);
+    const cofins = isAbsent(imposto.COFINS) ? undefined : taxGroup(imposto.COFINS, COFINS_VARIANTS, `${t}.COFINS`, issues);
+    for (const k of Object.keys(imposto)) {
+      if (!['ICMS', 'PIS', 'COFINS', 'vTotTrib'].includes(k)) {
+        issues.add(`${t}.${k}`, k === 'IPI' || k === 'II' ? `NFC-e não admite o grupo ${k} (rejeição ${k === 'IPI' ? 742 : 743})` : 'grupo não suportado na NFC-e');
+      }
+    }
+    const vTotTribOwn = isAbsent(imposto.vTotTrib) ? undefined : cap(() => decimal(imposto.vTotTrib, `${t}.vTotTrib`, DEC.v).units);
+
+    if (issues.issues.length !== before || !icms || !vProd || !indTot) {
+      itemsOk = false;
+      continue;
+    }
+    items.push({
+      prod: prodOut,
+      icms,
+      pis,
+      cofins,
+      vTotTribOwn,
+      vProd: vProd.units,
+      vDesc: vDesc?.units ?? 0n,
+      indTot,
+    });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Totals (only meaningful when every item is sound: otherwise they would only echo its issues)
+  const sum = (pick: (it: ItemOut) => bigint): bigint => items.reduce((a, it) => a + pick(it), 0n);
+  const icmsSum = (name: string): bigint => sum((it) => it.icms.cents[name] ?? 0n);
+  const tot = {
+    vBC: icmsSum('vBC'),
+    vICMS: icmsSum('vICMS'),
+    vICMSDeson: icmsSum('vICMSDeson'),
+    vFCP: icmsSum('vFCP'),
+    vBCST: icmsSum('vBCST'),
+    vST: icmsSum('vICMSST'),
+    vFCPST: icmsSum('vFCPST'),
+    vFCPSTRet: icmsSum('vFCPSTRet'),
+    vProd: sum((it) => (it.indTot === '1' ? it.vProd : 0n)),
+    vDesc: sum((it) => it.vDesc),
+    vPIS: sum((it) => it.pis?.cents.vPIS ?? 0n),
+    vCOFINS: sum((it) => it.cofins?.cents.vCOFINS ?? 0n),
+  };
+  // NT 2023.004: a desonerated ICMS with indDeduzDeson 1 is deducted from vNF.
+  const deducted = sum((it) => (it.icms.raw.indDeduzDeson === '1' ? (it.icms.cents.vICMSDeson ?? 0n) : 0n));
+  const vNF = tot.vProd - tot.vDesc - deducted + tot.vST + tot.vFCPST;
+
+  const total = asObject(input.total, 'total', issues);
+  const totalVProd = total && cap(() => decimal(total.vProd, 'total.vProd', DEC.v));
+  const totalVNF = total && cap(() => decimal(total.vNF, 'total.vNF', DEC.v));
+  const totalVDesc = total && !isAbsent(total.vDesc) ? cap(() => decimal(total.vDesc, 'total.vDesc', DEC.v)) : undefined;
+  if (itemsOk) {
+    if (vNF < 0n) issues.add('total.vNF', 'valor total negativo: descontos maiores que os produtos');
+    if (totalVProd && totalVProd.units !== tot.vProd) {
+      issues.add('total.vProd', `difere da soma dos itens: esperado ${fromCents(tot.vProd)} (rejeição 564)`);
+    }
+    if (totalVDesc && totalVDesc.units !== tot.vDesc) {
+      issues.add('total.vDesc', `difere da soma dos descontos dos itens: esperado ${fromCents(tot.vDesc)}`);
+    }
+    if (totalVNF && totalVNF.units !== vNF) {
+      issues.add('total.vNF', `difere do total calculado: esperado ${fromCents(vNF)} (rejeição 610)`);
+    }
+  }
+
+  // vTotTrib (see the header for the rule)
+  let itemTotTrib: bigint[] = [];
+  const givenTotTrib = isAbsent(input.vTotTrib) ? undefined : cap(() => decimal(input.vTotTrib, 'vTotTrib', DEC.v).units);
+  if (itemsOk) {
+    const net = items.map((it) => it.vProd - it.vDesc);
+    const missing = items.flatMap((it, i) => (it.vTotTribOwn === undefined ? [i] : []));
+    const own = sum((it) => it.vTotTribOwn ?? 0n);
+    itemTotTrib = items.map((it) => it.vTotTribOwn ?? 0n);
+    if (givenTotTrib !== undefined) {
+      const rest = givenTotTrib - own;
+      if (rest < 0n || (missing.length === 0 && rest !== 0n)) {
+        issues.add('vTotTrib', `difere da soma dos valores aproximados dos itens (${fromCents(own)}) (rejeição 685)`);
+      } else {
+        const shares = allocate(rest, missing.map((i) => (net[i]! > 0n ? net[i]! : 0n)));
+        missing.forEach((i, k) => (itemTotTrib[i] = shares[k]!));
+      }
+    } else {
+      const rate = cap(() => {
+        const r = ctx.vTotTribRate ?? (crt ? DEFAULT_VTOTTRIB_RATES[crt] : '0');
+        return decimal(r, 'vTotTribRate', { scale: 4, intDigits: 3, minScale: 2, max: 1_000_000n }).units;
+      });
+      if (rate !== undefined) {
+        for (const i of missing) {
+          const n = net[i]! > 0n ? net[i]! : 0n;
+          itemTotTrib[i] = (n * rate + 500_000n) / 1_000_000n; // percent at scale 4 → half-up cents
+        }
+      }
+    }
+  }
+  const vTotTrib = itemTotTrib.reduce((a, b) => a + b, 0n);
+
+  // -------------------------------------------------------------------------------------------
+  // pag
+  const pags: PagOut[] = [];
+  if (!Array.isArray(input.pag) || input.pag.length === 0) issues.add('pag', 'informe ao menos uma forma de pagamento');
+  else if (input.pag.length > 100) issues.add('pag', 'no máximo 100 formas de pagamento');
+  for (const [i, raw] of (Array.isArray(input.pag) ? input.pag : []).entries()) {
+    const base = `pag[${i}]`;
+    const pag = asObject(raw, base, issues);
+    if (!pag) continue;
+    const tPag = cap(() => {
+      const v = pattern(pag.tPag, `${base}.tPag`, /^[0-9]{2}$/, 'tPag deve ter 2 dígitos');
+      if (!TPAG_CODES.includes(v)) throw new FieldError(`${base}.tPag`, `meio de pagamento ${v} inexistente`);
+      return v;
+    });
+    const vPag = cap(() => decimal(pag.vPag, `${base}.vPag`, DEC.v));
+    const xPag = cap(() => (tPag === '99' ? tString(pag.xPag, `${base}.xPag`, 2, 60) : optTString(pag.xPag, `${base}.xPag`, 2, 60)));
+    const indPag = cap(() => (isAbsent(pag.indPag) ? undefined : pattern(pag.indPag, `${base}.indPag`, /^[01]$/, 'indPag deve ser 0 (à vista) ou 1 (a prazo)')));
+    const dPag = cap(() => (isAbsent(pag.dPag) ? undefined : pattern(pag.dPag, `${base}.dPag`, /^20[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$/, 'data deve ser AAAA-MM-DD')));
+    const { card, path } = cardOf(input, { tPag: pag.tPag, card: pag.card as NfceCard | undefined }, i);
+    let cardOut: CardOut | undefined;
+    if (card !== undefined) {
+      const c = asObject(card, path, issues);
+      if (c) {
+        cardOut = {
+          tpIntegra: cap(() => pattern(c.tpIntegra ?? '2', `${path}.tpIntegra`, /^[12]$/, 'tpIntegra deve ser 1 (integrado) ou 2 (não integrado)')) ?? '2',
+          CNPJ: cap(() => (isAbsent(c.CNPJ) ? undefined : assertCnpj(c.CNPJ, `${path}.CNPJ`))),
+          tBand: cap(() => (isAbsent(c.tBand) ? undefined : pattern(c.tBand, `${path}.tBand`, /^[0-9]{2}$/, 'bandeira deve ter 2 dígitos'))),
+          cAut: cap(() => optTString(c.cAut, `${path}.cAut`, 1, 128)),
+          CNPJReceb: cap(() => (isAbsent(c.CNPJReceb) ? undefined : assertCnpj(c.CNPJReceb, `${path}.CNPJReceb`))),
+          idTermPag: cap(() => optTString(c.idTermPag, `${path}.idTermPag`, 1, 40)),
+        };
+        for (const cnpjField of ['CNPJ', 'CNPJReceb'] as const) {
+          const v = cardOut[cnpjField];
+          if (v && !/^[0-9]{14}$/.test(v)) issues.add(`${path}.${cnpjField}`, 'CNPJ alfanumérico ainda não é aceito pelo leiaute 4.00 (PL_009)');
+        }
+      }
+    }
+    if (tPag && vPag) pags.push({ indPag, tPag, xPag, vPag, dPag, card: cardOut });
+  }
+  let vTroco: bigint | undefined;
+  const givenTroco = isAbsent(input.vTroco) ? undefined : cap(() => decimal(input.vTroco, 'vTroco', DEC.v).units);
+  if (itemsOk && Array.isArray(input.pag) && pags.length === input.pag.length) {
+    const paid = pags.reduce((a, p) => a + p.vPag.units, 0n);
+    if (paid < vNF) {
+      issues.add('pag', `soma dos pagamentos (${fromCents(paid)}) menor que o total da nota (${fromCents(vNF)})`);
+    } else if (givenTroco !== undefined) {
+      if (givenTroco !== paid - vNF) issues.add('vTroco', `troco deve ser pagamentos − total = ${fromCents(paid - vNF)} (rejeição 869)`);
+      else vTroco = givenTroco;
+    } else if (paid > vNF) {
+      vTroco = paid - vNF;
+    }
+  }
+
+  const infCpl = cap(() => optTString(input.infCpl, 'infCpl', 1, 5000));
+  const infAdFisco = cap(() => optTString(input.infAdFisco, 'infAdFisco', 1, 2000));
+
+  issues.throwIfAny();
+
+  // -------------------------------------------------------------------------------------------
+  // Writing (every value below has been checked: the `!` only tell the compiler so)
+  const written = dhEmi!.text;
+  const key = buildAccessKey({
+    cUF: cUF!,
+    yearMonth: written.slice(2, 4) + written.slice(5, 7),
+    cnpj: emitCnpj!,
+    model: '65',
+    serie: serie!,
+    number: nNF!,
+    tpEmis,
+    code: cNF!,
+  });
+  const cDV = key.slice(43);
+
+  const ideXml = el(
+    'ide',
+    undefined,
+    text('cUF', cUF!),
+    text('cNF', cNF!),
+    text('natOp', natOp!),
+    text('mod', '65'),
+    text('serie', serie!),
+    text('nNF', nNF!),
+    text('dhEmi', written),
+    text('tpNF', '1'),
+    text('idDest', '1'),
+    text('cMunFG', cMunFG!),
+    text('tpImp', '4'),
+    text('tpEmis', tpEmis),
+    text('cDV', cDV),
+    text('tpAmb', tpAmb!),
+    text('finNFe', '1'),
+    text('indFinal', '1'),
+    text('indPres', indPres!),
+    // Delivery (indPres 4) is a non-face-to-face sale, for which indIntermed is mandatory; ours
+    // are sold on the store's own channel, hence 0 (no intermediary).
+    indPres === '4' && text('indIntermed', '0'),
+    text('procEmi', '0'),
+    text('verProc', verProc!),
+    contingency && text('dhCont', contingency.dhCont),
+    contingency && text('xJust', contingency.xJust),
+  );
+
+  const emitXml = el(
+    'emit',
+    undefined,
+    text('CNPJ', emitCnpj!),
+    text('xNome', emit.xNome!),
+    text('xFant', emit.xFant),
+    el(
+      'enderEmit',
+      undefined,
+      text('xLgr', emit.xLgr!),
+      text('nro', emit.nro!),
+      text('xCpl', emit.xCpl),
+      text('xBairro', emit.xBairro!),
+      text('cMun', emit.cMun!),
+      text('xMun', emit.xMun!),
+      text('UF', uf!),
+      text('CEP', emit.CEP!),
+      text('cPais', '1058'),
+      text('xPais', 'BRASIL'),
+      text('fone', emit.fone),
+    ),
+    text('IE', emit.IE!),
+    text('IM', emit.IM),
+    // CNAE belongs to the optional (IM, CNAE?) sequence: without IM the schema has no place for it.
+    emit.IM !== undefined && text('CNAE', emit.CNAE),
+    text('CRT', crt!),
+  );
+
+  const destXml =
+    destOut &&
+    el('dest', undefined, text(destOut.tag, destOut.doc), text('xNome', destOut.xNome), text('indIEDest', '9'));
+
+  const detXml = items.map((it, i) =>
+    el(
+      'det',
+      { nItem: i + 1 },
+      el('prod', undefined, it.prod.map(([n, v]) => text(n, v))),
+      el(
+        'imposto',
+        undefined,
+        text('vTotTrib', fromCents(itemTotTrib[i]!)),
+        el('ICMS', undefined, writeTax(it.icms)),
+        it.pis && el('PIS', undefined, writeTax(it.pis)),
+        it.cofins && el('COFINS', undefined, writeTax(it.cofins)),
+      ),
+    ),
+  );
+
+  const money = (v: bigint) => fromCents(v);
+  const totalXml = el(
+    'total',
+    undefined,
+    el(
+      'ICMSTot',
+      undefined,
+      text('vBC', money(tot.vBC)),
+      text('vICMS', money(tot.vICMS)),
+      text('vICMSDeson', money(tot.vICMSDeson)),
+      text('vFCP', money(tot.vFCP)),
+      text('vBCST', money(tot.vBCST)),
+      text('vST', money(tot.vST)),
+      text('vFCPST', money(tot.vFCPST)),
+      text('vFCPSTRet', money(tot.vFCPSTRet)),
+      text('vProd', money(tot.vProd)),
+      text('vFrete', '0.00'),
+      text('vSeg', '0.00'),
+      text('vDesc', money(tot.vDesc)),
+      text('vII', '0.00'),
+      text('vIPI', '0.00'),
+      text('vIPIDevol', '0.00'),
+      text('vPIS', money(tot.vPIS)),
+      text('vCOFINS', money(tot.vCOFINS)),
+      text('vOutro', '0.00'),
+      text('vNF', money(vNF)),
+      text('vTotTrib', money(vTotTrib)),
+    ),
+  );
+
+  const pagXml = el(
+    'pag',
+    undefined,
+    pags.map((p) =>
+      el(
+        'detPag',
+        undefined,
+        text('indPag', p.indPag),
+        text('tPag', p.tPag),
+        text('xPag', p.xPag),
+        text('vPag', p.vPag.text),
+        text('dPag', p.dPag),
+        p.card &&
+          el(
+            'card',
+            undefined,
+            text('tpIntegra', p.card.tpIntegra),
+            text('CNPJ', p.card.CNPJ),
+            text('tBand', p.card.tBand),
+            text('cAut', p.card.cAut),
+            text('CNPJReceb', p.card.CNPJReceb),
+            text('idTermPag', p.card.idTermPag),
+          ),
+      ),
+    ),
+    vTroco !== undefined && text('vTroco', money(vTroco)),
+  );
+
+  const infAdicXml =
+    (infCpl !== undefined || infAdFisco !== undefined) &&
+    el('infAdic', undefined, text('infAdFisco', infAdFisco), text('infCpl', infCpl));
+
+  const infNFe = el(
+    'infNFe',
+    { Id: `NFe${key}`, versao: '4.00' },
+    ideXml,
+    emitXml,
+    destXml,
+    detXml,
+    totalXml,
+    el('transp', undefined, text('modFrete', '9')),
+    pagXml,
+    infAdicXml,
+  );
+
+  return {
+    key,
+    xml: el('NFe', { xmlns: NS_NFE }, infNFe),
+    cNF: cNF!,
+    cDV,
+    dhEmi: written,
+    tpAmb: tpAmb!,
+    tpEmis,
+    uf: uf!,
+    vNF: money(vNF),
+    vTotTrib: money(vTotTrib),
+    vTroco: vTroco === undefined ? undefined : money(vTroco),
+    dest:
+      destOut &&
+      (destOut.tag === 'CPF' ? { cpf: destOut.doc } : destOut.tag === 'CNPJ' ? { cnpj: destOut.doc } : { idEstrangeiro: destOut.doc }),
+  };
+}
+
+const SUPL = (qrCode: string, urlChave: string): string =>
+  el('infNFeSupl', undefined, text('qrCode', qrCode), text('urlChave', urlChave));
+
+/** Places infNFeSupl right after </infNFe> (before a Signature, if there is one). */
+function withSupl(xml: string, supl: string): string {
+  const at = xml.indexOf('</infNFe>');
+  if (at < 0) throw new Error('NFe sem </infNFe>');
+  const end = at + '</infNFe>'.length;
+  return xml.slice(0, end) + supl + xml.slice(end);
+}
+
+/**
+ * Builds, signs and completes the NFC-e with its QR Code. The signing order depends on the mode:
+ * - online (v2 and v3): infNFeSupl first, then the signature (its Reference covers infNFe only,
+ *   and <Signature> lands last, after infNFeSupl);
+ * - offline v2: sign first (the QR carries the DigestValue), then insert infNFeSupl before
+ *   <Signature>, which the digest does not cover;
+ * - offline v3: the QR needs only the RSA signature of its own fields, so it is built first.
+ */
+export function issueNfce(input: NfceRequest, ctx: IssueNfceContext): IssuedNfce {
+  const issues = new IssueCollector();
+  const version = ctx.emitter?.qrCodeVersion;
+  if (version !== 2 && version !== 3) issues.add('qrCodeVersion', 'versão do QR Code deve ser 2 ou 3');
+  if (version === 2 && (!ctx.emitter.csc || isAbsent(ctx.emitter.csc.token) || isAbsent(ctx.emitter.csc.id))) {
+    issues.add('csc', 'CSC não configurado para a empresa: obrigatório para o QR Code versão 2');
+  }
+  if (!ctx.credentials || isAbsent(ctx.credentials.privateKeyPem) || isAbsent(ctx.credentials.certificatePem)) {
+    issues.add('certificado', 'certificado digital (chave privada e certificado) obrigatório para assinar');
+  }
+  const urlChaveOverride = ctx.urlChave === undefined ? undefined : issues.capture(() => tString(ctx.urlChave, 'urlChave', 21, 85));
+  const built = build(input, ctx, issues);
+  const { key, tpAmb, tpEmis } = built;
+  const urlChave = urlChaveOverride ?? urlChaveOf(built.uf, tpAmb);
+  const qrCommon = { key, tpAmb, version: version!, baseUrl: ctx.qrBaseUrl ?? qrBaseUrlOf(built.uf, tpAmb) };
+
+  let signed: string;
+  let qrCode: string;
+  if (tpEmis === 1) {
+    qrCode = nfceQrCodeOnline({ ...qrCommon, csc: ctx.emitter.csc });
+    signed = signXml(withSupl(built.xml, SUPL(qrCode, urlChave)), ctx.credentials);
+  } else if (version === 2) {
+    const pre = signXml(built.xml, ctx.credentials);
+    qrCode = nfceQrCodeOffline({
+      ...qrCommon,
+      dhEmi: built.dhEmi,
+      vNF: built.vNF,
+      digestValue: digestValueOf(pre),
+      csc: ctx.emitter.csc,
+    });
+    signed = withSupl(pre, SUPL(qrCode, urlChave));
+  } else {
+    qrCode = nfceQrCodeOffline({
+      ...qrCommon,
+      dhEmi: built.dhEmi,
+      vNF: built.vNF,
+      dest: built.dest,
+      privateKeyPem: ctx.credentials.privateKeyPem,
+    });
+    signed = signXml(withSupl(built.xml, SUPL(qrCode, urlChave)), ctx.credentials);
+  }
+  return {
+    key,
+    xml: signed,
+    qrCode,
+    urlChave,
+    digestValue: digestValueOf(signed),
+    dhEmi: built.dhEmi,
+    tpAmb,
+    tpEmis,
+    vNF: built.vNF,
+    vTotTrib: built.vTotTrib,
+  };
+}
+
+export type NfceSummary = {
+  key: string;
+  nNF: number;
+  serie: number;
+  dhEmi: string;
+  vNF: string;
+  tpEmis: number;
+  tpAmb: number;
+  qrCode: string;
+  urlChave: string;
+  digestValue: string;
+  /** The emitter's CNPJ (or CPF). */
+  cnpj: string;
+};
+
+function section(xml: string, name: string): string {
+  const start = xml.search(new RegExp(`<${name}[\\s>]`));
+  const end = xml.indexOf(`</${name}>`, start);
+  return start < 0 || end < 0 ? '' : xml.slice(start, end);
+}
+
+/**
+ * Reads what the service and the printer need from a signed NFC-e (or an nfeProc holding one).
+ * A light string reader for our own compact documents, not a general XML parser.
+ */
+export function readNfceSummary(signedXml: string): NfceSummary {
+  if (typeof signedXml !== 'string') throw new FieldError('xml', 'XML da NFC-e obrigatório');
+  const id = /<infNFe\s[^>]*?\bId="NFe([0-9]{44})"/.exec(signedXml);
+  if (!id) throw new FieldError('xml', 'documento sem infNFe/@Id');
+  const ide = section(signedXml, 'ide');
+  const emit = section(signedXml, 'emit');
+  const supl = section(signedXml, 'infNFeSupl');
+  const need = (scope: string, name: string, where: string): string => {
+    const v = firstText(scope, name);
+    if (v === undefined) throw new FieldError('xml', `NFC-e sem ${where}/${name}`);
+    return v;
+  };
+  return {
+    key: id[1]!,
+    nNF: Number(need(ide, 'nNF', 'ide')),
+    serie: Number(need(ide, 'serie', 'ide')),
+    dhEmi: need(ide, 'dhEmi', 'ide'),
+    vNF: need(section(signedXml, 'ICMSTot'), 'vNF', 'ICMSTot'),
+    tpEmis: Number(need(ide, 'tpEmis', 'ide')),
+    tpAmb: Number(need(ide, 'tpAmb', 'ide')),
+    qrCode: need(supl, 'qrCode', 'infNFeSupl'),
+    urlChave: need(supl, 'urlChave', 'infNFeSupl'),
+    digestValue: need(section(signedXml, 'Signature'), 'DigestValue', 'Signature'),
+    cnpj: firstText(emit, 'CNPJ') ?? need(emit, 'CPF', 'emit'),
+  };
+}
