@@ -4,9 +4,10 @@
 // uses xml-crypto with the configuration that reproduces the sped-common signer byte for byte
 // (test vector: DigestValue m9ZrQTKMxv7A1Blnf/nmNGVX+N8= of the real BA fixture).
 
-import { sign as rsaSign, X509Certificate } from 'node:crypto';
+import { createHash, createPrivateKey, sign as rsaSign, X509Certificate, type KeyObject } from 'node:crypto';
 import { DOMParser } from '@xmldom/xmldom';
 import { SignedXml } from 'xml-crypto';
+import { canonicalizeById } from './c14n.ts';
 import { FieldError } from './errors.ts';
 
 const C14N = 'http://www.w3.org/TR/2001/REC-xml-c14n-20010315';
@@ -26,13 +27,64 @@ function signedElementOf(xml: string): { name: string; id: string } {
   return { name: m[1]!, id: m[2]! };
 }
 
+// Parsed keys and certificate bodies, by PEM: parsing a PEM key costs as much as an RSA signature.
+const keyCache = new Map<string, KeyObject>();
+const certBodyCache = new Map<string, string>();
+
+function cached<V>(cache: Map<string, V>, pem: string, make: () => V): V {
+  let v = cache.get(pem);
+  if (v === undefined) {
+    if (cache.size >= 64) cache.clear(); // a handful of companies per process; never unbounded
+    v = make();
+    cache.set(pem, v);
+  }
+  return v;
+}
+
+const certBody = (pem: string): string =>
+  cached(certBodyCache, pem, () => new X509Certificate(pem).raw.toString('base64'));
+
+/** The SignedInfo of the profile, with self-closing empty elements (as xml-crypto writes it). */
+function signedInfo(id: string, digest: string, close: (name: string, attrs: string) => string): string {
+  return (
+    `<SignedInfo>${close('CanonicalizationMethod', ` Algorithm="${C14N}"`)}${close('SignatureMethod', ` Algorithm="${RSA_SHA1}"`)}` +
+    `<Reference URI="#${id}"><Transforms>${close('Transform', ` Algorithm="${ENVELOPED}"`)}${close('Transform', ` Algorithm="${C14N}"`)}</Transforms>` +
+    `${close('DigestMethod', ` Algorithm="${SHA1}"`)}<DigestValue>${digest}</DigestValue></Reference></SignedInfo>`
+  );
+}
+
 /**
  * Signs the document's Id-bearing element and appends <Signature> as the last child of the root.
  * Sign the standalone document (e.g. <NFe xmlns=...>), never one already embedded in a batch or
  * SOAP envelope: inclusive C14N would pull the ancestors' namespace declarations into the digest.
+ *
+ * Our compact documents take the fast path (fiscal/c14n.ts); anything else goes through
+ * xml-crypto. Both give the same bytes of signature (RSA PKCS#1 v1.5 is deterministic).
  */
 export function signXml(xml: string, credentials: SigningCredentials): string {
-  const { name } = signedElementOf(xml);
+  const { name, id } = signedElementOf(xml);
+  const canonical = canonicalizeById(xml, id);
+  const root = /^\s*<([A-Za-z_][\w.-]*)/.exec(xml)?.[1];
+  const rootEnd = root ? xml.lastIndexOf(`</${root}>`) : -1;
+  if (canonical === undefined || rootEnd < 0) return signWithXmlCrypto(xml, name, credentials);
+
+  const digest = createHash('sha1').update(canonical, 'utf8').digest('base64');
+  // SignedInfo is canonicalized in place: it inherits the xmldsig default namespace of Signature.
+  const canonicalSignedInfo = signedInfo(id, digest, (n, a) => `<${n}${a}></${n}>`).replace(
+    '<SignedInfo>',
+    `<SignedInfo xmlns="${DSIG_NS}">`,
+  );
+  const key = cached(keyCache, credentials.privateKeyPem, () => createPrivateKey(credentials.privateKeyPem));
+  const value = rsaSign('RSA-SHA1', Buffer.from(canonicalSignedInfo, 'utf8'), key).toString('base64');
+  const signature =
+    `<Signature xmlns="${DSIG_NS}">${signedInfo(id, digest, (n, a) => `<${n}${a}/>`)}` +
+    `<SignatureValue>${value}</SignatureValue>` +
+    `<KeyInfo><X509Data><X509Certificate>${certBody(credentials.certificatePem)}</X509Certificate></X509Data></KeyInfo></Signature>`;
+  return xml.slice(0, rootEnd) + signature + xml.slice(rootEnd);
+}
+
+/** The reference signer (xml-crypto), for documents outside the fast path's subset. */
+export function signWithXmlCrypto(xml: string, elementName: string, credentials: SigningCredentials): string {
   const sig = new SignedXml({
     privateKey: credentials.privateKeyPem,
     publicCert: credentials.certificatePem,
@@ -40,7 +92,7 @@ export function signXml(xml: string, credentials: SigningCredentials): string {
     signatureAlgorithm: RSA_SHA1,
   });
   sig.addReference({
-    xpath: `//*[local-name(.)='${name}']`,
+    xpath: `//*[local-name(.)='${elementName}']`,
     transforms: [ENVELOPED, C14N],
     digestAlgorithm: SHA1,
   });
@@ -119,5 +171,6 @@ export function verifyXmlSignature(xml: string): VerificationResult {
 
 /** RSA-SHA1 (PKCS#1 v1.5) over the UTF-8 bytes of `data`, base64: QR v3 offline and MDF-e `sign`. */
 export function signRsaSha1Base64(data: string, privateKeyPem: string): string {
-  return rsaSign('RSA-SHA1', Buffer.from(data, 'utf8'), privateKeyPem).toString('base64');
+  const key = cached(keyCache, privateKeyPem, () => createPrivateKey(privateKeyPem));
+  return rsaSign('RSA-SHA1', Buffer.from(data, 'utf8'), key).toString('base64');
 }
