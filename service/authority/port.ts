@@ -1,0 +1,98 @@
+// The tax-authority port: everything the service asks of SEFAZ, in SEFAZ's own terms (signed XML
+// in, verdict and answer XML out). The embedded sandbox implements it (sandbox.ts); a real SEFAZ
+// client (SOAP 1.2 over mutual TLS with the company's A1 certificate) implements the same
+// interface and plugs in without touching the rest of the service.
+//
+// Failures of the way (timeouts, refused connections, the authority out of service) throw
+// AuthorityUnavailableError: the outcome is then unknown, and the caller must find it out with a
+// consultation before sending the same document again. A rejection is not an exception: it is a
+// verdict (cStat other than the success codes).
+
+import type { SigningCredentials } from '../../fiscal/signature.ts';
+import type { Environment } from '../../fiscal/company.ts';
+
+/** Who is asking: the authority identifies the company by its certificate and CNPJ. */
+export type AuthorityCompany = {
+  id: string;
+  cnpj: string;
+  uf: string;
+  environment: Environment;
+  /** The CSC as registered at the authority (it recomputes the QR v2 hash with it). */
+  csc?: { id: string; token: string };
+  credentials: SigningCredentials;
+};
+
+/** Answer to an NF-e/NFC-e authorization (synchronous, indSinc=1) or consultation. */
+export type NfeVerdict = {
+  cStat: string;
+  xMotivo: string;
+  /** Present when authorized (cStat 100) or denied with protocol. */
+  nProt?: string;
+  /** dhRecbto, ISO 8601 with the Brasília offset. */
+  receivedAt: string;
+  /** The `<protNFe>` element, ready for nfeProc. */
+  protNFe: string;
+};
+
+export type NfeConsultation =
+  | { found: false; cStat: string; xMotivo: string }
+  | { found: true; verdict: NfeVerdict; cancelled: boolean };
+
+export type EventVerdict = {
+  cStat: string;
+  xMotivo: string;
+  nProt?: string;
+  registeredAt: string;
+  /** The `<retEvento>` element, ready for procEventoNFe / procEventoMDFe. */
+  retEvento: string;
+};
+
+export type VoidingVerdict = {
+  cStat: string;
+  xMotivo: string;
+  nProt?: string;
+  receivedAt: string;
+  /** The `<retInutNFe>` element, ready for procInutNFe. */
+  retInutNFe: string;
+};
+
+export type MdfeVerdict = {
+  cStat: string;
+  xMotivo: string;
+  nProt?: string;
+  receivedAt: string;
+  /** The `<protMDFe>` element, ready for mdfeProc. */
+  protMDFe: string;
+};
+
+export type MdfeConsultation =
+  | { found: false; cStat: string; xMotivo: string }
+  | { found: true; verdict: MdfeVerdict; state: 'autorizado' | 'encerrado' | 'cancelado' };
+
+export interface TaxAuthority {
+  /** NFC-e (65) and NF-e (55): one signed `<NFe>`, answered synchronously. */
+  authorizeNfe(company: AuthorityCompany, signedNFe: string): Promise<NfeVerdict>;
+  /** What the authority knows of a key (NfeConsultaProtocolo): settles an unknown outcome. */
+  consultNfe(company: AuthorityCompany, key: string): Promise<NfeConsultation>;
+  /** One signed `<evento>` (110111 cancellation, 110112 cancellation by substitution). */
+  registerNfeEvent(company: AuthorityCompany, signedEvento: string): Promise<EventVerdict>;
+  /** One signed `<inutNFe>`. */
+  voidNfeNumbers(company: AuthorityCompany, signedInutNFe: string): Promise<VoidingVerdict>;
+  /** One signed `<MDFe>`, synchronous (MDFeRecepcaoSinc). */
+  authorizeMdfe(company: AuthorityCompany, signedMDFe: string): Promise<MdfeVerdict>;
+  consultMdfe(company: AuthorityCompany, key: string): Promise<MdfeConsultation>;
+  /** One signed `<eventoMDFe>` (110111 cancellation, 110112 closing). */
+  registerMdfeEvent(company: AuthorityCompany, signedEvento: string): Promise<EventVerdict>;
+}
+
+export class AuthorityUnavailableError extends Error {
+  constructor(message = 'Autoridade fiscal indisponível') {
+    super(message);
+    this.name = 'AuthorityUnavailableError';
+  }
+}
+
+/** cStat values that mean the document is authorized for use. */
+export const AUTHORIZED = new Set(['100', '150']);
+/** cStat values that mean the event was registered. */
+export const EVENT_REGISTERED = new Set(['135', '136', '155']);

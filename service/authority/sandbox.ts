@@ -1,0 +1,489 @@
+// The sandbox tax authority: a simulator of SEFAZ (NF-e/NFC-e) and of the MDF-e authorizer for
+// the embedded service and the tests. It receives the same signed XML a real authority would,
+// applies the rules in the order SEFAZ applies them, and answers with the official cStat/xMotivo
+// and the answer elements (protNFe, retEvento, retInutNFe, protMDFe) built by fiscal/protocol.ts.
+//
+// How a call goes:
+// 1. Availability (per company, from `settings`): unavailable → AuthorityUnavailableError and
+//    nothing happens here; the caller does not know the outcome, exactly as with a timeout.
+// 2. Latency: a real timer of `latencyMs`.
+// 3. The stateless checks (sandbox-rules.ts): schema, signature, certificate, key, environment,
+//    QR Code, payments, MDF-e content rules. A rejection there touches no state.
+// 4. The stateful rules and the state change, in ONE SQLite transaction (sandbox-store.ts) that
+//    is committed (WAL, synchronous FULL) before the answer is returned: a caller killed after
+//    that point finds the truth with consultNfe/consultMdfe, as it would at SEFAZ.
+//
+// Time is the company's sandbox clock (`clock`), so the 30-minute, 24-hour and 168-hour windows
+// can be tested by moving it forward.
+//
+// Decisions the specification leaves open (see also sandbox-rules.ts):
+// - nProt (all documents, events and inutilizações): 15 digits, "1" + cUF of the document +
+//   two-digit year of the company clock + a 10-digit sequence kept in the authority's file.
+//   That is the NF-e layout (type of authorizer 1 = the UF's own SEFAZ); MDF-e protocols use the
+//   same shape here.
+// - Offline NFC-e (tpEmis 9) received more than 24 h after dhEmi: authorized with 150 ("fora de
+//   prazo"), the most common deadline in fiscal-notes 7.2.
+// - A re-sent document that was authorized and later cancelled gets 218, as SEFAZ answers.
+// - Cancellation by substitution (110112) follows NT 2018.004 beyond the brief: the substitute
+//   must also be authorized here and not cancelled (912/913), and the NFC-e being cancelled must
+//   have been issued normally (tpEmis 1, else 920). Rules 914–919 (same items, values, consumer,
+//   2 h apart) are not simulated.
+// - Inutilização of a range already voided: 563 for the very same range, 256 for an overlap
+//   (SEFAZ's own codes), rather than a single generic code.
+// - A document, event or range of another company's CNPJ is unknown to this company: consult
+//   answers 217, an event 580 (NF-e) / 217 (MDF-e).
+
+import { setTimeout as delay } from 'node:timers/promises';
+import { parseAccessKey } from '../../fiscal/access-key.ts';
+import { cUFOf } from '../../fiscal/br/uf.ts';
+import {
+  brasiliaDate,
+  brasiliaDateTime,
+  eventAnswer,
+  mdfeProtocol,
+  mdfeProtocolFor,
+  nfeProtocol,
+  nfeProtocolFor,
+  retEvento,
+  retInutNFe,
+  retInutNFeFor,
+} from '../../fiscal/protocol.ts';
+import { precompileSchemas } from '../../fiscal/schema.ts';
+import {
+  AuthorityUnavailableError,
+  type AuthorityCompany,
+  type EventVerdict,
+  type MdfeConsultation,
+  type MdfeVerdict,
+  type NfeConsultation,
+  type NfeVerdict,
+  type TaxAuthority,
+  type VoidingVerdict,
+} from './port.ts';
+import { checkEvent, checkInut, checkMdfe, checkNfe, MDFE, NFE, type Rejection } from './sandbox-rules.ts';
+import { SandboxStore, type MdfeRow, type NfeRow } from './sandbox-store.ts';
+
+export type SandboxAuthoritySettings = {
+  /** How long the authority takes to answer, in milliseconds (a real timer). */
+  latencyMs: number;
+  /** false: every call throws AuthorityUnavailableError and changes nothing. */
+  available: boolean;
+};
+
+export type SandboxAuthorityOptions = {
+  /** The authority's own SQLite file (e.g. `<data>/sandbox-authority.sqlite`). */
+  file: string;
+  /** Read on every call, so a change through the sandbox controls applies at once. */
+  settings: (companyId: string) => SandboxAuthoritySettings;
+  /** The company's sandbox clock: reception time, protocol dates and every deadline. */
+  clock: (companyId: string) => Date;
+  /** verAplic of the answers (1..20 characters). */
+  verAplic?: string;
+};
+
+export const DEFAULT_VER_APLIC = 'BALCAO-SANDBOX-1.0';
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+
+/** The windows the sandbox applies (fiscal-notes 6.3, 7.2, 11.6). */
+export const SANDBOX_DEADLINES = {
+  /** 110111 of an NF-e/NFC-e, from authorization. */
+  nfeCancellationMs: 30 * MINUTE,
+  /** 110112 (cancellation by substitution), from authorization. */
+  nfeSubstitutionMs: 168 * HOUR,
+  /** Offline NFC-e: later than this after dhEmi it is authorized "fora de prazo" (150). */
+  offlineTransmissionMs: 24 * HOUR,
+  /** 110111 of an MDF-e, from authorization. */
+  mdfeCancellationMs: 24 * HOUR,
+} as const;
+
+const CLOSED_MESSAGE = 'Autoridade fiscal simulada encerrada';
+
+export class SandboxAuthority implements TaxAuthority {
+  private readonly store: SandboxStore;
+  private readonly settings: SandboxAuthorityOptions['settings'];
+  private readonly clock: SandboxAuthorityOptions['clock'];
+  private readonly verAplic: string;
+
+  constructor(options: SandboxAuthorityOptions) {
+    // Compiling the schemas costs tens of milliseconds: paid at start-up, not by the first sale.
+    precompileSchemas(['nfe', 'eventoCancNFe', 'eventoCancSubst', 'inutNFe', 'mdfe', 'eventoMDFe', 'evCancMDFe', 'evEncMDFe']);
+    this.settings = options.settings;
+    this.clock = options.clock;
+    this.verAplic = options.verAplic ?? DEFAULT_VER_APLIC;
+    this.store = new SandboxStore(options.file);
+  }
+
+  close(): void {
+    this.store.close();
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // NF-e / NFC-e
+
+  async authorizeNfe(company: AuthorityCompany, signedNFe: string): Promise<NfeVerdict> {
+    await this.gate(company);
+    const now = this.now(company);
+    const cUF = cUFOf(company.uf);
+    const checked = checkNfe(company, signedNFe, cUF);
+    if (!checked.ok) return this.nfeVerdict(company, signedNFe, checked.rejection, now);
+    const { key, facts } = checked.document;
+    const cnpj = facts.emitCnpj!;
+    const model = facts.mod!;
+    const serie = Number(facts.serie);
+    const number = Number(facts.nNF);
+
+    return this.decide(() => {
+      const same = this.store.nfe(key);
+      if (same) {
+        if (same.cancelled_at) return this.nfeVerdict(company, signedNFe, NFE.jaCancelada, now);
+        const duplicate = `${NFE.duplicidade.xMotivo} [nProt:${same.n_prot}][dhAut:${same.received_at}]`;
+        return this.nfeVerdict(company, signedNFe, { cStat: NFE.duplicidade.cStat, xMotivo: duplicate }, now);
+      }
+      const other = this.store.nfeByNumber(cnpj, model, serie, number);
+      if (other) {
+        const duplicate = `${NFE.duplicidadeNumero.xMotivo} [chNFe:${other.access_key}][nProt:${other.n_prot}]`;
+        return this.nfeVerdict(company, signedNFe, { cStat: NFE.duplicidadeNumero.cStat, xMotivo: duplicate }, now);
+      }
+      if (this.store.voidedOverlap(cnpj, model, serie, number, number)) {
+        return this.nfeVerdict(company, signedNFe, NFE.numeroInutilizado, now);
+      }
+
+      const late = facts.tpEmis === '9' && now.getTime() - Date.parse(facts.dhEmi!) > SANDBOX_DEADLINES.offlineTransmissionMs;
+      const outcome = late ? NFE.autorizadoForaDePrazo : NFE.autorizado;
+      const nProt = this.protocolNumber(key, now);
+      const verdict = this.nfeVerdict(company, signedNFe, outcome, now, nProt);
+      this.store.insertNfe({
+        access_key: key,
+        company_id: company.id,
+        cnpj,
+        model,
+        serie,
+        number,
+        tp_emis: Number(facts.tpEmis),
+        c_stat: verdict.cStat,
+        x_motivo: verdict.xMotivo,
+        n_prot: nProt,
+        received_at: verdict.receivedAt,
+        authorized_at_ms: now.getTime(),
+        prot_nfe: verdict.protNFe,
+      });
+      return verdict;
+    });
+  }
+
+  async consultNfe(company: AuthorityCompany, key: string): Promise<NfeConsultation> {
+    await this.gate(company);
+    const row = this.read(() => this.store.nfe(key));
+    if (!row || row.cnpj !== company.cnpj) return { found: false, ...NFE.naoConsta };
+    return { found: true, verdict: storedNfeVerdict(row), cancelled: row.cancelled_at !== null };
+  }
+
+  async registerNfeEvent(company: AuthorityCompany, signedEvento: string): Promise<EventVerdict> {
+    await this.gate(company);
+    const now = this.now(company);
+    const checked = checkEvent(company, signedEvento, 'nfe');
+    if (!checked.ok) return this.eventVerdict('nfe', company, signedEvento, checked.rejection, now);
+    const { facts, key } = checked;
+    const tpEvento = facts.tpEvento!;
+    const nSeq = Number(facts.nSeqEvento);
+    const refuse = (r: Rejection) => this.eventVerdict('nfe', company, signedEvento, r, now);
+
+    return this.decide(() => {
+      const nfe = this.store.nfe(key);
+      if (!nfe || nfe.cnpj !== company.cnpj) return refuse(NFE.eventoExigeAutorizada);
+      if (this.store.nfeEvent(key, tpEvento, nSeq)) return refuse(NFE.eventoDuplicado);
+      if (nfe.cancelled_at) return refuse(NFE.cancelamentoDeCancelada);
+      if (facts.nProt !== nfe.n_prot) return refuse(NFE.protocoloDiferente);
+      const elapsed = now.getTime() - nfe.authorized_at_ms;
+      if (tpEvento === '110111') {
+        if (elapsed > SANDBOX_DEADLINES.nfeCancellationMs) return refuse(NFE.prazoCancelamento);
+      } else {
+        if (elapsed > SANDBOX_DEADLINES.nfeSubstitutionMs) return refuse(NFE.prazoCancelamento);
+        const problem = this.substitutionProblem(nfe, facts.chNFeRef);
+        if (problem) return refuse(problem);
+      }
+      const nProt = this.protocolNumber(key, now);
+      const verdict = this.eventVerdict('nfe', company, signedEvento, NFE.eventoRegistrado, now, nProt);
+      this.store.insertNfeEvent({
+        access_key: key,
+        tp_evento: tpEvento,
+        n_seq: nSeq,
+        company_id: company.id,
+        n_prot: nProt,
+        registered_at: verdict.registeredAt,
+        ret_evento: verdict.retEvento,
+      });
+      this.store.cancelNfe(key, verdict.registeredAt, tpEvento, nProt);
+      return verdict;
+    });
+  }
+
+  /** NT 2018.004: the substitute is another NFC-e of the same emitter, issued offline, authorized. */
+  private substitutionProblem(cancelled: NfeRow, chNFeRef: string | undefined): Rejection | undefined {
+    let ref;
+    try {
+      ref = parseAccessKey(chNFeRef);
+    } catch {
+      return NFE.substitutaInvalida;
+    }
+    if (ref.key === cancelled.access_key || ref.cnpj !== cancelled.cnpj || ref.model !== '65') return NFE.substitutaIncorreta;
+    if (ref.tpEmis !== 9 || cancelled.tp_emis !== 1) return NFE.substituicaoTpEmis;
+    const substitute = this.store.nfe(ref.key);
+    if (!substitute) return NFE.substitutaInexistente;
+    if (substitute.cancelled_at) return NFE.substitutaCancelada;
+    return undefined;
+  }
+
+  async voidNfeNumbers(company: AuthorityCompany, signedInutNFe: string): Promise<VoidingVerdict> {
+    await this.gate(company);
+    const now = this.now(company);
+    const cUF = cUFOf(company.uf);
+    const checked = checkInut(company, signedInutNFe, cUF);
+    if (!checked.ok) return this.voidingVerdict(company, signedInutNFe, checked.rejection, now);
+    const { facts, serie, first, last } = checked;
+    const cnpj = facts.cnpj!;
+    const model = facts.mod!;
+
+    return this.decide(() => {
+      if (this.store.authorizedInRange(cnpj, model, serie, first, last) !== undefined) {
+        return this.voidingVerdict(company, signedInutNFe, NFE.faixaUsada, now);
+      }
+      const voided = this.store.voidedOverlap(cnpj, model, serie, first, last);
+      if (voided) {
+        const same = voided.first === first && voided.last === last;
+        return this.voidingVerdict(company, signedInutNFe, same ? NFE.mesmaFaixa : NFE.faixaJaInutilizada, now);
+      }
+      const nProt = this.protocolNumber(cUF, now);
+      const verdict = this.voidingVerdict(company, signedInutNFe, NFE.inutilizado, now, nProt);
+      this.store.insertVoided({
+        company_id: company.id,
+        cnpj,
+        model,
+        serie,
+        first_number: first,
+        last_number: last,
+        n_prot: nProt,
+        received_at: verdict.receivedAt,
+        ret_inut: verdict.retInutNFe,
+      });
+      return verdict;
+    });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // MDF-e
+
+  async authorizeMdfe(company: AuthorityCompany, signedMDFe: string): Promise<MdfeVerdict> {
+    await this.gate(company);
+    const now = this.now(company);
+    const checked = checkMdfe(company, signedMDFe);
+    if (!checked.ok) return this.mdfeVerdict(company, signedMDFe, checked.rejection, now);
+    const { key, facts } = checked.document;
+    const cnpj = facts.emitCnpj!;
+    const serie = Number(facts.serie);
+    const number = Number(facts.nMDF);
+    const plate = (facts.placa ?? '').toUpperCase();
+
+    return this.decide(() => {
+      // The manifest's own number is left out: re-sending it is a duplicate (204), not a
+      // manifest blocking itself.
+      const open = this.store.openMdfeOfPlate(cnpj, plate, serie, number);
+      if (open) {
+        const xMotivo = `${MDFE.naoEncerrado.xMotivo} [chMDFe:${open.access_key}]`;
+        return this.mdfeVerdict(company, signedMDFe, { cStat: MDFE.naoEncerrado.cStat, xMotivo }, now);
+      }
+      if (this.store.mdfeByNumber(cnpj, serie, number)) return this.mdfeVerdict(company, signedMDFe, MDFE.duplicidade, now);
+
+      const nProt = this.protocolNumber(key, now);
+      const verdict = this.mdfeVerdict(company, signedMDFe, MDFE.autorizado, now, nProt);
+      this.store.insertMdfe({
+        access_key: key,
+        company_id: company.id,
+        cnpj,
+        serie,
+        number,
+        plate,
+        uf_ini: facts.UFIni!,
+        uf_fim: facts.UFFim!,
+        c_stat: verdict.cStat,
+        x_motivo: verdict.xMotivo,
+        n_prot: nProt,
+        received_at: verdict.receivedAt,
+        authorized_at_ms: now.getTime(),
+        prot_mdfe: verdict.protMDFe,
+      });
+      return verdict;
+    });
+  }
+
+  async consultMdfe(company: AuthorityCompany, key: string): Promise<MdfeConsultation> {
+    await this.gate(company);
+    const row = this.read(() => this.store.mdfe(key));
+    if (!row || row.cnpj !== company.cnpj) return { found: false, ...MDFE.naoConsta };
+    return { found: true, verdict: storedMdfeVerdict(row), state: row.state };
+  }
+
+  async registerMdfeEvent(company: AuthorityCompany, signedEvento: string): Promise<EventVerdict> {
+    await this.gate(company);
+    const now = this.now(company);
+    const checked = checkEvent(company, signedEvento, 'mdfe');
+    if (!checked.ok) return this.eventVerdict('mdfe', company, signedEvento, checked.rejection, now);
+    const { facts, key } = checked;
+    const tpEvento = facts.tpEvento!;
+    const refuse = (r: Rejection) => this.eventVerdict('mdfe', company, signedEvento, r, now);
+
+    return this.decide(() => {
+      const mdfe = this.store.mdfe(key);
+      if (!mdfe || mdfe.cnpj !== company.cnpj) return refuse(MDFE.naoConsta);
+      if (mdfe.state === 'cancelado') return refuse(MDFE.jaCancelado);
+      if (mdfe.state === 'encerrado') return refuse(MDFE.jaEncerrado);
+      if (facts.nProt !== mdfe.n_prot) return refuse(MDFE.protocoloDiferente);
+      if (tpEvento === '110111') {
+        if (now.getTime() - mdfe.authorized_at_ms > SANDBOX_DEADLINES.mdfeCancellationMs) return refuse(MDFE.prazoCancelamento);
+      } else {
+        // The municipality code starts with its state's cUF (9999999 / 99 for abroad).
+        if (!facts.cUF || !facts.cMun?.startsWith(facts.cUF)) return refuse(MDFE.municipioForaDaUf);
+        if (!facts.dtEnc || facts.dtEnc < brasiliaDate(new Date(mdfe.authorized_at_ms))) return refuse(MDFE.encerramentoAntesDaAutorizacao);
+      }
+      const nProt = this.protocolNumber(key, now);
+      const verdict = this.eventVerdict('mdfe', company, signedEvento, MDFE.eventoRegistrado, now, nProt);
+      this.store.insertMdfeEvent({
+        access_key: key,
+        tp_evento: tpEvento,
+        n_seq: Number(facts.nSeqEvento),
+        company_id: company.id,
+        n_prot: nProt,
+        registered_at: verdict.registeredAt,
+        ret_evento: verdict.retEvento,
+      });
+      if (tpEvento === '110111') this.store.cancelMdfe(key, verdict.registeredAt);
+      else this.store.closeMdfe(key, verdict.registeredAt);
+      return verdict;
+    });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // The way in: availability, latency, clock, transaction
+
+  private async gate(company: AuthorityCompany): Promise<void> {
+    if (!this.store.open) throw new AuthorityUnavailableError(CLOSED_MESSAGE);
+    const { available, latencyMs } = this.settings(company.id);
+    if (!available) throw new AuthorityUnavailableError();
+    if (latencyMs > 0) await delay(latencyMs);
+  }
+
+  private now(company: AuthorityCompany): Date {
+    return new Date(this.clock(company.id).getTime());
+  }
+
+  /**
+   * The stateful decision and its state change, committed together before the answer leaves.
+   * A lock held too long by another process, or the authority closed meanwhile, means nothing
+   * was decided: to the caller that is an unknown outcome, like a dropped connection.
+   */
+  private decide<T>(decision: () => T): T {
+    if (!this.store.open) throw new AuthorityUnavailableError(CLOSED_MESSAGE);
+    try {
+      return this.store.transaction(decision);
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      if (typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))) {
+        throw new AuthorityUnavailableError(`Autoridade fiscal simulada ocupada (${code})`);
+      }
+      throw err;
+    }
+  }
+
+  private read<T>(query: () => T): T {
+    if (!this.store.open) throw new AuthorityUnavailableError(CLOSED_MESSAGE);
+    return query();
+  }
+
+  /** "1" + cUF (from a key or a cUF) + YY of the company clock + 10-digit sequence. */
+  private protocolNumber(keyOrCUF: string, now: Date): string {
+    const yy = brasiliaDate(now).slice(2, 4);
+    return `1${keyOrCUF.slice(0, 2)}${yy}${String(this.store.next('protocolo')).padStart(10, '0')}`;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Answers. A document too broken to echo (the schema already failed) still gets an answer:
+  // the minimal element built from what the authority knows, or '' when even the key is unknown.
+
+  private nfeVerdict(company: AuthorityCompany, xml: string, outcome: Rejection, at: Date, nProt?: string): NfeVerdict {
+    const verdict = { cStat: outcome.cStat, xMotivo: outcome.xMotivo, verAplic: this.verAplic, dhRecbto: at, nProt };
+    const protNFe = answer(
+      () => nfeProtocolFor(xml, verdict),
+      () => nfeProtocol({ ...verdict, key: keyIn(xml, 'NFe'), tpAmb: tpAmbOf(company) }),
+    );
+    return { cStat: outcome.cStat, xMotivo: outcome.xMotivo, ...(nProt && { nProt }), receivedAt: brasiliaDateTime(at), protNFe };
+  }
+
+  private mdfeVerdict(company: AuthorityCompany, xml: string, outcome: Rejection, at: Date, nProt?: string): MdfeVerdict {
+    const verdict = { cStat: outcome.cStat, xMotivo: outcome.xMotivo, verAplic: this.verAplic, dhRecbto: at, nProt };
+    const protMDFe = answer(
+      () => mdfeProtocolFor(xml, verdict),
+      () => mdfeProtocol({ ...verdict, key: keyIn(xml, 'MDFe'), tpAmb: tpAmbOf(company) }),
+    );
+    return { cStat: outcome.cStat, xMotivo: outcome.xMotivo, ...(nProt && { nProt }), receivedAt: brasiliaDateTime(at), protMDFe };
+  }
+
+  private eventVerdict(
+    family: 'nfe' | 'mdfe',
+    company: AuthorityCompany,
+    xml: string,
+    outcome: Rejection,
+    at: Date,
+    nProt?: string,
+  ): EventVerdict {
+    const verdict = { cStat: outcome.cStat, xMotivo: outcome.xMotivo, verAplic: this.verAplic, dhRegEvento: at, nProt };
+    const answerXml = answer(
+      () => retEvento(xml, verdict),
+      () => eventAnswer(family, { ...verdict, tpAmb: tpAmbOf(company), cOrgao: cUFOf(company.uf) }),
+    );
+    return {
+      cStat: outcome.cStat,
+      xMotivo: outcome.xMotivo,
+      ...(nProt && { nProt }),
+      registeredAt: brasiliaDateTime(at),
+      retEvento: answerXml,
+    };
+  }
+
+  private voidingVerdict(company: AuthorityCompany, xml: string, outcome: Rejection, at: Date, nProt?: string): VoidingVerdict {
+    const verdict = { cStat: outcome.cStat, xMotivo: outcome.xMotivo, verAplic: this.verAplic, dhRecbto: at, nProt };
+    const retInut = answer(
+      () => retInutNFeFor(xml, verdict),
+      () => retInutNFe({ ...verdict, tpAmb: tpAmbOf(company), cUF: cUFOf(company.uf) }),
+    );
+    return { cStat: outcome.cStat, xMotivo: outcome.xMotivo, ...(nProt && { nProt }), receivedAt: brasiliaDateTime(at), retInutNFe: retInut };
+  }
+}
+
+const tpAmbOf = (company: AuthorityCompany): 1 | 2 => (company.environment === 'producao' ? 1 : 2);
+
+function keyIn(xml: string, prefix: 'NFe' | 'MDFe'): string {
+  const m = new RegExp(`<inf${prefix}\\s[^>]*?\\bId="${prefix}([0-9A-Z]{44})"`).exec(xml);
+  if (!m) throw new Error('sem chave');
+  return m[1]!;
+}
+
+function answer(...builders: (() => string)[]): string {
+  for (const build of builders) {
+    try {
+      return build();
+    } catch {
+      // the next, simpler form
+    }
+  }
+  return '';
+}
+
+function storedNfeVerdict(row: NfeRow): NfeVerdict {
+  return { cStat: row.c_stat, xMotivo: row.x_motivo, nProt: row.n_prot, receivedAt: row.received_at, protNFe: row.prot_nfe };
+}
+
+function storedMdfeVerdict(row: MdfeRow): MdfeVerdict {
+  return { cStat: row.c_stat, xMotivo: row.x_motivo, nProt: row.n_prot, receivedAt: row.received_at, protMDFe: row.prot_mdfe };
+}
