@@ -3,7 +3,10 @@
 
 type Subcommand = { summary: string; load: () => Promise<{ run(args: string[]): Promise<number> }> };
 
-const subcommands: Record<string, Subcommand> = {};
+const subcommands: Record<string, Subcommand> = {
+  service: { summary: 'Inicia o serviço de emissão (API HTTP de NFC-e e MDF-e)', load: () => import('../service/main.ts') },
+  company: { summary: 'Cadastra empresas no serviço de emissão (company create)', load: () => import('../service/company-command.ts') },
+};
 
 function usage(): string {
   const lines = Object.entries(subcommands).map(([name, s]) => `  ${name.padEnd(10)} ${s.summary}`);

@@ -1,0 +1,141 @@
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { loadMigrations, migrate, MigrationError, migrationSetDir } from './migrate.ts';
+
+let dir: string;
+let migrations: string;
+let dbFile: string;
+const open: Database.Database[] = [];
+
+function connect(): Database.Database {
+  const db = new Database(dbFile);
+  db.pragma('journal_mode = WAL');
+  db.pragma('busy_timeout = 5000');
+  db.pragma('foreign_keys = ON');
+  open.push(db);
+  return db;
+}
+
+const write = (name: string, sql: string) => writeFileSync(join(migrations, name), sql);
+const tables = (db: Database.Database) =>
+  (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all() as string[]).filter(
+    (t) => !t.startsWith('sqlite_'),
+  );
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'balcao-migrate-'));
+  migrations = join(dir, 'set');
+  mkdirSync(migrations);
+  dbFile = join(dir, 'test.sqlite');
+});
+
+afterEach(() => {
+  for (const db of open.splice(0)) db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('migrate', () => {
+  it('applies the files in file-name order, records them, and does nothing the second time', () => {
+    // Written out of order on purpose: the second depends on the first.
+    write('20261122T0400_add_b.sql', 'CREATE TABLE b (id INTEGER PRIMARY KEY, a_id INTEGER REFERENCES a (id));');
+    write('20261122T0300_init.sql', 'CREATE TABLE a (id INTEGER PRIMARY KEY);');
+    write('README.md', 'not a migration');
+    const db = connect();
+
+    expect(migrate(db, migrations)).toEqual(['20261122T0300_init', '20261122T0400_add_b']);
+    expect(tables(db)).toEqual(['a', 'b', 'schema_migrations']);
+    const rows = db.prepare('SELECT id, checksum, applied_at FROM schema_migrations ORDER BY id').all() as {
+      id: string;
+      checksum: string;
+      applied_at: string;
+    }[];
+    expect(rows.map((r) => r.id)).toEqual(['20261122T0300_init', '20261122T0400_add_b']);
+    expect(rows[0]!.checksum).toMatch(/^[0-9a-f]{64}$/);
+
+    expect(migrate(db, migrations)).toEqual([]);
+    // A restart is a new connection on the same file.
+    expect(migrate(connect(), migrations)).toEqual([]);
+  });
+
+  it('applies only the new migrations after an upgrade', () => {
+    write('20261122T0300_init.sql', 'CREATE TABLE a (id INTEGER PRIMARY KEY);');
+    expect(migrate(connect(), migrations)).toEqual(['20261122T0300_init']);
+    write('20261201T0900_more.sql', 'ALTER TABLE a ADD COLUMN name TEXT;');
+    expect(migrate(connect(), migrations)).toEqual(['20261201T0900_more']);
+  });
+
+  it('runs each migration in a transaction: a failing one leaves nothing half-applied', () => {
+    write('20261122T0300_init.sql', 'CREATE TABLE a (id INTEGER PRIMARY KEY);');
+    write('20261122T0400_broken.sql', 'CREATE TABLE c (id INTEGER PRIMARY KEY); INSERT INTO nowhere VALUES (1);');
+    const db = connect();
+
+    expect(() => migrate(db, migrations)).toThrow(/20261122T0400_broken/);
+    expect(tables(db)).toEqual(['a', 'schema_migrations']);
+    expect(db.prepare('SELECT id FROM schema_migrations').pluck().all()).toEqual(['20261122T0300_init']);
+
+    write('20261122T0400_broken.sql', 'CREATE TABLE c (id INTEGER PRIMARY KEY);');
+    expect(migrate(db, migrations)).toEqual(['20261122T0400_broken']);
+  });
+
+  it('refuses a database that has a migration this code does not know', () => {
+    write('20261122T0300_init.sql', 'CREATE TABLE a (id INTEGER PRIMARY KEY);');
+    write('20270101T0000_future.sql', 'CREATE TABLE f (id INTEGER PRIMARY KEY);');
+    migrate(connect(), migrations);
+    rmSync(join(migrations, '20270101T0000_future.sql'));
+
+    const db = connect();
+    expect(() => migrate(db, migrations)).toThrow(MigrationError);
+    expect(() => migrate(db, migrations)).toThrow(/20270101T0000_future.*versão mais nova/s);
+  });
+
+  it('refuses a migration edited after it was applied', () => {
+    write('20261122T0300_init.sql', 'CREATE TABLE a (id INTEGER PRIMARY KEY);');
+    migrate(connect(), migrations);
+    write('20261122T0300_init.sql', 'CREATE TABLE a (id INTEGER PRIMARY KEY, extra TEXT);');
+    expect(() => migrate(connect(), migrations)).toThrow(/20261122T0300_init.*alterada/s);
+  });
+
+  it('treats CRLF and LF copies of a migration as the same migration', () => {
+    write('20261122T0300_init.sql', 'CREATE TABLE a (id INTEGER PRIMARY KEY);\n');
+    migrate(connect(), migrations);
+    write('20261122T0300_init.sql', 'CREATE TABLE a (id INTEGER PRIMARY KEY);\r\n');
+    expect(migrate(connect(), migrations)).toEqual([]);
+  });
+
+  it('refuses a file name out of the timestamped pattern', () => {
+    write('init.sql', 'CREATE TABLE a (id INTEGER PRIMARY KEY);');
+    expect(() => loadMigrations(migrations)).toThrow(/init\.sql.*AAAAMMDDTHHMM/s);
+  });
+
+  it('refuses a migration that leaves broken foreign keys, and restores the foreign_keys setting', () => {
+    write(
+      '20261122T0300_init.sql',
+      'CREATE TABLE a (id INTEGER PRIMARY KEY); CREATE TABLE b (a_id INTEGER REFERENCES a (id)); INSERT INTO b VALUES (7);',
+    );
+    const db = connect();
+    expect(() => migrate(db, migrations)).toThrow(/chave\(s\) estrangeira\(s\)/);
+    expect(tables(db)).toEqual(['schema_migrations']);
+    expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
+  });
+
+  it('applies the service migrations to a fresh database', () => {
+    const db = connect();
+    const applied = migrate(db, migrationSetDir('service'));
+    expect(applied[0]).toBe('20261122T0300_init');
+    expect(tables(db)).toEqual(
+      expect.arrayContaining([
+        'api_tokens',
+        'companies',
+        'company_clock',
+        'idempotency_keys',
+        'sandbox_authority',
+        'webhook_deliveries',
+        'webhooks',
+      ]),
+    );
+    expect(migrate(db, migrationSetDir('service'))).toEqual([]);
+  });
+});

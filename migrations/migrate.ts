@@ -1,0 +1,122 @@
+// The migration runner shared by the service and the terminal. A migration set is a folder of
+// `<YYYYMMDDTHHMM>_<name>.sql` files applied in file-name order; each file runs in its own
+// transaction together with its row in `schema_migrations`, so a crash leaves it either fully
+// applied or not at all, and a restart picks up where it stopped.
+//
+// A database that records a migration this code does not ship was written by a newer version:
+// running older code against it could silently misread the data, so it is refused.
+
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type Database from 'better-sqlite3';
+
+export type Migration = { id: string; sql: string; checksum: string };
+
+export class MigrationError extends Error {
+  override name = 'MigrationError';
+}
+
+// Timestamped names keep the order obvious and make two engineers' migrations rarely collide.
+const FILE_NAME = /^(\d{8}T\d{4}_[a-z0-9_]+)\.sql$/;
+
+const migrationsRoot = dirname(fileURLToPath(import.meta.url));
+
+/** Folder of a migration set shipped with the code (`service`, `pos`). */
+export const migrationSetDir = (set: string): string => join(migrationsRoot, set);
+
+export function loadMigrations(dir: string): Migration[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (err) {
+    throw new MigrationError(`Pasta de migrações não encontrada: ${dir} (${(err as Error).message})`);
+  }
+  const migrations: Migration[] = [];
+  for (const name of names.sort()) {
+    if (!name.endsWith('.sql')) continue;
+    const m = FILE_NAME.exec(name);
+    if (!m) {
+      throw new MigrationError(
+        `Nome de migração inválido: ${name} (esperado AAAAMMDDTHHMM_descricao.sql, ex.: 20261122T0300_init.sql)`,
+      );
+    }
+    const sql = readFileSync(join(dir, name), 'utf8');
+    // Line endings normalised: a Windows checkout (autocrlf) must not look like an edited migration.
+    const checksum = createHash('sha256').update(sql.replace(/\r\n/g, '\n')).digest('hex');
+    migrations.push({ id: m[1]!, sql, checksum });
+  }
+  return migrations;
+}
+
+const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (
+  id TEXT PRIMARY KEY,
+  checksum TEXT NOT NULL,
+  applied_at TEXT NOT NULL
+)`;
+
+type AppliedRow = { id: string; checksum: string };
+
+/**
+ * Applies the pending migrations of `dir` to `db`. Returns the ids applied now (empty when the
+ * database was already current). Safe to call from several processes at once: each migration
+ * takes the write lock and re-checks before applying.
+ */
+export function migrate(db: Database.Database, dir: string): string[] {
+  const migrations = loadMigrations(dir);
+  db.exec(CREATE_TABLE);
+  const known = new Map(migrations.map((m) => [m.id, m]));
+  const appliedRows = () => db.prepare('SELECT id, checksum FROM schema_migrations ORDER BY id').all() as AppliedRow[];
+
+  const unknown = appliedRows().filter((r) => !known.has(r.id));
+  if (unknown.length) {
+    throw new MigrationError(
+      `O banco de dados ${db.name} tem migrações que esta versão do Balcão não conhece ` +
+        `(${unknown.map((r) => r.id).join(', ')}): ele foi atualizado por uma versão mais nova. ` +
+        'Atualize o Balcão em vez de usar esta versão com este banco.',
+    );
+  }
+  for (const row of appliedRows()) {
+    if (known.get(row.id)!.checksum !== row.checksum) {
+      throw new MigrationError(
+        `A migração ${row.id} já aplicada neste banco foi alterada depois de aplicada. ` +
+          'Migrações publicadas não se editam: crie uma nova migração com a mudança.',
+      );
+    }
+  }
+
+  // Table rebuilds (the SQLite way to alter a column) need foreign keys off, and the pragma is a
+  // no-op inside a transaction; integrity is checked with foreign_key_check before each commit.
+  const foreignKeys = db.pragma('foreign_keys', { simple: true }) as number;
+  db.pragma('foreign_keys = OFF');
+  const isApplied = db.prepare('SELECT 1 FROM schema_migrations WHERE id = ?').pluck();
+  const record = db.prepare('INSERT INTO schema_migrations (id, checksum, applied_at) VALUES (?, ?, ?)');
+  const applied: string[] = [];
+  try {
+    for (const migration of migrations) {
+      const apply = db.transaction(() => {
+        if (isApplied.get(migration.id)) return false; // another process got here first
+        db.exec(migration.sql);
+        const broken = db.pragma('foreign_key_check') as unknown[];
+        if (broken.length) {
+          throw new MigrationError(`A migração ${migration.id} deixaria ${broken.length} chave(s) estrangeira(s) quebrada(s).`);
+        }
+        record.run(migration.id, migration.checksum, new Date().toISOString());
+        return true;
+      });
+      let done: boolean;
+      try {
+        // IMMEDIATE: take the write lock before reading, so two processes never both apply it.
+        done = apply.immediate();
+      } catch (err) {
+        if (err instanceof MigrationError) throw err;
+        throw new MigrationError(`Falha ao aplicar a migração ${migration.id}: ${(err as Error).message}`);
+      }
+      if (done) applied.push(migration.id);
+    }
+  } finally {
+    db.pragma(`foreign_keys = ${foreignKeys ? 'ON' : 'OFF'}`);
+  }
+  return applied;
+}

@@ -1,0 +1,134 @@
+// The HTTP application: JSON only, at most 1 MiB per body, the contract's error bodies, bearer
+// authentication on /api/v1 (except the OpenAPI document), the sandbox and webhook settings
+// routes, and the seam where document types mount their routes (http/routes.ts).
+
+import { randomUUID } from 'node:crypto';
+import swagger from '@fastify/swagger';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { ServiceMode } from './clock.ts';
+import { createServiceDeps, type ServiceDeps } from './deps.ts';
+import { authenticate } from './http/auth.ts';
+import { ApiError, errorHandler, notFoundHandler } from './http/errors.ts';
+import { coerceQueryAndParams } from './http/query-coercion.ts';
+import { documentRoutes } from './http/routes.ts';
+import { sandboxRoutes } from './http/sandbox-routes.ts';
+import type { ApiRoutes, TypeBoxTypeProvider } from './http/type-provider.ts';
+import { webhookRoutes } from './http/webhook-routes.ts';
+import type { SecretBox } from './secrets.ts';
+import type { ServiceStore } from './store.ts';
+
+export const API_PREFIX = '/api/v1';
+export const OPENAPI_PATH = `${API_PREFIX}/openapi.json`;
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+export type BuildAppOptions = {
+  store: ServiceStore;
+  secrets: SecretBox;
+  mode: ServiceMode;
+  /** A pino logger (or any fastify-compatible one); omitted = silent. */
+  logger?: FastifyBaseLogger;
+  /** Route plugins mounted under /api/v1 behind authentication; default: http/routes.ts. */
+  routes?: readonly ApiRoutes[];
+  /** Real time source, for the company clocks. */
+  realNow?: () => number;
+};
+
+export type ServiceApp = FastifyInstance & { deps: ServiceDeps };
+
+const notJson = () =>
+  new ApiError('tipo_de_conteudo_invalido', 'O corpo da requisição deve ser JSON em UTF-8 (Content-Type: application/json).');
+
+export function buildApp(options: BuildAppOptions): ServiceApp {
+  const deps = createServiceDeps(options);
+  const app = Fastify({
+    ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
+    bodyLimit: BODY_LIMIT_BYTES,
+    // Our own 503 (below) speaks the contract's error body; fastify's would not.
+    return503OnClosing: false,
+    // Request ids are ours (UUIDs), never taken from a client header that could forge log lines.
+    requestIdHeader: false,
+    genReqId: () => randomUUID(),
+    ajv: {
+      customOptions: {
+        coerceTypes: false, // bodies are never coerced; query strings: http/query-coercion.ts
+        removeAdditional: false, // an unexpected field is refused, not silently dropped
+        useDefaults: true,
+        // Every problem at once, so a caller fixes a payload in one round; the body limit bounds
+        // the cost that makes fastify default this off.
+        allErrors: true,
+      },
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.decorate('deps', deps);
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler(notFoundHandler);
+
+  // JSON in UTF-8 and nothing else: text/plain (a fastify default) and other charsets are 415.
+  app.removeAllContentTypeParsers();
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const charset = /;\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(request.headers['content-type'] ?? '')?.[1];
+    if (charset && !/^utf-?8$/i.test(charset)) {
+      done(notJson(), undefined);
+      return;
+    }
+    parseJson(request, body as string, done);
+  });
+
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    if (closing) {
+      throw new ApiError('servico_indisponivel', 'O serviço está sendo encerrado; tente novamente em instantes.', {
+        headers: { connection: 'close', 'retry-after': '1' },
+      });
+    }
+  });
+  // A request that was in flight when closing began ends its keep-alive connection with its
+  // response; otherwise the idle socket would hold close() open until the keep-alive timeout.
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (closing) reply.header('connection', 'close');
+    return payload;
+  });
+  app.addHook('preValidation', coerceQueryAndParams);
+
+  void app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Balcão: API de emissão de NFC-e e MDF-e',
+        version: '1',
+        description:
+          'Autenticação: Authorization: Bearer <token da empresa>. Erros: { error: { code, message, details? } }. ' +
+          (options.mode === 'sandbox' ? 'Modo sandbox: autoridade fiscal simulada.' : 'Modo produção.'),
+      },
+      components: {
+        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'Token da empresa (blc_...)' } },
+      },
+      security: [{ bearerAuth: [] }],
+    },
+  });
+
+  app.get('/healthz', { schema: { hide: true } }, async () => {
+    await deps.store.ping();
+    return { status: 'ok' };
+  });
+
+  app.get(OPENAPI_PATH, { schema: { hide: true } }, async () => app.swagger());
+
+  void app.register(
+    async (api) => {
+      api.addHook('onRequest', authenticate(deps.store));
+      if (options.mode === 'sandbox') await api.register(sandboxRoutes, { deps });
+      await api.register(webhookRoutes, { deps });
+      for (const routes of options.routes ?? documentRoutes) await api.register(routes, { deps });
+    },
+    { prefix: API_PREFIX },
+  );
+
+  return app as unknown as ServiceApp;
+}

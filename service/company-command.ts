@@ -1,0 +1,137 @@
+// `balcao company create`: registers a company in the service's data directory and prints its
+// id and API token as JSON, once (only the token's hash is stored).
+
+import { readFileSync } from 'node:fs';
+import { FieldError } from '../fiscal/errors.ts';
+import { EXIT_USAGE, parseOptions, UsageError } from './cli-args.ts';
+import { createCompany, type CompanyInput } from './companies.ts';
+import { openService } from './open-service.ts';
+
+const USAGE = `Uso: balcao company create --data DIR --cnpj CNPJ --uf UF --nome "RAZÃO SOCIAL" [opções]
+
+Cadastra uma empresa no serviço de emissão e mostra, uma única vez, o token de acesso:
+  {"company_id": "...", "token": "blc_..."}
+
+Opções:
+  --data DIR               pasta de dados do serviço (obrigatória)
+  --cnpj CNPJ              14 caracteres, sem pontuação (obrigatório)
+  --uf UF                  sigla da UF do emitente (obrigatória)
+  --nome TEXTO             razão social (obrigatória)
+  --fantasia TEXTO         nome fantasia
+  --ie NÚMERO              inscrição estadual (padrão em homologação: ISENTO)
+  --crt 1|2|3|4            regime tributário (padrão 1, Simples Nacional)
+  --csc-id N --csc TOKEN   código de segurança do contribuinte (NFC-e), juntos
+  --certificado ARQ.pfx --senha SENHA
+                           certificado A1 do CNPJ; em homologação, sem ele é gerado
+                           um certificado de teste
+  --ambiente homologacao|producao    (padrão homologacao)
+  --qrcode-versao 2|3      versão do QR Code da NFC-e (padrão 2)
+  --logradouro, --numero, --complemento, --bairro, --municipio CÓDIGO-IBGE, --cep, --telefone
+                           endereço; em homologação, o que faltar é preenchido com a capital da UF
+`;
+
+const OPTIONS = {
+  data: { type: 'string' },
+  cnpj: { type: 'string' },
+  uf: { type: 'string' },
+  nome: { type: 'string' },
+  fantasia: { type: 'string' },
+  ie: { type: 'string' },
+  crt: { type: 'string' },
+  'csc-id': { type: 'string' },
+  csc: { type: 'string' },
+  certificado: { type: 'string' },
+  senha: { type: 'string' },
+  ambiente: { type: 'string' },
+  'qrcode-versao': { type: 'string' },
+  logradouro: { type: 'string' },
+  numero: { type: 'string' },
+  complemento: { type: 'string' },
+  bairro: { type: 'string' },
+  municipio: { type: 'string' },
+  cep: { type: 'string' },
+  telefone: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+function parse(args: string[]): { dataDir: string; input: CompanyInput } | 'help' {
+  const [action, ...rest] = args;
+  if (action === '--help' || action === '-h' || action === 'help') return 'help';
+  if (action === undefined) throw new UsageError('informe a ação: create');
+  if (action !== 'create') throw new UsageError(`ação desconhecida: ${action} (disponível: create)`);
+  const { values: v } = parseOptions(rest, OPTIONS);
+  if (v.help) return 'help';
+  const missing = (['data', 'cnpj', 'uf', 'nome'] as const).filter((name) => v[name] === undefined);
+  if (missing.length) throw new UsageError(missing.map((name) => `--${name}: obrigatório`).join('\n'));
+  if ((v.certificado === undefined) !== (v.senha === undefined)) {
+    throw new UsageError(v.certificado === undefined ? '--certificado: obrigatório junto com --senha' : '--senha: obrigatória junto com --certificado');
+  }
+  let certificate: CompanyInput['certificate'];
+  if (v.certificado !== undefined) {
+    try {
+      certificate = { pfx: readFileSync(v.certificado), password: v.senha! };
+    } catch (err) {
+      throw new UsageError(`--certificado: não foi possível ler ${v.certificado} (${(err as NodeJS.ErrnoException).code ?? 'erro'})`);
+    }
+  }
+  return {
+    dataDir: v.data!,
+    input: {
+      cnpj: v.cnpj!,
+      uf: v.uf!,
+      nome: v.nome!,
+      fantasia: v.fantasia,
+      ie: v.ie,
+      crt: v.crt,
+      cscId: v['csc-id'],
+      csc: v.csc,
+      certificate,
+      ambiente: v.ambiente,
+      qrcodeVersao: v['qrcode-versao'],
+      logradouro: v.logradouro,
+      numero: v.numero,
+      complemento: v.complemento,
+      bairro: v.bairro,
+      municipio: v.municipio,
+      cep: v.cep,
+      telefone: v.telefone,
+    },
+  };
+}
+
+export async function run(args: string[]): Promise<number> {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(args);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`${err.message}\n\n${USAGE}`);
+    return EXIT_USAGE;
+  }
+  if (parsed === 'help') {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+
+  let opened: Awaited<ReturnType<typeof openService>>;
+  try {
+    opened = await openService(parsed.dataDir);
+  } catch (err) {
+    process.stderr.write(`Não foi possível abrir os dados do serviço em ${parsed.dataDir}: ${(err as Error).message}\n`);
+    return 1;
+  }
+  try {
+    const { companyId, token } = await createCompany(opened, parsed.input);
+    process.stdout.write(JSON.stringify({ company_id: companyId, token }) + '\n');
+    return 0;
+  } catch (err) {
+    if (err instanceof FieldError) {
+      // The fields are named after the options (companies.ts), so each line points at one.
+      process.stderr.write(err.issues.map((i) => `--${i.field}: ${i.message}`).join('\n') + '\n');
+      return EXIT_USAGE;
+    }
+    throw err;
+  } finally {
+    await opened.store.close();
+  }
+}

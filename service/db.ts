@@ -1,0 +1,48 @@
+// The service's SQLite database: `<data>/service.sqlite`, migrated on open.
+//
+// synchronous=FULL with WAL: every commit is fsynced before the statement returns, so a state
+// change the API has acknowledged (a document accepted, a key claimed) survives a power cut.
+// NORMAL would only risk the last transactions on power loss, but "acknowledged" must mean
+// "durable" for an issuer that must never issue twice. Measured on the development VM (ext4 on
+// a virtual disk, Node 20): an idempotency claim (one BEGIN IMMEDIATE transaction) costs
+// ≈0.22–0.27 ms mean, p99 0.4–2 ms, with FULL, against ≈0.08 ms mean, p99 0.1 ms, with
+// NORMAL: roughly 4,000 vs 12,000 commits/s on one connection. Over HTTP a one-commit sandbox
+// route sustains ≈2,500 req/s (8 connections) against ≈4,800 req/s for a read-only route.
+// A point of sale issues a handful of documents per second at peak; FULL is nowhere near a limit.
+
+import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { migrate, migrationSetDir } from '../migrations/migrate.ts';
+
+export const SERVICE_DB_FILE = 'service.sqlite';
+
+/** How long a writer waits for another process's write lock before failing with SQLITE_BUSY. */
+const BUSY_TIMEOUT_MS = 5_000;
+
+export type OpenOptions = {
+  /** Skip the migrations (tools that only read a database the service already migrated). */
+  migrate?: boolean;
+};
+
+export const serviceDbPath = (dataDir: string): string => join(dataDir, SERVICE_DB_FILE);
+
+export function openServiceDatabase(dataDir: string, options: OpenOptions = {}): Database.Database {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const file = serviceDbPath(dataDir);
+  // Created owner-only before SQLite opens it: SQLite gives the -wal and -shm files the
+  // database file's permissions, and all three hold token hashes and sealed credentials.
+  closeSync(openSync(file, 'a', 0o600));
+  const db = new Database(file);
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    db.pragma('foreign_keys = ON');
+    if (options.migrate !== false) migrate(db, migrationSetDir('service'));
+    return db;
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}

@@ -1,0 +1,289 @@
+// The error contract of every endpoint (contract.md section 1): one body shape,
+// `{ error: { code, message, details?: [{ field, message }] } }`, fixed codes, messages in
+// Portuguese, field paths in the API's dotted style (`det[0].prod.NCM`). Whatever goes wrong,
+// the caller gets this shape; stack traces and internal messages go to the log only.
+
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyError, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify';
+import { FieldError, type FieldIssue } from '../../fiscal/errors.ts';
+
+export const ERROR_STATUS = {
+  requisicao_invalida: 400,
+  nao_autorizado: 401,
+  nao_encontrado: 404,
+  em_processamento: 409,
+  payload_muito_grande: 413,
+  tipo_de_conteudo_invalido: 415,
+  chave_idempotencia_reutilizada: 422,
+  prazo_expirado: 422,
+  estado_invalido: 422,
+  csc_nao_configurado: 422,
+  validacao: 422,
+  erro_interno: 500,
+  autoridade_indisponivel: 503,
+  servico_indisponivel: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+export type ErrorDetail = FieldIssue;
+
+export const ErrorBody = Type.Object(
+  {
+    error: Type.Object({
+      code: Type.String({ description: 'Código estável do erro (ex.: requisicao_invalida)' }),
+      message: Type.String({ description: 'Texto em português' }),
+      details: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() }))),
+      id: Type.Optional(Type.String({ description: 'em_processamento: id do documento em processamento' })),
+    }),
+    id: Type.Optional(Type.String({ description: 'em_processamento: id do documento em processamento' })),
+  },
+  { description: 'Erro' },
+);
+export type ErrorBody = Static<typeof ErrorBody>;
+
+/** Response schemas of the given error statuses, for a route's OpenAPI description. */
+export function errorResponses<S extends number>(...statuses: S[]): Record<S, typeof ErrorBody> {
+  return Object.fromEntries(statuses.map((s) => [s, ErrorBody])) as Record<S, typeof ErrorBody>;
+}
+
+export type ApiErrorOptions = {
+  details?: ErrorDetail[];
+  /** Response headers (Retry-After, WWW-Authenticate, ...). */
+  headers?: Record<string, string>;
+  /** The id of the document concerned (409 em_processamento). */
+  id?: string;
+};
+
+/** An error meant for the caller: thrown anywhere in a request, answered as the contract says. */
+export class ApiError extends Error {
+  override name = 'ApiError';
+  readonly status: number;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly options: ApiErrorOptions = {},
+  ) {
+    super(message);
+    this.status = ERROR_STATUS[code];
+  }
+
+  toBody(): ErrorBody {
+    const { details, id } = this.options;
+    const error: ErrorBody['error'] = { code: this.code, message: this.message };
+    if (details?.length) error.details = details;
+    // The contract says the 409 "carries the id": in the error and at the top level, where a
+    // client reads a document's id in every other response.
+    if (id !== undefined) return { error: { ...error, id }, id };
+    return { error };
+  }
+}
+
+export const notFound = (message = 'Recurso não encontrado.'): ApiError => new ApiError('nao_encontrado', message);
+
+export const invalidRequest = (message: string, details?: ErrorDetail[]): ApiError =>
+  new ApiError('requisicao_invalida', message, details ? { details } : {});
+
+// --- schema validation → details ------------------------------------------------------------
+
+const MAX_DETAILS = 50;
+
+const ROOT_FIELD: Record<string, string> = { body: 'corpo', querystring: 'consulta', params: 'caminho', headers: 'cabeçalhos' };
+
+/** JSON pointer (`/det/0/prod/NCM`) → API path (`det[0].prod.NCM`). */
+export function apiFieldPath(pointer: string): string {
+  let out = '';
+  for (const raw of pointer.split('/').slice(1)) {
+    const segment = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (/^(?:0|[1-9][0-9]*)$/.test(segment)) out += `[${segment}]`;
+    else out += (out ? '.' : '') + segment;
+  }
+  return out;
+}
+
+const joinField = (base: string, name: string): string => (base ? `${base}.${name}` : name);
+
+const TYPE_NAMES: Record<string, string> = {
+  string: 'texto',
+  integer: 'número inteiro',
+  number: 'número',
+  boolean: 'booleano (true ou false)',
+  object: 'objeto',
+  array: 'lista',
+  null: 'nulo',
+};
+
+const FORMAT_NAMES: Record<string, string> = {
+  uri: 'URL absoluta',
+  url: 'URL absoluta',
+  uuid: 'UUID',
+  date: 'data AAAA-MM-DD',
+  'date-time': 'data e hora ISO 8601',
+  email: 'e-mail',
+};
+
+const plural = (n: unknown, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
+function messageOf(e: FastifySchemaValidationError): string {
+  const p = e.params as Record<string, unknown>;
+  switch (e.keyword) {
+    case 'required':
+    case 'dependentRequired':
+      return 'obrigatório';
+    case 'additionalProperties':
+      return 'campo não permitido';
+    case 'type':
+      return `deve ser ${String(p.type)
+        .split(',')
+        .map((t) => TYPE_NAMES[t] ?? t)
+        .join(' ou ')}`;
+    case 'minLength':
+      return p.limit === 1 ? 'não pode ser vazio' : `deve ter no mínimo ${plural(p.limit, 'caractere', 'caracteres')}`;
+    case 'maxLength':
+      return `deve ter no máximo ${plural(p.limit, 'caractere', 'caracteres')}`;
+    case 'pattern':
+      return `formato inválido (padrão ${String(p.pattern)})`;
+    case 'format':
+      return `formato inválido (esperado ${FORMAT_NAMES[String(p.format)] ?? String(p.format)})`;
+    case 'enum':
+      return `deve ser um destes valores: ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'const':
+      return `deve ser ${JSON.stringify(p.allowedValue)}`;
+    case 'minimum':
+      return `deve ser no mínimo ${String(p.limit)}`;
+    case 'maximum':
+      return `deve ser no máximo ${String(p.limit)}`;
+    case 'exclusiveMinimum':
+      return `deve ser maior que ${String(p.limit)}`;
+    case 'exclusiveMaximum':
+      return `deve ser menor que ${String(p.limit)}`;
+    case 'multipleOf':
+      return `deve ser múltiplo de ${String(p.multipleOf)}`;
+    case 'minItems':
+      return `deve ter no mínimo ${plural(p.limit, 'item', 'itens')}`;
+    case 'maxItems':
+      return `deve ter no máximo ${plural(p.limit, 'item', 'itens')}`;
+    case 'uniqueItems':
+      return 'não pode ter itens repetidos';
+    case 'minProperties':
+      return `deve ter no mínimo ${plural(p.limit, 'campo', 'campos')}`;
+    case 'maxProperties':
+      return `deve ter no máximo ${plural(p.limit, 'campo', 'campos')}`;
+    case 'anyOf':
+    case 'oneOf':
+      return 'não corresponde a nenhuma das formas aceitas';
+    default:
+      return 'inválido';
+  }
+}
+
+/** Ajv errors of one request part → contract details (deduplicated, unions summarised). */
+export function validationDetails(errors: FastifySchemaValidationError[], context: string): ErrorDetail[] {
+  const root = ROOT_FIELD[context] ?? context;
+  // A union (anyOf/oneOf) reports every branch's failure and then itself; the branches are
+  // noise for the caller, except that a union of constants is best told as its list of values.
+  const unions = errors.filter((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf');
+  const inside = (e: FastifySchemaValidationError, u: FastifySchemaValidationError) =>
+    e !== u && e.schemaPath.startsWith(u.schemaPath + '/');
+  const details: ErrorDetail[] = [];
+  const seen = new Set<string>();
+  for (const e of errors) {
+    if (unions.some((u) => inside(e, u))) continue;
+    let path = apiFieldPath(e.instancePath);
+    if (context !== 'body' && path === '' && e.keyword !== 'required' && e.keyword !== 'additionalProperties') path = root;
+    let field = path;
+    if (e.keyword === 'required' || e.keyword === 'dependentRequired') field = joinField(path, String(e.params.missingProperty));
+    else if (e.keyword === 'additionalProperties') field = joinField(path, String(e.params.additionalProperty));
+    let message = messageOf(e);
+    if (e.keyword === 'anyOf' || e.keyword === 'oneOf') {
+      const branches = errors.filter((b) => inside(b, e));
+      if (branches.length && branches.every((b) => b.keyword === 'const' && b.instancePath === e.instancePath)) {
+        message = `deve ser um destes valores: ${branches.map((b) => JSON.stringify(b.params.allowedValue)).join(', ')}`;
+      }
+    }
+    field ||= root;
+    const key = `${field}\u0000${message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    details.push({ field, message });
+    if (details.length === MAX_DETAILS) break;
+  }
+  return details;
+}
+
+// --- the handlers ---------------------------------------------------------------------------
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Status of a FieldError thrown by the route: 422 `validacao` (default) or 400. */
+    fieldErrorStatus?: 400 | 422;
+  }
+}
+
+const INTERNAL_MESSAGE = 'Erro interno do serviço. A falha foi registrada; tente novamente em instantes.';
+
+const PART_NAMES: Record<string, string> = {
+  body: 'no corpo',
+  querystring: 'nos parâmetros de consulta',
+  params: 'no caminho',
+  headers: 'nos cabeçalhos',
+};
+
+/** Any error thrown while serving a request → the ApiError the caller sees. */
+export function toApiError(error: unknown, request: FastifyRequest): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof FieldError) {
+    return request.routeOptions.config?.fieldErrorStatus === 400
+      ? new ApiError('requisicao_invalida', 'Requisição inválida.', { details: error.issues })
+      : new ApiError('validacao', 'Os dados não passaram na validação.', { details: error.issues });
+  }
+  const e = error as Partial<FastifyError> & { validation?: FastifySchemaValidationError[]; validationContext?: string };
+  if (Array.isArray(e.validation)) {
+    const context = e.validationContext ?? 'body';
+    return new ApiError('requisicao_invalida', `Campos inválidos ${PART_NAMES[context] ?? 'na requisição'}; veja os detalhes.`, {
+      details: validationDetails(e.validation, context),
+    });
+  }
+  switch (e.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError('tipo_de_conteudo_invalido', 'O corpo da requisição deve ser JSON (Content-Type: application/json).');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError('payload_muito_grande', 'O corpo da requisição excede o limite de 1 MiB.');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new ApiError('requisicao_invalida', 'JSON malformado no corpo da requisição.');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ApiError('requisicao_invalida', 'Corpo vazio com Content-Type application/json: envie um objeto JSON.');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ApiError('requisicao_invalida', 'O tamanho do corpo não confere com o cabeçalho Content-Length.');
+  }
+  // Other client errors raised by the framework (bad URL encoding, ...): keep the status class,
+  // never the English text.
+  const status = typeof e.statusCode === 'number' ? e.statusCode : 500;
+  if (status === 404) return notFound();
+  if (status === 413) return new ApiError('payload_muito_grande', 'O corpo da requisição excede o limite de 1 MiB.');
+  if (status === 415) return new ApiError('tipo_de_conteudo_invalido', 'O corpo da requisição deve ser JSON (Content-Type: application/json).');
+  if (status >= 400 && status < 500) return new ApiError('requisicao_invalida', 'Requisição inválida.');
+  return new ApiError('erro_interno', INTERNAL_MESSAGE);
+}
+
+export function sendApiError(reply: FastifyReply, error: ApiError): FastifyReply {
+  for (const [name, value] of Object.entries(error.options.headers ?? {})) reply.header(name, value);
+  return reply.code(error.status).type('application/json; charset=utf-8').send(error.toBody());
+}
+
+/** fastify setErrorHandler: the contract body for everything, details of 5xx only in the log. */
+export function errorHandler(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const apiError = toApiError(error, request);
+  if (apiError.status >= 500 && !(error instanceof ApiError)) {
+    request.log.error({ err: error }, 'erro interno ao atender a requisição');
+  } else {
+    request.log.debug({ code: apiError.code, status: apiError.status }, apiError.message);
+  }
+  return sendApiError(reply, apiError);
+}
+
+/** fastify setNotFoundHandler: unknown route (or a route absent in this mode). */
+export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const path = request.url.split('?')[0];
+  return sendApiError(reply, notFound(`Rota não encontrada: ${request.method} ${path}`));
+}

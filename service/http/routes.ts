@@ -1,0 +1,8 @@
+// The document endpoints mounted under /api/v1, behind authentication. Each document type
+// (NFC-e, MDF-e, NF-e de devolução) adds its plugin to this list; buildApp registers each one
+// with the service dependencies. A plugin that needs background work (a queue, the restart
+// recovery of its idempotency keys) starts it in an onReady hook and stops it in onClose.
+
+import type { ApiRoutes } from './type-provider.ts';
+
+export const documentRoutes: readonly ApiRoutes[] = [];

@@ -1,0 +1,129 @@
+// `balcao service`: runs the issuance API until SIGTERM/SIGINT. Binds to loopback unless told
+// otherwise (DEVELOPERS.md: nothing listens beyond loopback unless configured). When ready it
+// logs one line `{"msg":"listening","url":"http://127.0.0.1:PORT"}`, which supervisors and the
+// test harness wait for. On a signal it stops accepting, lets in-flight requests finish, closes
+// the database and exits 0.
+
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import { buildApp } from './app.ts';
+import { EXIT_USAGE, parseOptions, UsageError } from './cli-args.ts';
+import type { ServiceMode } from './clock.ts';
+import { createLogger } from './logger.ts';
+import { openService } from './open-service.ts';
+
+const USAGE = `Uso: balcao service --port PORTA --data DIR [--host 127.0.0.1] [--modo sandbox|producao]
+
+Inicia o serviço de emissão (API HTTP de NFC-e e MDF-e).
+  --port PORTA   porta TCP (0 = uma porta livre qualquer)
+  --data DIR     pasta de dados (banco service.sqlite e chave mestra master.key)
+  --host ENDEREÇO  interface de escuta (padrão 127.0.0.1, só esta máquina)
+  --modo sandbox|producao  sandbox (padrão): autoridade fiscal simulada e controles /api/v1/sandbox
+`;
+
+// In-flight requests get this long after a stop signal; then open connections are cut. An
+// unfinished issuance keeps its idempotency key locked and is settled on the next start.
+const DEFAULT_GRACE_MS = 30_000;
+
+type ServiceArgs = { port: number; host: string; dataDir: string; mode: ServiceMode };
+
+function parse(args: string[]): ServiceArgs | 'help' {
+  const { values: v } = parseOptions(args, {
+    port: { type: 'string' },
+    data: { type: 'string' },
+    host: { type: 'string' },
+    modo: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  });
+  if (v.help) return 'help';
+  if (v.port === undefined) throw new UsageError('--port: obrigatório');
+  if (!/^[0-9]{1,5}$/.test(v.port) || Number(v.port) > 65535) throw new UsageError('--port: deve ser um número de 0 a 65535');
+  if (v.data === undefined || v.data === '') throw new UsageError('--data: obrigatório');
+  const modo = v.modo ?? 'sandbox';
+  if (modo !== 'sandbox' && modo !== 'producao') throw new UsageError('--modo: deve ser sandbox ou producao');
+  return { port: Number(v.port), host: v.host ?? '127.0.0.1', dataDir: v.data, mode: modo === 'producao' ? 'production' : 'sandbox' };
+}
+
+export async function run(args: string[]): Promise<number> {
+  let parsed: ServiceArgs | 'help';
+  try {
+    parsed = parse(args);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`${err.message}\n\n${USAGE}`);
+    return EXIT_USAGE;
+  }
+  if (parsed === 'help') {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  let log: Logger;
+  try {
+    log = createLogger();
+  } catch (err) {
+    process.stderr.write(`BALCAO_LOG_LEVEL inválido: ${(err as Error).message}\n`);
+    return EXIT_USAGE;
+  }
+  try {
+    return await serve(parsed, log);
+  } catch (err) {
+    log.fatal({ err }, 'o serviço não pôde iniciar');
+    return 1;
+  }
+}
+
+async function serve({ port, host, dataDir, mode }: ServiceArgs, log: Logger): Promise<number> {
+  const { store, secrets } = await openService(dataDir);
+  const app = buildApp({ store, secrets, mode, logger: log });
+  try {
+    await app.listen({ port, host });
+  } catch (err) {
+    await app.close().catch(() => undefined);
+    await store.close();
+    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new Error(`a porta ${port} já está em uso em ${host}`);
+    throw err;
+  }
+  const address = app.server.address() as AddressInfo;
+  const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  // Lifecycle lines (listening, stopping, stopped) are what supervisors wait for: they are
+  // written whatever BALCAO_LOG_LEVEL says.
+  const lifecycle = log.isLevelEnabled('info') ? log : log.child({}, { level: 'info' });
+  lifecycle.info({ url: `http://${urlHost}:${address.port}`, mode, dataDir }, 'listening');
+
+  const graceMs = Number(process.env.BALCAO_SHUTDOWN_GRACE_MS ?? DEFAULT_GRACE_MS);
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const stop = (signal: NodeJS.Signals) => {
+      if (stopping) {
+        log.warn({ signal }, 'segundo sinal: encerrando imediatamente');
+        process.exit(1);
+      }
+      stopping = true;
+      lifecycle.info({ signal }, 'stopping');
+      const cut = setTimeout(() => {
+        log.warn({ graceMs }, 'prazo de encerramento esgotado: fechando as conexões abertas');
+        app.server.closeAllConnections();
+      }, graceMs);
+      void (async () => {
+        let code = 0;
+        try {
+          await app.close();
+        } catch (err) {
+          log.error({ err }, 'falha ao encerrar o servidor HTTP');
+          code = 1;
+        } finally {
+          clearTimeout(cut);
+          await store.close();
+        }
+        lifecycle.info('stopped');
+        process.off('SIGTERM', stop);
+        process.off('SIGINT', stop);
+        // Should anything (a plugin's stray timer) keep the event loop alive, still exit.
+        setTimeout(() => process.exit(code), 2_000).unref();
+        resolve(code);
+      })();
+    };
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
+  });
+}

@@ -1,0 +1,401 @@
+// ServiceStore on better-sqlite3: prepared statements, one transaction per operation. The
+// driver is synchronous, which is what makes `BEGIN IMMEDIATE` claims simple and atomic across
+// processes (the write lock is the file's); the async signatures are for the interface's sake.
+
+import type Database from 'better-sqlite3';
+import type { Environment, QrCodeVersion } from '../fiscal/company.ts';
+import {
+  canSettle,
+  decideClaim,
+  type ClaimRequest,
+  type ClaimResult,
+  type DocumentType,
+  type KeyAttempt,
+  type KeyOutcome,
+  type KeyState,
+} from './idempotency-rules.ts';
+import {
+  DEFAULT_SANDBOX_AUTHORITY,
+  type CompanyRecord,
+  type Crt,
+  type PendingKey,
+  type SandboxAuthority,
+  type ServiceStore,
+  type TokenOwner,
+  type WebhookAttemptResult,
+  type WebhookDelivery,
+  type WebhookEvent,
+  type WebhookRecord,
+} from './store.ts';
+
+type CompanyRow = {
+  id: string;
+  cnpj: string;
+  ie: string;
+  nome: string;
+  fantasia: string | null;
+  logradouro: string;
+  numero: string;
+  complemento: string | null;
+  bairro: string;
+  codigo_municipio: string;
+  municipio: string;
+  uf: string;
+  cep: string;
+  telefone: string | null;
+  crt: number;
+  csc_id: string | null;
+  csc_enc: Buffer | null;
+  qrcode_versao: number;
+  ambiente: string;
+  certificado_pfx_enc: Buffer;
+  certificado_senha_enc: Buffer;
+  certificado_sha256: string;
+  certificado_validade: string;
+  created_at: string;
+};
+
+const iso = (d: Date = new Date()): string => d.toISOString();
+
+function companyFromRow(r: CompanyRow): CompanyRecord {
+  return {
+    id: r.id,
+    cnpj: r.cnpj,
+    ie: r.ie,
+    nome: r.nome,
+    fantasia: r.fantasia,
+    address: {
+      logradouro: r.logradouro,
+      numero: r.numero,
+      complemento: r.complemento,
+      bairro: r.bairro,
+      codigoMunicipio: r.codigo_municipio,
+      municipio: r.municipio,
+      uf: r.uf,
+      cep: r.cep,
+      telefone: r.telefone,
+    },
+    crt: r.crt as Crt,
+    csc: r.csc_id !== null && r.csc_enc !== null ? { id: r.csc_id, sealed: r.csc_enc } : null,
+    qrcodeVersao: r.qrcode_versao as QrCodeVersion,
+    ambiente: r.ambiente as Environment,
+    certificate: {
+      pfxSealed: r.certificado_pfx_enc,
+      passwordSealed: r.certificado_senha_enc,
+      sha256: r.certificado_sha256,
+      notAfter: r.certificado_validade,
+    },
+    createdAt: r.created_at,
+  };
+}
+
+export class SqliteStore implements ServiceStore {
+  readonly #statements = new Map<string, Database.Statement>();
+
+  constructor(protected readonly db: Database.Database) {}
+
+  /** Prepared once per SQL text and reused: preparing costs more than most of these queries. */
+  protected statement(sql: string): Database.Statement {
+    let stmt = this.#statements.get(sql);
+    if (!stmt) {
+      stmt = this.db.prepare(sql);
+      this.#statements.set(sql, stmt);
+    }
+    return stmt;
+  }
+
+  /**
+   * Runs `fn` in one `BEGIN IMMEDIATE` transaction: the write lock is taken before the first
+   * read, so a read-decide-write sequence cannot interleave with another connection's.
+   */
+  protected transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn).immediate();
+  }
+
+  // --- companies and tokens -------------------------------------------------------------------
+
+  async insertCompany(c: CompanyRecord, tokenSha256: Buffer): Promise<void> {
+    this.transaction(() => {
+      this.statement(
+        `INSERT INTO companies (id, cnpj, ie, nome, fantasia, logradouro, numero, complemento, bairro,
+           codigo_municipio, municipio, uf, cep, telefone, crt, csc_id, csc_enc, qrcode_versao, ambiente,
+           certificado_pfx_enc, certificado_senha_enc, certificado_sha256, certificado_validade, created_at)
+         VALUES (@id, @cnpj, @ie, @nome, @fantasia, @logradouro, @numero, @complemento, @bairro,
+           @codigo_municipio, @municipio, @uf, @cep, @telefone, @crt, @csc_id, @csc_enc, @qrcode_versao, @ambiente,
+           @certificado_pfx_enc, @certificado_senha_enc, @certificado_sha256, @certificado_validade, @created_at)`,
+      ).run({
+        id: c.id,
+        cnpj: c.cnpj,
+        ie: c.ie,
+        nome: c.nome,
+        fantasia: c.fantasia,
+        logradouro: c.address.logradouro,
+        numero: c.address.numero,
+        complemento: c.address.complemento,
+        bairro: c.address.bairro,
+        codigo_municipio: c.address.codigoMunicipio,
+        municipio: c.address.municipio,
+        uf: c.address.uf,
+        cep: c.address.cep,
+        telefone: c.address.telefone,
+        crt: c.crt,
+        csc_id: c.csc?.id ?? null,
+        csc_enc: c.csc?.sealed ?? null,
+        qrcode_versao: c.qrcodeVersao,
+        ambiente: c.ambiente,
+        certificado_pfx_enc: c.certificate.pfxSealed,
+        certificado_senha_enc: c.certificate.passwordSealed,
+        certificado_sha256: c.certificate.sha256,
+        certificado_validade: c.certificate.notAfter,
+        created_at: c.createdAt,
+      } satisfies CompanyRow);
+      this.statement('INSERT INTO api_tokens (token_sha256, company_id, created_at) VALUES (?, ?, ?)').run(
+        tokenSha256,
+        c.id,
+        c.createdAt,
+      );
+    });
+  }
+
+  async getCompany(id: string): Promise<CompanyRecord | undefined> {
+    const row = this.statement('SELECT * FROM companies WHERE id = ?').get(id) as CompanyRow | undefined;
+    return row && companyFromRow(row);
+  }
+
+  async findTokenOwner(tokenSha256: Buffer): Promise<TokenOwner | undefined> {
+    const row = this.statement(
+      `SELECT t.token_sha256, c.id, c.cnpj, c.uf, c.ambiente
+         FROM api_tokens t JOIN companies c ON c.id = t.company_id
+        WHERE t.token_sha256 = ?`,
+    ).get(tokenSha256) as { token_sha256: Buffer; id: string; cnpj: string; uf: string; ambiente: Environment } | undefined;
+    if (!row) return undefined;
+    return { tokenSha256: row.token_sha256, company: { id: row.id, cnpj: row.cnpj, uf: row.uf, ambiente: row.ambiente } };
+  }
+
+  // --- idempotency ----------------------------------------------------------------------------
+
+  async claimIdempotencyKey(request: ClaimRequest): Promise<ClaimResult> {
+    return this.transaction(() => this.claimKeyInTx(request));
+  }
+
+  async settleIdempotencyKey(attempt: KeyAttempt, outcome: KeyOutcome): Promise<boolean> {
+    return this.transaction(() => this.settleKeyInTx(attempt, outcome));
+  }
+
+  async pendingIdempotencyKeys(docType: DocumentType): Promise<PendingKey[]> {
+    const rows = this.statement(
+      `SELECT company_id, doc_type, key, document_id, created_at, updated_at
+         FROM idempotency_keys WHERE doc_type = ? AND state = 'processing' ORDER BY updated_at`,
+    ).all(docType) as {
+      company_id: string;
+      doc_type: DocumentType;
+      key: string;
+      document_id: string;
+      created_at: string;
+      updated_at: string;
+    }[];
+    return rows.map((r) => ({
+      companyId: r.company_id,
+      docType: r.doc_type,
+      key: r.key,
+      documentId: r.document_id,
+      createdAt: r.created_at,
+      updatedAt: r.updated_at,
+    }));
+  }
+
+  /** Building block: the claim, for use inside a transaction that also creates the document. */
+  protected claimKeyInTx(request: ClaimRequest): ClaimResult {
+    const { companyId, docType, key, fingerprint, documentId } = request;
+    const existing = this.statement(
+      `SELECT state, fingerprint, document_id AS documentId FROM idempotency_keys
+        WHERE company_id = ? AND doc_type = ? AND key = ?`,
+    ).get(companyId, docType, key) as { state: KeyState; fingerprint: string; documentId: string } | undefined;
+    const decision = decideClaim(existing, fingerprint);
+    const now = iso();
+    switch (decision.action) {
+      case 'insert':
+        this.statement(
+          `INSERT INTO idempotency_keys (company_id, doc_type, key, fingerprint, document_id, state, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, 'processing', ?, ?)`,
+        ).run(companyId, docType, key, fingerprint, documentId, now, now);
+        return { kind: 'new' };
+      case 'retake':
+        this.statement(
+          `UPDATE idempotency_keys SET fingerprint = ?, document_id = ?, state = 'processing', updated_at = ?
+            WHERE company_id = ? AND doc_type = ? AND key = ?`,
+        ).run(fingerprint, documentId, now, companyId, docType, key);
+        return { kind: 'new' };
+      case 'refuse':
+        return decision.result;
+    }
+  }
+
+  /** Building block: settling, for use inside the transaction that records the document's outcome. */
+  protected settleKeyInTx(attempt: KeyAttempt, outcome: KeyOutcome): boolean {
+    const { companyId, docType, key, documentId } = attempt;
+    const current = this.statement(
+      `SELECT state FROM idempotency_keys WHERE company_id = ? AND doc_type = ? AND key = ? AND document_id = ?`,
+    ).pluck().get(companyId, docType, key, documentId) as KeyState | undefined;
+    if (!current || !canSettle(current, outcome)) return false;
+    if (current !== outcome) {
+      this.statement(
+        `UPDATE idempotency_keys SET state = ?, updated_at = ? WHERE company_id = ? AND doc_type = ? AND key = ?`,
+      ).run(outcome, iso(), companyId, docType, key);
+    }
+    return true;
+  }
+
+  // --- sandbox --------------------------------------------------------------------------------
+
+  async getSandboxAuthority(companyId: string): Promise<SandboxAuthority> {
+    return this.readSandboxAuthority(companyId);
+  }
+
+  async updateSandboxAuthority(companyId: string, patch: Partial<SandboxAuthority>): Promise<SandboxAuthority> {
+    return this.transaction(() => {
+      const next = { ...this.readSandboxAuthority(companyId), ...definedOnly(patch) };
+      this.statement(
+        `INSERT INTO sandbox_authority (company_id, latency_ms, disponivel, updated_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT (company_id) DO UPDATE SET latency_ms = excluded.latency_ms,
+           disponivel = excluded.disponivel, updated_at = excluded.updated_at`,
+      ).run(companyId, next.latencyMs, next.disponivel ? 1 : 0, iso());
+      return next;
+    });
+  }
+
+  private readSandboxAuthority(companyId: string): SandboxAuthority {
+    const row = this.statement('SELECT latency_ms, disponivel FROM sandbox_authority WHERE company_id = ?').get(companyId) as
+      | { latency_ms: number; disponivel: number }
+      | undefined;
+    return row ? { latencyMs: row.latency_ms, disponivel: row.disponivel === 1 } : { ...DEFAULT_SANDBOX_AUTHORITY };
+  }
+
+  async getClockOffsetMinutes(companyId: string): Promise<number> {
+    const offset = this.statement('SELECT offset_minutes FROM company_clock WHERE company_id = ?').pluck().get(companyId) as
+      | number
+      | undefined;
+    return offset ?? 0;
+  }
+
+  async advanceClock(companyId: string, minutes: number): Promise<number> {
+    if (!Number.isSafeInteger(minutes) || minutes < 0) throw new RangeError(`advanceClock: minutos inválidos (${minutes})`);
+    return this.statement(
+      `INSERT INTO company_clock (company_id, offset_minutes, updated_at) VALUES (?, ?, ?)
+       ON CONFLICT (company_id) DO UPDATE SET offset_minutes = offset_minutes + excluded.offset_minutes,
+         updated_at = excluded.updated_at
+       RETURNING offset_minutes`,
+    )
+      .pluck()
+      .get(companyId, minutes, iso()) as number;
+  }
+
+  // --- webhooks -------------------------------------------------------------------------------
+
+  async putWebhook(companyId: string, webhook: { url: string; secretSealed: Buffer }): Promise<void> {
+    const now = iso();
+    this.statement(
+      `INSERT INTO webhooks (company_id, url, segredo_enc, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (company_id) DO UPDATE SET url = excluded.url, segredo_enc = excluded.segredo_enc,
+         updated_at = excluded.updated_at`,
+    ).run(companyId, webhook.url, webhook.secretSealed, now, now);
+  }
+
+  async getWebhook(companyId: string): Promise<WebhookRecord | undefined> {
+    const row = this.statement('SELECT url, segredo_enc, created_at, updated_at FROM webhooks WHERE company_id = ?').get(
+      companyId,
+    ) as { url: string; segredo_enc: Buffer; created_at: string; updated_at: string } | undefined;
+    return row && { url: row.url, secretSealed: row.segredo_enc, createdAt: row.created_at, updatedAt: row.updated_at };
+  }
+
+  async deleteWebhook(companyId: string): Promise<boolean> {
+    return this.statement('DELETE FROM webhooks WHERE company_id = ?').run(companyId).changes > 0;
+  }
+
+  async enqueueWebhookEvent(event: WebhookEvent): Promise<boolean> {
+    return this.transaction(() => this.enqueueWebhookInTx(event));
+  }
+
+  /** Building block: queue an event in the transaction of the state change it reports. */
+  protected enqueueWebhookInTx(event: WebhookEvent): boolean {
+    const at = iso(event.createdAt);
+    return (
+      this.statement(
+        `INSERT INTO webhook_deliveries (event_id, company_id, tipo, payload, next_attempt_at, created_at)
+         SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM webhooks WHERE company_id = ?)`,
+      ).run(event.eventId, event.companyId, event.tipo, event.payload, at, at, event.companyId).changes > 0
+    );
+  }
+
+  async leaseDueWebhookDeliveries(now: Date, limit: number, leaseMs: number): Promise<WebhookDelivery[]> {
+    return this.transaction(() => {
+      const rows = this.statement(
+        `SELECT event_id, company_id, tipo, payload, attempts, created_at FROM webhook_deliveries
+          WHERE delivered_at IS NULL AND gave_up_at IS NULL AND next_attempt_at <= ?
+          ORDER BY next_attempt_at LIMIT ?`,
+      ).all(iso(now), limit) as {
+        event_id: string;
+        company_id: string;
+        tipo: string;
+        payload: string;
+        attempts: number;
+        created_at: string;
+      }[];
+      const lease = this.statement('UPDATE webhook_deliveries SET next_attempt_at = ? WHERE event_id = ?');
+      const until = iso(new Date(now.getTime() + leaseMs));
+      for (const r of rows) lease.run(until, r.event_id);
+      return rows.map((r) => ({
+        eventId: r.event_id,
+        companyId: r.company_id,
+        tipo: r.tipo,
+        payload: r.payload,
+        attempts: r.attempts,
+        createdAt: r.created_at,
+      }));
+    });
+  }
+
+  async recordWebhookAttempt(eventId: string, result: WebhookAttemptResult): Promise<void> {
+    if (result.delivered) {
+      this.statement('UPDATE webhook_deliveries SET attempts = attempts + 1, delivered_at = ?, last_error = NULL WHERE event_id = ?').run(
+        iso(result.at),
+        eventId,
+      );
+    } else if ('giveUp' in result) {
+      this.statement('UPDATE webhook_deliveries SET attempts = attempts + 1, gave_up_at = ?, last_error = ? WHERE event_id = ?').run(
+        iso(result.at),
+        result.error,
+        eventId,
+      );
+    } else {
+      this.statement('UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_at = ?, last_error = ? WHERE event_id = ?').run(
+        iso(result.nextAttemptAt),
+        result.error,
+        eventId,
+      );
+    }
+  }
+
+  // --- misc -----------------------------------------------------------------------------------
+
+  async masterKeyCheck(candidate: Buffer): Promise<Buffer> {
+    return this.transaction(() => {
+      const stored = this.statement('SELECT sealed FROM master_key_check WHERE id = 1').pluck().get() as Buffer | undefined;
+      if (stored) return stored;
+      this.statement('INSERT INTO master_key_check (id, sealed, created_at) VALUES (1, ?, ?)').run(candidate, iso());
+      return candidate;
+    });
+  }
+
+  async ping(): Promise<void> {
+    this.statement('SELECT 1').get();
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+}
+
+function definedOnly<T extends object>(patch: T): Partial<T> {
+  return Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,138 @@
+// The service's one data-access seam. Every operation is coarse-grained and atomic (one
+// transaction), and returns a Promise so a PostgreSQL implementation can replace the SQLite one
+// (sqlite-store.ts) without touching a caller. No other module writes SQL.
+//
+// The interface is split by concern; document types (NFC-e, MDF-e) add their own part
+// (`NfceStore`, ...) and extend `ServiceStore` with it. Their operations that change a document
+// together with its idempotency key or a webhook event do it in the same transaction
+// (see the *InTx building blocks of SqliteStore).
+
+import type { Environment, QrCodeVersion } from '../fiscal/company.ts';
+import type { ClaimRequest, ClaimResult, DocumentType, KeyAttempt, KeyOutcome } from './idempotency-rules.ts';
+
+export type Crt = 1 | 2 | 3 | 4;
+
+export type CompanyAddress = {
+  logradouro: string;
+  numero: string;
+  complemento: string | null;
+  bairro: string;
+  /** 7-digit IBGE code. */
+  codigoMunicipio: string;
+  municipio: string;
+  uf: string;
+  /** 8 digits. */
+  cep: string;
+  telefone: string | null;
+};
+
+/** A company as stored: secrets sealed by secrets.ts, never in clear. */
+export type CompanyRecord = {
+  id: string;
+  cnpj: string;
+  ie: string;
+  nome: string;
+  fantasia: string | null;
+  address: CompanyAddress;
+  crt: Crt;
+  csc: { id: string; sealed: Buffer } | null;
+  qrcodeVersao: QrCodeVersion;
+  ambiente: Environment;
+  certificate: { pfxSealed: Buffer; passwordSealed: Buffer; sha256: string; notAfter: string };
+  createdAt: string;
+};
+
+/** What a request needs to know about its caller, resolved from the token. */
+export type TokenOwner = {
+  tokenSha256: Buffer;
+  company: { id: string; cnpj: string; uf: string; ambiente: Environment };
+};
+
+export interface CompanyStore {
+  /** Creates the company and its first API token together. */
+  insertCompany(company: CompanyRecord, tokenSha256: Buffer): Promise<void>;
+  getCompany(id: string): Promise<CompanyRecord | undefined>;
+  findTokenOwner(tokenSha256: Buffer): Promise<TokenOwner | undefined>;
+}
+
+export type PendingKey = KeyAttempt & { createdAt: string; updatedAt: string };
+
+export interface IdempotencyStore {
+  /** The atomic claim of contract.md section 2 (rules in idempotency-rules.ts). */
+  claimIdempotencyKey(request: ClaimRequest): Promise<ClaimResult>;
+  /**
+   * Records the outcome of the attempt `attempt.documentId`. False (and nothing changes) when
+   * the key has moved on to another attempt or the transition is not allowed.
+   */
+  settleIdempotencyKey(attempt: KeyAttempt, outcome: KeyOutcome): Promise<boolean>;
+  /** Keys still locked, oldest first: what the restart recovery of a document type settles. */
+  pendingIdempotencyKeys(docType: DocumentType): Promise<PendingKey[]>;
+}
+
+export type SandboxAuthority = { latencyMs: number; disponivel: boolean };
+
+export const DEFAULT_SANDBOX_AUTHORITY: Readonly<SandboxAuthority> = Object.freeze({ latencyMs: 0, disponivel: true });
+
+export interface SandboxStore {
+  getSandboxAuthority(companyId: string): Promise<SandboxAuthority>;
+  /** Applies the fields present and returns the resulting settings. */
+  updateSandboxAuthority(companyId: string, patch: Partial<SandboxAuthority>): Promise<SandboxAuthority>;
+  getClockOffsetMinutes(companyId: string): Promise<number>;
+  /** Adds `minutes` (≥ 0) to the company's clock offset; returns the new offset. */
+  advanceClock(companyId: string, minutes: number): Promise<number>;
+}
+
+export type WebhookRecord = { url: string; secretSealed: Buffer; createdAt: string; updatedAt: string };
+
+export type WebhookEvent = {
+  eventId: string;
+  companyId: string;
+  tipo: string;
+  /** The exact JSON body to POST on every attempt. */
+  payload: string;
+  createdAt: Date;
+};
+
+export type WebhookDelivery = {
+  eventId: string;
+  companyId: string;
+  tipo: string;
+  payload: string;
+  attempts: number;
+  createdAt: string;
+};
+
+export type WebhookAttemptResult =
+  | { delivered: true; at: Date }
+  | { delivered: false; at: Date; error: string; nextAttemptAt: Date }
+  | { delivered: false; at: Date; error: string; giveUp: true };
+
+export interface WebhookStore {
+  putWebhook(companyId: string, webhook: { url: string; secretSealed: Buffer }): Promise<void>;
+  getWebhook(companyId: string): Promise<WebhookRecord | undefined>;
+  /** False when there was none. */
+  deleteWebhook(companyId: string): Promise<boolean>;
+  /**
+   * Queues an event for delivery if the company has a webhook now (false otherwise). Document
+   * state changes queue theirs inside their own transaction instead (SqliteStore.enqueueWebhookInTx).
+   */
+  enqueueWebhookEvent(event: WebhookEvent): Promise<boolean>;
+  /**
+   * Takes up to `limit` deliveries due at `now` and pushes their next attempt `leaseMs` ahead,
+   * so a second worker does not take them too; a worker that dies mid-delivery leaves them to be
+   * retried when the lease ends (at least once).
+   */
+  leaseDueWebhookDeliveries(now: Date, limit: number, leaseMs: number): Promise<WebhookDelivery[]>;
+  recordWebhookAttempt(eventId: string, result: WebhookAttemptResult): Promise<void>;
+}
+
+export interface ServiceStore extends CompanyStore, IdempotencyStore, SandboxStore, WebhookStore {
+  /**
+   * The sealed master-key check value: the stored one, or `candidate` stored now when the
+   * database has none yet (first start).
+   */
+  masterKeyCheck(candidate: Buffer): Promise<Buffer>;
+  /** Cheap round trip to the database, for the health check. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

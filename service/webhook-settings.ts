@@ -1,0 +1,38 @@
+// A company's webhook: where NFC-e outcomes are POSTed and the secret that signs them
+// (contract.md section 3). The secret is shown to the company (GET) but sealed at rest like
+// every other credential.
+
+import { randomBytes } from 'node:crypto';
+import { secretContext, type SecretBox } from './secrets.ts';
+import type { WebhookStore } from './store.ts';
+
+export type WebhookView = { url: string; segredo: string };
+
+/** 32 random bytes, base64url: what a company gets when it does not choose its own secret. */
+export const generateWebhookSecret = (): string => randomBytes(32).toString('base64url');
+
+export class WebhookSettings {
+  constructor(
+    private readonly store: WebhookStore,
+    private readonly secrets: SecretBox,
+  ) {}
+
+  async put(companyId: string, input: { url: string; segredo?: string }): Promise<WebhookView> {
+    const segredo = input.segredo ?? generateWebhookSecret();
+    await this.store.putWebhook(companyId, {
+      url: input.url,
+      secretSealed: this.secrets.seal(segredo, secretContext.webhookSecret(companyId)),
+    });
+    return { url: input.url, segredo };
+  }
+
+  async get(companyId: string): Promise<WebhookView | undefined> {
+    const record = await this.store.getWebhook(companyId);
+    if (!record) return undefined;
+    return { url: record.url, segredo: this.secrets.openText(record.secretSealed, secretContext.webhookSecret(companyId)) };
+  }
+
+  remove(companyId: string): Promise<boolean> {
+    return this.store.deleteWebhook(companyId);
+  }
+}

@@ -1,0 +1,202 @@
+// Test harness: the real `balcao` command in real child processes. `startService` runs
+// `balcao service` on a free port and waits for its ready line; `createCompany` runs
+// `balcao company create`; `api` is a small fetch wrapper. Every process started here is
+// stopped by its test (stop/kill in afterAll) and, as a safety net, killed when the test
+// process exits; temporary data directories created here are removed then too.
+
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+const balcao = join(repoRoot, 'bin', 'balcao.js');
+
+const running = new Set<ChildProcess>();
+const tempDirs = new Set<string>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A temporary data directory, removed when the test process exits. */
+export function tempDataDir(prefix = 'balcao-test-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  tempDirs.add(dir);
+  return dir;
+}
+
+export type StartOptions = {
+  dataDir?: string;
+  env?: Record<string, string>;
+  mode?: 'sandbox' | 'producao';
+  /** Port to bind; 0 (default) lets the OS pick a free one. */
+  port?: number;
+  /** How long to wait for the ready line. */
+  readyTimeoutMs?: number;
+};
+
+export type Exit = { code: number | null; signal: NodeJS.Signals | null };
+
+export type ServiceProcess = {
+  readonly url: string;
+  readonly port: number;
+  readonly dataDir: string;
+  readonly pid: number;
+  /** Every stdout/stderr line so far (JSON log lines of the service). */
+  readonly output: string[];
+  /** SIGTERM and wait for the exit (SIGKILL after `timeoutMs`, then throws). */
+  stop(timeoutMs?: number): Promise<Exit>;
+  /** SIGKILL and wait for the exit: a crash, for recovery tests. */
+  kill(): Promise<Exit>;
+  /** Stops (gracefully unless `hard`) and starts again on the same port and data directory. */
+  restart(options?: { hard?: boolean }): Promise<void>;
+};
+
+function waitForExit(child: ChildProcess): Promise<Exit> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
+  return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+}
+
+async function launch(dataDir: string, port: number, options: StartOptions, output: string[]) {
+  const args = [balcao, 'service', '--port', String(port), '--data', dataDir, '--modo', options.mode ?? 'sandbox'];
+  const child = spawn(process.execPath, args, {
+    cwd: repoRoot,
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  const exited = waitForExit(child);
+  const timeoutMs = options.readyTimeoutMs ?? 30_000;
+
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => fail(new Error(`o serviço não ficou pronto em ${timeoutMs} ms`)), timeoutMs);
+    const fail = (err: Error) => {
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(new Error(`${err.message}\n--- saída ---\n${output.join('\n')}`));
+    };
+    createInterface({ input: child.stderr! }).on('line', (line) => output.push(line));
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      output.push(line);
+      try {
+        const entry = JSON.parse(line) as { msg?: string; url?: string };
+        if (entry.msg === 'listening' && entry.url) {
+          clearTimeout(timer);
+          resolve(entry.url);
+        }
+      } catch {
+        // not a log line; kept in output
+      }
+    });
+    void exited.then(({ code, signal }) => fail(new Error(`o serviço terminou antes de ficar pronto (código ${code}, sinal ${signal})`)));
+  });
+  return { child, url, exited };
+}
+
+export async function startService(options: StartOptions = {}): Promise<ServiceProcess> {
+  const dataDir = options.dataDir ?? tempDataDir();
+  const output: string[] = [];
+  let current = await launch(dataDir, options.port ?? 0, options, output);
+  const port = Number(new URL(current.url).port);
+
+  const stop = async (timeoutMs = 15_000): Promise<Exit> => {
+    const { child, exited } = current;
+    child.kill('SIGTERM');
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
+    const result = await Promise.race([exited, timedOut]);
+    clearTimeout(timer);
+    if (result === 'timeout') {
+      child.kill('SIGKILL');
+      await exited;
+      throw new Error(`o serviço não terminou em ${timeoutMs} ms após SIGTERM`);
+    }
+    return result;
+  };
+  const kill = async (): Promise<Exit> => {
+    current.child.kill('SIGKILL');
+    return current.exited;
+  };
+
+  return {
+    get url() {
+      return current.url;
+    },
+    port,
+    dataDir,
+    get pid() {
+      return current.child.pid!;
+    },
+    output,
+    stop,
+    kill,
+    async restart({ hard = false } = {}) {
+      await (hard ? kill() : stop());
+      current = await launch(dataDir, port, options, output);
+    },
+  };
+}
+
+export type CliResult = { code: number | null; stdout: string; stderr: string };
+
+/** Runs `balcao <args>` to completion. */
+export function runCli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [balcao, ...args], { cwd: repoRoot, env: { ...process.env, ...env }, timeout: 60_000 }, (err, stdout, stderr) => {
+      const code = err ? (typeof err.code === 'number' ? err.code : null) : 0;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** `balcao company create` options without the dashes, e.g. `{ 'csc-id': '1', csc: '...' }`. */
+export type CompanyOptions = Record<string, string>;
+
+/** Registers a company with the real CLI (defaults: a valid CNPJ, SP, a test name). */
+export async function createCompany(dataDir: string, options: CompanyOptions = {}): Promise<{ companyId: string; token: string }> {
+  const all: CompanyOptions = { cnpj: '11222333000181', uf: 'SP', nome: 'Loja de Teste', ...options };
+  const args = ['company', 'create', '--data', dataDir, ...Object.entries(all).flatMap(([k, v]) => [`--${k}`, v])];
+  const result = await runCli(args);
+  if (result.code !== 0) throw new Error(`balcao company create falhou (${result.code}): ${result.stderr}`);
+  const { company_id, token } = JSON.parse(result.stdout) as { company_id: string; token: string };
+  return { companyId: company_id, token };
+}
+
+export type ApiResponse<T = any> = { status: number; headers: Headers; body: T; text: string }; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+export type RequestOptions = {
+  /** JSON-encoded unless a string (sent as is). */
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Overrides the client's token; null sends no Authorization header. */
+  token?: string | null;
+};
+
+/** fetch against one service as one company: JSON in, parsed JSON (or text) out. */
+export function api(url: string, token?: string) {
+  async function request<T = any>(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse<T>> { // eslint-disable-line @typescript-eslint/no-explicit-any
+    const bearer = options.token === undefined ? token : options.token;
+    const headers: Record<string, string> = { ...(bearer && { authorization: `Bearer ${bearer}` }) };
+    let body: string | undefined;
+    if (options.body !== undefined) {
+      body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+      headers['content-type'] = 'application/json';
+    }
+    const res = await fetch(url + path, { method, headers: { ...headers, ...options.headers }, body, signal: AbortSignal.timeout(30_000) });
+    const text = await res.text();
+    let parsed: unknown = text;
+    if ((res.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text);
+    return { status: res.status, headers: res.headers, body: parsed as T, text };
+  }
+  return {
+    request,
+    get: <T = any>(path: string, options?: RequestOptions) => request<T>('GET', path, options), // eslint-disable-line @typescript-eslint/no-explicit-any
+    post: <T = any>(path: string, body?: unknown, options?: RequestOptions) => request<T>('POST', path, { ...options, body }), // eslint-disable-line @typescript-eslint/no-explicit-any
+    put: <T = any>(path: string, body?: unknown, options?: RequestOptions) => request<T>('PUT', path, { ...options, body }), // eslint-disable-line @typescript-eslint/no-explicit-any
+    delete: <T = any>(path: string, options?: RequestOptions) => request<T>('DELETE', path, options), // eslint-disable-line @typescript-eslint/no-explicit-any
+  };
+}
