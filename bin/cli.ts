@@ -4,6 +4,7 @@
 type Subcommand = { summary: string; load: () => Promise<{ run(args: string[]): Promise<number> }> };
 
 const subcommands: Record<string, Subcommand> = {
+  start: { summary: 'Inicia a loja de demonstração (o que npm start executa)', load: () => import('./start.ts') },
   service: { summary: 'Inicia o serviço de emissão (API HTTP de NFC-e e MDF-e)', load: () => import('../service/main.ts') },
   company: { summary: 'Cadastra empresas no serviço de emissão (company create)', load: () => import('../service/company-command.ts') },
 };
