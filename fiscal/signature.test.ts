@@ -1,9 +1,12 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createVerify } from 'node:crypto';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { generateTestCertificate } from './certificate.ts';
-import { fixturePath } from './shared-files.ts';
-import { digestValueOf, signRsaSha1Base64, signXml, verifyXmlSignature } from './signature.ts';
+import { issueNfce } from './nfce/build.ts';
+import { demoEmitter, sampleNfceRequest } from './samples.ts';
+import { fixturePath, sharedPath } from './shared-files.ts';
+import { digestValueOf, fastVerifyXmlSignature, signRsaSha1Base64, signXml, verifyWithXmlCrypto, verifyXmlSignature } from './signature.ts';
 
 const { certificate } = generateTestCertificate({ cnpj: '11222333000181', xNome: 'EMPRESA TESTE' });
 const creds = { privateKeyPem: certificate.privateKeyPem, certificatePem: certificate.certificatePem };
@@ -72,6 +75,104 @@ describe('verifyXmlSignature', () => {
       const xml = readFileSync(fixturePath(name), 'utf8').trim();
       expect(verifyXmlSignature(xml), name).toMatchObject({ valid: true });
     }
+  });
+});
+
+describe('verifyXmlSignature: fast path and reference', () => {
+  const emitter = demoEmitter();
+  const dhEmi = new Date('2026-11-22T10:00:00-03:00');
+  const contingency = { dhCont: new Date('2026-11-22T09:00:00-03:00'), xJust: 'Sem conexao com a internet no caixa' };
+  const issue = (nNF: number, offline: 0 | 2 | 3 = 0) =>
+    issueNfce(sampleNfceRequest({ nNF, items: 10 }), {
+      emitter: offline === 3 ? { ...emitter, qrCodeVersion: 3 } : emitter,
+      dhEmi,
+      tpEmis: offline ? 9 : 1,
+      contingency: offline ? contingency : undefined,
+      credentials: creds,
+    });
+  /** The second item's description (the first is replaced by the homologation text). */
+  const secondXProd = (xml: string) => [...xml.matchAll(/<xProd>([^<&]+)<\/xProd>/g)][1]![0];
+
+  it('agrees with the reference on every shared fixture, and vouches for all the valid ones', () => {
+    let accepted = 0;
+    let valid = 0;
+    for (const name of readdirSync(sharedPath('fixtures', 'xml')).filter((f) => f.endsWith('.xml'))) {
+      const xml = readFileSync(fixturePath(name), 'utf8');
+      const reference = verifyWithXmlCrypto(xml);
+      const fast = fastVerifyXmlSignature(xml);
+      if (reference.valid) valid++;
+      if (fast) {
+        accepted++;
+        expect(reference, name).toEqual(fast);
+      }
+      expect(verifyXmlSignature(xml), name).toEqual(reference);
+    }
+    // Including the real-certificate sped-nfe NFC-e and the pretty-printed envEvento batches.
+    expect(accepted).toBe(valid);
+    expect(accepted).toBeGreaterThanOrEqual(8);
+  });
+
+  it('vouches for NFC-e online and offline (QR v2 and v3) with the reference verifier\'s result', () => {
+    for (const doc of [issue(900), issue(901, 2), issue(902, 3)]) {
+      const fast = fastVerifyXmlSignature(doc.xml);
+      expect(fast).toMatchObject({ valid: true, digestValue: doc.digestValue });
+      expect(verifyWithXmlCrypto(doc.xml)).toEqual(fast);
+    }
+  });
+
+  it('sees through equivalent spellings: character references, XML declaration, BOM', () => {
+    const doc = issue(903);
+    const xProd = secondXProd(doc.xml);
+    const respelled =
+      '\uFEFF<?xml version="1.0" encoding="UTF-8"?>\n' +
+      doc.xml.replace(xProd, `<xProd>&#${xProd.charCodeAt(7)};${xProd.slice(8)}`).replace('versao="4.00"', 'versao="4&#x2E;00"');
+    expect(respelled).toContain('<xProd>&#');
+    const fast = fastVerifyXmlSignature(respelled);
+    expect(fast).toMatchObject({ valid: true, digestValue: doc.digestValue });
+    expect(verifyWithXmlCrypto(respelled)).toEqual(fast);
+  });
+
+  it('leaves unusual spellings to the reference, and never throws', () => {
+    const doc = issue(905);
+    const quoted = doc.xml.replace('versao="4.00"', "versao='4.00'");
+    expect(fastVerifyXmlSignature(quoted)).toBeUndefined();
+    expect(verifyXmlSignature(quoted)).toMatchObject({ valid: true, digestValue: doc.digestValue });
+    // A blank inside <DigestValue > once made this throw (the DigestValue was read by pattern).
+    const spaced = doc.xml.replace('<DigestValue>', '<DigestValue >');
+    expect(fastVerifyXmlSignature(spaced)).toBeUndefined();
+    expect(verifyXmlSignature(spaced)).toMatchObject({ valid: true, digestValue: doc.digestValue });
+    const spacedAndTampered = spaced.replace(secondXProd(spaced), secondXProd(spaced).replace('</xProd>', ' X</xProd>'));
+    expect(spacedAndTampered).not.toBe(spaced);
+    expect(verifyXmlSignature(spacedAndTampered)).toMatchObject({ valid: false, reason: expect.any(String) });
+    for (const garbage of ['', '<', 'NFe', '<NFe><infNFe Id="x">', `${doc.xml}<NFe/>`]) {
+      expect(verifyXmlSignature(garbage)).toMatchObject({ valid: false, reason: expect.any(String) });
+    }
+  });
+
+  it('leaves signature wrapping to the reference: a twin Id, a second signed element', () => {
+    const doc = issue(906);
+    const id = /<infNFe [^>]*Id="([^"]+)"/.exec(doc.xml)![1]!;
+    const twin = doc.xml.replace('</NFe>', `<infAdic ID="${id}"/></NFe>`);
+    expect(fastVerifyXmlSignature(twin)).toBeUndefined();
+    expect(verifyXmlSignature(twin)).toMatchObject({ valid: false });
+    // A forged infNFe placed first: the Reference no longer points at the first signed element.
+    const forged = doc.xml.replace('<NFe xmlns="http://www.portalfiscal.inf.br/nfe">', `$&<infNFe Id="NFe${'9'.repeat(44)}" versao="4.00"/>`);
+    expect(forged).not.toBe(doc.xml);
+    expect(fastVerifyXmlSignature(forged)).toBeUndefined();
+    expect(verifyXmlSignature(forged)).toMatchObject({ valid: false });
+  });
+
+  it('never accepts a document the reference rejects (random edits)', () => {
+    const doc = issue(904).xml;
+    const chars = ['a', '0', ' ', '\n', '\t', '\r', '\u0001', '&', '&amp;', '&#65;', '&#13;', '<', '>', ']]>', '"', "'", '/', '=', ':', 'x', '<!---->', ''];
+    fc.assert(
+      fc.property(fc.nat(doc.length - 1), fc.constantFrom(...chars), fc.boolean(), (at, ch, insert) => {
+        const edited = doc.slice(0, at) + ch + doc.slice(insert ? at : at + 1);
+        const fast = fastVerifyXmlSignature(edited);
+        if (fast) expect(verifyWithXmlCrypto(edited)).toEqual(fast);
+      }),
+      { numRuns: 400 },
+    );
   });
 });
 

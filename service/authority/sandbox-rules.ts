@@ -7,7 +7,7 @@
 // The fact readers are string scanners for our own compact, unprefixed documents (what the
 // fiscal builders write and what the schema check has already accepted), not general XML
 // parsers: a DOM parse alone would cost more than the rest of an authorization (the signature
-// check avoids one too, see sandbox-signature.ts).
+// check avoids one too: see the fast path of fiscal/signature.ts).
 
 import { createHash, verify as rsaVerify, X509Certificate } from 'node:crypto';
 import { parseAccessKey } from '../../fiscal/access-key.ts';
@@ -21,7 +21,7 @@ import { MDFE_QR_BASE_URL } from '../../fiscal/qrcode.ts';
 import { validateXml, type SchemaName } from '../../fiscal/schema.ts';
 import { firstText } from '../../fiscal/xml.ts';
 import type { AuthorityCompany } from './port.ts';
-import { verifySignature } from './sandbox-signature.ts';
+import { verifyXmlSignature } from '../../fiscal/signature.ts';
 
 export type Rejection = { cStat: string; xMotivo: string };
 
@@ -407,7 +407,7 @@ export function checkEnvelope(xml: string, schema: SchemaName, texts: { schema: 
   if (!result.valid) {
     return { ok: false, rejection: { cStat: texts.schema.cStat, xMotivo: motivoWithDetail(texts.schema.xMotivo, result.errors[0]) } };
   }
-  const signature = verifySignature(xml);
+  const signature = verifyXmlSignature(xml);
   if (!signature.valid) return { ok: false, rejection: texts.assinatura };
   return { ok: true, certificatePem: signature.certificatePem };
 }
