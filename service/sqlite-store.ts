@@ -2,6 +2,7 @@
 // driver is synchronous, which is what makes `BEGIN IMMEDIATE` claims simple and atomic across
 // processes (the write lock is the file's); the async signatures are for the interface's sake.
 
+import { dirname, join } from 'node:path';
 import type Database from 'better-sqlite3';
 import type { Environment, QrCodeVersion } from '../fiscal/company.ts';
 import {
@@ -14,6 +15,8 @@ import {
   type KeyOutcome,
   type KeyState,
 } from './idempotency-rules.ts';
+import { SqliteMdfeStore } from './mdfe/sqlite-store.ts';
+import { SqliteNfceStore } from './nfce/sqlite-store.ts';
 import {
   DEFAULT_SANDBOX_AUTHORITY,
   type CompanyRecord,
@@ -91,6 +94,22 @@ function companyFromRow(r: CompanyRow): CompanyRecord {
 
 export class SqliteStore implements ServiceStore {
   readonly #statements = new Map<string, Database.Statement>();
+
+  /** MDF-e part (service/mdfe/sqlite-store.ts), on this connection and its building blocks. */
+  readonly mdfe = new SqliteMdfeStore({
+    statement: (sql) => this.statement(sql),
+    transaction: (fn) => this.transaction(fn),
+    settleKeyInTx: (attempt, outcome) => this.settleKeyInTx(attempt, outcome),
+  });
+
+  /** NFC-e part (service/nfce/sqlite-store.ts), on this connection and its building blocks. */
+  readonly nfce = new SqliteNfceStore({
+    statement: (sql) => this.statement(sql),
+    transaction: (fn) => this.transaction(fn),
+    claimKeyInTx: (request) => this.claimKeyInTx(request),
+    settleKeyInTx: (attempt, outcome) => this.settleKeyInTx(attempt, outcome),
+    enqueueWebhookInTx: (event) => this.enqueueWebhookInTx(event),
+  });
 
   constructor(protected readonly db: Database.Database) {}
 
@@ -276,6 +295,10 @@ export class SqliteStore implements ServiceStore {
       | number
       | undefined;
     return offset ?? 0;
+  }
+
+  sandboxAuthorityFile(): string | undefined {
+    return this.db.memory ? undefined : join(dirname(this.db.name), 'sandbox-authority.sqlite');
   }
 
   async advanceClock(companyId: string, minutes: number): Promise<number> {

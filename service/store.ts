@@ -9,6 +9,8 @@
 
 import type { Environment, QrCodeVersion } from '../fiscal/company.ts';
 import type { ClaimRequest, ClaimResult, DocumentType, KeyAttempt, KeyOutcome } from './idempotency-rules.ts';
+import type { MdfeStore } from './mdfe/store.ts';
+import type { NfceStore } from './nfce/store.ts';
 
 export type Crt = 1 | 2 | 3 | 4;
 
@@ -80,6 +82,11 @@ export interface SandboxStore {
   getClockOffsetMinutes(companyId: string): Promise<number>;
   /** Adds `minutes` (≥ 0) to the company's clock offset; returns the new offset. */
   advanceClock(companyId: string, minutes: number): Promise<number>;
+  /**
+   * Where the simulated tax authority keeps its own database, beside this one
+   * (`<data>/sandbox-authority.sqlite`); undefined for a store without a data directory.
+   */
+  sandboxAuthorityFile(): string | undefined;
 }
 
 export type WebhookRecord = { url: string; secretSealed: Buffer; createdAt: string; updatedAt: string };
@@ -127,6 +134,10 @@ export interface WebhookStore {
 }
 
 export interface ServiceStore extends CompanyStore, IdempotencyStore, SandboxStore, WebhookStore {
+  /** MDF-e documents and their events (service/mdfe/store.ts). */
+  readonly mdfe: MdfeStore;
+  /** NFC-e documents and inutilizações (service/nfce/store.ts). */
+  readonly nfce: NfceStore;
   /**
    * The sealed master-key check value: the stored one, or `candidate` stored now when the
    * database has none yet (first start).

@@ -3,6 +3,8 @@
 // with the service dependencies. A plugin that needs background work (a queue, the restart
 // recovery of its idempotency keys) starts it in an onReady hook and stops it in onClose.
 
+import { mdfeRoutes } from '../mdfe/routes.ts';
+import { nfceRoutes } from '../nfce/routes.ts';
 import type { ApiRoutes } from './type-provider.ts';
 
-export const documentRoutes: readonly ApiRoutes[] = [];
+export const documentRoutes: readonly ApiRoutes[] = [nfceRoutes, mdfeRoutes];

@@ -1,0 +1,96 @@
+// The issuance service as a client sees it: the real `balcao service` process (fresh data
+// directory, sandbox authority answering at once) driven over loopback with autocannon.
+//
+// - NFC-e POST throughput and latency (p50, p99): every request a different number, so every one
+//   is a new receipt (validated, key computed, claimed and stored in one commit). The queue
+//   works at the same time in the same process, as it would in a store.
+// - POST-to-autorizado throughput: N receipts posted at once, timed until the last is authorized
+//   (built, signed, committed, checked and authorized by the sandbox authority, verdict committed).
+
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { sampleNfceRequest } from '../fiscal/samples.ts';
+import { api, createCompany, startService, tempDataDir } from '../test/helpers/service-process.ts';
+import type { BenchFigure, BenchSuite } from './types.ts';
+
+type Histogram = { p50: number; p99: number; average: number; max: number };
+type Result = { requests: Histogram & { total: number }; latency: Histogram; duration: number; non2xx: number; errors: number; timeouts: number };
+type Request = { method: string; path: string; headers: Record<string, string>; setupRequest: (req: { body?: string }) => object };
+type Options = { url: string; connections: number; duration?: number; amount?: number; requests: Request[] };
+// autocannon ships no types; this is the part of its API used here.
+const autocannon = createRequire(import.meta.url)('autocannon') as (options: Options) => Promise<Result>;
+
+const POST_SECONDS = 10;
+const CONNECTIONS = 16;
+const PIPELINE_DOCS = 1000;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export const suite: BenchSuite = {
+  name: 'service',
+  async run(): Promise<BenchFigure[]> {
+    const dataDir = tempDataDir('balcao-bench-');
+    const service = await startService({ dataDir, env: { BALCAO_LOG_LEVEL: 'warn' } });
+    try {
+      const { token, companyId } = await createCompany(dataDir, { 'csc-id': '000001', csc: 'CSC-DE-TESTE-123456' });
+      await api(service.url, token).post('/api/v1/sandbox/autoridade', { latencia_ms: 0 });
+      const db = new Database(join(dataDir, 'service.sqlite'), { readonly: true });
+      const count = db.prepare('SELECT count(*) FROM nfce_documents WHERE company_id = ? AND serie = ? AND status = ?').pluck();
+      const pending = db.prepare(`SELECT count(*) FROM nfce_documents WHERE status = 'processando'`).pluck();
+      const drain = async () => {
+        while ((pending.get() as number) > 0) await sleep(20);
+      };
+
+      // Each series has its own numbering: warm-up 3, pipeline 2, throughput 1.
+      const post = (serie: number, options: { amount?: number; duration?: number; connections: number }) => {
+        let nNF = 0;
+        return autocannon({
+          url: service.url,
+          ...options,
+          requests: [
+            {
+              method: 'POST',
+              path: '/api/v1/nfce',
+              headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+              setupRequest: (req) => ({ ...req, body: JSON.stringify(sampleNfceRequest({ nNF: ++nNF, serie })) }),
+            },
+          ],
+        });
+      };
+
+      // Warm-up: JIT, prepared statements, the issuer cache, the authority's schemas.
+      await post(3, { amount: 300, connections: 8 });
+      await drain();
+
+      const t0 = performance.now();
+      const pipeline = await post(2, { amount: PIPELINE_DOCS, connections: 8 });
+      while ((count.get(companyId, 2, 'autorizado') as number) < PIPELINE_DOCS) {
+        if (pipeline.non2xx || (count.get(companyId, 2, 'rejeitado') as number) > 0) throw new Error('NFC-e recusada no bench');
+        await sleep(10);
+      }
+      const pipelineSeconds = (performance.now() - t0) / 1000;
+      await drain();
+
+      const burst = await post(1, { duration: POST_SECONDS, connections: CONNECTIONS });
+      if (burst.non2xx || burst.errors || burst.timeouts) {
+        throw new Error(`POST falhou no bench: ${burst.non2xx} não-2xx, ${burst.errors} erros, ${burst.timeouts} timeouts`);
+      }
+      const accepted = burst.requests.total;
+      const backlogStart = performance.now();
+      await drain();
+      const backlogSeconds = (performance.now() - backlogStart) / 1000;
+      db.close();
+
+      return [
+        { name: `NFC-e POST throughput (${CONNECTIONS} connections)`, value: accepted / burst.duration, unit: 'req/s', target: { kind: 'min', value: 1000 } },
+        { name: 'NFC-e POST latency p50', value: burst.latency.p50, unit: 'ms' },
+        { name: 'NFC-e POST latency p99', value: burst.latency.p99, unit: 'ms', target: { kind: 'max', value: 50 } },
+        { name: `NFC-e POST to autorizado, ${PIPELINE_DOCS} docs`, value: PIPELINE_DOCS / pipelineSeconds, unit: 'docs/s', target: { kind: 'min', value: 200 } },
+        { name: `NFC-e queue drain after the POST burst (${accepted} docs)`, value: accepted / (burst.duration + backlogSeconds), unit: 'docs/s' },
+      ];
+    } finally {
+      await service.stop(60_000);
+    }
+  },
+};

@@ -1,0 +1,298 @@
+// The NFC-e issuance queue: takes `processando` documents in order and brings each to a verdict,
+// exactly once, whatever crashes in between.
+//
+// One document's way:
+// 1. Taken (due, not in flight here). Without a signed XML yet, it is built and signed with the
+//    cNF and dhEmi fixed when it was accepted, so its access key is the one the 202 gave.
+// 2. The signed XML and the attempt count are COMMITTED (one transaction for the whole batch
+//    taken) before anything is sent: the authority never sees a document we could lose.
+// 3. If it may already have reached the authority (an earlier attempt was counted, or it was
+//    signed before this process started), the authority is CONSULTED first: found → that verdict
+//    is recorded; not found → it is sent. So nothing is ever issued twice.
+// 4. Sent (authorizeNfe). 100/150 → autorizado; 204 (a duplicate of this very key: an earlier
+//    send was authorized and its answer lost) → consulted and that authorization recorded; any
+//    other cStat → rejeitado. The verdict, the idempotency key's settlement and the webhook
+//    event are one transaction (NfceStore.recordVerdict).
+// 5. AuthorityUnavailableError (or anything unexpected): the outcome is unknown, the document
+//    stays processando and is retried with capped exponential backoff (consulting first).
+//
+// A document whose request can no longer be signed (the certificate expired or the CSC was
+// removed after it was accepted) never reached the authority: it is rejected here, with
+// codigo_status null and the reason in motivo, and its key is freed.
+//
+// Concurrency: at most `concurrency` documents in flight (default 8, BALCAO_NFCE_CONCURRENCY),
+// refilled in groups so a batch shares its commits. Signing runs on a worker thread (signer.ts),
+// off the event loop that answers HTTP. One service process owns its data directory: the
+// documents in flight are known in memory, nothing is leased in the database, and after a crash
+// all are due at once.
+
+import { setImmediate as yieldToIo } from 'node:timers/promises';
+import { FieldError } from '../../fiscal/errors.ts';
+import { wrapNfeProc } from '../../fiscal/protocol.ts';
+import { AUTHORIZED, AuthorityUnavailableError, type NfeVerdict } from '../authority/port.ts';
+import type { ServiceDeps } from '../deps.ts';
+import { nfceIssuer, type NfceIssuer } from './issuer.ts';
+import { NfceSigner } from './signer.ts';
+import type { NfceSend, NfceWork } from './store.ts';
+import { webhookEvent } from './view.ts';
+
+/** cStat 204: "Duplicidade de NF-e" (the same key is already authorized). */
+const DUPLICATE = '204';
+
+export const CONCURRENCY_ENV = 'BALCAO_NFCE_CONCURRENCY';
+export const DEFAULT_CONCURRENCY = 8;
+const MAX_CONCURRENCY = 64;
+
+export type QueueLogger = {
+  debug(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+};
+
+export type NfceQueueOptions = {
+  deps: Pick<ServiceDeps, 'store' | 'clock' | 'companies' | 'authority'>;
+  log: QueueLogger;
+  /** Documents in flight at most. */
+  concurrency?: number;
+  /** Backoff after an unknown outcome: base × 2^(attempts−1), at most `maxMs`, ±20 % jitter. */
+  retry?: { baseMs: number; maxMs: number };
+  /** How often an idle queue looks for retries that came due. */
+  pollMs?: number;
+};
+
+export function concurrencyFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  const text = env[CONCURRENCY_ENV]?.trim();
+  if (!text) return DEFAULT_CONCURRENCY;
+  const n = Number(text);
+  if (!/^[0-9]+$/.test(text) || n < 1 || n > MAX_CONCURRENCY) {
+    throw new RangeError(`${CONCURRENCY_ENV} inválido ("${text}"): informe um inteiro de 1 a ${MAX_CONCURRENCY}`);
+  }
+  return n;
+}
+
+type Prepared = { work: NfceWork; issuer: NfceIssuer; xml: string; send: NfceSend };
+
+export class NfceQueue {
+  readonly #deps: NfceQueueOptions['deps'];
+  readonly #log: QueueLogger;
+  readonly #concurrency: number;
+  readonly #retry: { baseMs: number; maxMs: number };
+  readonly #pollMs: number;
+  readonly #refill: number;
+  readonly #busy = new Set<string>();
+  readonly #signer: NfceSigner;
+  #stopped = true;
+  #pumping = false;
+  #again = false;
+  #scheduled = false;
+  #timer: NodeJS.Timeout | undefined;
+  /** Documents created before this instant may have been sent by a previous process. */
+  #startedAt = '';
+  #drained: (() => void) | undefined;
+
+  constructor(options: NfceQueueOptions) {
+    this.#deps = options.deps;
+    this.#log = options.log;
+    this.#concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
+    this.#refill = Math.max(1, Math.floor(this.#concurrency / 2));
+    this.#retry = options.retry ?? { baseMs: 500, maxMs: 30_000 };
+    this.#pollMs = options.pollMs ?? 250;
+    this.#signer = new NfceSigner((err) => this.#log.error({ err }, 'fila da NFC-e: thread de assinatura indisponível; assinando no laço principal'));
+  }
+
+  /** Documents in flight right now. */
+  get inFlight(): number {
+    return this.#busy.size;
+  }
+
+  start(): void {
+    if (!this.#stopped) return;
+    this.#stopped = false;
+    this.#startedAt = new Date().toISOString();
+    this.wake();
+  }
+
+  /**
+   * Takes nothing new and waits (at most `graceMs`) for the documents in flight. One still in
+   * flight after that keeps its unknown outcome in the database and is consulted at next start.
+   */
+  async stop(graceMs = 5_000): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    if (this.#busy.size > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        new Promise<void>((resolve) => (this.#drained = resolve)),
+        new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs))),
+      ]);
+      clearTimeout(timer);
+    }
+    await this.#signer.close();
+  }
+
+  /** Something may be due now (a document accepted, one finished): look soon. */
+  wake(): void {
+    if (this.#stopped) return;
+    if (this.#pumping) {
+      this.#again = true;
+      return;
+    }
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
+      void this.pump();
+    });
+  }
+
+  private async pump(): Promise<void> {
+    if (this.#pumping || this.#stopped) return;
+    this.#pumping = true;
+    clearTimeout(this.#timer);
+    try {
+      do {
+        this.#again = false;
+        const free = this.#concurrency - this.#busy.size;
+        // Refill in groups, not slot by slot: a batch costs one commit for its signed XMLs and,
+        // its verdicts arriving together, one for them; single-document batches would pay two
+        // commits (two fsyncs) per document.
+        if (free <= 0 || (this.#busy.size > 0 && free < this.#refill)) break;
+        const due = await this.#deps.store.nfce.dueDocuments(new Date(), free, this.#busy);
+        if (due.length === 0) break;
+        await this.launch(due);
+        if (due.length === free) this.#again = true;
+      } while (this.#again && !this.#stopped);
+    } catch (err) {
+      this.#log.error({ err }, 'fila da NFC-e: falha ao buscar documentos');
+    } finally {
+      this.#pumping = false;
+      if (!this.#stopped) {
+        this.#timer = setTimeout(() => void this.pump(), this.#pollMs);
+        this.#timer.unref();
+      }
+    }
+  }
+
+  /** Signs what needs signing, commits the batch, then sends each (not awaited). */
+  private async launch(batch: NfceWork[]): Promise<void> {
+    for (const work of batch) this.#busy.add(work.id);
+    const outcomes = await Promise.allSettled(batch.map((work) => this.prepare(work)));
+    const prepared: Prepared[] = [];
+    outcomes.forEach((outcome, i) => {
+      const work = batch[i]!;
+      if (outcome.status === 'fulfilled') prepared.push(outcome.value);
+      else void this.fail(work, outcome.reason).finally(() => this.done(work.id));
+    });
+    try {
+      await this.#deps.store.nfce.beginSends(prepared.map((p) => p.send));
+    } catch (err) {
+      this.#log.error({ err }, 'fila da NFC-e: falha ao gravar o XML assinado; nada foi enviado');
+      for (const p of prepared) this.done(p.work.id);
+      return;
+    }
+    for (const p of prepared) {
+      void this.send(p).finally(() => this.done(p.work.id));
+      // The simulated authority answers in-process: let HTTP requests in between its verdicts.
+      await yieldToIo();
+    }
+  }
+
+  private async prepare(work: NfceWork): Promise<Prepared> {
+    const now = await this.#deps.clock.now(work.companyId);
+    const issuer = await nfceIssuer(this.#deps, work.companyId, now);
+    if (work.signedXml !== null) return { work, issuer, xml: work.signedXml, send: { id: work.id } };
+    const { privateKeyPem, certificatePem } = issuer.certificate;
+    const issued = await this.#signer.sign(work.requestJson!, {
+      emitter: issuer.emitter,
+      credentials: { privateKeyPem, certificatePem },
+      dhEmi: work.dhEmi,
+      cNF: work.cNF,
+      tpEmis: 1,
+    });
+    if (issued.key !== work.chave) {
+      // The emitter's data that make up the key (UF, CNPJ) changed since the request was accepted.
+      throw new FieldError('chave', `a chave de acesso mudou (${work.chave} → ${issued.key}): os dados do emitente mudaram`);
+    }
+    return { work, issuer, xml: issued.xml, send: { id: work.id, signed: { xml: issued.xml, qrcode: issued.qrCode } } };
+  }
+
+  private async send({ work, issuer, xml }: Prepared): Promise<void> {
+    const { authority } = this.#deps;
+    const company = issuer.authority;
+    try {
+      const mayHaveReached = work.attempts > 0 || (work.signedXml !== null && work.createdAt < this.#startedAt);
+      if (mayHaveReached) {
+        const known = await authority.consultNfe(company, work.chave);
+        if (known.found) return await this.authorized(work, xml, known.verdict, known.cancelled);
+      }
+      const verdict = await authority.authorizeNfe(company, xml);
+      if (AUTHORIZED.has(verdict.cStat)) return await this.authorized(work, xml, verdict, false);
+      if (verdict.cStat === DUPLICATE) {
+        const known = await authority.consultNfe(company, work.chave);
+        if (known.found) return await this.authorized(work, xml, known.verdict, known.cancelled);
+      }
+      await this.#deps.store.nfce.recordVerdict(
+        work.id,
+        { status: 'rejeitado', codigoStatus: verdict.cStat, motivo: verdict.xMotivo },
+        webhookEvent('nfce.rejeitada'),
+      );
+    } catch (err) {
+      await this.retryLater(work, err);
+    }
+  }
+
+  private async authorized(work: NfceWork, xml: string, verdict: NfeVerdict, cancelled: boolean): Promise<void> {
+    await this.#deps.store.nfce.recordVerdict(
+      work.id,
+      {
+        status: 'autorizado',
+        codigoStatus: verdict.cStat,
+        motivo: verdict.xMotivo,
+        protocolo: verdict.nProt ?? null,
+        autorizadoEm: verdict.receivedAt,
+        nfeProc: wrapNfeProc(xml, verdict.protNFe),
+        cancelado: cancelled,
+      },
+      webhookEvent(cancelled ? 'nfce.cancelada' : 'nfce.autorizada'),
+    );
+  }
+
+  /** Preparing failed: a request that cannot be signed any more is rejected; anything else retried. */
+  private async fail(work: NfceWork, err: unknown): Promise<void> {
+    if (!(err instanceof FieldError)) return this.retryLater(work, err);
+    this.#log.warn({ documentId: work.id, err }, 'NFC-e rejeitada pelo serviço: não pôde ser assinada');
+    try {
+      await this.#deps.store.nfce.recordVerdict(
+        work.id,
+        { status: 'rejeitado', codigoStatus: null, motivo: `Não foi possível assinar a NFC-e: ${err.message}` },
+        webhookEvent('nfce.rejeitada'),
+      );
+    } catch (recordErr) {
+      await this.retryLater(work, recordErr);
+    }
+  }
+
+  private async retryLater(work: NfceWork, err: unknown): Promise<void> {
+    const attempts = work.attempts + 1;
+    const base = Math.min(this.#retry.maxMs, this.#retry.baseMs * 2 ** Math.min(attempts - 1, 30));
+    const delay = Math.round(base * (0.8 + 0.4 * Math.random()));
+    const unavailable = err instanceof AuthorityUnavailableError;
+    if (unavailable) this.#log.debug({ documentId: work.id, attempts, delayMs: delay }, 'NFC-e: autoridade indisponível, nova tentativa');
+    else this.#log.error({ documentId: work.id, err }, 'NFC-e: falha inesperada, nova tentativa');
+    try {
+      await this.#deps.store.nfce.postpone(work.id, new Date(Date.now() + delay), (err as Error)?.message ?? String(err));
+    } catch (postponeErr) {
+      // Stays due: taken again at the next look, consulting first.
+      this.#log.error({ documentId: work.id, err: postponeErr }, 'NFC-e: falha ao adiar a nova tentativa');
+    }
+  }
+
+  private done(id: string): void {
+    this.#busy.delete(id);
+    if (this.#stopped) {
+      if (this.#busy.size === 0) this.#drained?.();
+      return;
+    }
+    this.wake();
+  }
+}

@@ -1,0 +1,244 @@
+// TypeBox schemas of the NFC-e endpoints: written once, they validate requests (strictly: an
+// unknown field is a 400, never silently dropped), type the handlers, serialize the answers and
+// describe all of it in the OpenAPI document.
+//
+// The request schema checks shape and types only (contract.md: wrong types and missing fields are
+// 400). Values (decimal strings, codes, sums, NCM, GTIN...) are checked by the fiscal builder,
+// which names every broken field at once: 422 `validacao`.
+
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { MAX_KEY_LENGTH } from '../idempotency.ts';
+
+const strict = { additionalProperties: false } as const;
+
+const str = (description: string) => Type.String({ description });
+const opt = (description: string) => Type.Optional(Type.String({ description }));
+
+/** `type: [T, 'null']`: plain JSON Schema (OpenAPI 3.1), fast to serialize. */
+function Nullable<T extends TSchema>(schema: T) {
+  const { type, ...rest } = schema as unknown as { type: string } & Record<string, unknown>;
+  return Type.Unsafe<Static<T> | null>({ ...rest, type: [type, 'null'] });
+}
+
+export const ReferenciaExterna = Type.String({
+  minLength: 1,
+  maxLength: MAX_KEY_LENGTH,
+  description: 'Chave de idempotência no corpo, alternativa ao cabeçalho Idempotency-Key (mesmo efeito)',
+});
+
+const Card = Type.Object(
+  {
+    tpIntegra: Type.Optional(
+      Type.String({ default: '2', description: '1: TEF/POS integrado (exige CNPJ e cAut); 2: maquininha não integrada (padrão)' }),
+    ),
+    CNPJ: opt('CNPJ da credenciadora / instituição de pagamento (obrigatório com tpIntegra 1)'),
+    tBand: opt('Bandeira do cartão (01 Visa, 02 Mastercard, ...)'),
+    cAut: opt('Número de autorização da operação (obrigatório com tpIntegra 1)'),
+    CNPJReceb: opt('CNPJ do beneficiário do pagamento'),
+    idTermPag: opt('Identificador do terminal de pagamento'),
+  },
+  { ...strict, description: 'Grupo do cartão: obrigatório com tPag 03 ou 04 (sem ele, rejeição 391)' },
+);
+
+const TaxGroup = Type.Record(Type.String(), Type.Record(Type.String(), Type.String()), {
+  description: 'Um grupo de variante, ex.: { "ICMS40": { "orig": "0", "CST": "40" } }',
+});
+
+const Product = Type.Object(
+  {
+    cProd: str('Código do produto'),
+    cEAN: str('GTIN ou "SEM GTIN"'),
+    xProd: str('Descrição'),
+    NCM: str('NCM, 8 dígitos'),
+    CFOP: str('CFOP, 4 dígitos'),
+    uCom: str('Unidade comercial'),
+    qCom: str('Quantidade comercial (decimal)'),
+    vUnCom: str('Valor unitário comercial (decimal)'),
+    vProd: str('Valor do item: qCom × vUnCom (decimal, 2 casas)'),
+    cEANTrib: str('GTIN da unidade tributável ou "SEM GTIN"'),
+    uTrib: str('Unidade tributável'),
+    qTrib: str('Quantidade tributável (decimal)'),
+    vUnTrib: str('Valor unitário tributável (decimal)'),
+    indTot: str('"1": compõe o total'),
+    vDesc: opt('Desconto do item (decimal)'),
+  },
+  strict,
+);
+
+const Item = Type.Object(
+  {
+    prod: Product,
+    imposto: Type.Object(
+      {
+        ICMS: TaxGroup,
+        PIS: Type.Optional(TaxGroup),
+        COFINS: Type.Optional(TaxGroup),
+        vTotTrib: opt('Tributos aproximados do item (Lei 12.741/2012)'),
+      },
+      strict,
+    ),
+  },
+  strict,
+);
+
+const Payment = Type.Object(
+  {
+    tPag: str('Forma de pagamento: 01 dinheiro, 03 crédito, 04 débito, 17 PIX, ...'),
+    vPag: str('Valor pago (decimal)'),
+    indPag: opt('0 à vista, 1 a prazo'),
+    xPag: opt('Descrição da forma (tPag 99)'),
+    dPag: opt('Data do pagamento, AAAA-MM-DD'),
+    card: Type.Optional(Card),
+  },
+  strict,
+);
+
+export const NfceBody = Type.Object(
+  {
+    ide: Type.Object(
+      {
+        serie: Type.Integer({ minimum: 0, maximum: 999, description: 'Série' }),
+        nNF: Type.Integer({ minimum: 1, maximum: 999_999_999, description: 'Número da NFC-e, escolhido pelo chamador' }),
+        natOp: opt('Natureza da operação (padrão VENDA)'),
+        indPres: opt('Indicador de presença (padrão 1, presencial)'),
+      },
+      strict,
+    ),
+    det: Type.Array(Item, { minItems: 1, maxItems: 990, description: 'Itens' }),
+    total: Type.Object({ vProd: str('Soma dos itens'), vNF: str('Valor da nota'), vDesc: opt('Desconto total') }, strict),
+    pag: Type.Array(Payment, { minItems: 1, maxItems: 100, description: 'Pagamentos' }),
+    vTroco: opt('Troco (decimal)'),
+    card: Type.Optional(Card),
+    dest: Type.Optional(
+      Type.Object(
+        { cpf: opt('CPF do consumidor'), cnpj: opt('CNPJ do consumidor'), idEstrangeiro: opt('Documento de estrangeiro'), xNome: opt('Nome') },
+        { ...strict, description: 'Consumidor (opcional)' },
+      ),
+    ),
+    vTotTrib: opt('Total aproximado de tributos; calculado quando ausente'),
+    infCpl: opt('Informações complementares'),
+    infAdFisco: opt('Informações de interesse do fisco'),
+    referencia_externa: Type.Optional(ReferenciaExterna),
+  },
+  { ...strict, description: 'NFC-e (especificação 2.3): valores monetários e quantidades como texto decimal' },
+);
+export type NfceBody = Static<typeof NfceBody>;
+
+export const ContingencyBody = Type.Object(
+  {
+    xml: Type.String({ minLength: 1, description: '<NFe> assinada, emitida no terminal em contingência offline (tpEmis 9)' }),
+    referencia_externa: Type.Optional(ReferenciaExterna),
+  },
+  { ...strict, description: 'NFC-e emitida em contingência offline: transmitida sem alteração (mesma chave, mesmo digest)' },
+);
+export type ContingencyBody = Static<typeof ContingencyBody>;
+
+/**
+ * Either body, told apart by the presence of `xml`. if/then/else rather than oneOf, so that a
+ * broken body is reported against the form it meant to be, field by field.
+ */
+export const IssueBody = Type.Unsafe<NfceBody | ContingencyBody>({
+  if: { type: 'object', required: ['xml'] },
+  then: ContingencyBody,
+  else: NfceBody,
+  description: 'NFC-e em JSON (especificação 2.3) ou { "xml": "<NFe ...assinada...>" } emitida em contingência',
+});
+
+export const Accepted = Type.Object({
+  id: Type.String({ format: 'uuid', description: 'Identificador da NFC-e' }),
+  chave: Type.String({ description: 'Chave de acesso (44 dígitos), definitiva desde já' }),
+  status: Type.Literal('processando'),
+  message: Type.String(),
+});
+
+export const STATUSES = ['processando', 'autorizado', 'rejeitado', 'cancelado'] as const;
+
+const NfceViewFields = {
+  id: Type.String({ format: 'uuid' }),
+  chave: Type.String({ description: 'Chave de acesso' }),
+  numero: Type.Integer({ description: 'nNF' }),
+  serie: Type.Integer(),
+  status: Type.Union(
+    STATUSES.map((s) => Type.Literal(s)),
+    { description: 'processando, autorizado, rejeitado ou cancelado' },
+  ),
+  codigo_status: Nullable(Type.String({ description: 'cStat da autoridade fiscal (null enquanto processando)' })),
+  motivo: Nullable(Type.String({ description: 'xMotivo da autoridade fiscal' })),
+  protocolo: Nullable(Type.String({ description: 'Protocolo de autorização' })),
+  autorizado_em: Nullable(Type.String({ description: 'Data e hora da autorização (dhRecbto), horário de Brasília' })),
+  cancelado_em: Nullable(Type.String({ description: 'Data e hora do cancelamento, horário de Brasília' })),
+  protocolo_cancelamento: Nullable(Type.String({ description: 'Protocolo do evento de cancelamento' })),
+  emitido_em: Type.String({ description: 'dhEmi, horário de Brasília' }),
+  valor_total: Type.String({ description: 'vNF (decimal)' }),
+  qrcode: Nullable(Type.String({ description: 'Texto do QR Code (null até a NFC-e ser assinada)' })),
+  url_consulta: Type.String({ description: 'URL de consulta pela chave de acesso' }),
+  contingencia: Type.Boolean({ description: 'Emitida em contingência offline (tpEmis 9)' }),
+  ambiente: Type.Union([Type.Literal('homologacao'), Type.Literal('producao')]),
+  referencia_externa: Nullable(Type.String({ description: 'Chave de idempotência da emissão' })),
+  criado_em: Type.String({ description: 'Recebida pelo serviço em, horário de Brasília' }),
+};
+
+export const NfceView = Type.Object(NfceViewFields);
+export type NfceView = Static<typeof NfceView>;
+
+export const NfceReplay = Type.Object({
+  ...NfceViewFields,
+  idempotent_replay: Type.Boolean({ description: 'true: repetição de uma emissão já autorizada; nada novo foi emitido' }),
+});
+
+export const IdParams = Type.Object({ id: Type.String({ description: 'id da NFC-e' }) }, strict);
+
+const Justificativa = Type.String({ minLength: 15, maxLength: 255, description: 'De 15 a 255 caracteres' });
+
+export const CancelBody = Type.Object(
+  {
+    justificativa: Justificativa,
+    chave_substituta: Type.Optional(
+      Type.String({
+        pattern: '^[0-9]{44}$',
+        description: 'Cancelamento por substituição (evento 110112, até 168 h): chave da NFC-e de contingência que a substituiu',
+      }),
+    ),
+  },
+  strict,
+);
+
+export const VoidBody = Type.Object(
+  {
+    serie: Type.Integer({ minimum: 0, maximum: 999 }),
+    numero_inicial: Type.Integer({ minimum: 1, maximum: 999_999_999 }),
+    numero_final: Type.Integer({ minimum: 1, maximum: 999_999_999 }),
+    justificativa: Justificativa,
+  },
+  strict,
+);
+
+export const VoidView = Type.Object({
+  protocolo: Type.String(),
+  codigo_status: Type.String({ description: '102: inutilização homologada' }),
+  motivo: Type.String(),
+});
+
+export const DanfeQuery = Type.Object(
+  {
+    formato: Type.Optional(
+      Type.Union([Type.Literal('pdf'), Type.Literal('escpos')], {
+        description: 'pdf (padrão) ou escpos: bytes ESC/POS para impressora térmica de 80 mm (48 colunas)',
+      }),
+    ),
+  },
+  strict,
+);
+
+export const XmlResponse = {
+  description: 'nfeProc (NFe + protNFe) quando autorizada ou cancelada; a NFe assinada nos demais estados',
+  content: { 'application/xml': { schema: Type.String() } },
+};
+
+export const DanfeResponse = {
+  description: 'DANFE NFC-e de 80 mm com QR Code',
+  content: {
+    'application/pdf': { schema: Type.Unsafe<Buffer>({ type: 'string', format: 'binary' }) },
+    'application/octet-stream': { schema: Type.Unsafe<Buffer>({ type: 'string', format: 'binary', description: 'ESC/POS, 48 colunas' }) },
+  },
+};

@@ -1,0 +1,423 @@
+// NfceStore on the service's SQLite database, built from SqliteStore's building blocks (its
+// prepared-statement cache, its BEGIN IMMEDIATE transaction, and the *InTx claim/settle/enqueue
+// steps), so a document, its idempotency key and its webhook event change in one transaction.
+
+import type Database from 'better-sqlite3';
+import type { Environment } from '../../fiscal/company.ts';
+import type { ClaimRequest, ClaimResult, KeyAttempt, KeyOutcome } from '../idempotency-rules.ts';
+import type { WebhookEvent } from '../store.ts';
+import type {
+  EventOf,
+  InsertResult,
+  InutilizacaoRecord,
+  NewNfceDocument,
+  NfceCancellation,
+  NfceRecord,
+  NfceSend,
+  NfceStatus,
+  NfceStore,
+  NfceVerdict,
+  NfceWork,
+  NfceXml,
+} from './store.ts';
+
+/** What SqliteStore lends its parts: its connection's statements and transaction steps. */
+export type SqliteBlocks = {
+  statement(sql: string): Database.Statement;
+  transaction<T>(fn: () => T): T;
+  claimKeyInTx(request: ClaimRequest): ClaimResult;
+  settleKeyInTx(attempt: KeyAttempt, outcome: KeyOutcome): boolean;
+  enqueueWebhookInTx(event: WebhookEvent): boolean;
+};
+
+type RecordRow = {
+  id: string;
+  company_id: string;
+  idempotency_key: string | null;
+  serie: number;
+  numero: number;
+  chave: string;
+  cnf: string;
+  dh_emi: string;
+  tp_emis: number;
+  contingencia: number;
+  ambiente: string;
+  qrcode: string | null;
+  url_consulta: string;
+  valor_total: string;
+  status: NfceStatus;
+  codigo_status: string | null;
+  motivo: string | null;
+  protocolo: string | null;
+  autorizado_em: string | null;
+  cancelado_em: string | null;
+  protocolo_cancelamento: string | null;
+  signed: number;
+  attempts: number;
+  created_at: string;
+};
+
+// Every column but the XML texts, plus whether the signed XML exists.
+const RECORD_COLUMNS = `id, company_id, idempotency_key, serie, numero, chave, cnf, dh_emi, tp_emis, contingencia, ambiente,
+  qrcode, url_consulta, valor_total, status, codigo_status, motivo, protocolo, autorizado_em, cancelado_em,
+  protocolo_cancelamento, signed_xml IS NOT NULL AS signed, attempts, created_at`;
+
+const iso = (d: Date = new Date()): string => d.toISOString();
+
+function recordOf(r: RecordRow): NfceRecord {
+  return {
+    id: r.id,
+    companyId: r.company_id,
+    idempotencyKey: r.idempotency_key,
+    serie: r.serie,
+    numero: r.numero,
+    chave: r.chave,
+    cNF: r.cnf,
+    dhEmi: r.dh_emi,
+    tpEmis: r.tp_emis as 1 | 9,
+    contingencia: r.contingencia === 1,
+    ambiente: r.ambiente as Environment,
+    qrcode: r.qrcode,
+    urlConsulta: r.url_consulta,
+    valorTotal: r.valor_total,
+    status: r.status,
+    codigoStatus: r.codigo_status,
+    motivo: r.motivo,
+    protocolo: r.protocolo,
+    autorizadoEm: r.autorizado_em,
+    canceladoEm: r.cancelado_em,
+    protocoloCancelamento: r.protocolo_cancelamento,
+    signed: r.signed === 1,
+    attempts: r.attempts,
+    createdAt: r.created_at,
+  };
+}
+
+/** Thrown inside a transaction to roll back a claim whose document cannot be inserted. */
+class SameKey {
+  constructor(readonly result: Extract<InsertResult, { kind: 'same_key' }>) {}
+}
+
+type Pending = { work: () => unknown; resolve: (value: unknown) => void; reject: (err: unknown) => void };
+
+/** How long a background write (the queue's) may wait for others to share its commit. */
+const LINGER_MS = 8;
+/** Commits are at least this far apart: under load, more writes share each fsync. */
+const MIN_GAP_MS = 4;
+
+/**
+ * Group commit. With synchronous=FULL every COMMIT waits for an fsync on the event loop (about
+ * 0.3 ms on an idle disk, 2 to 8 ms on a busy one), which made the commit, not the work, the
+ * limit of POST /nfce and of the queue. The writes asked for within one turn of the event loop
+ * (an HTTP request's) or within LINGER_MS (the queue's, which nobody waits for) run in ONE
+ * transaction, each in its own savepoint (one that fails rolls back alone, the others go on),
+ * and every caller is answered only after that COMMIT: each write is still atomic, and durable
+ * before anyone hears of it. Under no load a batch is a single write, as before.
+ */
+class GroupCommit {
+  #pending: Pending[] = [];
+  /** When the next flush is due (performance.now()), if one is scheduled. */
+  #due: number | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #lastFlush = -Infinity;
+
+  constructor(private readonly transaction: <T>(fn: () => T) => T) {}
+
+  /** `background`: nobody is waiting on the line for it; it may linger to share a commit. */
+  run<T>(work: () => T, background = false): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#pending.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      const now = performance.now();
+      const due = Math.max(this.#lastFlush + MIN_GAP_MS, background ? now + LINGER_MS : now);
+      if (this.#due !== undefined && this.#due <= due) return;
+      clearTimeout(this.#timer);
+      clearImmediate(this.#immediate);
+      this.#due = due;
+      if (due <= now) this.#immediate = setImmediate(() => this.flush());
+      else this.#timer = setTimeout(() => this.flush(), due - now);
+    });
+  }
+
+  #immediate: NodeJS.Immediate | undefined;
+
+  private flush(): void {
+    clearTimeout(this.#timer);
+    clearImmediate(this.#immediate);
+    this.#due = undefined;
+    const batch = this.#pending;
+    if (batch.length === 0) return;
+    this.#pending = [];
+    const outcomes: ({ ok: true; value: unknown } | { ok: false; err: unknown })[] = [];
+    try {
+      this.transaction(() => {
+        for (const { work } of batch) {
+          try {
+            // Nested: better-sqlite3 runs it in a SAVEPOINT of the batch's transaction.
+            outcomes.push({ ok: true, value: this.transaction(work) });
+          } catch (err) {
+            outcomes.push({ ok: false, err });
+          }
+        }
+      });
+    } catch (err) {
+      // The batch did not commit: none of its writes happened.
+      this.#lastFlush = performance.now();
+      for (const p of batch) p.reject(err);
+      return;
+    }
+    this.#lastFlush = performance.now();
+    batch.forEach((p, i) => {
+      const outcome = outcomes[i]!;
+      if (outcome.ok) p.resolve(outcome.value);
+      else p.reject(outcome.err);
+    });
+  }
+}
+
+export class SqliteNfceStore implements NfceStore {
+  readonly #commit: GroupCommit;
+
+  constructor(private readonly b: SqliteBlocks) {
+    this.#commit = new GroupCommit((fn) => b.transaction(fn));
+  }
+
+  async insertDocument(d: NewNfceDocument, claim?: ClaimRequest): Promise<InsertResult> {
+    try {
+      return await this.#commit.run((): InsertResult => {
+        if (claim) {
+          const claimed = this.b.claimKeyInTx(claim);
+          if (claimed.kind !== 'new') return claimed;
+        }
+        const live = this.b
+          .statement(`SELECT id, status FROM nfce_documents WHERE company_id = ? AND chave = ? AND status <> 'rejeitado'`)
+          .get(d.companyId, d.chave) as { id: string; status: NfceStatus } | undefined;
+        if (live) throw new SameKey({ kind: 'same_key', documentId: live.id, status: live.status });
+        const at = iso(d.createdAt);
+        this.b
+          .statement(
+            `INSERT INTO nfce_documents (id, company_id, idempotency_key, serie, numero, chave, cnf, dh_emi, tp_emis, contingencia,
+               ambiente, request_json, received_xml, signed_xml, qrcode, url_consulta, valor_total, status, next_attempt_at,
+               created_at, updated_at)
+             VALUES (@id, @company_id, @idempotency_key, @serie, @numero, @chave, @cnf, @dh_emi, @tp_emis, @contingencia,
+               @ambiente, @request_json, @received_xml, @received_xml, @qrcode, @url_consulta, @valor_total, 'processando', @at,
+               @at, @at)`,
+          )
+          .run({
+            id: d.id,
+            company_id: d.companyId,
+            idempotency_key: d.idempotencyKey,
+            serie: d.serie,
+            numero: d.numero,
+            chave: d.chave,
+            cnf: d.cNF,
+            dh_emi: d.dhEmi,
+            tp_emis: d.tpEmis,
+            contingencia: d.contingencia ? 1 : 0,
+            ambiente: d.ambiente,
+            request_json: d.requestJson ?? null,
+            received_xml: d.receivedXml ?? null,
+            qrcode: d.qrcode,
+            url_consulta: d.urlConsulta,
+            valor_total: d.valorTotal,
+            at,
+          });
+        return { kind: 'new' };
+      });
+    } catch (err) {
+      if (err instanceof SameKey) return err.result;
+      throw err;
+    }
+  }
+
+  async getDocument(companyId: string, id: string): Promise<NfceRecord | undefined> {
+    const row = this.b.statement(`SELECT ${RECORD_COLUMNS} FROM nfce_documents WHERE id = ? AND company_id = ?`).get(id, companyId) as
+      | RecordRow
+      | undefined;
+    return row && recordOf(row);
+  }
+
+  async getXml(companyId: string, id: string): Promise<NfceXml | undefined> {
+    const row = this.b
+      .statement('SELECT signed_xml, nfe_proc, evento_xml FROM nfce_documents WHERE id = ? AND company_id = ?')
+      .get(id, companyId) as { signed_xml: string | null; nfe_proc: string | null; evento_xml: string | null } | undefined;
+    return row && { signedXml: row.signed_xml, nfeProc: row.nfe_proc, eventoXml: row.evento_xml };
+  }
+
+  async dueDocuments(now: Date, limit: number, busy: ReadonlySet<string>): Promise<NfceWork[]> {
+    // The busy ones (in flight in this process) are still due and come first in order: asking for
+    // that many more rows and skipping them avoids a NOT IN list.
+    const rows = this.b
+      .statement(
+        `SELECT id, company_id, chave, cnf, dh_emi, tp_emis, request_json, signed_xml, attempts, created_at
+           FROM nfce_documents WHERE status = 'processando' AND next_attempt_at <= ?
+          ORDER BY next_attempt_at, rowid LIMIT ?`,
+      )
+      .all(iso(now), limit + busy.size) as {
+      id: string;
+      company_id: string;
+      chave: string;
+      cnf: string;
+      dh_emi: string;
+      tp_emis: number;
+      request_json: string | null;
+      signed_xml: string | null;
+      attempts: number;
+      created_at: string;
+    }[];
+    const out: NfceWork[] = [];
+    for (const r of rows) {
+      if (busy.has(r.id)) continue;
+      out.push({
+        id: r.id,
+        companyId: r.company_id,
+        chave: r.chave,
+        cNF: r.cnf,
+        dhEmi: r.dh_emi,
+        tpEmis: r.tp_emis as 1 | 9,
+        requestJson: r.request_json,
+        signedXml: r.signed_xml,
+        attempts: r.attempts,
+        createdAt: r.created_at,
+      });
+      if (out.length === limit) break;
+    }
+    return out;
+  }
+
+  async nextDue(): Promise<Date | undefined> {
+    const at = this.b
+      .statement(`SELECT min(next_attempt_at) FROM nfce_documents WHERE status = 'processando'`)
+      .pluck()
+      .get() as string | null;
+    return at === null ? undefined : new Date(at);
+  }
+
+  async beginSends(sends: readonly NfceSend[]): Promise<void> {
+    if (sends.length === 0) return;
+    const now = iso();
+    await this.#commit.run(() => {
+      for (const s of sends) {
+        if (s.signed) {
+          this.b
+            .statement(
+              `UPDATE nfce_documents SET signed_xml = ?, qrcode = ?, attempts = attempts + 1, updated_at = ?
+                WHERE id = ? AND status = 'processando' AND signed_xml IS NULL`,
+            )
+            .run(s.signed.xml, s.signed.qrcode, now, s.id);
+        } else {
+          this.b
+            .statement(`UPDATE nfce_documents SET attempts = attempts + 1, updated_at = ? WHERE id = ? AND status = 'processando'`)
+            .run(now, s.id);
+        }
+      }
+    }, true);
+  }
+
+  async postpone(id: string, at: Date, error: string): Promise<void> {
+    await this.#commit.run(() =>
+      this.b
+        .statement(
+          `UPDATE nfce_documents SET next_attempt_at = ?, last_error = ?, updated_at = ? WHERE id = ? AND status = 'processando'`,
+        )
+        .run(iso(at), error, iso(), id),
+      true,
+    );
+  }
+
+  async recordVerdict(id: string, v: NfceVerdict, eventOf: EventOf): Promise<boolean> {
+    return this.#commit.run(() => {
+      const now = iso();
+      const changed =
+        v.status === 'autorizado'
+          ? this.b
+              .statement(
+                `UPDATE nfce_documents SET status = ?, codigo_status = ?, motivo = ?, protocolo = ?, autorizado_em = ?,
+                   nfe_proc = ?, next_attempt_at = NULL, last_error = NULL, updated_at = ?
+                 WHERE id = ? AND status = 'processando'`,
+              )
+              .run(v.cancelado ? 'cancelado' : 'autorizado', v.codigoStatus, v.motivo, v.protocolo, v.autorizadoEm, v.nfeProc, now, id)
+          : this.b
+              .statement(
+                `UPDATE nfce_documents SET status = 'rejeitado', codigo_status = ?, motivo = ?, next_attempt_at = NULL,
+                   last_error = NULL, updated_at = ?
+                 WHERE id = ? AND status = 'processando'`,
+              )
+              .run(v.codigoStatus, v.motivo, now, id);
+      if (changed.changes === 0) return false;
+      const record = this.recordInTx(id);
+      if (record.idempotencyKey !== null) {
+        this.b.settleKeyInTx(
+          { companyId: record.companyId, docType: 'nfce', key: record.idempotencyKey, documentId: id },
+          v.status === 'autorizado' ? 'authorized' : 'rejected',
+        );
+      }
+      this.b.enqueueWebhookInTx(eventOf(record));
+      return true;
+    }, true);
+  }
+
+  async recordCancellation(id: string, c: NfceCancellation, eventOf: EventOf): Promise<boolean> {
+    return this.#commit.run(() => {
+      const changed = this.b
+        .statement(
+          `UPDATE nfce_documents SET status = 'cancelado', cancelado_em = ?, protocolo_cancelamento = ?, evento_xml = ?, updated_at = ?
+            WHERE id = ? AND status = 'autorizado'`,
+        )
+        .run(c.canceladoEm, c.protocolo, c.eventoXml, iso(), id);
+      if (changed.changes === 0) return false;
+      this.b.enqueueWebhookInTx(eventOf(this.recordInTx(id)));
+      return true;
+    });
+  }
+
+  async insertInutilizacao(r: InutilizacaoRecord): Promise<void> {
+    this.b
+      .statement(
+        `INSERT INTO nfce_inutilizacoes (id, company_id, serie, numero_inicial, numero_final, justificativa, protocolo,
+           codigo_status, motivo, xml, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(r.id, r.companyId, r.serie, r.numeroInicial, r.numeroFinal, r.justificativa, r.protocolo, r.codigoStatus, r.motivo, r.xml, iso(r.createdAt));
+  }
+
+  async findInutilizacao(companyId: string, serie: number, first: number, last: number): Promise<InutilizacaoRecord | undefined> {
+    const r = this.b
+      .statement(
+        `SELECT * FROM nfce_inutilizacoes WHERE company_id = ? AND serie = ? AND numero_inicial = ? AND numero_final = ?`,
+      )
+      .get(companyId, serie, first, last) as
+      | {
+          id: string;
+          company_id: string;
+          serie: number;
+          numero_inicial: number;
+          numero_final: number;
+          justificativa: string;
+          protocolo: string;
+          codigo_status: string;
+          motivo: string;
+          xml: string;
+          created_at: string;
+        }
+      | undefined;
+    return (
+      r && {
+        id: r.id,
+        companyId: r.company_id,
+        serie: r.serie,
+        numeroInicial: r.numero_inicial,
+        numeroFinal: r.numero_final,
+        justificativa: r.justificativa,
+        protocolo: r.protocolo,
+        codigoStatus: r.codigo_status,
+        motivo: r.motivo,
+        xml: r.xml,
+        createdAt: new Date(r.created_at),
+      }
+    );
+  }
+
+  private recordInTx(id: string): NfceRecord {
+    return recordOf(this.b.statement(`SELECT ${RECORD_COLUMNS} FROM nfce_documents WHERE id = ?`).get(id) as RecordRow);
+  }
+}

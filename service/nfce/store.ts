@@ -1,0 +1,154 @@
+// The NFC-e part of the service store (ServiceStore.nfce): documents and inutilizações. Every
+// operation is one transaction; the ones that change a document together with its idempotency
+// key or a webhook event do all of it in that same transaction, so a crash never leaves a key
+// claimed without its document, or a verdict recorded without its key settled and its event
+// queued.
+
+import type { Environment } from '../../fiscal/company.ts';
+import type { ClaimRequest, ClaimResult } from '../idempotency-rules.ts';
+import type { WebhookEvent } from '../store.ts';
+
+export type NfceStatus = 'processando' | 'autorizado' | 'rejeitado' | 'cancelado';
+
+/** A document as the API shows it and the routes decide on it (the big XML texts left out). */
+export type NfceRecord = {
+  id: string;
+  companyId: string;
+  idempotencyKey: string | null;
+  serie: number;
+  numero: number;
+  chave: string;
+  cNF: string;
+  /** As written in ide/dhEmi (Brasília offset). */
+  dhEmi: string;
+  tpEmis: 1 | 9;
+  contingencia: boolean;
+  ambiente: Environment;
+  qrcode: string | null;
+  urlConsulta: string;
+  valorTotal: string;
+  status: NfceStatus;
+  codigoStatus: string | null;
+  motivo: string | null;
+  protocolo: string | null;
+  /** dhRecbto of the authorization, as the authority wrote it. */
+  autorizadoEm: string | null;
+  canceladoEm: string | null;
+  protocoloCancelamento: string | null;
+  /** Whether the signed NFe exists yet (the XML and DANFE need it). */
+  signed: boolean;
+  attempts: number;
+  createdAt: string;
+};
+
+/** What the POST stores: the document in `processando`, key already computed. */
+export type NewNfceDocument = Omit<
+  NfceRecord,
+  | 'status'
+  | 'codigoStatus'
+  | 'motivo'
+  | 'protocolo'
+  | 'autorizadoEm'
+  | 'canceladoEm'
+  | 'protocoloCancelamento'
+  | 'signed'
+  | 'attempts'
+  | 'createdAt'
+> & {
+  /** Exactly one of the two: the JSON request (issued here) or the signed contingency XML. */
+  requestJson?: string;
+  receivedXml?: string;
+  createdAt: Date;
+};
+
+export type InsertResult =
+  | ClaimResult
+  /** A live (not rejected) document of the company already has this access key. */
+  | { kind: 'same_key'; documentId: string; status: NfceStatus };
+
+/** A queued document as the worker needs it. */
+export type NfceWork = {
+  id: string;
+  companyId: string;
+  chave: string;
+  cNF: string;
+  dhEmi: string;
+  tpEmis: 1 | 9;
+  requestJson: string | null;
+  signedXml: string | null;
+  attempts: number;
+  createdAt: string;
+};
+
+/** The sends the worker is about to make: each committed (signed XML, attempt) before it starts. */
+export type NfceSend = { id: string; signed?: { xml: string; qrcode: string } };
+
+export type NfceVerdict =
+  | {
+      status: 'autorizado';
+      codigoStatus: string;
+      motivo: string;
+      protocolo: string | null;
+      autorizadoEm: string;
+      nfeProc: string;
+      /** Found already cancelled when its lost authorization was recovered by consultation. */
+      cancelado?: boolean;
+    }
+  /** codigoStatus null: rejected here, before reaching the authority (see queue.ts). */
+  | { status: 'rejeitado'; codigoStatus: string | null; motivo: string };
+
+/** protocolo and eventoXml are null when the cancellation was learnt by consultation (its answer lost). */
+export type NfceCancellation = { canceladoEm: string; protocolo: string | null; eventoXml: string | null };
+
+export type NfceXml = { signedXml: string | null; nfeProc: string | null; eventoXml: string | null };
+
+export type InutilizacaoRecord = {
+  id: string;
+  companyId: string;
+  serie: number;
+  numeroInicial: number;
+  numeroFinal: number;
+  justificativa: string;
+  protocolo: string;
+  codigoStatus: string;
+  motivo: string;
+  xml: string;
+  createdAt: Date;
+};
+
+/** Builds the webhook event of a state change from the document in its new state. */
+export type EventOf = (document: NfceRecord) => WebhookEvent;
+
+export interface NfceStore {
+  /**
+   * Inserts the document in `processando`; with `claim`, claims its idempotency key first, in the
+   * same transaction (nothing is inserted unless the claim is `new`). A live document with the
+   * same access key (a contingency XML sent twice) is reported instead of inserted.
+   */
+  insertDocument(document: NewNfceDocument, claim?: ClaimRequest): Promise<InsertResult>;
+  getDocument(companyId: string, id: string): Promise<NfceRecord | undefined>;
+  getXml(companyId: string, id: string): Promise<NfceXml | undefined>;
+  /** Up to `limit` processando documents due at `now`, in queue order, skipping `busy` ids. */
+  dueDocuments(now: Date, limit: number, busy: ReadonlySet<string>): Promise<NfceWork[]>;
+  /** processando documents and when the earliest of them is due (undefined: none). */
+  nextDue(): Promise<Date | undefined>;
+  /**
+   * Before sending: stores each signed XML not stored yet and counts the attempt, all in one
+   * transaction. Nothing is leased in the database: one service process owns its data directory,
+   * and its queue keeps the documents in flight in memory, so after a crash every processando
+   * document is due at once.
+   */
+  beginSends(sends: readonly NfceSend[]): Promise<void>;
+  /** The outcome stays unknown (authority unavailable): retried, consulting first, at `at`. */
+  postpone(id: string, at: Date, error: string): Promise<void>;
+  /**
+   * Records the authority's verdict of a processando document, settles its key (authorized /
+   * rejected) and queues the webhook event, in one transaction. False when it was no longer
+   * processando (nothing changes).
+   */
+  recordVerdict(id: string, verdict: NfceVerdict, eventOf: EventOf): Promise<boolean>;
+  /** autorizado → cancelado with the event, and its webhook event, in one transaction. */
+  recordCancellation(id: string, cancellation: NfceCancellation, eventOf: EventOf): Promise<boolean>;
+  insertInutilizacao(record: InutilizacaoRecord): Promise<void>;
+  findInutilizacao(companyId: string, serie: number, first: number, last: number): Promise<InutilizacaoRecord | undefined>;
+}

@@ -1,0 +1,49 @@
+// An NFC-e as the API shows it (GET, replays, cancellation, webhook `dados`): contract.md
+// section 3's fields, instants in Brasília time with their offset.
+
+import { randomUUID } from 'node:crypto';
+import { formatBrasilia } from '../clock.ts';
+import type { WebhookEvent } from '../store.ts';
+import type { NfceView } from './schemas.ts';
+import type { EventOf, NfceRecord } from './store.ts';
+
+const brasilia = (instant: string | null): string | null => (instant === null ? null : formatBrasilia(new Date(instant)));
+
+export function nfceView(d: NfceRecord): NfceView {
+  return {
+    id: d.id,
+    chave: d.chave,
+    numero: d.numero,
+    serie: d.serie,
+    status: d.status,
+    codigo_status: d.codigoStatus,
+    motivo: d.motivo,
+    protocolo: d.protocolo,
+    autorizado_em: brasilia(d.autorizadoEm),
+    cancelado_em: brasilia(d.canceladoEm),
+    protocolo_cancelamento: d.protocoloCancelamento,
+    emitido_em: formatBrasilia(new Date(d.dhEmi)),
+    valor_total: d.valorTotal,
+    qrcode: d.qrcode,
+    url_consulta: d.urlConsulta,
+    contingencia: d.contingencia,
+    ambiente: d.ambiente,
+    referencia_externa: d.idempotencyKey,
+    criado_em: formatBrasilia(new Date(d.createdAt)),
+  };
+}
+
+export type NfceEventType = 'nfce.autorizada' | 'nfce.rejeitada' | 'nfce.cancelada';
+
+/**
+ * The webhook event of a state change (contract.md section 3): built inside the transaction that
+ * makes the change, from the document in its new state, so `dados` is what GET shows right after.
+ */
+export function webhookEvent(tipo: NfceEventType): EventOf {
+  return (document: NfceRecord): WebhookEvent => {
+    const eventId = randomUUID();
+    const createdAt = new Date();
+    const payload = JSON.stringify({ id: eventId, tipo, criado_em: formatBrasilia(createdAt), dados: nfceView(document) });
+    return { eventId, companyId: document.companyId, tipo, payload, createdAt };
+  };
+}
