@@ -1,0 +1,232 @@
+// The MDF-e endpoints (issuance-api.md 4.1, contract.md section 4), mounted under /api/v1 behind
+// authentication: emitir (synchronous), encerrar, cancelar, the list, the detail, the XML, the
+// DAMDFE and the percurso utility. On start (onReady) the plugin settles manifests a stopped
+// process left in flight (issuance.ts `recover`) and warms the tax authority up.
+
+import { Type, type Static } from '@sinclair/typebox';
+import { suggestRoute, validateRoute } from '../../fiscal/percurso.ts';
+import type { MdfeRequest } from '../../fiscal/mdfe/types.ts';
+import { wrapMdfeProc } from '../../fiscal/protocol.ts';
+import { brasiliaDayRange } from '../clock.ts';
+import { companyOf } from '../http/auth.ts';
+import { ApiError, errorResponses, invalidRequest, notFound } from '../http/errors.ts';
+import type { ApiRoutes } from '../http/type-provider.ts';
+import { IdempotencyHeaders, sendReplay } from '../idempotency.ts';
+import { damdfeModel, renderDamdfe } from './damdfe.ts';
+import { MdfeIssuance, newDocumentId } from './issuance.ts';
+import { CancelBody, CloseBody, IdParams, ListQuery, MdfeBody, MdfeList, MdfeView, RouteBody, RouteView } from './schemas.ts';
+import type { MdfeFilters } from './store.ts';
+import { fullView, summaryView } from './views.ts';
+
+const DEFAULT_LIMIT = 50;
+/** How often manifests left in flight by a stopped process are retried while the authority is unreachable. */
+const RECOVERY_RETRY_MS = 30_000;
+
+const missing = () => notFound('MDF-e não encontrado.');
+
+/** de/ate (Brasília days, inclusive) → [from, until) in UTC; 400 for a malformed or impossible date. */
+function dayFilters(de: string | undefined, ate: string | undefined): Pick<MdfeFilters, 'from' | 'until'> {
+  const day = (value: string, field: string) => {
+    const range = brasiliaDayRange(value);
+    if (!range) throw invalidRequest('Parâmetro de data inválido.', [{ field, message: 'data inválida (use AAAA-MM-DD, ex.: 2026-11-22)' }]);
+    return range;
+  };
+  const from = de === undefined ? undefined : day(de, 'de');
+  const until = ate === undefined ? undefined : day(ate, 'ate');
+  if (from && until && from.start >= until.end) {
+    throw invalidRequest('Intervalo de datas inválido.', [{ field: 'de', message: 'posterior a ate' }]);
+  }
+  return { ...(from && { from: from.start.toISOString() }), ...(until && { until: until.end.toISOString() }) };
+}
+
+export const mdfeRoutes: ApiRoutes = async (app, { deps }) => {
+  const issuance = new MdfeIssuance(deps, app.log);
+  const store = deps.store.mdfe;
+
+  let retry: NodeJS.Timeout | undefined;
+  app.addHook('onReady', async () => {
+    deps.authority.warmUp();
+    const settle = async (ids?: string[]) => {
+      const left = await issuance.recover(ids);
+      if (left.length) retry = setTimeout(() => void settle(left).catch((err) => app.log.error({ err }, 'recuperação de MDF-e falhou')), RECOVERY_RETRY_MS).unref();
+    };
+    await settle();
+  });
+  app.addHook('onClose', async () => clearTimeout(retry));
+
+  const view = async (companyId: string, id: string) => {
+    const record = await store.get(companyId, id);
+    if (!record) throw missing();
+    const [documents, events] = await Promise.all([store.documents(id), store.events(id)]);
+    return fullView(record, documents, events);
+  };
+
+  app.post(
+    '/mdfe/emitir',
+    {
+      schema: {
+        tags: ['mdfe'],
+        summary: 'Emite um MDF-e (síncrono: a resposta traz o veredito da autoridade fiscal)',
+        headers: IdempotencyHeaders,
+        body: MdfeBody,
+        response: { 200: MdfeView, 201: MdfeView, ...errorResponses(400, 401, 409, 413, 415, 422, 503) },
+      },
+    },
+    async (request, reply) => {
+      const company = companyOf(request);
+      const documentId = newDocumentId();
+      const claim = await deps.idempotency.begin(request, 'mdfe', documentId);
+      if (claim.kind === 'replay') return sendReplay(reply, await view(company.id, claim.documentId));
+      const body = request.body as unknown as MdfeRequest;
+      const { record, documents } = await issuance.issue(company.id, body, documentId, claim.kind === 'new' ? claim.key : undefined);
+      return reply.code(201).send(fullView(record, documents, []));
+    },
+  );
+
+  app.get(
+    '/mdfe',
+    {
+      schema: {
+        tags: ['mdfe'],
+        summary: 'Lista os MDF-e da empresa, do mais recente ao mais antigo',
+        querystring: ListQuery,
+        response: { 200: MdfeList, ...errorResponses(400, 401) },
+      },
+    },
+    async (request) => {
+      const company = companyOf(request);
+      const q = request.query;
+      const limit = q.limit ?? DEFAULT_LIMIT;
+      const offset = q.offset ?? 0;
+      const filters: MdfeFilters = {
+        ...(q.status !== undefined && { status: q.status }),
+        ...(q.situacao !== undefined && { situacao: q.situacao }),
+        ...(q.uf_inicio !== undefined && { ufInicio: q.uf_inicio }),
+        ...(q.uf_fim !== undefined && { ufFim: q.uf_fim }),
+        ...dayFilters(q.de, q.ate),
+      };
+      const page = await store.list(company.id, filters, limit, offset);
+      return { data: page.rows.map(summaryView), total: page.total, limit, offset };
+    },
+  );
+
+  app.post(
+    '/mdfe/percurso',
+    {
+      schema: {
+        tags: ['mdfe'],
+        summary: 'Sugere as UFs de percurso (caminho mais curto entre UFs que fazem divisa) ou valida um percurso informado',
+        description:
+          'Sem infPercurso: devolve um caminho mais curto; entre vários, o de menor sequência de siglas em ordem alfabética ' +
+          '(ex.: PE→RN dá CE). Com infPercurso: valida as regras da rejeição 663 (UFs na ordem da viagem, cada uma fazendo divisa ' +
+          'com a seguinte, sem repetir início e fim).',
+        body: RouteBody,
+        response: { 200: RouteView, ...errorResponses(400, 401, 413, 415, 422) },
+      },
+    },
+    async (request) => {
+      const { UFIni, UFFim, infPercurso } = request.body;
+      if (infPercurso === undefined) return { infPercurso: suggestRoute(UFIni, UFFim).map((UFPer) => ({ UFPer })) };
+      const check = validateRoute(
+        UFIni,
+        UFFim,
+        infPercurso.map((p) => p.UFPer),
+      );
+      if (check.valid) return { valido: true as const };
+      throw new ApiError('validacao', `Percurso inválido: ${check.message}.`, { details: [{ field: check.field, message: check.message }] });
+    },
+  );
+
+  app.get(
+    '/mdfe/:id',
+    {
+      schema: {
+        tags: ['mdfe'],
+        summary: 'O MDF-e, com os documentos vinculados e os eventos',
+        params: IdParams,
+        response: { 200: MdfeView, ...errorResponses(401, 404) },
+      },
+    },
+    async (request) => view(companyOf(request).id, request.params.id),
+  );
+
+  app.get(
+    '/mdfe/:id/xml',
+    {
+      schema: {
+        tags: ['mdfe'],
+        summary: 'XML do MDF-e: mdfeProc quando autorizado; o MDFe assinado quando rejeitado',
+        params: IdParams,
+        response: { 200: Type.Unsafe<string>({ type: 'string', description: 'application/xml' }), ...errorResponses(401, 404, 422) },
+      },
+    },
+    async (request, reply) => {
+      const found = await store.xml(companyOf(request).id, request.params.id);
+      if (!found) throw missing();
+      if (found.situacao === 'processando') throw new ApiError('estado_invalido', 'O MDF-e ainda está em processamento.');
+      const xml = found.situacao === 'rejeitado' || !found.protXml ? found.xml : wrapMdfeProc(found.xml, found.protXml);
+      return reply.type('application/xml; charset=utf-8').send(`<?xml version="1.0" encoding="UTF-8"?>${xml}`);
+    },
+  );
+
+  app.get(
+    '/mdfe/:id/damdfe',
+    {
+      schema: {
+        tags: ['mdfe'],
+        summary: 'DAMDFE em PDF (A4)',
+        params: IdParams,
+        response: { 200: Type.Unsafe<Buffer>({ type: 'string', format: 'binary', description: 'application/pdf' }), ...errorResponses(401, 404, 422) },
+      },
+    },
+    async (request, reply) => {
+      const found = await store.xml(companyOf(request).id, request.params.id);
+      if (!found) throw missing();
+      if (found.situacao === 'processando' || found.situacao === 'rejeitado' || !found.protXml) {
+        throw new ApiError('estado_invalido', 'Só há DAMDFE de um MDF-e autorizado (este foi rejeitado ou ainda está em processamento).');
+      }
+      const marca = found.situacao === 'encerrado' ? 'ENCERRADO' : found.situacao === 'cancelado' ? 'CANCELADO' : undefined;
+      const pdf = await renderDamdfe(damdfeModel(wrapMdfeProc(found.xml, found.protXml), marca));
+      return reply
+        .type('application/pdf')
+        .header('content-disposition', `inline; filename="damdfe-${request.params.id}.pdf"`)
+        .send(pdf);
+    },
+  );
+
+  app.post(
+    '/mdfe/:id/encerrar',
+    {
+      schema: {
+        tags: ['mdfe'],
+        summary: 'Encerra o MDF-e na chegada (evento 110112)',
+        params: IdParams,
+        body: CloseBody,
+        response: { 200: MdfeView, ...errorResponses(400, 401, 404, 413, 415, 422, 503) },
+      },
+    },
+    async (request) => {
+      const companyId = companyOf(request).id;
+      await issuance.close(companyId, request.params.id, request.body as Static<typeof CloseBody>);
+      return view(companyId, request.params.id);
+    },
+  );
+
+  app.post(
+    '/mdfe/:id/cancelar',
+    {
+      schema: {
+        tags: ['mdfe'],
+        summary: 'Cancela o MDF-e em até 24 horas da autorização (evento 110111)',
+        params: IdParams,
+        body: CancelBody,
+        response: { 200: MdfeView, ...errorResponses(400, 401, 404, 413, 415, 422, 503) },
+      },
+    },
+    async (request) => {
+      const companyId = companyOf(request).id;
+      await issuance.cancel(companyId, request.params.id, request.body);
+      return view(companyId, request.params.id);
+    },
+  );
+};
