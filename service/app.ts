@@ -16,6 +16,7 @@ import type { ApiRoutes, TypeBoxTypeProvider } from './http/type-provider.ts';
 import { webhookRoutes } from './http/webhook-routes.ts';
 import type { SecretBox } from './secrets.ts';
 import type { ServiceStore } from './store.ts';
+import { WebhookDelivery } from './webhooks/delivery.ts';
 
 export const API_PREFIX = '/api/v1';
 export const OPENAPI_PATH = `${API_PREFIX}/openapi.json`;
@@ -61,6 +62,14 @@ export function buildApp(options: BuildAppOptions): ServiceApp {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('deps', deps);
+
+  // Webhook outbox delivery lives as long as the app: started when ready, stopped on close
+  // (after the HTTP server, before the caller closes the store). Built here so a malformed
+  // BALCAO_WEBHOOK_BACKOFF_MS fails the start instead of the first delivery.
+  const webhookDelivery = new WebhookDelivery({ store: deps.store, secrets: deps.secrets, logger: app.log });
+  app.addHook('onReady', async () => webhookDelivery.start());
+  app.addHook('onClose', async () => webhookDelivery.stop());
+
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
 
