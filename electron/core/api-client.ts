@@ -1,0 +1,296 @@
+// Typed client of the issuance API (shared/spec/issuance-api.md and contract.md), the only way
+// the terminal talks to the service. Two kinds of failure, kept apart because the worker treats
+// them differently:
+// - ServiceHttpError: the service answered with a 4xx/5xx; carries the status, the contract's
+//   error body ({ error: { code, message, details } }), Retry-After and the "id" a 409 names;
+// - ServiceNetworkError: no answer (refused, reset, timed out, cut mid-body). The request may or
+//   may not have reached the service, so only a retry with the same idempotency key is safe.
+// Every call has a timeout; nothing here retries (the outbox worker decides).
+
+import type { NfceRequest } from '../../fiscal/nfce/types.ts';
+
+/** The embedded service of `npm start` (bin/start.ts: loopback, port 8765 unless BALCAO_PORT). */
+export const DEFAULT_SERVICE_URL = 'http://127.0.0.1:8765';
+export const DEFAULT_TIMEOUT_MS = 15_000;
+
+export type NfceStatus = 'processando' | 'autorizado' | 'rejeitado' | 'cancelado';
+
+/** GET /api/v1/nfce/{id} (contract 3): at least these fields. */
+export type NfceDocument = {
+  id: string;
+  chave: string;
+  numero: number;
+  serie: number;
+  status: NfceStatus;
+  codigo_status: string | null;
+  motivo: string | null;
+  protocolo: string | null;
+  autorizado_em: string | null;
+  cancelado_em: string | null;
+  valor_total: string;
+  qrcode: string | null;
+  url_consulta: string | null;
+  contingencia: boolean;
+  ambiente: 'homologacao' | 'producao';
+  referencia_externa: string | null;
+  /** Present (true) on a replay of an authorized issuance. */
+  idempotent_replay?: boolean;
+};
+
+/** 202 of POST /api/v1/nfce (issuance-api 2.4). */
+export type NfceAccepted = { id: string; chave: string; status: 'processando'; message: string };
+
+/** What POST /api/v1/nfce answered: a fresh attempt (202) or the replay of an authorized one (200). */
+export type NfceSubmission = { status: 202; replay: false; body: NfceAccepted } | { status: 200; replay: true; body: NfceDocument };
+
+export type CancelBody = { justificativa: string; chave_substituta?: string };
+export type InutilizarBody = { serie: number; numero_inicial: number; numero_final: number; justificativa: string };
+export type InutilizarResult = { protocolo: string; codigo_status: string; motivo: string };
+
+/**
+ * POST /api/v1/nfe/devolucao (contract 3): the return referencing an NFC-e's key with the items
+ * and quantities returned. The specification does not show the payload; these are the fields
+ * the contract names, to be matched with the service's schema.
+ */
+export type DevolucaoBody = {
+  chave_nfce: string;
+  itens: { numero_item: number; quantidade: string }[];
+  justificativa?: string;
+};
+export type NfeDocument = { id: string; chave: string; status: string; [k: string]: unknown };
+
+export type ContractError = { code: string; message: string; details?: { field: string; message: string }[] };
+
+export class ServiceHttpError extends Error {
+  override name = 'ServiceHttpError';
+  readonly status: number;
+  /** The contract's error code (`em_processamento`, `prazo_expirado`, ...), or `http_<status>`. */
+  readonly code: string;
+  /** The service's Portuguese message, shown to the operator as is. */
+  readonly serviceMessage: string;
+  readonly details: { field: string; message: string }[];
+  /** Seconds, from the Retry-After header. */
+  readonly retryAfterSeconds: number | undefined;
+  /** The document a 409 names (the one in flight under the key). */
+  readonly documentId: string | undefined;
+  readonly body: unknown;
+
+  constructor(status: number, body: unknown, retryAfterSeconds: number | undefined) {
+    const err = contractErrorOf(body);
+    super(`HTTP ${status}${err ? ` ${err.code}: ${err.message}` : ''}`);
+    this.status = status;
+    this.code = err?.code ?? `http_${status}`;
+    this.serviceMessage = err?.message ?? `O serviço de emissão respondeu HTTP ${status}`;
+    this.details = err?.details ?? [];
+    this.retryAfterSeconds = retryAfterSeconds;
+    this.documentId = documentIdOf(body);
+    this.body = body;
+  }
+}
+
+export type NetworkFailureKind = 'refused' | 'timeout' | 'reset' | 'dns' | 'other';
+
+export class ServiceNetworkError extends Error {
+  override name = 'ServiceNetworkError';
+  readonly kind: NetworkFailureKind;
+  /** False only when the request certainly never left (connection refused, unknown host). */
+  readonly mayHaveReachedService: boolean;
+
+  constructor(kind: NetworkFailureKind, detail: string, options?: { cause?: unknown }) {
+    super(`${NETWORK_MESSAGES[kind]} (${detail})`, options);
+    this.kind = kind;
+    this.mayHaveReachedService = kind !== 'refused' && kind !== 'dns';
+  }
+}
+
+const NETWORK_MESSAGES: Record<NetworkFailureKind, string> = {
+  refused: 'Serviço de emissão fora do ar (conexão recusada)',
+  timeout: 'O serviço de emissão não respondeu a tempo',
+  reset: 'A conexão com o serviço de emissão caiu',
+  dns: 'Endereço do serviço de emissão não encontrado',
+  other: 'Falha de comunicação com o serviço de emissão',
+};
+
+function contractErrorOf(body: unknown): ContractError | undefined {
+  if (typeof body !== 'object' || body === null) return undefined;
+  const e = (body as { error?: unknown }).error;
+  if (typeof e !== 'object' || e === null) return undefined;
+  const { code, message, details } = e as Record<string, unknown>;
+  if (typeof code !== 'string' || typeof message !== 'string') return undefined;
+  return { code, message, ...(Array.isArray(details) && { details: details as ContractError['details'] }) };
+}
+
+// The contract says a 409 carries `"id"` of the document in flight; accept it at the top level
+// or inside the error object.
+function documentIdOf(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null) return undefined;
+  const top = (body as { id?: unknown }).id;
+  if (typeof top === 'string') return top;
+  const inner = (body as { error?: { id?: unknown } }).error?.id;
+  return typeof inner === 'string' ? inner : undefined;
+}
+
+/** Retry-After: delta-seconds or an HTTP date (RFC 9110 10.2.3). */
+export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
+  if (value === null || value.trim() === '') return undefined;
+  if (/^\s*\d+\s*$/.test(value)) return Number(value.trim());
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
+}
+
+const CODE_KINDS: Record<string, NetworkFailureKind> = {
+  ECONNREFUSED: 'refused',
+  ENOTFOUND: 'dns',
+  EAI_AGAIN: 'dns',
+  ECONNRESET: 'reset',
+  EPIPE: 'reset',
+  UND_ERR_SOCKET: 'reset',
+  UND_ERR_CLOSED: 'reset',
+  ETIMEDOUT: 'timeout',
+  UND_ERR_CONNECT_TIMEOUT: 'timeout',
+  UND_ERR_HEADERS_TIMEOUT: 'timeout',
+  UND_ERR_BODY_TIMEOUT: 'timeout',
+};
+
+/** Turns whatever fetch threw into a ServiceNetworkError. */
+export function classifyNetworkError(err: unknown): ServiceNetworkError {
+  if (err instanceof ServiceNetworkError) return err;
+  const e = err as { name?: string; message?: string; code?: string; cause?: { code?: string; message?: string; name?: string } };
+  if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return new ServiceNetworkError('timeout', e.message ?? 'tempo esgotado', { cause: err });
+  const code = e?.cause?.code ?? e?.code;
+  const kind: NetworkFailureKind = (code ? CODE_KINDS[code] : undefined) ?? (/other side closed|terminated|socket/i.test(`${e?.message} ${e?.cause?.message}`) ? 'reset' : 'other');
+  return new ServiceNetworkError(kind, code ?? e?.cause?.message ?? e?.message ?? String(err), { cause: err });
+}
+
+export type IssuanceClientOptions = {
+  /** Default: the embedded service. */
+  baseUrl?: string;
+  token: string;
+  /** Per request, connection included. */
+  timeoutMs?: number;
+};
+
+type Raw = { status: number; headers: Headers; body: unknown; bytes: Uint8Array };
+
+export class IssuanceClient {
+  readonly baseUrl: string;
+  private readonly token: string;
+  private readonly timeoutMs: number;
+
+  constructor(options: IssuanceClientOptions) {
+    this.baseUrl = (options.baseUrl ?? DEFAULT_SERVICE_URL).replace(/\/+$/, '');
+    this.token = options.token;
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  }
+
+  /** One HTTP exchange. Resolves for 2xx; rejects with ServiceHttpError or ServiceNetworkError. */
+  private async call(method: string, path: string, options: { body?: unknown; idempotencyKey?: string; accept?: string } = {}): Promise<Raw> {
+    const headers: Record<string, string> = { authorization: `Bearer ${this.token}`, accept: options.accept ?? 'application/json' };
+    let body: string | undefined;
+    if (options.body !== undefined) {
+      body = JSON.stringify(options.body);
+      headers['content-type'] = 'application/json';
+    }
+    if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
+    let res: Response;
+    let bytes: Uint8Array;
+    try {
+      res = await fetch(this.baseUrl + path, { method, headers, body, signal: AbortSignal.timeout(this.timeoutMs) });
+      // Reading the body is part of the exchange: a connection cut mid-body is a lost answer.
+      bytes = new Uint8Array(await res.arrayBuffer());
+    } catch (err) {
+      throw classifyNetworkError(err);
+    }
+    let parsed: unknown = undefined;
+    if ((res.headers.get('content-type') ?? '').includes('json') && bytes.length) {
+      try {
+        parsed = JSON.parse(new TextDecoder().decode(bytes));
+      } catch {
+        parsed = undefined; // a garbled body is reported through the status alone
+      }
+    }
+    if (res.status >= 400) throw new ServiceHttpError(res.status, parsed, parseRetryAfter(res.headers.get('retry-after')));
+    return { status: res.status, headers: res.headers, body: parsed, bytes };
+  }
+
+  private static json<T>(raw: Raw, what: string): T {
+    if (typeof raw.body !== 'object' || raw.body === null) {
+      throw new ServiceHttpError(raw.status, { error: { code: 'resposta_invalida', message: `Resposta inesperada do serviço em ${what}` } }, undefined);
+    }
+    return raw.body as T;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // NFC-e
+
+  /** POST /api/v1/nfce with the receipt's idempotency key (the same on every attempt). */
+  async createNfce(request: NfceRequest | { xml: string }, idempotencyKey: string): Promise<NfceSubmission> {
+    const raw = await this.call('POST', '/api/v1/nfce', { body: request, idempotencyKey });
+    if (raw.status === 200) return { status: 200, replay: true, body: IssuanceClient.json<NfceDocument>(raw, 'POST /api/v1/nfce') };
+    return { status: 202, replay: false, body: IssuanceClient.json<NfceAccepted>(raw, 'POST /api/v1/nfce') };
+  }
+
+  async getNfce(id: string): Promise<NfceDocument> {
+    return IssuanceClient.json(await this.call('GET', `/api/v1/nfce/${encodeURIComponent(id)}`), 'GET /api/v1/nfce/{id}');
+  }
+
+  /** The key is sent as Idempotency-Key: harmless where not honoured, and traceable in logs. */
+  async cancelNfce(id: string, body: CancelBody, idempotencyKey?: string): Promise<NfceDocument> {
+    const raw = await this.call('POST', `/api/v1/nfce/${encodeURIComponent(id)}/cancelar`, { body, ...(idempotencyKey && { idempotencyKey }) });
+    return IssuanceClient.json(raw, 'POST /api/v1/nfce/{id}/cancelar');
+  }
+
+  async inutilizarNfce(body: InutilizarBody, idempotencyKey?: string): Promise<InutilizarResult> {
+    const raw = await this.call('POST', '/api/v1/nfce/inutilizar', { body, ...(idempotencyKey && { idempotencyKey }) });
+    return IssuanceClient.json(raw, 'POST /api/v1/nfce/inutilizar');
+  }
+
+  /** The 80 mm receipt: PDF, or ESC/POS bytes for a 48-column printer. */
+  async danfe(id: string, formato: 'pdf' | 'escpos' = 'pdf'): Promise<Uint8Array> {
+    const query = formato === 'escpos' ? '?formato=escpos' : '';
+    const raw = await this.call('GET', `/api/v1/nfce/${encodeURIComponent(id)}/danfe${query}`, {
+      accept: formato === 'escpos' ? 'application/octet-stream' : 'application/pdf',
+    });
+    return raw.bytes;
+  }
+
+  async xml(id: string): Promise<string> {
+    const raw = await this.call('GET', `/api/v1/nfce/${encodeURIComponent(id)}/xml`, { accept: 'application/xml' });
+    return new TextDecoder().decode(raw.bytes);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // NF-e de devolução
+
+  async createDevolucao(body: DevolucaoBody, idempotencyKey: string): Promise<{ status: number; body: NfeDocument }> {
+    const raw = await this.call('POST', '/api/v1/nfe/devolucao', { body, idempotencyKey });
+    return { status: raw.status, body: IssuanceClient.json(raw, 'POST /api/v1/nfe/devolucao') };
+  }
+
+  async getNfe(id: string): Promise<NfeDocument> {
+    return IssuanceClient.json(await this.call('GET', `/api/v1/nfe/${encodeURIComponent(id)}`), 'GET /api/v1/nfe/{id}');
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Sandbox controls (contract 5) and health
+
+  async sandboxAuthority(settings: { latencia_ms?: number; disponivel?: boolean }): Promise<{ latencia_ms: number; disponivel: boolean }> {
+    return IssuanceClient.json(await this.call('POST', '/api/v1/sandbox/autoridade', { body: settings }), 'POST /api/v1/sandbox/autoridade');
+  }
+
+  async sandboxAdvanceClock(minutes: number): Promise<{ deslocamento_minutos: number; agora: string }> {
+    const raw = await this.call('POST', '/api/v1/sandbox/relogio', { body: { avancar_minutos: minutes } });
+    return IssuanceClient.json(raw, 'POST /api/v1/sandbox/relogio');
+  }
+
+  /** GET /healthz: true when the service answers 2xx. Network failures are thrown. */
+  async health(): Promise<boolean> {
+    try {
+      await this.call('GET', '/healthz');
+      return true;
+    } catch (err) {
+      if (err instanceof ServiceHttpError) return false;
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,108 @@
+// Cancelling an authorized receipt (event 110111 at the service): within 30 minutes of its
+// authorization (issuance-api 3.2, fiscal-notes 6.3), by a manager, with a 15–255 character
+// justification. After the window the remedy is the return (NF-e de devolução).
+//
+// The window as the terminal sees it. The service measures 30 minutes from autorizado_em on its
+// own clock; the terminal only has its own. So the terminal:
+// - starts the window at the EARLIER of autorizado_em (as the service reported it) and the local
+//   instant it learned of the authorization: if the service's clock is ahead of ours, the local
+//   instant is the better bound (it can only be late by the polling delay); if it is behind,
+//   autorizado_em is;
+// - ends it CANCEL_SAFETY_MARGIN_MS (60 s) early, to absorb the rest of the clock drift, the
+//   time the command takes to reach the service, and a retry or two: the terminal refuses from
+//   29 minutes after the start. Within that minute the service would still accept, but a
+//   cancellation that reached it a few seconds late would fail after the manager walked away.
+// The service stays the judge: a cancellation queued in time but delivered late (the service
+// was down) is refused there with prazo_expirado, and the receipt shows that refusal.
+//
+// The cancellation is an outbox command with its own idempotency key, written in the same
+// transaction as the receipt's move to `cancelling` and the audit entry, so it survives a crash
+// and is retried until its outcome is known.
+
+import { randomUUID } from 'node:crypto';
+import { justification as checkJustification } from '../../fiscal/events.ts';
+import type { CancellationInfo } from '../api/terminal-api.ts';
+import { checked, TerminalError } from './errors.ts';
+import { actorOfManager, audit } from './managers.ts';
+import type { ManagerRow, PosStore, ReceiptRow } from './pos-store.ts';
+import { iso, type Clock } from './sales.ts';
+
+export const CANCEL_WINDOW_MS = 30 * 60_000;
+export const CANCEL_SAFETY_MARGIN_MS = 60_000;
+
+/** Local epoch ms the window started at, or undefined when the receipt was never authorized. */
+export function windowStart(r: Pick<ReceiptRow, 'autorizado_em' | 'authorized_seen_at'>): number | undefined {
+  const reported = r.autorizado_em ? Date.parse(r.autorizado_em) : NaN;
+  const seen = r.authorized_seen_at ? Date.parse(r.authorized_seen_at) : NaN;
+  const candidates = [reported, seen].filter((t) => !Number.isNaN(t));
+  return candidates.length ? Math.min(...candidates) : undefined;
+}
+
+/** Local instant from which this terminal refuses to cancel. */
+export function localDeadline(r: Pick<ReceiptRow, 'autorizado_em' | 'authorized_seen_at'>): number | undefined {
+  const start = windowStart(r);
+  return start === undefined ? undefined : start + CANCEL_WINDOW_MS - CANCEL_SAFETY_MARGIN_MS;
+}
+
+export function cancellationInfo(r: ReceiptRow, now: number): CancellationInfo {
+  const deadline = localDeadline(r);
+  if (r.state !== 'authorized' && r.state !== 'cancelling') return { allowed: false, deadline: null, secondsLeft: null, remedy: null };
+  if (deadline === undefined) {
+    // Authorized without any instant (should not happen): the terminal cannot vouch for the window.
+    return { allowed: false, deadline: null, secondsLeft: null, remedy: r.state === 'authorized' ? 'devolucao' : null };
+  }
+  const left = Math.max(0, Math.floor((deadline - now) / 1000));
+  const inside = now < deadline;
+  return {
+    allowed: r.state === 'authorized' && inside,
+    deadline: iso(deadline),
+    secondsLeft: left,
+    remedy: r.state === 'authorized' ? (inside ? 'cancelar' : 'devolucao') : null,
+  };
+}
+
+export const WINDOW_OVER_MESSAGE =
+  'Prazo de cancelamento encerrado (30 minutos após a autorização). Para desfazer a venda, faça a devolução (NF-e de devolução).';
+
+export type CancelRequest = {
+  receipt: ReceiptRow;
+  manager: ManagerRow;
+  justification: string;
+  /** Tests only: send it even though the local window is over, to see the service refuse it. */
+  skipLocalWindowCheck?: boolean;
+};
+
+/** Checks and queues the cancellation; returns the outbox seq. Call with a verified manager. */
+export function requestCancellation(store: PosStore, clock: Clock, req: CancelRequest): number {
+  const justificativa = checked('justificativa_invalida', 'justification', () => checkJustification(req.justification, 'justification'));
+  return store.transaction(() => {
+    const r = store.receipt(req.receipt.id);
+    if (!r) throw new TerminalError('nao_encontrado', 'NFC-e não encontrada');
+    if (r.state === 'cancelling' || r.state === 'cancelled') throw new TerminalError('estado_invalido', 'Esta NFC-e já foi cancelada ou está sendo cancelada');
+    if (r.state !== 'authorized') throw new TerminalError('estado_invalido', 'Só uma NFC-e autorizada pode ser cancelada');
+    const now = clock();
+    const deadline = localDeadline(r);
+    if (!req.skipLocalWindowCheck && (deadline === undefined || now >= deadline)) {
+      throw new TerminalError('prazo_expirado', WINDOW_OVER_MESSAGE, { remedy: 'devolucao' });
+    }
+    const at = iso(now);
+    const seq = store.insertOutbox({
+      kind: 'cancel',
+      receipt_id: r.id,
+      idempotency_key: randomUUID(),
+      payload: JSON.stringify({ justificativa }),
+      state: 'pending',
+      next_attempt_at: now,
+      created_at: at,
+    });
+    store.updateReceipt(r.id, { state: 'cancelling', attention: null }, at);
+    audit(store, clock, {
+      actor: actorOfManager(req.manager),
+      action: 'cancelamento_solicitado',
+      receiptId: r.id,
+      reason: justificativa,
+      details: { nNF: r.nnf, serie: r.serie, chave: r.chave, foraDoPrazoLocal: deadline === undefined || now >= deadline },
+    });
+    return seq;
+  });
+}

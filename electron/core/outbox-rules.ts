@@ -1,0 +1,264 @@
+// The submission worker's decisions as pure functions: given what the service answered (or that
+// it did not), what happens to the receipt and to its outbox entry, and when to try again. The
+// worker (outbox-worker.ts) only performs the calls and stores these decisions, so every rule
+// of the issue can be tested here without a service.
+//
+// The rules:
+// - Never a new key: every decision keeps the entry's idempotency key; nothing here makes one.
+// - 202: accepted, poll the document until it leaves `processando`.
+// - 200 replay: the document as it is now (authorized, or cancelled later): record it.
+// - 409 em_processamento: the first attempt under this key is still running. Poll the document
+//   it names (or, without an id, POST again with the same key) after Retry-After.
+// - 401, 408, 429: not about this receipt; retry later (Retry-After when given).
+// - Other 4xx: the service refused the request; the receipt needs attention, with its message.
+// - 5xx, refused connections, timeouts, cuts: the outcome is unknown; retry with the same key,
+//   with capped exponential backoff and jitter, applied to the whole queue (the service is the
+//   same for every receipt, so one probe at a time while it is down).
+
+import type { NetworkFailureKind, NfceDocument, NfceSubmission, InutilizarResult } from './api-client.ts';
+import { ServiceHttpError, ServiceNetworkError } from './api-client.ts';
+import type { ReceiptPatch } from './pos-store.ts';
+
+export type RetryPolicy = {
+  /** Transport failures: first delay and cap of the exponential backoff (whole queue). */
+  baseMs: number;
+  capMs: number;
+  /** Polling a document in `processando`: first poll, growth base and cap. */
+  pollFirstMs: number;
+  pollBaseMs: number;
+  pollCapMs: number;
+  /**
+   * Documents beyond the poll window (outbox-worker.ts) are polled only once they are this
+   * late: the window follows the oldest ones, and this catches any the window does not reach.
+   */
+  pollStaleMs: number;
+  /** A 409 without Retry-After. */
+  conflictDefaultMs: number;
+};
+
+export const DEFAULT_RETRY: RetryPolicy = {
+  baseMs: 500,
+  capMs: 30_000,
+  pollFirstMs: 50,
+  pollBaseMs: 200,
+  pollCapMs: 1_000,
+  pollStaleMs: 30_000,
+  conflictDefaultMs: 1_000,
+};
+
+/**
+ * Exponential backoff with "equal jitter": half the delay is fixed, half random, so retries of
+ * many terminals spread out but none comes back at once. `attempt` counts from 1.
+ */
+export function backoffMs(attempt: number, baseMs: number, capMs: number, random: () => number): number {
+  const exp = Math.min(capMs, baseMs * 2 ** Math.min(30, Math.max(0, attempt - 1)));
+  return Math.round(exp / 2 + random() * (exp / 2));
+}
+
+/** Retry-After is a floor: never earlier; up to 10 % later so waiting clients do not align. */
+export function retryAfterMs(seconds: number | undefined, fallbackMs: number, random: () => number): number {
+  const base = seconds === undefined ? fallbackMs : Math.max(0, seconds * 1000);
+  return Math.round(base + random() * base * 0.1);
+}
+
+// =============================================================================================
+// Failures, as data
+
+export type HttpFailure = {
+  kind: 'http';
+  status: number;
+  code: string;
+  message: string;
+  details: { field: string; message: string }[];
+  retryAfterSeconds?: number;
+  documentId?: string;
+};
+export type NetworkFailure = { kind: 'network'; failure: NetworkFailureKind; message: string };
+export type Failure = HttpFailure | NetworkFailure;
+
+export function failureOf(err: unknown): Failure {
+  if (err instanceof ServiceHttpError) {
+    return {
+      kind: 'http',
+      status: err.status,
+      code: err.code,
+      message: err.serviceMessage,
+      details: err.details,
+      ...(err.retryAfterSeconds !== undefined && { retryAfterSeconds: err.retryAfterSeconds }),
+      ...(err.documentId !== undefined && { documentId: err.documentId }),
+    };
+  }
+  if (err instanceof ServiceNetworkError) return { kind: 'network', failure: err.kind, message: err.message };
+  throw err; // a bug of ours, not a failure of the service
+}
+
+export type Result<T> = { ok: true; value: T } | { ok: false; failure: Failure };
+
+/** Statuses that say nothing about this receipt: the request is fine, try again later. */
+const RETRYABLE_4XX = new Set([401, 408, 429]);
+
+/** A failure after which the same request should simply be repeated later. */
+export type Retry = {
+  action: 'retry';
+  /** Delay when the wait is specific to this entry (Retry-After); absent: the queue's backoff. */
+  inMs?: number;
+  /** Transport failure or 5xx: counts towards the queue's backoff and marks the service offline. */
+  transport: boolean;
+  note: string;
+};
+
+function retryOf(f: Failure, policy: RetryPolicy, random: () => number): Retry | undefined {
+  if (f.kind === 'network') return { action: 'retry', transport: true, note: f.message };
+  if (f.status >= 500) return { action: 'retry', transport: true, note: `Serviço de emissão com falha (HTTP ${f.status}): ${f.message}` };
+  if (f.status === 409) {
+    return { action: 'retry', inMs: retryAfterMs(f.retryAfterSeconds, policy.conflictDefaultMs, random), transport: false, note: f.message };
+  }
+  if (RETRYABLE_4XX.has(f.status)) {
+    const note = f.status === 401 ? `O serviço recusou o token de acesso do terminal: ${f.message}` : f.message;
+    if (f.retryAfterSeconds !== undefined) return { action: 'retry', inMs: retryAfterMs(f.retryAfterSeconds, 0, random), transport: false, note };
+    // No Retry-After: the queue's backoff paces it, like a transport failure.
+    return { action: 'retry', transport: true, note };
+  }
+  return undefined;
+}
+
+/** The service's refusal, as the operator reads it: message, then the fields it names. */
+export function refusalMessage(prefix: string, f: HttpFailure): string {
+  const details = f.details.length ? ` (${f.details.map((d) => `${d.field}: ${d.message}`).join('; ')})` : '';
+  return `${prefix}: ${f.message}${details}`;
+}
+
+// =============================================================================================
+// Emission: POST /api/v1/nfce
+
+export type EmitDecision =
+  | { action: 'accepted'; serviceId: string; chave: string | null; pollInMs: number }
+  | { action: 'settled'; document: NfceDocument }
+  | { action: 'poll'; serviceId: string; inMs: number; note: string }
+  | Retry
+  | { action: 'attention'; message: string };
+
+export function decideEmit(result: Result<NfceSubmission>, policy: RetryPolicy, random: () => number): EmitDecision {
+  if (result.ok) {
+    const sub = result.value;
+    if (sub.replay) return { action: 'settled', document: sub.body };
+    return { action: 'accepted', serviceId: sub.body.id, chave: sub.body.chave ?? null, pollInMs: policy.pollFirstMs };
+  }
+  const f = result.failure;
+  const retry = retryOf(f, policy, random);
+  if (f.kind === 'http' && f.status === 409 && f.documentId && retry) {
+    // The document in flight under our key: follow it instead of knocking again.
+    return { action: 'poll', serviceId: f.documentId, inMs: retry.inMs ?? policy.conflictDefaultMs, note: f.message };
+  }
+  if (retry) return retry;
+  return { action: 'attention', message: refusalMessage('O serviço recusou a NFC-e', f as HttpFailure) };
+}
+
+// =============================================================================================
+// Following a document: GET /api/v1/nfce/{id}
+
+export type PollDecision =
+  | { action: 'final'; document: NfceDocument }
+  | { action: 'poll'; inMs: number }
+  | Retry
+  /** The service does not know the id: POST again with the same key (it replays or re-creates). */
+  | { action: 'resend'; note: string }
+  | { action: 'attention'; message: string };
+
+/** `polls` is how many polls this document had before this one. */
+export function decidePoll(result: Result<NfceDocument>, polls: number, policy: RetryPolicy, random: () => number): PollDecision {
+  if (result.ok) {
+    if (result.value.status === 'processando') return { action: 'poll', inMs: backoffMs(polls + 1, policy.pollBaseMs, policy.pollCapMs, random) };
+    return { action: 'final', document: result.value };
+  }
+  const f = result.failure;
+  const retry = retryOf(f, policy, random);
+  if (retry) return retry;
+  if (f.kind === 'http' && f.status === 404) return { action: 'resend', note: f.message };
+  return { action: 'attention', message: refusalMessage('Falha ao consultar a NFC-e no serviço', f as HttpFailure) };
+}
+
+/** What a document's state means for the receipt and its emit entry. */
+export function documentOutcome(doc: NfceDocument): { receipt: ReceiptPatch; entry: 'done' | 'blocked' | 'sent' } {
+  const facts: ReceiptPatch = {
+    service_id: doc.id,
+    chave: doc.chave ?? null,
+    codigo_status: doc.codigo_status ?? null,
+    motivo: doc.motivo ?? null,
+  };
+  switch (doc.status) {
+    case 'autorizado':
+    case 'cancelado':
+      return {
+        receipt: {
+          ...facts,
+          state: doc.status === 'autorizado' ? 'authorized' : 'cancelled',
+          protocolo: doc.protocolo ?? null,
+          autorizado_em: doc.autorizado_em ?? null,
+          cancelado_em: doc.cancelado_em ?? null,
+          qrcode: doc.qrcode ?? null,
+          url_consulta: doc.url_consulta ?? null,
+          attention: null,
+        },
+        entry: 'done',
+      };
+    case 'rejeitado':
+      return {
+        receipt: {
+          ...facts,
+          state: 'rejected',
+          attention: `NFC-e rejeitada pela SEFAZ (${doc.codigo_status ?? '?'}): ${doc.motivo ?? 'sem motivo informado'}. ` +
+            'Corrija e reenvie: o número será o mesmo.',
+        },
+        entry: 'blocked',
+      };
+    default:
+      return { receipt: { ...facts, state: 'processing' }, entry: 'sent' };
+  }
+}
+
+// =============================================================================================
+// Cancellation: POST /api/v1/nfce/{id}/cancelar
+
+export type CancelDecision =
+  | { action: 'cancelled'; document: NfceDocument }
+  /** Not cancellable in its state: maybe our earlier call did it (answer lost); look. */
+  | { action: 'verify'; message: string }
+  | { action: 'refused'; message: string; remedy?: 'devolucao' }
+  | Retry;
+
+export function decideCancel(result: Result<NfceDocument>, policy: RetryPolicy, random: () => number): CancelDecision {
+  if (result.ok) {
+    if (result.value.status === 'cancelado') return { action: 'cancelled', document: result.value };
+    return { action: 'verify', message: `O serviço respondeu com a NFC-e em "${result.value.status}"` };
+  }
+  const f = result.failure;
+  const retry = retryOf(f, policy, random);
+  if (retry) return retry;
+  const h = f as HttpFailure;
+  if (h.code === 'estado_invalido') return { action: 'verify', message: refusalMessage('Cancelamento recusado', h) };
+  if (h.code === 'prazo_expirado') {
+    return { action: 'refused', message: refusalMessage('Cancelamento recusado pelo serviço', h), remedy: 'devolucao' };
+  }
+  return { action: 'refused', message: refusalMessage('Cancelamento recusado pelo serviço', h) };
+}
+
+// =============================================================================================
+// Voiding a number: POST /api/v1/nfce/inutilizar
+
+export type VoidDecision = { action: 'voided'; result: InutilizarResult | null } | { action: 'refused'; message: string } | Retry;
+
+// The sandbox (and SEFAZ) answer 563 for the very same range already voided and 206 for a
+// number already voided: after a lost answer, that is our own earlier request having worked.
+const ALREADY_VOIDED = /\b(563|206)\b|j[aá] (foi |est[aá] )?inutilizad/i;
+
+/** `attempts` is how many times this void was sent before; only a repeat can meet its own success. */
+export function decideVoid(result: Result<InutilizarResult>, attempts: number, policy: RetryPolicy, random: () => number): VoidDecision {
+  if (result.ok) return { action: 'voided', result: result.value };
+  const f = result.failure;
+  const retry = retryOf(f, policy, random);
+  if (retry) return retry;
+  const h = f as HttpFailure;
+  if (attempts > 0 && h.status === 422 && ALREADY_VOIDED.test(h.message)) return { action: 'voided', result: null };
+  return { action: 'refused', message: refusalMessage('Inutilização recusada pelo serviço', h) };
+}

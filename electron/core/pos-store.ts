@@ -1,0 +1,523 @@
+// The ONE data-access module of the terminal: every SQL statement of the terminal is here, typed
+// in and out (rows are plain objects; money in cents, quantities in ten-thousandths). Callers
+// compose operations inside `transaction` when several must commit together. Statements are
+// prepared once, lazily: finishing a sale runs a handful of them and must stay well under 10 ms
+// including the fsync.
+
+import type Database from 'better-sqlite3';
+import { openPosDatabase } from './db.ts';
+
+// =============================================================================================
+// Row types
+
+export type ProductRow = {
+  code: string;
+  gtin: string;
+  description: string;
+  ncm: string;
+  cfop: string;
+  unit: string;
+  price_cents: number;
+  tax_group: string;
+  active: number;
+  updated_at: string;
+};
+
+export type SaleRow = {
+  id: string;
+  state: 'open' | 'finished' | 'discarded';
+  opened_at: string;
+  finished_at: string | null;
+  consumer_doc: string | null;
+  total_cents: number | null;
+  change_cents: number | null;
+};
+
+export type SaleItemRow = {
+  id: number;
+  sale_id: string;
+  product_code: string;
+  gtin: string;
+  description: string;
+  ncm: string;
+  cfop: string;
+  unit: string;
+  tax_group: string;
+  quantity_units: number;
+  unit_price_cents: number;
+  total_cents: number;
+  added_at: string;
+  removed_at: string | null;
+};
+
+export type CardColumns = {
+  card_tp_integra: string | null;
+  card_cnpj: string | null;
+  card_tband: string | null;
+  card_caut: string | null;
+};
+
+export type SalePaymentRow = CardColumns & {
+  id: number;
+  sale_id: string;
+  tpag: string;
+  amount_cents: number;
+  added_at: string;
+};
+
+export type ReceiptState =
+  | 'pending'
+  | 'processing'
+  | 'authorized'
+  | 'rejected'
+  | 'needs_attention'
+  | 'cancelling'
+  | 'cancelled'
+  | 'voiding'
+  | 'voided';
+
+export type ReceiptRow = {
+  id: string;
+  sale_id: string;
+  serie: number;
+  nnf: number;
+  idempotency_key: string;
+  state: ReceiptState;
+  tp_emis: number;
+  signed_xml: string | null;
+  request_json: string;
+  total_cents: number;
+  service_id: string | null;
+  chave: string | null;
+  codigo_status: string | null;
+  motivo: string | null;
+  protocolo: string | null;
+  autorizado_em: string | null;
+  authorized_seen_at: string | null;
+  cancelado_em: string | null;
+  qrcode: string | null;
+  url_consulta: string | null;
+  attention: string | null;
+  corrections: number;
+  created_at: string;
+  updated_at: string;
+};
+
+/** Columns a state change may set (everything but identity and numbering). */
+export type ReceiptPatch = Partial<
+  Pick<
+    ReceiptRow,
+    | 'state'
+    | 'request_json'
+    | 'total_cents'
+    | 'service_id'
+    | 'chave'
+    | 'codigo_status'
+    | 'motivo'
+    | 'protocolo'
+    | 'autorizado_em'
+    | 'authorized_seen_at'
+    | 'cancelado_em'
+    | 'qrcode'
+    | 'url_consulta'
+    | 'attention'
+    | 'corrections'
+    | 'tp_emis'
+    | 'signed_xml'
+  >
+>;
+
+export type OutboxKind = 'emit' | 'cancel' | 'void';
+export type OutboxState = 'pending' | 'sent' | 'done' | 'blocked' | 'failed';
+
+export type OutboxRow = {
+  seq: number;
+  kind: OutboxKind;
+  receipt_id: string;
+  idempotency_key: string;
+  payload: string;
+  state: OutboxState;
+  attempts: number;
+  next_attempt_at: number;
+  last_error: string | null;
+  created_at: string;
+  updated_at: string;
+  completed_at: string | null;
+};
+
+export type OutboxPatch = Partial<Pick<OutboxRow, 'state' | 'payload' | 'attempts' | 'next_attempt_at' | 'last_error' | 'completed_at'>>;
+
+export type ManagerRow = {
+  id: string;
+  name: string;
+  pin_hash: string;
+  active: number;
+  failed_attempts: number;
+  locked_until: number | null;
+  created_at: string;
+};
+
+export type AuditRow = {
+  id: number;
+  at: string;
+  actor_kind: 'manager' | 'operator' | 'system';
+  actor_id: string;
+  actor_name: string;
+  action: string;
+  receipt_id: string | null;
+  reason: string | null;
+  details: string | null;
+};
+
+export type OutboxStats = { live: number; oldestCreatedAt: string | null };
+
+// Whitelists for the generic updates: the column names are interpolated into SQL, so only
+// these can ever reach it.
+const RECEIPT_COLUMNS = new Set<string>([
+  'state', 'request_json', 'total_cents', 'service_id', 'chave', 'codigo_status', 'motivo', 'protocolo', 'autorizado_em',
+  'authorized_seen_at', 'cancelado_em', 'qrcode', 'url_consulta', 'attention', 'corrections', 'tp_emis', 'signed_xml',
+]);
+const OUTBOX_COLUMNS = new Set<string>(['state', 'payload', 'attempts', 'next_attempt_at', 'last_error', 'completed_at']);
+
+// =============================================================================================
+
+export class PosStore {
+  readonly db: Database.Database;
+  private readonly cache = new Map<string, Database.Statement>();
+
+  constructor(db: Database.Database) {
+    this.db = db;
+  }
+
+  static open(dataDir: string): PosStore {
+    return new PosStore(openPosDatabase(dataDir));
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+
+  private changesAtCheckpoint = 0;
+
+  /**
+   * Copies the WAL into the database (PASSIVE: never waits for readers) once `minChanges` rows
+   * changed since the last time. Called from a timer between sales, never from a sale's path:
+   * the commit of a finished sale then only appends to the WAL and fsyncs it.
+   */
+  checkpointIfDue(minChanges = 500): boolean {
+    const total = this.st('SELECT total_changes()').pluck().get() as number;
+    if (total - this.changesAtCheckpoint < minChanges) return false;
+    this.st('PRAGMA wal_checkpoint(PASSIVE)').all();
+    this.changesAtCheckpoint = total;
+    return true;
+  }
+
+  private st(sql: string): Database.Statement {
+    let s = this.cache.get(sql);
+    if (!s) {
+      s = this.db.prepare(sql);
+      this.cache.set(sql, s);
+    }
+    return s;
+  }
+
+  /** Runs `fn` in one IMMEDIATE transaction (the write lock is taken first: no upgrade deadlock). */
+  transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn).immediate();
+  }
+
+  /**
+   * A transaction committed without its own fsync (synchronous=NORMAL for this commit only), for
+   * what the outbox worker learns from the service: a power cut may lose the last of these, and
+   * the worker then asks again with the same key and learns the same thing. WAL is written in
+   * order, so the next FULL commit (the next finished sale) makes these durable too. Sales,
+   * corrections, cancellation requests and every screen action use `transaction`.
+   */
+  relaxedTransaction<T>(fn: () => T): T {
+    this.st('PRAGMA synchronous = NORMAL').run();
+    try {
+      return this.transaction(fn);
+    } finally {
+      this.st('PRAGMA synchronous = FULL').run();
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Series and numbering
+
+  ensureSeries(serie: number): void {
+    this.st('INSERT OR IGNORE INTO series (serie, next_nnf) VALUES (?, 1)').run(serie);
+  }
+
+  /** Takes the next number of the series; call inside the transaction that uses it. */
+  takeNextNumber(serie: number): number {
+    const row = this.st('UPDATE series SET next_nnf = next_nnf + 1 WHERE serie = ? RETURNING next_nnf - 1 AS nnf').get(serie) as
+      | { nnf: number }
+      | undefined;
+    if (!row) throw new Error(`série ${serie} não cadastrada neste terminal`);
+    return row.nnf;
+  }
+
+  nextNumber(serie: number): number | undefined {
+    return this.st('SELECT next_nnf FROM series WHERE serie = ?').pluck().get(serie) as number | undefined;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Products
+
+  upsertProduct(p: Omit<ProductRow, 'active'> & { active?: number }): void {
+    this.st(
+      `INSERT INTO products (code, gtin, description, ncm, cfop, unit, price_cents, tax_group, active, updated_at)
+       VALUES (@code, @gtin, @description, @ncm, @cfop, @unit, @price_cents, @tax_group, @active, @updated_at)
+       ON CONFLICT (code) DO UPDATE SET gtin = excluded.gtin, description = excluded.description, ncm = excluded.ncm,
+         cfop = excluded.cfop, unit = excluded.unit, price_cents = excluded.price_cents, tax_group = excluded.tax_group,
+         active = excluded.active, updated_at = excluded.updated_at`,
+    ).run({ active: 1, ...p });
+  }
+
+  /** An active product by its code, else by its GTIN. */
+  productByCodeOrGtin(code: string): ProductRow | undefined {
+    return (this.st('SELECT * FROM products WHERE code = ? AND active = 1').get(code) ??
+      this.st("SELECT * FROM products WHERE gtin = ? AND gtin <> 'SEM GTIN' AND active = 1 ORDER BY code LIMIT 1").get(code)) as
+      | ProductRow
+      | undefined;
+  }
+
+  searchProducts(query: string, limit: number): ProductRow[] {
+    const like = `%${query.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    return this.st(
+      `SELECT * FROM products WHERE active = 1 AND (code = @q OR gtin = @q OR description LIKE @like ESCAPE '\\')
+       ORDER BY description LIMIT @limit`,
+    ).all({ q: query, like, limit }) as ProductRow[];
+  }
+
+  countProducts(): number {
+    return this.st('SELECT count(*) FROM products').pluck().get() as number;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Sales
+
+  insertSale(id: string, openedAt: string): void {
+    this.st("INSERT INTO sales (id, state, opened_at) VALUES (?, 'open', ?)").run(id, openedAt);
+  }
+
+  sale(id: string): SaleRow | undefined {
+    return this.st('SELECT * FROM sales WHERE id = ?').get(id) as SaleRow | undefined;
+  }
+
+  openSales(): SaleRow[] {
+    return this.st("SELECT * FROM sales WHERE state = 'open' ORDER BY opened_at, id").all() as SaleRow[];
+  }
+
+  setConsumer(saleId: string, doc: string | null): void {
+    this.st('UPDATE sales SET consumer_doc = ? WHERE id = ?').run(doc, saleId);
+  }
+
+  discardSale(saleId: string): void {
+    this.st("UPDATE sales SET state = 'discarded' WHERE id = ? AND state = 'open'").run(saleId);
+  }
+
+  markSaleFinished(saleId: string, finishedAt: string, totalCents: number, changeCents: number): void {
+    const r = this.st(
+      "UPDATE sales SET state = 'finished', finished_at = ?, total_cents = ?, change_cents = ? WHERE id = ? AND state = 'open'",
+    ).run(finishedAt, totalCents, changeCents, saleId);
+    if (r.changes !== 1) throw new Error(`venda ${saleId} não está aberta`);
+  }
+
+  /** After a correction of a finished sale's payments. */
+  updateSaleChange(saleId: string, changeCents: number): void {
+    this.st('UPDATE sales SET change_cents = ? WHERE id = ?').run(changeCents, saleId);
+  }
+
+  countSales(state?: SaleRow['state']): number {
+    return (
+      state === undefined
+        ? this.st('SELECT count(*) FROM sales').pluck().get()
+        : this.st('SELECT count(*) FROM sales WHERE state = ?').pluck().get(state)
+    ) as number;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Items
+
+  insertItem(item: Omit<SaleItemRow, 'id' | 'removed_at'>): number {
+    const r = this.st(
+      `INSERT INTO sale_items (sale_id, product_code, gtin, description, ncm, cfop, unit, tax_group, quantity_units,
+         unit_price_cents, total_cents, added_at)
+       VALUES (@sale_id, @product_code, @gtin, @description, @ncm, @cfop, @unit, @tax_group, @quantity_units,
+         @unit_price_cents, @total_cents, @added_at)`,
+    ).run(item);
+    return Number(r.lastInsertRowid);
+  }
+
+  items(saleId: string): SaleItemRow[] {
+    return this.st('SELECT * FROM sale_items WHERE sale_id = ? ORDER BY id').all(saleId) as SaleItemRow[];
+  }
+
+  /** False when the item is not in the sale or was already removed. */
+  markItemRemoved(saleId: string, itemId: number, at: string): boolean {
+    return this.st('UPDATE sale_items SET removed_at = ? WHERE id = ? AND sale_id = ? AND removed_at IS NULL').run(at, itemId, saleId).changes === 1;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Payments
+
+  insertPayment(p: Omit<SalePaymentRow, 'id'>): number {
+    const r = this.st(
+      `INSERT INTO sale_payments (sale_id, tpag, amount_cents, card_tp_integra, card_cnpj, card_tband, card_caut, added_at)
+       VALUES (@sale_id, @tpag, @amount_cents, @card_tp_integra, @card_cnpj, @card_tband, @card_caut, @added_at)`,
+    ).run(p);
+    return Number(r.lastInsertRowid);
+  }
+
+  payments(saleId: string): SalePaymentRow[] {
+    return this.st('SELECT * FROM sale_payments WHERE sale_id = ? ORDER BY id').all(saleId) as SalePaymentRow[];
+  }
+
+  deletePayment(saleId: string, paymentId: number): boolean {
+    return this.st('DELETE FROM sale_payments WHERE id = ? AND sale_id = ?').run(paymentId, saleId).changes === 1;
+  }
+
+  deletePayments(saleId: string): void {
+    this.st('DELETE FROM sale_payments WHERE sale_id = ?').run(saleId);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Receipts
+
+  insertReceipt(r: Omit<ReceiptRow, 'tp_emis' | 'signed_xml' | 'service_id' | 'chave' | 'codigo_status' | 'motivo' | 'protocolo' |
+    'autorizado_em' | 'authorized_seen_at' | 'cancelado_em' | 'qrcode' | 'url_consulta' | 'attention' | 'corrections'>): void {
+    this.st(
+      `INSERT INTO receipts (id, sale_id, serie, nnf, idempotency_key, state, request_json, total_cents, created_at, updated_at)
+       VALUES (@id, @sale_id, @serie, @nnf, @idempotency_key, @state, @request_json, @total_cents, @created_at, @updated_at)`,
+    ).run(r);
+  }
+
+  receipt(id: string): ReceiptRow | undefined {
+    return this.st('SELECT * FROM receipts WHERE id = ?').get(id) as ReceiptRow | undefined;
+  }
+
+  receiptBySale(saleId: string): ReceiptRow | undefined {
+    return this.st('SELECT * FROM receipts WHERE sale_id = ?').get(saleId) as ReceiptRow | undefined;
+  }
+
+  recentReceipts(limit: number): ReceiptRow[] {
+    return this.st('SELECT * FROM receipts ORDER BY created_at DESC, nnf DESC LIMIT ?').all(limit) as ReceiptRow[];
+  }
+
+  allReceipts(): ReceiptRow[] {
+    return this.st('SELECT * FROM receipts ORDER BY serie, nnf').all() as ReceiptRow[];
+  }
+
+  countReceiptsIn(states: readonly ReceiptState[]): number {
+    return this.st(`SELECT count(*) FROM receipts WHERE state IN (${states.map(() => '?').join(', ')})`).pluck().get(...states) as number;
+  }
+
+  updateReceipt(id: string, patch: ReceiptPatch, updatedAt: string): void {
+    const cols = Object.keys(patch).filter((k) => (patch as Record<string, unknown>)[k] !== undefined);
+    for (const c of cols) if (!RECEIPT_COLUMNS.has(c)) throw new Error(`coluna não atualizável: ${c}`);
+    const sql = `UPDATE receipts SET ${[...cols.map((c) => `${c} = @${c}`), 'updated_at = @updated_at'].join(', ')} WHERE id = @id`;
+    this.st(sql).run({ ...patch, updated_at: updatedAt, id });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Outbox
+
+  insertOutbox(e: Omit<OutboxRow, 'seq' | 'attempts' | 'last_error' | 'completed_at' | 'updated_at'>): number {
+    const r = this.st(
+      `INSERT INTO outbox (kind, receipt_id, idempotency_key, payload, state, next_attempt_at, created_at, updated_at)
+       VALUES (@kind, @receipt_id, @idempotency_key, @payload, @state, @next_attempt_at, @created_at, @created_at)`,
+    ).run(e);
+    return Number(r.lastInsertRowid);
+  }
+
+  outboxEntry(seq: number): OutboxRow | undefined {
+    return this.st('SELECT * FROM outbox WHERE seq = ?').get(seq) as OutboxRow | undefined;
+  }
+
+  /** The live (pending, sent or blocked) command of a kind for a receipt. */
+  liveOutbox(receiptId: string, kind: OutboxKind): OutboxRow | undefined {
+    return this.st("SELECT * FROM outbox WHERE receipt_id = ? AND kind = ? AND state IN ('pending', 'sent', 'blocked')").get(receiptId, kind) as
+      | OutboxRow
+      | undefined;
+  }
+
+  outboxOf(receiptId: string): OutboxRow[] {
+    return this.st('SELECT * FROM outbox WHERE receipt_id = ? ORDER BY seq').all(receiptId) as OutboxRow[];
+  }
+
+  allOutbox(): OutboxRow[] {
+    return this.st('SELECT * FROM outbox ORDER BY seq').all() as OutboxRow[];
+  }
+
+  /** Commands in `state` due at `now`, oldest first. */
+  dueOutbox(state: 'pending' | 'sent', now: number, limit: number): OutboxRow[] {
+    // Sends: walking (state, seq) and stopping at `limit` beats sorting every due row while a
+    // long queue drains (they are all due). Polls: few are due at a time among many waiting.
+    const sql =
+      state === 'pending'
+        ? "SELECT * FROM outbox INDEXED BY outbox_state_seq WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY seq LIMIT ?"
+        : "SELECT * FROM outbox INDEXED BY outbox_state_due WHERE state = 'sent' AND next_attempt_at <= ? ORDER BY seq LIMIT ?";
+    return this.st(sql).all(now, limit) as OutboxRow[];
+  }
+
+  /** The oldest `limit` commands in `state`, due or not. */
+  oldestOutbox(state: 'pending' | 'sent', limit: number): OutboxRow[] {
+    return this.st('SELECT * FROM outbox INDEXED BY outbox_state_seq WHERE state = ? ORDER BY seq LIMIT ?').all(state, limit) as OutboxRow[];
+  }
+
+  /** When the next command in `state` falls due, or undefined when there is none. */
+  nextDueAt(state: 'pending' | 'sent'): number | undefined {
+    return (this.st('SELECT min(next_attempt_at) FROM outbox WHERE state = ?').pluck().get(state) as number | null) ?? undefined;
+  }
+
+  outboxStats(): OutboxStats {
+    const row = this.st("SELECT count(*) AS live, min(created_at) AS oldest FROM outbox WHERE state IN ('pending', 'sent')").get() as {
+      live: number;
+      oldest: string | null;
+    };
+    return { live: row.live, oldestCreatedAt: row.oldest };
+  }
+
+  updateOutbox(seq: number, patch: OutboxPatch, updatedAt: string): void {
+    const cols = Object.keys(patch).filter((k) => (patch as Record<string, unknown>)[k] !== undefined);
+    for (const c of cols) if (!OUTBOX_COLUMNS.has(c)) throw new Error(`coluna não atualizável: ${c}`);
+    const sql = `UPDATE outbox SET ${[...cols.map((c) => `${c} = @${c}`), 'updated_at = @updated_at'].join(', ')} WHERE seq = @seq`;
+    this.st(sql).run({ ...patch, updated_at: updatedAt, seq });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Managers and audit
+
+  insertManager(m: Omit<ManagerRow, 'active' | 'failed_attempts' | 'locked_until'>): void {
+    this.st('INSERT INTO managers (id, name, pin_hash, created_at) VALUES (@id, @name, @pin_hash, @created_at)').run(m);
+  }
+
+  manager(id: string): ManagerRow | undefined {
+    return this.st('SELECT * FROM managers WHERE id = ?').get(id) as ManagerRow | undefined;
+  }
+
+  activeManagers(): ManagerRow[] {
+    return this.st('SELECT * FROM managers WHERE active = 1 ORDER BY name, id').all() as ManagerRow[];
+  }
+
+  setManagerPinState(id: string, failedAttempts: number, lockedUntil: number | null): void {
+    this.st('UPDATE managers SET failed_attempts = ?, locked_until = ? WHERE id = ?').run(failedAttempts, lockedUntil, id);
+  }
+
+  appendAudit(a: Omit<AuditRow, 'id'>): void {
+    this.st(
+      `INSERT INTO audit_log (at, actor_kind, actor_id, actor_name, action, receipt_id, reason, details)
+       VALUES (@at, @actor_kind, @actor_id, @actor_name, @action, @receipt_id, @reason, @details)`,
+    ).run(a);
+  }
+
+  auditLog(receiptId?: string): AuditRow[] {
+    return (
+      receiptId === undefined
+        ? this.st('SELECT * FROM audit_log ORDER BY id').all()
+        : this.st('SELECT * FROM audit_log WHERE receipt_id = ? ORDER BY id').all(receiptId)
+    ) as AuditRow[];
+  }
+}

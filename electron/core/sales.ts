@@ -1,0 +1,451 @@
+// A sale from the first item to "finished": items, consumer, payments, and the one transaction
+// that turns it into a receipt (number, request JSON, outbox entry) on disk.
+//
+// Money is integer cents; an item's total is quantity × unit price rounded half-up to the cent,
+// exactly as the NFC-e builder checks it (rejection 629), and every total is a sum of those.
+// The request JSON of issuance-api 2.3 is built here from the stored sale, so what is sent is
+// always what the sale says.
+
+import { randomUUID } from 'node:crypto';
+import { assertCnpj, assertCpf } from '../../fiscal/br/documents.ts';
+import { FieldError } from '../../fiscal/errors.ts';
+import { formatDecimal, fromCents, parseDecimal } from '../../fiscal/money.ts';
+import type { NfceCard, NfceItem, NfcePayment, NfceRequest } from '../../fiscal/nfce/types.ts';
+import type { CardInput, ConsumerView, PaymentInput, PaymentView, SaleItemView, SaleView } from '../api/terminal-api.ts';
+import { taxGroupOf } from './catalog.ts';
+import { checked, TerminalError } from './errors.ts';
+import type { PosStore, ReceiptRow, SaleItemRow, SalePaymentRow, SaleRow } from './pos-store.ts';
+
+/** Epoch milliseconds; injectable so tests can move time. */
+export type Clock = () => number;
+
+export const iso = (ms: number): string => new Date(ms).toISOString();
+
+export type SalesContext = { store: PosStore; clock: Clock; serie: number };
+
+// =============================================================================================
+// Payments
+
+/** tPag codes the counter accepts, with the name shown (fiscal-notes 5.2). */
+export const PAYMENT_METHODS: Readonly<Record<string, string>> = Object.freeze({
+  '01': 'Dinheiro',
+  '02': 'Cheque',
+  '03': 'Cartão de Crédito',
+  '04': 'Cartão de Débito',
+  '05': 'Crédito Loja',
+  '10': 'Vale Alimentação',
+  '11': 'Vale Refeição',
+  '12': 'Vale Presente',
+  '13': 'Vale Combustível',
+  '15': 'Boleto Bancário',
+  '16': 'Depósito Bancário',
+  '17': 'PIX Dinâmico',
+  '18': 'Transferência bancária, Carteira Digital',
+  '19': 'Programa de fidelidade, Cashback',
+  '20': 'PIX Estático',
+  '21': 'Crédito em Loja',
+});
+
+const CASH = '01';
+// The card group describes electronic payments; cash and cheque never carry one.
+const NO_CARD_GROUP = new Set(['01', '02']);
+
+function normalizeCard(card: CardInput, field: string): CardInput {
+  if (typeof card !== 'object' || card === null) throw new TerminalError('pagamento_invalido', 'Dados do cartão inválidos', { field });
+  if (card.tpIntegra !== '1' && card.tpIntegra !== '2') {
+    throw new TerminalError('pagamento_invalido', 'Tipo de integração deve ser 1 (TEF integrado) ou 2 (maquininha não integrada)', {
+      field: `${field}.tpIntegra`,
+    });
+  }
+  const out: CardInput = { tpIntegra: card.tpIntegra };
+  if (card.cnpj !== undefined && card.cnpj !== '') {
+    out.cnpj = checked('pagamento_invalido', `${field}.cnpj`, () => {
+      const v = assertCnpj(card.cnpj, `${field}.cnpj`);
+      if (!/^[0-9]{14}$/.test(v)) throw new FieldError(`${field}.cnpj`, 'CNPJ alfanumérico ainda não é aceito pelo leiaute 4.00');
+      return v;
+    });
+  }
+  if (card.tBand !== undefined && card.tBand !== '') {
+    if (!/^[0-9]{2}$/.test(card.tBand)) throw new TerminalError('pagamento_invalido', 'Bandeira deve ter 2 dígitos (ex.: 01 Visa)', { field: `${field}.tBand` });
+    out.tBand = card.tBand;
+  }
+  if (card.cAut !== undefined && card.cAut !== '') {
+    if (typeof card.cAut !== 'string' || !/^[!-\u00ff]([ -\u00ff]{0,126}[!-\u00ff])?$/.test(card.cAut)) {
+      throw new TerminalError('pagamento_invalido', 'Código de autorização: de 1 a 128 caracteres', { field: `${field}.cAut` });
+    }
+    out.cAut = card.cAut;
+  }
+  if (out.tpIntegra === '1' && (!out.cnpj || !out.cAut)) {
+    // Rejection 392: refused here, where the cashier can still fix it.
+    throw new TerminalError('pagamento_invalido', 'Pagamento integrado (TEF) exige o CNPJ da credenciadora e o código de autorização', {
+      field: out.cnpj ? `${field}.cAut` : `${field}.cnpj`,
+    });
+  }
+  return out;
+}
+
+/** Checks one payment; the card group is optional (without it a card payment is rejected 391). */
+export function normalizePayment(p: PaymentInput, field = 'payment'): PaymentInput {
+  if (typeof p !== 'object' || p === null) throw new TerminalError('pagamento_invalido', 'Pagamento inválido', { field });
+  if (typeof p.tPag !== 'string' || !Object.hasOwn(PAYMENT_METHODS, p.tPag)) {
+    throw new TerminalError('pagamento_invalido', `Forma de pagamento não aceita: ${String(p.tPag)}`, { field: `${field}.tPag` });
+  }
+  if (!Number.isSafeInteger(p.amountCents) || p.amountCents <= 0) {
+    throw new TerminalError('pagamento_invalido', 'Valor do pagamento deve ser um número inteiro de centavos maior que zero', {
+      field: `${field}.amountCents`,
+    });
+  }
+  const out: PaymentInput = { tPag: p.tPag, amountCents: p.amountCents };
+  if (p.card !== undefined && p.card !== null) {
+    if (NO_CARD_GROUP.has(p.tPag)) {
+      throw new TerminalError('pagamento_invalido', `${PAYMENT_METHODS[p.tPag]} não leva dados de cartão`, { field: `${field}.card` });
+    }
+    out.card = normalizeCard(p.card, `${field}.card`);
+  }
+  return out;
+}
+
+const cardColumns = (card: CardInput | undefined) => ({
+  card_tp_integra: card?.tpIntegra ?? null,
+  card_cnpj: card?.cnpj ?? null,
+  card_tband: card?.tBand ?? null,
+  card_caut: card?.cAut ?? null,
+});
+
+function cardOfRow(p: SalePaymentRow): CardInput | null {
+  if (p.card_tp_integra === null) return null;
+  return {
+    tpIntegra: p.card_tp_integra as '1' | '2',
+    ...(p.card_cnpj !== null && { cnpj: p.card_cnpj }),
+    ...(p.card_tband !== null && { tBand: p.card_tband }),
+    ...(p.card_caut !== null && { cAut: p.card_caut }),
+  };
+}
+
+export type Settlement = { totalCents: number; paidCents: number; remainingCents: number; changeCents: number };
+
+/** Totals of a sale and what its payments settle. */
+export function settle(items: readonly SaleItemRow[], payments: readonly { tpag: string; amount_cents: number }[]): Settlement {
+  const total = items.filter((i) => i.removed_at === null).reduce((s, i) => s + BigInt(i.total_cents), 0n);
+  const paid = payments.reduce((s, p) => s + BigInt(p.amount_cents), 0n);
+  const remaining = paid >= total ? 0n : total - paid;
+  const change = paid > total ? paid - total : 0n;
+  return { totalCents: Number(total), paidCents: Number(paid), remainingCents: Number(remaining), changeCents: Number(change) };
+}
+
+/** The rules a finished sale's payments must meet; throws the cashier's message. */
+export function assertPaymentsSettle(items: readonly SaleItemRow[], payments: readonly SalePaymentRow[]): Settlement {
+  const s = settle(items, payments);
+  if (s.totalCents === 0) throw new TerminalError('venda_vazia', 'A venda não tem itens');
+  if (s.remainingCents > 0) {
+    throw new TerminalError('pagamento_insuficiente', `Pagamento insuficiente: faltam R$ ${brl(s.remainingCents)}`, { field: 'payments' });
+  }
+  if (s.changeCents > 0) {
+    // Change is given in cash: only cash may exceed what is owed.
+    const cash = payments.filter((p) => p.tpag === CASH).reduce((t, p) => t + p.amount_cents, 0);
+    if (s.changeCents > cash) {
+      throw new TerminalError('pagamento_invalido', 'Só pagamento em dinheiro pode ter troco: os demais pagamentos excedem o total da venda', {
+        field: 'payments',
+      });
+    }
+  }
+  return s;
+}
+
+const brl = (cents: number): string => {
+  const [int, frac] = fromCents(BigInt(cents)).split('.');
+  return `${int!.replace(/\B(?=(\d{3})+(?!\d))/g, '.')},${frac}`;
+};
+
+// =============================================================================================
+// Items and consumer
+
+/** Quantity decimal string → ten-thousandths of the unit. */
+export function parseQuantity(value: unknown): bigint {
+  const q = checked('quantidade_invalida', 'quantity', () => parseDecimal(value, 4, 'quantity'));
+  if (q <= 0n) throw new TerminalError('quantidade_invalida', 'Quantidade deve ser maior que zero', { field: 'quantity' });
+  if (q >= 10n ** 15n) throw new TerminalError('quantidade_invalida', 'Quantidade grande demais', { field: 'quantity' });
+  return q;
+}
+
+/** "1.0000" → "1", "0.3500" → "0.35": the shortest exact form. */
+export function formatQuantity(units: bigint): string {
+  return formatDecimal(units, 4).replace(/\.?0+$/, '');
+}
+
+/** quantity (scale 4) × unit price (cents), rounded half-up to the cent, as rejection 629 demands. */
+export function itemTotalCents(quantityUnits: bigint, unitPriceCents: bigint): bigint {
+  return (quantityUnits * unitPriceCents + 5000n) / 10000n;
+}
+
+/** CPF or CNPJ typed at the counter: punctuation dropped, then checked strictly. */
+export function normalizeConsumerDocument(value: string): ConsumerView {
+  if (typeof value !== 'string') throw new TerminalError('documento_invalido', 'Informe o CPF ou o CNPJ do consumidor', { field: 'consumer' });
+  const doc = value.replace(/[.\-/\s]/g, '').toUpperCase();
+  if (doc.length === 11) return { kind: 'cpf', document: checked('documento_invalido', 'consumer', () => assertCpf(doc, 'consumer')) };
+  if (doc.length === 14) {
+    const cnpj = checked('documento_invalido', 'consumer', () => assertCnpj(doc, 'consumer'));
+    if (!/^[0-9]{14}$/.test(cnpj)) {
+      throw new TerminalError('documento_invalido', 'CNPJ alfanumérico ainda não é aceito pelo leiaute 4.00 da NFC-e', { field: 'consumer' });
+    }
+    return { kind: 'cnpj', document: cnpj };
+  }
+  throw new TerminalError('documento_invalido', `Informe um CPF (11 dígitos) ou CNPJ (14); recebidos ${doc.length} caracteres`, {
+    field: 'consumer',
+  });
+}
+
+const consumerOf = (doc: string | null): ConsumerView | null => (doc === null ? null : { kind: doc.length === 11 ? 'cpf' : 'cnpj', document: doc });
+
+// =============================================================================================
+// Views
+
+export function itemView(i: SaleItemRow): SaleItemView {
+  return {
+    id: i.id,
+    code: i.product_code,
+    gtin: i.gtin,
+    description: i.description,
+    unit: i.unit,
+    quantity: formatQuantity(BigInt(i.quantity_units)),
+    unitPriceCents: i.unit_price_cents,
+    totalCents: i.total_cents,
+    removed: i.removed_at !== null,
+  };
+}
+
+export function paymentView(p: SalePaymentRow): PaymentView {
+  return { id: p.id, tPag: p.tpag, description: PAYMENT_METHODS[p.tpag] ?? p.tpag, amountCents: p.amount_cents, card: cardOfRow(p) };
+}
+
+export function saleView(store: PosStore, sale: SaleRow): SaleView {
+  const items = store.items(sale.id);
+  const payments = store.payments(sale.id);
+  const s = settle(items, payments);
+  return {
+    id: sale.id,
+    state: sale.state,
+    openedAt: sale.opened_at,
+    finishedAt: sale.finished_at,
+    items: items.map(itemView),
+    payments: payments.map(paymentView),
+    consumer: consumerOf(sale.consumer_doc),
+    ...s,
+    receiptId: sale.state === 'finished' ? (store.receiptBySale(sale.id)?.id ?? null) : null,
+  };
+}
+
+// =============================================================================================
+// Operations on an open sale
+
+function openSaleRow(store: PosStore, saleId: string): SaleRow {
+  const sale = store.sale(saleId);
+  if (!sale) throw new TerminalError('nao_encontrado', 'Venda não encontrada');
+  if (sale.state !== 'open') {
+    throw new TerminalError('estado_invalido', sale.state === 'finished' ? 'Esta venda já foi finalizada' : 'Esta venda foi descartada');
+  }
+  return sale;
+}
+
+export function openSale(ctx: SalesContext): SaleView {
+  const id = randomUUID();
+  ctx.store.insertSale(id, iso(ctx.clock()));
+  return saleView(ctx.store, ctx.store.sale(id)!);
+}
+
+export function addItem(ctx: SalesContext, saleId: string, input: { code: string; quantity?: string }): SaleView {
+  const { store } = ctx;
+  return store.transaction(() => {
+    const sale = openSaleRow(store, saleId);
+    const code = typeof input?.code === 'string' ? input.code.trim() : '';
+    const product = code ? store.productByCodeOrGtin(code) : undefined;
+    if (!product) throw new TerminalError('produto_nao_encontrado', `Produto não encontrado: ${code || '(vazio)'}`, { field: 'code' });
+    const qty = parseQuantity(input.quantity ?? '1');
+    const total = itemTotalCents(qty, BigInt(product.price_cents));
+    if (total <= 0n) throw new TerminalError('quantidade_invalida', 'Quantidade pequena demais: o item daria R$ 0,00', { field: 'quantity' });
+    if (total > BigInt(Number.MAX_SAFE_INTEGER)) throw new TerminalError('quantidade_invalida', 'Quantidade grande demais', { field: 'quantity' });
+    store.insertItem({
+      sale_id: sale.id,
+      product_code: product.code,
+      gtin: product.gtin,
+      description: product.description,
+      ncm: product.ncm,
+      cfop: product.cfop,
+      unit: product.unit,
+      tax_group: product.tax_group,
+      quantity_units: Number(qty),
+      unit_price_cents: product.price_cents,
+      total_cents: Number(total),
+      added_at: iso(ctx.clock()),
+    });
+    return saleView(store, sale);
+  });
+}
+
+export function removeItem(ctx: SalesContext, saleId: string, itemId: number): SaleView {
+  const { store } = ctx;
+  return store.transaction(() => {
+    const sale = openSaleRow(store, saleId);
+    if (!store.markItemRemoved(sale.id, itemId, iso(ctx.clock()))) {
+      throw new TerminalError('nao_encontrado', 'Item não encontrado nesta venda (ou já removido)', { field: 'itemId' });
+    }
+    return saleView(store, sale);
+  });
+}
+
+export function setConsumer(ctx: SalesContext, saleId: string, document: string | null): SaleView {
+  const { store } = ctx;
+  const consumer = document === null || document.trim() === '' ? null : normalizeConsumerDocument(document);
+  return store.transaction(() => {
+    const sale = openSaleRow(store, saleId);
+    store.setConsumer(sale.id, consumer?.document ?? null);
+    return saleView(store, store.sale(sale.id)!);
+  });
+}
+
+export function addPayment(ctx: SalesContext, saleId: string, payment: PaymentInput): SaleView {
+  const { store } = ctx;
+  const p = normalizePayment(payment);
+  return store.transaction(() => {
+    const sale = openSaleRow(store, saleId);
+    store.insertPayment({ sale_id: sale.id, tpag: p.tPag, amount_cents: p.amountCents, ...cardColumns(p.card), added_at: iso(ctx.clock()) });
+    return saleView(store, sale);
+  });
+}
+
+export function removePayment(ctx: SalesContext, saleId: string, paymentId: number): SaleView {
+  const { store } = ctx;
+  return store.transaction(() => {
+    const sale = openSaleRow(store, saleId);
+    if (!store.deletePayment(sale.id, paymentId)) throw new TerminalError('nao_encontrado', 'Pagamento não encontrado nesta venda', { field: 'paymentId' });
+    return saleView(store, sale);
+  });
+}
+
+export function discardSale(ctx: SalesContext, saleId: string): SaleView {
+  const { store } = ctx;
+  return store.transaction(() => {
+    const sale = openSaleRow(store, saleId);
+    store.discardSale(sale.id);
+    return saleView(store, store.sale(sale.id)!);
+  });
+}
+
+/** Replaces a finished sale's payments (a correction); the caller holds the transaction. */
+export function replacePayments(ctx: SalesContext, sale: SaleRow, payments: readonly PaymentInput[]): void {
+  const normalized = payments.map((p, i) => normalizePayment(p, `payments[${i}]`));
+  ctx.store.deletePayments(sale.id);
+  const at = iso(ctx.clock());
+  for (const p of normalized) {
+    ctx.store.insertPayment({ sale_id: sale.id, tpag: p.tPag, amount_cents: p.amountCents, ...cardColumns(p.card), added_at: at });
+  }
+}
+
+// =============================================================================================
+// The NFC-e request (issuance-api 2.3)
+
+function requestCard(p: SalePaymentRow): NfceCard | undefined {
+  const card = cardOfRow(p);
+  if (!card) return undefined;
+  return {
+    tpIntegra: card.tpIntegra,
+    ...(card.cnpj !== undefined && { CNPJ: card.cnpj }),
+    ...(card.tBand !== undefined && { tBand: card.tBand }),
+    ...(card.cAut !== undefined && { cAut: card.cAut }),
+  };
+}
+
+/** The request body for a sale: items, exact totals, payments with their card groups, consumer. */
+export function buildNfceRequest(
+  sale: Pick<SaleRow, 'consumer_doc'>,
+  items: readonly SaleItemRow[],
+  payments: readonly SalePaymentRow[],
+  serie: number,
+  nNF: number,
+): NfceRequest {
+  const active = items.filter((i) => i.removed_at === null);
+  const det: NfceItem[] = active.map((i) => {
+    const q = formatQuantity(BigInt(i.quantity_units));
+    const vUn = fromCents(BigInt(i.unit_price_cents));
+    return {
+      prod: {
+        cProd: i.product_code,
+        cEAN: i.gtin,
+        xProd: i.description,
+        NCM: i.ncm,
+        CFOP: i.cfop,
+        uCom: i.unit,
+        qCom: q,
+        vUnCom: vUn,
+        vProd: fromCents(BigInt(i.total_cents)),
+        cEANTrib: i.gtin,
+        uTrib: i.unit,
+        qTrib: q,
+        vUnTrib: vUn,
+        indTot: '1',
+      },
+      imposto: taxGroupOf(i.tax_group),
+    };
+  });
+  const s = settle(items, payments);
+  const vNF = fromCents(BigInt(s.totalCents));
+  const pag: NfcePayment[] = payments.map((p) => {
+    const card = requestCard(p);
+    return { tPag: p.tpag, vPag: fromCents(BigInt(p.amount_cents)), ...(card && { card }) };
+  });
+  const request: NfceRequest = { ide: { serie, nNF }, det, total: { vProd: vNF, vNF }, pag };
+  if (s.changeCents > 0) request.vTroco = fromCents(BigInt(s.changeCents));
+  if (sale.consumer_doc !== null) request.dest = sale.consumer_doc.length === 11 ? { cpf: sale.consumer_doc } : { cnpj: sale.consumer_doc };
+  return request;
+}
+
+// =============================================================================================
+// Finish: the one transaction
+
+export type FinishOutcome = { sale: SaleRow; receipt: ReceiptRow };
+
+/**
+ * Finishes the sale durably: checks it, takes the next number of the series, builds the
+ * request, writes the receipt (with a fresh idempotency key, used by every attempt from now
+ * on) and its outbox entry, and marks the sale finished, all in one IMMEDIATE transaction.
+ * When this returns, all of it is on disk (synchronous=FULL); if the process dies before, none
+ * of it is, and the number was not taken.
+ */
+export function finishSale(ctx: SalesContext, saleId: string): FinishOutcome {
+  const { store } = ctx;
+  return store.transaction(() => {
+    const sale = openSaleRow(store, saleId);
+    const items = store.items(sale.id);
+    const payments = store.payments(sale.id);
+    const s = assertPaymentsSettle(items, payments);
+    const now = ctx.clock();
+    const at = iso(now);
+    const nNF = store.takeNextNumber(ctx.serie);
+    const request = buildNfceRequest(sale, items, payments, ctx.serie, nNF);
+    const receiptId = randomUUID();
+    const key = randomUUID();
+    store.insertReceipt({
+      id: receiptId,
+      sale_id: sale.id,
+      serie: ctx.serie,
+      nnf: nNF,
+      idempotency_key: key,
+      state: 'pending',
+      request_json: JSON.stringify(request),
+      total_cents: s.totalCents,
+      created_at: at,
+      updated_at: at,
+    });
+    store.insertOutbox({
+      kind: 'emit',
+      receipt_id: receiptId,
+      idempotency_key: key,
+      payload: JSON.stringify(request),
+      state: 'pending',
+      next_attempt_at: now,
+      created_at: at,
+    });
+    store.markSaleFinished(sale.id, at, s.totalCents, s.changeCents);
+    return { sale: store.sale(sale.id)!, receipt: store.receipt(receiptId)! };
+  });
+}

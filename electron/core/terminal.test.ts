@@ -1,0 +1,140 @@
+// The screen API in plain Node, with the service unreachable (a real refused connection on a
+// port nobody listens on): everything the cashier does works offline, the receipt waits in the
+// outbox with its key, and the queue status says so. The exchanges with the real service are in
+// test/terminal-*.test.ts.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { TerminalEvent } from '../api/terminal-api.ts';
+import { createTerminal, type Terminal } from './terminal.ts';
+
+let dir: string;
+let terminal: Terminal | undefined;
+let deadUrl: string;
+
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+async function until<T>(what: string, probe: () => T | undefined | false, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = probe();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`tempo esgotado esperando: ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'balcao-terminal-'));
+  deadUrl = `http://127.0.0.1:${await closedPort()}`;
+});
+
+afterEach(async () => {
+  await terminal?.close();
+  terminal = undefined;
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const open = (over: Partial<Parameters<typeof createTerminal>[0]> = {}) =>
+  createTerminal({ dataDir: dir, serviceUrl: deadUrl, token: 'blc_teste', series: 7, retry: { baseMs: 20, capMs: 100 }, healthIntervalMs: 50, ...over });
+
+describe('the screen API with the service down', () => {
+  it('sells, finishes durably, and keeps the receipt pending under the same key while the service is away', async () => {
+    terminal = await open();
+    await terminal.seedDemoCatalog();
+    const events: TerminalEvent[] = [];
+    terminal.subscribe((e) => events.push(e));
+
+    expect((await terminal.findProducts('café')).map((p) => p.code)).toEqual(['1001']);
+    let sale = await terminal.openSale();
+    sale = await terminal.addItem(sale.id, { code: '7891000100103', quantity: '2' });
+    sale = await terminal.addItem(sale.id, { code: '1006', quantity: '0.5' });
+    sale = await terminal.setConsumer(sale.id, '529.982.247-25');
+    sale = await terminal.addPayment(sale.id, { tPag: '01', amountCents: 5000 });
+    expect(sale).toMatchObject({ totalCents: 3780 + 745, paidCents: 5000, remainingCents: 0, changeCents: 475 });
+    const { receipt } = await terminal.finishSale(sale.id);
+    expect(receipt).toMatchObject({ serie: 7, nNF: 1, state: 'pending', totalCents: 4525, canCorrect: false, canVoid: false });
+    expect(receipt.cancellation).toEqual({ allowed: false, deadline: null, secondsLeft: null, remedy: null });
+    expect((await terminal.getSale(sale.id)).receiptId).toBe(receipt.id);
+
+    const key = terminal.store.receipt(receipt.id)!.idempotency_key;
+    const entry = await until('três tentativas', () => {
+      const e = terminal!.store.outboxOf(receipt.id)[0]!;
+      return e.attempts >= 3 && e;
+    });
+    expect(entry).toMatchObject({ kind: 'emit', state: 'pending', idempotency_key: key });
+    expect(entry.last_error).toMatch(/fora do ar/);
+    expect(terminal.store.receipt(receipt.id)).toMatchObject({ state: 'pending', idempotency_key: key, nnf: 1 });
+
+    const status = await terminal.queueStatus();
+    expect(status).toMatchObject({ online: false, pending: 1, needsAttention: 0, oldestPendingAt: receipt.createdAt });
+    expect(status.lastError).toMatch(/conexão recusada/);
+    expect(status.oldestPendingAgeSeconds).toBeGreaterThanOrEqual(0);
+    expect(events.some((e) => e.type === 'receipt' && e.receipt.id === receipt.id)).toBe(true);
+    expect(events.some((e) => e.type === 'queue' && e.status.online === false)).toBe(true);
+  });
+
+  it('keeps everything across a restart: open sales, receipts, the outbox entry and its key', async () => {
+    terminal = await open();
+    terminal.seedDemoCatalog();
+    const kept = await terminal.openSale();
+    await terminal.addItem(kept.id, { code: '1002' });
+    const sale = await terminal.openSale();
+    await terminal.addItem(sale.id, { code: '1001' });
+    await terminal.addPayment(sale.id, { tPag: '01', amountCents: 1890 });
+    const { receipt } = await terminal.finishSale(sale.id);
+    const key = terminal.store.receipt(receipt.id)!.idempotency_key;
+    await terminal.close();
+
+    terminal = await open();
+    expect((await terminal.openSales()).map((s) => s.id)).toEqual([kept.id]);
+    expect((await terminal.recentReceipts()).map((r) => [r.id, r.nNF, r.state])).toEqual([[receipt.id, 1, 'pending']]);
+    expect(terminal.store.outboxOf(receipt.id)).toEqual([expect.objectContaining({ state: 'pending', idempotency_key: key })]);
+    // The next sale takes the next number.
+    await terminal.addPayment(kept.id, { tPag: '01', amountCents: 479 });
+    expect((await terminal.finishSale(kept.id)).receipt.nNF).toBe(2);
+  });
+
+  it('refuses what the receipt\'s state does not allow, with the screen\'s codes', async () => {
+    terminal = await open({ startWorker: false });
+    terminal.seedDemoCatalog();
+    const manager = await terminal.createManager({ name: 'Gerente', pin: '9876' });
+    expect(await terminal.listManagers()).toEqual([manager]);
+    const sale = await terminal.openSale();
+    await terminal.addItem(sale.id, { code: '1001' });
+    await terminal.addPayment(sale.id, { tPag: '01', amountCents: 1890 });
+    const { receipt } = await terminal.finishSale(sale.id);
+    await expect(terminal.cancelReceipt(receipt.id, { managerId: manager.id, pin: '9876', justification: 'Cliente desistiu da compra' })).rejects.toMatchObject({
+      code: 'estado_invalido',
+    });
+    await expect(terminal.correctAndResubmit(receipt.id, {}, { operator: 'Caixa 1', reason: 'teste' })).rejects.toMatchObject({ code: 'estado_invalido' });
+    await expect(terminal.voidReceipt(receipt.id, { managerId: manager.id, pin: '9876', justification: 'Venda abandonada pelo cliente' })).rejects.toMatchObject({
+      code: 'estado_invalido',
+    });
+    await expect(terminal.reprint(receipt.id, { operator: 'Caixa 1', reason: 'papel enroscou' })).rejects.toMatchObject({ code: 'estado_invalido' });
+    await expect(terminal.addItem(sale.id, { code: '1001' })).rejects.toMatchObject({ code: 'estado_invalido', message: 'Esta venda já foi finalizada' });
+    await expect(terminal.getReceipt('nao-existe')).rejects.toMatchObject({ code: 'nao_encontrado' });
+    const err = await terminal.finishSale(sale.id).catch((e: unknown) => e);
+    expect(JSON.parse(JSON.stringify(err))).toEqual({ code: 'estado_invalido', message: 'Esta venda já foi finalizada' });
+    expect((await terminal.queueStatus()).online).toBeNull();
+  });
+
+  it('discards an open sale without a number', async () => {
+    terminal = await open({ startWorker: false });
+    terminal.seedDemoCatalog();
+    const sale = await terminal.openSale();
+    await terminal.addItem(sale.id, { code: '1001' });
+    expect((await terminal.discardSale(sale.id)).state).toBe('discarded');
+    expect(await terminal.openSales()).toEqual([]);
+    expect(terminal.store.nextNumber(7)).toBe(1);
+  });
+});

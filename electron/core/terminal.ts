@@ -1,0 +1,457 @@
+// The terminal core behind the screen API (electron/api/terminal-api.ts): the database, the
+// catalog, sales, the outbox worker, cancellations, corrections, voids and the audit log, for
+// one terminal issuing in one series. Plain Node: Electron's main process runs it, so do the
+// browser-mode host, the tests and terminal-process.ts.
+//
+//   const terminal = await createTerminal({ dataDir, serviceUrl, token, series: 1 });
+//   const sale = await terminal.openSale(); ... await terminal.finishSale(sale.id);
+//   await terminal.close();
+
+import { randomUUID } from 'node:crypto';
+import { justification as checkJustification } from '../../fiscal/events.ts';
+import type {
+  CancelInput,
+  CorrectionInput,
+  FinishedSale,
+  ManagerView,
+  OperatorStamp,
+  PaymentInput,
+  ProductView,
+  QueueStatus,
+  ReceiptState,
+  ReceiptView,
+  ReprintResult,
+  SaleView,
+  TerminalApi,
+  TerminalEvent,
+  VoidInput,
+} from '../api/terminal-api.ts';
+import { DEFAULT_SERVICE_URL, IssuanceClient, ServiceHttpError, ServiceNetworkError } from './api-client.ts';
+import { cancellationInfo, requestCancellation, WINDOW_OVER_MESSAGE, localDeadline } from './cancellation.ts';
+import { productView, saveProduct, seedDemoCatalog, type ProductInput } from './catalog.ts';
+import { checked, TerminalError } from './errors.ts';
+import { actorOfManager, actorOfOperator, audit, authorizeManager, createManager, listManagers } from './managers.ts';
+import type { RetryPolicy } from './outbox-rules.ts';
+import { OutboxWorker } from './outbox-worker.ts';
+import { PosStore, type AuditRow, type ReceiptRow } from './pos-store.ts';
+import * as sales from './sales.ts';
+import { iso, type Clock } from './sales.ts';
+
+export type TerminalOptions = {
+  /** Folder of the terminal's database (pos.sqlite). */
+  dataDir: string;
+  /** The issuance service; default: the embedded one. */
+  serviceUrl?: string;
+  /** The company's API token at the service. */
+  token: string;
+  /** The series this terminal issues in (0–999). */
+  series: number;
+  /** Epoch milliseconds; default Date.now. Tests move it to cross the cancellation window. */
+  clock?: Clock;
+  retry?: Partial<RetryPolicy>;
+  requestTimeoutMs?: number;
+  sendConcurrency?: number;
+  pollConcurrency?: number;
+  pollWindow?: number;
+  healthIntervalMs?: number;
+  /** Default true. False: commands are queued but not sent until `worker.start()`. */
+  startWorker?: boolean;
+  /** How long cancel/void wait for the service's answer before returning the pending state. */
+  settleWaitMs?: number;
+};
+
+const NEEDS_OPERATOR: readonly ReceiptState[] = ['rejected', 'needs_attention'];
+
+export class Terminal implements TerminalApi {
+  readonly store: PosStore;
+  readonly client: IssuanceClient;
+  readonly worker: OutboxWorker;
+  readonly clock: Clock;
+  readonly serie: number;
+  private readonly ctx: sales.SalesContext;
+  private readonly listeners = new Set<(event: TerminalEvent) => void>();
+  private readonly settleWaitMs: number;
+  private closed = false;
+  private readonly checkpointTimer: NodeJS.Timeout;
+
+  constructor(store: PosStore, options: TerminalOptions) {
+    if (!Number.isInteger(options.series) || options.series < 0 || options.series > 999) {
+      throw new TerminalError('estado_invalido', 'Série do terminal deve ser um inteiro de 0 a 999');
+    }
+    if (typeof options.token !== 'string' || options.token === '') throw new TerminalError('estado_invalido', 'Token de acesso ao serviço não configurado');
+    this.store = store;
+    this.clock = options.clock ?? Date.now;
+    this.serie = options.series;
+    this.settleWaitMs = options.settleWaitMs ?? 5_000;
+    this.ctx = { store, clock: this.clock, serie: this.serie };
+    store.ensureSeries(this.serie);
+    this.client = new IssuanceClient({ baseUrl: options.serviceUrl ?? DEFAULT_SERVICE_URL, token: options.token, timeoutMs: options.requestTimeoutMs });
+    this.worker = new OutboxWorker({
+      store,
+      client: this.client,
+      clock: this.clock,
+      retry: options.retry,
+      sendConcurrency: options.sendConcurrency,
+      pollConcurrency: options.pollConcurrency,
+      pollWindow: options.pollWindow,
+      healthIntervalMs: options.healthIntervalMs,
+      onReceiptChanged: (id) => this.emitReceipt(id),
+      onStatusChanged: () => this.emit({ type: 'queue', status: this.queueStatusNow() }),
+    });
+    if (options.startWorker !== false) this.worker.start();
+    // Between sales, not inside them: see PosStore.checkpointIfDue.
+    this.checkpointTimer = setInterval(() => {
+      try {
+        this.store.checkpointIfDue();
+      } catch {
+        // a busy or failing database: the next tick (or SQLite's own checkpoint) catches up
+      }
+    }, 1000);
+    this.checkpointTimer.unref();
+  }
+
+  /** Stops the worker (letting calls in flight finish) and closes the database. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.checkpointTimer);
+    await this.worker.stop();
+    this.listeners.clear();
+    this.store.close();
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Events
+
+  subscribe(listener: (event: TerminalEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private emit(event: TerminalEvent): void {
+    for (const l of this.listeners) {
+      try {
+        l(event);
+      } catch {
+        // a screen's listener failing must not break the core
+      }
+    }
+  }
+
+  private emitReceipt(id: string): void {
+    if (this.closed || this.listeners.size === 0) return;
+    const row = this.store.receipt(id);
+    if (row) this.emit({ type: 'receipt', receipt: this.view(row) });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Catalog (administration, not the screen API)
+
+  saveProduct(input: ProductInput): ProductView {
+    return productView(checked('estado_invalido', 'product', () => saveProduct(this.store, input, iso(this.clock()))));
+  }
+
+  seedDemoCatalog(): void {
+    seedDemoCatalog(this.store, iso(this.clock()));
+  }
+
+  async findProducts(query: string, limit = 20): Promise<ProductView[]> {
+    const q = typeof query === 'string' ? query.trim() : '';
+    return this.store.searchProducts(q, Math.max(1, Math.min(200, limit))).map(productView);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Sales
+
+  async openSale(): Promise<SaleView> {
+    return sales.openSale(this.ctx);
+  }
+
+  async getSale(saleId: string): Promise<SaleView> {
+    const sale = this.store.sale(saleId);
+    if (!sale) throw new TerminalError('nao_encontrado', 'Venda não encontrada');
+    return sales.saleView(this.store, sale);
+  }
+
+  async openSales(): Promise<SaleView[]> {
+    return this.store.openSales().map((s) => sales.saleView(this.store, s));
+  }
+
+  async addItem(saleId: string, input: { code: string; quantity?: string }): Promise<SaleView> {
+    return sales.addItem(this.ctx, saleId, input);
+  }
+
+  async removeItem(saleId: string, itemId: number): Promise<SaleView> {
+    return sales.removeItem(this.ctx, saleId, itemId);
+  }
+
+  async setConsumer(saleId: string, document: string | null): Promise<SaleView> {
+    return sales.setConsumer(this.ctx, saleId, document);
+  }
+
+  async addPayment(saleId: string, payment: PaymentInput): Promise<SaleView> {
+    return sales.addPayment(this.ctx, saleId, payment);
+  }
+
+  async removePayment(saleId: string, paymentId: number): Promise<SaleView> {
+    return sales.removePayment(this.ctx, saleId, paymentId);
+  }
+
+  async discardSale(saleId: string): Promise<SaleView> {
+    return sales.discardSale(this.ctx, saleId);
+  }
+
+  /** Synchronous core of finishSale: on disk when it returns. */
+  finishSaleNow(saleId: string): FinishedSale {
+    const { sale, receipt } = sales.finishSale(this.ctx, saleId);
+    this.worker.wake();
+    const view = this.view(receipt);
+    this.emit({ type: 'receipt', receipt: view });
+    return { sale: sales.saleView(this.store, sale), receipt: view };
+  }
+
+  async finishSale(saleId: string): Promise<FinishedSale> {
+    return this.finishSaleNow(saleId);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Receipts
+
+  view(r: ReceiptRow): ReceiptView {
+    const needsOperator = NEEDS_OPERATOR.includes(r.state);
+    return {
+      id: r.id,
+      saleId: r.sale_id,
+      serie: r.serie,
+      nNF: r.nnf,
+      state: r.state,
+      totalCents: r.total_cents,
+      createdAt: r.created_at,
+      chave: r.chave,
+      protocolo: r.protocolo,
+      codigoStatus: r.codigo_status,
+      motivo: r.motivo,
+      autorizadoEm: r.autorizado_em,
+      canceladoEm: r.cancelado_em,
+      qrcode: r.qrcode,
+      urlConsulta: r.url_consulta,
+      contingency: r.tp_emis === 9,
+      attention: r.attention,
+      cancellation: cancellationInfo(r, this.clock()),
+      canCorrect: needsOperator,
+      // A number issued in contingency must never be voided (fiscal-notes 7.3).
+      canVoid: needsOperator && r.tp_emis === 1,
+    };
+  }
+
+  private receiptRow(receiptId: string): ReceiptRow {
+    const r = typeof receiptId === 'string' ? this.store.receipt(receiptId) : undefined;
+    if (!r) throw new TerminalError('nao_encontrado', 'NFC-e não encontrada');
+    return r;
+  }
+
+  async recentReceipts(limit = 50): Promise<ReceiptView[]> {
+    return this.store.recentReceipts(Math.max(1, Math.min(500, limit))).map((r) => this.view(r));
+  }
+
+  async getReceipt(receiptId: string): Promise<ReceiptView> {
+    return this.view(this.receiptRow(receiptId));
+  }
+
+  /** Resolves with the receipt once `done(view)` holds, or as it is after `timeoutMs`. */
+  async waitForReceipt(receiptId: string, done: (r: ReceiptView) => boolean, timeoutMs: number): Promise<ReceiptView> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const current = this.view(this.receiptRow(receiptId));
+      if (done(current) || Date.now() >= deadline || this.closed) return current;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(finish, Math.min(200, Math.max(0, deadline - Date.now())));
+        const off = this.subscribe((e) => {
+          if (e.type === 'receipt' && e.receipt.id === receiptId) finish();
+        });
+        function finish() {
+          clearTimeout(timer);
+          off();
+          resolve();
+        }
+      });
+    }
+  }
+
+  /**
+   * Manager-authorized cancellation. The window is checked before the PIN (no point asking for
+   * it) and again when the command is written. `skipLocalWindowCheck` is not part of the screen
+   * API: tests use it to see the service refuse a late cancellation.
+   */
+  async cancelReceipt(receiptId: string, input: CancelInput, options: { skipLocalWindowCheck?: boolean } = {}): Promise<ReceiptView> {
+    const r = this.receiptRow(receiptId);
+    if (r.state !== 'authorized') {
+      throw new TerminalError('estado_invalido', r.state === 'cancelled' || r.state === 'cancelling' ? 'Esta NFC-e já foi cancelada ou está sendo cancelada' : 'Só uma NFC-e autorizada pode ser cancelada');
+    }
+    const deadline = localDeadline(r);
+    if (!options.skipLocalWindowCheck && (deadline === undefined || this.clock() >= deadline)) {
+      throw new TerminalError('prazo_expirado', WINDOW_OVER_MESSAGE, { remedy: 'devolucao' });
+    }
+    checked('justificativa_invalida', 'justification', () => checkJustification(input?.justification, 'justification'));
+    const manager = await authorizeManager(this.store, this.clock, input, 'cancelamento', r.id);
+    requestCancellation(this.store, this.clock, { receipt: r, manager, justification: input.justification, ...options });
+    this.worker.wake();
+    this.emitReceipt(r.id);
+    return this.waitForReceipt(r.id, (v) => v.state !== 'cancelling', this.settleWaitMs);
+  }
+
+  async correctAndResubmit(receiptId: string, correction: CorrectionInput, stamp: OperatorStamp): Promise<ReceiptView> {
+    const actor = actorOfOperator(stamp?.operator);
+    const reason = typeof stamp?.reason === 'string' ? stamp.reason.trim() : '';
+    if (!reason || reason.length > 255) throw new TerminalError('justificativa_invalida', 'Informe o motivo da correção (até 255 caracteres)', { field: 'reason' });
+    const consumer =
+      correction?.consumer === undefined ? undefined : correction.consumer === null || correction.consumer.trim() === '' ? null : sales.normalizeConsumerDocument(correction.consumer);
+    this.store.transaction(() => {
+      const r = this.receiptRow(receiptId);
+      if (!NEEDS_OPERATOR.includes(r.state)) throw new TerminalError('estado_invalido', 'Só uma NFC-e rejeitada ou com pendência pode ser corrigida');
+      const emit = this.store.liveOutbox(r.id, 'emit');
+      if (!emit || emit.state !== 'blocked') throw new TerminalError('estado_invalido', 'Esta NFC-e não está aguardando correção');
+      const sale = this.store.sale(r.sale_id)!;
+      const before = { payments: this.store.payments(sale.id).map(sales.paymentView), consumer: sale.consumer_doc };
+      if (correction?.payments !== undefined) {
+        if (!Array.isArray(correction.payments)) throw new TerminalError('pagamento_invalido', 'Pagamentos inválidos', { field: 'payments' });
+        sales.replacePayments(this.ctx, sale, correction.payments);
+      }
+      if (consumer !== undefined) this.store.setConsumer(sale.id, consumer?.document ?? null);
+      const updated = this.store.sale(sale.id)!;
+      const items = this.store.items(sale.id);
+      const payments = this.store.payments(sale.id);
+      const s = sales.assertPaymentsSettle(items, payments);
+      const request = sales.buildNfceRequest(updated, items, payments, r.serie, r.nnf);
+      const now = this.clock();
+      const at = iso(now);
+      this.store.updateSaleChange(sale.id, s.changeCents);
+      this.store.updateReceipt(
+        r.id,
+        { state: 'pending', request_json: JSON.stringify(request), attention: null, codigo_status: null, motivo: null, corrections: r.corrections + 1 },
+        at,
+      );
+      // Same entry, same key, same number: after a rejection the key is free again at the
+      // service, and the new attempt replaces the rejected one.
+      this.store.updateOutbox(emit.seq, { state: 'pending', payload: JSON.stringify(request), attempts: 0, last_error: null, next_attempt_at: now }, at);
+      audit(this.store, this.clock, {
+        actor,
+        action: 'correcao_reenvio',
+        receiptId: r.id,
+        reason,
+        details: {
+          nNF: r.nnf,
+          rejeicao: r.codigo_status ? { codigo_status: r.codigo_status, motivo: r.motivo } : null,
+          pendencia: r.attention,
+          antes: before,
+          depois: { payments: payments.map(sales.paymentView), consumer: updated.consumer_doc },
+        },
+      });
+    });
+    this.worker.wake();
+    this.emitReceipt(receiptId);
+    return this.getReceipt(receiptId);
+  }
+
+  async voidReceipt(receiptId: string, input: VoidInput): Promise<ReceiptView> {
+    const r0 = this.receiptRow(receiptId);
+    if (!NEEDS_OPERATOR.includes(r0.state)) throw new TerminalError('estado_invalido', 'Só o número de uma NFC-e rejeitada ou com pendência pode ser inutilizado');
+    const justificativa = checked('justificativa_invalida', 'justification', () => checkJustification(input?.justification, 'justification'));
+    const manager = await authorizeManager(this.store, this.clock, input, 'inutilizacao', r0.id);
+    this.store.transaction(() => {
+      const r = this.receiptRow(receiptId);
+      if (!NEEDS_OPERATOR.includes(r.state)) throw new TerminalError('estado_invalido', 'Só o número de uma NFC-e rejeitada ou com pendência pode ser inutilizado');
+      if (r.tp_emis !== 1) throw new TerminalError('estado_invalido', 'Número de NFC-e emitida em contingência não pode ser inutilizado');
+      const emit = this.store.liveOutbox(r.id, 'emit');
+      if (emit && emit.state !== 'blocked') throw new TerminalError('estado_invalido', 'Esta NFC-e ainda está sendo enviada');
+      const now = this.clock();
+      const at = iso(now);
+      this.store.insertOutbox({
+        kind: 'void',
+        receipt_id: r.id,
+        idempotency_key: randomUUID(),
+        payload: JSON.stringify({ serie: r.serie, numero_inicial: r.nnf, numero_final: r.nnf, justificativa }),
+        state: 'pending',
+        next_attempt_at: now,
+        created_at: at,
+      });
+      this.store.updateReceipt(r.id, { state: 'voiding', attention: null }, at);
+      audit(this.store, this.clock, {
+        actor: actorOfManager(manager),
+        action: 'inutilizacao_solicitada',
+        receiptId: r.id,
+        reason: justificativa,
+        details: { serie: r.serie, nNF: r.nnf, codigo_status: r.codigo_status, motivo: r.motivo },
+      });
+    });
+    this.worker.wake();
+    this.emitReceipt(receiptId);
+    return this.waitForReceipt(receiptId, (v) => v.state !== 'voiding', this.settleWaitMs);
+  }
+
+  async reprint(receiptId: string, stamp: OperatorStamp): Promise<ReprintResult> {
+    const actor = actorOfOperator(stamp?.operator);
+    const reason = typeof stamp?.reason === 'string' ? stamp.reason.trim() : '';
+    if (!reason || reason.length > 255) throw new TerminalError('justificativa_invalida', 'Informe o motivo da reimpressão (até 255 caracteres)', { field: 'reason' });
+    const r = this.receiptRow(receiptId);
+    if ((r.state !== 'authorized' && r.state !== 'cancelling') || !r.service_id) {
+      throw new TerminalError('estado_invalido', 'Só uma NFC-e autorizada pode ser reimpressa');
+    }
+    let bytes: Uint8Array;
+    try {
+      bytes = await this.client.danfe(r.service_id, 'escpos');
+    } catch (err) {
+      if (err instanceof ServiceNetworkError) throw new TerminalError('servico_indisponivel', `Não foi possível obter o DANFE: ${err.message}`);
+      if (err instanceof ServiceHttpError) throw new TerminalError('erro_servico', `O serviço recusou o DANFE: ${err.serviceMessage}`);
+      throw err;
+    }
+    audit(this.store, this.clock, { actor, action: 'reimpressao', receiptId: r.id, reason, details: { nNF: r.nnf, bytes: bytes.length } });
+    return { receipt: this.view(r), escposBase64: Buffer.from(bytes).toString('base64') };
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Managers, audit, queue
+
+  async createManager(input: { name: string; pin: string }): Promise<ManagerView> {
+    return createManager(this.store, this.clock, input);
+  }
+
+  async listManagers(): Promise<ManagerView[]> {
+    return listManagers(this.store);
+  }
+
+  auditLog(receiptId?: string): AuditRow[] {
+    return this.store.auditLog(receiptId);
+  }
+
+  private queueStatusNow(): QueueStatus {
+    const w = this.worker.state;
+    const stats = this.store.outboxStats();
+    const now = this.clock();
+    const oldest = stats.oldestCreatedAt === null ? null : Date.parse(stats.oldestCreatedAt);
+    return {
+      online: w.online,
+      lastContactAt: w.lastContactAt === null ? null : iso(w.lastContactAt),
+      lastError: w.lastError,
+      pending: stats.live,
+      oldestPendingAt: stats.oldestCreatedAt,
+      oldestPendingAgeSeconds: oldest === null ? null : Math.max(0, Math.floor((now - oldest) / 1000)),
+      needsAttention: this.store.countReceiptsIn(NEEDS_OPERATOR),
+    };
+  }
+
+  async queueStatus(): Promise<QueueStatus> {
+    return this.queueStatusNow();
+  }
+}
+
+/** Opens (creating or migrating) the terminal's database and starts its worker. */
+export async function createTerminal(options: TerminalOptions): Promise<Terminal> {
+  const store = PosStore.open(options.dataDir);
+  try {
+    return new Terminal(store, options);
+  } catch (err) {
+    store.close();
+    throw err;
+  }
+}

@@ -1,0 +1,189 @@
+// Chaos: the terminal core runs as its own process (`balcao terminal vendas`, 200 sales) and is
+// SIGKILLed at random moments, over and over, then started again on the same data folder; the
+// real service is killed (SIGKILL) and restarted once, at a random moment, under it. In the end:
+// - every finished sale has one receipt and one outbox entry, none lost, the numbers 1..200 with
+//   no gap and no repeat, and every receipt authorized;
+// - every sale the process announced as finished is in the database (durable before announced);
+// - at the service, each receipt is the document its key names, authorized with that number;
+//   at the (sandbox) authority, each number is authorized exactly once.
+// The random choices come from a seed printed with any failure, so a failing run can be replayed
+// with BALCAO_CHAOS_SEED.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { POS_DB_FILE } from '../electron/core/db.ts';
+import { api, repoRoot, startService, tempDataDir, type ServiceProcess } from './helpers/service-process.ts';
+import { storeCompany } from './terminal-fixtures.ts';
+
+const SALES = 200;
+/** Lives of the terminal process that end in a SIGKILL (unless it finished first). */
+const KILLED_LIVES = 10;
+
+let service: ServiceProcess;
+let serviceDir: string;
+
+beforeAll(async () => {
+  serviceDir = tempDataDir('balcao-terminal-chaos-');
+  service = await startService({ dataDir: serviceDir });
+});
+
+afterAll(async () => {
+  await service?.stop();
+});
+
+/** mulberry32: small, seedable, good enough to pick kill moments. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+type Life = { child: ChildProcess; ready: Promise<void>; drained: Promise<boolean>; exited: Promise<number | null> };
+
+function startTerminal(dataDir: string, token: string, finished: Map<number, string>, log: string[]): Life {
+  const child = spawn(
+    process.execPath,
+    [
+      join(repoRoot, 'bin', 'balcao.js'), 'terminal', 'vendas',
+      '--data', dataDir, '--servico', service.url, '--token', token, '--serie', '1', '--quantidade', String(SALES),
+      '--intervalo-ms', '5', '--espera-base-ms', '50', '--espera-max-ms', '400',
+    ],
+    { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let onReady: () => void;
+  let onDrained: (v: boolean) => void;
+  const ready = new Promise<void>((r) => (onReady = r));
+  const drained = new Promise<boolean>((r) => (onDrained = r));
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    log.push(line);
+    const event = JSON.parse(line) as { event: string; nNF?: number; receiptId?: string };
+    if (event.event === 'ready') onReady();
+    if (event.event === 'finished') {
+      // The same number announced twice with different receipts would be a reissued number.
+      expect(finished.get(event.nNF!) ?? event.receiptId).toBe(event.receiptId);
+      finished.set(event.nNF!, event.receiptId!);
+    }
+    if (event.event === 'drained') onDrained(true);
+  });
+  createInterface({ input: child.stderr! }).on('line', (line) => log.push(`stderr: ${line}`));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => {
+      onReady();
+      onDrained(false);
+      resolve(code);
+    }),
+  );
+  return { child, ready, drained, exited };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+it(`${SALES} sales, the terminal SIGKILLed at random and the service restarted once: each sale authorized exactly once, numbers contiguous, nothing lost`, { timeout: 240_000 }, async () => {
+  const seed = Number(process.env.BALCAO_CHAOS_SEED ?? Date.now() % 1_000_000);
+  const random = rng(seed);
+  const context = `semente ${seed} (BALCAO_CHAOS_SEED=${seed} repete esta execução)`;
+  const company = await storeCompany(serviceDir);
+  const dataDir = tempDataDir('balcao-terminal-chaos-pos-');
+  const announced = new Map<number, string>();
+  const log: string[] = [];
+  const serviceRestartLife = 1 + Math.floor(random() * 4);
+  let kills = 0;
+  const killedAt: number[] = [];
+  let serviceRestarted = false;
+
+  for (let life = 1; ; life++) {
+    expect(life, `processo do terminal não terminou em 60 vidas; ${context}`).toBeLessThan(60);
+    const current = startTerminal(dataDir, company.token, announced, log);
+    await current.ready;
+    let serviceRestart: Promise<void> | undefined;
+    if (life === serviceRestartLife) {
+      serviceRestart = (async () => {
+        await sleep(50 + random() * 600);
+        await service.restart({ hard: true });
+        serviceRestarted = true;
+      })();
+    }
+    if (life <= KILLED_LIVES) {
+      const outcome = await Promise.race([current.drained.then((d) => (d ? 'drained' : 'exited')), sleep(50 + random() * 900).then(() => 'kill')]);
+      if (outcome === 'kill') {
+        current.child.kill('SIGKILL');
+        await current.exited;
+        kills++;
+        killedAt.push(announced.size);
+        await serviceRestart;
+        continue;
+      }
+    }
+    const drained = await current.drained;
+    const code = await current.exited;
+    await serviceRestart;
+    expect({ drained, code }, `${context}\n${log.slice(-30).join('\n')}`).toEqual({ drained: true, code: 0 });
+    break;
+  }
+  expect(serviceRestarted, context).toBe(true);
+  expect(kills, context).toBeGreaterThan(0);
+
+  // ---- The terminal's own record
+  const db = new Database(join(dataDir, POS_DB_FILE), { readonly: true, fileMustExist: true });
+  let receipts: { id: string; sale_id: string; nnf: number; state: string; idempotency_key: string; service_id: string; request_json: string }[];
+  try {
+    const sales = db.prepare("SELECT id FROM sales WHERE state = 'finished'").pluck().all() as string[];
+    expect(sales.length, context).toBe(SALES);
+    receipts = db.prepare('SELECT * FROM receipts ORDER BY nnf').all() as typeof receipts;
+    expect(receipts.map((r) => r.nnf), context).toEqual(Array.from({ length: SALES }, (_, i) => i + 1));
+    expect(new Set(receipts.map((r) => r.sale_id)), context).toEqual(new Set(sales));
+    expect(receipts.filter((r) => r.state !== 'authorized').map((r) => [r.nnf, r.state]), context).toEqual([]);
+    expect(db.prepare('SELECT next_nnf FROM series WHERE serie = 1').pluck().get(), context).toBe(SALES + 1);
+    const outbox = db.prepare('SELECT receipt_id, kind, state, idempotency_key FROM outbox ORDER BY seq').all() as {
+      receipt_id: string;
+      kind: string;
+      state: string;
+      idempotency_key: string;
+    }[];
+    expect(outbox.length, context).toBe(SALES);
+    expect(outbox.filter((e) => e.kind !== 'emit' || e.state !== 'done'), context).toEqual([]);
+    const keyOf = new Map(receipts.map((r) => [r.id, r.idempotency_key]));
+    for (const e of outbox) expect(e.idempotency_key).toBe(keyOf.get(e.receipt_id));
+    // Announced on stdout only after the commit: every announced sale is there.
+    expect(announced.size, context).toBeGreaterThan(0);
+    const idOf = new Map(receipts.map((r) => [r.nnf, r.id]));
+    for (const [n, id] of announced) expect(idOf.get(n), `${context} nNF ${n}`).toBe(id);
+  } finally {
+    db.close();
+  }
+
+  // ---- The service: each key names one authorized document with our number
+  const http = api(service.url, company.token);
+  for (const r of receipts) {
+    const doc = await http.get(`/api/v1/nfce/${r.service_id}`);
+    expect(doc.body, `${context} nNF ${r.nnf}`).toMatchObject({ status: 'autorizado', numero: r.nnf, serie: 1, referencia_externa: r.idempotency_key });
+  }
+  for (const r of receipts.filter((_, i) => i % 20 === 0)) {
+    const again = await http.post('/api/v1/nfce', JSON.parse(r.request_json), { headers: { 'idempotency-key': r.idempotency_key } });
+    expect(again.status, context).toBe(200);
+    expect(again.body, context).toMatchObject({ id: r.service_id, idempotent_replay: true });
+  }
+
+  // ---- The authority: each number authorized exactly once
+  const authority = new Database(join(serviceDir, 'sandbox-authority.sqlite'), { readonly: true, fileMustExist: true });
+  try {
+    const rows = authority
+      .prepare("SELECT number, count(*) AS n FROM nfe WHERE cnpj = ? AND model = '65' AND serie = 1 GROUP BY number ORDER BY number")
+      .all(company.cnpj) as { number: number; n: number }[];
+    expect(rows, context).toEqual(Array.from({ length: SALES }, (_, i) => ({ number: i + 1, n: 1 })));
+  } finally {
+    authority.close();
+  }
+  console.log(
+    `caos: ${kills} SIGKILL do terminal (vendas anunciadas a cada morte: ${killedAt.join(', ')}), ` +
+      `serviço reiniciado na vida ${serviceRestartLife}; ${context}`,
+  );
+});

@@ -1,0 +1,51 @@
+// Shared by the terminal's cross-process tests: a valid CNPJ per test company (the sandbox
+// authority keys numbers by CNPJ, so tests that must not share a numbering use their own), a
+// company registered with a CSC, and a ready terminal on a temporary folder.
+
+import { createCompany, tempDataDir } from './helpers/service-process.ts';
+import { createTerminal, type Terminal, type TerminalOptions } from '../electron/core/terminal.ts';
+
+/** A valid numeric CNPJ from a 12-digit base (mod-11 check digits). */
+export function cnpjFrom(base12: string): string {
+  const digits = base12.split('').map(Number);
+  const dv = (weights: number[]) => {
+    const sum = weights.reduce((s, w, i) => s + w * digits[i]!, 0);
+    const r = sum % 11;
+    return r < 2 ? 0 : 11 - r;
+  };
+  digits.push(dv([5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2]));
+  digits.push(dv([6, 5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2]));
+  return digits.join('');
+}
+
+let companies = 0;
+
+/** A company with CSC in the service's data folder, with a CNPJ no other test company has. */
+export async function storeCompany(serviceDataDir: string): Promise<{ companyId: string; token: string; cnpj: string }> {
+  const cnpj = cnpjFrom(`${String(process.pid % 100_000).padStart(5, '0')}${String(++companies).padStart(3, '0')}0001`);
+  const created = await createCompany(serviceDataDir, { cnpj, 'csc-id': '1', csc: 'CSC-DE-TESTE-123456', nome: `Loja Terminal ${companies}` });
+  return { ...created, cnpj };
+}
+
+/** A terminal with the demo catalog, fast retries (tests wait for outcomes, not for backoff). */
+export async function testTerminal(options: Omit<TerminalOptions, 'dataDir'> & { dataDir?: string }): Promise<Terminal> {
+  const terminal = await createTerminal({
+    dataDir: options.dataDir ?? tempDataDir('balcao-terminal-'),
+    retry: { baseMs: 50, capMs: 500, pollFirstMs: 20, pollBaseMs: 50, pollCapMs: 300, ...options.retry },
+    healthIntervalMs: 500,
+    ...options,
+  });
+  terminal.seedDemoCatalog();
+  return terminal;
+}
+
+/** Polls `probe` until it returns something truthy. */
+export async function eventually<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`tempo esgotado esperando: ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
