@@ -50,7 +50,9 @@ export async function registerCompany(serviceUrl: string, dataDir: string, optio
   sequence += 1;
   const cnpj = options.cnpj ?? cnpjOf(`${String(10_000_000 + sequence * 7919).slice(0, 8)}0001`);
   const nome = `LOJA NFCE TESTE ${sequence}`;
-  const { pfx, password, certificate } = generateTestCertificate({ cnpj, xNome: nome });
+  // A fixed password: a random base64url one may start with "-", which the CLI reads as an option.
+  const password = 'senha-do-certificado';
+  const { pfx, certificate } = generateTestCertificate({ cnpj, xNome: nome, password });
   const pfxFile = join(tempDataDir('balcao-pfx-'), 'empresa.pfx');
   writeFileSync(pfxFile, pfx);
   const { companyId, token } = await createCompany(dataDir, {
