@@ -20,11 +20,13 @@
 // removed after it was accepted) never reached the authority: it is rejected here, with
 // codigo_status null and the reason in motivo, and its key is freed.
 //
-// Concurrency: at most `concurrency` documents in flight (default 8, BALCAO_NFCE_CONCURRENCY),
-// refilled in groups so a batch shares its commits. Signing runs on a worker thread (signer.ts),
-// off the event loop that answers HTTP. One service process owns its data directory: the
-// documents in flight are known in memory, nothing is leased in the database, and after a crash
-// all are due at once.
+// Concurrency: at most `concurrency` documents between taken and answered by the authority
+// (default 8, BALCAO_NFCE_CONCURRENCY), refilled in groups so a batch shares its commit. A slot
+// is freed when the authority answers, not when the verdict is committed: the queue is a closed
+// loop, so every millisecond a slot is held costs throughput (Little's law). Signing runs on a
+// worker thread (signer.ts), off the event loop that answers HTTP. One service process owns its
+// data directory: the documents in flight are known in memory, nothing is leased in the
+// database, and after a crash all are due at once.
 
 import { setImmediate as yieldToIo } from 'node:timers/promises';
 import { FieldError } from '../../fiscal/errors.ts';
@@ -72,6 +74,12 @@ export function concurrencyFromEnv(env: NodeJS.ProcessEnv = process.env): number
 
 type Prepared = { work: NfceWork; issuer: NfceIssuer; xml: string; send: NfceSend };
 
+type Answer =
+  | { kind: 'authorized'; verdict: NfeVerdict; cancelled: boolean }
+  | { kind: 'rejected'; cStat: string; xMotivo: string }
+  /** Unavailable, or anything unexpected: the outcome is not known. */
+  | { kind: 'unknown'; err: unknown };
+
 export class NfceQueue {
   readonly #deps: NfceQueueOptions['deps'];
   readonly #log: QueueLogger;
@@ -79,7 +87,10 @@ export class NfceQueue {
   readonly #retry: { baseMs: number; maxMs: number };
   readonly #pollMs: number;
   readonly #refill: number;
+  /** In this queue's hands, from taken to verdict recorded: never taken twice. */
   readonly #busy = new Set<string>();
+  /** Taken and not yet answered by the authority: what `concurrency` limits. */
+  #sending = 0;
   readonly #signer: NfceSigner;
   #stopped = true;
   #pumping = false;
@@ -98,11 +109,6 @@ export class NfceQueue {
     this.#retry = options.retry ?? { baseMs: 500, maxMs: 30_000 };
     this.#pollMs = options.pollMs ?? 250;
     this.#signer = new NfceSigner((err) => this.#log.error({ err }, 'fila da NFC-e: thread de assinatura indisponível; assinando no laço principal'));
-  }
-
-  /** Documents in flight right now. */
-  get inFlight(): number {
-    return this.#busy.size;
   }
 
   start(): void {
@@ -152,11 +158,10 @@ export class NfceQueue {
     try {
       do {
         this.#again = false;
-        const free = this.#concurrency - this.#busy.size;
-        // Refill in groups, not slot by slot: a batch costs one commit for its signed XMLs and,
-        // its verdicts arriving together, one for them; single-document batches would pay two
-        // commits (two fsyncs) per document.
-        if (free <= 0 || (this.#busy.size > 0 && free < this.#refill)) break;
+        const free = this.#concurrency - this.#sending;
+        // Refill in groups, not slot by slot: a batch costs one commit for its signed XMLs, and
+        // single-document batches would pay that commit (an fsync) per document.
+        if (free <= 0 || (this.#sending > 0 && free < this.#refill)) break;
         const due = await this.#deps.store.nfce.dueDocuments(new Date(), free, this.#busy);
         if (due.length === 0) break;
         await this.launch(due);
@@ -176,18 +181,23 @@ export class NfceQueue {
   /** Signs what needs signing, commits the batch, then sends each (not awaited). */
   private async launch(batch: NfceWork[]): Promise<void> {
     for (const work of batch) this.#busy.add(work.id);
+    this.#sending += batch.length;
     const outcomes = await Promise.allSettled(batch.map((work) => this.prepare(work)));
     const prepared: Prepared[] = [];
     outcomes.forEach((outcome, i) => {
       const work = batch[i]!;
-      if (outcome.status === 'fulfilled') prepared.push(outcome.value);
-      else void this.fail(work, outcome.reason).finally(() => this.done(work.id));
+      if (outcome.status === 'fulfilled') return prepared.push(outcome.value);
+      this.release();
+      void this.fail(work, outcome.reason).finally(() => this.done(work.id));
     });
     try {
       await this.#deps.store.nfce.beginSends(prepared.map((p) => p.send));
     } catch (err) {
       this.#log.error({ err }, 'fila da NFC-e: falha ao gravar o XML assinado; nada foi enviado');
-      for (const p of prepared) this.done(p.work.id);
+      for (const p of prepared) {
+        this.release();
+        this.done(p.work.id);
+      }
       return;
     }
     for (const p of prepared) {
@@ -216,45 +226,66 @@ export class NfceQueue {
     return { work, issuer, xml: issued.xml, send: { id: work.id, signed: { xml: issued.xml, qrcode: issued.qrCode } } };
   }
 
-  private async send({ work, issuer, xml }: Prepared): Promise<void> {
-    const { authority } = this.#deps;
-    const company = issuer.authority;
+  /** Asks the authority, frees the slot as soon as it answered, then records the answer. */
+  private async send(prepared: Prepared): Promise<void> {
+    let answer: Answer;
     try {
-      const mayHaveReached = work.attempts > 0 || (work.signedXml !== null && work.createdAt < this.#startedAt);
-      if (mayHaveReached) {
-        const known = await authority.consultNfe(company, work.chave);
-        if (known.found) return await this.authorized(work, xml, known.verdict, known.cancelled);
-      }
-      const verdict = await authority.authorizeNfe(company, xml);
-      if (AUTHORIZED.has(verdict.cStat)) return await this.authorized(work, xml, verdict, false);
-      if (verdict.cStat === DUPLICATE) {
-        const known = await authority.consultNfe(company, work.chave);
-        if (known.found) return await this.authorized(work, xml, known.verdict, known.cancelled);
-      }
-      await this.#deps.store.nfce.recordVerdict(
-        work.id,
-        { status: 'rejeitado', codigoStatus: verdict.cStat, motivo: verdict.xMotivo },
-        webhookEvent('nfce.rejeitada'),
-      );
+      answer = await this.ask(prepared);
     } catch (err) {
+      answer = { kind: 'unknown', err };
+    } finally {
+      // The next batch is signed while this verdict is being committed.
+      this.release();
+    }
+    const { work, xml } = prepared;
+    try {
+      switch (answer.kind) {
+        case 'authorized':
+          await this.#deps.store.nfce.recordVerdict(
+            work.id,
+            {
+              status: 'autorizado',
+              codigoStatus: answer.verdict.cStat,
+              motivo: answer.verdict.xMotivo,
+              protocolo: answer.verdict.nProt ?? null,
+              autorizadoEm: answer.verdict.receivedAt,
+              nfeProc: wrapNfeProc(xml, answer.verdict.protNFe),
+              cancelado: answer.cancelled,
+            },
+            webhookEvent(answer.cancelled ? 'nfce.cancelada' : 'nfce.autorizada'),
+          );
+          return;
+        case 'rejected':
+          await this.#deps.store.nfce.recordVerdict(
+            work.id,
+            { status: 'rejeitado', codigoStatus: answer.cStat, motivo: answer.xMotivo },
+            webhookEvent('nfce.rejeitada'),
+          );
+          return;
+        case 'unknown':
+          return await this.retryLater(work, answer.err);
+      }
+    } catch (err) {
+      // Not recorded: still processando, taken again later, consulting first.
       await this.retryLater(work, err);
     }
   }
 
-  private async authorized(work: NfceWork, xml: string, verdict: NfeVerdict, cancelled: boolean): Promise<void> {
-    await this.#deps.store.nfce.recordVerdict(
-      work.id,
-      {
-        status: 'autorizado',
-        codigoStatus: verdict.cStat,
-        motivo: verdict.xMotivo,
-        protocolo: verdict.nProt ?? null,
-        autorizadoEm: verdict.receivedAt,
-        nfeProc: wrapNfeProc(xml, verdict.protNFe),
-        cancelado: cancelled,
-      },
-      webhookEvent(cancelled ? 'nfce.cancelada' : 'nfce.autorizada'),
-    );
+  private async ask({ work, issuer, xml }: Prepared): Promise<Answer> {
+    const { authority } = this.#deps;
+    const company = issuer.authority;
+    const mayHaveReached = work.attempts > 0 || (work.signedXml !== null && work.createdAt < this.#startedAt);
+    if (mayHaveReached) {
+      const known = await authority.consultNfe(company, work.chave);
+      if (known.found) return { kind: 'authorized', verdict: known.verdict, cancelled: known.cancelled };
+    }
+    const verdict = await authority.authorizeNfe(company, xml);
+    if (AUTHORIZED.has(verdict.cStat)) return { kind: 'authorized', verdict, cancelled: false };
+    if (verdict.cStat === DUPLICATE) {
+      const known = await authority.consultNfe(company, work.chave);
+      if (known.found) return { kind: 'authorized', verdict: known.verdict, cancelled: known.cancelled };
+    }
+    return { kind: 'rejected', cStat: verdict.cStat, xMotivo: verdict.xMotivo };
   }
 
   /** Preparing failed: a request that cannot be signed any more is rejected; anything else retried. */
@@ -287,12 +318,13 @@ export class NfceQueue {
     }
   }
 
+  private release(): void {
+    this.#sending -= 1;
+    this.wake();
+  }
+
   private done(id: string): void {
     this.#busy.delete(id);
-    if (this.#stopped) {
-      if (this.#busy.size === 0) this.#drained?.();
-      return;
-    }
-    this.wake();
+    if (this.#stopped && this.#busy.size === 0) this.#drained?.();
   }
 }

@@ -101,24 +101,26 @@ class SameKey {
 type Pending = { work: () => unknown; resolve: (value: unknown) => void; reject: (err: unknown) => void };
 
 /** How long a background write (the queue's) may wait for others to share its commit. */
-const LINGER_MS = 8;
+const LINGER_MS = 4;
 /** Commits are at least this far apart: under load, more writes share each fsync. */
-const MIN_GAP_MS = 4;
+const MIN_GAP_MS = 2;
 
 /**
- * Group commit. With synchronous=FULL every COMMIT waits for an fsync on the event loop (about
- * 0.3 ms on an idle disk, 2 to 8 ms on a busy one), which made the commit, not the work, the
- * limit of POST /nfce and of the queue. The writes asked for within one turn of the event loop
- * (an HTTP request's) or within LINGER_MS (the queue's, which nobody waits for) run in ONE
- * transaction, each in its own savepoint (one that fails rolls back alone, the others go on),
- * and every caller is answered only after that COMMIT: each write is still atomic, and durable
- * before anyone hears of it. Under no load a batch is a single write, as before.
+ * Group commit. With synchronous=FULL every COMMIT blocks the event loop on an fsync (measured
+ * with strace: 0.3 to 0.5 ms here; on a busy machine the thread then also waits for a CPU),
+ * which made commits, not work, the limit of POST /nfce and of the queue. Writes asked for
+ * within one turn of the event loop (an HTTP request's), or within LINGER_MS (the queue's,
+ * which nobody waits for), and never sooner than MIN_GAP_MS after the previous commit, run in
+ * ONE transaction, each in its own savepoint: one that fails rolls back alone, the others go
+ * on. Every caller is answered only after that COMMIT, so each write is still atomic, and
+ * durable before anyone hears of it. Under no load a batch is a single write, as before.
  */
 class GroupCommit {
   #pending: Pending[] = [];
-  /** When the next flush is due (performance.now()), if one is scheduled. */
+  /** When the scheduled flush runs (performance.now()), if one is scheduled. */
   #due: number | undefined;
   #timer: NodeJS.Timeout | undefined;
+  #immediate: NodeJS.Immediate | undefined;
   #lastFlush = -Infinity;
 
   constructor(private readonly transaction: <T>(fn: () => T) => T) {}
@@ -130,22 +132,22 @@ class GroupCommit {
       const now = performance.now();
       const due = Math.max(this.#lastFlush + MIN_GAP_MS, background ? now + LINGER_MS : now);
       if (this.#due !== undefined && this.#due <= due) return;
-      clearTimeout(this.#timer);
-      clearImmediate(this.#immediate);
+      this.unschedule();
       this.#due = due;
       if (due <= now) this.#immediate = setImmediate(() => this.flush());
       else this.#timer = setTimeout(() => this.flush(), due - now);
     });
   }
 
-  #immediate: NodeJS.Immediate | undefined;
-
-  private flush(): void {
+  private unschedule(): void {
     clearTimeout(this.#timer);
     clearImmediate(this.#immediate);
     this.#due = undefined;
+  }
+
+  private flush(): void {
+    this.unschedule();
     const batch = this.#pending;
-    if (batch.length === 0) return;
     this.#pending = [];
     const outcomes: ({ ok: true; value: unknown } | { ok: false; err: unknown })[] = [];
     try {
@@ -161,11 +163,11 @@ class GroupCommit {
       });
     } catch (err) {
       // The batch did not commit: none of its writes happened.
-      this.#lastFlush = performance.now();
       for (const p of batch) p.reject(err);
       return;
+    } finally {
+      this.#lastFlush = performance.now();
     }
-    this.#lastFlush = performance.now();
     batch.forEach((p, i) => {
       const outcome = outcomes[i]!;
       if (outcome.ok) p.resolve(outcome.value);
@@ -284,14 +286,6 @@ export class SqliteNfceStore implements NfceStore {
     return out;
   }
 
-  async nextDue(): Promise<Date | undefined> {
-    const at = this.b
-      .statement(`SELECT min(next_attempt_at) FROM nfce_documents WHERE status = 'processando'`)
-      .pluck()
-      .get() as string | null;
-    return at === null ? undefined : new Date(at);
-  }
-
   async beginSends(sends: readonly NfceSend[]): Promise<void> {
     if (sends.length === 0) return;
     const now = iso();
@@ -310,7 +304,7 @@ export class SqliteNfceStore implements NfceStore {
             .run(now, s.id);
         }
       }
-    }, true);
+    });
   }
 
   async postpone(id: string, at: Date, error: string): Promise<void> {

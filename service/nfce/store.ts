@@ -130,8 +130,6 @@ export interface NfceStore {
   getXml(companyId: string, id: string): Promise<NfceXml | undefined>;
   /** Up to `limit` processando documents due at `now`, in queue order, skipping `busy` ids. */
   dueDocuments(now: Date, limit: number, busy: ReadonlySet<string>): Promise<NfceWork[]>;
-  /** processando documents and when the earliest of them is due (undefined: none). */
-  nextDue(): Promise<Date | undefined>;
   /**
    * Before sending: stores each signed XML not stored yet and counts the attempt, all in one
    * transaction. Nothing is leased in the database: one service process owns its data directory,
