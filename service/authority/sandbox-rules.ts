@@ -10,7 +10,7 @@
 // check avoids one too: see the fast path of fiscal/signature.ts).
 
 import { createHash, verify as rsaVerify, X509Certificate } from 'node:crypto';
-import { parseAccessKey } from '../../fiscal/access-key.ts';
+import { buildAccessKey, parseAccessKey, type DocumentModel } from '../../fiscal/access-key.ts';
 import { qrBaseUrlOf } from '../../fiscal/br/nfce-urls.ts';
 import { ufOfCUF } from '../../fiscal/br/uf.ts';
 import { sameCertificate } from '../../fiscal/certificate.ts';
@@ -501,19 +501,32 @@ export function checkNfe(company: AuthorityCompany, xml: string, cUF: string): N
   return { ok: true, document: { key, facts, certificatePem: envelope.certificatePem } };
 }
 
-function keyMatchesNfe(key: string, f: NfeFacts): boolean {
-  return (
-    key.slice(0, 2) === f.cUF &&
-    key.slice(2, 6) === yearMonthOf(f.dhEmi) &&
-    key.slice(6, 20) === pad(f.emitCnpj, 14) &&
-    key.slice(20, 22) === f.mod &&
-    key.slice(22, 25) === pad(f.serie, 3) &&
-    key.slice(25, 34) === pad(f.nNF, 9) &&
-    key.slice(34, 35) === f.tpEmis &&
-    key.slice(35, 43) === f.cNF &&
-    key.slice(43) === f.cDV
-  );
+/**
+ * Whether the key (already parsed, so its check digit is right) is the one the document's own
+ * fields make: the layout and the digit are fiscal/access-key.ts's, not repeated here.
+ */
+function keyMatchesFields(
+  key: string,
+  f: { cUF?: string; dhEmi?: string; emitCnpj?: string; mod?: string; serie?: string; number?: string; tpEmis?: string; code?: string; cDV?: string },
+): boolean {
+  try {
+    const built = buildAccessKey({
+      cUF: f.cUF ?? '',
+      yearMonth: yearMonthOf(f.dhEmi),
+      cnpj: f.emitCnpj ?? '',
+      model: (f.mod ?? '') as DocumentModel,
+      serie: Number(f.serie),
+      number: Number(f.number),
+      tpEmis: Number(f.tpEmis),
+      code: f.code ?? '',
+    });
+    return built === key && key.slice(43) === f.cDV;
+  } catch {
+    return false; // a field the key cannot be built from does not match it
+  }
 }
+
+const keyMatchesNfe = (key: string, f: NfeFacts): boolean => keyMatchesFields(key, { ...f, number: f.nNF, code: f.cNF });
 
 /** Rules 391/392 (fiscal-notes 5.4), payment by payment in document order. */
 export function paymentRejection(payments: readonly NfePaymentFacts[]): Rejection | undefined {
@@ -614,19 +627,7 @@ export function checkMdfe(company: AuthorityCompany, xml: string): MdfeCheck {
   return { ok: true, document: { key, facts, certificatePem: envelope.certificatePem } };
 }
 
-function keyMatchesMdfe(key: string, f: MdfeFacts): boolean {
-  return (
-    key.slice(0, 2) === f.cUF &&
-    key.slice(2, 6) === yearMonthOf(f.dhEmi) &&
-    key.slice(6, 20) === pad(f.emitCnpj, 14) &&
-    key.slice(20, 22) === f.mod &&
-    key.slice(22, 25) === pad(f.serie, 3) &&
-    key.slice(25, 34) === pad(f.nMDF, 9) &&
-    key.slice(34, 35) === f.tpEmis &&
-    key.slice(35, 43) === f.cMDF &&
-    key.slice(43) === f.cDV
-  );
-}
+const keyMatchesMdfe = (key: string, f: MdfeFacts): boolean => keyMatchesFields(key, { ...f, number: f.nMDF, code: f.cMDF });
 
 /** qrCodMDFe: `<national URL>?chMDFe=<key>&tpAmb=<n>`, plus `&sign=` in contingency (tpEmis 2). */
 export function mdfeQrRejection(key: string, f: MdfeFacts, certificatePem: string): Rejection | undefined {
