@@ -56,38 +56,39 @@ export type PrinterProfile = {
 
 const DRAWER = { pin: 0, onMs: 100, offMs: 500 } as const; // ESC p 0 50 250, the common wiring
 
+// What the four profiles share: 203 dpi heads, 48/32 columns of font A on 80/58 mm paper, the
+// manual's 25 mm QR minimum, a partial cut after 4 lines, the usual drawer wiring. Each profile
+// below then says only how it differs (code page, native QR).
+const THERMAL_203DPI = {
+  columns: { 80: 48, 58: 32 },
+  dots: { 80: 576, 58: 384 },
+  dpi: 203,
+  qrMinMm: 25,
+  cut: 'partial',
+  feedBeforeCut: 4,
+  drawer: DRAWER,
+} as const;
+
 export const PRINTER_PROFILES: Readonly<Record<PrinterProfileId, PrinterProfile>> = Object.freeze({
   // Epson TM-T20 / T20II / T20III: the reference ESC/POS. PC860 is ESC t 3 in Epson's numbering,
   // WPC1252 is 16; native QR and raster graphics.
   'epson-tm-t20': {
     id: 'epson-tm-t20',
     name: 'Epson TM-T20 (II/III/IV)',
-    columns: { 80: 48, 58: 32 },
-    dots: { 80: 576, 58: 384 },
-    dpi: 203,
+    ...THERMAL_203DPI,
     codePage: 'cp860',
     codePageNumbers: { cp860: 3, wpc1252: 16 },
     nativeQr: true,
-    qrMinMm: 25,
-    cut: 'partial',
-    feedBeforeCut: 4,
-    drawer: DRAWER,
   },
   // Elgin i9: Epson compatible (escpos-php #689, Vip.Printer #62/#65 use the Epson type),
   // native QR; same code page numbering.
   'elgin-i9': {
     id: 'elgin-i9',
     name: 'Elgin i9 (modo Epson)',
-    columns: { 80: 48, 58: 32 },
-    dots: { 80: 576, 58: 384 },
-    dpi: 203,
+    ...THERMAL_203DPI,
     codePage: 'cp860',
     codePageNumbers: { cp860: 3, wpc1252: 16 },
     nativeQr: true,
-    qrMinMm: 25,
-    cut: 'partial',
-    feedBeforeCut: 4,
-    drawer: DRAWER,
   },
   // Bematech MP-4200 TH switched to ESC/POS: PC860 is ESC t 3 in this mode (escpos-printer-db
   // #34; ESC t 4 is the ESC/Bema numbering, not used here), no WPC1252 in its list, GS v 0
@@ -95,16 +96,10 @@ export const PRINTER_PROFILES: Readonly<Record<PrinterProfileId, PrinterProfile>
   'bematech-mp4200-escpos': {
     id: 'bematech-mp4200-escpos',
     name: 'Bematech MP-4200 TH (modo ESC/POS)',
-    columns: { 80: 48, 58: 32 },
-    dots: { 80: 576, 58: 384 },
-    dpi: 203,
+    ...THERMAL_203DPI,
     codePage: 'cp860',
     codePageNumbers: { cp860: 3 },
     nativeQr: false,
-    qrMinMm: 25,
-    cut: 'partial',
-    feedBeforeCut: 4,
-    drawer: DRAWER,
   },
   // Unknown ESC/POS clone: the lowest common denominator. Clones disagree on code page tables
   // (PC860 printed "feij,,o" on one, node-thermal-printer #226) and some cannot do GS ( k
@@ -113,16 +108,10 @@ export const PRINTER_PROFILES: Readonly<Record<PrinterProfileId, PrinterProfile>
   'generic-escpos': {
     id: 'generic-escpos',
     name: 'ESC/POS genérica',
-    columns: { 80: 48, 58: 32 },
-    dots: { 80: 576, 58: 384 },
-    dpi: 203,
+    ...THERMAL_203DPI,
     codePage: 'transliterate',
     codePageNumbers: { cp860: 3, wpc1252: 16 },
     nativeQr: false,
-    qrMinMm: 25,
-    cut: 'partial',
-    feedBeforeCut: 4,
-    drawer: DRAWER,
   },
 });
 
