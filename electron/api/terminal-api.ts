@@ -154,6 +154,8 @@ export type QueueStatus = {
   oldestPendingAgeSeconds: number | null;
   /** Receipts waiting for the operator (rejected or needing attention). */
   needsAttention: number;
+  /** Offline contingency: on, since when, deadlines, open reconciliation tasks. */
+  contingency: ContingencyStatus;
 };
 
 export type ManagerView = { id: string; name: string };
@@ -187,7 +189,178 @@ export type ReprintResult = {
   escposBase64: string;
 };
 
-export type TerminalEvent = { type: 'receipt'; receipt: ReceiptView } | { type: 'queue'; status: QueueStatus };
+// ---- Returns (NF-e de devolução, model 55) ------------------------------------------------------
+// After the cancellation window, goods come back through an inbound NF-e that references the
+// receipt's access key (contract.md section 3). Returns are manager-authorized and, like every
+// command, queued in the outbox and retried with one idempotency key.
+
+export type ReturnItemInput = {
+  /** The sale item (SaleItemView.id) coming back. */
+  itemId: number;
+  /** Decimal string with a dot, at most what was sold minus what already came back. */
+  quantity: string;
+};
+
+export type ReturnInput = ManagerAuthorization & {
+  /** Default: every item, whole quantity. */
+  items?: ReturnItemInput[];
+  /** Why the goods came back (15 to 255 characters); printed in the NF-e's additional information. */
+  reason: string;
+  /**
+   * The person returning the goods. Required when the receipt named no consumer; otherwise the
+   * receipt's consumer is used and `name` defaults to "CONSUMIDOR".
+   */
+  consumer?: { document: string; name: string };
+};
+
+export type ReturnState = 'pending' | 'processing' | 'authorized' | 'rejected' | 'needs_attention';
+
+export type ReturnView = {
+  id: string;
+  receiptId: string;
+  state: ReturnState;
+  /** Model 55 series and number, as the service allocated them; null until it answers. */
+  serie: number | null;
+  nNF: number | null;
+  chave: string | null;
+  protocolo: string | null;
+  codigoStatus: string | null;
+  motivo: string | null;
+  totalCents: Cents;
+  items: { itemId: number; description: string; quantity: string; totalCents: Cents }[];
+  createdAt: string;
+  autorizadoEm: string | null;
+  attention: string | null;
+};
+
+// ---- Printer -----------------------------------------------------------------------------------
+
+export type PrinterKind = 'virtual' | 'tcp' | 'device' | 'file';
+
+export type PrinterSettings = {
+  kind: PrinterKind;
+  /** "192.168.0.50:9100" (tcp), "/dev/usb/lp0" (device), a file path (file); null for virtual. */
+  address: string | null;
+  /** fiscal/danfe/escpos.ts PrinterProfileId. */
+  profile: 'epson-tm-t20' | 'elgin-i9' | 'bematech-mp4200-escpos' | 'generic-escpos';
+  paperWidth: 80 | 58;
+};
+
+export type PrinterStatusView = {
+  ready: boolean;
+  /** "Impressora virtual", "192.168.0.50:9100", ... */
+  name: string;
+  /** What is wrong, in Portuguese (sem papel, tampa aberta, desligada); null when ready. */
+  problem: string | null;
+  lastPrintAt: string | null;
+};
+
+export type PrintedReceipt = {
+  receiptId: string;
+  /** "consumidor" / "estabelecimento" (contingency prints both), or "reimpressao". */
+  copy: string;
+  printedAt: string;
+};
+
+/** The receipt as the screen previews it (the same layout the printer gets). */
+export type ReceiptPreview = { receiptId: string; svg: string; lines: string[] };
+
+// ---- Settings and company profile --------------------------------------------------------------
+
+/** The company as this terminal knows it (needed to issue in contingency by itself). */
+export type CompanyProfile = {
+  cnpj: string;
+  ie: string;
+  xNome: string;
+  xFant?: string;
+  address: { xLgr: string; nro: string; xCpl?: string; xBairro: string; cMun: string; xMun: string; UF: string; CEP: string; fone?: string };
+  crt: 1 | 2 | 3 | 4;
+  environment: 'producao' | 'homologacao';
+  qrCodeVersion: 2 | 3;
+  cscId: string | null;
+  /** Never returned: true when a CSC token is stored. */
+  cscSet?: boolean;
+};
+
+export type CertificateView = { subject: string; cnpj: string; notAfter: string } | null;
+
+export type TerminalSettings = {
+  serviceUrl: string;
+  /** The token is never sent back to the screen. */
+  tokenSet: boolean;
+  series: number;
+  printer: PrinterSettings;
+  company: CompanyProfile | null;
+  certificate: CertificateView;
+  contingency: ContingencySettings;
+};
+
+export type SettingsPatch = {
+  serviceUrl?: string;
+  token?: string;
+  series?: number;
+  printer?: PrinterSettings;
+  company?: CompanyProfile & { cscToken?: string };
+  contingency?: Partial<ContingencySettings>;
+};
+
+// ---- Catalog import ----------------------------------------------------------------------------
+
+export type CatalogImportRejection = {
+  /** 1-based line of the CSV file (the header is line 1). */
+  line: number;
+  code: string | null;
+  field: string;
+  message: string;
+};
+
+export type CatalogImportReport = { imported: number; updated: number; rejected: CatalogImportRejection[] };
+
+// ---- Offline contingency (tpEmis 9) ------------------------------------------------------------
+
+export type ContingencySettings = {
+  /** Consecutive failed exchanges (timeouts, refused connections, authority unavailable) that start it. */
+  failureThreshold: number;
+  /** Most receipts issued offline before the terminal stops selling. */
+  maxReceipts: number;
+  /** Most hours offline before the terminal stops selling. */
+  maxHours: number;
+  /** Series for contingency receipts: the normal one, or a separate series (fiscal-notes: open question). */
+  series: number | null;
+};
+
+export type ReconciliationTask = {
+  id: string;
+  receiptId: string;
+  kind: 'cancelar_substituicao' | 'inutilizar' | 'transmitir';
+  /** What is left to do, in Portuguese. */
+  description: string;
+  createdAt: string;
+};
+
+export type ContingencyStatus = {
+  active: boolean;
+  since: string | null;
+  /** xJust recorded with it. */
+  reason: string | null;
+  automatic: boolean;
+  /** Contingency receipts not yet authorized. */
+  pending: number;
+  /** The earliest 24-hour transmission deadline among them. */
+  nextDeadline: string | null;
+  /** Deadline near or a limit reached, in Portuguese; null when all is well. */
+  warning: string | null;
+  /** Selling is blocked (a limit was exceeded), with the reason. */
+  blocked: string | null;
+  openTasks: ReconciliationTask[];
+};
+
+export type TerminalEvent =
+  | { type: 'receipt'; receipt: ReceiptView }
+  | { type: 'queue'; status: QueueStatus }
+  | { type: 'return'; devolucao: ReturnView }
+  | { type: 'printer'; status: PrinterStatusView }
+  | { type: 'contingency'; status: ContingencyStatus };
 
 export type TerminalErrorCode =
   | 'nao_encontrado'
@@ -203,7 +376,11 @@ export type TerminalErrorCode =
   | 'gerente_bloqueado'
   | 'prazo_expirado'
   | 'servico_indisponivel'
-  | 'erro_servico';
+  | 'erro_servico'
+  | 'configuracao_invalida'
+  | 'certificado_invalido'
+  | 'contingencia_limite'
+  | 'impressora';
 
 export type TerminalErrorData = {
   code: TerminalErrorCode;
@@ -245,6 +422,28 @@ export interface TerminalApi {
   /** A rejected / refused receipt whose sale is abandoned: void its number (inutilização). */
   voidReceipt(receiptId: string, input: VoidInput): Promise<ReceiptView>;
   reprint(receiptId: string, stamp: OperatorStamp): Promise<ReprintResult>;
+
+  /** A receipt past its cancellation window: issue the return (NF-e de devolução). */
+  returnReceipt(receiptId: string, input: ReturnInput): Promise<ReturnView>;
+  /** Returns, newest first; of one receipt when given. */
+  listReturns(receiptId?: string): Promise<ReturnView[]>;
+
+  /** The receipt's DANFE as the screen previews it. */
+  receiptPreview(receiptId: string): Promise<ReceiptPreview>;
+  printerStatus(): Promise<PrinterStatusView>;
+  /** The last jobs the printer got, newest first (the virtual printer shows them on screen). */
+  recentPrints(limit?: number): Promise<PrintedReceipt[]>;
+
+  getSettings(): Promise<TerminalSettings>;
+  updateSettings(patch: SettingsPatch, auth: ManagerAuthorization): Promise<TerminalSettings>;
+  /** The company's A1 certificate (.pfx), kept encrypted at rest, for contingency signing. */
+  importCertificate(input: ManagerAuthorization & { pfxBase64: string; password: string }): Promise<CertificateView>;
+  /** CSV with header: codigo;gtin;descricao;ncm;cfop;unidade;preco;grupo_tributario (; or ,). */
+  importCatalogCsv(csv: string, auth: ManagerAuthorization): Promise<CatalogImportReport>;
+
+  contingencyStatus(): Promise<ContingencyStatus>;
+  enterContingency(input: ManagerAuthorization & { justification: string }): Promise<ContingencyStatus>;
+  leaveContingency(auth: ManagerAuthorization): Promise<ContingencyStatus>;
 
   listManagers(): Promise<ManagerView[]>;
   queueStatus(): Promise<QueueStatus>;

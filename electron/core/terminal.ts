@@ -11,19 +11,30 @@ import { randomUUID } from 'node:crypto';
 import { justification as checkJustification } from '../../fiscal/events.ts';
 import type {
   CancelInput,
+  CatalogImportReport,
+  CertificateView,
+  ContingencyStatus,
   CorrectionInput,
   FinishedSale,
+  ManagerAuthorization,
   ManagerView,
   OperatorStamp,
   PaymentInput,
+  PrintedReceipt,
+  PrinterStatusView,
   ProductView,
   QueueStatus,
   ReceiptState,
   ReceiptView,
+  ReceiptPreview,
   ReprintResult,
+  ReturnInput,
+  ReturnView,
   SaleView,
+  SettingsPatch,
   TerminalApi,
   TerminalEvent,
+  TerminalSettings,
   VoidInput,
 } from '../api/terminal-api.ts';
 import { DEFAULT_SERVICE_URL, IssuanceClient, ServiceHttpError, ServiceNetworkError } from './api-client.ts';
@@ -437,12 +448,33 @@ export class Terminal implements TerminalApi {
       oldestPendingAt: stats.oldestCreatedAt,
       oldestPendingAgeSeconds: oldest === null ? null : Math.max(0, Math.floor((now - oldest) / 1000)),
       needsAttention: this.store.countReceiptsIn(NEEDS_OPERATOR),
+      contingency: this.contingencyStatusNow(),
     };
   }
 
   async queueStatus(): Promise<QueueStatus> {
     return this.queueStatusNow();
   }
+
+  // ---- NOT BUILT YET: each of these is replaced by its real implementation before it lands. ----
+  private contingencyStatusNow(): ContingencyStatus {
+    return { active: false, since: null, reason: null, automatic: false, pending: 0, nextDeadline: null, warning: null, blocked: null, openTasks: [] };
+  }
+  private notBuilt(what: string): never {
+    throw new TerminalError('estado_invalido', `${what}: ainda não disponível neste terminal`);
+  }
+  async returnReceipt(_receiptId: string, _input: ReturnInput): Promise<ReturnView> { return this.notBuilt('Devolução'); }
+  async listReturns(_receiptId?: string): Promise<ReturnView[]> { return this.notBuilt('Devolução'); }
+  async receiptPreview(_receiptId: string): Promise<ReceiptPreview> { return this.notBuilt('Pré-visualização'); }
+  async printerStatus(): Promise<PrinterStatusView> { return this.notBuilt('Impressora'); }
+  async recentPrints(_limit?: number): Promise<PrintedReceipt[]> { return this.notBuilt('Impressora'); }
+  async getSettings(): Promise<TerminalSettings> { return this.notBuilt('Configurações'); }
+  async updateSettings(_patch: SettingsPatch, _auth: ManagerAuthorization): Promise<TerminalSettings> { return this.notBuilt('Configurações'); }
+  async importCertificate(_input: ManagerAuthorization & { pfxBase64: string; password: string }): Promise<CertificateView> { return this.notBuilt('Certificado'); }
+  async importCatalogCsv(_csv: string, _auth: ManagerAuthorization): Promise<CatalogImportReport> { return this.notBuilt('Importação de catálogo'); }
+  async contingencyStatus(): Promise<ContingencyStatus> { return this.contingencyStatusNow(); }
+  async enterContingency(_input: ManagerAuthorization & { justification: string }): Promise<ContingencyStatus> { return this.notBuilt('Contingência'); }
+  async leaveContingency(_auth: ManagerAuthorization): Promise<ContingencyStatus> { return this.notBuilt('Contingência'); }
 }
 
 /** Opens (creating or migrating) the terminal's database and starts its worker. */
