@@ -17,6 +17,7 @@ import {
 } from './idempotency-rules.ts';
 import { SqliteMdfeStore } from './mdfe/sqlite-store.ts';
 import { SqliteNfceStore } from './nfce/sqlite-store.ts';
+import { SqliteNfeStore } from './nfe/sqlite-store.ts';
 import {
   DEFAULT_SANDBOX_AUTHORITY,
   type CompanyRecord,
@@ -107,6 +108,14 @@ export class SqliteStore implements ServiceStore {
     statement: (sql) => this.statement(sql),
     transaction: (fn) => this.transaction(fn),
     claimKeyInTx: (request) => this.claimKeyInTx(request),
+    settleKeyInTx: (attempt, outcome) => this.settleKeyInTx(attempt, outcome),
+    enqueueWebhookInTx: (event) => this.enqueueWebhookInTx(event),
+  });
+
+  /** NF-e part (service/nfe/sqlite-store.ts), on this connection and its building blocks. */
+  readonly nfe = new SqliteNfeStore({
+    statement: (sql) => this.statement(sql),
+    transaction: (fn) => this.transaction(fn),
     settleKeyInTx: (attempt, outcome) => this.settleKeyInTx(attempt, outcome),
     enqueueWebhookInTx: (event) => this.enqueueWebhookInTx(event),
   });

@@ -11,6 +11,7 @@ import type { Environment, QrCodeVersion } from '../fiscal/company.ts';
 import type { ClaimRequest, ClaimResult, DocumentType, KeyAttempt, KeyOutcome } from './idempotency-rules.ts';
 import type { MdfeStore } from './mdfe/store.ts';
 import type { NfceStore } from './nfce/store.ts';
+import type { NfeStore } from './nfe/store.ts';
 
 export type Crt = 1 | 2 | 3 | 4;
 
@@ -138,6 +139,8 @@ export interface ServiceStore extends CompanyStore, IdempotencyStore, SandboxSto
   readonly mdfe: MdfeStore;
   /** NFC-e documents and inutilizações (service/nfce/store.ts). */
   readonly nfce: NfceStore;
+  /** NF-e documents: the returns (service/nfe/store.ts). */
+  readonly nfe: NfeStore;
   /**
    * The sealed master-key check value: the stored one, or `candidate` stored now when the
    * database has none yet (first start).

@@ -28,15 +28,34 @@ import { buildAccessKey, generateNumericCode, isValidNumericCode } from '../acce
 import { qrBaseUrlOf, urlChaveOf } from '../br/nfce-urls.ts';
 import { assertCfop, assertMunicipality, assertNcm } from '../br/catalogs.ts';
 import { assertCnpj, assertCpf, assertGtinOrSemGtin } from '../br/documents.ts';
-import { cUFOf, isUF } from '../br/uf.ts';
-import { tpAmbOf, type Emitter } from '../company.ts';
+import type { Emitter } from '../company.ts';
+import { checkEmitter } from '../emit-block.ts';
 import { FieldError, IssueCollector } from '../errors.ts';
-import { formatDecimal, fromCents, parseDecimal } from '../money.ts';
-import { brasiliaDateTime, NS_NFE } from '../protocol.ts';
+import {
+  allocate,
+  asObject,
+  DEC,
+  decimal,
+  instant,
+  integer,
+  isAbsent,
+  optTString,
+  pattern,
+  productCents,
+  tString,
+  type Dec,
+} from '../layout-fields.ts';
+import { fromCents } from '../money.ts';
+import { NS_NFE } from '../protocol.ts';
 import { nfceQrCodeOffline, nfceQrCodeOnline, type QrDest } from '../qrcode.ts';
 import { digestValueOf, signXml, type SigningCredentials } from '../signature.ts';
+import { COFINS_VARIANTS, ICMS_VARIANTS, icmsTot, PIS_VARIANTS, taxGroup, totalXml as writeTotal, writeTax, type TaxOut } from '../tax-groups.ts';
 import { el, firstText, text } from '../xml.ts';
 import type { NfceCard, NfceRequest } from './types.ts';
+
+// The tax tables moved to fiscal/tax-groups.ts (shared with the NF-e de devolução); kept
+// importable from here for the callers that know them by this module.
+export { COFINS_VARIANTS, ICMS_VARIANTS, PIS_VARIANTS } from '../tax-groups.ts';
 
 // =============================================================================================
 // Constants of the layout and of the rules
@@ -74,321 +93,6 @@ export const REJECTION_TEXTS = {
   391: 'Não informados os dados do cartão de crédito / débito nas Formas de Pagamento da Nota Fiscal',
   392: 'Não informados os dados da operação de pagamento por cartão de crédito / débito',
 } as const;
-
-// =============================================================================================
-// Tax groups as data (imposto/ICMS, PIS, COFINS)
-//
-// For each variant: the schema's element order, occurrence and type, transcribed from
-// leiauteNFe_v4.00.xsd. The request carries one variant per tax (`{ ICMS40: { orig, CST } }`);
-// it is checked and written generically from these tables, so a new variant is a table entry.
-// Not supported on purpose: the monophasic fuel groups (ICMS02/15/53/61, which need the qBCMono
-// totals), ICMSPart and ICMSST (interstate partition / ST transfer, not NFC-e operations), and
-// IPI/II (rejections 742/743 in NFC-e).
-
-type Kind =
-  | 'orig' // Torig: 0..8
-  | 'v' // TDec_1302 / TDec_1302Opc: 13 integer digits, exactly 2 decimals
-  | 'p' // TDec_0302a04(Opc): rate, 3 integer digits, 2 to 4 decimals
-  | 'pMax100' // TDec_0302a04Max100: rate up to 100
-  | 'q' // TDec_1104v: 11 integer digits, written with 4 decimals
-  | 'q12' // TDec_1204v: 12 integer digits, written with 4 decimals
-  | 'cBenef' // [!-ÿ]{8}|[!-ÿ]{10}
-  | readonly string[]; // enumeration
-
-type FieldNode = { field: string; kind: Kind; optional?: boolean };
-/** A nested xs:sequence; optional ones (minOccurs="0") are all-or-nothing. */
-type SeqNode = { seq: TaxNode[]; optional?: boolean };
-/** An xs:choice between sequences: exactly one branch is written. */
-type ChoiceNode = { choice: TaxNode[][] };
-type TaxNode = FieldNode | SeqNode | ChoiceNode;
-type VariantTable = Readonly<Record<string, readonly TaxNode[]>>;
-
-const f = (field: string, kind: Kind): FieldNode => ({ field, kind });
-const o = (field: string, kind: Kind): FieldNode => ({ field, kind, optional: true });
-const g = (...seq: TaxNode[]): SeqNode => ({ seq, optional: true });
-const choice = (...branches: TaxNode[][]): ChoiceNode => ({ choice: branches });
-
-const MOD_BC = ['0', '1', '2', '3'];
-const MOD_BC_ST = ['0', '1', '2', '3', '4', '5', '6'];
-const ORIG = f('orig', 'orig');
-const cst = (...values: string[]) => f('CST', values);
-const csosn = (...values: string[]) => f('CSOSN', values);
-const FCP = g(f('vBCFCP', 'v'), f('pFCP', 'p'), f('vFCP', 'v'));
-const FCP_ST = g(f('vBCFCPST', 'v'), f('pFCPST', 'p'), f('vFCPST', 'v'));
-const ST: TaxNode[] = [
-  f('modBCST', MOD_BC_ST),
-  o('pMVAST', 'p'),
-  o('pRedBCST', 'p'),
-  f('vBCST', 'v'),
-  f('pICMSST', 'p'),
-  f('vICMSST', 'v'),
-  FCP_ST,
-];
-const deson = (motives: string[]): SeqNode => g(f('vICMSDeson', 'v'), f('motDesICMS', motives), o('indDeduzDeson', ['0', '1']));
-const ST_DESON = g(f('vICMSSTDeson', 'v'), f('motDesICMSST', ['3', '9', '12']));
-const ST_RET: TaxNode[] = [
-  g(f('vBCSTRet', 'v'), f('pST', 'p'), o('vICMSSubstituto', 'v'), f('vICMSSTRet', 'v')),
-  g(f('vBCFCPSTRet', 'v'), f('pFCPSTRet', 'p'), f('vFCPSTRet', 'v')),
-  g(f('pRedBCEfet', 'p'), f('vBCEfet', 'v'), f('pICMSEfet', 'p'), f('vICMSEfet', 'v')),
-];
-
-/** ICMS variants: regime normal (CST) first, Simples Nacional (CSOSN) after. */
-export const ICMS_VARIANTS: VariantTable = {
-  ICMS00: [ORIG, cst('00'), f('modBC', MOD_BC), f('vBC', 'v'), f('pICMS', 'p'), f('vICMS', 'v'), g(f('pFCP', 'p'), f('vFCP', 'v'))],
-  ICMS10: [ORIG, cst('10'), f('modBC', MOD_BC), f('vBC', 'v'), f('pICMS', 'p'), f('vICMS', 'v'), FCP, ...ST, ST_DESON],
-  ICMS20: [ORIG, cst('20'), f('modBC', MOD_BC), f('pRedBC', 'p'), f('vBC', 'v'), f('pICMS', 'p'), f('vICMS', 'v'), FCP, deson(['3', '9', '12'])],
-  ICMS30: [ORIG, cst('30'), ...ST, deson(['6', '7', '9'])],
-  ICMS40: [ORIG, cst('40', '41', '50'), deson(['1', '3', '4', '5', '6', '7', '8', '9', '10', '11', '16', '90'])],
-  ICMS51: [
-    ORIG,
-    cst('51'),
-    o('modBC', MOD_BC),
-    o('pRedBC', 'p'),
-    o('cBenefRBC', 'cBenef'),
-    o('vBC', 'v'),
-    o('pICMS', 'p'),
-    o('vICMSOp', 'v'),
-    o('pDif', 'pMax100'),
-    o('vICMSDif', 'v'),
-    o('vICMS', 'v'),
-    FCP,
-    g(f('pFCPDif', 'p'), f('vFCPDif', 'v'), o('vFCPEfet', 'v')),
-  ],
-  ICMS60: [ORIG, cst('60'), ...ST_RET],
-  ICMS70: [
-    ORIG,
-    cst('70'),
-    f('modBC', MOD_BC),
-    f('pRedBC', 'p'),
-    f('vBC', 'v'),
-    f('pICMS', 'p'),
-    f('vICMS', 'v'),
-    FCP,
-    ...ST,
-    deson(['3', '9', '12']),
-    ST_DESON,
-  ],
-  ICMS90: [
-    ORIG,
-    cst('90'),
-    g(f('modBC', MOD_BC), f('vBC', 'v'), o('pRedBC', 'p'), f('pICMS', 'p'), f('vICMS', 'v'), FCP),
-    g(...ST),
-    deson(['3', '9', '12']),
-    ST_DESON,
-  ],
-  ICMSSN101: [ORIG, csosn('101'), f('pCredSN', 'p'), f('vCredICMSSN', 'v')],
-  ICMSSN102: [o('orig', 'orig'), csosn('102', '103', '300', '400')],
-  ICMSSN201: [ORIG, csosn('201'), ...ST, f('pCredSN', 'p'), f('vCredICMSSN', 'v')],
-  ICMSSN202: [ORIG, csosn('202', '203'), ...ST],
-  ICMSSN500: [ORIG, csosn('500'), ...ST_RET],
-  ICMSSN900: [
-    o('orig', 'orig'),
-    csosn('900'),
-    g(f('modBC', MOD_BC), f('vBC', 'v'), o('pRedBC', 'p'), f('pICMS', 'p'), f('vICMS', 'v')),
-    g(...ST),
-    g(f('pCredSN', 'p'), f('vCredICMSSN', 'v')),
-  ],
-};
-
-const OUTR_CST = ['49', '50', '51', '52', '53', '54', '55', '56', '60', '61', '62', '63', '64', '65', '66', '67', '70', '71', '72', '73', '74', '75', '98', '99'];
-
-const contributionVariants = (tax: 'PIS' | 'COFINS'): VariantTable => ({
-  [`${tax}Aliq`]: [cst('01', '02'), f('vBC', 'v'), f(`p${tax}`, 'p'), f(`v${tax}`, 'v')],
-  [`${tax}Qtde`]: [cst('03'), f('qBCProd', 'q12'), f('vAliqProd', 'q'), f(`v${tax}`, 'v')],
-  [`${tax}NT`]: [cst('04', '05', '06', '07', '08', '09')],
-  [`${tax}Outr`]: [
-    cst(...OUTR_CST),
-    choice([f('vBC', 'v'), f(`p${tax}`, 'p')], [f('qBCProd', 'q12'), f('vAliqProd', 'q')]),
-    f(`v${tax}`, 'v'),
-  ],
-});
-
-export const PIS_VARIANTS: VariantTable = contributionVariants('PIS');
-export const COFINS_VARIANTS: VariantTable = contributionVariants('COFINS');
-
-// =============================================================================================
-// Field checks
-
-type DecSpec = { scale: number; intDigits: number; minScale: number; max?: bigint; positive?: boolean };
-
-const DEC = {
-  v: { scale: 2, intDigits: 13, minScale: 2 }, // TDec_1302
-  vOpc: { scale: 2, intDigits: 13, minScale: 2, positive: true }, // TDec_1302Opc
-  p: { scale: 4, intDigits: 3, minScale: 2 }, // TDec_0302a04
-  pMax100: { scale: 4, intDigits: 3, minScale: 2, max: 1_000_000n }, // TDec_0302a04Max100
-  q: { scale: 4, intDigits: 11, minScale: 4 }, // TDec_1104v
-  q12: { scale: 4, intDigits: 12, minScale: 4 }, // TDec_1204v
-  vUn: { scale: 10, intDigits: 11, minScale: 2 }, // TDec_1110v
-} as const satisfies Record<string, DecSpec>;
-
-type Dec = { units: bigint; text: string };
-
-function trimZeros(s: string, minScale: number): string {
-  const [int, frac = ''] = s.split('.');
-  let kept = frac.replace(/0+$/, '');
-  if (kept.length < minScale) kept = frac.slice(0, minScale);
-  return kept ? `${int}.${kept}` : int!;
-}
-
-/** A decimal string within a TDec type's limits, written the way its pattern accepts. */
-function decimal(value: unknown, field: string, spec: DecSpec): Dec {
-  if (value === undefined || value === null || value === '') throw new FieldError(field, 'obrigatório');
-  const units = parseDecimal(value, spec.scale, field);
-  if (units >= 10n ** BigInt(spec.intDigits + spec.scale)) {
-    throw new FieldError(field, `no máximo ${spec.intDigits} dígitos na parte inteira`);
-  }
-  if (spec.max !== undefined && units > spec.max) {
-    throw new FieldError(field, `no máximo ${trimZeros(formatDecimal(spec.max, spec.scale), 0)}`);
-  }
-  if (spec.positive && units === 0n) throw new FieldError(field, 'deve ser maior que zero (ou omitido)');
-  return { units, text: trimZeros(formatDecimal(units, spec.scale), spec.minScale) };
-}
-
-const isAbsent = (v: unknown): boolean => v === undefined || v === null || v === '';
-
-/**
- * TString of the layout: Latin-1 printable characters, no leading/trailing blanks. Line breaks
- * and tabs are turned into spaces and the ends trimmed (the schema forbids them and the user
- * cannot see the difference); anything else outside Latin-1 is reported, not dropped.
- */
-function tString(value: unknown, field: string, min: number, max: number): string {
-  if (isAbsent(value)) throw new FieldError(field, 'obrigatório');
-  if (typeof value !== 'string') throw new FieldError(field, 'deve ser texto');
-  const v = value.replace(/[\t\r\n]+/g, ' ').trim();
-  if (!v) throw new FieldError(field, 'obrigatório');
-  for (const ch of v) {
-    const cp = ch.codePointAt(0)!;
-    if (cp < 0x20 || cp > 0xff) {
-      throw new FieldError(
-        field,
-        `caractere não aceito pelo leiaute da NF-e: "${ch}" (U+${cp.toString(16).toUpperCase().padStart(4, '0')})`,
-      );
-    }
-  }
-  if (v.length < min || v.length > max) throw new FieldError(field, `deve ter de ${min} a ${max} caracteres`);
-  return v;
-}
-
-const optTString = (value: unknown, field: string, min: number, max: number): string | undefined =>
-  isAbsent(value) ? undefined : tString(value, field, min, max);
-
-function pattern(value: unknown, field: string, re: RegExp, message: string): string {
-  if (isAbsent(value)) throw new FieldError(field, 'obrigatório');
-  if (typeof value !== 'string' || !re.test(value)) throw new FieldError(field, message);
-  return value;
-}
-
-function integer(value: unknown, field: string, min: number, max: number): number {
-  if (value === undefined || value === null) throw new FieldError(field, 'obrigatório');
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new FieldError(field, `deve ser um número inteiro de ${min} a ${max}`);
-  }
-  return value;
-}
-
-/** qCom × vUnCom (scales 4 and 10) rounded half-up to cents. */
-function productCents(q: bigint, vUn: bigint): bigint {
-  const divisor = 10n ** 12n; // scale 14 → 2
-  return (q * vUn + divisor / 2n) / divisor;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Tax group walker
-
-type TaxOut = { variant: string; fields: [string, string][]; cents: Record<string, bigint>; raw: Record<string, unknown> };
-
-function fieldsOf(nodes: readonly TaxNode[]): string[] {
-  return nodes.flatMap((n) => ('field' in n ? [n.field] : 'seq' in n ? fieldsOf(n.seq) : n.choice.flatMap(fieldsOf)));
-}
-
-function taxValue(kind: Kind, value: unknown, path: string): { text: string; cents?: bigint } {
-  if (typeof value !== 'string') throw new FieldError(path, 'deve ser texto');
-  if (typeof kind !== 'string') {
-    if (!kind.includes(value)) throw new FieldError(path, `valor "${value}" não previsto; aceitos: ${kind.join(', ')}`);
-    return { text: value };
-  }
-  switch (kind) {
-    case 'orig':
-      if (!/^[0-8]$/.test(value)) throw new FieldError(path, 'origem da mercadoria deve ser de 0 a 8');
-      return { text: value };
-    case 'cBenef':
-      if (!/^([!-\u00ff]{8}|[!-\u00ff]{10})$/.test(value)) throw new FieldError(path, 'deve ter 8 ou 10 caracteres');
-      return { text: value };
-    case 'v': {
-      const d = decimal(value, path, DEC.v);
-      return { text: d.text, cents: d.units };
-    }
-    default:
-      return { text: decimal(value, path, DEC[kind]).text };
-  }
-}
-
-function walkTax(
-  nodes: readonly TaxNode[],
-  data: Record<string, unknown>,
-  base: string,
-  out: TaxOut,
-  issues: IssueCollector,
-): void {
-  for (const node of nodes) {
-    if ('field' in node) {
-      const value = data[node.field];
-      if (isAbsent(value)) {
-        if (!node.optional) issues.add(`${base}.${node.field}`, 'obrigatório');
-        continue;
-      }
-      const written = issues.capture(() => taxValue(node.kind, value, `${base}.${node.field}`));
-      if (!written) continue;
-      out.fields.push([node.field, written.text]);
-      if (written.cents !== undefined) out.cents[node.field] = written.cents;
-    } else if ('seq' in node) {
-      // An optional sequence is written whole when any of its fields is given, else not at all.
-      if (node.optional && !fieldsOf(node.seq).some((n) => !isAbsent(data[n]))) continue;
-      walkTax(node.seq, data, base, out, issues);
-    } else {
-      const chosen = node.choice.filter((b) => fieldsOf(b).some((n) => !isAbsent(data[n])));
-      if (chosen.length !== 1) {
-        const options = node.choice.map((b) => fieldsOf(b).join(' e ')).join(', ou ');
-        issues.add(`${base}.${fieldsOf(node.choice[0]!)[0]}`, `informe ${options} (um dos dois conjuntos)`);
-        continue;
-      }
-      walkTax(chosen[0]!, data, base, out, issues);
-    }
-  }
-}
-
-/** Checks one tax group (`{ ICMS40: {...} }`) against its table; undefined when it had issues. */
-function taxGroup(group: unknown, variants: VariantTable, path: string, issues: IssueCollector): TaxOut | undefined {
-  if (typeof group !== 'object' || group === null || Array.isArray(group)) {
-    issues.add(path, 'obrigatório: um objeto com o grupo da tributação (ex.: { "ICMS40": { ... } })');
-    return undefined;
-  }
-  const names = Object.keys(group);
-  if (names.length !== 1) {
-    issues.add(path, `informe exatamente um grupo (recebidos ${names.length}: ${names.join(', ') || 'nenhum'})`);
-    return undefined;
-  }
-  const variant = names[0]!;
-  const nodes = variants[variant];
-  const base = `${path}.${variant}`;
-  if (!nodes) {
-    issues.add(base, `grupo não suportado; aceitos: ${Object.keys(variants).join(', ')}`);
-    return undefined;
-  }
-  const data = (group as Record<string, unknown>)[variant];
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
-    issues.add(base, 'deve ser um objeto com os campos do grupo');
-    return undefined;
-  }
-  const before = issues.issues.length;
-  const known = new Set(fieldsOf(nodes));
-  for (const k of Object.keys(data)) if (!known.has(k)) issues.add(`${base}.${k}`, `campo não previsto no grupo ${variant}`);
-  const out: TaxOut = { variant, fields: [], cents: {}, raw: data as Record<string, unknown> };
-  walkTax(nodes, out.raw, base, out, issues);
-  return issues.issues.length === before ? out : undefined;
-}
-
-const writeTax = (t: TaxOut): string => el(t.variant, undefined, t.fields.map(([n, v]) => text(n, v)));
 
 // =============================================================================================
 // Public API
@@ -467,22 +171,6 @@ type ItemOut = {
 type CardOut = { tpIntegra: string; CNPJ?: string; tBand?: string; cAut?: string; CNPJReceb?: string; idTermPag?: string };
 type PagOut = { indPag?: string; tPag: string; xPag?: string; vPag: Dec; dPag?: string; card?: CardOut };
 
-function asObject(value: unknown, field: string, issues: IssueCollector): Record<string, unknown> | undefined {
-  if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
-  issues.add(field, value === undefined || value === null ? 'obrigatório' : 'deve ser um objeto');
-  return undefined;
-}
-
-function instant(value: unknown, field: string): { text: string; ms: number } {
-  if (value === undefined || value === null || value === '') throw new FieldError(field, 'obrigatório');
-  if (!(value instanceof Date) && typeof value !== 'string') throw new FieldError(field, 'deve ser data/hora ISO 8601 com fuso');
-  const written = brasiliaDateTime(value, field);
-  // Whole seconds: the layout has no fraction, and the comparison dhCont ≤ dhEmi uses what is written.
-  const ms = Date.parse(written);
-  if (!/^20[0-9]{2}-/.test(written)) throw new FieldError(field, 'ano deve estar entre 2000 e 2099');
-  return { text: written, ms };
-}
-
 /** The card group that applies to a payment: its own, or the body's for a card tPag. */
 function cardOf(input: NfceRequest, pag: { tPag?: unknown; card?: NfceCard }, i: number): { card?: NfceCard; path: string } {
   if (pag.card !== undefined && pag.card !== null) return { card: pag.card, path: `pag[${i}].card` };
@@ -511,20 +199,6 @@ export function paymentRuleViolation(input: NfceRequest): PaymentRuleViolation |
   return undefined;
 }
 
-/** Spreads `total` over `weights` in proportion, to the unit, by largest remainder (ties: first). */
-function allocate(total: bigint, weights: bigint[]): bigint[] {
-  const sum = weights.reduce((a, b) => a + b, 0n);
-  if (weights.length === 0) return [];
-  if (sum === 0n) return weights.map((_, i) => (i === 0 ? total : 0n));
-  const shares = weights.map((w) => (total * w) / sum);
-  let rest = total - shares.reduce((a, b) => a + b, 0n);
-  const order = weights
-    .map((w, i) => ({ i, r: (total * w) % sum }))
-    .sort((a, b) => (a.r === b.r ? a.i - b.i : a.r > b.r ? -1 : 1));
-  for (let k = 0; rest > 0n; k++, rest--) shares[order[k % order.length]!.i]! += 1n;
-  return shares;
-}
-
 /** Checks the request and writes the unsigned NFC-e. Throws FieldError with every issue found. */
 export function buildNfce(input: NfceRequest, ctx: BuildNfceContext): BuiltNfce {
   return build(input, ctx, new IssueCollector());
@@ -539,44 +213,11 @@ function build(input: NfceRequest, ctx: BuildNfceContext, issues: IssueCollector
 
   // -------------------------------------------------------------------------------------------
   // Emitter
-  const tpAmb = cap(() => {
-    if (emitter.environment !== 'producao' && emitter.environment !== 'homologacao') {
-      throw new FieldError('emit.environment', 'ambiente deve ser "producao" ou "homologacao"');
-    }
-    return tpAmbOf(emitter.environment);
-  });
+  const emit = checkEmitter(emitter, issues);
+  const { tpAmb, uf, cUF, crt } = emit;
+  const emitCnpj = emit.cnpj;
   const homolog = tpAmb === 2;
   const address = emitter.address ?? ({} as Emitter['address']);
-  const uf = cap(() => {
-    cUFOf(address.UF, 'emit.enderEmit.UF');
-    return address.UF;
-  });
-  const cUF = uf && isUF(uf) ? cUFOf(uf) : undefined;
-  const emitCnpj = cap(() => {
-    const v = assertCnpj(emitter.cnpj, 'emit.CNPJ');
-    // PL_009's TCnpj is numeric; the alphanumeric CNPJ needs the PL_010 layout.
-    if (!/^[0-9]{14}$/.test(v)) throw new FieldError('emit.CNPJ', 'CNPJ alfanumérico ainda não é aceito pelo leiaute 4.00 (PL_009)');
-    return v;
-  });
-  const crt = cap(() => {
-    if (![1, 2, 3, 4].includes(emitter.crt)) throw new FieldError('emit.CRT', 'CRT deve ser 1, 2, 3 ou 4');
-    return emitter.crt;
-  });
-  const emit = {
-    xNome: cap(() => tString(emitter.xNome, 'emit.xNome', 2, 60)),
-    xFant: cap(() => optTString(emitter.xFant, 'emit.xFant', 1, 60)),
-    xLgr: cap(() => tString(address.xLgr, 'emit.enderEmit.xLgr', 2, 60)),
-    nro: cap(() => tString(address.nro, 'emit.enderEmit.nro', 1, 60)),
-    xCpl: cap(() => optTString(address.xCpl, 'emit.enderEmit.xCpl', 1, 60)),
-    xBairro: cap(() => tString(address.xBairro, 'emit.enderEmit.xBairro', 2, 60)),
-    cMun: cap(() => assertMunicipality(address.cMun, uf, 'emit.enderEmit.cMun').code),
-    xMun: cap(() => tString(address.xMun, 'emit.enderEmit.xMun', 2, 60)),
-    CEP: cap(() => pattern(address.CEP, 'emit.enderEmit.CEP', /^[0-9]{8}$/, 'CEP deve ter 8 dígitos, sem hífen')),
-    fone: cap(() => (isAbsent(address.fone) ? undefined : pattern(address.fone, 'emit.enderEmit.fone', /^[0-9]{6,14}$/, 'telefone deve ter de 6 a 14 dígitos'))),
-    IE: cap(() => pattern(emitter.ie, 'emit.IE', /^([0-9]{2,14}|ISENTO)$/, 'IE deve ter de 2 a 14 dígitos, sem pontuação')),
-    IM: cap(() => optTString(emitter.im, 'emit.IM', 1, 15)),
-    CNAE: cap(() => (isAbsent(emitter.cnae) ? undefined : pattern(emitter.cnae, 'emit.CNAE', /^[0-9]{7}$/, 'CNAE deve ter 7 dígitos'))),
-  };
 
   // -------------------------------------------------------------------------------------------
   // ide
@@ -753,24 +394,8 @@ function build(input: NfceRequest, ctx: BuildNfceContext, issues: IssueCollector
   // -------------------------------------------------------------------------------------------
   // Totals (only meaningful when every item is sound: otherwise they would only echo its issues)
   const sum = (pick: (it: ItemOut) => bigint): bigint => items.reduce((a, it) => a + pick(it), 0n);
-  const icmsSum = (name: string): bigint => sum((it) => it.icms.cents[name] ?? 0n);
-  const tot = {
-    vBC: icmsSum('vBC'),
-    vICMS: icmsSum('vICMS'),
-    vICMSDeson: icmsSum('vICMSDeson'),
-    vFCP: icmsSum('vFCP'),
-    vBCST: icmsSum('vBCST'),
-    vST: icmsSum('vICMSST'),
-    vFCPST: icmsSum('vFCPST'),
-    vFCPSTRet: icmsSum('vFCPSTRet'),
-    vProd: sum((it) => (it.indTot === '1' ? it.vProd : 0n)),
-    vDesc: sum((it) => it.vDesc),
-    vPIS: sum((it) => it.pis?.cents.vPIS ?? 0n),
-    vCOFINS: sum((it) => it.cofins?.cents.vCOFINS ?? 0n),
-  };
-  // NT 2023.004: a desonerated ICMS with indDeduzDeson 1 is deducted from vNF.
-  const deducted = sum((it) => (it.icms.raw.indDeduzDeson === '1' ? (it.icms.cents.vICMSDeson ?? 0n) : 0n));
-  const vNF = tot.vProd - tot.vDesc - deducted + tot.vST + tot.vFCPST;
+  const tot = icmsTot(items);
+  const vNF = tot.vNF;
 
   const total = asObject(input.total, 'total', issues);
   const totalVProd = total && cap(() => decimal(total.vProd, 'total.vProd', DEC.v));
@@ -922,33 +547,7 @@ function build(input: NfceRequest, ctx: BuildNfceContext, issues: IssueCollector
     contingency && text('xJust', contingency.xJust),
   );
 
-  const emitXml = el(
-    'emit',
-    undefined,
-    text('CNPJ', emitCnpj!),
-    text('xNome', emit.xNome!),
-    text('xFant', emit.xFant),
-    el(
-      'enderEmit',
-      undefined,
-      text('xLgr', emit.xLgr!),
-      text('nro', emit.nro!),
-      text('xCpl', emit.xCpl),
-      text('xBairro', emit.xBairro!),
-      text('cMun', emit.cMun!),
-      text('xMun', emit.xMun!),
-      text('UF', uf!),
-      text('CEP', emit.CEP!),
-      text('cPais', '1058'),
-      text('xPais', 'BRASIL'),
-      text('fone', emit.fone),
-    ),
-    text('IE', emit.IE!),
-    text('IM', emit.IM),
-    // CNAE belongs to the optional (IM, CNAE?) sequence: without IM the schema has no place for it.
-    emit.IM !== undefined && text('CNAE', emit.CNAE),
-    text('CRT', crt!),
-  );
+  const emitXml = emit.xml!;
 
   const destXml =
     destOut &&
@@ -971,34 +570,7 @@ function build(input: NfceRequest, ctx: BuildNfceContext, issues: IssueCollector
   );
 
   const money = (v: bigint) => fromCents(v);
-  const totalXml = el(
-    'total',
-    undefined,
-    el(
-      'ICMSTot',
-      undefined,
-      text('vBC', money(tot.vBC)),
-      text('vICMS', money(tot.vICMS)),
-      text('vICMSDeson', money(tot.vICMSDeson)),
-      text('vFCP', money(tot.vFCP)),
-      text('vBCST', money(tot.vBCST)),
-      text('vST', money(tot.vST)),
-      text('vFCPST', money(tot.vFCPST)),
-      text('vFCPSTRet', money(tot.vFCPSTRet)),
-      text('vProd', money(tot.vProd)),
-      text('vFrete', '0.00'),
-      text('vSeg', '0.00'),
-      text('vDesc', money(tot.vDesc)),
-      text('vII', '0.00'),
-      text('vIPI', '0.00'),
-      text('vIPIDevol', '0.00'),
-      text('vPIS', money(tot.vPIS)),
-      text('vCOFINS', money(tot.vCOFINS)),
-      text('vOutro', '0.00'),
-      text('vNF', money(vNF)),
-      text('vTotTrib', money(vTotTrib)),
-    ),
-  );
+  const totalXml = writeTotal(tot, vTotTrib);
 
   const pagXml = el(
     'pag',

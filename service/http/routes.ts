@@ -5,6 +5,7 @@
 
 import { mdfeRoutes } from '../mdfe/routes.ts';
 import { nfceRoutes } from '../nfce/routes.ts';
+import { nfeRoutes } from '../nfe/routes.ts';
 import type { ApiRoutes } from './type-provider.ts';
 
-export const documentRoutes: readonly ApiRoutes[] = [nfceRoutes, mdfeRoutes];
+export const documentRoutes: readonly ApiRoutes[] = [nfceRoutes, mdfeRoutes, nfeRoutes];

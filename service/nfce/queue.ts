@@ -27,6 +27,11 @@
 // worker thread (signer.ts), off the event loop that answers HTTP. One service process owns its
 // data directory: the documents in flight are known in memory, nothing is leased in the
 // database, and after a crash all are due at once.
+//
+// The steps above are the same for every NF-e model the service authorizes: AuthorizationQueue
+// runs them over a QueueLane, which says where a document type's queued documents are, how one
+// is signed and how its verdict is recorded. NfceQueue is the NFC-e's lane (signing on the
+// worker thread); the NF-e de devolução has its own (service/nfe/queue-lane.ts).
 
 import { setImmediate as yieldToIo } from 'node:timers/promises';
 import { FieldError } from '../../fiscal/errors.ts';
@@ -72,7 +77,39 @@ export function concurrencyFromEnv(env: NodeJS.ProcessEnv = process.env): number
   return n;
 }
 
-type Prepared = { work: NfceWork; issuer: NfceIssuer; xml: string; send: NfceSend };
+/** What the queue needs of any queued document. */
+export type QueuedDocument = {
+  id: string;
+  companyId: string;
+  chave: string;
+  /** The signed XML, once committed. */
+  signedXml: string | null;
+  /** Sends started (committed before each call). */
+  attempts: number;
+  createdAt: string;
+};
+
+/** How one document type's documents are found, signed and recorded. Every method is one transaction. */
+export interface QueueLane<W extends QueuedDocument, S> {
+  /** For messages and logs: "NFC-e", "NF-e de devolução". */
+  readonly label: string;
+  due(now: Date, limit: number, busy: ReadonlySet<string>): Promise<W[]>;
+  /**
+   * The signed XML to send and the send to commit first (carrying the XML when it was signed
+   * now). A FieldError means the document can no longer be signed: it is rejected, unsent.
+   */
+  prepare(work: W, issuer: NfceIssuer): Promise<{ xml: string; send: S }>;
+  beginSends(sends: readonly S[]): Promise<void>;
+  postpone(id: string, at: Date, error: string): Promise<void>;
+  /** Records the authorization (with its nfeProc), settles the key, queues the webhook event. */
+  authorized(work: W, outcome: { verdict: NfeVerdict; nfeProc: string; cancelled: boolean }): Promise<void>;
+  /** Records the rejection (codigoStatus null: rejected here, never sent), frees the key. */
+  rejected(work: W, outcome: { codigoStatus: string | null; motivo: string }): Promise<void>;
+  /** Releases what the lane holds (a signing thread), when the queue stops. */
+  close?(): Promise<void>;
+}
+
+type Prepared<W, S> = { work: W; issuer: NfceIssuer; xml: string; send: S };
 
 type Answer =
   | { kind: 'authorized'; verdict: NfeVerdict; cancelled: boolean }
@@ -80,8 +117,12 @@ type Answer =
   /** Unavailable, or anything unexpected: the outcome is not known. */
   | { kind: 'unknown'; err: unknown };
 
-export class NfceQueue {
+export type AuthorizationQueueOptions<W extends QueuedDocument, S> = NfceQueueOptions & { lane: QueueLane<W, S> };
+
+/** Brings the processando documents of one lane to a verdict (see the header). */
+export class AuthorizationQueue<W extends QueuedDocument, S> {
   readonly #deps: NfceQueueOptions['deps'];
+  readonly #lane: QueueLane<W, S>;
   readonly #log: QueueLogger;
   readonly #concurrency: number;
   readonly #retry: { baseMs: number; maxMs: number };
@@ -91,7 +132,6 @@ export class NfceQueue {
   readonly #busy = new Set<string>();
   /** Taken and not yet answered by the authority: what `concurrency` limits. */
   #sending = 0;
-  readonly #signer: NfceSigner;
   #stopped = true;
   #pumping = false;
   #again = false;
@@ -101,14 +141,14 @@ export class NfceQueue {
   #startedAt = '';
   #drained: (() => void) | undefined;
 
-  constructor(options: NfceQueueOptions) {
+  constructor(options: AuthorizationQueueOptions<W, S>) {
     this.#deps = options.deps;
+    this.#lane = options.lane;
     this.#log = options.log;
     this.#concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
     this.#refill = Math.max(1, Math.floor(this.#concurrency / 2));
     this.#retry = options.retry ?? { baseMs: 500, maxMs: 30_000 };
     this.#pollMs = options.pollMs ?? 250;
-    this.#signer = new NfceSigner((err) => this.#log.error({ err }, 'fila da NFC-e: thread de assinatura indisponível; assinando no laço principal'));
   }
 
   start(): void {
@@ -133,7 +173,7 @@ export class NfceQueue {
       ]);
       clearTimeout(timer);
     }
-    await this.#signer.close();
+    await this.#lane.close?.();
   }
 
   /** Something may be due now (a document accepted, one finished): look soon. */
@@ -162,13 +202,13 @@ export class NfceQueue {
         // Refill in groups, not slot by slot: a batch costs one commit for its signed XMLs, and
         // single-document batches would pay that commit (an fsync) per document.
         if (free <= 0 || (this.#sending > 0 && free < this.#refill)) break;
-        const due = await this.#deps.store.nfce.dueDocuments(new Date(), free, this.#busy);
+        const due = await this.#lane.due(new Date(), free, this.#busy);
         if (due.length === 0) break;
         await this.launch(due);
         if (due.length === free) this.#again = true;
       } while (this.#again && !this.#stopped);
     } catch (err) {
-      this.#log.error({ err }, 'fila da NFC-e: falha ao buscar documentos');
+      this.#log.error({ err }, `fila da ${this.#lane.label}: falha ao buscar documentos`);
     } finally {
       this.#pumping = false;
       if (!this.#stopped) {
@@ -179,11 +219,11 @@ export class NfceQueue {
   }
 
   /** Signs what needs signing, commits the batch, then sends each (not awaited). */
-  private async launch(batch: NfceWork[]): Promise<void> {
+  private async launch(batch: W[]): Promise<void> {
     for (const work of batch) this.#busy.add(work.id);
     this.#sending += batch.length;
     const outcomes = await Promise.allSettled(batch.map((work) => this.prepare(work)));
-    const prepared: Prepared[] = [];
+    const prepared: Prepared<W, S>[] = [];
     outcomes.forEach((outcome, i) => {
       const work = batch[i]!;
       if (outcome.status === 'fulfilled') return prepared.push(outcome.value);
@@ -191,9 +231,9 @@ export class NfceQueue {
       void this.fail(work, outcome.reason).finally(() => this.done(work.id));
     });
     try {
-      await this.#deps.store.nfce.beginSends(prepared.map((p) => p.send));
+      await this.#lane.beginSends(prepared.map((p) => p.send));
     } catch (err) {
-      this.#log.error({ err }, 'fila da NFC-e: falha ao gravar o XML assinado; nada foi enviado');
+      this.#log.error({ err }, `fila da ${this.#lane.label}: falha ao gravar o XML assinado; nada foi enviado`);
       for (const p of prepared) {
         this.release();
         this.done(p.work.id);
@@ -207,27 +247,15 @@ export class NfceQueue {
     }
   }
 
-  private async prepare(work: NfceWork): Promise<Prepared> {
+  private async prepare(work: W): Promise<Prepared<W, S>> {
     const now = await this.#deps.clock.now(work.companyId);
     const issuer = await nfceIssuer(this.#deps, work.companyId, now);
-    if (work.signedXml !== null) return { work, issuer, xml: work.signedXml, send: { id: work.id } };
-    const { privateKeyPem, certificatePem } = issuer.certificate;
-    const issued = await this.#signer.sign(work.requestJson!, {
-      emitter: issuer.emitter,
-      credentials: { privateKeyPem, certificatePem },
-      dhEmi: work.dhEmi,
-      cNF: work.cNF,
-      tpEmis: 1,
-    });
-    if (issued.key !== work.chave) {
-      // The emitter's data that make up the key (UF, CNPJ) changed since the request was accepted.
-      throw new FieldError('chave', `a chave de acesso mudou (${work.chave} → ${issued.key}): os dados do emitente mudaram`);
-    }
-    return { work, issuer, xml: issued.xml, send: { id: work.id, signed: { xml: issued.xml, qrcode: issued.qrCode } } };
+    const { xml, send } = await this.#lane.prepare(work, issuer);
+    return { work, issuer, xml, send };
   }
 
   /** Asks the authority, frees the slot as soon as it answered, then records the answer. */
-  private async send(prepared: Prepared): Promise<void> {
+  private async send(prepared: Prepared<W, S>): Promise<void> {
     let answer: Answer;
     try {
       answer = await this.ask(prepared);
@@ -241,26 +269,10 @@ export class NfceQueue {
     try {
       switch (answer.kind) {
         case 'authorized':
-          await this.#deps.store.nfce.recordVerdict(
-            work.id,
-            {
-              status: 'autorizado',
-              codigoStatus: answer.verdict.cStat,
-              motivo: answer.verdict.xMotivo,
-              protocolo: answer.verdict.nProt ?? null,
-              autorizadoEm: answer.verdict.receivedAt,
-              nfeProc: wrapNfeProc(xml, answer.verdict.protNFe),
-              cancelado: answer.cancelled,
-            },
-            webhookEvent(answer.cancelled ? 'nfce.cancelada' : 'nfce.autorizada'),
-          );
+          await this.#lane.authorized(work, { verdict: answer.verdict, nfeProc: wrapNfeProc(xml, answer.verdict.protNFe), cancelled: answer.cancelled });
           return;
         case 'rejected':
-          await this.#deps.store.nfce.recordVerdict(
-            work.id,
-            { status: 'rejeitado', codigoStatus: answer.cStat, motivo: answer.xMotivo },
-            webhookEvent('nfce.rejeitada'),
-          );
+          await this.#lane.rejected(work, { codigoStatus: answer.cStat, motivo: answer.xMotivo });
           return;
         case 'unknown':
           return await this.retryLater(work, answer.err);
@@ -271,7 +283,7 @@ export class NfceQueue {
     }
   }
 
-  private async ask({ work, issuer, xml }: Prepared): Promise<Answer> {
+  private async ask({ work, issuer, xml }: Prepared<W, S>): Promise<Answer> {
     const { authority } = this.#deps;
     const company = issuer.authority;
     const mayHaveReached = work.attempts > 0 || (work.signedXml !== null && work.createdAt < this.#startedAt);
@@ -289,32 +301,29 @@ export class NfceQueue {
   }
 
   /** Preparing failed: a request that cannot be signed any more is rejected; anything else retried. */
-  private async fail(work: NfceWork, err: unknown): Promise<void> {
+  private async fail(work: W, err: unknown): Promise<void> {
     if (!(err instanceof FieldError)) return this.retryLater(work, err);
-    this.#log.warn({ documentId: work.id, err }, 'NFC-e rejeitada pelo serviço: não pôde ser assinada');
+    this.#log.warn({ documentId: work.id, err }, `${this.#lane.label} rejeitada pelo serviço: não pôde ser assinada`);
     try {
-      await this.#deps.store.nfce.recordVerdict(
-        work.id,
-        { status: 'rejeitado', codigoStatus: null, motivo: `Não foi possível assinar a NFC-e: ${err.message}` },
-        webhookEvent('nfce.rejeitada'),
-      );
+      await this.#lane.rejected(work, { codigoStatus: null, motivo: `Não foi possível assinar a ${this.#lane.label}: ${err.message}` });
     } catch (recordErr) {
       await this.retryLater(work, recordErr);
     }
   }
 
-  private async retryLater(work: NfceWork, err: unknown): Promise<void> {
+  private async retryLater(work: W, err: unknown): Promise<void> {
     const attempts = work.attempts + 1;
     const base = Math.min(this.#retry.maxMs, this.#retry.baseMs * 2 ** Math.min(attempts - 1, 30));
     const delay = Math.round(base * (0.8 + 0.4 * Math.random()));
     const unavailable = err instanceof AuthorityUnavailableError;
-    if (unavailable) this.#log.debug({ documentId: work.id, attempts, delayMs: delay }, 'NFC-e: autoridade indisponível, nova tentativa');
-    else this.#log.error({ documentId: work.id, err }, 'NFC-e: falha inesperada, nova tentativa');
+    const label = this.#lane.label;
+    if (unavailable) this.#log.debug({ documentId: work.id, attempts, delayMs: delay }, `${label}: autoridade indisponível, nova tentativa`);
+    else this.#log.error({ documentId: work.id, err }, `${label}: falha inesperada, nova tentativa`);
     try {
-      await this.#deps.store.nfce.postpone(work.id, new Date(Date.now() + delay), (err as Error)?.message ?? String(err));
+      await this.#lane.postpone(work.id, new Date(Date.now() + delay), (err as Error)?.message ?? String(err));
     } catch (postponeErr) {
       // Stays due: taken again at the next look, consulting first.
-      this.#log.error({ documentId: work.id, err: postponeErr }, 'NFC-e: falha ao adiar a nova tentativa');
+      this.#log.error({ documentId: work.id, err: postponeErr }, `${label}: falha ao adiar a nova tentativa`);
     }
   }
 
@@ -326,5 +335,59 @@ export class NfceQueue {
   private done(id: string): void {
     this.#busy.delete(id);
     if (this.#stopped && this.#busy.size === 0) this.#drained?.();
+  }
+}
+
+/** The NFC-e lane: documents of ServiceStore.nfce, built and signed on the signing thread. */
+function nfceLane(deps: NfceQueueOptions['deps'], log: QueueLogger): QueueLane<NfceWork, NfceSend> {
+  const signer = new NfceSigner((err) => log.error({ err }, 'fila da NFC-e: thread de assinatura indisponível; assinando no laço principal'));
+  const store = deps.store.nfce;
+  return {
+    label: 'NFC-e',
+    due: (now, limit, busy) => store.dueDocuments(now, limit, busy),
+    async prepare(work, issuer) {
+      if (work.signedXml !== null) return { xml: work.signedXml, send: { id: work.id } };
+      const { privateKeyPem, certificatePem } = issuer.certificate;
+      const issued = await signer.sign(work.requestJson!, {
+        emitter: issuer.emitter,
+        credentials: { privateKeyPem, certificatePem },
+        dhEmi: work.dhEmi,
+        cNF: work.cNF,
+        tpEmis: 1,
+      });
+      if (issued.key !== work.chave) {
+        // The emitter's data that make up the key (UF, CNPJ) changed since the request was accepted.
+        throw new FieldError('chave', `a chave de acesso mudou (${work.chave} → ${issued.key}): os dados do emitente mudaram`);
+      }
+      return { xml: issued.xml, send: { id: work.id, signed: { xml: issued.xml, qrcode: issued.qrCode } } };
+    },
+    beginSends: (sends) => store.beginSends(sends),
+    postpone: (id, at, error) => store.postpone(id, at, error),
+    async authorized(work, { verdict, nfeProc, cancelled }) {
+      await store.recordVerdict(
+        work.id,
+        {
+          status: 'autorizado',
+          codigoStatus: verdict.cStat,
+          motivo: verdict.xMotivo,
+          protocolo: verdict.nProt ?? null,
+          autorizadoEm: verdict.receivedAt,
+          nfeProc,
+          cancelado: cancelled,
+        },
+        webhookEvent(cancelled ? 'nfce.cancelada' : 'nfce.autorizada'),
+      );
+    },
+    async rejected(work, { codigoStatus, motivo }) {
+      await store.recordVerdict(work.id, { status: 'rejeitado', codigoStatus, motivo }, webhookEvent('nfce.rejeitada'));
+    },
+    close: () => signer.close(),
+  };
+}
+
+/** The NFC-e issuance queue (see the header). */
+export class NfceQueue extends AuthorizationQueue<NfceWork, NfceSend> {
+  constructor(options: NfceQueueOptions) {
+    super({ ...options, lane: nfceLane(options.deps, options.log) });
   }
 }

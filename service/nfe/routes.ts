@@ -1,0 +1,108 @@
+// The NF-e endpoints (contract.md section 3, end): the return of goods sold with an NFC-e
+// (NF-e de devolução, model 55), queued like the NFC-e, with the same idempotency rules, its
+// detail and its XML. The queue (the NFC-e's authorization queue over the returns' lane) starts
+// when the app is ready, after the keys a stopped process left claimed are settled.
+
+import { randomUUID } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import { companyOf, ownedOr404 } from '../http/auth.ts';
+import { ApiError, errorResponses } from '../http/errors.ts';
+import type { ApiRoutes } from '../http/type-provider.ts';
+import { IdempotencyHeaders, sendReplay } from '../idempotency.ts';
+import { Returns } from './issuance.ts';
+import { nfeQueue } from './queue-lane.ts';
+import { Accepted, DevolucaoBody, IdParams, NfeReplay, NfeView, XmlResponse } from './schemas.ts';
+import type { NfeRecord } from './store.ts';
+import { nfeView } from './view.ts';
+
+const NOT_FOUND = 'NF-e não encontrada.';
+
+export const nfeRoutes: ApiRoutes = async (app, { deps }) => {
+  const log = app.log.child({ component: 'fila-nfe' });
+  const queue = nfeQueue(deps, log);
+  const returns = new Returns(deps, log);
+  app.addHook('onReady', async () => {
+    deps.authority.warmUp();
+    await returns.recover();
+    queue.start();
+  });
+  app.addHook('onClose', async () => queue.stop());
+
+  const documentOf = async (request: FastifyRequest, id: string): Promise<NfeRecord> => {
+    const company = companyOf(request);
+    return ownedOr404(await deps.store.nfe.getDocument(company.id, id), company, NOT_FOUND);
+  };
+
+  app.post(
+    '/nfe/devolucao',
+    {
+      schema: {
+        tags: ['nfe'],
+        summary: 'Emite a NF-e de devolução (modelo 55, entrada) de mercadorias vendidas com uma NFC-e (enfileirada: 202)',
+        description:
+          'Depois do prazo de cancelamento da NFC-e, a devolução desfaz a venda, no todo ou em parte. A NFC-e deve ser desta empresa ' +
+          '(senão 404) e estar autorizada (cancelada, rejeitada ou em processamento: 422 estado_invalido). Cada quantidade vai até o ' +
+          'vendido menos o já devolvido pelas devoluções autorizadas ou em processamento (senão 422 validacao, nomeando itens[i].quantidade). ' +
+          'O serviço numera as NF-e (série 1); um número rejeitado pela autoridade é reaproveitado na próxima devolução. ' +
+          'Idempotência como na NFC-e: cabeçalho Idempotency-Key ou referencia_externa, por empresa e tipo de documento. ' +
+          'Resultado por GET /api/v1/nfe/{id} ou pelo webhook (nfe.autorizada, nfe.rejeitada).',
+        headers: IdempotencyHeaders,
+        body: DevolucaoBody,
+        response: { 202: Accepted, 200: NfeReplay, ...errorResponses(400, 401, 404, 409, 413, 415, 422) },
+      },
+    },
+    async (request, reply) => {
+      const company = companyOf(request);
+      const id = randomUUID();
+      const claim = await deps.idempotency.begin(request, 'nfe', id);
+      if (claim.kind === 'replay') {
+        const document = await deps.store.nfe.getDocument(company.id, claim.documentId);
+        if (!document) throw new Error(`NF-e ${claim.documentId} da chave de idempotência não encontrada`);
+        return sendReplay(reply, nfeView(document));
+      }
+      const record = await returns.accept(company.id, request.body, id, claim.kind === 'new' ? claim.key : undefined);
+      queue.wake();
+      return reply.code(202).send({
+        id,
+        tipo: 'devolucao',
+        situacao: 'processando',
+        serie: record.serie,
+        numero: record.numero,
+        chave: record.chave,
+        message: `NF-e de devolução recebida e em processamento; acompanhe por GET /api/v1/nfe/${id} ou pelo webhook.`,
+      });
+    },
+  );
+
+  app.get(
+    '/nfe/:id',
+    {
+      schema: {
+        tags: ['nfe'],
+        summary: 'Estado atual da NF-e (devolução)',
+        params: IdParams,
+        response: { 200: NfeView, ...errorResponses(401, 404) },
+      },
+    },
+    async (request) => nfeView(await documentOf(request, request.params.id)),
+  );
+
+  app.get(
+    '/nfe/:id/xml',
+    {
+      schema: {
+        tags: ['nfe'],
+        summary: 'XML fiscal: nfeProc (procNFe_v4.00.xsd) quando autorizada; a NFe assinada nos demais estados',
+        params: IdParams,
+        response: { 200: XmlResponse, ...errorResponses(401, 404) },
+      },
+    },
+    async (request, reply) => {
+      const document = await documentOf(request, request.params.id);
+      const xml = await deps.store.nfe.getXml(document.companyId, document.id);
+      if (!xml) throw new ApiError('nao_encontrado', NOT_FOUND);
+      const body = document.status === 'autorizado' && xml.nfeProc ? xml.nfeProc : xml.signedXml;
+      return reply.type('application/xml; charset=utf-8').send(body);
+    },
+  );
+};

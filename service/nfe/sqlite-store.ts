@@ -1,0 +1,241 @@
+// NfeStore on the service's SQLite database, built from SqliteStore's building blocks (its
+// prepared-statement cache, its BEGIN IMMEDIATE transaction and the *InTx settle/enqueue steps),
+// so a return, its idempotency key and its webhook event change in one transaction. Returns are
+// a few a day per store: each write is its own transaction, without the NFC-e's group commit.
+
+import type Database from 'better-sqlite3';
+import type { Environment } from '../../fiscal/company.ts';
+import type { KeyAttempt, KeyOutcome } from '../idempotency-rules.ts';
+import type { WebhookEvent } from '../store.ts';
+import type { NewNfeDocument, NfeEventOf, NfeItemRecord, NfeRecord, NfeStatus, NfeStore, NfeVerdict, NfeWork, ReturnedNfce } from './store.ts';
+
+/** What SqliteStore lends this part. */
+export type SqliteNfeBlocks = {
+  statement(sql: string): Database.Statement;
+  transaction<T>(fn: () => T): T;
+  settleKeyInTx(attempt: KeyAttempt, outcome: KeyOutcome): boolean;
+  enqueueWebhookInTx(event: WebhookEvent): boolean;
+};
+
+type RecordRow = {
+  id: string;
+  company_id: string;
+  tipo: 'devolucao';
+  idempotency_key: string | null;
+  serie: number;
+  numero: number;
+  chave: string;
+  nfce_id: string;
+  chave_nfce: string;
+  dh_emi: string;
+  ambiente: string;
+  justificativa: string;
+  valor_total: string;
+  status: NfeStatus;
+  codigo_status: string | null;
+  motivo: string | null;
+  protocolo: string | null;
+  autorizado_em: string | null;
+  attempts: number;
+  created_at: string;
+};
+
+type ItemRow = { numero_item: number; codigo: string; descricao: string; unidade: string; quantidade_units: number | bigint; valor: string };
+
+const RECORD_COLUMNS = `id, company_id, tipo, idempotency_key, serie, numero, chave, nfce_id, chave_nfce, dh_emi, ambiente,
+  justificativa, valor_total, status, codigo_status, motivo, protocolo, autorizado_em, attempts, created_at`;
+
+const iso = (d: Date = new Date()): string => d.toISOString();
+
+function recordOf(r: RecordRow, items: ItemRow[]): NfeRecord {
+  return {
+    id: r.id,
+    companyId: r.company_id,
+    tipo: r.tipo,
+    idempotencyKey: r.idempotency_key,
+    serie: r.serie,
+    numero: r.numero,
+    chave: r.chave,
+    nfceId: r.nfce_id,
+    chaveNfce: r.chave_nfce,
+    dhEmi: r.dh_emi,
+    ambiente: r.ambiente as Environment,
+    justificativa: r.justificativa,
+    valorTotal: r.valor_total,
+    status: r.status,
+    codigoStatus: r.codigo_status,
+    motivo: r.motivo,
+    protocolo: r.protocolo,
+    autorizadoEm: r.autorizado_em,
+    attempts: r.attempts,
+    createdAt: r.created_at,
+    itens: items.map(
+      (i): NfeItemRecord => ({
+        numeroItem: i.numero_item,
+        codigo: i.codigo,
+        descricao: i.descricao,
+        unidade: i.unidade,
+        quantidadeUnits: BigInt(i.quantidade_units),
+        valor: i.valor,
+      }),
+    ),
+  };
+}
+
+export class SqliteNfeStore implements NfeStore {
+  constructor(private readonly b: SqliteNfeBlocks) {}
+
+  async findNfce(companyId: string, chave: string): Promise<ReturnedNfce | undefined> {
+    const row = this.b
+      .statement(`SELECT id, status, nfe_proc FROM nfce_documents WHERE company_id = ? AND chave = ? AND status <> 'rejeitado'`)
+      .get(companyId, chave) as { id: string; status: ReturnedNfce['status']; nfe_proc: string | null } | undefined;
+    return row && { id: row.id, status: row.status, nfeProc: row.nfe_proc };
+  }
+
+  async returnedQuantities(companyId: string, chaveNfce: string): Promise<Map<number, bigint>> {
+    const rows = this.b
+      .statement(
+        `SELECT i.numero_item, sum(i.quantidade_units) AS units
+           FROM nfe_items i JOIN nfe_documents d ON d.id = i.document_id
+          WHERE d.company_id = ? AND d.chave_nfce = ? AND d.status IN ('processando', 'autorizado')
+          GROUP BY i.numero_item`,
+      )
+      .all(companyId, chaveNfce) as { numero_item: number; units: number | bigint }[];
+    return new Map(rows.map((r) => [r.numero_item, BigInt(r.units)]));
+  }
+
+  async nextNumber(companyId: string, serie: number): Promise<number> {
+    const reusable = this.b
+      .statement(
+        `SELECT min(r.numero) FROM nfe_documents r
+          WHERE r.company_id = @company AND r.serie = @serie AND r.status = 'rejeitado'
+            AND NOT EXISTS (SELECT 1 FROM nfe_documents o
+                             WHERE o.company_id = r.company_id AND o.serie = r.serie AND o.numero = r.numero AND o.status <> 'rejeitado')`,
+      )
+      .pluck()
+      .get({ company: companyId, serie }) as number | null;
+    if (reusable !== null) return reusable;
+    const last = this.b.statement('SELECT max(numero) FROM nfe_documents WHERE company_id = ? AND serie = ?').pluck().get(companyId, serie) as number | null;
+    return (last ?? 0) + 1;
+  }
+
+  async insertDocument(d: NewNfeDocument): Promise<void> {
+    const at = iso(d.createdAt);
+    this.b.transaction(() => {
+      this.b
+        .statement(
+          `INSERT INTO nfe_documents (id, company_id, tipo, idempotency_key, serie, numero, chave, nfce_id, chave_nfce, dh_emi, ambiente,
+             justificativa, request_json, signed_xml, valor_total, status, next_attempt_at, created_at, updated_at)
+           VALUES (@id, @company_id, @tipo, @idempotency_key, @serie, @numero, @chave, @nfce_id, @chave_nfce, @dh_emi, @ambiente,
+             @justificativa, @request_json, @signed_xml, @valor_total, 'processando', @at, @at, @at)`,
+        )
+        .run({
+          id: d.id,
+          company_id: d.companyId,
+          tipo: d.tipo,
+          idempotency_key: d.idempotencyKey,
+          serie: d.serie,
+          numero: d.numero,
+          chave: d.chave,
+          nfce_id: d.nfceId,
+          chave_nfce: d.chaveNfce,
+          dh_emi: d.dhEmi,
+          ambiente: d.ambiente,
+          justificativa: d.justificativa,
+          request_json: d.requestJson,
+          signed_xml: d.signedXml,
+          valor_total: d.valorTotal,
+          at,
+        });
+      const item = this.b.statement(
+        `INSERT INTO nfe_items (document_id, numero_item, codigo, descricao, unidade, quantidade_units, valor) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      );
+      for (const i of d.itens) item.run(d.id, i.numeroItem, i.codigo, i.descricao, i.unidade, i.quantidadeUnits, i.valor);
+    });
+  }
+
+  async getDocument(companyId: string, id: string): Promise<NfeRecord | undefined> {
+    const row = this.b.statement(`SELECT ${RECORD_COLUMNS} FROM nfe_documents WHERE id = ? AND company_id = ?`).get(id, companyId) as
+      | RecordRow
+      | undefined;
+    return row && recordOf(row, this.items(id));
+  }
+
+  async exists(id: string): Promise<boolean> {
+    return this.b.statement('SELECT 1 FROM nfe_documents WHERE id = ?').get(id) !== undefined;
+  }
+
+  async getXml(companyId: string, id: string): Promise<{ signedXml: string; nfeProc: string | null } | undefined> {
+    const row = this.b.statement('SELECT signed_xml, nfe_proc FROM nfe_documents WHERE id = ? AND company_id = ?').get(id, companyId) as
+      | { signed_xml: string; nfe_proc: string | null }
+      | undefined;
+    return row && { signedXml: row.signed_xml, nfeProc: row.nfe_proc };
+  }
+
+  async dueDocuments(now: Date, limit: number, busy: ReadonlySet<string>): Promise<NfeWork[]> {
+    const rows = this.b
+      .statement(
+        `SELECT id, company_id, chave, signed_xml, attempts, created_at FROM nfe_documents
+          WHERE status = 'processando' AND next_attempt_at <= ? ORDER BY next_attempt_at, rowid LIMIT ?`,
+      )
+      .all(iso(now), limit + busy.size) as { id: string; company_id: string; chave: string; signed_xml: string; attempts: number; created_at: string }[];
+    return rows
+      .filter((r) => !busy.has(r.id))
+      .slice(0, limit)
+      .map((r) => ({ id: r.id, companyId: r.company_id, chave: r.chave, signedXml: r.signed_xml, attempts: r.attempts, createdAt: r.created_at }));
+  }
+
+  async beginSends(ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    const now = iso();
+    this.b.transaction(() => {
+      const count = this.b.statement(`UPDATE nfe_documents SET attempts = attempts + 1, updated_at = ? WHERE id = ? AND status = 'processando'`);
+      for (const id of ids) count.run(now, id);
+    });
+  }
+
+  async postpone(id: string, at: Date, error: string): Promise<void> {
+    this.b
+      .statement(`UPDATE nfe_documents SET next_attempt_at = ?, last_error = ?, updated_at = ? WHERE id = ? AND status = 'processando'`)
+      .run(iso(at), error, iso(), id);
+  }
+
+  async recordVerdict(id: string, v: NfeVerdict, eventOf: NfeEventOf): Promise<boolean> {
+    return this.b.transaction(() => {
+      const now = iso();
+      const changed =
+        v.status === 'autorizado'
+          ? this.b
+              .statement(
+                `UPDATE nfe_documents SET status = 'autorizado', codigo_status = ?, motivo = ?, protocolo = ?, autorizado_em = ?,
+                   nfe_proc = ?, next_attempt_at = NULL, last_error = NULL, updated_at = ?
+                 WHERE id = ? AND status = 'processando'`,
+              )
+              .run(v.codigoStatus, v.motivo, v.protocolo, v.autorizadoEm, v.nfeProc, now, id)
+          : this.b
+              .statement(
+                `UPDATE nfe_documents SET status = 'rejeitado', codigo_status = ?, motivo = ?, next_attempt_at = NULL,
+                   last_error = NULL, updated_at = ?
+                 WHERE id = ? AND status = 'processando'`,
+              )
+              .run(v.codigoStatus, v.motivo, now, id);
+      if (changed.changes === 0) return false;
+      const row = this.b.statement(`SELECT ${RECORD_COLUMNS} FROM nfe_documents WHERE id = ?`).get(id) as RecordRow;
+      const record = recordOf(row, this.items(id));
+      if (record.idempotencyKey !== null) {
+        this.b.settleKeyInTx(
+          { companyId: record.companyId, docType: 'nfe', key: record.idempotencyKey, documentId: id },
+          v.status === 'autorizado' ? 'authorized' : 'rejected',
+        );
+      }
+      this.b.enqueueWebhookInTx(eventOf(record));
+      return true;
+    });
+  }
+
+  private items(id: string): ItemRow[] {
+    return this.b
+      .statement('SELECT numero_item, codigo, descricao, unidade, quantidade_units, valor FROM nfe_items WHERE document_id = ? ORDER BY numero_item')
+      .all(id) as ItemRow[];
+  }
+}
