@@ -15,8 +15,10 @@ import { createInterface } from 'node:readline';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { POS_DB_FILE } from '../electron/core/db.ts';
+import { createTerminal } from '../electron/core/terminal.ts';
+import { digestValueOf } from '../fiscal/signature.ts';
 import { api, repoRoot, startService, tempDataDir, type ServiceProcess } from './helpers/service-process.ts';
-import { storeCompany } from './terminal-fixtures.ts';
+import { eventually, setUpContingency, storeCompany, storeCompanyWithCertificate } from './terminal-fixtures.ts';
 
 const SALES = 200;
 /** Lives of the terminal process that end in a SIGKILL (unless it finished first). */
@@ -48,12 +50,12 @@ function rng(seed: number): () => number {
 
 type Life = { child: ChildProcess; ready: Promise<void>; drained: Promise<boolean>; exited: Promise<number | null> };
 
-function startTerminal(dataDir: string, token: string, finished: Map<number, string>, log: string[]): Life {
+function startTerminal(dataDir: string, token: string, finished: Map<number, string>, log: string[], quantity = SALES): Life {
   const child = spawn(
     process.execPath,
     [
       join(repoRoot, 'bin', 'balcao.js'), 'terminal', 'vendas',
-      '--data', dataDir, '--servico', service.url, '--token', token, '--serie', '1', '--quantidade', String(SALES),
+      '--data', dataDir, '--servico', service.url, '--token', token, '--serie', '1', '--quantidade', String(quantity),
       '--intervalo-ms', '5', '--espera-base-ms', '50', '--espera-max-ms', '400',
     ],
     { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] },
@@ -186,4 +188,137 @@ it(`${SALES} sales, the terminal SIGKILLed at random and the service restarted o
     `caos: ${kills} SIGKILL do terminal (vendas anunciadas a cada morte: ${killedAt.join(', ')}), ` +
       `serviço reiniciado na vida ${serviceRestartLife}; ${context}`,
   );
+});
+
+// ---- Offline contingency under SIGKILL ---------------------------------------------------------
+// A focused phase: the terminal set up to issue by itself (company, CSC, certificate), the
+// service killed, `balcao terminal vendas` selling OUTAGE_SALES sales and SIGKILLed at random
+// while it issues them offline; then the service back and the process SIGKILLed a few more
+// times while it transmits them and reconciles the sales caught by the outage. In the end every
+// sale has one receipt, issued offline and authorized at the service with the key and digest it
+// was signed with; every number the terminal took is either such a receipt or voided (the
+// online attempts the outage left in doubt), none both, none twice.
+
+const OUTAGE_SALES = 40;
+const OUTAGE_KILLS = 6;
+const CATCH_UP_KILLS = 3;
+
+function finishedSales(dataDir: string): number {
+  const db = new Database(join(dataDir, POS_DB_FILE), { readonly: true, fileMustExist: true });
+  try {
+    return db.prepare("SELECT count(*) FROM sales WHERE state = 'finished'").pluck().get() as number;
+  } finally {
+    db.close();
+  }
+}
+
+it(`offline contingency: ${OUTAGE_SALES} sales while the service is down, the terminal SIGKILLed during the outage and during the catch-up: each sale issued offline once, transmitted once, in-doubt numbers voided`, { timeout: 240_000 }, async () => {
+  const seed = Number(process.env.BALCAO_CHAOS_SEED ?? Date.now() % 1_000_000);
+  const random = rng(seed + 1);
+  const context = `semente ${seed} (BALCAO_CHAOS_SEED=${seed} repete esta execução)`;
+  const company = await storeCompanyWithCertificate(serviceDir);
+  const dataDir = tempDataDir('balcao-terminal-chaos-contingency-');
+  const setup = await createTerminal({ dataDir, serviceUrl: service.url, token: company.token, series: 1, startWorker: false });
+  const manager = await setup.createManager({ name: 'Gerente Ana', pin: '2580' });
+  await setUpContingency(setup, company, { managerId: manager.id, pin: '2580' }, { failureThreshold: 2 });
+  await setup.close();
+
+  const announced = new Map<number, string>();
+  const log: string[] = [];
+  let kills = 0;
+  await service.kill();
+  let serviceBack = false;
+  try {
+    // The outage: lives killed at random moments, then one that sells what is left (it cannot
+    // drain while the service is away: it is killed too once every sale is finished).
+    for (let life = 1; life <= OUTAGE_KILLS + 1; life++) {
+      const current = startTerminal(dataDir, company.token, announced, log, OUTAGE_SALES);
+      await current.ready;
+      if (life <= OUTAGE_KILLS) await sleep(100 + random() * 1200);
+      else await eventually('todas as vendas finalizadas', () => finishedSales(dataDir) >= OUTAGE_SALES, 120_000);
+      current.child.kill('SIGKILL');
+      await current.exited;
+      kills++;
+    }
+    await service.restart({ hard: true });
+    serviceBack = true;
+  } finally {
+    if (!serviceBack) await service.restart({ hard: true });
+  }
+  // The catch-up: killed again while it transmits and reconciles, then left to drain.
+  for (let life = 1; ; life++) {
+    const current = startTerminal(dataDir, company.token, announced, log, OUTAGE_SALES);
+    await current.ready;
+    if (life <= CATCH_UP_KILLS) {
+      const outcome = await Promise.race([current.drained.then(() => 'drained'), sleep(100 + random() * 1500).then(() => 'kill')]);
+      if (outcome === 'kill') {
+        current.child.kill('SIGKILL');
+        await current.exited;
+        kills++;
+        continue;
+      }
+    }
+    const drained = await current.drained;
+    const code = await current.exited;
+    expect({ drained, code }, `${context}\n${log.slice(-30).join('\n')}`).toEqual({ drained: true, code: 0 });
+    break;
+  }
+
+  // ---- The terminal's own record
+  const db = new Database(join(dataDir, POS_DB_FILE), { readonly: true, fileMustExist: true });
+  type Row = { id: string; sale_id: string; nnf: number; state: string; tp_emis: number; chave: string; signed_xml: string; idempotency_key: string; service_id: string };
+  let receipts: Row[];
+  let tasks: { nnf: number; state: string; outcome: string }[];
+  try {
+    const sales = db.prepare("SELECT id FROM sales WHERE state = 'finished'").pluck().all() as string[];
+    expect(sales.length, context).toBe(OUTAGE_SALES);
+    receipts = db.prepare('SELECT * FROM receipts ORDER BY nnf').all() as Row[];
+    expect(new Set(receipts.map((r) => r.sale_id)), context).toEqual(new Set(sales));
+    expect(receipts.filter((r) => r.state !== 'authorized' || r.tp_emis !== 9).map((r) => [r.nnf, r.state, r.tp_emis]), context).toEqual([]);
+    tasks = db.prepare('SELECT nnf, state, outcome FROM reconciliation_tasks ORDER BY nnf').all() as typeof tasks;
+    expect(tasks.filter((t) => t.state !== 'done' || t.outcome !== 'inutilizada'), context).toEqual([]);
+    // Every number taken is a receipt or a voided attempt, never both, none skipped.
+    const taken = [...receipts.map((r) => r.nnf), ...tasks.map((t) => t.nnf)].sort((a, b) => a - b);
+    expect(taken, context).toEqual(Array.from({ length: taken.length }, (_, i) => i + 1));
+    expect(db.prepare('SELECT next_nnf FROM series WHERE serie = 1').pluck().get(), context).toBe(taken.length + 1);
+    // One live-or-done emission per receipt, with its own key and its signed XML.
+    const emits = db.prepare("SELECT receipt_id, idempotency_key, payload FROM outbox WHERE kind = 'emit' AND state = 'done'").all() as {
+      receipt_id: string;
+      idempotency_key: string;
+      payload: string;
+    }[];
+    expect(emits.length, context).toBe(receipts.length);
+    const byId = new Map(receipts.map((r) => [r.id, r]));
+    for (const e of emits) {
+      expect(e.idempotency_key).toBe(byId.get(e.receipt_id)!.idempotency_key);
+      expect(JSON.parse(e.payload)).toEqual({ xml: byId.get(e.receipt_id)!.signed_xml });
+    }
+    const announcedIds = new Set(announced.values());
+    for (const id of announcedIds) expect(byId.has(id), `${context} recibo anunciado ${id}`).toBe(true);
+    const periods = db.prepare('SELECT automatic, ended_at FROM contingency_periods').all() as { automatic: number; ended_at: string | null }[];
+    expect(periods.length, context).toBeGreaterThan(0);
+    expect(periods.filter((p) => p.ended_at === null), context).toEqual([]);
+  } finally {
+    db.close();
+  }
+
+  // ---- The service: each receipt authorized with the key and digest the terminal signed
+  const http = api(service.url, company.token);
+  for (const r of receipts) {
+    const doc = await http.get(`/api/v1/nfce/${r.service_id}`);
+    expect(doc.body, `${context} nNF ${r.nnf}`).toMatchObject({ status: 'autorizado', numero: r.nnf, chave: r.chave, contingencia: true, referencia_externa: r.idempotency_key });
+    expect(digestValueOf((await http.get(`/api/v1/nfce/${r.service_id}/xml`)).text), context).toBe(digestValueOf(r.signed_xml));
+  }
+
+  // ---- The authority: each number once, authorized (the receipts) or voided (the attempts in doubt)
+  const authority = new Database(join(serviceDir, 'sandbox-authority.sqlite'), { readonly: true, fileMustExist: true });
+  try {
+    const authorized = authority.prepare("SELECT number, tp_emis FROM nfe WHERE cnpj = ? AND model = '65' AND serie = 1 ORDER BY number").all(company.cnpj);
+    expect(authorized, context).toEqual(receipts.map((r) => ({ number: r.nnf, tp_emis: 9 })));
+    const voided = authority.prepare("SELECT first_number, last_number FROM voided_range WHERE cnpj = ? AND model = '65' ORDER BY first_number").all(company.cnpj);
+    expect(voided, context).toEqual(tasks.map((t) => ({ first_number: t.nnf, last_number: t.nnf })));
+  } finally {
+    authority.close();
+  }
+  console.log(`caos em contingência: ${kills} SIGKILL do terminal, ${receipts.length} NFC-e offline, ${tasks.length} número(s) em dúvida inutilizado(s); ${context}`);
 });

@@ -2,8 +2,13 @@
 // authority keys numbers by CNPJ, so tests that must not share a numbering use their own), a
 // company registered with a CSC, and a ready terminal on a temporary folder.
 
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createCompany, tempDataDir } from './helpers/service-process.ts';
 import { createTerminal, type Terminal, type TerminalOptions } from '../electron/core/terminal.ts';
+import type { CompanyProfile, ContingencySettings } from '../electron/api/terminal-api.ts';
+import { generateTestCertificate, type Certificate } from '../fiscal/certificate.ts';
+import { demoEmitter } from '../fiscal/samples.ts';
 
 /** A valid numeric CNPJ from a 12-digit base (mod-11 check digits). */
 export function cnpjFrom(base12: string): string {
@@ -48,4 +53,49 @@ export async function eventually<T>(what: string, probe: () => T | undefined | f
     if (Date.now() > deadline) throw new Error(`tempo esgotado esperando: ${what}`);
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+// ---- Offline contingency ----------------------------------------------------------------------
+
+/** A company with CSC AND its A1 certificate at the service, plus what a terminal needs to issue for it offline. */
+export async function storeCompanyWithCertificate(serviceDataDir: string): Promise<{
+  companyId: string;
+  token: string;
+  cnpj: string;
+  pfx: Buffer;
+  password: string;
+  certificate: Certificate;
+  profile: CompanyProfile & { cscToken: string };
+}> {
+  const cnpj = cnpjFrom(`${String(process.pid % 100_000).padStart(5, '0')}${String(++companies).padStart(3, '0')}0001`);
+  const nome = `LOJA CONTINGENCIA ${companies}`;
+  const password = 'senha-do-certificado';
+  const { pfx, certificate } = generateTestCertificate({ cnpj, xNome: nome, password });
+  const pfxFile = join(tempDataDir('balcao-pfx-'), 'empresa.pfx');
+  writeFileSync(pfxFile, pfx);
+  const created = await createCompany(serviceDataDir, { cnpj, uf: 'SP', nome, 'csc-id': '1', csc: 'CSC-DE-TESTE-123456', certificado: pfxFile, senha: password });
+  const demo = demoEmitter({ cnpj });
+  const profile = {
+    cnpj,
+    ie: demo.ie,
+    xNome: nome,
+    address: { ...demo.address },
+    crt: demo.crt,
+    environment: 'homologacao' as const,
+    qrCodeVersion: 2 as const,
+    cscId: '1',
+    cscToken: 'CSC-DE-TESTE-123456',
+  };
+  return { ...created, cnpj, pfx, password, certificate, profile };
+}
+
+/** Stores the company profile, CSC and certificate in the terminal (the manager's settings screen). */
+export async function setUpContingency(
+  terminal: Terminal,
+  company: Awaited<ReturnType<typeof storeCompanyWithCertificate>>,
+  auth: { managerId: string; pin: string },
+  contingency: Partial<ContingencySettings> = {},
+): Promise<void> {
+  await terminal.updateSettings({ company: company.profile, contingency }, auth);
+  await terminal.importCertificate({ ...auth, pfxBase64: company.pfx.toString('base64'), password: company.password });
 }

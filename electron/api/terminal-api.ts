@@ -185,7 +185,7 @@ export type CorrectionInput = {
 
 export type ReprintResult = {
   receipt: ReceiptView;
-  /** The 80 mm receipt as ESC/POS bytes (base64), as the service renders it. */
+  /** The receipt as ESC/POS bytes (base64): the job just sent to this terminal's printer. */
   escposBase64: string;
 };
 

@@ -31,6 +31,8 @@ export type NfceDocument = {
   qrcode: string | null;
   url_consulta: string | null;
   contingencia: boolean;
+  /** Protocol of the cancellation event, once cancelled. */
+  protocolo_cancelamento?: string | null;
   ambiente: 'homologacao' | 'producao';
   referencia_externa: string | null;
   /** Present (true) on a replay of an authorized issuance. */
@@ -48,16 +50,41 @@ export type InutilizarBody = { serie: number; numero_inicial: number; numero_fin
 export type InutilizarResult = { protocolo: string; codigo_status: string; motivo: string };
 
 /**
- * POST /api/v1/nfe/devolucao (contract 3): the return referencing an NFC-e's key with the items
- * and quantities returned. The specification does not show the payload; these are the fields
- * the contract names, to be matched with the service's schema.
+ * POST /api/v1/nfe/devolucao (contract 3; the payload is the service's, service/nfe/schemas.ts):
+ * the return referencing an NFC-e's key, with the items (nItem of the NFC-e) and quantities.
  */
 export type DevolucaoBody = {
   chave_nfce: string;
   itens: { numero_item: number; quantidade: string }[];
-  justificativa?: string;
+  /** Why the goods came back, 15 to 255 characters. */
+  justificativa: string;
+  /** Who brings them back: required when the NFC-e named no consumer. */
+  destinatario?: { cpf?: string; cnpj?: string; nome?: string };
 };
-export type NfeDocument = { id: string; chave: string; status: string; [k: string]: unknown };
+
+/** GET /api/v1/nfe/{id}: a return. `status` is the authority's cStat, `situacao` the state. */
+export type NfeDocument = {
+  id: string;
+  tipo: 'devolucao';
+  situacao: 'processando' | 'autorizado' | 'rejeitado';
+  status: string | null;
+  motivo: string | null;
+  serie: number;
+  numero: number;
+  chave: string;
+  chave_nfce: string;
+  protocolo: string | null;
+  autorizado_em: string | null;
+  valor_total: string;
+  itens: { numero_item: number; quantidade: string; valor: string }[];
+  /** Present (true) on a replay of an authorized return. */
+  idempotent_replay?: boolean;
+};
+
+/** 202 of POST /api/v1/nfe/devolucao. */
+export type NfeAccepted = { id: string; tipo: 'devolucao'; situacao: 'processando'; serie: number; numero: number; chave: string; message: string };
+
+export type DevolucaoSubmission = { status: 202; replay: false; body: NfeAccepted } | { status: 200; replay: true; body: NfeDocument };
 
 export type ContractError = { code: string; message: string; details?: { field: string; message: string }[] };
 
@@ -173,14 +200,21 @@ export type IssuanceClientOptions = {
 type Raw = { status: number; headers: Headers; body: unknown; bytes: Uint8Array };
 
 export class IssuanceClient {
-  readonly baseUrl: string;
-  private readonly token: string;
+  // Mutable: the manager changes them in the settings and the next request uses them.
+  baseUrl: string;
+  private token: string;
   private readonly timeoutMs: number;
 
   constructor(options: IssuanceClientOptions) {
     this.baseUrl = (options.baseUrl ?? DEFAULT_SERVICE_URL).replace(/\/+$/, '');
     this.token = options.token;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  }
+
+  /** Points the client at another service or token; requests in flight finish with the old ones. */
+  reconfigure(options: { baseUrl?: string; token?: string }): void {
+    if (options.baseUrl !== undefined) this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    if (options.token !== undefined) this.token = options.token;
   }
 
   /** One HTTP exchange. Resolves for 2xx; rejects with ServiceHttpError or ServiceNetworkError. */
@@ -262,9 +296,11 @@ export class IssuanceClient {
   // -------------------------------------------------------------------------------------------
   // NF-e de devolução
 
-  async createDevolucao(body: DevolucaoBody, idempotencyKey: string): Promise<{ status: number; body: NfeDocument }> {
+  /** POST /api/v1/nfe/devolucao with the return's idempotency key (the same on every attempt). */
+  async createDevolucao(body: DevolucaoBody, idempotencyKey: string): Promise<DevolucaoSubmission> {
     const raw = await this.call('POST', '/api/v1/nfe/devolucao', { body, idempotencyKey });
-    return { status: raw.status, body: IssuanceClient.json(raw, 'POST /api/v1/nfe/devolucao') };
+    if (raw.status === 200) return { status: 200, replay: true, body: IssuanceClient.json<NfeDocument>(raw, 'POST /api/v1/nfe/devolucao') };
+    return { status: 202, replay: false, body: IssuanceClient.json<NfeAccepted>(raw, 'POST /api/v1/nfe/devolucao') };
   }
 
   async getNfe(id: string): Promise<NfeDocument> {

@@ -15,9 +15,10 @@
 //   with capped exponential backoff and jitter, applied to the whole queue (the service is the
 //   same for every receipt, so one probe at a time while it is down).
 
-import type { NetworkFailureKind, NfceDocument, NfceSubmission, InutilizarResult } from './api-client.ts';
+import type { DevolucaoSubmission, NetworkFailureKind, NfceDocument, NfceSubmission, InutilizarResult, NfeAccepted, NfeDocument } from './api-client.ts';
 import { ServiceHttpError, ServiceNetworkError } from './api-client.ts';
-import type { ReceiptPatch } from './pos-store.ts';
+import { toCents } from '../../fiscal/money.ts';
+import type { ReceiptPatch, ReturnPatch } from './pos-store.ts';
 
 export type RetryPolicy = {
   /** Transport failures: first delay and cap of the exponential backoff (whole queue). */
@@ -178,8 +179,11 @@ export function decidePoll(result: Result<NfceDocument>, polls: number, policy: 
   return { action: 'attention', message: refusalMessage('Falha ao consultar a NFC-e no serviço', f as HttpFailure) };
 }
 
-/** What a document's state means for the receipt and its emit entry. */
-export function documentOutcome(doc: NfceDocument): { receipt: ReceiptPatch; entry: 'done' | 'blocked' | 'sent' } {
+/**
+ * What a document's state means for the receipt and its emit entry. `contingency`: the receipt
+ * was signed and printed at the terminal (tpEmis 9), so it cannot be corrected and resent.
+ */
+export function documentOutcome(doc: NfceDocument, contingency = false): { receipt: ReceiptPatch; entry: 'done' | 'blocked' | 'sent' } {
   const facts: ReceiptPatch = {
     service_id: doc.id,
     chave: doc.chave ?? null,
@@ -207,8 +211,11 @@ export function documentOutcome(doc: NfceDocument): { receipt: ReceiptPatch; ent
         receipt: {
           ...facts,
           state: 'rejected',
-          attention: `NFC-e rejeitada pela SEFAZ (${doc.codigo_status ?? '?'}): ${doc.motivo ?? 'sem motivo informado'}. ` +
-            'Corrija e reenvie: o número será o mesmo.',
+          attention: contingency
+            ? `NFC-e emitida em contingência rejeitada pela SEFAZ (${doc.codigo_status ?? '?'}): ${doc.motivo ?? 'sem motivo informado'}. ` +
+              'Ela não pode ser alterada depois de impressa: a venda precisa de uma nova NFC-e; procure o responsável fiscal.'
+            : `NFC-e rejeitada pela SEFAZ (${doc.codigo_status ?? '?'}): ${doc.motivo ?? 'sem motivo informado'}. ` +
+              'Corrija e reenvie: o número será o mesmo.',
         },
         entry: 'blocked',
       };
@@ -261,4 +268,85 @@ export function decideVoid(result: Result<InutilizarResult>, attempts: number, p
   const h = f as HttpFailure;
   if (attempts > 0 && h.status === 422 && ALREADY_VOIDED.test(h.message)) return { action: 'voided', result: null };
   return { action: 'refused', message: refusalMessage('Inutilização recusada pelo serviço', h) };
+}
+
+// =============================================================================================
+// Returns: POST /api/v1/nfe/devolucao, then GET /api/v1/nfe/{id} until the verdict
+//
+// Like the receipt's emission, except that a refusal is final: a return is not corrected and
+// sent again under its key; the manager asks for a new return (with a new key) instead.
+
+export type ReturnDecision =
+  | { action: 'accepted'; accepted: NfeAccepted; pollInMs: number }
+  | { action: 'settled'; document: NfeDocument }
+  | { action: 'poll'; serviceId: string; inMs: number; note: string }
+  | Retry
+  | { action: 'refused'; message: string };
+
+export function decideReturn(result: Result<DevolucaoSubmission>, policy: RetryPolicy, random: () => number): ReturnDecision {
+  if (result.ok) {
+    const sub = result.value;
+    if (sub.replay) return { action: 'settled', document: sub.body };
+    return { action: 'accepted', accepted: sub.body, pollInMs: policy.pollFirstMs };
+  }
+  const f = result.failure;
+  const retry = retryOf(f, policy, random);
+  if (f.kind === 'http' && f.status === 409 && f.documentId && retry) {
+    return { action: 'poll', serviceId: f.documentId, inMs: retry.inMs ?? policy.conflictDefaultMs, note: f.message };
+  }
+  if (retry) return retry;
+  return { action: 'refused', message: refusalMessage('O serviço recusou a devolução', f as HttpFailure) };
+}
+
+export type ReturnPollDecision =
+  | { action: 'final'; document: NfeDocument }
+  | { action: 'poll'; inMs: number }
+  | Retry
+  /** The service does not know the id: POST again with the same key. */
+  | { action: 'resend'; note: string }
+  | { action: 'refused'; message: string };
+
+export function decideReturnPoll(result: Result<NfeDocument>, polls: number, policy: RetryPolicy, random: () => number): ReturnPollDecision {
+  if (result.ok) {
+    if (result.value.situacao === 'processando') return { action: 'poll', inMs: backoffMs(polls + 1, policy.pollBaseMs, policy.pollCapMs, random) };
+    return { action: 'final', document: result.value };
+  }
+  const f = result.failure;
+  const retry = retryOf(f, policy, random);
+  if (retry) return retry;
+  if (f.kind === 'http' && f.status === 404) return { action: 'resend', note: f.message };
+  return { action: 'refused', message: refusalMessage('Falha ao consultar a devolução no serviço', f as HttpFailure) };
+}
+
+/** What the service's return means for the terminal's return row; `final` once it has a verdict. */
+export function returnOutcome(doc: NfeDocument): { patch: ReturnPatch; final: boolean } {
+  const facts: ReturnPatch = {
+    service_id: doc.id,
+    serie: doc.serie,
+    nnf: doc.numero,
+    chave: doc.chave,
+    codigo_status: doc.status ?? null,
+    motivo: doc.motivo ?? null,
+    total_cents: Number(toCents(doc.valor_total, 'valor_total')),
+  };
+  switch (doc.situacao) {
+    case 'autorizado':
+      return {
+        patch: { ...facts, state: 'authorized', protocolo: doc.protocolo ?? null, autorizado_em: doc.autorizado_em ?? null, attention: null },
+        final: true,
+      };
+    case 'rejeitado':
+      return {
+        patch: {
+          ...facts,
+          state: 'rejected',
+          attention:
+            `NF-e de devolução rejeitada pela SEFAZ (${doc.status ?? '?'}): ${doc.motivo ?? 'sem motivo informado'}. ` +
+            'Nada foi devolvido por ela: faça uma nova devolução.',
+        },
+        final: true,
+      };
+    default:
+      return { patch: { ...facts, state: 'processing' }, final: false };
+  }
 }

@@ -3,7 +3,7 @@
 // performs the calls and stores each decision in one transaction with the state it changes.
 //
 // Scheduling:
-// - Commands go out in outbox order (seq). Sends (POST of a receipt, cancellation, void) are
+// - Commands go out in outbox order (seq). Sends (POST of a receipt, cancellation, void, return) are
 //   started in that order, `sendConcurrency` in flight at most (default 2: the next request
 //   travels while the service works on the previous one, which nearly doubles the drain of a
 //   long queue; 1 gives strictly one at a time). Numbers need no order at the authority; only
@@ -24,23 +24,26 @@
 //   are committed without their own fsync (PosStore.relaxedTransaction): a power cut may also
 //   repeat the last few calls, again with the same keys, and the service answers them the same.
 
-import type { IssuanceClient, InutilizarBody, NfceDocument } from './api-client.ts';
+import type { DevolucaoBody, IssuanceClient, InutilizarBody, NfceDocument, NfeDocument } from './api-client.ts';
 import { audit, SYSTEM_ACTOR } from './managers.ts';
 import {
   backoffMs,
   decideCancel,
   decideEmit,
   decidePoll,
+  decideReturn,
+  decideReturnPoll,
   decideVoid,
   DEFAULT_RETRY,
   documentOutcome,
   failureOf,
+  returnOutcome,
   type Failure,
   type Result,
   type Retry,
   type RetryPolicy,
 } from './outbox-rules.ts';
-import type { OutboxRow, PosStore, ReceiptPatch, ReceiptRow } from './pos-store.ts';
+import type { OutboxRow, PosStore, ReceiptPatch, ReceiptRow, ReturnRow } from './pos-store.ts';
 import { iso, type Clock } from './sales.ts';
 
 export type OutboxWorkerOptions = {
@@ -57,7 +60,13 @@ export type OutboxWorkerOptions = {
   /** While idle, how often to check the service is reachable (for the online flag). */
   healthIntervalMs?: number;
   onReceiptChanged?: (receiptId: string) => void;
+  onReturnChanged?: (returnId: string) => void;
   onStatusChanged?: () => void;
+  /**
+   * Every exchange with the service, as it ends: null when it got an answer that is not a
+   * failure, else the failure (offline contingency counts them: contingency/mode.ts).
+   */
+  onExchange?: (failure: Failure | null) => void;
 };
 
 export type WorkerStatus = { online: boolean | null; lastContactAt: number | null; lastError: string | null };
@@ -83,7 +92,9 @@ export class OutboxWorker {
   private readonly pollWindow: number;
   private readonly healthIntervalMs: number;
   private readonly onReceiptChanged: (receiptId: string) => void;
+  private readonly onReturnChanged: (returnId: string) => void;
   private readonly onStatusChanged: () => void;
+  private readonly onExchange: (failure: Failure | null) => void;
 
   private running = false;
   private loopDone: Promise<void> | undefined;
@@ -111,7 +122,9 @@ export class OutboxWorker {
     this.pollWindow = Math.max(this.pollConcurrency, options.pollWindow ?? 8);
     this.healthIntervalMs = options.healthIntervalMs ?? 15_000;
     this.onReceiptChanged = options.onReceiptChanged ?? (() => {});
+    this.onReturnChanged = options.onReturnChanged ?? (() => {});
     this.onStatusChanged = options.onStatusChanged ?? (() => {});
+    this.onExchange = options.onExchange ?? (() => {});
   }
 
   get state(): WorkerStatus {
@@ -260,6 +273,7 @@ export class OutboxWorker {
       const r = await attempt(() => this.client.health());
       if (r.ok) this.setStatus({ online: r.value, lastContactAt: this.clock(), ...(r.value && { lastError: null }) });
       else this.setStatus({ online: false, lastContactAt: this.clock(), lastError: r.failure.message });
+      this.onExchange(r.ok ? (r.value ? null : { kind: 'http', status: 503, code: 'healthz', message: 'Serviço de emissão respondeu com falha', details: [] }) : r.failure);
     })().finally(() => (this.healthCheck = undefined));
   }
 
@@ -272,6 +286,7 @@ export class OutboxWorker {
   /** Bookkeeping of every exchange: online flag, last error, queue-wide backoff. */
   private noteExchange(result: Result<unknown>): void {
     const now = this.clock();
+    this.onExchange(result.ok ? null : result.failure);
     if (result.ok || !isTransport(result.failure)) {
       this.transportFailures = 0;
       this.pausedUntil = 0;
@@ -316,6 +331,8 @@ export class OutboxWorker {
         return this.cancel(entry);
       case 'void':
         return this.voidNumber(entry);
+      case 'return':
+        return entry.state === 'sent' ? this.pollReturn(entry) : this.sendReturn(entry);
     }
   }
 
@@ -323,7 +340,7 @@ export class OutboxWorker {
   // Emission
 
   private applyDocument(entry: OutboxRow, receipt: ReceiptRow, doc: NfceDocument, now: number): void {
-    const outcome = documentOutcome(doc);
+    const outcome = documentOutcome(doc, receipt.tp_emis === 9);
     const patch: ReceiptPatch = { ...outcome.receipt };
     if ((patch.state === 'authorized' || patch.state === 'cancelled') && !receipt.authorized_seen_at) patch.authorized_seen_at = iso(now);
     this.store.updateReceipt(receipt.id, patch, iso(now));
@@ -493,6 +510,115 @@ export class OutboxWorker {
         }
         case 'retry':
           this.retryLater(entry, d, now);
+          return;
+      }
+    });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Returns (NF-e de devolução): the entry's key is the return's (returns.idempotency_key)
+
+  /** Like `record`, for the return the entry carries. */
+  private recordReturn(entry: OutboxRow, fn: (ret: ReturnRow, now: number) => void): void {
+    const now = this.clock();
+    let returnId: string | undefined;
+    const changed = this.store.relaxedTransaction(() => {
+      const current = this.store.outboxEntry(entry.seq);
+      if (!current || current.state !== entry.state || current.payload !== entry.payload || current.attempts !== entry.attempts) return false;
+      const ret = this.store.returnByKey(entry.idempotency_key);
+      if (!ret) return false;
+      returnId = ret.id;
+      fn(ret, now);
+      return true;
+    });
+    if (changed && returnId) this.onReturnChanged(returnId);
+  }
+
+  private applyReturn(entry: OutboxRow, ret: ReturnRow, doc: NfeDocument, now: number): void {
+    const at = iso(now);
+    const outcome = returnOutcome(doc);
+    this.store.updateReturn(ret.id, outcome.patch, at);
+    if (!outcome.final) {
+      this.store.updateOutbox(entry.seq, { state: 'sent', attempts: 0, last_error: null, next_attempt_at: now + this.policy.pollFirstMs }, at);
+      return;
+    }
+    this.store.updateOutbox(entry.seq, { state: 'done', last_error: null, completed_at: at }, at);
+    const authorized = outcome.patch.state === 'authorized';
+    audit(this.store, () => now, {
+      actor: SYSTEM_ACTOR,
+      action: authorized ? 'devolucao_autorizada' : 'devolucao_rejeitada',
+      receiptId: ret.receipt_id,
+      reason: authorized ? null : (outcome.patch.attention ?? null),
+      details: { devolucao: ret.id, serie: doc.serie, nNF: doc.numero, chave: doc.chave, codigo_status: doc.status },
+    });
+  }
+
+  private refuseReturn(entry: OutboxRow, ret: ReturnRow, now: number, message: string): void {
+    const at = iso(now);
+    this.store.updateReturn(ret.id, { state: 'needs_attention', attention: `${message}. Nada foi devolvido por ela.` }, at);
+    this.store.updateOutbox(entry.seq, { state: 'failed', attempts: entry.attempts + 1, last_error: message, completed_at: at }, at);
+    audit(this.store, () => now, { actor: SYSTEM_ACTOR, action: 'devolucao_recusada', receiptId: ret.receipt_id, reason: message, details: { devolucao: ret.id } });
+  }
+
+  private async sendReturn(entry: OutboxRow): Promise<void> {
+    const result = await attempt(() => this.client.createDevolucao(JSON.parse(entry.payload) as DevolucaoBody, entry.idempotency_key));
+    this.noteExchange(result);
+    const d = decideReturn(result, this.policy, this.random);
+    this.recordReturn(entry, (ret, now) => {
+      const at = iso(now);
+      switch (d.action) {
+        case 'accepted':
+          this.store.updateReturn(
+            ret.id,
+            { state: 'processing', service_id: d.accepted.id, serie: d.accepted.serie, nnf: d.accepted.numero, chave: d.accepted.chave, attention: null },
+            at,
+          );
+          this.store.updateOutbox(entry.seq, { state: 'sent', attempts: 0, last_error: null, next_attempt_at: now + d.pollInMs }, at);
+          return;
+        case 'settled':
+          this.applyReturn(entry, ret, d.document, now);
+          return;
+        case 'poll':
+          this.store.updateReturn(ret.id, { state: 'processing', service_id: d.serviceId }, at);
+          this.store.updateOutbox(entry.seq, { state: 'sent', attempts: 0, last_error: d.note, next_attempt_at: now + d.inMs }, at);
+          return;
+        case 'retry':
+          this.retryLater(entry, d, now);
+          return;
+        case 'refused':
+          this.refuseReturn(entry, ret, now, d.message);
+          return;
+      }
+    });
+  }
+
+  private async pollReturn(entry: OutboxRow): Promise<void> {
+    const serviceId = this.store.returnByKey(entry.idempotency_key)?.service_id;
+    if (!serviceId) {
+      this.recordReturn(entry, (_r, now) => this.store.updateOutbox(entry.seq, { state: 'pending', next_attempt_at: now }, iso(now)));
+      return;
+    }
+    const result = await attempt(() => this.client.getNfe(serviceId));
+    this.noteExchange(result);
+    const d = decideReturnPoll(result, entry.attempts, this.policy, this.random);
+    this.recordReturn(entry, (ret, now) => {
+      const at = iso(now);
+      switch (d.action) {
+        case 'final':
+          this.applyReturn(entry, ret, d.document, now);
+          return;
+        case 'poll':
+          this.store.updateOutbox(entry.seq, { attempts: entry.attempts + 1, last_error: null, next_attempt_at: now + d.inMs }, at);
+          return;
+        case 'retry':
+          this.retryLater(entry, d, now);
+          return;
+        case 'resend':
+          this.store.updateReturn(ret.id, { state: 'pending' }, at);
+          this.store.updateOutbox(entry.seq, { state: 'pending', attempts: 0, last_error: d.note, next_attempt_at: now }, at);
+          return;
+        case 'refused':
+          this.refuseReturn(entry, ret, now, d.message);
           return;
       }
     });

@@ -127,7 +127,7 @@ export type ReceiptPatch = Partial<
   >
 >;
 
-export type OutboxKind = 'emit' | 'cancel' | 'void';
+export type OutboxKind = 'emit' | 'cancel' | 'void' | 'return';
 export type OutboxState = 'pending' | 'sent' | 'done' | 'blocked' | 'failed';
 
 export type OutboxRow = {
@@ -171,6 +171,98 @@ export type AuditRow = {
 
 export type OutboxStats = { live: number; oldestCreatedAt: string | null };
 
+export type ReturnState = 'pending' | 'processing' | 'authorized' | 'rejected' | 'needs_attention';
+
+export type ReturnRow = {
+  id: string;
+  receipt_id: string;
+  idempotency_key: string;
+  state: ReturnState;
+  request_json: string;
+  reason: string;
+  total_cents: number;
+  manager_id: string;
+  service_id: string | null;
+  serie: number | null;
+  nnf: number | null;
+  chave: string | null;
+  protocolo: string | null;
+  codigo_status: string | null;
+  motivo: string | null;
+  autorizado_em: string | null;
+  attention: string | null;
+  created_at: string;
+  updated_at: string;
+};
+
+/** Columns a return's state change may set. */
+export type ReturnPatch = Partial<
+  Pick<ReturnRow, 'state' | 'total_cents' | 'service_id' | 'serie' | 'nnf' | 'chave' | 'protocolo' | 'codigo_status' | 'motivo' | 'autorizado_em' | 'attention'>
+>;
+
+export type ReturnItemRow = { return_id: string; sale_item_id: number; quantity_units: number; total_cents: number };
+
+// ---- Offline contingency (contingency/*.ts) ----
+
+export type ContingencyPeriodRow = {
+  id: number;
+  started_at: string;
+  reason: string;
+  automatic: number;
+  started_by: string | null;
+  ended_at: string | null;
+  ended_by: string | null;
+};
+
+export type ReconciliationKind = 'verificar' | 'cancelar_substituicao' | 'inutilizar';
+export type ReconciliationState = 'open' | 'blocked' | 'done';
+export type ReconciliationOutcome = 'cancelada_substituicao' | 'inutilizada' | 'ja_cancelada';
+
+export type ReconciliationTaskRow = {
+  id: string;
+  receipt_id: string;
+  serie: number;
+  nnf: number;
+  idempotency_key: string;
+  request_json: string;
+  service_id: string | null;
+  chave: string | null;
+  kind: ReconciliationKind;
+  state: ReconciliationState;
+  outcome: ReconciliationOutcome | null;
+  void_key: string;
+  cancel_key: string;
+  attempts: number;
+  next_attempt_at: number;
+  last_error: string | null;
+  protocolo: string | null;
+  created_at: string;
+  updated_at: string;
+  resolved_at: string | null;
+};
+
+export type ReconciliationPatch = Partial<
+  Pick<ReconciliationTaskRow, 'service_id' | 'chave' | 'kind' | 'state' | 'outcome' | 'attempts' | 'next_attempt_at' | 'last_error' | 'protocolo' | 'resolved_at'>
+>;
+
+/** Contingency receipts not settled yet (sent or not, or waiting for a person). */
+export type ContingencyReceiptStats = { unsettled: number; oldestCreatedAt: string | null };
+
+export type PrintCopyColumn = 'consumidor' | 'estabelecimento' | 'unica' | 'reimpressao';
+
+export type PrintJobRow = {
+  id: number;
+  receipt_id: string;
+  copy: PrintCopyColumn;
+  automatic: number;
+  state: 'sending' | 'printed' | 'failed';
+  bytes: number;
+  printer: string;
+  error: string | null;
+  created_at: string;
+  finished_at: string | null;
+};
+
 // Whitelists for the generic updates: the column names are interpolated into SQL, so only
 // these can ever reach it.
 const RECEIPT_COLUMNS = new Set<string>([
@@ -178,6 +270,12 @@ const RECEIPT_COLUMNS = new Set<string>([
   'authorized_seen_at', 'cancelado_em', 'qrcode', 'url_consulta', 'attention', 'corrections', 'tp_emis', 'signed_xml',
 ]);
 const OUTBOX_COLUMNS = new Set<string>(['state', 'payload', 'attempts', 'next_attempt_at', 'last_error', 'completed_at']);
+const RETURN_COLUMNS = new Set<string>([
+  'state', 'total_cents', 'service_id', 'serie', 'nnf', 'chave', 'protocolo', 'codigo_status', 'motivo', 'autorizado_em', 'attention',
+]);
+const RECONCILIATION_COLUMNS = new Set<string>([
+  'service_id', 'chave', 'kind', 'state', 'outcome', 'attempts', 'next_attempt_at', 'last_error', 'protocolo', 'resolved_at',
+]);
 
 // =============================================================================================
 
@@ -289,6 +387,10 @@ export class PosStore {
       `SELECT * FROM products WHERE active = 1 AND (code = @q OR gtin = @q OR description LIKE @like ESCAPE '\\')
        ORDER BY description LIMIT @limit`,
     ).all({ q: query, like, limit }) as ProductRow[];
+  }
+
+  productExists(code: string): boolean {
+    return this.st('SELECT 1 FROM products WHERE code = ?').pluck().get(code) !== undefined;
   }
 
   countProducts(): number {
@@ -488,6 +590,158 @@ export class PosStore {
   }
 
   // -------------------------------------------------------------------------------------------
+  // Offline contingency: periods, receipts issued offline, reconciliation tasks
+
+  openContingencyPeriod(): ContingencyPeriodRow | undefined {
+    return this.st('SELECT * FROM contingency_periods WHERE ended_at IS NULL').get() as ContingencyPeriodRow | undefined;
+  }
+
+  insertContingencyPeriod(p: Pick<ContingencyPeriodRow, 'started_at' | 'reason' | 'automatic' | 'started_by'>): number {
+    const r = this.st('INSERT INTO contingency_periods (started_at, reason, automatic, started_by) VALUES (@started_at, @reason, @automatic, @started_by)').run(p);
+    return Number(r.lastInsertRowid);
+  }
+
+  endContingencyPeriod(id: number, endedAt: string, endedBy: string | null): void {
+    this.st('UPDATE contingency_periods SET ended_at = ?, ended_by = ? WHERE id = ? AND ended_at IS NULL').run(endedAt, endedBy, id);
+  }
+
+  contingencyPeriods(): ContingencyPeriodRow[] {
+    return this.st('SELECT * FROM contingency_periods ORDER BY id').all() as ContingencyPeriodRow[];
+  }
+
+  /** Online receipts (tpEmis 1) whose outcome is not known yet: the in-doubt sales when contingency begins. */
+  unsettledOnlineReceipts(): ReceiptRow[] {
+    return this.st("SELECT * FROM receipts WHERE tp_emis = 1 AND state IN ('pending', 'processing') ORDER BY created_at, nnf").all() as ReceiptRow[];
+  }
+
+  contingencyReceiptStats(): ContingencyReceiptStats {
+    const row = this.st(
+      `SELECT count(*) AS n, min(created_at) AS oldest FROM receipts INDEXED BY receipts_contingency
+       WHERE tp_emis = 9 AND state IN ('pending', 'processing', 'rejected', 'needs_attention')`,
+    ).get() as { n: number; oldest: string | null };
+    return { unsettled: row.n, oldestCreatedAt: row.oldest };
+  }
+
+  /** Contingency receipts the service or the authority refused: they wait for a person. */
+  refusedContingencyReceipts(): ReceiptRow[] {
+    return this.st("SELECT * FROM receipts WHERE tp_emis = 9 AND state IN ('rejected', 'needs_attention') ORDER BY created_at, nnf").all() as ReceiptRow[];
+  }
+
+  /** Contingency receipts still waiting for their verdict, oldest first. */
+  pendingContingencyReceipts(limit: number): ReceiptRow[] {
+    return this.st("SELECT * FROM receipts WHERE tp_emis = 9 AND state IN ('pending', 'processing') ORDER BY created_at, nnf LIMIT ?").all(limit) as ReceiptRow[];
+  }
+
+  /**
+   * Gives a receipt another number and idempotency key: only when a sale whose online attempt
+   * is in doubt is issued again in contingency (contingency/reconcile.ts), in the transaction
+   * that records the old ones in its reconciliation task.
+   */
+  renumberReceipt(id: string, to: { serie: number; nnf: number; idempotency_key: string }, updatedAt: string): void {
+    const r = this.st('UPDATE receipts SET serie = @serie, nnf = @nnf, idempotency_key = @idempotency_key, updated_at = @updated_at WHERE id = @id').run({
+      ...to,
+      updated_at: updatedAt,
+      id,
+    });
+    if (r.changes !== 1) throw new Error(`NFC-e ${id} não encontrada para renumerar`);
+  }
+
+  insertReconciliationTask(t: Omit<ReconciliationTaskRow, 'attempts' | 'last_error' | 'protocolo' | 'outcome' | 'resolved_at' | 'updated_at'>): void {
+    this.st(
+      `INSERT INTO reconciliation_tasks (id, receipt_id, serie, nnf, idempotency_key, request_json, service_id, chave, kind, state,
+         void_key, cancel_key, next_attempt_at, created_at, updated_at)
+       VALUES (@id, @receipt_id, @serie, @nnf, @idempotency_key, @request_json, @service_id, @chave, @kind, @state,
+         @void_key, @cancel_key, @next_attempt_at, @created_at, @created_at)`,
+    ).run(t);
+  }
+
+  reconciliationTask(id: string): ReconciliationTaskRow | undefined {
+    return this.st('SELECT * FROM reconciliation_tasks WHERE id = ?').get(id) as ReconciliationTaskRow | undefined;
+  }
+
+  reconciliationTasks(): ReconciliationTaskRow[] {
+    return this.st('SELECT * FROM reconciliation_tasks ORDER BY created_at, serie, nnf').all() as ReconciliationTaskRow[];
+  }
+
+  /** Tasks not done (open or waiting for a person), oldest first. */
+  liveReconciliationTasks(): ReconciliationTaskRow[] {
+    return this.st("SELECT * FROM reconciliation_tasks WHERE state <> 'done' ORDER BY created_at, serie, nnf").all() as ReconciliationTaskRow[];
+  }
+
+  dueReconciliationTasks(now: number, limit: number): ReconciliationTaskRow[] {
+    return this.st("SELECT * FROM reconciliation_tasks WHERE state = 'open' AND next_attempt_at <= ? ORDER BY next_attempt_at, created_at LIMIT ?").all(
+      now,
+      limit,
+    ) as ReconciliationTaskRow[];
+  }
+
+  nextReconciliationDueAt(): number | undefined {
+    return (this.st("SELECT min(next_attempt_at) FROM reconciliation_tasks WHERE state = 'open'").pluck().get() as number | null) ?? undefined;
+  }
+
+  updateReconciliationTask(id: string, patch: ReconciliationPatch, updatedAt: string): void {
+    const cols = Object.keys(patch).filter((k) => (patch as Record<string, unknown>)[k] !== undefined);
+    for (const c of cols) if (!RECONCILIATION_COLUMNS.has(c)) throw new Error(`coluna não atualizável: ${c}`);
+    const sql = `UPDATE reconciliation_tasks SET ${[...cols.map((c) => `${c} = @${c}`), 'updated_at = @updated_at'].join(', ')} WHERE id = @id`;
+    this.st(sql).run({ ...patch, updated_at: updatedAt, id });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Returns (returns.ts)
+
+  insertReturn(r: Pick<ReturnRow, 'id' | 'receipt_id' | 'idempotency_key' | 'state' | 'request_json' | 'reason' | 'total_cents' | 'manager_id' | 'created_at'>): void {
+    this.st(
+      `INSERT INTO returns (id, receipt_id, idempotency_key, state, request_json, reason, total_cents, manager_id, created_at, updated_at)
+       VALUES (@id, @receipt_id, @idempotency_key, @state, @request_json, @reason, @total_cents, @manager_id, @created_at, @created_at)`,
+    ).run(r);
+  }
+
+  insertReturnItem(item: ReturnItemRow): void {
+    this.st('INSERT INTO return_items (return_id, sale_item_id, quantity_units, total_cents) VALUES (@return_id, @sale_item_id, @quantity_units, @total_cents)').run(item);
+  }
+
+  returnRow(id: string): ReturnRow | undefined {
+    return this.st('SELECT * FROM returns WHERE id = ?').get(id) as ReturnRow | undefined;
+  }
+
+  returnByKey(idempotencyKey: string): ReturnRow | undefined {
+    return this.st('SELECT * FROM returns WHERE idempotency_key = ?').get(idempotencyKey) as ReturnRow | undefined;
+  }
+
+  /** Newest first; of one receipt when given. */
+  returns(receiptId?: string, limit = 200): ReturnRow[] {
+    return (
+      receiptId === undefined
+        ? this.st('SELECT * FROM returns ORDER BY created_at DESC, rowid DESC LIMIT ?').all(limit)
+        : this.st('SELECT * FROM returns WHERE receipt_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?').all(receiptId, limit)
+    ) as ReturnRow[];
+  }
+
+  returnItems(returnId: string): ReturnItemRow[] {
+    return this.st('SELECT * FROM return_items WHERE return_id = ? ORDER BY sale_item_id').all(returnId) as ReturnItemRow[];
+  }
+
+  /** Units of each sale item brought back by the receipt's returns that are not rejected or refused. */
+  returnedUnits(receiptId: string): Map<number, number> {
+    const rows = this.st(
+      `SELECT i.sale_item_id, sum(i.quantity_units) AS units FROM return_items i JOIN returns r ON r.id = i.return_id
+        WHERE r.receipt_id = ? AND r.state IN ('pending', 'processing', 'authorized') GROUP BY i.sale_item_id`,
+    ).all(receiptId) as { sale_item_id: number; units: number }[];
+    return new Map(rows.map((r) => [r.sale_item_id, r.units]));
+  }
+
+  updateReturn(id: string, patch: ReturnPatch, updatedAt: string): void {
+    const cols = Object.keys(patch).filter((k) => (patch as Record<string, unknown>)[k] !== undefined);
+    for (const c of cols) if (!RETURN_COLUMNS.has(c)) throw new Error(`coluna não atualizável: ${c}`);
+    const sql = `UPDATE returns SET ${[...cols.map((c) => `${c} = @${c}`), 'updated_at = @updated_at'].join(', ')} WHERE id = @id`;
+    this.st(sql).run({ ...patch, updated_at: updatedAt, id });
+  }
+
+  updateReturnItemTotal(returnId: string, saleItemId: number, totalCents: number): void {
+    this.st('UPDATE return_items SET total_cents = ? WHERE return_id = ? AND sale_item_id = ?').run(totalCents, returnId, saleItemId);
+  }
+
+  // -------------------------------------------------------------------------------------------
   // Managers and audit
 
   insertManager(m: Omit<ManagerRow, 'active' | 'failed_attempts' | 'locked_until'>): void {
@@ -519,5 +773,85 @@ export class PosStore {
         ? this.st('SELECT * FROM audit_log ORDER BY id').all()
         : this.st('SELECT * FROM audit_log WHERE receipt_id = ? ORDER BY id').all(receiptId)
     ) as AuditRow[];
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Settings and sealed secrets (settings.ts)
+
+  settingValue(key: string): string | undefined {
+    return this.st('SELECT value FROM settings WHERE key = ?').pluck().get(key) as string | undefined;
+  }
+
+  putSetting(key: string, json: string, at: string): void {
+    this.st('INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at').run(key, json, at);
+  }
+
+  deleteSetting(key: string): void {
+    this.st('DELETE FROM settings WHERE key = ?').run(key);
+  }
+
+  sealedSecret(name: string): Buffer | undefined {
+    return this.st('SELECT sealed FROM secrets WHERE name = ?').pluck().get(name) as Buffer | undefined;
+  }
+
+  putSealedSecret(name: string, sealed: Buffer, at: string): void {
+    this.st('INSERT INTO secrets (name, sealed, updated_at) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET sealed = excluded.sealed, updated_at = excluded.updated_at').run(name, sealed, at);
+  }
+
+  deleteSecret(name: string): void {
+    this.st('DELETE FROM secrets WHERE name = ?').run(name);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Authorized XML and print jobs (printing.ts)
+
+  receiptXml(receiptId: string): string | undefined {
+    return this.st('SELECT xml FROM receipt_xml WHERE receipt_id = ?').pluck().get(receiptId) as string | undefined;
+  }
+
+  putReceiptXml(receiptId: string, xml: string, at: string): void {
+    this.st('INSERT INTO receipt_xml (receipt_id, xml, fetched_at) VALUES (?, ?, ?) ON CONFLICT (receipt_id) DO UPDATE SET xml = excluded.xml, fetched_at = excluded.fetched_at').run(receiptId, xml, at);
+  }
+
+  insertPrintJob(job: Pick<PrintJobRow, 'receipt_id' | 'copy' | 'automatic' | 'state' | 'bytes' | 'printer' | 'created_at'>): number {
+    const r = this.st(
+      `INSERT INTO print_jobs (receipt_id, copy, automatic, state, bytes, printer, created_at)
+       VALUES (@receipt_id, @copy, @automatic, @state, @bytes, @printer, @created_at)`,
+    ).run(job);
+    return Number(r.lastInsertRowid);
+  }
+
+  finishPrintJob(id: number, state: 'printed' | 'failed', error: string | null, at: string): void {
+    this.st('UPDATE print_jobs SET state = ?, error = ?, finished_at = ? WHERE id = ?').run(state, error, at, id);
+  }
+
+  printJobs(receiptId: string): PrintJobRow[] {
+    return this.st('SELECT * FROM print_jobs WHERE receipt_id = ? ORDER BY id').all(receiptId) as PrintJobRow[];
+  }
+
+  recentPrintedJobs(limit: number): PrintJobRow[] {
+    return this.st("SELECT * FROM print_jobs WHERE state = 'printed' ORDER BY finished_at DESC, id DESC LIMIT ?").all(limit) as PrintJobRow[];
+  }
+
+  lastPrintedAt(): string | null {
+    return (this.st("SELECT max(finished_at) FROM print_jobs WHERE state = 'printed'").pluck().get() as string | null) ?? null;
+  }
+
+  /**
+   * Receipts owed an automatic print (print_due, queued by a trigger when an online receipt is
+   * authorized), oldest first. Entries of receipts no longer authorized (cancelled before the
+   * print) are dropped: they are not printed.
+   */
+  receiptsToPrintAutomatically(limit: number): ReceiptRow[] {
+    const due = this.st('SELECT r.* FROM print_due d JOIN receipts r ON r.id = d.receipt_id ORDER BY d.queued_at, r.nnf LIMIT ?').all(limit) as ReceiptRow[];
+    const stale = due.filter((r) => r.state !== 'authorized');
+    // Written only when there is something to drop: this runs whenever a receipt is authorized.
+    if (stale.length) this.transaction(() => stale.forEach((r) => this.forgetPrintDue(r.id)));
+    return stale.length ? this.receiptsToPrintAutomatically(limit) : due;
+  }
+
+  /** The automatic print of a receipt is claimed (or no longer owed). */
+  forgetPrintDue(receiptId: string): void {
+    this.st('DELETE FROM print_due WHERE receipt_id = ?').run(receiptId);
   }
 }

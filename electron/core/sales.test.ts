@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildNfce } from '../../fiscal/nfce/build.ts';
+import { loadMigrations, migrationSetDir } from '../../migrations/migrate.ts';
 import type { NfceRequest } from '../../fiscal/nfce/types.ts';
 import { demoEmitter, DEMO_PRODUCTS } from '../../fiscal/samples.ts';
 import { seedDemoCatalog, saveProduct } from './catalog.ts';
@@ -48,7 +49,9 @@ describe('the terminal database', () => {
     expect(store.db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(store.db.pragma('synchronous', { simple: true })).toBe(2); // FULL
     expect(store.db.pragma('foreign_keys', { simple: true })).toBe(1);
-    expect(store.db.prepare('SELECT id FROM schema_migrations').pluck().all()).toEqual(['20261122T0400_init']);
+    const shipped = loadMigrations(migrationSetDir('pos')).map((m) => m.id);
+    expect(shipped[0]).toBe('20261122T0400_init');
+    expect(store.db.prepare('SELECT id FROM schema_migrations ORDER BY id').pluck().all()).toEqual(shipped);
   });
 
   it('commits the worker\'s bookkeeping without its own fsync, and is back to FULL right after', () => {

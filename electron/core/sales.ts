@@ -405,13 +405,22 @@ export function buildNfceRequest(
 export type FinishOutcome = { sale: SaleRow; receipt: ReceiptRow };
 
 /**
+ * Offline contingency (contingency/mode.ts): the series to number in and the signer of the
+ * receipt, called inside the finishing transaction so the signed XML is written with the sale.
+ */
+export type OfflineIssuer = {
+  serie: number;
+  issue(request: NfceRequest, at: number): { chave: string; signedXml: string; qrcode: string; urlConsulta: string };
+};
+
+/**
  * Finishes the sale durably: checks it, takes the next number of the series, builds the
  * request, writes the receipt (with a fresh idempotency key, used by every attempt from now
  * on) and its outbox entry, and marks the sale finished, all in one IMMEDIATE transaction.
  * When this returns, all of it is on disk (synchronous=FULL); if the process dies before, none
  * of it is, and the number was not taken.
  */
-export function finishSale(ctx: SalesContext, saleId: string): FinishOutcome {
+export function finishSale(ctx: SalesContext, saleId: string, offline?: OfflineIssuer): FinishOutcome {
   const { store } = ctx;
   return store.transaction(() => {
     const sale = openSaleRow(store, saleId);
@@ -420,14 +429,17 @@ export function finishSale(ctx: SalesContext, saleId: string): FinishOutcome {
     const s = assertPaymentsSettle(items, payments);
     const now = ctx.clock();
     const at = iso(now);
-    const nNF = store.takeNextNumber(ctx.serie);
-    const request = buildNfceRequest(sale, items, payments, ctx.serie, nNF);
+    const serie = offline?.serie ?? ctx.serie;
+    const nNF = store.takeNextNumber(serie);
+    const request = buildNfceRequest(sale, items, payments, serie, nNF);
+    // Issued offline: signed now, and the body sent later is that XML, unchanged.
+    const issued = offline?.issue(request, now);
     const receiptId = randomUUID();
     const key = randomUUID();
     store.insertReceipt({
       id: receiptId,
       sale_id: sale.id,
-      serie: ctx.serie,
+      serie,
       nnf: nNF,
       idempotency_key: key,
       state: 'pending',
@@ -436,11 +448,18 @@ export function finishSale(ctx: SalesContext, saleId: string): FinishOutcome {
       created_at: at,
       updated_at: at,
     });
+    if (issued) {
+      store.updateReceipt(
+        receiptId,
+        { tp_emis: 9, signed_xml: issued.signedXml, chave: issued.chave, qrcode: issued.qrcode, url_consulta: issued.urlConsulta },
+        at,
+      );
+    }
     store.insertOutbox({
       kind: 'emit',
       receipt_id: receiptId,
       idempotency_key: key,
-      payload: JSON.stringify(request),
+      payload: issued ? JSON.stringify({ xml: issued.signedXml }) : JSON.stringify(request),
       state: 'pending',
       next_attempt_at: now,
       created_at: at,

@@ -6,6 +6,9 @@
 //       at any moment (the chaos test SIGKILLs it) and started again: it picks up where the
 //       database says it is. One JSON line per event on stdout:
 //       {"event":"ready"}, {"event":"finished","nNF":..}, {"event":"drained",...}.
+//       With the company and its certificate in the folder's settings, the terminal goes into
+//       offline contingency by itself while the service is away, and is drained only once it
+//       is out of it with every in-doubt sale reconciled.
 //   balcao terminal gerente --data DIR --nome NOME --pin PIN
 //       Registers a manager (PIN stored as a scrypt hash) and prints {"id","nome"}.
 //
@@ -14,12 +17,16 @@
 
 import { parseArgs } from 'node:util';
 import { DEFAULT_SERVICE_URL } from './api-client.ts';
+import type { SettingsPatch } from '../api/terminal-api.ts';
 import { TerminalError } from './errors.ts';
+import { validateServiceUrl } from './settings.ts';
 import { createTerminal, type Terminal } from './terminal.ts';
 
 const USAGE = `Uso:
   balcao terminal vendas --data DIR --token TOKEN --serie N --quantidade N [opções]
       Vende até o terminal ter N vendas finalizadas e espera todas as NFC-e serem resolvidas.
+      Serviço, token e série informados são gravados nas configurações do terminal e valem
+      também nas execuções seguintes.
       --servico URL        serviço de emissão (padrão ${DEFAULT_SERVICE_URL})
       --intervalo-ms MS    pausa entre vendas (padrão 0)
       --espera-base-ms MS, --espera-max-ms MS   novas tentativas: espera inicial e máxima
@@ -97,7 +104,15 @@ async function runSales(args: ReturnType<typeof options>['values']): Promise<num
     token: args.token,
     series: int(args.serie, 'serie', 0, 999),
     retry: { baseMs: int(args['espera-base-ms'], 'espera-base-ms', 1, 600_000, 500), capMs: int(args['espera-max-ms'], 'espera-max-ms', 1, 600_000, 30_000) },
+    startWorker: false,
   });
+  // The options only seed a new folder; flags typed for this run win over what is stored.
+  const wanted: SettingsPatch = {};
+  if (args.servico !== undefined && validateServiceUrl(args.servico) !== terminal.settings.serviceUrl) wanted.serviceUrl = args.servico;
+  if (args.token !== terminal.settings.token) wanted.token = args.token;
+  if (args.serie !== undefined && Number(args.serie) !== terminal.serie) wanted.series = Number(args.serie);
+  if (Object.keys(wanted).length) terminal.configure(wanted, 'balcao terminal vendas (opções da linha de comando)');
+  terminal.start();
   const stop = async () => {
     await terminal.close();
     process.exit(0);
@@ -115,10 +130,11 @@ async function runSales(args: ReturnType<typeof options>['values']): Promise<num
     if (pace) await sleep(pace);
   }
 
-  // Drained: no command left to send or to follow, and nothing waiting for an operator.
+  // Drained: no command left to send or to follow, nothing waiting for an operator, and no
+  // offline contingency still on or left to reconcile.
   for (;;) {
     const status = await terminal.queueStatus();
-    if (status.pending === 0) {
+    if (status.pending === 0 && !status.contingency.active && status.contingency.openTasks.length === 0) {
       const receipts = terminal.store.allReceipts();
       const byState: Record<string, number> = {};
       for (const r of receipts) byState[r.state] = (byState[r.state] ?? 0) + 1;
@@ -135,8 +151,9 @@ async function runManager(args: ReturnType<typeof options>['values']): Promise<n
   if (!args.data) throw new UsageError('--data: obrigatório');
   if (!args.nome) throw new UsageError('--nome: obrigatório');
   if (!args.pin) throw new UsageError('--pin: obrigatório');
-  // Only the database is touched: no service, no worker.
-  const terminal = await createTerminal({ dataDir: args.data, token: 'nao-usado', series: 1, startWorker: false });
+  // Only the database is touched: no service, no worker, and no settings seeded (a later
+  // `vendas` on this folder sets its service, token and series).
+  const terminal = await createTerminal({ dataDir: args.data, startWorker: false });
   try {
     const m = await terminal.createManager({ name: args.nome, pin: args.pin });
     say({ id: m.id, nome: m.name });

@@ -37,26 +37,36 @@ import type {
   TerminalSettings,
   VoidInput,
 } from '../api/terminal-api.ts';
-import { DEFAULT_SERVICE_URL, IssuanceClient, ServiceHttpError, ServiceNetworkError } from './api-client.ts';
+import { IssuanceClient } from './api-client.ts';
 import { cancellationInfo, requestCancellation, WINDOW_OVER_MESSAGE, localDeadline } from './cancellation.ts';
 import { productView, saveProduct, seedDemoCatalog, type ProductInput } from './catalog.ts';
+import { Contingency } from './contingency/contingency.ts';
 import { checked, TerminalError } from './errors.ts';
-import { actorOfManager, actorOfOperator, audit, authorizeManager, createManager, listManagers } from './managers.ts';
+import { actorOfManager, actorOfOperator, audit, authorizeManager, createManager, listManagers, SYSTEM_ACTOR, type Actor } from './managers.ts';
 import type { RetryPolicy } from './outbox-rules.ts';
 import { OutboxWorker } from './outbox-worker.ts';
 import { PosStore, type AuditRow, type ReceiptRow } from './pos-store.ts';
+import { ReceiptPrinter } from './printing.ts';
+import { requestReturn, returnView } from './returns.ts';
+import { AutoPrint, ReceiptDocuments } from './receipt-documents.ts';
 import * as sales from './sales.ts';
 import { iso, type Clock } from './sales.ts';
+import type { PrinterTransport } from '../../native/printer/transports.ts';
+import { importCatalogCsv } from './catalog-import.ts';
+import { FileKeySecretBox, type SecretBox } from './secret-box.ts';
+import { Settings } from './settings.ts';
 
 export type TerminalOptions = {
   /** Folder of the terminal's database (pos.sqlite). */
   dataDir: string;
+  // serviceUrl, token and series SEED the settings of a data directory opened for the first
+  // time; afterwards the stored settings win and are changed with updateSettings (settings.ts).
   /** The issuance service; default: the embedded one. */
   serviceUrl?: string;
-  /** The company's API token at the service. */
-  token: string;
-  /** The series this terminal issues in (0–999). */
-  series: number;
+  /** The company's API token at the service. Without one, nothing is sent until the manager sets it. */
+  token?: string;
+  /** The series this terminal issues in (0–999); default 1. */
+  series?: number;
   /** Epoch milliseconds; default Date.now. Tests move it to cross the cancellation window. */
   clock?: Clock;
   retry?: Partial<RetryPolicy>;
@@ -69,6 +79,12 @@ export type TerminalOptions = {
   startWorker?: boolean;
   /** How long cancel/void wait for the service's answer before returning the pending state. */
   settleWaitMs?: number;
+  /** Replaces the printer the settings describe (tests: MemoryPrinter from native/printer/transports.ts). */
+  printerTransport?: PrinterTransport;
+  /** Seals the secrets at rest; default: a key file in the data directory (secret-box.ts). */
+  secretBox?: SecretBox;
+  /** Offline contingency: how long an accepted receipt may wait for the authority before that counts as a failure. */
+  authorityTimeoutMs?: number;
 };
 
 const NEEDS_OPERATOR: readonly ReceiptState[] = ['rejected', 'needs_attention'];
@@ -77,26 +93,36 @@ export class Terminal implements TerminalApi {
   readonly store: PosStore;
   readonly client: IssuanceClient;
   readonly worker: OutboxWorker;
+  /** The receipt printer (also used by offline contingency to print its two copies). */
+  readonly printer: ReceiptPrinter;
+  /** The fiscal XML behind each receipt (cached authorized nfeProc) and its preview. */
+  readonly documents: ReceiptDocuments;
+  private readonly autoPrint: AutoPrint;
+  /** Settings, company profile, certificate; `settings.contingencyCredentials()` for offline issuance. */
+  readonly settings: Settings;
+  /** Offline contingency (contingency/*.ts): the mode, the issuer while it is on, the reconciliation. */
+  readonly contingency: Contingency;
   readonly clock: Clock;
-  readonly serie: number;
   private readonly ctx: sales.SalesContext;
+  private startWorker: boolean;
   private readonly listeners = new Set<(event: TerminalEvent) => void>();
   private readonly settleWaitMs: number;
   private closed = false;
   private readonly checkpointTimer: NodeJS.Timeout;
 
   constructor(store: PosStore, options: TerminalOptions) {
-    if (!Number.isInteger(options.series) || options.series < 0 || options.series > 999) {
-      throw new TerminalError('estado_invalido', 'Série do terminal deve ser um inteiro de 0 a 999');
-    }
-    if (typeof options.token !== 'string' || options.token === '') throw new TerminalError('estado_invalido', 'Token de acesso ao serviço não configurado');
     this.store = store;
     this.clock = options.clock ?? Date.now;
-    this.serie = options.series;
     this.settleWaitMs = options.settleWaitMs ?? 5_000;
-    this.ctx = { store, clock: this.clock, serie: this.serie };
-    store.ensureSeries(this.serie);
-    this.client = new IssuanceClient({ baseUrl: options.serviceUrl ?? DEFAULT_SERVICE_URL, token: options.token, timeoutMs: options.requestTimeoutMs });
+    this.settings = new Settings({
+      store,
+      clock: this.clock,
+      box: options.secretBox ?? new FileKeySecretBox(options.dataDir),
+      seed: { serviceUrl: options.serviceUrl, token: options.token, series: options.series },
+    });
+    this.ctx = { store, clock: this.clock, serie: this.settings.series };
+    store.ensureSeries(this.ctx.serie);
+    this.client = new IssuanceClient({ baseUrl: this.settings.serviceUrl, token: this.settings.token, timeoutMs: options.requestTimeoutMs });
     this.worker = new OutboxWorker({
       store,
       client: this.client,
@@ -107,9 +133,40 @@ export class Terminal implements TerminalApi {
       pollWindow: options.pollWindow,
       healthIntervalMs: options.healthIntervalMs,
       onReceiptChanged: (id) => this.emitReceipt(id),
+      onReturnChanged: (id) => this.emitReturn(id),
       onStatusChanged: () => this.emit({ type: 'queue', status: this.queueStatusNow() }),
+      onExchange: (failure) => this.contingency.observeExchange(failure),
     });
-    if (options.startWorker !== false) this.worker.start();
+    this.printer = new ReceiptPrinter({
+      store,
+      clock: this.clock,
+      dataDir: options.dataDir,
+      settings: this.settings.printer,
+      transport: options.printerTransport,
+      onStatus: (status) => {
+        if (!this.closed) this.emit({ type: 'printer', status });
+      },
+    });
+    this.documents = new ReceiptDocuments({ store, client: this.client, clock: this.clock });
+    this.autoPrint = new AutoPrint({ store, printer: this.printer, documents: this.documents });
+    this.contingency = new Contingency({
+      store,
+      clock: this.clock,
+      client: this.client,
+      printer: this.printer,
+      serie: () => this.ctx.serie,
+      settings: () => this.settings.contingencySettings(),
+      credentials: () => this.settings.credentials(),
+      authorityTimeoutMs: options.authorityTimeoutMs,
+      retry: options.retry,
+      wakeWorker: () => this.worker.wake(),
+      onReceipt: (id) => this.emitReceipt(id),
+      onStatus: (status) => {
+        if (!this.closed) this.emit({ type: 'contingency', status });
+      },
+    });
+    this.startWorker = options.startWorker !== false;
+    this.startWorkerIfConfigured();
     // Between sales, not inside them: see PosStore.checkpointIfDue.
     this.checkpointTimer = setInterval(() => {
       try {
@@ -121,12 +178,34 @@ export class Terminal implements TerminalApi {
     this.checkpointTimer.unref();
   }
 
+  /** The series receipts are numbered in now. */
+  get serie(): number {
+    return this.ctx.serie;
+  }
+
+  /** Starts sending (and printing) when the terminal was created with `startWorker: false`. */
+  start(): void {
+    this.startWorker = true;
+    this.startWorkerIfConfigured();
+  }
+
+  /** Without a token nothing can be sent: the worker waits for the manager to set one. */
+  private startWorkerIfConfigured(): void {
+    if (!this.startWorker || this.closed || this.worker.isRunning || this.settings.token === '') return;
+    this.worker.start();
+    this.contingency.start();
+    // Receipts authorized while the terminal was down (or before it printed them).
+    this.autoPrint.schedule();
+  }
+
   /** Stops the worker (letting calls in flight finish) and closes the database. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.checkpointTimer);
     await this.worker.stop();
+    await this.contingency.stop();
+    await this.autoPrint.stop();
     this.listeners.clear();
     this.store.close();
   }
@@ -150,9 +229,17 @@ export class Terminal implements TerminalApi {
   }
 
   private emitReceipt(id: string): void {
-    if (this.closed || this.listeners.size === 0) return;
+    if (this.closed) return;
     const row = this.store.receipt(id);
-    if (row) this.emit({ type: 'receipt', receipt: this.view(row) });
+    if (row) this.contingency.observeReceipt(row);
+    if (row?.state === 'authorized') this.autoPrint.schedule();
+    if (row && this.listeners.size) this.emit({ type: 'receipt', receipt: this.view(row) });
+  }
+
+  private emitReturn(id: string): void {
+    if (this.closed || this.listeners.size === 0) return;
+    const row = this.store.returnRow(id);
+    if (row) this.emit({ type: 'return', devolucao: returnView(this.store, row) });
   }
 
   // -------------------------------------------------------------------------------------------
@@ -214,8 +301,9 @@ export class Terminal implements TerminalApi {
 
   /** Synchronous core of finishSale: on disk when it returns. */
   finishSaleNow(saleId: string): FinishedSale {
-    const { sale, receipt } = sales.finishSale(this.ctx, saleId);
+    const { sale, receipt } = sales.finishSale(this.ctx, saleId, this.contingency.offlineIssuer());
     this.worker.wake();
+    if (receipt.tp_emis === 9) this.contingency.issued(receipt);
     const view = this.view(receipt);
     this.emit({ type: 'receipt', receipt: view });
     return { sale: sales.saleView(this.store, sale), receipt: view };
@@ -249,7 +337,8 @@ export class Terminal implements TerminalApi {
       contingency: r.tp_emis === 9,
       attention: r.attention,
       cancellation: cancellationInfo(r, this.clock()),
-      canCorrect: needsOperator,
+      // A contingency receipt was signed and printed as it is: it cannot be corrected.
+      canCorrect: needsOperator && r.tp_emis === 1,
       // A number issued in contingency must never be voided (fiscal-notes 7.3).
       canVoid: needsOperator && r.tp_emis === 1,
     };
@@ -320,6 +409,7 @@ export class Terminal implements TerminalApi {
     this.store.transaction(() => {
       const r = this.receiptRow(receiptId);
       if (!NEEDS_OPERATOR.includes(r.state)) throw new TerminalError('estado_invalido', 'Só uma NFC-e rejeitada ou com pendência pode ser corrigida');
+      if (r.tp_emis === 9) throw new TerminalError('estado_invalido', 'NFC-e emitida em contingência não pode ser corrigida: ela foi assinada e impressa como está');
       const emit = this.store.liveOutbox(r.id, 'emit');
       if (!emit || emit.state !== 'blocked') throw new TerminalError('estado_invalido', 'Esta NFC-e não está aguardando correção');
       const sale = this.store.sale(r.sale_id)!;
@@ -405,19 +495,31 @@ export class Terminal implements TerminalApi {
     const reason = typeof stamp?.reason === 'string' ? stamp.reason.trim() : '';
     if (!reason || reason.length > 255) throw new TerminalError('justificativa_invalida', 'Informe o motivo da reimpressão (até 255 caracteres)', { field: 'reason' });
     const r = this.receiptRow(receiptId);
-    if ((r.state !== 'authorized' && r.state !== 'cancelling') || !r.service_id) {
+    // A contingency receipt awaiting authorization is reprinted from its own signed XML (the
+    // store's copy must stay until it is authorized: a jammed printer cannot leave it without).
+    const pendingContingency = r.tp_emis === 9 && (r.state === 'pending' || r.state === 'processing');
+    if (r.state !== 'authorized' && r.state !== 'cancelling' && !pendingContingency) {
       throw new TerminalError('estado_invalido', 'Só uma NFC-e autorizada pode ser reimpressa');
     }
-    let bytes: Uint8Array;
+    // Rendered here from the authorized XML (kept after the first fetch), for this terminal's
+    // printer profile and paper width.
+    const job = this.printer.render(r.id, 'reimpressao', await this.documents.xml(r));
+    let failure: TerminalError | undefined;
     try {
-      bytes = await this.client.danfe(r.service_id, 'escpos');
+      await this.printer.print(job);
     } catch (err) {
-      if (err instanceof ServiceNetworkError) throw new TerminalError('servico_indisponivel', `Não foi possível obter o DANFE: ${err.message}`);
-      if (err instanceof ServiceHttpError) throw new TerminalError('erro_servico', `O serviço recusou o DANFE: ${err.serviceMessage}`);
-      throw err;
+      if (!(err instanceof TerminalError) || err.code !== 'impressora') throw err;
+      failure = err;
     }
-    audit(this.store, this.clock, { actor, action: 'reimpressao', receiptId: r.id, reason, details: { nNF: r.nnf, bytes: bytes.length } });
-    return { receipt: this.view(r), escposBase64: Buffer.from(bytes).toString('base64') };
+    audit(this.store, this.clock, {
+      actor,
+      action: 'reimpressao',
+      receiptId: r.id,
+      reason,
+      details: { nNF: r.nnf, bytes: job.escpos.length, impresso: !failure, ...(failure && { erro: failure.message }) },
+    });
+    if (failure) throw failure;
+    return { receipt: this.view(r), escposBase64: Buffer.from(job.escpos).toString('base64') };
   }
 
   // -------------------------------------------------------------------------------------------
@@ -456,25 +558,132 @@ export class Terminal implements TerminalApi {
     return this.queueStatusNow();
   }
 
-  // ---- NOT BUILT YET: each of these is replaced by its real implementation before it lands. ----
+  // -------------------------------------------------------------------------------------------
+  // Printer and preview
+
+  async receiptPreview(receiptId: string): Promise<ReceiptPreview> {
+    return this.documents.preview(this.receiptRow(receiptId), this.printer);
+  }
+
+  async printerStatus(): Promise<PrinterStatusView> {
+    return this.printer.status();
+  }
+
+  async recentPrints(limit = 20): Promise<PrintedReceipt[]> {
+    return this.printer.recent(limit);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Settings, certificate, catalog import (manager-authorized)
+
+  async getSettings(): Promise<TerminalSettings> {
+    return this.settings.view();
+  }
+
+  /** Validated whole before the PIN is checked; applied live (service, token, series, printer). */
+  async updateSettings(patch: SettingsPatch, auth: ManagerAuthorization): Promise<TerminalSettings> {
+    const prepared = this.settings.prepare(patch);
+    const manager = await authorizeManager(this.store, this.clock, auth, 'configuracoes');
+    return this.applySettings(prepared, actorOfManager(manager), null);
+  }
+
+  /**
+   * Not part of the screen API: settings the local process that runs the terminal owns (the
+   * service URL `npm start` just bound, the CLI's explicit flags), applied without a PIN and
+   * audited as the system with `reason`.
+   */
+  configure(patch: SettingsPatch, reason: string): TerminalSettings {
+    return this.applySettings(this.settings.prepare(patch), SYSTEM_ACTOR, reason);
+  }
+
+  private applySettings(prepared: ReturnType<Settings['prepare']>, actor: Actor, reason: string | null): TerminalSettings {
+    const { change } = this.store.transaction(() => {
+      const done = prepared.commit();
+      audit(this.store, this.clock, { actor, action: 'configuracoes_alteradas', reason, details: done.audit });
+      return done;
+    });
+    if (change.serviceUrl !== undefined || change.token !== undefined) {
+      this.client.reconfigure({ baseUrl: change.serviceUrl, token: change.token });
+      this.worker.wake();
+    }
+    if (change.series !== undefined) {
+      this.store.ensureSeries(change.series);
+      this.ctx.serie = change.series;
+    }
+    if (change.printer !== undefined) this.printer.reconfigure(change.printer);
+    this.startWorkerIfConfigured();
+    return this.settings.view();
+  }
+
+  async importCertificate(input: ManagerAuthorization & { pfxBase64: string; password: string }): Promise<CertificateView> {
+    const candidate = this.settings.checkCertificate(input?.pfxBase64, input?.password);
+    const manager = await authorizeManager(this.store, this.clock, input, 'certificado');
+    return this.store.transaction(() => {
+      const view = this.settings.storeCertificate(candidate);
+      audit(this.store, this.clock, { actor: actorOfManager(manager), action: 'certificado_importado', details: view });
+      return view;
+    });
+  }
+
+  async importCatalogCsv(csv: string, auth: ManagerAuthorization): Promise<CatalogImportReport> {
+    return importCatalogCsv(this.store, this.clock, csv, auth);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Offline contingency (contingency/contingency.ts)
+
   private contingencyStatusNow(): ContingencyStatus {
-    return { active: false, since: null, reason: null, automatic: false, pending: 0, nextDeadline: null, warning: null, blocked: null, openTasks: [] };
+    return this.contingency.status();
   }
-  private notBuilt(what: string): never {
-    throw new TerminalError('estado_invalido', `${what}: ainda não disponível neste terminal`);
+
+  async contingencyStatus(): Promise<ContingencyStatus> {
+    return this.contingencyStatusNow();
   }
-  async returnReceipt(_receiptId: string, _input: ReturnInput): Promise<ReturnView> { return this.notBuilt('Devolução'); }
-  async listReturns(_receiptId?: string): Promise<ReturnView[]> { return this.notBuilt('Devolução'); }
-  async receiptPreview(_receiptId: string): Promise<ReceiptPreview> { return this.notBuilt('Pré-visualização'); }
-  async printerStatus(): Promise<PrinterStatusView> { return this.notBuilt('Impressora'); }
-  async recentPrints(_limit?: number): Promise<PrintedReceipt[]> { return this.notBuilt('Impressora'); }
-  async getSettings(): Promise<TerminalSettings> { return this.notBuilt('Configurações'); }
-  async updateSettings(_patch: SettingsPatch, _auth: ManagerAuthorization): Promise<TerminalSettings> { return this.notBuilt('Configurações'); }
-  async importCertificate(_input: ManagerAuthorization & { pfxBase64: string; password: string }): Promise<CertificateView> { return this.notBuilt('Certificado'); }
-  async importCatalogCsv(_csv: string, _auth: ManagerAuthorization): Promise<CatalogImportReport> { return this.notBuilt('Importação de catálogo'); }
-  async contingencyStatus(): Promise<ContingencyStatus> { return this.contingencyStatusNow(); }
-  async enterContingency(_input: ManagerAuthorization & { justification: string }): Promise<ContingencyStatus> { return this.notBuilt('Contingência'); }
-  async leaveContingency(_auth: ManagerAuthorization): Promise<ContingencyStatus> { return this.notBuilt('Contingência'); }
+
+  async enterContingency(input: ManagerAuthorization & { justification: string }): Promise<ContingencyStatus> {
+    return this.contingency.enter(input);
+  }
+
+  async leaveContingency(auth: ManagerAuthorization): Promise<ContingencyStatus> {
+    return this.contingency.leave(auth);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Returns (NF-e de devolução): returns.ts
+
+  /** Manager-authorized; resolves once the service's verdict is known, or as it is after settleWaitMs. */
+  async returnReceipt(receiptId: string, input: ReturnInput): Promise<ReturnView> {
+    const id = await requestReturn({ store: this.store, clock: this.clock }, receiptId, input);
+    this.worker.wake();
+    this.emitReturn(id);
+    return this.waitForReturn(id, (v) => v.state !== 'pending' && v.state !== 'processing', this.settleWaitMs);
+  }
+
+  async listReturns(receiptId?: string): Promise<ReturnView[]> {
+    return this.store.returns(receiptId).map((r) => returnView(this.store, r));
+  }
+
+  /** Resolves with the return once `done(view)` holds, or as it is after `timeoutMs`. */
+  async waitForReturn(returnId: string, done: (r: ReturnView) => boolean, timeoutMs: number): Promise<ReturnView> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const row = this.store.returnRow(returnId);
+      if (!row) throw new TerminalError('nao_encontrado', 'Devolução não encontrada');
+      const current = returnView(this.store, row);
+      if (done(current) || Date.now() >= deadline || this.closed) return current;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(finish, Math.min(200, Math.max(0, deadline - Date.now())));
+        const off = this.subscribe((e) => {
+          if (e.type === 'return' && e.devolucao.id === returnId) finish();
+        });
+        function finish() {
+          clearTimeout(timer);
+          off();
+          resolve();
+        }
+      });
+    }
+  }
 }
 
 /** Opens (creating or migrating) the terminal's database and starts its worker. */

@@ -1,0 +1,238 @@
+// Offline contingency as the terminal runs it: the mode (mode.ts) fed with every exchange of the
+// outbox worker and every receipt change, the issuer finishSale uses while it is on, the two
+// printed copies of each receipt issued offline, the reconciliation of in-doubt sales
+// (reconcile.ts), and the manager's commands. terminal.ts holds one of these and forwards to it.
+
+import { justification as checkJustification } from '../../../fiscal/events.ts';
+import type { ContingencySettings, ContingencyStatus, ManagerAuthorization } from '../../api/terminal-api.ts';
+import type { IssuanceClient } from '../api-client.ts';
+import { checked, TerminalError } from '../errors.ts';
+import { authorizeManager } from '../managers.ts';
+import type { Failure } from '../outbox-rules.ts';
+import type { ManagerRow, PosStore, ReceiptRow } from '../pos-store.ts';
+import type { PrintCopy, ReceiptPrinter } from '../printing.ts';
+import type { Clock, OfflineIssuer } from '../sales.ts';
+import { CONTINGENCY_COPIES, type ContingencyCredentials } from './issue.ts';
+import { ContingencyMode } from './mode.ts';
+import { Reconciler } from './reconcile.ts';
+
+export type ContingencyOptions = {
+  store: PosStore;
+  clock: Clock;
+  client: IssuanceClient;
+  printer: ReceiptPrinter;
+  serie: () => number;
+  settings: () => ContingencySettings;
+  credentials: () => { credentials: ContingencyCredentials } | { reason: string };
+  authorityTimeoutMs?: number;
+  /** Backoff of reconciliation tasks (the outbox's retry policy by default). */
+  retry?: { baseMs?: number; capMs?: number };
+  /** Something is due in the outbox (receipts issued again offline). */
+  wakeWorker: () => void;
+  /** A receipt changed here (issued again offline at the start of a period). */
+  onReceipt: (receiptId: string) => void;
+  onStatus: (status: ContingencyStatus) => void;
+};
+
+/** Receipts whose missing copies are looked for at start (those issued just before a crash). */
+const REPRINT_SCAN_LIMIT = 200;
+
+export class Contingency {
+  readonly mode: ContingencyMode;
+  readonly reconciler: Reconciler;
+  private readonly store: PosStore;
+  private readonly clock: Clock;
+  private readonly printer: ReceiptPrinter;
+  private readonly wakeWorker: () => void;
+  private readonly onReceipt: (receiptId: string) => void;
+  private readonly onStatus: (status: ContingencyStatus) => void;
+  private readonly printing = new Set<string>();
+  private readonly prints = new Set<Promise<void>>();
+  private stopped = false;
+  private evaluating = false;
+  private lastStatus = '';
+
+  constructor(options: ContingencyOptions) {
+    this.store = options.store;
+    this.clock = options.clock;
+    this.printer = options.printer;
+    this.wakeWorker = options.wakeWorker;
+    this.onReceipt = options.onReceipt;
+    this.onStatus = options.onStatus;
+    this.mode = new ContingencyMode({
+      store: options.store,
+      clock: options.clock,
+      serie: options.serie,
+      settings: options.settings,
+      credentials: options.credentials,
+      authorityTimeoutMs: options.authorityTimeoutMs,
+    });
+    this.reconciler = new Reconciler({
+      store: options.store,
+      client: options.client,
+      clock: options.clock,
+      baseMs: options.retry?.baseMs,
+      capMs: options.retry?.capMs,
+      onChange: () => this.statusChanged(),
+    });
+  }
+
+  /** Starts the reconciliation, and prints the copies a crash kept from the printer. */
+  start(): void {
+    this.reconciler.start();
+    for (const r of this.store.pendingContingencyReceipts(REPRINT_SCAN_LIMIT)) this.printCopies(r);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.reconciler.stop();
+    await Promise.allSettled([...this.prints]);
+  }
+
+  status(): ContingencyStatus {
+    return this.mode.status();
+  }
+
+  /** Resolves once the copies of every receipt issued so far have been handed to the printer and settled. */
+  async printsSettled(): Promise<void> {
+    while (this.prints.size) await Promise.allSettled([...this.prints]);
+    await this.printer.idle();
+  }
+
+  private statusChanged(): void {
+    if (this.stopped) return;
+    try {
+      const status = this.mode.status();
+      // Many receipt changes leave the status as it was: the screen hears only real changes.
+      const text = JSON.stringify(status);
+      if (text === this.lastStatus) return;
+      this.lastStatus = text;
+      this.onStatus(status);
+    } catch {
+      // a listener failing must not break the core
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // What the worker and the receipts tell
+
+  observeExchange(failure: Failure | null): void {
+    this.mode.detector.exchange(failure);
+    this.evaluate();
+  }
+
+  observeReceipt(r: ReceiptRow): void {
+    this.mode.detector.receipt(r.id, r.state, this.clock());
+    if (r.tp_emis === 9) {
+      // A substitute authorized lets its reconciliation go on; the pending count changed.
+      if (r.state === 'authorized') this.reconciler.wake();
+      this.statusChanged();
+    }
+    this.evaluate();
+  }
+
+  /** Enters or leaves when the counts call for it. Never inside another transaction. */
+  private evaluate(): void {
+    if (this.stopped || this.evaluating) return;
+    if (this.store.db.inTransaction) {
+      setImmediate(() => this.evaluate());
+      return;
+    }
+    this.evaluating = true;
+    try {
+      const d = this.mode.decide();
+      if (!d) return;
+      if ('enter' in d) this.enterNow({ automatic: true, reason: d.enter, manager: null });
+      else this.leaveNow(null);
+    } catch (err) {
+      // Entering failed (the company profile refused by the builder, a database error): the
+      // status says why; the next failed exchange tries again.
+      this.mode.noteCannotEnter(err instanceof TerminalError ? err.message : `Falha ao entrar em contingência: ${(err as Error).message}`);
+      this.statusChanged();
+    } finally {
+      this.evaluating = false;
+    }
+  }
+
+  private enterNow(input: { automatic: boolean; reason: string; manager: ManagerRow | null }): void {
+    const { reissued } = this.mode.enter(input);
+    for (const r of reissued) {
+      this.onReceipt(r.id);
+      this.printCopies(r);
+    }
+    this.reconciler.wake();
+    this.wakeWorker();
+    this.statusChanged();
+  }
+
+  private leaveNow(manager: ManagerRow | null): void {
+    this.mode.leave(manager);
+    this.wakeWorker();
+    this.statusChanged();
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Selling
+
+  /** The issuer for the next sale while a period is open; undefined otherwise. Throws past a limit. */
+  offlineIssuer(): OfflineIssuer | undefined {
+    return this.mode.offlineIssuer();
+  }
+
+  /** A sale was just finished offline: print its two copies and tell the status. */
+  issued(r: ReceiptRow): void {
+    this.printCopies(r);
+    this.statusChanged();
+  }
+
+  /**
+   * Prints the consumer's and the store's copy, each once: a copy already sent to the printer
+   * (even if that failed: then the manager reprints) is not sent again. Rendered after the
+   * sale returns, so finishing never waits for the printer.
+   */
+  private printCopies(r: ReceiptRow): void {
+    if (this.stopped || !r.signed_xml || this.printing.has(r.id)) return;
+    const xml = r.signed_xml;
+    const sent = new Set(this.store.printJobs(r.id).map((j) => j.copy));
+    const copies = CONTINGENCY_COPIES.filter((c) => !sent.has(c));
+    if (!copies.length) return;
+    this.printing.add(r.id);
+    const run = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(async () => {
+        for (const copy of copies) {
+          if (this.stopped) return;
+          try {
+            await this.printer.print(this.printer.render(r.id, copy as PrintCopy, xml, { copy }));
+          } catch {
+            // The printer's status shows the problem; the job stays in the print log as failed.
+          }
+        }
+      })
+      .finally(() => {
+        this.printing.delete(r.id);
+        this.prints.delete(run);
+      });
+    this.prints.add(run);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // The manager's commands
+
+  async enter(input: ManagerAuthorization & { justification: string }): Promise<ContingencyStatus> {
+    const reason = checked('justificativa_invalida', 'justification', () => checkJustification(input?.justification, 'justification'));
+    const open = this.mode.period();
+    if (open) throw new TerminalError('estado_invalido', `O terminal já está em contingência desde ${open.started_at}`);
+    // Asked before the PIN: no point authorizing what cannot be done.
+    this.mode.assertCanIssue();
+    const manager = await authorizeManager(this.store, this.clock, input, 'contingencia');
+    this.enterNow({ automatic: false, reason, manager });
+    return this.status();
+  }
+
+  async leave(auth: ManagerAuthorization): Promise<ContingencyStatus> {
+    if (!this.mode.period()) throw new TerminalError('estado_invalido', 'O terminal não está em contingência');
+    const manager = await authorizeManager(this.store, this.clock, auth, 'contingencia');
+    this.leaveNow(manager);
+    return this.status();
+  }
+}

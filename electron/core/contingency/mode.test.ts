@@ -1,0 +1,264 @@
+// The contingency state machine, in two parts: the failure counts alone (pure), then the mode
+// in a real terminal (real SQLite file, real certificate, the service unreachable on a closed
+// port): entering by a manager or by itself, the in-doubt sale issued again in the same
+// transaction, the limits, leaving.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { generateTestCertificate } from '../../../fiscal/certificate.ts';
+import { demoEmitter } from '../../../fiscal/samples.ts';
+import type { CompanyProfile } from '../../api/terminal-api.ts';
+import type { Failure } from '../outbox-rules.ts';
+import { createTerminal, type Terminal } from '../terminal.ts';
+import { AUTOMATIC_REASONS, FailureDetector } from './mode.ts';
+
+const net: Failure = { kind: 'network', failure: 'refused', message: 'recusada' };
+const http = (status: number, code = 'x'): Failure => ({ kind: 'http', status, code, message: code, details: [] });
+
+describe('FailureDetector', () => {
+  it('enters after `threshold` consecutive service failures; any answer below 500 starts the count again', () => {
+    const d = new FailureDetector(0, 1000);
+    d.exchange(net);
+    d.exchange(http(503));
+    expect(d.verdict(3, undefined, false)).toBeUndefined();
+    d.exchange(http(422));
+    d.exchange(net);
+    d.exchange(net);
+    expect(d.verdict(3, undefined, false)).toBeUndefined();
+    d.exchange(net);
+    expect(d.verdict(3, undefined, false)).toEqual({ enter: 'servico' });
+  });
+
+  it('the authority: a receipt processing past the timeout with no verdict meanwhile counts, the 202s and polls in between do not hide it', () => {
+    const d = new FailureDetector(0, 1000);
+    d.receipt('a', 'processing', 100);
+    d.exchange(null); // the service answers all along
+    d.receipt('a', 'processing', 900);
+    expect(d.counts.authority).toBe(0);
+    for (const t of [1200, 1300, 1400]) {
+      d.exchange(null);
+      d.receipt('a', 'processing', t);
+    }
+    expect(d.verdict(3, undefined, false)).toEqual({ enter: 'autoridade' });
+  });
+
+  it('a long queue the authority is working through is not an outage: verdicts keep coming', () => {
+    const d = new FailureDetector(0, 1000);
+    d.receipt('old', 'processing', 0);
+    for (let t = 1500; t < 5000; t += 100) {
+      d.receipt(`r${t}`, 'processing', t - 100);
+      d.receipt(`r${t}`, 'authorized', t);
+      d.receipt('old', 'processing', t);
+    }
+    expect(d.counts.authority).toBe(0);
+  });
+
+  it('503 autoridade_indisponivel counts for the authority, not the service', () => {
+    const d = new FailureDetector(0, 1000);
+    for (let i = 0; i < 3; i++) d.exchange(http(503, 'autoridade_indisponivel'));
+    expect(d.counts).toEqual({ service: 0, authority: 3 });
+    expect(d.verdict(3, undefined, false)).toEqual({ enter: 'autoridade' });
+  });
+
+  it('leaving: an automatic period ends on a verdict, or on an answer when it began for the service (or nothing awaits a verdict); a manager’s never', () => {
+    const service = { automatic: true, cause: 'servico' as const };
+    const authority = { automatic: true, cause: 'autoridade' as const };
+    const d = new FailureDetector(0, 1000);
+    d.reset(0);
+    expect(d.verdict(3, service, true)).toBeUndefined();
+    d.exchange(net);
+    expect(d.verdict(3, service, true)).toBeUndefined();
+    d.exchange(null);
+    expect(d.verdict(3, service, true)).toEqual({ leave: true });
+    expect(d.verdict(3, authority, true)).toBeUndefined();
+    expect(d.verdict(3, authority, false)).toEqual({ leave: true });
+    expect(d.verdict(3, { automatic: false, cause: 'servico' }, false)).toBeUndefined();
+    d.receipt('x', 'processing', 10);
+    d.receipt('x', 'authorized', 20);
+    expect(d.verdict(3, authority, true)).toEqual({ leave: true });
+  });
+});
+
+// =============================================================================================
+
+let dir: string | undefined;
+let terminal: Terminal | undefined;
+let deadUrl: string;
+let pfx: Buffer;
+const PASSWORD = 'senha-do-certificado';
+const CNPJ = '11222333000181';
+
+beforeAll(async () => {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  deadUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  await new Promise((resolve) => server.close(resolve));
+  pfx = generateTestCertificate({ cnpj: CNPJ, xNome: 'MERCADO TESTE', password: PASSWORD }).pfx;
+});
+
+afterEach(async () => {
+  await terminal?.close();
+  terminal = undefined;
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+const demo = demoEmitter({ cnpj: CNPJ });
+const profile: CompanyProfile & { cscToken: string } = {
+  cnpj: CNPJ,
+  ie: demo.ie,
+  xNome: 'MERCADO TESTE',
+  address: { ...demo.address },
+  crt: 1,
+  environment: 'homologacao',
+  qrCodeVersion: 2,
+  cscId: '1',
+  cscToken: 'CSC-DE-TESTE-123456',
+};
+
+async function open(options: { startWorker?: boolean; credentials?: boolean; clock?: () => number; contingency?: Record<string, unknown> } = {}) {
+  dir = mkdtempSync(join(tmpdir(), 'balcao-contingency-'));
+  terminal = await createTerminal({
+    dataDir: dir,
+    serviceUrl: deadUrl,
+    token: 'blc_teste',
+    series: 3,
+    retry: { baseMs: 20, capMs: 100 },
+    healthIntervalMs: 30,
+    startWorker: options.startWorker ?? false,
+    ...(options.clock && { clock: options.clock }),
+  });
+  terminal.seedDemoCatalog();
+  const manager = await terminal.createManager({ name: 'Gerente Bia', pin: '1234' });
+  const auth = { managerId: manager.id, pin: '1234' };
+  if (options.credentials !== false) {
+    await terminal.updateSettings({ company: profile, contingency: options.contingency ?? {} }, auth);
+    await terminal.importCertificate({ ...auth, pfxBase64: pfx.toString('base64'), password: PASSWORD });
+  } else if (options.contingency) {
+    await terminal.updateSettings({ contingency: options.contingency }, auth);
+  }
+  return { t: terminal, auth };
+}
+
+async function sale(t: Terminal): Promise<string> {
+  let s = await t.openSale();
+  s = await t.addItem(s.id, { code: '1002', quantity: '3' });
+  s = await t.addPayment(s.id, { tPag: '01', amountCents: 2000 });
+  return s.id;
+}
+
+const JUSTIFICATION = 'Link de internet da loja fora do ar desde a abertura';
+
+describe('entering and leaving, in a terminal', () => {
+  it('a manager enters with a justification; the sale in doubt is issued again offline with a new number, in one transaction', async () => {
+    const { t, auth } = await open();
+    const before = t.finishSaleNow(await sale(t)).receipt; // online, never sent (worker stopped)
+    expect(before).toMatchObject({ nNF: 1, contingency: false, state: 'pending' });
+    const oldKey = t.store.receipt(before.id)!.idempotency_key;
+
+    await expect(t.enterContingency({ ...auth, justification: 'curta' })).rejects.toMatchObject({ code: 'justificativa_invalida', field: 'justification' });
+    await expect(t.enterContingency({ ...auth, pin: '9999', justification: JUSTIFICATION })).rejects.toMatchObject({ code: 'pin_invalido' });
+    expect((await t.contingencyStatus()).active).toBe(false);
+
+    const events: boolean[] = [];
+    t.subscribe((e) => e.type === 'contingency' && events.push(e.status.active));
+    const status = await t.enterContingency({ ...auth, justification: JUSTIFICATION });
+    expect(events).toEqual([true]);
+    expect(status).toMatchObject({ active: true, automatic: false, reason: JUSTIFICATION, pending: 1, blocked: null });
+    expect(status.openTasks).toEqual([expect.objectContaining({ receiptId: before.id, kind: 'inutilizar' })]);
+    const row = t.store.receipt(before.id)!;
+    expect(row).toMatchObject({ nnf: 2, serie: 3, tp_emis: 9, state: 'pending', service_id: null });
+    expect(row.idempotency_key).not.toBe(oldKey);
+    expect(row.signed_xml).toContain(`<dhCont>`);
+    expect(row.signed_xml).toContain(`<xJust>${JUSTIFICATION}</xJust>`);
+    expect(t.store.reconciliationTasks()).toEqual([expect.objectContaining({ serie: 3, nnf: 1, idempotency_key: oldKey, kind: 'verificar', state: 'open' })]);
+    expect(t.store.outboxOf(before.id).map((e) => [e.state, e.idempotency_key === oldKey, JSON.parse(e.payload).xml === row.signed_xml])).toEqual([
+      ['failed', true, false],
+      ['pending', false, true],
+    ]);
+
+    // Sales now are issued here, with the period's dhCont and xJust.
+    const offline = t.finishSaleNow(await sale(t)).receipt;
+    expect(offline).toMatchObject({ nNF: 3, contingency: true, state: 'pending', canCorrect: false, canVoid: false });
+    await expect(t.enterContingency({ ...auth, justification: JUSTIFICATION })).rejects.toMatchObject({ code: 'estado_invalido' });
+    // Waiting for authorization, it can be printed again (a jammed printer must not leave the store without its copy).
+    const again = await t.reprint(offline.id, { operator: 'Caixa 1', reason: 'Papel enroscou na impressora' });
+    expect(Buffer.from(again.escposBase64, 'base64').toString('latin1')).toContain('EMITIDA EM CONTING');
+
+    const left = await t.leaveContingency(auth);
+    expect(left).toMatchObject({ active: false, pending: 2 });
+    expect(t.finishSaleNow(await sale(t)).receipt).toMatchObject({ nNF: 4, contingency: false });
+    await expect(t.leaveContingency(auth)).rejects.toMatchObject({ code: 'estado_invalido' });
+    expect(t.auditLog().map((a) => [a.actor_kind, a.action])).toEqual(
+      expect.arrayContaining([
+        ['manager', 'pin_recusado'],
+        ['system', 'contingencia_reemissao'],
+        ['manager', 'contingencia_inicio'],
+        ['manager', 'contingencia_fim'],
+      ]),
+    );
+  });
+
+  it('without the company and certificate: the manager is told before the PIN; the terminal does not enter by itself, and says why', async () => {
+    const { t, auth } = await open({ credentials: false, startWorker: true, contingency: { failureThreshold: 2 } });
+    await expect(t.enterContingency({ ...auth, pin: '0000', justification: JUSTIFICATION })).rejects.toMatchObject({
+      code: 'configuracao_invalida',
+      message: expect.stringMatching(/Dados da empresa/),
+    });
+    expect(t.auditLog().filter((a) => a.action === 'pin_recusado')).toEqual([]);
+    const status = await waitFor(t, (s) => s.warning !== null);
+    expect(status).toMatchObject({ active: false, warning: expect.stringMatching(/^Serviço de emissão fora do ar, e a contingência offline não pode começar: Dados da empresa/) });
+    expect(t.finishSaleNow(await sale(t)).receipt.contingency).toBe(false);
+  });
+
+  it('by itself after the configured number of failures, then it issues every sale offline', async () => {
+    const { t } = await open({ startWorker: true, contingency: { failureThreshold: 2 } });
+    const status = await waitFor(t, (s) => s.active);
+    expect(status).toMatchObject({ automatic: true, reason: AUTOMATIC_REASONS.servico });
+    expect(t.finishSaleNow(await sale(t)).receipt).toMatchObject({ contingency: true, nNF: 1 });
+  });
+
+  it('the limits: past maxReceipts or maxHours, finishing is refused with contingencia_limite and nothing is written', async () => {
+    let offset = 0;
+    const { t, auth } = await open({ clock: () => Date.now() + offset, contingency: { maxReceipts: 2, maxHours: 3 } });
+    await t.enterContingency({ ...auth, justification: JUSTIFICATION });
+    t.finishSaleNow(await sale(t));
+    t.finishSaleNow(await sale(t));
+    const third = await sale(t);
+    expect(() => t.finishSaleNow(third)).toThrow(expect.objectContaining({ code: 'contingencia_limite', message: expect.stringMatching(/Limite de 2 NFC-e/) }));
+    expect((await t.getSale(third)).state).toBe('open');
+    expect(t.store.nextNumber(3)).toBe(3);
+    expect((await t.contingencyStatus()).blocked).toMatch(/Limite de 2/);
+
+    await t.updateSettings({ contingency: { maxReceipts: 100 } }, auth);
+    expect((await t.contingencyStatus()).blocked).toBeNull();
+    offset = 3 * 3_600_000;
+    expect(() => t.finishSaleNow(third)).toThrow(expect.objectContaining({ code: 'contingencia_limite', message: expect.stringMatching(/mais de 3 horas/) }));
+    // 22 hours in, the oldest receipt's 24-hour deadline is near: the status says so.
+    offset = 22.5 * 3_600_000;
+    expect((await t.contingencyStatus()).warning).toMatch(/Transmita as 2 NFC-e emitidas em contingência: o prazo de 24 horas da mais antiga vence em 1 h (2\d|30) min/);
+  });
+
+  it('a separate contingency series numbers its own sequence', async () => {
+    const { t, auth } = await open({ contingency: { series: 890 } });
+    expect(t.finishSaleNow(await sale(t)).receipt).toMatchObject({ serie: 3, nNF: 1 });
+    await t.enterContingency({ ...auth, justification: JUSTIFICATION });
+    // The online receipt in doubt and the next sale: 890/1 and 890/2.
+    expect(t.store.allReceipts().map((r) => [r.serie, r.nnf, r.tp_emis])).toEqual([[890, 1, 9]]);
+    expect(t.finishSaleNow(await sale(t)).receipt).toMatchObject({ serie: 890, nNF: 2, contingency: true });
+    await t.leaveContingency(auth);
+    expect(t.finishSaleNow(await sale(t)).receipt).toMatchObject({ serie: 3, nNF: 2, contingency: false });
+  });
+});
+
+async function waitFor(t: Terminal, done: (s: Awaited<ReturnType<Terminal['contingencyStatus']>>) => boolean, timeoutMs = 10_000) {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const s = await t.contingencyStatus();
+    if (done(s)) return s;
+    if (Date.now() > until) throw new Error(`tempo esgotado: ${JSON.stringify(s)}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

@@ -1,0 +1,224 @@
+// ReceiptPrinter on a real terminal database: jobs through the virtual printer (files), a
+// printer failing (MemoryPrinter), a network printer answering status queries (a real TCP
+// server on loopback), the print log and the at-most-once automatic print across a reopen.
+
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { fixturePath } from '../../fiscal/shared-files.ts';
+import { MemoryPrinter } from '../../native/printer/transports.ts';
+import type { PrinterStatusView } from '../api/terminal-api.ts';
+import { decodeEscPos } from '../../test/escpos-decoder.ts';
+import { seedDemoCatalog } from './catalog.ts';
+import { TerminalError } from './errors.ts';
+import { PosStore } from './pos-store.ts';
+import { DEFAULT_PRINTER_SETTINGS, parseTcpAddress, ReceiptPrinter, validatePrinterSettings, VIRTUAL_PRINTER_DIR } from './printing.ts';
+import * as sales from './sales.ts';
+
+const XML = readFileSync(fixturePath('nfce_tpEmis1_qrV2_online_signed_testcert.xml'), 'utf8');
+const KEY = /Id="NFe([0-9]{44})"/.exec(XML)![1]!;
+
+let dir: string;
+let store: PosStore;
+let receiptId: string;
+const now = Date.parse('2026-11-22T15:00:00.000Z');
+const clock = () => now;
+
+/** A finished sale's receipt (the print log references it). */
+function finishedReceipt(): string {
+  const ctx = { store, clock, serie: 1 };
+  const sale = sales.openSale(ctx);
+  sales.addItem(ctx, sale.id, { code: '1001' });
+  sales.addPayment(ctx, sale.id, { tPag: '01', amountCents: 2000 });
+  return sales.finishSale(ctx, sale.id).receipt.id;
+}
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'balcao-printing-'));
+  store = PosStore.open(dir);
+  store.ensureSeries(1);
+  seedDemoCatalog(store, sales.iso(now));
+  receiptId = finishedReceipt();
+});
+
+afterEach(() => {
+  store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('ReceiptPrinter', () => {
+  it('virtual (default): each job a numbered .bin with its .png preview in <data>/impressora, logged and listed', async () => {
+    const statuses: PrinterStatusView[] = [];
+    const printer = new ReceiptPrinter({ store, clock, dataDir: dir, settings: DEFAULT_PRINTER_SETTINGS, onStatus: (s) => statuses.push(s) });
+    const job = printer.render(receiptId, 'unica', XML);
+    expect(job.previewPng?.subarray(1, 4).toString()).toBe('PNG');
+    await printer.print(job);
+    await printer.print(printer.render(receiptId, 'reimpressao', XML));
+
+    const folder = join(dir, VIRTUAL_PRINTER_DIR);
+    expect(readdirSync(folder).sort()).toEqual(['job-000001.bin', 'job-000001.png', 'job-000002.bin', 'job-000002.png']);
+    const printed = decodeEscPos(readFileSync(join(folder, 'job-000001.bin')));
+    expect(printed.qrCodes).toHaveLength(1);
+    expect(printed.lines.map((l) => l.text).join(' ')).toContain(KEY.match(/.{4}/g)!.slice(0, 4).join(' '));
+    expect(printer.recent()).toEqual([
+      { receiptId, copy: 'reimpressao', printedAt: sales.iso(now) },
+      { receiptId, copy: 'unica', printedAt: sales.iso(now) },
+    ]);
+    expect(printer.recent(1)).toHaveLength(1);
+    expect(await printer.status()).toEqual({ ready: true, name: 'Impressora virtual', problem: null, lastPrintAt: sales.iso(now) });
+    expect(statuses.length).toBe(2);
+  });
+
+  it('a failing printer: TerminalError impressora, the job logged as failed, the status not ready until a job goes through', async () => {
+    const memory = new MemoryPrinter({ failWith: 'sem_papel' });
+    const statuses: PrinterStatusView[] = [];
+    const printer = new ReceiptPrinter({ store, clock, dataDir: dir, settings: DEFAULT_PRINTER_SETTINGS, transport: memory, onStatus: (s) => statuses.push(s) });
+    const job = printer.render(receiptId, 'unica', XML);
+    expect(job.previewPng).toBeUndefined(); // only the virtual printer keeps previews
+    const err = await printer.print(job).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TerminalError);
+    expect(err).toMatchObject({ code: 'impressora', message: expect.stringMatching(/^Impressora sem papel .*Coloque uma bobina nova; o cupom fica guardado para reimpressão\.$/) });
+    expect(await printer.status()).toMatchObject({ ready: false, problem: (err as Error).message, lastPrintAt: null });
+    expect(statuses).toEqual([expect.objectContaining({ ready: false })]);
+    expect(store.printJobs(receiptId)).toEqual([expect.objectContaining({ state: 'failed', error: (err as Error).message, automatic: 0 })]);
+    expect(printer.recent()).toEqual([]);
+
+    memory.failWith = undefined;
+    await printer.print(job);
+    expect(memory.jobs).toEqual([job.escpos]);
+    expect(await printer.status()).toMatchObject({ ready: true, problem: null });
+    expect(store.printJobs(receiptId).map((j) => j.state)).toEqual(['failed', 'printed']);
+  });
+
+  it('prints one job at a time, in order', async () => {
+    const memory = new MemoryPrinter();
+    let inFlight = 0;
+    let most = 0;
+    const send = memory.send.bind(memory);
+    memory.send = async (bytes) => {
+      most = Math.max(most, ++inFlight);
+      await new Promise((r) => setTimeout(r, 10));
+      await send(bytes);
+      inFlight--;
+    };
+    const printer = new ReceiptPrinter({ store, clock, dataDir: dir, settings: DEFAULT_PRINTER_SETTINGS, transport: memory });
+    const jobs = [1, 2, 3].map((n) => ({ receiptId, copy: 'reimpressao' as const, escpos: Uint8Array.of(n) }));
+    await Promise.all(jobs.map((j) => printer.print(j)));
+    expect(most).toBe(1);
+    expect(memory.jobs.map((j) => j[0])).toEqual([1, 2, 3]);
+  });
+
+  it('printOnce: a receipt already sent to the printer is never printed automatically, also after reopening the database', async () => {
+    const memory = new MemoryPrinter({ failWith: 'offline' });
+    let printer = new ReceiptPrinter({ store, clock, dataDir: dir, settings: DEFAULT_PRINTER_SETTINGS, transport: memory });
+    await expect(printer.printOnce(receiptId, () => printer.render(receiptId, 'unica', XML))).rejects.toMatchObject({ code: 'impressora' });
+    memory.failWith = undefined;
+    // Claimed, failed: the manager reprints; the terminal does not try again by itself.
+    expect(await printer.printOnce(receiptId, () => printer.render(receiptId, 'unica', XML))).toBe(false);
+    const other = finishedReceipt();
+    expect(await printer.printOnce(other, () => printer.render(other, 'unica', XML))).toBe(true);
+
+    store.close();
+    store = PosStore.open(dir);
+    printer = new ReceiptPrinter({ store, clock, dataDir: dir, settings: DEFAULT_PRINTER_SETTINGS, transport: memory });
+    let rendered = 0;
+    expect(await printer.printOnce(other, () => (rendered++, printer.render(other, 'unica', XML)))).toBe(false);
+    expect(rendered).toBe(0);
+    expect(memory.jobs).toHaveLength(1);
+    expect(store.printJobs(other)).toEqual([expect.objectContaining({ automatic: 1, state: 'printed' })]);
+  });
+
+  it('refuses jobs for unknown receipts, unknown copies and empty bytes, writing nothing', async () => {
+    const printer = new ReceiptPrinter({ store, clock, dataDir: dir, settings: DEFAULT_PRINTER_SETTINGS, transport: new MemoryPrinter() });
+    await expect(printer.print({ receiptId: 'nao-existe', copy: 'unica', escpos: Uint8Array.of(1) })).rejects.toMatchObject({ code: 'nao_encontrado' });
+    await expect(printer.print({ receiptId, copy: 'segunda' as 'unica', escpos: Uint8Array.of(1) })).rejects.toMatchObject({ field: 'copy' });
+    await expect(printer.print({ receiptId, copy: 'unica', escpos: new Uint8Array() })).rejects.toMatchObject({ field: 'escpos' });
+    expect(store.printJobs(receiptId)).toEqual([]);
+  });
+
+  it('encodes for the configured profile and paper width; reconfigure applies to the next job', async () => {
+    const memory = new MemoryPrinter();
+    const printer = new ReceiptPrinter({ store, clock, dataDir: dir, settings: DEFAULT_PRINTER_SETTINGS, transport: memory });
+    const wide = decodeEscPos(printer.encode(XML));
+    expect(Math.max(...wide.lines.map((l) => l.columns))).toBe(48);
+    printer.reconfigure({ kind: 'virtual', address: null, profile: 'generic-escpos', paperWidth: 58 });
+    const narrow = decodeEscPos(printer.encode(XML));
+    expect(Math.max(...narrow.lines.map((l) => l.columns))).toBeLessThanOrEqual(32);
+    // The generic profile sends the QR Code as an image, not as GS ( k.
+    expect(narrow.qrCodes).toEqual([]);
+    expect(narrow.images.length).toBeGreaterThan(0);
+    expect(() => printer.encode('<NFe/>')).toThrow(TerminalError);
+  });
+
+  it('a file printer appends every job to the file (created if missing)', async () => {
+    const path = join(dir, 'saida', 'cupons.prn');
+    const printer = new ReceiptPrinter({ store, clock, dataDir: dir, settings: { kind: 'file', address: path, profile: 'epson-tm-t20', paperWidth: 80 } });
+    await printer.print({ receiptId, copy: 'unica', escpos: Uint8Array.of(1, 2) });
+    await printer.print({ receiptId, copy: 'reimpressao', escpos: Uint8Array.of(3) });
+    expect([...readFileSync(path)]).toEqual([1, 2, 3]);
+    expect((await printer.status()).name).toBe(path);
+  });
+
+  it('a device printer that is not there: not ready, "não encontrada", the receipt kept', async () => {
+    const path = join(dir, 'usb', 'lp9');
+    const printer = new ReceiptPrinter({ store, clock, dataDir: dir, settings: { kind: 'device', address: path, profile: 'elgin-i9', paperWidth: 80 } });
+    await expect(printer.print({ receiptId, copy: 'unica', escpos: Uint8Array.of(1) })).rejects.toMatchObject({ code: 'impressora', message: expect.stringContaining('não encontrada') });
+    expect(existsSync(path)).toBe(false);
+    expect((await printer.status()).ready).toBe(false);
+  });
+});
+
+describe('a network printer answering status queries', () => {
+  let server: Server;
+  let answer: number[];
+  beforeEach(async () => {
+    server = createServer((socket) => {
+      socket.on('data', (d) => {
+        if (d[0] === 0x10) socket.write(Buffer.from(answer));
+      });
+      socket.on('error', () => {});
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  });
+  afterEach(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  it('status() asks it: paper out makes it not ready, paper back makes it ready', async () => {
+    const port = (server.address() as { port: number }).port;
+    const printer = new ReceiptPrinter({ store, clock, dataDir: dir, settings: { kind: 'tcp', address: `127.0.0.1:${port}`, profile: 'epson-tm-t20', paperWidth: 80 } });
+    answer = [0x12, 0x12, 0x12 | 0x60]; // DLE EOT 4: paper end
+    expect(await printer.status()).toMatchObject({ ready: false, name: `127.0.0.1:${port}`, problem: expect.stringContaining('sem papel') });
+    answer = [0x12, 0x12, 0x12];
+    expect(await printer.status()).toMatchObject({ ready: true, problem: null });
+  });
+});
+
+describe('validatePrinterSettings', () => {
+  it('accepts each kind and names the field it refuses', () => {
+    expect(validatePrinterSettings({ kind: 'tcp', address: ' 192.168.0.50:9100 ', profile: 'bematech-mp4200-escpos', paperWidth: 80 })).toEqual({
+      kind: 'tcp',
+      address: '192.168.0.50:9100',
+      profile: 'bematech-mp4200-escpos',
+      paperWidth: 80,
+    });
+    expect(parseTcpAddress('impressora.local')).toEqual({ host: 'impressora.local', port: 9100 });
+    expect(parseTcpAddress('[fe80::1]:9200')).toEqual({ host: 'fe80::1', port: 9200 });
+    const field = (input: unknown) => {
+      try {
+        validatePrinterSettings(input);
+      } catch (err) {
+        return (err as TerminalError).field;
+      }
+      return 'aceito';
+    };
+    expect(field({ kind: 'usb', address: null, profile: 'epson-tm-t20', paperWidth: 80 })).toBe('printer.kind');
+    expect(field({ kind: 'virtual', address: null, profile: 'daruma', paperWidth: 80 })).toBe('printer.profile');
+    expect(field({ kind: 'virtual', address: null, profile: 'epson-tm-t20', paperWidth: 76 })).toBe('printer.paperWidth');
+    expect(field({ kind: 'tcp', address: '192.168.0.50:99999', profile: 'epson-tm-t20', paperWidth: 80 })).toBe('printer.address');
+    expect(field({ kind: 'tcp', address: 'http://x', profile: 'epson-tm-t20', paperWidth: 80 })).toBe('printer.address');
+    expect(field({ kind: 'device', address: '', profile: 'epson-tm-t20', paperWidth: 80 })).toBe('printer.address');
+    expect(field({ kind: 'virtual', address: '/tmp/x', profile: 'epson-tm-t20', paperWidth: 80 })).toBe('printer.address');
+    expect(field(null)).toBe('printer');
+  });
+});

@@ -1,0 +1,328 @@
+// The terminal's receipt printer: turns an NFC-e XML into the DANFE's ESC/POS for the configured
+// printer (profile, paper width), sends jobs one at a time through a transport
+// (native/printer/transports.ts), records every job in the print log (print_jobs) and keeps the
+// printer's status for the screen.
+//
+// A failed job never touches the receipt: the sale stays as it is (authorized, or issued in
+// contingency), the status says what is wrong, and the job can be printed again (reprint). A
+// job is written to the log before its bytes leave and settled after: `printOnce` uses that row
+// as a durable claim, so a receipt printed automatically is never printed automatically twice,
+// not even across a crash in the middle of the job (at most once; the manager reprints).
+
+import { appendFile, mkdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { encodeEscPos, PRINTER_PROFILES, type PrinterProfileId } from '../../fiscal/danfe/escpos.ts';
+import { danfeModel, type DanfeModel, type DanfeModelOptions } from '../../fiscal/danfe/model.ts';
+import { renderDanfePng } from '../../fiscal/danfe/preview.ts';
+import {
+  DeviceFilePrinter,
+  PrinterError,
+  printerMessage,
+  statusError,
+  TcpPrinter,
+  VirtualPrinter,
+  type PrinterTransport,
+} from '../../native/printer/transports.ts';
+import type { PrintedReceipt, PrinterSettings, PrinterStatusView } from '../api/terminal-api.ts';
+import { checked, TerminalError } from './errors.ts';
+import type { PosStore } from './pos-store.ts';
+import { iso, type Clock } from './sales.ts';
+
+/**
+ * Which copy a job is: "consumidor" / "estabelecimento" (a contingency receipt prints both),
+ * "unica" (an authorized receipt, one unlabelled copy), "reimpressao" (asked for by the operator).
+ */
+export type PrintCopy = 'consumidor' | 'estabelecimento' | 'unica' | 'reimpressao';
+
+export const PRINT_COPIES: readonly PrintCopy[] = ['consumidor', 'estabelecimento', 'unica', 'reimpressao'];
+
+export type PrintJob = {
+  receiptId: string;
+  copy: PrintCopy;
+  escpos: Uint8Array;
+  /** Kept beside the job by the virtual printer. */
+  previewPng?: Uint8Array;
+};
+
+/** The folder of the virtual printer inside the data directory. */
+export const VIRTUAL_PRINTER_DIR = 'impressora';
+
+export const DEFAULT_PRINTER_SETTINGS: Readonly<PrinterSettings> = Object.freeze({
+  kind: 'virtual',
+  address: null,
+  profile: 'epson-tm-t20',
+  paperWidth: 80,
+});
+
+const invalid = (field: string, message: string): TerminalError => new TerminalError('configuracao_invalida', message, { field });
+
+/** Checks printer settings from the screen; errors name the field (`printer.address`, ...). */
+export function validatePrinterSettings(input: unknown, field = 'printer'): PrinterSettings {
+  if (typeof input !== 'object' || input === null) throw invalid(field, 'Configuração da impressora ausente');
+  const s = input as Record<string, unknown>;
+  const kind = s.kind;
+  if (kind !== 'virtual' && kind !== 'tcp' && kind !== 'device' && kind !== 'file') {
+    throw invalid(`${field}.kind`, 'Tipo de impressora deve ser virtual, tcp (rede), device (USB) ou file (arquivo)');
+  }
+  const profile = s.profile;
+  if (typeof profile !== 'string' || !Object.hasOwn(PRINTER_PROFILES, profile)) {
+    throw invalid(`${field}.profile`, `Modelo de impressora desconhecido; aceitos: ${Object.keys(PRINTER_PROFILES).join(', ')}`);
+  }
+  const paperWidth = s.paperWidth;
+  if (paperWidth !== 80 && paperWidth !== 58) throw invalid(`${field}.paperWidth`, 'Largura do papel deve ser 80 ou 58 mm');
+  let address: string | null = null;
+  if (kind === 'virtual') {
+    if (s.address !== null && s.address !== undefined) throw invalid(`${field}.address`, 'A impressora virtual não tem endereço');
+  } else {
+    address = typeof s.address === 'string' ? s.address.trim() : '';
+    if (kind === 'tcp') parseTcpAddress(address, `${field}.address`);
+    else if (!address || address.length > 4096 || address.includes('\0')) {
+      throw invalid(`${field}.address`, kind === 'device' ? 'Informe o dispositivo da impressora (ex.: /dev/usb/lp0)' : 'Informe o caminho do arquivo');
+    }
+  }
+  return { kind, address, profile: profile as PrinterProfileId, paperWidth };
+}
+
+/** "192.168.0.50:9100", "impressora.local" (port 9100), "[fe80::1]:9100". */
+export function parseTcpAddress(address: string, field = 'printer.address'): { host: string; port: number } {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([A-Za-z0-9.-]+))(?::([0-9]{1,5}))?$/.exec(address);
+  const port = m?.[3] === undefined ? 9100 : Number(m[3]);
+  if (!m || port < 1 || port > 65535) throw invalid(field, 'Endereço da impressora de rede: IP ou nome, com a porta opcional (ex.: 192.168.0.50:9100)');
+  return { host: m[1] ?? m[2]!, port };
+}
+
+/** A plain file that collects the jobs (created if missing, appended to). */
+class AppendFilePrinter implements PrinterTransport {
+  readonly description: string;
+  constructor(readonly path: string) {
+    this.description = path;
+  }
+  async send(bytes: Uint8Array): Promise<void> {
+    try {
+      await mkdir(dirname(this.path), { recursive: true });
+      await appendFile(this.path, bytes);
+    } catch (err) {
+      throw new PrinterError('desconhecido', this.path, (err as Error).message, { cause: err });
+    }
+  }
+}
+
+/** The transport the settings describe. */
+export function transportFor(settings: PrinterSettings, dataDir: string): PrinterTransport {
+  switch (settings.kind) {
+    case 'virtual':
+      return new VirtualPrinter({ dir: join(dataDir, VIRTUAL_PRINTER_DIR) });
+    case 'tcp':
+      return new TcpPrinter(parseTcpAddress(settings.address ?? ''));
+    case 'device':
+      return new DeviceFilePrinter({ path: settings.address ?? '' });
+    case 'file':
+      return new AppendFilePrinter(settings.address ?? '');
+  }
+}
+
+function printerName(settings: PrinterSettings, transport: PrinterTransport, overridden: boolean): string {
+  if (overridden) return transport.description;
+  return settings.kind === 'virtual' ? 'Impressora virtual' : (settings.address ?? transport.description);
+}
+
+export type ReceiptPrinterOptions = {
+  store: PosStore;
+  clock: Clock;
+  /** The terminal's data directory: the virtual printer writes into <dataDir>/impressora. */
+  dataDir: string;
+  settings: PrinterSettings;
+  /** Replaces the transport the settings describe (tests: MemoryPrinter); kept on reconfigure. */
+  transport?: PrinterTransport;
+  /** Every status change (a job printed or failed, a status query). */
+  onStatus?: (status: PrinterStatusView) => void;
+};
+
+export class ReceiptPrinter {
+  private readonly store: PosStore;
+  private readonly clock: Clock;
+  private readonly dataDir: string;
+  private readonly override: PrinterTransport | undefined;
+  private readonly onStatus: (status: PrinterStatusView) => void;
+  private settingsNow: PrinterSettings;
+  private transportNow: PrinterTransport;
+  private problem: string | null = null;
+  /** One job at a time: a printer interleaving two jobs prints neither. */
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(options: ReceiptPrinterOptions) {
+    this.store = options.store;
+    this.clock = options.clock;
+    this.dataDir = options.dataDir;
+    this.override = options.transport;
+    this.onStatus = options.onStatus ?? (() => {});
+    this.settingsNow = validatePrinterSettings(options.settings);
+    this.transportNow = this.override ?? transportFor(this.settingsNow, this.dataDir);
+  }
+
+  get settings(): PrinterSettings {
+    return { ...this.settingsNow };
+  }
+
+  get transport(): PrinterTransport {
+    return this.transportNow;
+  }
+
+  /** New settings apply from the next job on; the problem of the old printer is forgotten. */
+  reconfigure(settings: PrinterSettings): void {
+    this.settingsNow = validatePrinterSettings(settings);
+    this.transportNow = this.override ?? transportFor(this.settingsNow, this.dataDir);
+    this.problem = null;
+    this.onStatus(this.statusNow());
+  }
+
+  /** The DANFE model of an NFC-e XML; a malformed XML is an `estado_invalido` naming the field. */
+  model(xml: string, options: DanfeModelOptions = {}): DanfeModel {
+    return checked('estado_invalido', 'xml', () => danfeModel(xml, options));
+  }
+
+  /** The DANFE's ESC/POS for the configured printer profile and paper width. */
+  encode(xml: string, options: DanfeModelOptions = {}): Uint8Array {
+    return this.encodeModel(this.model(xml, options));
+  }
+
+  encodeModel(model: DanfeModel): Uint8Array {
+    return encodeEscPos(model, { profile: this.settingsNow.profile, paperWidth: this.settingsNow.paperWidth });
+  }
+
+  /**
+   * The job for an XML: the ESC/POS, and the PNG preview when the printer keeps one (the
+   * virtual printer). Rendering the PNG costs tens of milliseconds, so only then.
+   */
+  render(receiptId: string, copy: PrintCopy, xml: string, options: DanfeModelOptions = {}): PrintJob {
+    const model = this.model(xml, options);
+    const escpos = this.encodeModel(model);
+    const wantsPreview = this.transportNow instanceof VirtualPrinter;
+    return {
+      receiptId,
+      copy,
+      escpos,
+      ...(wantsPreview && { previewPng: renderDanfePng(model, { paperWidth: this.settingsNow.paperWidth }) }),
+    };
+  }
+
+  /**
+   * Sends one job and records it. Rejects with TerminalError('impressora', message) when the
+   * printer fails; the status then shows the problem until a job goes through.
+   */
+  print(job: PrintJob): Promise<void> {
+    return this.enqueue(async () => {
+      const id = this.store.transaction(() => this.startJob(job, false));
+      await this.send(id, job);
+    });
+  }
+
+  /**
+   * Prints `job()` unless this receipt was ever sent to the printer before (by anyone): the
+   * automatic print of an authorized receipt. The claim (its print_jobs row, and the receipt
+   * out of print_due) is committed before the bytes leave. Resolves false when it was already
+   * printed (nothing sent). `job` runs inside the printer's queue, only when still owed.
+   */
+  printOnce(receiptId: string, job: () => PrintJob | Promise<PrintJob>): Promise<boolean> {
+    const alreadySent = (): boolean => {
+      if (!this.store.printJobs(receiptId).length) return false;
+      this.store.forgetPrintDue(receiptId);
+      return true;
+    };
+    return this.enqueue(async () => {
+      if (this.store.transaction(alreadySent)) return false;
+      const built = await job();
+      const id = this.store.transaction(() => {
+        if (alreadySent()) return undefined;
+        this.store.forgetPrintDue(receiptId);
+        return this.startJob(built, true);
+      });
+      if (id === undefined) return false;
+      await this.send(id, built);
+      return true;
+    });
+  }
+
+  /** Resolves once every job queued so far has settled. */
+  async idle(): Promise<void> {
+    await this.queue.catch(() => undefined);
+  }
+
+  private enqueue<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.queue.catch(() => undefined).then(task);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private startJob(job: PrintJob, automatic: boolean): number {
+    if (typeof job?.receiptId !== 'string' || !this.store.receipt(job.receiptId)) throw new TerminalError('nao_encontrado', 'NFC-e não encontrada');
+    if (!PRINT_COPIES.includes(job.copy)) throw new TerminalError('estado_invalido', `Via de impressão desconhecida: ${String(job.copy)}`, { field: 'copy' });
+    if (!(job.escpos instanceof Uint8Array) || job.escpos.length === 0) throw new TerminalError('estado_invalido', 'Trabalho de impressão vazio', { field: 'escpos' });
+    return this.store.insertPrintJob({
+      receipt_id: job.receiptId,
+      copy: job.copy,
+      automatic: automatic ? 1 : 0,
+      state: 'sending',
+      bytes: job.escpos.length,
+      printer: this.name(),
+      created_at: iso(this.clock()),
+    });
+  }
+
+  private async send(id: number, job: PrintJob): Promise<void> {
+    const transport = this.transportNow;
+    try {
+      await transport.send(job.escpos, job.previewPng ? { previewPng: job.previewPng } : undefined);
+    } catch (err) {
+      const message =
+        err instanceof PrinterError ? err.message : printerMessage('desconhecido', transport.description, (err as Error)?.message ?? String(err));
+      this.store.relaxedTransaction(() => this.store.finishPrintJob(id, 'failed', message, iso(this.clock())));
+      this.setProblem(message);
+      throw new TerminalError('impressora', message);
+    }
+    // The claim (startJob) was fsynced before the bytes left; the outcome may ride on the next
+    // durable commit: lost to a power cut, the job reads "sending", which only means unknown.
+    this.store.relaxedTransaction(() => this.store.finishPrintJob(id, 'printed', null, iso(this.clock())));
+    this.setProblem(null, true);
+  }
+
+  private setProblem(problem: string | null, always = false): void {
+    const changed = problem !== this.problem;
+    this.problem = problem;
+    if (changed || always) this.onStatus(this.statusNow());
+  }
+
+  private name(): string {
+    return printerName(this.settingsNow, this.transportNow, this.override !== undefined);
+  }
+
+  /** What is known without asking the printer. */
+  statusNow(): PrinterStatusView {
+    return { ready: this.problem === null, name: this.name(), problem: this.problem, lastPrintAt: this.store.lastPrintedAt() };
+  }
+
+  /**
+   * The printer's status. A printer that answers status queries (network, ESC/POS DLE EOT) is
+   * asked, between jobs; the others are judged by their last job.
+   */
+  async status(): Promise<PrinterStatusView> {
+    const transport = this.transportNow;
+    if (transport.status) {
+      await this.enqueue(async () => {
+        try {
+          const refusal = statusError(await transport.status!(), transport.description);
+          this.setProblem(refusal ? refusal.message : null);
+        } catch (err) {
+          this.setProblem(err instanceof PrinterError ? err.message : printerMessage('desconhecido', transport.description, (err as Error).message));
+        }
+      });
+    }
+    return this.statusNow();
+  }
+
+  /** The latest jobs that went through, newest first. */
+  recent(limit = 20): PrintedReceipt[] {
+    const n = Number.isInteger(limit) ? Math.max(1, Math.min(500, limit)) : 20;
+    return this.store.recentPrintedJobs(n).map((j) => ({ receiptId: j.receipt_id, copy: j.copy, printedAt: j.finished_at ?? j.created_at }));
+  }
+}
