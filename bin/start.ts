@@ -1,54 +1,283 @@
-// `balcao start` (what `npm start` runs): one command that starts a working store from a fresh
-// clone. All data lives under one directory (BALCAO_DATA, default ./.data), so a second start
-// keeps the sales, the company and its token.
+// `balcao start` (what `npm start` runs): a working demo store from a fresh clone, in one
+// process. Everything lives under one data directory (BALCAO_DATA or --data, default ./.data):
 //
-// Today it starts the embedded issuance service in sandbox mode with a demo company. The checkout
-// screen and the terminal are not built yet (issue 7); this says so instead of pretending.
+//   service/          the embedded issuance service (sandbox: simulated tax authority)
+//   terminal/         the terminal core's database; terminal/impressora: the virtual printer
+//   demo-company.json the demo company's id and API token (created once, mode 0600)
+//   certificado-demo.pfx / .json  the one test A1 certificate the service and the terminal share
+//
+// A second start reuses all of it. When ready it prints a banner for people and one line
+// `BALCAO_READY {...json}` for tests and the bench. SIGTERM / SIGINT stop everything cleanly.
 
-import { execFile } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import { DEMO_CNPJ, DEMO_CSC } from '../fiscal/samples.ts';
+import { generateTestCertificate } from '../fiscal/certificate.ts';
+import { DEMO_CNPJ, DEMO_CSC, demoEmitter } from '../fiscal/samples.ts';
+import type { SettingsPatch } from '../electron/api/terminal-api.ts';
+import { profileOfEmitter } from '../electron/core/company-profile.ts';
+import { createTerminal, type Terminal } from '../electron/core/terminal.ts';
+import { VIRTUAL_PRINTER_DIR } from '../electron/core/printing.ts';
+import { findChromium, openAppWindow } from '../electron/host/open-browser.ts';
+import { ensureRendererBuilt } from '../electron/host/renderer-build.ts';
+import { startBrowserHost, type BrowserHost } from '../electron/host/server.ts';
+import { buildApp } from '../service/app.ts';
+import { EXIT_USAGE, parseOptions, UsageError } from '../service/cli-args.ts';
+import { createCompany } from '../service/companies.ts';
+import { createLogger } from '../service/logger.ts';
+import { openService, type OpenedService } from '../service/open-service.ts';
 
-const execFileAsync = promisify(execFile);
-const balcao = fileURLToPath(new URL('./balcao.js', import.meta.url));
+const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+
+export const DEMO_MANAGER = { name: 'Gerente Demo', pin: '1234' } as const;
+
+const USAGE = `Uso: balcao start [--data DIR] [--port PORTA] [--terminal-port PORTA] [--abrir]
+
+Inicia a loja de demonstração: serviço de emissão em sandbox, terminal e tela do caixa no navegador.
+  --data DIR             pasta de dados (padrão: BALCAO_DATA ou ./.data)
+  --port PORTA           serviço de emissão (padrão: BALCAO_PORT ou 8765; 0 = porta livre)
+  --terminal-port PORTA  tela do caixa (padrão: BALCAO_TERMINAL_PORT ou 8766; 0 = porta livre)
+  --abrir                abre a tela do caixa numa janela do Chromium
+`;
+
+type StartArgs = { dataDir: string; servicePort: number; terminalPort: number; open: boolean };
+
+function port(value: string, name: string): number {
+  if (!/^[0-9]{1,5}$/.test(value) || Number(value) > 65535) throw new UsageError(`${name}: deve ser um número de 0 a 65535`);
+  return Number(value);
+}
+
+function parse(args: string[]): StartArgs | 'help' {
+  const { values: v } = parseOptions(args, {
+    data: { type: 'string' },
+    port: { type: 'string' },
+    'terminal-port': { type: 'string' },
+    abrir: { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' },
+  });
+  if (v.help) return 'help';
+  return {
+    dataDir: resolve(v.data ?? process.env.BALCAO_DATA ?? '.data'),
+    servicePort: port(v.port ?? process.env.BALCAO_PORT ?? '8765', v.port === undefined && process.env.BALCAO_PORT ? 'BALCAO_PORT' : '--port'),
+    terminalPort: port(
+      v['terminal-port'] ?? process.env.BALCAO_TERMINAL_PORT ?? '8766',
+      v['terminal-port'] === undefined && process.env.BALCAO_TERMINAL_PORT ? 'BALCAO_TERMINAL_PORT' : '--terminal-port',
+    ),
+    open: v.abrir ?? false,
+  };
+}
+
+// ---- The demo identity: one certificate, one company, one manager, created once ---------------
+
+type DemoCertificate = { pfx: Buffer; password: string };
+
+function demoCertificate(dataDir: string): DemoCertificate & { created: boolean } {
+  const pfxFile = join(dataDir, 'certificado-demo.pfx');
+  const infoFile = join(dataDir, 'certificado-demo.json');
+  if (existsSync(pfxFile) && existsSync(infoFile)) {
+    const { password } = JSON.parse(readFileSync(infoFile, 'utf8')) as { password: string };
+    return { pfx: readFileSync(pfxFile), password, created: false };
+  }
+  const { xNome } = demoEmitter();
+  const { pfx, password } = generateTestCertificate({ cnpj: DEMO_CNPJ, xNome });
+  writeFileSync(pfxFile, pfx, { mode: 0o600 });
+  writeFileSync(infoFile, JSON.stringify({ arquivo: pfxFile, password }, null, 2) + '\n', { mode: 0o600 });
+  return { pfx, password, created: true };
+}
 
 type DemoCompany = { company_id: string; token: string };
 
-async function demoCompany(serviceDir: string, file: string): Promise<DemoCompany> {
+async function demoCompany(service: OpenedService, file: string, certificate: DemoCertificate): Promise<DemoCompany> {
   if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as DemoCompany;
-  const { stdout } = await execFileAsync(process.execPath, [
-    balcao, 'company', 'create', '--data', serviceDir,
-    '--cnpj', DEMO_CNPJ, '--uf', 'SP', '--nome', 'MERCADO BALCÃO DEMONSTRAÇÃO LTDA',
-    '--csc-id', DEMO_CSC.id, '--csc', DEMO_CSC.token,
-  ]);
-  const created = JSON.parse(stdout) as DemoCompany;
-  // The token is shown once by the CLI; the demo keeps it for the next start, readable only by
-  // this user (it authorizes issuance for the demo company).
+  const e = demoEmitter();
+  const { companyId, token } = await createCompany(service, {
+    cnpj: e.cnpj,
+    uf: e.address.UF,
+    nome: e.xNome,
+    fantasia: e.xFant,
+    ie: e.ie,
+    crt: String(e.crt),
+    cscId: DEMO_CSC.id,
+    csc: DEMO_CSC.token,
+    certificate,
+    logradouro: e.address.xLgr,
+    numero: e.address.nro,
+    bairro: e.address.xBairro,
+    municipio: e.address.cMun,
+    cep: e.address.CEP,
+    telefone: e.address.fone,
+  });
+  const created = { company_id: companyId, token };
+  // The API shows a token once; the demo keeps it for the next start, readable only by this
+  // user (it authorizes issuance for the demo company).
   writeFileSync(file, JSON.stringify(created, null, 2) + '\n', { mode: 0o600 });
   return created;
 }
 
+/**
+ * The demo catalog, manager, company profile and certificate, each only when missing (what a
+ * manager changed survives a restart); the service's address and the demo company's token on
+ * every start, since they belong to this start (the port may change).
+ */
+async function prepareTerminal(terminal: Terminal, serviceUrl: string, token: string, certificate: DemoCertificate): Promise<void> {
+  if (terminal.store.countProducts() === 0) terminal.seedDemoCatalog();
+  const manager = (await terminal.listManagers()).find((m) => m.name === DEMO_MANAGER.name) ?? (await terminal.createManager({ ...DEMO_MANAGER }));
+  const settings = await terminal.getSettings();
+  const patch: SettingsPatch = {
+    ...(settings.serviceUrl !== serviceUrl && { serviceUrl }),
+    ...(terminal.settings.token !== token && { token }),
+    ...(settings.company === null && { company: { ...profileOfEmitter(demoEmitter()), cscToken: DEMO_CSC.token } }),
+  };
+  if (Object.keys(patch).length) terminal.configure(patch, 'balcao start: loja de demonstração');
+  // The same .pfx the service's demo company signs with: contingency receipts carry its signature.
+  if (settings.certificate === null) {
+    await terminal.importCertificate({ managerId: manager.id, pin: DEMO_MANAGER.pin, pfxBase64: certificate.pfx.toString('base64'), password: certificate.password });
+  }
+}
+
+/**
+ * Test only (the demo store is always sandbox): BALCAO_TEST_CLOCK_OFFSET_MINUTES runs the
+ * terminal's clock that many minutes ahead, so an end-to-end test can see a receipt past its
+ * cancellation window without waiting 30 minutes (test/e2e/manager.test.ts).
+ */
+function testClock(): (() => number) | undefined {
+  const raw = process.env.BALCAO_TEST_CLOCK_OFFSET_MINUTES;
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^[0-9]{1,6}$/.test(raw)) throw new UsageError('BALCAO_TEST_CLOCK_OFFSET_MINUTES: minutos inteiros de 0 a 999999');
+  const offsetMs = Number(raw) * 60_000;
+  return () => Date.now() + offsetMs;
+}
+
+// ---- Running -----------------------------------------------------------------------------------
+
+class Stack {
+  private readonly steps: { what: string; undo: () => unknown }[] = [];
+  push(what: string, undo: () => unknown): void {
+    this.steps.push({ what, undo });
+  }
+  /** Undoes in reverse order; a failing step is reported and the rest still run. */
+  async unwind(report: (what: string, err: unknown) => void): Promise<boolean> {
+    let ok = true;
+    for (const { what, undo } of this.steps.reverse()) {
+      try {
+        await undo();
+      } catch (err) {
+        ok = false;
+        report(what, err);
+      }
+    }
+    this.steps.length = 0;
+    return ok;
+  }
+}
+
+const say = (lines: string[]) => process.stdout.write(lines.join('\n') + '\n');
+
 export async function run(args: string[]): Promise<number> {
-  const dataDir = resolve(process.env.BALCAO_DATA ?? '.data');
-  const serviceDir = join(dataDir, 'service');
-  mkdirSync(serviceDir, { recursive: true, mode: 0o700 });
-  const company = await demoCompany(serviceDir, join(dataDir, 'demo-company.json'));
-  const port = process.env.BALCAO_PORT ?? '8765';
-  process.stdout.write(
-    [
+  let parsed: StartArgs | 'help';
+  try {
+    parsed = parse(args);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`${err.message}\n\n${USAGE}`);
+    return EXIT_USAGE;
+  }
+  if (parsed === 'help') {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  const { dataDir } = parsed;
+  // The embedded service logs JSON lines on stdout; only warnings by default, so the banner
+  // stays readable (BALCAO_LOG_LEVEL=info shows every request).
+  const log = createLogger({ level: process.env.BALCAO_LOG_LEVEL ?? 'warn' });
+  const stack = new Stack();
+  const stopRequested = new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+  });
+
+  try {
+    const serviceDir = join(dataDir, 'service');
+    const terminalDir = join(dataDir, 'terminal');
+    for (const dir of [dataDir, serviceDir, terminalDir]) mkdirSync(dir, { recursive: true, mode: 0o700 });
+
+    const certificate = demoCertificate(dataDir);
+    const service = await openService(serviceDir);
+    stack.push('banco do serviço', () => service.store.close());
+    const companyFile = join(dataDir, 'demo-company.json');
+    const companyExisted = existsSync(companyFile);
+    const company = await demoCompany(service, companyFile, certificate);
+    if (companyExisted && certificate.created) {
+      process.stderr.write(
+        `Aviso: ${companyFile} é de uma versão anterior e a empresa no serviço usa outro certificado. Para recomeçar a demonstração do zero, apague ${dataDir}.\n`,
+      );
+    }
+
+    const app = buildApp({ store: service.store, secrets: service.secrets, mode: 'sandbox', logger: log });
+    stack.push('serviço de emissão', () => app.close());
+    try {
+      await app.listen({ port: parsed.servicePort, host: '127.0.0.1' });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new Error(`a porta ${parsed.servicePort} do serviço de emissão já está em uso (use --port)`);
+      throw err;
+    }
+    const serviceUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+
+    const terminal = await createTerminal({ dataDir: terminalDir, serviceUrl, token: company.token, series: 1, clock: testClock() });
+    stack.push('terminal', () => terminal.close());
+    await prepareTerminal(terminal, serviceUrl, company.token, certificate);
+
+    const screen = await ensureRendererBuilt(repoRoot);
+    if (screen.state === 'missing') process.stderr.write(`Aviso: ${screen.reason}; a tela do caixa não será servida.\n`);
+    const staticDir = screen.state === 'missing' ? join(repoRoot, 'renderer', 'dist') : screen.staticDir;
+    let host: BrowserHost;
+    try {
+      host = await startBrowserHost({ terminal, staticDir, port: parsed.terminalPort });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new Error(`a porta ${parsed.terminalPort} da tela do caixa já está em uso (use --terminal-port)`);
+      throw err;
+    }
+    stack.push('tela do caixa', () => host.close());
+
+    const printerDir = join(terminalDir, VIRTUAL_PRINTER_DIR);
+    say([
       '',
-      'Balcão — serviço de emissão em modo sandbox (autoridade fiscal simulada).',
-      `  Dados:    ${dataDir}`,
-      `  API:      http://127.0.0.1:${port}/api/v1  (documentação: /api/v1/openapi.json)`,
-      `  Empresa:  ${company.company_id}  (token em ${join(dataDir, 'demo-company.json')})`,
+      'Balcão — loja de demonstração (autoridade fiscal simulada, sem valor fiscal).',
+      `  Caixa:       ${host.url}`,
+      `               (abra este endereço no navegador; a chave depois de # dá acesso ao terminal)`,
+      `  Gerente:     ${DEMO_MANAGER.name}, PIN ${DEMO_MANAGER.pin}`,
+      `  Impressões:  ${printerDir}  (impressora virtual)`,
+      `  Serviço:     ${serviceUrl}/api/v1  (documentação: /api/v1/openapi.json)`,
+      `  Empresa:     ${company.company_id}  (token em ${companyFile})`,
+      `  Dados:       ${dataDir}`,
+      ...(screen.state === 'built' ? [`  Tela compilada agora (${screen.ms} ms).`] : []),
+      'Ctrl+C encerra.',
       '',
-      'A tela do caixa ainda não está pronta: por enquanto o start sobe só o serviço de emissão.',
-      '',
-    ].join('\n'),
-  );
-  const service = await import('../service/main.ts');
-  return service.run(['--port', port, '--data', serviceDir, ...args]);
+    ]);
+    say([
+      `BALCAO_READY ${JSON.stringify({ checkoutUrl: host.url, serviceUrl, dataDir, printerDir, companyId: company.company_id, manager: DEMO_MANAGER, screen: screen.state !== 'missing' })}`,
+    ]);
+
+    let browser: ChildProcess | undefined;
+    if (parsed.open) {
+      const executable = findChromium();
+      if (!executable) process.stderr.write('Aviso: nenhum Chromium encontrado (defina BALCAO_NAVEGADOR); abra o endereço do caixa à mão.\n');
+      else {
+        browser = openAppWindow(executable, host.url, join(dataDir, 'navegador'));
+        stack.push('navegador', () => browser?.kill());
+      }
+    }
+
+    await stopRequested;
+  } catch (err) {
+    process.stderr.write(`Não foi possível iniciar a loja: ${(err as Error).message}\n`);
+    await stack.unwind((what, e) => process.stderr.write(`Falha ao encerrar ${what}: ${(e as Error).message}\n`));
+    return 1;
+  }
+  const ok = await stack.unwind((what, err) => log.error({ err }, `falha ao encerrar ${what}`));
+  // Should anything (a stray timer) keep the event loop alive, still exit.
+  setTimeout(() => process.exit(ok ? 0 : 1), 2_000).unref();
+  return ok ? 0 : 1;
 }

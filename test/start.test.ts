@@ -1,60 +1,101 @@
-// `npm start` on a fresh data directory: the embedded service comes up in sandbox mode with a
-// demo company whose token works, and a second start keeps the same company and data.
-import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { describe, expect, it } from 'vitest';
-import { repoRoot, tempDataDir } from './helpers/service-process.ts';
+// `npm start` on a fresh data directory: the embedded sandbox service with a demo company whose
+// token works, the terminal core with the demo catalog, manager and company, and the
+// browser-mode host answering the checkout URL; a sale through it is authorized and printed; one
+// certificate is shared by the service's company and the terminal.
+// A second start keeps everything (same company, certificate, manager, catalog), and SIGTERM
+// stops it cleanly.
 
-async function startOnce(dataDir: string): Promise<{ url: string; stop: () => Promise<number | null> }> {
-  const child = spawn(process.execPath, [join(repoRoot, 'bin', 'balcao.js'), 'start'], {
-    cwd: repoRoot,
-    env: { ...process.env, BALCAO_DATA: dataDir, BALCAO_PORT: '0' },
-    stdio: ['ignore', 'pipe', 'pipe'],
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { FinishedSale, ReceiptView, SaleView, TerminalSettings } from '../electron/api/terminal-api.ts';
+import { loadPfx } from '../fiscal/certificate.ts';
+import { DEMO_CNPJ } from '../fiscal/samples.ts';
+import { openService } from '../service/open-service.ts';
+import { runCli, tempDataDir } from './helpers/service-process.ts';
+import { startStore, type Store } from './e2e/harness.ts';
+
+async function rpc<T>(store: Store, method: string, args: unknown[]): Promise<T> {
+  const res = await fetch(`${store.origin}/api/rpc/${method}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${store.secret}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ args }),
   });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error('npm start não ficou pronto em 30 s'));
-    }, 30_000);
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      const m = /"msg":"listening"/.test(line) ? /"url":"([^"]+)"/.exec(line) : null;
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    });
-    void exited.then((code) => reject(new Error(`npm start terminou com código ${code}`)));
-  });
-  return {
-    url,
-    stop: async () => {
-      child.kill('SIGTERM');
-      return exited;
-    },
-  };
+  const body = (await res.json()) as { result?: T; error?: unknown };
+  if (!res.ok) throw new Error(`${method}: ${res.status} ${JSON.stringify(body.error)}`);
+  return body.result as T;
 }
 
 describe('balcao start', () => {
-  it('starts a sandbox store with a demo company, and keeps it on the next start', async () => {
+  it('starts a sandbox store with terminal and checkout, and keeps it all on the next start', async () => {
     const dataDir = tempDataDir('balcao-start-');
-    const first = await startOnce(dataDir);
-    const demo = JSON.parse(readFileSync(join(dataDir, 'demo-company.json'), 'utf8')) as { company_id: string; token: string };
-    const ask = (url: string) =>
-      fetch(`${url}/api/v1/sandbox/autoridade`, {
+    const first = await startStore({ dataDir });
+    expect(first.dataDir).toBe(dataDir);
+    expect(first.checkoutUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#chave=[A-Za-z0-9_-]{43}$/);
+    expect(first.printerDir).toBe(join(dataDir, 'terminal', 'impressora'));
+    expect(first.manager).toEqual({ name: 'Gerente Demo', pin: '1234' });
+    expect(first.output.join('\n')).toContain('Gerente Demo, PIN 1234');
+
+    // The demo company's token works at the service.
+    const ask = (store: Store) =>
+      fetch(`${store.serviceUrl}/api/v1/sandbox/autoridade`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${demo.token}`, 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${store.token}`, 'content-type': 'application/json' },
         body: '{}',
       });
-    expect((await ask(first.url)).status).toBe(200);
-    expect(await first.stop()).toBe(0);
+    expect((await ask(first)).status).toBe(200);
+    // Secrets on disk are readable by this user only.
+    for (const file of ['demo-company.json', 'certificado-demo.pfx', 'certificado-demo.json']) {
+      expect(statSync(join(dataDir, file)).mode & 0o077, file).toBe(0);
+    }
+    const pfx = readFileSync(join(dataDir, 'certificado-demo.pfx'));
 
-    const second = await startOnce(dataDir);
-    const again = JSON.parse(readFileSync(join(dataDir, 'demo-company.json'), 'utf8')) as { company_id: string };
-    expect(again.company_id).toBe(demo.company_id);
-    expect((await ask(second.url)).status).toBe(200);
-    expect(await second.stop()).toBe(0);
+    // The terminal behind the checkout URL: demo catalog and manager, talking to this service.
+    const products = await rpc<{ code: string }[]>(first, 'findProducts', ['', 100]);
+    expect(products.length).toBeGreaterThanOrEqual(10);
+    expect(await rpc(first, 'listManagers', [])).toEqual([{ id: expect.any(String), name: 'Gerente Demo' }]);
+    // One certificate: the terminal's (for contingency) is the .pfx the service's company got.
+    const { password } = JSON.parse(readFileSync(join(dataDir, 'certificado-demo.json'), 'utf8')) as { password: string };
+    const loaded = loadPfx(pfx, password);
+    const settings = await rpc<TerminalSettings>(first, 'getSettings', []);
+    expect(settings).toMatchObject({ serviceUrl: first.serviceUrl, tokenSet: true, company: { cnpj: DEMO_CNPJ, cscSet: true } });
+    expect(settings.certificate).toEqual({ subject: expect.any(String), cnpj: DEMO_CNPJ, notAfter: loaded.notAfter.toISOString() });
+
+    // A sale through the checkout's API is authorized by the embedded service and printed.
+    let sale = await rpc<SaleView>(first, 'openSale', []);
+    sale = await rpc<SaleView>(first, 'addItem', [sale.id, { code: '1001', quantity: '2' }]);
+    await rpc(first, 'addPayment', [sale.id, { tPag: '01', amountCents: sale.totalCents }]);
+    const { receipt } = await rpc<FinishedSale>(first, 'finishSale', [sale.id]);
+    await expect.poll(async () => (await rpc<ReceiptView>(first, 'getReceipt', [receipt.id])).state, { timeout: 20_000 }).toBe('authorized');
+    await expect.poll(() => readdirSync(first.printerDir).filter((f) => f.endsWith('.bin')).length, { timeout: 20_000 }).toBeGreaterThan(0);
+
+    const page = await fetch(first.origin + '/');
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'self'");
+    expect(await first.stop()).toEqual({ code: 0, signal: null });
+
+    const second = await startStore({ dataDir });
+    expect(second.companyId).toBe(first.companyId);
+    expect(second.token).toBe(first.token);
+    expect(second.secret).not.toBe(first.secret);
+    expect(readFileSync(join(dataDir, 'certificado-demo.pfx')).equals(pfx)).toBe(true);
+    expect((await ask(second)).status).toBe(200);
+    expect((await rpc<unknown[]>(second, 'findProducts', ['', 100])).length).toBe(products.length);
+    expect(await rpc<unknown[]>(second, 'listManagers', [])).toHaveLength(1);
+    // The service moved (another free port): the terminal follows it.
+    expect(await rpc(second, 'getSettings', [])).toMatchObject({ serviceUrl: second.serviceUrl });
+    expect(await second.stop()).toEqual({ code: 0, signal: null });
+
+    const service = await openService(join(dataDir, 'service'));
+    try {
+      expect((await service.store.getCompany(first.companyId))?.certificate.sha256).toBe(loaded.fingerprint256);
+    } finally {
+      await service.store.close();
+    }
+  });
+
+  it('refuses a bad option by name', async () => {
+    const result = await runCli(['start', '--port', 'abc']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--port: deve ser um número de 0 a 65535');
   });
 });

@@ -1,0 +1,74 @@
+// The dispatch shared by Electron IPC and the browser host, against a real terminal core (its
+// own SQLite file, the service unreachable): only allow-listed methods run, terminal errors come
+// back as data with their code and field, and anything else becomes a generic 500 whose details
+// go to the log only.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TerminalApi } from './api/terminal-api.ts';
+import { createTerminal, type Terminal } from './core/terminal.ts';
+import { dispatch } from './ipc.ts';
+
+let dir: string;
+let terminal: Terminal;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'balcao-ipc-'));
+  terminal = await createTerminal({ dataDir: dir, serviceUrl: 'http://127.0.0.1:9', token: 'blc_teste', series: 1, startWorker: false });
+  terminal.seedDemoCatalog();
+});
+
+afterAll(async () => {
+  await terminal.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('dispatch', () => {
+  it('runs an allow-listed method with its arguments and wraps the result', async () => {
+    const out = await dispatch(terminal, 'findProducts', ['café', 5]);
+    expect(out.status).toBe(200);
+    expect(out.body).toEqual({ result: [expect.objectContaining({ code: '1001', description: expect.stringMatching(/caf/i) })] });
+  });
+
+  it('refuses names that are not on the allow-list, inherited ones included, without calling anything', async () => {
+    const before = (await terminal.openSales()).length;
+    for (const name of ['subscribe', 'close', 'createManager', 'seedDemoCatalog', 'constructor', '__proto__', 'toString', 'hasOwnProperty', 42, null]) {
+      const out = await dispatch(terminal, name, []);
+      expect(out.status, String(name)).toBe(404);
+      expect(out.body).toMatchObject({ error: { code: 'nao_encontrado' } });
+    }
+    expect((await terminal.openSales()).length).toBe(before);
+  });
+
+  it('refuses arguments that are not a list', async () => {
+    for (const args of [undefined, null, 'x', { 0: 'a' }, new Array(9).fill('a')]) {
+      const out = await dispatch(terminal, 'openSale', args);
+      expect(out.status).toBe(400);
+      expect(out.body).toMatchObject({ error: { code: 'estado_invalido', field: 'args' } });
+    }
+    expect(await terminal.openSales()).toEqual([]);
+  });
+
+  it("returns the core's TerminalError as data, code and field intact", async () => {
+    const sale = (await dispatch(terminal, 'openSale', [])).body as { result: { id: string } };
+    const out = await dispatch(terminal, 'setConsumer', [sale.result.id, '123']);
+    expect(out.status).toBe(422);
+    expect(out.body).toEqual({ error: { code: 'documento_invalido', message: expect.any(String), field: 'consumer' } });
+    const missing = await dispatch(terminal, 'addItem', [sale.result.id, { code: 'nao-existe' }]);
+    expect(missing.body).toMatchObject({ error: { code: 'produto_nao_encontrado' } });
+  });
+
+  it('turns any other failure into a generic 500 and reports the real error to the log only', async () => {
+    const boom = new TypeError('segredo interno: /caminho/do/banco');
+    const broken = new Proxy(terminal, {
+      get: (target, prop, receiver) => (prop === 'queueStatus' ? () => Promise.reject(boom) : Reflect.get(target, prop, receiver)),
+    }) as TerminalApi;
+    const logged: unknown[] = [];
+    const out = await dispatch(broken, 'queueStatus', [], { onInternalError: (err, method) => logged.push(err, method) });
+    expect(out).toEqual({ status: 500, body: { error: { code: 'erro_servico', message: 'Erro interno do terminal' } } });
+    expect(JSON.stringify(out.body)).not.toContain('segredo');
+    expect(logged).toEqual([boom, 'queueStatus']);
+  });
+});

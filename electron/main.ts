@@ -1,0 +1,104 @@
+// Electron's main process: one window showing the checkout screen (renderer/dist) and the
+// terminal core behind it. Deliberately thin: the decisions live in shell-policy.ts and the
+// dispatch in ipc.ts (both tested in Node); this file wires them to Electron.
+//
+// Hardening (Electron security checklist): context isolation, sandbox, no Node in the renderer;
+// the screen comes from our own balcao:// scheme with a CSP on every response; navigation, new
+// windows, webviews and permission requests are refused; IPC answers one channel, only for
+// allow-listed methods, only to our own top frame.
+
+import { app, BrowserWindow, dialog, ipcMain, net, protocol, session, type IpcMainInvokeEvent } from 'electron';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { TerminalEvent } from './api/terminal-api.ts';
+import { createTerminal, type Terminal } from './core/terminal.ts';
+import { IPC_CALL, IPC_EVENT } from './ipc-channels.ts';
+import { dispatch } from './ipc.ts';
+import { APP_INDEX_URL, APP_SCHEME, ELECTRON_RESPONSE_HEADERS, isAppUrl, resolveAppFile, secureWebPreferences, shellOptions } from './shell-policy.ts';
+
+
+protocol.registerSchemesAsPrivileged([{ scheme: APP_SCHEME, privileges: { standard: true, secure: true, supportFetchAPI: true } }]);
+
+let terminal: Terminal | undefined;
+let window: BrowserWindow | undefined;
+
+if (!app.requestSingleInstanceLock()) {
+  // Two terminals on one database would race for the same numbers: the second one just leaves.
+  app.quit();
+} else {
+  app.on('second-instance', () => {
+    if (window?.isMinimized()) window.restore();
+    window?.focus();
+  });
+  app.on('web-contents-created', (_event, contents) => {
+    contents.on('will-navigate', (e) => e.preventDefault());
+    contents.on('will-redirect', (e) => e.preventDefault());
+    contents.on('will-attach-webview', (e) => e.preventDefault());
+    contents.setWindowOpenHandler(() => ({ action: 'deny' }));
+  });
+  app.on('window-all-closed', () => app.quit());
+  app.on('will-quit', (e) => {
+    if (!terminal) return;
+    // Let the outbox worker finish its calls in flight and close the database, then quit.
+    e.preventDefault();
+    const closing = terminal;
+    terminal = undefined;
+    void closing.close().finally(() => app.quit());
+  });
+  app.whenReady().then(start).catch(fail);
+}
+
+async function start(): Promise<void> {
+  const options = shellOptions(process.argv, process.env, app.getPath('userData'));
+  // The folder (or asar) holding package.json: dist-electron/ and renderer/dist/ sit in it.
+  const appRoot = app.getAppPath();
+  const screenDir = join(appRoot, 'renderer', 'dist');
+
+  session.defaultSession.setPermissionRequestHandler((_wc, _permission, callback) => callback(false));
+  session.defaultSession.setPermissionCheckHandler(() => false);
+  protocol.handle(APP_SCHEME, async (request) => {
+    const file = resolveAppFile(screenDir, request.url);
+    if (!file || !existsSync(file)) return new Response('Não encontrado', { status: 404, headers: ELECTRON_RESPONSE_HEADERS });
+    const res = await net.fetch(pathToFileURL(file).href);
+    const headers = new Headers(res.headers);
+    for (const [name, value] of Object.entries(ELECTRON_RESPONSE_HEADERS)) headers.set(name, value);
+    return new Response(res.body, { status: res.status, headers });
+  });
+
+  terminal = await createTerminal({ dataDir: options.dataDir, ...options.seed });
+  const core = terminal;
+
+  ipcMain.handle(IPC_CALL, (event: IpcMainInvokeEvent, method: unknown, args: unknown) => {
+    // Only our own screen, in the window's top frame, may call the core.
+    const frame = event.senderFrame;
+    if (!frame || frame.parent !== null || !isAppUrl(frame.url)) {
+      return { error: { code: 'estado_invalido', message: 'Origem não autorizada' } };
+    }
+    return dispatch(core, method, args, { onInternalError: (err, name) => console.error(`erro interno em ${name}:`, err) }).then((out) => out.body);
+  });
+
+  window = new BrowserWindow({
+    width: 1280,
+    height: 800,
+    kiosk: options.kiosk,
+    autoHideMenuBar: true,
+    title: 'Balcão',
+    show: false,
+    webPreferences: secureWebPreferences(join(appRoot, 'dist-electron', 'preload.cjs')),
+  });
+  window.once('ready-to-show', () => window?.show());
+  const unsubscribe = core.subscribe((event: TerminalEvent) => {
+    if (window && !window.isDestroyed()) window.webContents.send(IPC_EVENT, event);
+  });
+  window.on('closed', () => {
+    unsubscribe();
+    window = undefined;
+  });
+  await window.loadURL(APP_INDEX_URL);
+}
+
+function fail(err: unknown): void {
+  dialog.showErrorBox('Balcão', `O terminal não pôde iniciar: ${(err as Error).message ?? String(err)}`);
+  app.exit(1);
+}
