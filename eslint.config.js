@@ -1,11 +1,12 @@
 // Lint: typescript-eslint's recommended rules plus the layering of DEVELOPERS.md, which is the
 // part that matters most: dependencies point one way
 // (renderer -> typed API <- electron core -> fiscal, native; service -> fiscal).
+import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
 import { layerRules } from './eslint.layers.js';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', 'out/**', 'test-output/**'] },
+  { ignores: ['node_modules/**', 'dist/**', 'out/**', 'test-output/**', 'renderer/dist/**', 'dist-electron/**'] },
   ...tseslint.configs.recommended,
   {
     rules: {
@@ -13,5 +14,6 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
     },
   },
+  { files: ['renderer/**/*.ts', 'renderer/**/*.tsx'], ...reactHooks.configs.flat.recommended },
   ...layerRules,
 );

@@ -16,6 +16,14 @@ const forbidden = {
   renderer: ['service', 'native', 'fiscal'],
 };
 
+// The screen reaches the terminal only through the typed API and its carrier protocol: of
+// electron/, just electron/api/ (types and the protocol's constants).
+const electronButApi = {
+  group: ['**/electron/**', '!**/electron/api', '!**/electron/api/**'],
+  message: 'A tela só importa de electron/api/ (tipos e protocolo), nunca do núcleo, do host ou do Electron.',
+};
+const extraPatterns = { renderer: [electronButApi] };
+
 export const layerRules = [
   {
     files: ['**/*.ts', '**/*.tsx', '**/*.js', '**/*.mjs'],
@@ -28,7 +36,7 @@ export const layerRules = [
     files: [`${layer}/**/*.ts`, `${layer}/**/*.tsx`],
     ignores: layer === 'electron' ? ['electron/main.ts', 'electron/preload.ts'] : [],
     rules: {
-      'no-restricted-imports': ['error', { paths: [electronPkg], patterns: banned.map(folder) }],
+      'no-restricted-imports': ['error', { paths: [electronPkg], patterns: [...banned.map(folder), ...(extraPatterns[layer] ?? [])] }],
     },
   })),
 ];

@@ -22,6 +22,11 @@ describe('layer rules', () => {
     ['electron/core/x.ts', "import { app } from 'electron';"],
     ['service/x.ts', "import { app } from 'electron';"],
     ['native/x.ts', "import { ipcMain } from 'electron/main';"],
+    ['renderer/x.ts', "import { a } from '../electron/core/terminal.ts';"],
+    ['renderer/api/x.ts', "import { a } from '../../electron/host/server.ts';"],
+    ['renderer/x.tsx', "import { a } from '../electron/preload.ts';"],
+    ['renderer/app/x.tsx', "import { a } from '../../electron/ipc.ts';"],
+    ['renderer/x.tsx', "import { a } from '../fiscal/money.ts';"],
   ])('%s: %s is refused', async (file, source) => {
     expect(await restrictedImports(file, source + '\nexport const b = a ?? app ?? ipcMain;')).not.toHaveLength(0);
   });
@@ -33,6 +38,8 @@ describe('layer rules', () => {
     ['electron/main.ts', "import { a } from 'electron';"],
     ['electron/preload.ts', "import { a } from 'electron';"],
     ['fiscal/nfce/x.ts', "import { a } from '../xml.ts';"],
+    ['renderer/api/x.ts', "import { a } from '../../electron/api/bridge-protocol.ts';"],
+    ['renderer/x.tsx', "import type { a } from '../electron/api/terminal-api.ts';"],
   ])('%s: %s is allowed', async (file, source) => {
     expect(await restrictedImports(file, source + '\nexport const b = a;')).toEqual([]);
   });

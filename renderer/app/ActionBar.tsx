@@ -1,0 +1,32 @@
+// The counter's commands, each with its key shown on the button (the keys work anywhere on
+// the checkout screen; see use-shortcuts.ts).
+
+import type { SaleView } from '../../electron/api/terminal-api.ts';
+import { openDialog } from '../state/ui-store.ts';
+
+export function ActionBar(props: { sale: SaleView | null; onQuantity: () => void }) {
+  const { sale, onQuantity } = props;
+  const hasItems = !!sale && sale.totalCents > 0;
+  return (
+    <nav className="actions" aria-label="Comandos do caixa">
+      <button type="button" className="primary" disabled={!hasItems} onClick={() => openDialog({ kind: 'payment' })}>
+        <kbd>F2</kbd> Pagamento
+      </button>
+      <button type="button" onClick={onQuantity}>
+        <kbd>F3</kbd> Quantidade
+      </button>
+      <button type="button" onClick={() => openDialog({ kind: 'consumer' })}>
+        <kbd>F4</kbd> Consumidor
+      </button>
+      <button type="button" disabled={!sale} onClick={() => openDialog({ kind: 'discard' })}>
+        <kbd>F8</kbd> Cancelar venda
+      </button>
+      <button type="button" onClick={() => openDialog({ kind: 'receipts' })}>
+        <kbd>F9</kbd> Recibos
+      </button>
+      <button type="button" onClick={() => openDialog({ kind: 'settings' })}>
+        <kbd>F10</kbd> Gerente
+      </button>
+    </nav>
+  );
+}

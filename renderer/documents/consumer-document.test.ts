@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { checkConsumerDocument, formatDocument, isValidCnpj, isValidCpf } from './consumer-document.ts';
+
+describe('consumer document', () => {
+  it.each([
+    ['529.982.247-25', 'cpf', '52998224725', '529.982.247-25'],
+    ['52998224725', 'cpf', '52998224725', '529.982.247-25'],
+    ['11.222.333/0001-81', 'cnpj', '11222333000181', '11.222.333/0001-81'],
+    [' 11222333000181 ', 'cnpj', '11222333000181', '11.222.333/0001-81'],
+  ])('%s is a valid %s', (text, kind, digits, formatted) => {
+    expect(checkConsumerDocument(text)).toEqual({ ok: true, kind, digits, formatted });
+  });
+
+  it.each([
+    ['529.982.247-24', 'CPF inválido'],
+    ['111.111.111-11', 'CPF inválido'],
+    ['11.222.333/0001-82', 'CNPJ inválido'],
+    ['00000000000000', 'CNPJ inválido'],
+    ['1234', 'informe 11 dígitos (CPF) ou 14 (CNPJ); foram 4'],
+    ['', 'informe o documento'],
+    ['12ABC34500019', 'somente números'],
+  ])('%j is refused: %s, naming the field', (text, message) => {
+    const r = checkConsumerDocument(text);
+    expect(r.ok).toBe(false);
+    if (!r.ok) {
+      expect(r.message).toMatch(/^CPF\/CNPJ do consumidor: /);
+      expect(r.message).toContain(message);
+    }
+  });
+
+  it('accepts exactly one pair of check digits per base number', () => {
+    for (const base of ['123456789', '000000001', '987654321']) {
+      const valid = Array.from({ length: 100 }, (_, i) => base + String(i).padStart(2, '0')).filter(isValidCpf);
+      expect(valid, base).toHaveLength(1);
+    }
+    for (const base of ['112223330001', '000000000001', '987654320001']) {
+      const valid = Array.from({ length: 100 }, (_, i) => base + String(i).padStart(2, '0')).filter(isValidCnpj);
+      expect(valid, base).toHaveLength(1);
+    }
+  });
+
+  it('formats stored documents', () => {
+    expect(formatDocument('52998224725')).toBe('529.982.247-25');
+    expect(formatDocument('11222333000181')).toBe('11.222.333/0001-81');
+  });
+});

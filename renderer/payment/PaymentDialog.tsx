@@ -1,0 +1,159 @@
+// F2: paying the sale, in one or several lines (part cash, part card...). The core keeps the
+// lines and says what is still missing and the change; "Finalizar" is enabled once nothing is.
+// Keyboard: type the amount, Enter adds the line; with everything paid, Enter or F2 finishes.
+
+import { useEffect, useId, useRef, useState } from 'react';
+import { Dialog } from '../components/Dialog.tsx';
+import { ErrorAlert } from '../components/ErrorAlert.tsx';
+import type { InputError} from '../money/money.ts';
+import { centsToInput, formatCents, parseCents } from '../money/money.ts';
+import { addPayment, finishSale, removePayment, useSale } from '../state/sale-store.ts';
+import { closeDialog } from '../state/ui-store.ts';
+import { CardFields } from './CardFields.tsx';
+import { emptyCard, METHODS, needsCard, paymentFrom, type CardForm, type MethodId } from './payment-methods.ts';
+
+export function PaymentDialog() {
+  const sale = useSale((s) => s.sale);
+  const busy = useSale((s) => s.busy);
+  const remaining = sale?.remainingCents ?? 0;
+  const [tPag, setTPag] = useState<MethodId>('01');
+  const [amount, setAmount] = useState(remaining > 0 ? centsToInput(remaining) : '');
+  const [card, setCard] = useState<CardForm>(emptyCard);
+  const [error, setError] = useState<string | null>(null);
+  const amountRef = useRef<HTMLInputElement>(null);
+  const finishRef = useRef<HTMLButtonElement>(null);
+  const formId = useId();
+  const canFinish = !!sale && sale.totalCents > 0 && sale.remainingCents === 0 && sale.payments.length > 0;
+
+  useEffect(() => {
+    if (canFinish) finishRef.current?.focus();
+  }, [canFinish]);
+
+  const finish = async () => {
+    if (!canFinish || busy) return;
+    const r = await finishSale();
+    if (r && !(r instanceof Error)) closeDialog();
+    else if (r instanceof Error) setError(r.message);
+  };
+
+  const add = async () => {
+    if (canFinish && amount.trim() === '') return finish();
+    let cents: number;
+    try {
+      cents = parseCents(amount, tPag === '01' ? 'Valor recebido' : 'Valor');
+    } catch (err) {
+      setError((err as InputError).message);
+      return;
+    }
+    const p = paymentFrom(tPag, cents, card);
+    if ('error' in p) {
+      setError(p.error);
+      return;
+    }
+    setError(null);
+    const failure = await addPayment(p.payment);
+    if (failure) {
+      setError(failure.message);
+      return;
+    }
+    const left = useSale.getState().sale?.remainingCents ?? 0;
+    setAmount(left > 0 ? centsToInput(left) : '');
+    setCard(emptyCard());
+    setTPag('01');
+    amountRef.current?.select();
+  };
+
+  const onKeyDown = (e: React.KeyboardEvent) => {
+    if (e.key === 'F2') {
+      e.preventDefault();
+      void finish();
+    }
+  };
+
+  if (!sale) return null;
+  return (
+    <Dialog title="Pagamento" onClose={closeDialog} wide>
+      <div className="payment" onKeyDown={onKeyDown}>
+        <dl className="summary">
+          <div>
+            <dt>Total</dt>
+            <dd className="strong">{formatCents(sale.totalCents)}</dd>
+          </div>
+          <div>
+            <dt>Pago</dt>
+            <dd>{formatCents(sale.paidCents)}</dd>
+          </div>
+          <div>
+            <dt>Falta</dt>
+            <dd className={sale.remainingCents > 0 ? 'strong due' : 'strong'}>{formatCents(sale.remainingCents)}</dd>
+          </div>
+          <div>
+            <dt>Troco</dt>
+            <dd className="strong change">{formatCents(sale.changeCents)}</dd>
+          </div>
+        </dl>
+
+        {sale.payments.length > 0 && (
+          <table className="payments">
+            <caption>Pagamentos lançados</caption>
+            <tbody>
+              {sale.payments.map((p) => (
+                <tr key={p.id}>
+                  <td>{p.description}</td>
+                  <td>{p.card ? (p.card.tpIntegra === '1' ? 'TEF' : 'maquininha') : ''}</td>
+                  <td className="num">{formatCents(p.amountCents)}</td>
+                  <td>
+                    <button type="button" className="small" aria-label={`Remover pagamento ${p.description} ${formatCents(p.amountCents)}`} onClick={() => void removePayment(p.id)}>
+                      Remover
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+
+        {!canFinish && (
+          <form
+            id={formId}
+            className="payment-form"
+            onSubmit={(e) => {
+              e.preventDefault();
+              void add();
+            }}
+          >
+            <fieldset>
+              <legend>Forma de pagamento</legend>
+              <div className="choices big">
+                {METHODS.map((m) => (
+                  <label key={m.tPag} className={m.tPag === tPag ? 'choice checked' : 'choice'}>
+                    <input type="radio" name="tPag" value={m.tPag} checked={m.tPag === tPag} onChange={() => setTPag(m.tPag)} />
+                    {m.label}
+                  </label>
+                ))}
+              </div>
+            </fieldset>
+            <label className="field">
+              <span>{tPag === '01' ? 'Valor recebido' : 'Valor'}</span>
+              <input ref={amountRef} autoFocus className="big-input" inputMode="decimal" autoComplete="off" value={amount} onChange={(e) => setAmount(e.target.value)} />
+            </label>
+            {needsCard(tPag) && <CardFields value={card} onChange={setCard} showBrand={tPag !== '17'} />}
+          </form>
+        )}
+        <div className="dialog-footer">
+          <ErrorAlert error={error} />
+          <div className="dialog-actions">
+            {!canFinish && (
+              <button type="submit" form={formId} disabled={busy}>
+                Adicionar pagamento <kbd>Enter</kbd>
+              </button>
+            )}
+            <button ref={finishRef} type="button" className="primary" disabled={!canFinish || busy} onClick={() => void finish()}>
+              Finalizar venda <kbd>F2</kbd>
+            </button>
+          </div>
+        </div>
+      </div>
+    </Dialog>
+  );
+}

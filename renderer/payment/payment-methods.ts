@@ -1,0 +1,58 @@
+// The payment methods the counter offers and the card data each needs (fiscal-notes 5.1–5.4):
+// cards and PIX carry the card group (tpIntegra; with 1 = TEF, the acquirer's CNPJ and the
+// authorization code are required, rejection 392), cash carries none.
+
+import type { CardInput, PaymentInput } from '../../electron/api/terminal-api.ts';
+import { isValidCnpj } from '../documents/consumer-document.ts';
+
+export type MethodId = '01' | '03' | '04' | '17';
+
+export const METHODS: readonly { tPag: MethodId; label: string }[] = [
+  { tPag: '01', label: 'Dinheiro' },
+  { tPag: '03', label: 'Cartão de crédito' },
+  { tPag: '04', label: 'Cartão de débito' },
+  { tPag: '17', label: 'PIX' },
+];
+
+/** tBand codes (fiscal-notes 5.3). */
+export const BRANDS: readonly { code: string; label: string }[] = [
+  { code: '01', label: 'Visa' },
+  { code: '02', label: 'Mastercard' },
+  { code: '03', label: 'American Express' },
+  { code: '04', label: 'Sorocred' },
+  { code: '05', label: 'Diners' },
+  { code: '06', label: 'Elo' },
+  { code: '07', label: 'Hipercard' },
+  { code: '08', label: 'Aura' },
+  { code: '09', label: 'Cabal' },
+  { code: '99', label: 'Outros' },
+];
+
+export type CardForm = { tpIntegra: '1' | '2'; cnpj: string; tBand: string; cAut: string };
+
+export const emptyCard = (): CardForm => ({ tpIntegra: '2', cnpj: '', tBand: '', cAut: '' });
+
+export const needsCard = (tPag: string): boolean => tPag !== '01' && tPag !== '02';
+
+/** The card group from the form, or the message naming the field to fix. */
+export function cardFromForm(form: CardForm): { card: CardInput } | { error: string } {
+  const cnpj = form.cnpj.replace(/[.\-/\s]/g, '');
+  const cAut = form.cAut.trim();
+  if (cnpj && !isValidCnpj(cnpj)) return { error: 'CNPJ da credenciadora: CNPJ inválido (14 dígitos, dígitos verificadores)' };
+  if (form.tpIntegra === '1' && !cnpj) return { error: 'CNPJ da credenciadora: obrigatório no pagamento integrado (TEF)' };
+  if (form.tpIntegra === '1' && !cAut) return { error: 'Código de autorização: obrigatório no pagamento integrado (TEF)' };
+  return {
+    card: {
+      tpIntegra: form.tpIntegra,
+      ...(cnpj && { cnpj }),
+      ...(form.tBand && { tBand: form.tBand }),
+      ...(cAut && { cAut }),
+    },
+  };
+}
+
+export function paymentFrom(tPag: MethodId, amountCents: number, card: CardForm): { payment: PaymentInput } | { error: string } {
+  if (!needsCard(tPag)) return { payment: { tPag, amountCents } };
+  const c = cardFromForm(card);
+  return 'error' in c ? c : { payment: { tPag, amountCents, card: c.card } };
+}

@@ -1,0 +1,40 @@
+// The DANFE as the printer gets it, drawn from the core's SVG. Shown as an <img> from a blob URL:
+// the SVG is never put into the page as HTML, so nothing in it can run or restyle the screen.
+
+import { useEffect, useState } from 'react';
+import type { ReceiptView } from '../../electron/api/terminal-api.ts';
+import { asFailure, type TerminalFailure } from '../api/terminal-failure.ts';
+import { ErrorAlert } from '../components/ErrorAlert.tsx';
+import { terminal } from '../state/terminal.ts';
+
+type Loaded = { key: string; url: string | null; error: TerminalFailure | null };
+
+export function ReceiptPreviewImage(props: { receipt: ReceiptView }) {
+  const { receipt } = props;
+  // What the preview shows changes with the state (protocol, cancellation stamp): reload on it.
+  const key = `${receipt.id}:${receipt.state}`;
+  const [loaded, setLoaded] = useState<Loaded | null>(null);
+
+  useEffect(() => {
+    let url: string | null = null;
+    let live = true;
+    terminal()
+      .receiptPreview(receipt.id)
+      .then(
+        (preview) => {
+          if (!live) return;
+          url = URL.createObjectURL(new Blob([preview.svg], { type: 'image/svg+xml' }));
+          setLoaded({ key, url, error: null });
+        },
+        (err: unknown) => live && setLoaded({ key, url: null, error: asFailure(err) }),
+      );
+    return () => {
+      live = false;
+      if (url) URL.revokeObjectURL(url);
+    };
+  }, [key, receipt.id]);
+
+  if (!loaded || loaded.key !== key) return <p className="muted">Carregando a pré-visualização…</p>;
+  if (loaded.error) return <ErrorAlert error={`Pré-visualização do DANFE indisponível: ${loaded.error.message}`} />;
+  return <img className="danfe" src={loaded.url!} alt={`DANFE NFC-e nº ${receipt.nNF}`} />;
+}

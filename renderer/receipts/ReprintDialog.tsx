@@ -1,0 +1,73 @@
+// A second copy of an authorized receipt, with who asked and why (audit log).
+
+import { useState } from 'react';
+import { asFailure, type TerminalFailure } from '../api/terminal-failure.ts';
+import { Dialog } from '../components/Dialog.tsx';
+import { ErrorAlert } from '../components/ErrorAlert.tsx';
+import { refreshPrints } from '../state/status-store.ts';
+import { terminal } from '../state/terminal.ts';
+import { openDialog } from '../state/ui-store.ts';
+import { ReceiptHeading } from './ReceiptHeading.tsx';
+import { useReceipt } from './use-receipt.ts';
+
+export function ReprintDialog(props: { receiptId: string }) {
+  const { receiptId } = props;
+  const receipt = useReceipt(receiptId);
+  const [operator, setOperator] = useState('');
+  const [reason, setReason] = useState('Segunda via pedida pelo cliente');
+  const [error, setError] = useState<TerminalFailure | null>(null);
+  const [done, setDone] = useState(false);
+  const back = () => openDialog({ kind: 'receipts' });
+
+  const submit = async () => {
+    setError(null);
+    try {
+      await terminal().reprint(receiptId, { operator: operator.trim(), reason: reason.trim() });
+      setDone(true);
+      void refreshPrints();
+    } catch (err) {
+      setError(asFailure(err));
+    }
+  };
+
+  return (
+    <Dialog title="Reimprimir NFC-e" onClose={back}>
+      {receipt && <ReceiptHeading receipt={receipt} />}
+      {done ? (
+        <>
+          <p role="status">Reimpressão enviada para a impressora.</p>
+          <div className="dialog-actions">
+            <button type="button" className="primary" autoFocus onClick={back}>
+              Voltar aos recibos
+            </button>
+          </div>
+        </>
+      ) : (
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            void submit();
+          }}
+        >
+          <label className="field">
+            <span>Operador</span>
+            <input autoComplete="off" value={operator} onChange={(e) => setOperator(e.target.value)} />
+          </label>
+          <label className="field">
+            <span>Motivo da reimpressão</span>
+            <input autoComplete="off" value={reason} onChange={(e) => setReason(e.target.value)} />
+          </label>
+          <ErrorAlert error={error} />
+          <div className="dialog-actions">
+            <button type="button" onClick={back}>
+              Voltar
+            </button>
+            <button type="submit" className="primary" disabled={!operator.trim() || !reason.trim()}>
+              Reimprimir
+            </button>
+          </div>
+        </form>
+      )}
+    </Dialog>
+  );
+}

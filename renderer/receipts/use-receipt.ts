@@ -1,0 +1,15 @@
+// One receipt for a dialog: the store's copy (kept live by events), fetched if not there.
+
+import { useEffect } from 'react';
+import type { ReceiptView } from '../../electron/api/terminal-api.ts';
+import { receiptUpdated, useReceipts } from '../state/receipts-store.ts';
+import { terminal } from '../state/terminal.ts';
+
+export function useReceipt(receiptId: string): ReceiptView | undefined {
+  const receipt = useReceipts((s) => s.receipts.find((r) => r.id === receiptId));
+  const missing = receipt === undefined;
+  useEffect(() => {
+    if (missing) void terminal().getReceipt(receiptId).then(receiptUpdated, () => {});
+  }, [missing, receiptId]);
+  return receipt;
+}

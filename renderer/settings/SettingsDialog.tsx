@@ -1,0 +1,93 @@
+// F10: the manager's screen. The PIN is asked first; the core checks it with each save (there
+// is no separate "log in"), so a wrong PIN shows up as the save's error.
+
+import { useEffect, useState } from 'react';
+import type { ManagerAuthorization } from '../../electron/api/terminal-api.ts';
+import { Dialog } from '../components/Dialog.tsx';
+import { ErrorAlert } from '../components/ErrorAlert.tsx';
+import { emptyAuthorization, ManagerFields } from '../components/ManagerFields.tsx';
+import { loadSettings, useSettings } from '../state/settings-store.ts';
+import { useStatus } from '../state/status-store.ts';
+import { closeDialog } from '../state/ui-store.ts';
+import { CatalogSection, CertificateSection, CompanySection, ContingencySection, PrinterSection, ServiceSection } from './SettingsSections.tsx';
+
+const TABS = [
+  { id: 'servico', label: 'Serviço' },
+  { id: 'impressora', label: 'Impressora' },
+  { id: 'empresa', label: 'Empresa' },
+  { id: 'contingencia', label: 'Contingência' },
+  { id: 'certificado', label: 'Certificado' },
+  { id: 'catalogo', label: 'Catálogo' },
+] as const;
+
+type Tab = (typeof TABS)[number]['id'];
+
+const NEEDS_SETTINGS: ReadonlySet<Tab> = new Set<Tab>(['servico', 'impressora', 'empresa', 'contingencia']);
+
+export function SettingsDialog() {
+  const [auth, setAuth] = useState<ManagerAuthorization>(emptyAuthorization);
+  const [entered, setEntered] = useState(false);
+  const [tab, setTab] = useState<Tab>('servico');
+  const settings = useSettings((s) => s.settings);
+  const settingsError = useSettings((s) => s.settingsError);
+  const contingency = useStatus((s) => s.queue?.contingency ?? null);
+
+  useEffect(() => {
+    if (entered) void loadSettings();
+  }, [entered]);
+
+  return (
+    <Dialog title="Gerente: configurações" onClose={closeDialog} wide>
+      {!entered ? (
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            setEntered(true);
+          }}
+        >
+          <ManagerFields value={auth} onChange={setAuth} />
+          <div className="dialog-actions">
+            <button type="submit" className="primary" disabled={!auth.managerId || !auth.pin}>
+              Continuar
+            </button>
+          </div>
+        </form>
+      ) : (
+        <div className="settings">
+          <p className="muted">
+            Cada alteração é confirmada com o PIN informado.{' '}
+            <button type="button" className="small" onClick={() => setEntered(false)}>
+              Trocar gerente ou PIN
+            </button>
+          </p>
+          <div className="tabs" role="tablist" aria-label="Seções das configurações">
+            {TABS.map((t) => (
+              <button
+                key={t.id}
+                type="button"
+                role="tab"
+                id={`tab-${t.id}`}
+                aria-selected={t.id === tab}
+                aria-controls="settings-panel"
+                className={t.id === tab ? 'tab selected' : 'tab'}
+                onClick={() => setTab(t.id)}
+              >
+                {t.label}
+              </button>
+            ))}
+          </div>
+          <div id="settings-panel" role="tabpanel" aria-labelledby={`tab-${tab}`}>
+            {NEEDS_SETTINGS.has(tab) && settingsError && <ErrorAlert error={`Não foi possível carregar as configurações: ${settingsError.message}`} />}
+            {NEEDS_SETTINGS.has(tab) && !settings && !settingsError && <p className="muted">Carregando…</p>}
+            {settings && tab === 'servico' && <ServiceSection settings={settings} auth={auth} />}
+            {settings && tab === 'impressora' && <PrinterSection settings={settings} auth={auth} />}
+            {settings && tab === 'empresa' && <CompanySection settings={settings} auth={auth} />}
+            {settings && tab === 'contingencia' && <ContingencySection settings={settings} auth={auth} status={contingency} />}
+            {tab === 'certificado' && <CertificateSection key={settings ? 'loaded' : 'none'} certificate={settings?.certificate ?? null} auth={auth} />}
+            {tab === 'catalogo' && <CatalogSection auth={auth} />}
+          </div>
+        </div>
+      )}
+    </Dialog>
+  );
+}

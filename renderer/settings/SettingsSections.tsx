@@ -1,0 +1,368 @@
+// The settings forms, one per section, each saved on its own with the manager's authorization.
+
+import { useState } from 'react';
+import type {
+  CatalogImportReport,
+  CertificateView,
+  CompanyProfile,
+  ContingencyStatus,
+  ManagerAuthorization,
+  PrinterSettings,
+  SettingsPatch,
+  TerminalSettings,
+} from '../../electron/api/terminal-api.ts';
+import { asFailure, type TerminalFailure } from '../api/terminal-failure.ts';
+import { ErrorAlert } from '../components/ErrorAlert.tsx';
+import { FilePicker } from '../components/FilePicker.tsx';
+import { JustificationField, justificationOk } from '../components/JustificationField.tsx';
+import { settingsSaved } from '../state/settings-store.ts';
+import { contingencyChanged } from '../state/status-store.ts';
+import { terminal } from '../state/terminal.ts';
+import { fileAsBase64, fileAsText } from './file-reading.ts';
+
+type SectionProps = { settings: TerminalSettings; auth: ManagerAuthorization };
+
+function useSave(auth: ManagerAuthorization) {
+  const [error, setError] = useState<TerminalFailure | null>(null);
+  const [saved, setSaved] = useState(false);
+  const save = async (patch: SettingsPatch) => {
+    setError(null);
+    setSaved(false);
+    try {
+      settingsSaved(await terminal().updateSettings(patch, auth));
+      setSaved(true);
+    } catch (err) {
+      setError(asFailure(err));
+    }
+  };
+  return { error, saved, save };
+}
+
+function Outcome(props: { error: TerminalFailure | null; saved: boolean }) {
+  return (
+    <>
+      <ErrorAlert error={props.error} />
+      {props.saved && <p role="status">Salvo.</p>}
+    </>
+  );
+}
+
+function Text(props: { label: string; value: string; onChange: (v: string) => void; type?: string; disabled?: boolean }) {
+  return (
+    <label className="field">
+      <span>{props.label}</span>
+      <input type={props.type ?? 'text'} autoComplete="off" disabled={props.disabled} value={props.value} onChange={(e) => props.onChange(e.target.value)} />
+    </label>
+  );
+}
+
+export function ServiceSection({ settings, auth }: SectionProps) {
+  const [serviceUrl, setServiceUrl] = useState(settings.serviceUrl);
+  const [token, setToken] = useState('');
+  const [series, setSeries] = useState(String(settings.series));
+  const { error, saved, save } = useSave(auth);
+  return (
+    <form
+      className="settings-section"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void save({ serviceUrl: serviceUrl.trim(), series: Number(series), ...(token && { token }) });
+      }}
+    >
+      <h3>Serviço de emissão</h3>
+      <Text label="Endereço do serviço" value={serviceUrl} onChange={setServiceUrl} />
+      <Text label={settings.tokenSet ? 'Token de acesso (em branco mantém o atual)' : 'Token de acesso'} type="password" value={token} onChange={setToken} />
+      <Text label="Série da NFC-e" value={series} onChange={setSeries} />
+      <Outcome error={error} saved={saved} />
+      <button type="submit">Salvar serviço</button>
+    </form>
+  );
+}
+
+const PROFILES: { id: PrinterSettings['profile']; label: string }[] = [
+  { id: 'epson-tm-t20', label: 'Epson TM-T20' },
+  { id: 'elgin-i9', label: 'Elgin i9' },
+  { id: 'bematech-mp4200-escpos', label: 'Bematech MP-4200 (ESC/POS)' },
+  { id: 'generic-escpos', label: 'ESC/POS genérica' },
+];
+
+const KINDS: { id: PrinterSettings['kind']; label: string }[] = [
+  { id: 'virtual', label: 'Virtual (mostra na tela)' },
+  { id: 'tcp', label: 'Rede (TCP/IP)' },
+  { id: 'device', label: 'Dispositivo (USB/serial)' },
+  { id: 'file', label: 'Arquivo' },
+];
+
+export function PrinterSection({ settings, auth }: SectionProps) {
+  const [p, setP] = useState<PrinterSettings>(settings.printer);
+  const { error, saved, save } = useSave(auth);
+  return (
+    <form
+      className="settings-section"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void save({ printer: { ...p, address: p.kind === 'virtual' ? null : (p.address ?? '').trim() } });
+      }}
+    >
+      <h3>Impressora</h3>
+      <label className="field">
+        <span>Tipo de impressora</span>
+        <select value={p.kind} onChange={(e) => setP({ ...p, kind: e.target.value as PrinterSettings['kind'] })}>
+          {KINDS.map((k) => (
+            <option key={k.id} value={k.id}>
+              {k.label}
+            </option>
+          ))}
+        </select>
+      </label>
+      <Text label="Endereço da impressora (IP:porta, dispositivo ou arquivo)" disabled={p.kind === 'virtual'} value={p.address ?? ''} onChange={(v) => setP({ ...p, address: v })} />
+      <label className="field">
+        <span>Modelo</span>
+        <select value={p.profile} onChange={(e) => setP({ ...p, profile: e.target.value as PrinterSettings['profile'] })}>
+          {PROFILES.map((x) => (
+            <option key={x.id} value={x.id}>
+              {x.label}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label className="field">
+        <span>Largura do papel</span>
+        <select value={p.paperWidth} onChange={(e) => setP({ ...p, paperWidth: Number(e.target.value) as 80 | 58 })}>
+          <option value={80}>80 mm</option>
+          <option value={58}>58 mm</option>
+        </select>
+      </label>
+      <Outcome error={error} saved={saved} />
+      <button type="submit">Salvar impressora</button>
+    </form>
+  );
+}
+
+const emptyCompany = (): CompanyProfile => ({
+  cnpj: '',
+  ie: '',
+  xNome: '',
+  address: { xLgr: '', nro: '', xBairro: '', cMun: '', xMun: '', UF: '', CEP: '' },
+  crt: 1,
+  environment: 'homologacao',
+  qrCodeVersion: 2,
+  cscId: null,
+});
+
+export function CompanySection({ settings, auth }: SectionProps) {
+  const [c, setC] = useState<CompanyProfile>(settings.company ?? emptyCompany());
+  const [cscToken, setCscToken] = useState('');
+  const { error, saved, save } = useSave(auth);
+  const a = c.address;
+  const setA = (patch: Partial<CompanyProfile['address']>) => setC({ ...c, address: { ...a, ...patch } });
+  return (
+    <form
+      className="settings-section"
+      onSubmit={(e) => {
+        e.preventDefault();
+        const { cscSet: _cscSet, ...company } = c;
+        void save({ company: { ...company, ...(cscToken && { cscToken }) } });
+      }}
+    >
+      <h3>Empresa</h3>
+      <div className="grid-2">
+        <Text label="CNPJ" value={c.cnpj} onChange={(v) => setC({ ...c, cnpj: v.replace(/[.\-/\s]/g, '') })} />
+        <Text label="Inscrição estadual" value={c.ie} onChange={(v) => setC({ ...c, ie: v })} />
+        <Text label="Razão social" value={c.xNome} onChange={(v) => setC({ ...c, xNome: v })} />
+        <Text label="Nome fantasia" value={c.xFant ?? ''} onChange={(v) => setC({ ...c, xFant: v || undefined })} />
+        <Text label="Logradouro" value={a.xLgr} onChange={(v) => setA({ xLgr: v })} />
+        <Text label="Número" value={a.nro} onChange={(v) => setA({ nro: v })} />
+        <Text label="Complemento" value={a.xCpl ?? ''} onChange={(v) => setA({ xCpl: v || undefined })} />
+        <Text label="Bairro" value={a.xBairro} onChange={(v) => setA({ xBairro: v })} />
+        <Text label="Código do município (IBGE)" value={a.cMun} onChange={(v) => setA({ cMun: v })} />
+        <Text label="Município" value={a.xMun} onChange={(v) => setA({ xMun: v })} />
+        <Text label="UF" value={a.UF} onChange={(v) => setA({ UF: v.toUpperCase() })} />
+        <Text label="CEP" value={a.CEP} onChange={(v) => setA({ CEP: v.replace(/\D/g, '') })} />
+        <Text label="Telefone" value={a.fone ?? ''} onChange={(v) => setA({ fone: v || undefined })} />
+        <label className="field">
+          <span>Regime tributário (CRT)</span>
+          <select value={c.crt} onChange={(e) => setC({ ...c, crt: Number(e.target.value) as CompanyProfile['crt'] })}>
+            <option value={1}>1 Simples Nacional</option>
+            <option value={2}>2 Simples Nacional, excesso de sublimite</option>
+            <option value={3}>3 Regime normal</option>
+            <option value={4}>4 Simples Nacional, MEI</option>
+          </select>
+        </label>
+        <label className="field">
+          <span>Ambiente</span>
+          <select value={c.environment} onChange={(e) => setC({ ...c, environment: e.target.value as CompanyProfile['environment'] })}>
+            <option value="homologacao">Homologação (testes)</option>
+            <option value="producao">Produção</option>
+          </select>
+        </label>
+        <label className="field">
+          <span>Versão do QR Code</span>
+          <select value={c.qrCodeVersion} onChange={(e) => setC({ ...c, qrCodeVersion: Number(e.target.value) as 2 | 3 })}>
+            <option value={2}>2</option>
+            <option value={3}>3</option>
+          </select>
+        </label>
+        <Text label="Identificador do CSC" value={c.cscId ?? ''} onChange={(v) => setC({ ...c, cscId: v || null })} />
+        <Text label={c.cscSet ? 'CSC (em branco mantém o atual)' : 'CSC'} type="password" value={cscToken} onChange={setCscToken} />
+      </div>
+      <Outcome error={error} saved={saved} />
+      <button type="submit">Salvar empresa</button>
+    </form>
+  );
+}
+
+export function ContingencySection({ settings, auth, status }: SectionProps & { status: ContingencyStatus | null }) {
+  const c = settings.contingency;
+  const [threshold, setThreshold] = useState(String(c.failureThreshold));
+  const [maxReceipts, setMaxReceipts] = useState(String(c.maxReceipts));
+  const [maxHours, setMaxHours] = useState(String(c.maxHours));
+  const [series, setSeries] = useState(c.series === null ? '' : String(c.series));
+  const [justification, setJustification] = useState('');
+  const [actionError, setActionError] = useState<TerminalFailure | null>(null);
+  const { error, saved, save } = useSave(auth);
+
+  const toggle = async () => {
+    setActionError(null);
+    try {
+      const s = status?.active ? await terminal().leaveContingency(auth) : await terminal().enterContingency({ ...auth, justification: justification.trim() });
+      contingencyChanged(s);
+    } catch (err) {
+      setActionError(asFailure(err));
+    }
+  };
+
+  return (
+    <div className="settings-section">
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          void save({
+            contingency: { failureThreshold: Number(threshold), maxReceipts: Number(maxReceipts), maxHours: Number(maxHours), series: series.trim() === '' ? null : Number(series) },
+          });
+        }}
+      >
+        <h3>Contingência offline</h3>
+        <Text label="Falhas seguidas para entrar em contingência" value={threshold} onChange={setThreshold} />
+        <Text label="Máximo de NFC-e em contingência" value={maxReceipts} onChange={setMaxReceipts} />
+        <Text label="Máximo de horas em contingência" value={maxHours} onChange={setMaxHours} />
+        <Text label="Série de contingência (em branco: a mesma)" value={series} onChange={setSeries} />
+        <Outcome error={error} saved={saved} />
+        <button type="submit">Salvar limites</button>
+      </form>
+      <div className="contingency-toggle">
+        <p>Situação: {status?.active ? `ativa${status.reason ? ` (${status.reason})` : ''}` : 'inativa'}</p>
+        {!status?.active && <JustificationField label="Justificativa da contingência" value={justification} onChange={setJustification} />}
+        <ErrorAlert error={actionError} />
+        <button type="button" disabled={!status?.active && !justificationOk(justification)} onClick={() => void toggle()}>
+          {status?.active ? 'Sair da contingência' : 'Entrar em contingência'}
+        </button>
+      </div>
+    </div>
+  );
+}
+
+export function CertificateSection({ certificate, auth }: { certificate: CertificateView; auth: ManagerAuthorization }) {
+  const [file, setFile] = useState<File | null>(null);
+  const [password, setPassword] = useState('');
+  const [current, setCurrent] = useState<CertificateView>(certificate);
+  const [error, setError] = useState<TerminalFailure | null>(null);
+  const [done, setDone] = useState(false);
+  const submit = async () => {
+    if (!file) return;
+    setError(null);
+    setDone(false);
+    try {
+      setCurrent(await terminal().importCertificate({ ...auth, pfxBase64: await fileAsBase64(file), password }));
+      setDone(true);
+    } catch (err) {
+      setError(asFailure(err));
+    }
+  };
+  return (
+    <form
+      className="settings-section"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void submit();
+      }}
+    >
+      <h3>Certificado digital A1</h3>
+      <p>{current ? `${current.subject} · CNPJ ${current.cnpj} · válido até ${new Date(current.notAfter).toLocaleDateString('pt-BR')}` : 'Nenhum certificado instalado.'}</p>
+      <FilePicker label="Arquivo do certificado (.pfx)" accept=".pfx,.p12,application/x-pkcs12" file={file} onChange={setFile} />
+      <Text label="Senha do certificado" type="password" value={password} onChange={setPassword} />
+      <ErrorAlert error={error} />
+      {done && <p role="status">Certificado importado.</p>}
+      <button type="submit" disabled={!file || !password}>
+        Importar certificado
+      </button>
+    </form>
+  );
+}
+
+export function CatalogSection({ auth }: { auth: ManagerAuthorization }) {
+  const [file, setFile] = useState<File | null>(null);
+  const [report, setReport] = useState<CatalogImportReport | null>(null);
+  const [error, setError] = useState<TerminalFailure | null>(null);
+  const [busy, setBusy] = useState(false);
+  const submit = async () => {
+    if (!file) return;
+    setError(null);
+    setReport(null);
+    setBusy(true);
+    try {
+      setReport(await terminal().importCatalogCsv(await fileAsText(file), auth));
+    } catch (err) {
+      setError(asFailure(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form
+      className="settings-section"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void submit();
+      }}
+    >
+      <h3>Catálogo de produtos</h3>
+      <p className="muted">CSV com cabeçalho: codigo;gtin;descricao;ncm;cfop;unidade;preco;grupo_tributario</p>
+      <FilePicker label="Arquivo do catálogo (.csv)" accept=".csv,text/csv" file={file} onChange={setFile} />
+      <ErrorAlert error={error} />
+      <button type="submit" disabled={!file || busy}>
+        Importar catálogo
+      </button>
+      {report && (
+        <div role="status">
+          <p>
+            Importados: {report.imported} · atualizados: {report.updated} · rejeitados: {report.rejected.length}
+          </p>
+          {report.rejected.length > 0 && (
+            <table className="rejections">
+              <caption>Linhas rejeitadas</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Linha</th>
+                  <th scope="col">Código</th>
+                  <th scope="col">Campo</th>
+                  <th scope="col">Problema</th>
+                </tr>
+              </thead>
+              <tbody>
+                {report.rejected.map((r, i) => (
+                  <tr key={`${r.line}-${r.field}-${i}`}>
+                    <td>{r.line}</td>
+                    <td>{r.code ?? '—'}</td>
+                    <td>{r.field}</td>
+                    <td>{r.message}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+        </div>
+      )}
+    </form>
+  );
+}

@@ -1,0 +1,68 @@
+// Recent receipts, as the core lists them, refreshed on receipt events. `fetchedAt` lets the
+// cancellation countdown tick on the screen between fetches without asking the core each second.
+
+import { create } from 'zustand';
+import type { ReceiptView, ReturnView } from '../../electron/api/terminal-api.ts';
+import { asFailure, type TerminalFailure } from '../api/terminal-failure.ts';
+import { terminal } from './terminal.ts';
+
+type ReceiptsState = {
+  receipts: ReceiptView[];
+  /** performance.now() when each receipt's view was taken (for the countdown). */
+  fetchedAt: Record<string, number>;
+  returns: ReturnView[];
+  error: TerminalFailure | null;
+  loading: boolean;
+};
+
+export const useReceipts = create<ReceiptsState>(() => ({ receipts: [], fetchedAt: {}, returns: [], error: null, loading: false }));
+
+export async function refreshReceipts(limit = 30): Promise<void> {
+  useReceipts.setState({ loading: true });
+  try {
+    const receipts = await terminal().recentReceipts(limit);
+    const now = performance.now();
+    useReceipts.setState({ receipts, fetchedAt: Object.fromEntries(receipts.map((r) => [r.id, now])), error: null });
+  } catch (err) {
+    useReceipts.setState({ error: asFailure(err) });
+  } finally {
+    useReceipts.setState({ loading: false });
+  }
+}
+
+export async function refreshReturns(): Promise<void> {
+  try {
+    useReceipts.setState({ returns: await terminal().listReturns() });
+  } catch {
+    // Returns not available (yet): the list stays empty; the return dialog shows the error.
+  }
+}
+
+/** One receipt's fresh view (an event, or an action's answer). */
+export function receiptUpdated(receipt: ReceiptView): void {
+  const { receipts, fetchedAt } = useReceipts.getState();
+  const at = receipts.findIndex((r) => r.id === receipt.id);
+  const next = at < 0 ? [receipt, ...receipts] : receipts.map((r) => (r.id === receipt.id ? receipt : r));
+  useReceipts.setState({ receipts: next, fetchedAt: { ...fetchedAt, [receipt.id]: performance.now() } });
+}
+
+export function returnUpdated(devolucao: ReturnView): void {
+  const { returns } = useReceipts.getState();
+  const next = returns.some((r) => r.id === devolucao.id) ? returns.map((r) => (r.id === devolucao.id ? devolucao : r)) : [devolucao, ...returns];
+  useReceipts.setState({ returns: next });
+}
+
+/** Seconds left to cancel now, from the core's figure and the time since it was taken. */
+export function secondsLeftNow(receipt: ReceiptView, fetchedAt: number | undefined, now: number): number | null {
+  const left = receipt.cancellation.secondsLeft;
+  if (left === null) return null;
+  const elapsed = fetchedAt === undefined ? 0 : Math.floor((now - fetchedAt) / 1000);
+  return Math.max(0, left - elapsed);
+}
+
+/** 754 → "12:34". */
+export function mmss(seconds: number): string {
+  const m = Math.floor(seconds / 60);
+  const s = seconds % 60;
+  return `${String(m).padStart(2, '0')}:${String(s).padStart(2, '0')}`;
+}

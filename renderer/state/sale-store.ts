@@ -1,0 +1,155 @@
+// The sale on the counter and the last finished one. Thin: every action asks the core and shows
+// the SaleView it answers; totals, change and what is left to pay are the core's.
+
+import { create } from 'zustand';
+import type { FinishedSale, PaymentInput, ReceiptView, SaleView } from '../../electron/api/terminal-api.ts';
+import { asFailure, type TerminalFailure } from '../api/terminal-failure.ts';
+import { terminal } from './terminal.ts';
+
+type SaleState = {
+  sale: SaleView | null;
+  /** The last finished sale and its receipt, kept live by receipt events. */
+  finished: FinishedSale | null;
+  /** Selected line of the items list (keyboard Delete removes it). */
+  selectedItemId: number | null;
+  error: TerminalFailure | null;
+  busy: boolean;
+};
+
+export const useSale = create<SaleState>(() => ({ sale: null, finished: null, selectedItemId: null, error: null, busy: false }));
+
+const set = useSale.setState;
+
+/** Runs one core call with the busy flag; failures land in `error` (and are returned). */
+async function run<T>(work: () => Promise<T>): Promise<T | TerminalFailure> {
+  set({ busy: true, error: null });
+  try {
+    return await work();
+  } catch (err) {
+    const failure = asFailure(err);
+    set({ error: failure });
+    return failure;
+  } finally {
+    set({ busy: false });
+  }
+}
+
+const isFailure = <T>(r: T | TerminalFailure): r is TerminalFailure => r instanceof Error;
+
+/** The sale left open before a reload or restart, if any; else none until the first item. */
+export async function resumeSale(): Promise<void> {
+  const r = await run(() => terminal().openSales());
+  if (!isFailure(r)) set({ sale: r[0] ?? null });
+}
+
+async function currentOrNewSale(): Promise<SaleView> {
+  const { sale } = useSale.getState();
+  if (sale && sale.state === 'open') return sale;
+  const opened = await terminal().openSale();
+  set({ sale: opened, finished: null });
+  return opened;
+}
+
+// A scanner sends the next code before the core answered the last one: the adds run one after
+// another, in scan order, so none is lost and no second sale is opened by a race.
+let addChain: Promise<unknown> = Promise.resolve();
+
+export function addItem(code: string, quantity: string | null): Promise<boolean> {
+  const next = addChain.then(async () => {
+    const r = await run(async () => {
+      const sale = await currentOrNewSale();
+      return terminal().addItem(sale.id, quantity ? { code, quantity } : { code });
+    });
+    if (isFailure(r)) return false;
+    const added = r.items.at(-1);
+    set({ sale: r, finished: null, selectedItemId: added?.id ?? null });
+    return true;
+  });
+  addChain = next;
+  return next;
+}
+
+export async function removeItem(itemId: number): Promise<void> {
+  const { sale } = useSale.getState();
+  if (!sale) return;
+  const r = await run(() => terminal().removeItem(sale.id, itemId));
+  if (!isFailure(r)) set({ sale: r });
+}
+
+export function selectItem(itemId: number | null): void {
+  set({ selectedItemId: itemId });
+}
+
+/** Moves the selection among the lines still counting (removed ones are skipped). */
+export function moveSelection(step: 1 | -1): void {
+  const { sale, selectedItemId } = useSale.getState();
+  const live = sale?.items.filter((i) => !i.removed) ?? [];
+  if (!live.length) return;
+  const at = live.findIndex((i) => i.id === selectedItemId);
+  const next = at < 0 ? (step > 0 ? 0 : live.length - 1) : Math.max(0, Math.min(live.length - 1, at + step));
+  set({ selectedItemId: live[next]!.id });
+}
+
+export async function setConsumer(document: string | null): Promise<TerminalFailure | null> {
+  const r = await run(async () => terminal().setConsumer((await currentOrNewSale()).id, document));
+  if (isFailure(r)) return r;
+  set({ sale: r });
+  return null;
+}
+
+export async function addPayment(payment: PaymentInput): Promise<TerminalFailure | null> {
+  const { sale } = useSale.getState();
+  if (!sale) return null;
+  const r = await run(() => terminal().addPayment(sale.id, payment));
+  if (isFailure(r)) return r;
+  set({ sale: r });
+  return null;
+}
+
+export async function removePayment(paymentId: number): Promise<void> {
+  const { sale } = useSale.getState();
+  if (!sale) return;
+  const r = await run(() => terminal().removePayment(sale.id, paymentId));
+  if (!isFailure(r)) set({ sale: r });
+}
+
+export async function discardSale(): Promise<void> {
+  const { sale } = useSale.getState();
+  if (!sale) return;
+  const r = await run(() => terminal().discardSale(sale.id));
+  if (!isFailure(r)) set({ sale: null, selectedItemId: null });
+}
+
+export async function finishSale(): Promise<FinishedSale | TerminalFailure | null> {
+  const { sale } = useSale.getState();
+  if (!sale) return null;
+  const r = await run(() => terminal().finishSale(sale.id));
+  if (!isFailure(r)) set({ sale: null, finished: r, selectedItemId: null });
+  return r;
+}
+
+// Keys typed on the receipt panel (the next customer's first scan) that the product input,
+// mounting again, starts with.
+let prefill = '';
+
+/** Back to an empty counter after a finished sale; `typed` is what the cashier already typed. */
+export function newSale(typed = ''): void {
+  prefill = typed;
+  set({ finished: null, error: null });
+}
+
+export function takePrefill(): string {
+  const t = prefill;
+  prefill = '';
+  return t;
+}
+
+export function clearSaleError(): void {
+  set({ error: null });
+}
+
+/** A receipt event: the finished sale's receipt follows it. */
+export function receiptChanged(receipt: ReceiptView): void {
+  const { finished } = useSale.getState();
+  if (finished && finished.receipt.id === receipt.id) set({ finished: { ...finished, receipt } });
+}

@@ -1,0 +1,80 @@
+// What the checkout e2e tests share: driving the screen as a cashier does (by labels, roles and
+// keys) and reading what the service and the virtual printer really got.
+
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import type { Locator, Page } from 'playwright-core';
+import { expect } from 'vitest';
+import { screenshot, type Store } from './harness.ts';
+
+/** Scans (types + Enter) each code into the always-focused product input. */
+export async function scan(page: Page, ...codes: string[]): Promise<void> {
+  for (const code of codes) {
+    await page.keyboard.type(code);
+    await page.keyboard.press('Enter');
+  }
+}
+
+export const totalPanel = (page: Page): Locator => page.getByRole('region', { name: 'Total da venda' });
+
+/** Waits until `locator`'s text matches, polling (the screen follows the core asynchronously). */
+export async function waitForText(locator: Locator, expected: string | RegExp, timeoutMs = 20_000): Promise<void> {
+  await expect
+    .poll(async () => ((await locator.count()) ? ((await locator.first().textContent()) ?? '') : ''), { timeout: timeoutMs, interval: 100 })
+    .toMatch(expected instanceof RegExp ? expected : new RegExp(expected.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+}
+
+/** The terminal's record of a receipt, read straight from its database (read-only). */
+export function terminalReceipt(store: Store, nNF: number): { id: string; service_id: string | null; state: string } {
+  const db = new Database(join(store.dataDir, 'terminal', 'pos.sqlite'), { readonly: true, fileMustExist: true });
+  try {
+    return db.prepare('SELECT id, service_id, state FROM receipts WHERE nnf = ? ORDER BY created_at DESC').get(nNF) as { id: string; service_id: string | null; state: string };
+  } finally {
+    db.close();
+  }
+}
+
+/** GET /api/v1/nfce/{id} at the service, with the demo company's token. */
+export async function serviceReceipt(store: Store, serviceId: string): Promise<{ status: string; numero: number; cancelado_em: string | null }> {
+  const res = await fetch(`${store.serviceUrl}/api/v1/nfce/${serviceId}`, { headers: { authorization: `Bearer ${store.token}` } });
+  expect(res.status).toBe(200);
+  return (await res.json()) as { status: string; numero: number; cancelado_em: string | null };
+}
+
+/** The job files the virtual printer wrote. */
+export function printerJobs(store: Store): string[] {
+  return existsSync(store.printerDir) ? readdirSync(store.printerDir).filter((f) => f.endsWith('.bin')) : [];
+}
+
+/** The sandbox clock of the demo company moves forward (service/http/sandbox-routes.ts). */
+export async function advanceSandboxClock(store: Store, minutes: number): Promise<void> {
+  const res = await fetch(`${store.serviceUrl}/api/v1/sandbox/relogio`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${store.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ avancar_minutos: minutes }),
+  });
+  expect(res.status).toBe(200);
+}
+
+/** One sale paid in cash, finished, and authorized: returns its nNF as the screen shows it. */
+export async function sellInCash(page: Page, codes: string[], cash: string): Promise<number> {
+  await scan(page, ...codes);
+  // F2 opens the payment only once the sale has a total: wait for the last line.
+  await expect.poll(() => page.getByRole('table').locator('tbody tr').count()).toBe(codes.length);
+  await page.keyboard.press('F2');
+  const dialog = page.getByRole('dialog', { name: 'Pagamento' });
+  await dialog.getByLabel('Valor recebido').fill(cash);
+  await page.keyboard.press('Enter');
+  await dialog.getByRole('button', { name: /Finalizar venda/ }).click();
+  const panel = page.getByRole('region', { name: 'Venda concluída' });
+  await waitForText(panel.getByRole('status'), 'Autorizada');
+  const number = /NFC-e nº (\d+)/.exec((await panel.textContent()) ?? '');
+  return Number(number?.[1]);
+}
+
+/** A screenshot under test-output/e2e/ (harness naming), after the screen settled. */
+export async function screenshotOf(page: Page, name: string): Promise<string> {
+  await page.waitForTimeout(150); // let the last render and the focus ring land
+  return screenshot(page, name);
+}

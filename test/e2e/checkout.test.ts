@@ -1,0 +1,208 @@
+// The checkout screen end to end: the real `balcao start` (embedded sandbox service, terminal
+// core, virtual printer, browser-mode host) and the built screen in headless Chromium, driven as
+// a cashier and a manager do it: by visible labels, roles and keys.
+//
+// 1. Three items by barcode, paid part cash and part card, authorized, printed on the virtual
+//    printer (the screen's printed-receipts panel and a job file in the printer folder).
+// 2. A manager cancels that receipt with PIN and justification: "Cancelada", at the service too.
+// 3. A receipt the authority rejected (391) is corrected on the screen and authorized, same nNF.
+// Screenshots of the checkout, the payment and the receipt preview go to test-output/e2e/.
+
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { printerJobs, scan, screenshotOf, serviceReceipt, terminalReceipt, totalPanel, waitForText } from './checkout-helpers.ts';
+import { launchChromium, openCheckout, startStore, type Store } from './harness.ts';
+
+let store: Store;
+let browser: Browser;
+let page: Page;
+let soldNumber: number;
+
+beforeAll(async () => {
+  [store, browser] = await Promise.all([startStore(), launchChromium()]);
+  expect(store.screen).toBe(true);
+  page = await openCheckout(browser, store.checkoutUrl);
+});
+
+afterAll(async () => {
+  await browser?.close();
+  if (store) expect((await store.stop()).code).toBe(0);
+});
+
+describe('checkout screen', () => {
+  it('sells three items by barcode, paid in cash and card, authorized and printed', async () => {
+    const input = page.getByLabel('Código ou nome do produto');
+    await expect.poll(() => input.evaluate((el) => el === document.activeElement)).toBe(true);
+    // The secret left the address bar once the page read it.
+    expect(page.url()).not.toContain('chave=');
+
+    // Café 18,90 + Açúcar 4,79 + Arroz 27,45, typed as a scanner does: digits and Enter, fast.
+    await scan(page, '7891000100103', '7891910000197', '7896005800010');
+    const items = page.getByRole('table');
+    await waitForText(items, 'Arroz branco tipo 1 5kg');
+    expect(await items.textContent()).toContain('Café torrado e moído 500g');
+    expect(await items.textContent()).toContain('Açúcar refinado 1kg');
+    await waitForText(totalPanel(page), 'R$\u00a051,14');
+    await screenshotOf(page, 'checkout');
+
+    await page.keyboard.press('F2');
+    const payment = page.getByRole('dialog', { name: 'Pagamento' });
+    await payment.getByLabel('Valor recebido').fill('20,00');
+    await page.keyboard.press('Enter');
+    await waitForText(payment, /Falta\s*R\$\u00a031,14/);
+
+    await payment.getByRole('radio', { name: 'Cartão de débito' }).check();
+    // The rest is pre-filled; TEF needs the acquirer's CNPJ and authorization code, so the
+    // screen refuses it without them and names the field.
+    expect(await payment.getByLabel('Valor').inputValue()).toBe('31,14');
+    await screenshotOf(page, 'pagamento');
+    await payment.getByRole('radio', { name: 'TEF integrado' }).check();
+    await payment.getByRole('button', { name: /Adicionar pagamento/ }).click();
+    await waitForText(payment.getByRole('alert'), 'CNPJ da credenciadora: obrigatório');
+    await payment.getByRole('radio', { name: 'Maquininha não integrada' }).check();
+    await payment.getByLabel('Bandeira (opcional)').selectOption('02');
+    await payment.getByRole('button', { name: /Adicionar pagamento/ }).click();
+    await waitForText(payment, /Falta\s*R\$\u00a00,00/);
+    expect(await payment.getByRole('button', { name: /Finalizar venda/ }).isEnabled()).toBe(true);
+
+    await page.keyboard.press('F2');
+    const panel = page.getByRole('region', { name: 'Venda concluída' });
+    await waitForText(panel.getByRole('status'), 'Autorizada');
+    soldNumber = Number(/NFC-e nº (\d+)/.exec((await panel.textContent()) ?? '')?.[1]);
+    expect(soldNumber).toBeGreaterThan(0);
+    const preview = panel.getByRole('img', { name: `DANFE NFC-e nº ${soldNumber}` });
+    await preview.waitFor({ timeout: 20_000 });
+    await expect.poll(() => preview.evaluate((img) => (img as HTMLImageElement).naturalWidth)).toBeGreaterThan(100);
+
+    // Printed: the panel of the printer's recent jobs shows it, and the job file exists.
+    await waitForText(page.getByRole('region', { name: 'Impressões recentes' }), `NFC-e nº ${soldNumber}`);
+    await expect.poll(() => printerJobs(store).length).toBeGreaterThan(0);
+    await screenshotOf(page, 'recibo');
+
+    const receipt = terminalReceipt(store, soldNumber);
+    expect(receipt.state).toBe('authorized');
+    expect((await serviceReceipt(store, receipt.service_id!)).status).toBe('autorizado');
+  });
+
+  it('lets a manager cancel the receipt with PIN and justification', async () => {
+    await page.keyboard.press('F9');
+    const receipts = page.getByRole('dialog', { name: 'Recibos recentes' });
+    const row = receipts.getByRole('row', { name: `NFC-e nº ${soldNumber}` });
+    // Minutes left to cancel, ticking (29 minutes at most: the terminal keeps a safety margin).
+    const countdown = row.getByLabel(/Tempo restante para cancelar/);
+    const first = await countdown.textContent();
+    expect(first).toMatch(/^(2[0-8]|29):\d\d$|^29:00$/);
+    await expect.poll(() => countdown.textContent(), { timeout: 5_000 }).not.toBe(first);
+    await screenshotOf(page, 'recibos');
+
+    await row.getByRole('button', { name: 'Cancelar NFC-e' }).click();
+    const cancel = page.getByRole('dialog', { name: 'Cancelar NFC-e' });
+    const manager = cancel.getByLabel('Gerente', { exact: true });
+    await expect.poll(() => manager.locator('option:checked').textContent()).toBe(store.manager.name);
+    const confirm = cancel.getByRole('button', { name: 'Confirmar cancelamento' });
+
+    // 15 to 255 characters: too short keeps "Confirmar" disabled and the counter says why.
+    await cancel.getByLabel('PIN do gerente').fill('0000');
+    await cancel.getByLabel('Justificativa do cancelamento').fill('Desistiu');
+    expect(await confirm.isDisabled()).toBe(true);
+    await waitForText(cancel, 'faltam 7 caracteres');
+    await cancel.getByLabel('Justificativa do cancelamento').fill('Cliente desistiu da compra no caixa');
+
+    // A wrong PIN is the core's error, shown and recoverable.
+    await confirm.click();
+    await waitForText(cancel.getByRole('alert'), /PIN/i);
+    await cancel.getByLabel('PIN do gerente').fill(store.manager.pin);
+    await confirm.click();
+    await waitForText(cancel.getByRole('status'), 'NFC-e cancelada.', 30_000);
+
+    await cancel.getByRole('button', { name: 'Voltar aos recibos' }).click();
+    await waitForText(page.getByRole('dialog', { name: 'Recibos recentes' }).getByRole('row', { name: `NFC-e nº ${soldNumber}` }), 'Cancelada');
+    const receipt = terminalReceipt(store, soldNumber);
+    expect(receipt.state).toBe('cancelled');
+    const atService = await serviceReceipt(store, receipt.service_id!);
+    expect(atService.status).toBe('cancelado');
+
+    await page.keyboard.press('Escape');
+    await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
+  });
+
+  it('resolves a receipt the authority rejected: card data corrected, sent again with the same number', async () => {
+    // The screen always sends a card's data, so the rejected sale is made behind its back, over
+    // the same bridge: a credit card payment without the card group is rejected 391.
+    const rpc = async (method: string, args: unknown[]) => {
+      const res = await fetch(`${store.origin}/api/rpc/${method}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${store.secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ args }),
+      });
+      return ((await res.json()) as { result: { id: string; receipt: { nNF: number } } }).result;
+    };
+    const sale = await rpc('openSale', []);
+    await rpc('addItem', [sale.id, { code: '1001' }]);
+    await rpc('addPayment', [sale.id, { tPag: '03', amountCents: 1890 }]);
+    const nNF = (await rpc('finishSale', [sale.id])).receipt.nNF;
+
+    await page.keyboard.press('F9');
+    const row = page.getByRole('dialog', { name: 'Recibos recentes' }).getByRole('row', { name: `NFC-e nº ${nNF}` });
+    await waitForText(row, /Rejeitada.*\(391\)/);
+    await row.getByRole('button', { name: 'Corrigir e reenviar' }).click();
+
+    const correct = page.getByRole('dialog', { name: 'Corrigir e reenviar NFC-e' });
+    await waitForText(correct, /rejeitada pela SEFAZ \(391\)/);
+    expect(await correct.getByLabel('Valor do pagamento 1').inputValue()).toBe('18,90');
+    await correct.getByRole('radio', { name: 'Maquininha não integrada' }).check();
+    await correct.getByLabel('Bandeira (opcional)').selectOption('01');
+    await correct.getByLabel('Operador').fill('Ana (caixa 1)');
+    await correct.getByLabel('Motivo da correção').fill('Faltavam os dados do cartão');
+    await correct.getByRole('button', { name: 'Corrigir e reenviar' }).click();
+    await waitForText(correct.getByRole('status'), 'mesmo número');
+    await correct.getByRole('button', { name: 'Voltar aos recibos' }).click();
+
+    const again = page.getByRole('dialog', { name: 'Recibos recentes' }).getByRole('row', { name: `NFC-e nº ${nNF}` });
+    await waitForText(again, 'Autorizada');
+    const receipt = terminalReceipt(store, nNF);
+    expect(receipt.state).toBe('authorized');
+    expect((await serviceReceipt(store, receipt.service_id!)).numero).toBe(nNF);
+    await page.keyboard.press('Escape');
+  });
+
+  it('works from the keyboard alone: name search, quantity, Delete, consumer, discard', async () => {
+    await page.keyboard.press('Enter'); // leave the last receipt for a new sale
+    const input = page.getByLabel('Código ou nome do produto');
+    await expect.poll(() => input.evaluate((el) => el === document.activeElement)).toBe(true);
+
+    // A name lists the catalog's matches; arrows move, Enter adds the highlighted one.
+    await page.keyboard.type('ão'); // Feijão, Pão francês, Sabão em pó, Macarrão
+    const results = page.getByRole('listbox', { name: 'Produtos encontrados' });
+    await expect.poll(() => results.getByRole('option').count()).toBeGreaterThan(1);
+    await page.keyboard.press('ArrowDown');
+    const picked = (await results.getByRole('option', { selected: true }).textContent()) ?? '';
+    await page.keyboard.press('Enter');
+    const name = picked.replace(/(SEM GTIN|cód\.|[0-9]{8,}).*$/, '').trim();
+    await waitForText(page.getByRole('table'), name);
+
+    // 3*code sets the quantity; Delete removes the selected (last added) line, which stays listed.
+    await scan(page, '3*1010');
+    await waitForText(page.getByRole('table'), /Macarrão espaguete 500g\s*3 UN/);
+    await waitForText(totalPanel(page), '2 itens');
+    await page.keyboard.press('Delete');
+    await waitForText(totalPanel(page), '1 item');
+    await waitForText(page.getByRole('table'), 'removido');
+
+    // The consumer's CPF is checked on the screen, naming the field.
+    await page.keyboard.press('F4');
+    const consumer = page.getByRole('dialog', { name: 'Consumidor' });
+    await consumer.getByLabel('CPF ou CNPJ do consumidor').fill('529.982.247-24');
+    await page.keyboard.press('Enter');
+    await waitForText(consumer.getByRole('alert'), 'CPF/CNPJ do consumidor: CPF inválido');
+    await consumer.getByLabel('CPF ou CNPJ do consumidor').fill('529.982.247-25');
+    await page.keyboard.press('Enter');
+    await waitForText(totalPanel(page), 'Consumidor: CPF 529.982.247-25');
+
+    // F8 gives the sale up after a confirmation; the counter is empty again.
+    await page.keyboard.press('F8');
+    await page.getByRole('dialog', { name: 'Cancelar venda' }).getByRole('button', { name: 'Descartar venda' }).click();
+    await waitForText(totalPanel(page), 'R$\u00a00,00');
+    await expect.poll(() => input.evaluate((el) => el === document.activeElement)).toBe(true);
+  });
+});

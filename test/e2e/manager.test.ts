@@ -1,0 +1,101 @@
+// The manager's side of the checkout screen, end to end in headless Chromium over the real
+// `balcao start`:
+//
+// 1. A receipt past its cancellation window can no longer be cancelled: the screen says why
+//    ("Prazo de cancelamento (30 minutos) encerrado") and offers the return (Devolução).
+//    The terminal judges the window by its own clock (electron/core/cancellation.ts: from the
+//    earlier of autorizado_em and the moment it saw the authorization, minus a 60 s margin), so
+//    this store's terminal runs 31 minutes ahead (BALCAO_TEST_CLOCK_OFFSET_MINUTES, the test-only
+//    option of `balcao start`) and, once the sale is authorized, the service's sandbox clock is
+//    moved 31 minutes forward too (POST /api/v1/sandbox/relogio): both sides then agree the
+//    receipt was authorized 31 minutes ago.
+// 2. Catalog import behind the manager's PIN, with the rejected rows shown line by line, and the
+//    imported product sold right after.
+
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { advanceSandboxClock, scan, screenshotOf, sellInCash, terminalReceipt, totalPanel, waitForText } from './checkout-helpers.ts';
+import { launchChromium, openCheckout, startStore, type Store } from './harness.ts';
+
+let store: Store;
+let browser: Browser;
+let page: Page;
+
+beforeAll(async () => {
+  [store, browser] = await Promise.all([startStore({ env: { BALCAO_TEST_CLOCK_OFFSET_MINUTES: '31' } }), launchChromium()]);
+  page = await openCheckout(browser, store.checkoutUrl);
+});
+
+afterAll(async () => {
+  await browser?.close();
+  if (store) expect((await store.stop()).code).toBe(0);
+});
+
+describe('manager screens', () => {
+  it('refuses to cancel a receipt authorized 31 minutes ago, says why and offers the return', async () => {
+    await page.getByLabel('Código ou nome do produto').waitFor();
+    const nNF = await sellInCash(page, ['7891000053508', '7896036090244'], '20,00'); // Leite 5,29 + Óleo 7,89
+    expect(terminalReceipt(store, nNF).state).toBe('authorized');
+    await advanceSandboxClock(store, 31);
+    await page.keyboard.press('Enter'); // "Nova venda"
+
+    await page.keyboard.press('F9');
+    const row = page.getByRole('dialog', { name: 'Recibos recentes' }).getByRole('row', { name: `NFC-e nº ${nNF}` });
+    await waitForText(row, 'Prazo de cancelamento (30 minutos) encerrado');
+    expect(await row.getByRole('button', { name: 'Cancelar NFC-e' }).count()).toBe(0);
+    await row.getByRole('button', { name: 'Devolução' }).click();
+
+    const dialog = page.getByRole('dialog', { name: 'Devolução' });
+    await waitForText(dialog, 'Leite integral 1L');
+    // Only the milk comes back; the receipt named no consumer, so the screen asks who returns it.
+    await dialog.getByRole('checkbox', { name: /Óleo de soja 900ml/ }).uncheck();
+    await dialog.getByLabel('Motivo da devolução').fill('Produto com embalagem violada');
+    await dialog.getByLabel('PIN do gerente').fill(store.manager.pin);
+    const submit = dialog.getByRole('button', { name: 'Emitir devolução' });
+    await submit.click();
+    await waitForText(dialog.getByRole('alert'), 'CPF/CNPJ de quem devolve: informe o documento');
+    await dialog.getByLabel('CPF/CNPJ de quem devolve').fill('529.982.247-25');
+    await dialog.getByLabel('Nome de quem devolve').fill('Maria da Silva');
+    await screenshotOf(page, 'devolucao');
+    await submit.click();
+    // Only the milk (R$ 5,29) comes back, in an NF-e de devolução the sandbox authorizes.
+    const outcome = dialog.getByRole('status');
+    await waitForText(outcome, /NF-e de devolução nº \d+ \(R\$\u00a05,29\)/);
+    await waitForText(outcome, 'Autorizada');
+    await screenshotOf(page, 'devolucao-enviada');
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Escape');
+    await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
+  });
+
+  it('imports a catalog CSV behind the PIN, lists the rejected rows, and the new product sells', async () => {
+    await page.keyboard.press('F10');
+    const settings = page.getByRole('dialog', { name: 'Gerente: configurações' });
+    await settings.getByLabel('PIN do gerente').fill(store.manager.pin);
+    await settings.getByRole('button', { name: 'Continuar' }).click();
+    await settings.getByRole('tab', { name: 'Catálogo' }).click();
+
+    const csv = [
+      'codigo;gtin;descricao;ncm;cfop;unidade;preco;grupo_tributario',
+      '2001;7894900530001;Água mineral 500ml;22011000;5102;UN;2,50;SN102',
+      '2002;7894900530002;Água com gás 500ml;22011000;5102;UN;3,10;SN102',
+      '2003;;Pão de queijo;19059020;5102;KG;-1;SN102',
+    ].join('\n');
+    await settings.getByLabel('Arquivo do catálogo (.csv)').setInputFiles({ name: 'catalogo.csv', mimeType: 'text/csv', buffer: Buffer.from(csv, 'utf8') });
+    await settings.getByRole('button', { name: 'Importar catálogo' }).click();
+    await waitForText(settings, /Importados: 1 · atualizados: 0 · rejeitados: 2/);
+    const rejected = settings.getByRole('table', { name: 'Linhas rejeitadas' });
+    const rows = rejected.getByRole('row');
+    await expect.poll(() => rows.count()).toBe(3); // header + 2
+    expect(await rows.nth(1).textContent()).toMatch(/^3\s*2002\s*gtin/);
+    expect(await rows.nth(2).textContent()).toMatch(/^4\s*2003\s*preco/);
+    await rejected.scrollIntoViewIfNeeded();
+    await screenshotOf(page, 'catalogo');
+
+    await page.keyboard.press('Escape');
+    await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
+    await scan(page, '2*7894900530001');
+    await waitForText(page.getByRole('table'), 'Água mineral 500ml');
+    await waitForText(totalPanel(page), 'R$\u00a05,00');
+  });
+});
