@@ -6,7 +6,7 @@
 // balcao:// file handler and its CSP, the window's preferences and the navigation guards.
 
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -38,6 +38,12 @@ export const session = { defaultSession: {
   setPermissionCheckHandler: (fn) => { permissionCheck = fn; },
 } };
 export const ipcMain = { handle: (channel, fn) => { ipc[channel] = fn; } };
+// A stand-in keychain: reversible, and counting what it seals.
+export const safeStorage = {
+  isEncryptionAvailable: () => true,
+  encryptString: (text) => { rec.keychainSealed = (rec.keychainSealed ?? 0) + 1; return Buffer.from('kc:' + text); },
+  decryptString: (sealed) => { const t = sealed.toString(); if (!t.startsWith('kc:')) throw new Error('not ours'); return t.slice(3); },
+};
 export const net = { fetch: async (url) => new Response(readFileSync(new URL(url)), { status: 200, headers: { 'content-type': 'text/html' } }) };
 export const dialog = { showErrorBox: (title, text) => { rec.errorBox = text; } };
 export class BrowserWindow {
@@ -170,6 +176,12 @@ describe('electron/main.ts, bundled', () => {
     for (const refused of [result.foreign, result.subframe, result.noFrame]) expect(refused).toMatchObject({ error: { message: 'Origem não autorizada' } });
     // Only the one sale opened from our own frame exists.
     expect(result.openSales).toBe(1);
+  });
+
+  it('seals secrets at rest with the OS keychain (safeStorage), not a key file', () => {
+    // BALCAO_TOKEN seeds the settings: the token is stored sealed by the keychain.
+    expect(result.keychainSealed).toBeGreaterThanOrEqual(1);
+    expect(existsSync(join(userData, 'terminal', 'segredos.key'))).toBe(false);
   });
 
   it('closes the terminal before quitting', () => {

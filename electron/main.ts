@@ -7,11 +7,12 @@
 // windows, webviews and permission requests are refused; IPC answers one channel, only for
 // allow-listed methods, only to our own top frame.
 
-import { app, BrowserWindow, dialog, ipcMain, net, protocol, session, type IpcMainInvokeEvent } from 'electron';
+import { app, BrowserWindow, dialog, ipcMain, net, protocol, safeStorage, session, type IpcMainInvokeEvent } from 'electron';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { TerminalEvent } from './api/terminal-api.ts';
+import type { SecretBox } from './core/secret-box.ts';
 import { createTerminal, type Terminal } from './core/terminal.ts';
 import { IPC_CALL, IPC_EVENT } from './ipc-channels.ts';
 import { dispatch } from './ipc.ts';
@@ -66,7 +67,7 @@ async function start(): Promise<void> {
     return new Response(res.body, { status: res.status, headers });
   });
 
-  terminal = await createTerminal({ dataDir: options.dataDir, ...options.seed });
+  terminal = await createTerminal({ dataDir: options.dataDir, ...options.seed, ...keychainBox() });
   const core = terminal;
 
   ipcMain.handle(IPC_CALL, (event: IpcMainInvokeEvent, method: unknown, args: unknown) => {
@@ -96,6 +97,20 @@ async function start(): Promise<void> {
     window = undefined;
   });
   await window.loadURL(APP_INDEX_URL);
+}
+
+/**
+ * Secrets at rest (token, CSC, certificate and its password) sealed by the OS keychain where
+ * Electron offers it; otherwise the core's default, a 0600 key file in the data directory.
+ */
+function keychainBox(): { secretBox?: SecretBox } {
+  if (!safeStorage.isEncryptionAvailable()) return {};
+  return {
+    secretBox: {
+      seal: (plain) => safeStorage.encryptString(plain.toString('base64')),
+      open: (sealed) => Buffer.from(safeStorage.decryptString(sealed), 'base64'),
+    },
+  };
 }
 
 function fail(err: unknown): void {
