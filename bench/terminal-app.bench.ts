@@ -57,9 +57,9 @@ export const suite: BenchSuite = {
       });
 
       const printer = new ReceiptPrinter({ store, clock: Date.now, dataDir: dir, settings: DEFAULT_PRINTER_SETTINGS, transport: new MemoryPrinter() });
-      const bare = await timeEach(100, () => printer.print(printer.render('r1', 'reimpressao', xml)));
+      const bare = await timeEach(100, async () => printer.print(await printer.render('r1', 'reimpressao', xml)));
       const virtual = new ReceiptPrinter({ store, clock: Date.now, dataDir: dir, settings: DEFAULT_PRINTER_SETTINGS });
-      const withPng = await timeEach(20, () => virtual.print(virtual.render('r1', 'reimpressao', xml)));
+      const withPng = await timeEach(20, async () => virtual.print(await virtual.render('r1', 'reimpressao', xml)));
       const preview = await timeEach(100, () => {
         const model = printer.model(xml);
         return { svg: renderDanfeSvg(model), lines: danfeTexts(model) };

@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { IssuanceClient } from '../electron/core/api-client.ts';
 import { createTerminal, type Terminal } from '../electron/core/terminal.ts';
 import { sampleNfceRequest } from '../fiscal/samples.ts';
+import { MemoryPrinter } from '../native/printer/transports.ts';
 import { api, createCompany, startService, tempDataDir } from '../test/helpers/service-process.ts';
 import { percentile, type BenchFigure, type BenchSuite } from './types.ts';
 
@@ -83,7 +84,9 @@ async function drainRate(): Promise<{ rate: number; seconds: number; ceiling: nu
   const service = await startService({ dataDir: serviceDir });
   const ceiling = await serviceCeiling(service.url, token);
   const dir = mkdtempSync(join(tmpdir(), 'balcao-bench-drain-'));
-  const terminal = await createTerminal({ dataDir: dir, serviceUrl: service.url, token, series: 1, startWorker: false });
+  // Each authorized receipt is still fetched and printed (ESC/POS), as with a store's real
+  // printer; the virtual printer's PNG picture, a demo aid, is left out of the figure.
+  const terminal = await createTerminal({ dataDir: dir, serviceUrl: service.url, token, series: 1, startWorker: false, printerTransport: new MemoryPrinter() });
   try {
     const control = await api(service.url, token).post('/api/v1/sandbox/autoridade', { latencia_ms: 0, disponivel: true });
     if (control.status !== 200) throw new Error(`sandbox/autoridade: HTTP ${control.status}`);

@@ -52,10 +52,10 @@ describe('ReceiptPrinter', () => {
   it('virtual (default): each job a numbered .bin with its .png preview in <data>/impressora, logged and listed', async () => {
     const statuses: PrinterStatusView[] = [];
     const printer = new ReceiptPrinter({ store, clock, dataDir: dir, settings: DEFAULT_PRINTER_SETTINGS, onStatus: (s) => statuses.push(s) });
-    const job = printer.render(receiptId, 'unica', XML);
+    const job = await printer.render(receiptId, 'unica', XML);
     expect(job.previewPng?.subarray(1, 4).toString()).toBe('PNG');
     await printer.print(job);
-    await printer.print(printer.render(receiptId, 'reimpressao', XML));
+    await printer.print(await printer.render(receiptId, 'reimpressao', XML));
 
     const folder = join(dir, VIRTUAL_PRINTER_DIR);
     expect(readdirSync(folder).sort()).toEqual(['job-000001.bin', 'job-000001.png', 'job-000002.bin', 'job-000002.png']);
@@ -75,7 +75,7 @@ describe('ReceiptPrinter', () => {
     const memory = new MemoryPrinter({ failWith: 'sem_papel' });
     const statuses: PrinterStatusView[] = [];
     const printer = new ReceiptPrinter({ store, clock, dataDir: dir, settings: DEFAULT_PRINTER_SETTINGS, transport: memory, onStatus: (s) => statuses.push(s) });
-    const job = printer.render(receiptId, 'unica', XML);
+    const job = await printer.render(receiptId, 'unica', XML);
     expect(job.previewPng).toBeUndefined(); // only the virtual printer keeps previews
     const err = await printer.print(job).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TerminalError);

@@ -503,7 +503,7 @@ export class Terminal implements TerminalApi {
     }
     // Rendered here from the authorized XML (kept after the first fetch), for this terminal's
     // printer profile and paper width.
-    const job = this.printer.render(r.id, 'reimpressao', await this.documents.xml(r));
+    const job = await this.printer.render(r.id, 'reimpressao', await this.documents.xml(r));
     let failure: TerminalError | undefined;
     try {
       await this.printer.print(job);

@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { Resvg } from '@resvg/resvg-js';
+import { Resvg, renderAsync, type ResvgRenderOptions } from '@resvg/resvg-js';
 import { escapeXml } from '../xml.ts';
 import { layoutDanfe, printerProfile, qrMatrix, qrModuleDots, type PaperWidth } from './escpos.ts';
 import type { DanfeCopy, DanfeModel } from './model.ts';
@@ -91,17 +91,28 @@ export function renderDanfeSvg(model: DanfeModel, options: PreviewOptions = {}):
 
 let fonts: string[] | undefined;
 
-/** The receipt as PNG; `scale` 1 = one pixel per printer dot. */
-export function renderDanfePng(model: DanfeModel, options: PreviewOptions & { scale?: number } = {}): Buffer {
+function pngOptions(options: { scale?: number }): ResvgRenderOptions {
   if (!fonts) {
     fonts = ['DejaVuSansMono.ttf', 'DejaVuSansMono-Bold.ttf'].map(dejavuFont);
     // resvg would silently fall back to no font at all: say which file is missing instead.
     for (const f of fonts) if (!existsSync(f)) throw new Error(`fonte DejaVu não encontrada: ${f}`);
   }
-  const resvg = new Resvg(renderDanfeSvg(model, options), {
+  return {
     background: '#ffffff',
     fitTo: { mode: 'zoom', value: options.scale ?? 1 },
     font: { fontFiles: fonts, loadSystemFonts: false, defaultFontFamily: MONO },
-  });
-  return resvg.render().asPng();
+  };
+}
+
+/** The receipt as PNG; `scale` 1 = one pixel per printer dot. */
+export function renderDanfePng(model: DanfeModel, options: PreviewOptions & { scale?: number } = {}): Buffer {
+  return new Resvg(renderDanfeSvg(model, options), pngOptions(options)).render().asPng();
+}
+
+/**
+ * The same PNG, rasterized on libuv's thread pool: tens of milliseconds a receipt that a process
+ * with other work on its event loop (the terminal's outbox) should not spend there.
+ */
+export async function renderDanfePngAsync(model: DanfeModel, options: PreviewOptions & { scale?: number } = {}): Promise<Buffer> {
+  return (await renderAsync(renderDanfeSvg(model, options), pngOptions(options))).asPng();
 }

@@ -202,7 +202,7 @@ export class Contingency {
         for (const copy of copies) {
           if (this.stopped) return;
           try {
-            await this.printer.print(this.printer.render(r.id, copy as PrintCopy, xml, { copy }));
+            await this.printer.print(await this.printer.render(r.id, copy as PrintCopy, xml, { copy }));
           } catch {
             // The printer's status shows the problem; the job stays in the print log as failed.
           }
