@@ -17,6 +17,7 @@ import { terminal } from '../state/terminal.ts';
 import { openDialog } from '../state/ui-store.ts';
 import { ReceiptHeading } from './ReceiptHeading.tsx';
 import { useReceipt } from './use-receipt.ts';
+import { BackToReceipts } from './BackToReceipts.tsx';
 
 type PaymentLine = { tPag: MethodId; amount: string; card: CardForm };
 
@@ -94,11 +95,7 @@ export function CorrectDialog(props: { receiptId: string }) {
       {sent ? (
         <>
           <p role="status">Correção enviada; a NFC-e volta para a fila com o mesmo número.</p>
-          <div className="dialog-actions">
-            <button type="button" className="primary" autoFocus onClick={back}>
-              Voltar aos recibos
-            </button>
-          </div>
+          <BackToReceipts onBack={back} />
         </>
       ) : (
         <form

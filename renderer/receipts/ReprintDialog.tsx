@@ -9,6 +9,7 @@ import { terminal } from '../state/terminal.ts';
 import { openDialog } from '../state/ui-store.ts';
 import { ReceiptHeading } from './ReceiptHeading.tsx';
 import { useReceipt } from './use-receipt.ts';
+import { BackToReceipts } from './BackToReceipts.tsx';
 
 export function ReprintDialog(props: { receiptId: string }) {
   const { receiptId } = props;
@@ -36,11 +37,7 @@ export function ReprintDialog(props: { receiptId: string }) {
       {done ? (
         <>
           <p role="status">Reimpressão enviada para a impressora.</p>
-          <div className="dialog-actions">
-            <button type="button" className="primary" autoFocus onClick={back}>
-              Voltar aos recibos
-            </button>
-          </div>
+          <BackToReceipts onBack={back} />
         </>
       ) : (
         <form

@@ -18,6 +18,7 @@ import { terminal } from '../state/terminal.ts';
 import { openDialog } from '../state/ui-store.ts';
 import { ReceiptHeading } from './ReceiptHeading.tsx';
 import { useReceipt } from './use-receipt.ts';
+import { BackToReceipts } from './BackToReceipts.tsx';
 
 type Line = { itemId: number; description: string; sold: string; include: boolean; quantity: string };
 
@@ -90,11 +91,7 @@ export function ReturnDialog(props: { receiptId: string }) {
             NF-e de devolução {live.nNF !== null ? `nº ${live.nNF}` : ''} ({formatCents(live.totalCents)}): <StateBadge kind="return" state={live.state} />
           </p>
           {live.attention && <ErrorAlert error={live.attention} />}
-          <div className="dialog-actions">
-            <button type="button" className="primary" autoFocus onClick={back}>
-              Voltar aos recibos
-            </button>
-          </div>
+          <BackToReceipts onBack={back} />
         </>
       ) : (
         <form
