@@ -13,7 +13,7 @@ import { appendFile, mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { encodeEscPos, PRINTER_PROFILES, type PrinterProfileId } from '../../fiscal/danfe/escpos.ts';
 import { danfeModel, type DanfeModel, type DanfeModelOptions } from '../../fiscal/danfe/model.ts';
-import { renderDanfePngAsync } from '../../fiscal/danfe/preview.ts';
+import { renderDanfePng } from '../../fiscal/danfe/preview.ts';
 import {
   DeviceFilePrinter,
   PrinterError,
@@ -192,8 +192,7 @@ export class ReceiptPrinter {
 
   /**
    * The job for an XML: the ESC/POS, and the PNG preview when the printer keeps one (the
-   * virtual printer). Rendering the PNG costs tens of milliseconds, so only then, and off the
-   * event loop (the outbox worker shares it).
+   * virtual printer). Rendering the PNG costs tens of milliseconds, so only then.
    */
   async render(receiptId: string, copy: PrintCopy, xml: string, options: DanfeModelOptions = {}): Promise<PrintJob> {
     const model = this.model(xml, options);
@@ -203,7 +202,7 @@ export class ReceiptPrinter {
       receiptId,
       copy,
       escpos,
-      ...(wantsPreview && { previewPng: await renderDanfePngAsync(model, { paperWidth: this.settingsNow.paperWidth }) }),
+      ...(wantsPreview && { previewPng: renderDanfePng(model, { paperWidth: this.settingsNow.paperWidth }) }),
     };
   }
 

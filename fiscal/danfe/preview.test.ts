@@ -10,7 +10,7 @@ import { nfeProtocolFor, wrapNfeProc } from '../protocol.ts';
 import { demoEmitter, sampleNfceRequest } from '../samples.ts';
 import type { SigningCredentials } from '../signature.ts';
 import { danfeModel, type DanfeModel } from './model.ts';
-import { renderDanfePng, renderDanfePngAsync, renderDanfeSvg } from './preview.ts';
+import { renderDanfePng, renderDanfeSvg } from './preview.ts';
 
 const outputDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'test-output');
 
@@ -69,12 +69,6 @@ describe('renderDanfePng: a 3-item sale', () => {
     const span = qr!.location.topRightFinderPattern.x - qr!.location.topLeftFinderPattern.x;
     const sideDots = (span * n) / (n - 7);
     expect((sideDots / 203) * 25.4).toBeGreaterThanOrEqual(25);
-  });
-
-  it('renders the same picture off the event loop (renderDanfePngAsync)', async () => {
-    const rendered = await renderDanfePngAsync(model);
-    expect(rendered.equals(png)).toBe(true);
-    expect(decodePng(rendered).qr).toEqual(decodePng(png).qr);
   });
 
   it('scales, and draws 58 mm receipts narrower', () => {

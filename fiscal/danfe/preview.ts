@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { Resvg, renderAsync, type ResvgRenderOptions } from '@resvg/resvg-js';
+import { Resvg, type ResvgRenderOptions } from '@resvg/resvg-js';
 import { escapeXml } from '../xml.ts';
 import { layoutDanfe, printerProfile, qrMatrix, qrModuleDots, type PaperWidth } from './escpos.ts';
 import type { DanfeCopy, DanfeModel } from './model.ts';
@@ -107,12 +107,4 @@ function pngOptions(options: { scale?: number }): ResvgRenderOptions {
 /** The receipt as PNG; `scale` 1 = one pixel per printer dot. */
 export function renderDanfePng(model: DanfeModel, options: PreviewOptions & { scale?: number } = {}): Buffer {
   return new Resvg(renderDanfeSvg(model, options), pngOptions(options)).render().asPng();
-}
-
-/**
- * The same PNG, rasterized on libuv's thread pool: tens of milliseconds a receipt that a process
- * with other work on its event loop (the terminal's outbox) should not spend there.
- */
-export async function renderDanfePngAsync(model: DanfeModel, options: PreviewOptions & { scale?: number } = {}): Promise<Buffer> {
-  return (await renderAsync(renderDanfeSvg(model, options), pngOptions(options))).asPng();
 }
