@@ -3,7 +3,7 @@
 // routes will use: schema validation, FieldError, unexpected errors, query coercion, idempotency.
 
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -286,6 +286,26 @@ describe('graceful close', () => {
     } finally {
       release();
       await own.close();
+    }
+  });
+});
+
+describe('closing', () => {
+  it('closes the sandbox authority file after the queues stop, leaving no WAL behind', async () => {
+    const closingDir = mkdtempSync(join(tmpdir(), 'balcao-app-close-'));
+    const service = await openService(closingDir, {});
+    try {
+      const closing = buildApp({ ...service, mode: 'sandbox' });
+      await closing.ready();
+      closing.deps.authority.warmUp();
+      const wal = `${service.store.sandboxAuthorityFile()}-wal`;
+      expect(existsSync(wal)).toBe(true);
+      await closing.close();
+      // SQLite checkpoints and deletes the WAL when its last connection closes.
+      expect(existsSync(wal)).toBe(false);
+    } finally {
+      await service.store.close();
+      rmSync(closingDir, { recursive: true, force: true });
     }
   });
 });

@@ -62,6 +62,9 @@ export function buildApp(options: BuildAppOptions): ServiceApp {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('deps', deps);
+  // Added first so it runs last: onClose hooks run newest first, and the document queues (whose
+  // in-flight work may still be talking to the sandbox) stop in the route plugins' hooks.
+  app.addHook('onClose', async () => deps.authority.close());
 
   // Webhook outbox delivery lives as long as the app: started when ready, stopped on close
   // (after the HTTP server, before the caller closes the store). Built here so a malformed
@@ -109,7 +112,7 @@ export function buildApp(options: BuildAppOptions): ServiceApp {
     openapi: {
       openapi: '3.1.0',
       info: {
-        title: 'Balcão: API de emissão de NFC-e e MDF-e',
+        title: 'Balcão: API de emissão de NFC-e, NF-e de devolução e MDF-e',
         version: '1',
         description:
           'Autenticação: Authorization: Bearer <token da empresa>. Erros: { error: { code, message, details? } }. ' +

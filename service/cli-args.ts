@@ -20,6 +20,8 @@ export function parseOptions<T extends NonNullable<ParseArgsConfig['options']>>(
       case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
         throw new UsageError(`opção desconhecida: ${option ?? e.message}`);
       case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
+        // parseArgs reads `--senha -abc` as a missing value followed by options: say how to pass it.
+        if (/ambiguous/.test(e.message)) throw new UsageError(`${option ?? 'opção'}: o valor começa com "-"; escreva ${option ?? '--opcao'}=VALOR`);
         throw new UsageError(`${option ?? 'opção'}: valor ausente ou inválido`);
       case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
         throw new UsageError(`argumento inesperado: ${/'([^']+)'/.exec(e.message)?.[1] ?? e.message}`);

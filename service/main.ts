@@ -14,7 +14,7 @@ import { openService } from './open-service.ts';
 
 const USAGE = `Uso: balcao service --port PORTA --data DIR [--host 127.0.0.1] [--modo sandbox|producao]
 
-Inicia o serviço de emissão (API HTTP de NFC-e e MDF-e).
+Inicia o serviço de emissão (API HTTP de NFC-e, NF-e de devolução e MDF-e).
   --port PORTA   porta TCP (0 = uma porta livre qualquer)
   --data DIR     pasta de dados (banco service.sqlite e chave mestra master.key)
   --host ENDEREÇO  interface de escuta (padrão 127.0.0.1, só esta máquina)

@@ -306,5 +306,8 @@ describe('balcao company create', () => {
     const badUf = await runCli(['company', 'create', '--data', dataDir, '--uf', 'ZZ', '--nome', 'Loja', '--cnpj', '11222333000181']);
     expect(badUf.code).toBe(2);
     expect(badUf.stderr).toContain('--uf: UF inexistente');
+    const dashPassword = await runCli([...base, '--cnpj', '11222333000181', '--certificado', 'loja.pfx', '--senha', '-abc']);
+    expect(dashPassword.code).toBe(2);
+    expect(dashPassword.stderr).toContain('--senha: o valor começa com "-"; escreva --senha=VALOR');
   });
 });
