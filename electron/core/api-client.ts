@@ -42,8 +42,10 @@ export type NfceDocument = {
 /** 202 of POST /api/v1/nfce (issuance-api 2.4). */
 export type NfceAccepted = { id: string; chave: string; status: 'processando'; message: string };
 
-/** What POST /api/v1/nfce answered: a fresh attempt (202) or the replay of an authorized one (200). */
-export type NfceSubmission = { status: 202; replay: false; body: NfceAccepted } | { status: 200; replay: true; body: NfceDocument };
+/** What an issuance POST answered: a fresh attempt (202) or the replay of an authorized one (200). */
+export type Submission<Accepted, Document> = { status: 202; replay: false; body: Accepted } | { status: 200; replay: true; body: Document };
+
+export type NfceSubmission = Submission<NfceAccepted, NfceDocument>;
 
 export type CancelBody = { justificativa: string; chave_substituta?: string };
 export type InutilizarBody = { serie: number; numero_inicial: number; numero_final: number; justificativa: string };
@@ -84,7 +86,7 @@ export type NfeDocument = {
 /** 202 of POST /api/v1/nfe/devolucao. */
 export type NfeAccepted = { id: string; tipo: 'devolucao'; situacao: 'processando'; serie: number; numero: number; chave: string; message: string };
 
-export type DevolucaoSubmission = { status: 202; replay: false; body: NfeAccepted } | { status: 200; replay: true; body: NfeDocument };
+export type DevolucaoSubmission = Submission<NfeAccepted, NfeDocument>;
 
 export type ContractError = { code: string; message: string; details?: { field: string; message: string }[] };
 

@@ -76,8 +76,9 @@ describe('backoff', () => {
 
 describe('emission: POST /api/v1/nfce', () => {
   it('202: accepted, poll soon', () => {
-    const d = decideEmit({ ok: true, value: { status: 202, replay: false, body: { id: 'd1', chave: 'k', status: 'processando', message: 'ok' } } }, policy, half);
-    expect(d).toEqual({ action: 'accepted', serviceId: 'd1', chave: 'k', pollInMs: policy.pollFirstMs });
+    const accepted = { id: 'd1', chave: 'k', status: 'processando', message: 'ok' } as const;
+    const d = decideEmit({ ok: true, value: { status: 202, replay: false, body: accepted } }, policy, half);
+    expect(d).toEqual({ action: 'accepted', accepted, pollInMs: policy.pollFirstMs });
   });
 
   it('200 replay: the document as it is now is recorded', () => {
@@ -114,15 +115,15 @@ describe('emission: POST /api/v1/nfce', () => {
     expect(decideEmit(fail(http(429, 'muitas', 'devagar', { retryAfterSeconds: 5 })), policy, () => 0)).toMatchObject({ action: 'retry', inMs: 5000 });
   });
 
-  it('other 4xx: needs attention, with the service\'s message and the fields it names', () => {
+  it('other 4xx: refused, with the service\'s message and the fields it names', () => {
     const d = decideEmit(
       fail(http(422, 'validacao', 'A NFC-e tem problemas', { details: [{ field: 'det[0].prod.NCM', message: 'NCM inexistente' }] })),
       policy,
       half,
     );
-    expect(d).toEqual({ action: 'attention', message: 'O serviço recusou a NFC-e: A NFC-e tem problemas (det[0].prod.NCM: NCM inexistente)' });
+    expect(d).toEqual({ action: 'refused', message: 'O serviço recusou a NFC-e: A NFC-e tem problemas (det[0].prod.NCM: NCM inexistente)' });
     for (const [status, code] of [[400, 'requisicao_invalida'], [413, 'payload_muito_grande'], [422, 'chave_idempotencia_reutilizada'], [422, 'csc_nao_configurado']] as const) {
-      expect(decideEmit(fail(http(status, code)), policy, half).action).toBe('attention');
+      expect(decideEmit(fail(http(status, code)), policy, half).action).toBe('refused');
     }
   });
 });
@@ -149,6 +150,13 @@ describe('polling: GET /api/v1/nfce/{id}', () => {
 
   it('transport failures: retry', () => {
     expect(decidePoll(fail(net('timeout')), 0, policy, half)).toMatchObject({ action: 'retry', transport: true });
+  });
+
+  it('another 4xx: refused, naming the consultation', () => {
+    expect(decidePoll(fail(http(403, 'proibido', 'sem acesso')), 0, policy, half)).toEqual({
+      action: 'refused',
+      message: 'Falha ao consultar a NFC-e no serviço: sem acesso',
+    });
   });
 });
 

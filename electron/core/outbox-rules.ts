@@ -15,7 +15,7 @@
 //   with capped exponential backoff and jitter, applied to the whole queue (the service is the
 //   same for every receipt, so one probe at a time while it is down).
 
-import type { DevolucaoSubmission, NetworkFailureKind, NfceDocument, NfceSubmission, InutilizarResult, NfeAccepted, NfeDocument } from './api-client.ts';
+import type { DevolucaoSubmission, InutilizarResult, NetworkFailureKind, NfceDocument, NfceSubmission, NfeDocument, Submission } from './api-client.ts';
 import { ServiceHttpError, ServiceNetworkError } from './api-client.ts';
 import { toCents } from '../../fiscal/money.ts';
 import type { ReceiptPatch, ReturnPatch } from './pos-store.ts';
@@ -130,20 +130,22 @@ export function refusalMessage(prefix: string, f: HttpFailure): string {
 }
 
 // =============================================================================================
-// Emission: POST /api/v1/nfce
+// Issuance: POST under the command's key (the NFC-e, a return's NF-e), then GET until the verdict
 
-export type EmitDecision =
-  | { action: 'accepted'; serviceId: string; chave: string | null; pollInMs: number }
-  | { action: 'settled'; document: NfceDocument }
+export type SubmitDecision<Accepted, Document> =
+  | { action: 'accepted'; accepted: Accepted; pollInMs: number }
+  | { action: 'settled'; document: Document }
   | { action: 'poll'; serviceId: string; inMs: number; note: string }
   | Retry
-  | { action: 'attention'; message: string };
+  /** The service refused the request itself; what that means is the document's (its lane's). */
+  | { action: 'refused'; message: string };
 
-export function decideEmit(result: Result<NfceSubmission>, policy: RetryPolicy, random: () => number): EmitDecision {
+/** `refusal` opens the operator's message when the service refuses the request. */
+function decideSubmit<A, D>(result: Result<Submission<A, D>>, refusal: string, policy: RetryPolicy, random: () => number): SubmitDecision<A, D> {
   if (result.ok) {
     const sub = result.value;
     if (sub.replay) return { action: 'settled', document: sub.body };
-    return { action: 'accepted', serviceId: sub.body.id, chave: sub.body.chave ?? null, pollInMs: policy.pollFirstMs };
+    return { action: 'accepted', accepted: sub.body, pollInMs: policy.pollFirstMs };
   }
   const f = result.failure;
   const retry = retryOf(f, policy, random);
@@ -152,32 +154,44 @@ export function decideEmit(result: Result<NfceSubmission>, policy: RetryPolicy, 
     return { action: 'poll', serviceId: f.documentId, inMs: retry.inMs ?? policy.conflictDefaultMs, note: f.message };
   }
   if (retry) return retry;
-  return { action: 'attention', message: refusalMessage('O serviço recusou a NFC-e', f as HttpFailure) };
+  return { action: 'refused', message: refusalMessage(refusal, f as HttpFailure) };
 }
 
-// =============================================================================================
-// Following a document: GET /api/v1/nfce/{id}
-
-export type PollDecision =
-  | { action: 'final'; document: NfceDocument }
+export type FollowDecision<Document> =
+  | { action: 'final'; document: Document }
   | { action: 'poll'; inMs: number }
   | Retry
   /** The service does not know the id: POST again with the same key (it replays or re-creates). */
   | { action: 'resend'; note: string }
-  | { action: 'attention'; message: string };
+  | { action: 'refused'; message: string };
 
 /** `polls` is how many polls this document had before this one. */
-export function decidePoll(result: Result<NfceDocument>, polls: number, policy: RetryPolicy, random: () => number): PollDecision {
+function decideFollow<D>(
+  result: Result<D>,
+  processing: (document: D) => boolean,
+  refusal: string,
+  polls: number,
+  policy: RetryPolicy,
+  random: () => number,
+): FollowDecision<D> {
   if (result.ok) {
-    if (result.value.status === 'processando') return { action: 'poll', inMs: backoffMs(polls + 1, policy.pollBaseMs, policy.pollCapMs, random) };
+    if (processing(result.value)) return { action: 'poll', inMs: backoffMs(polls + 1, policy.pollBaseMs, policy.pollCapMs, random) };
     return { action: 'final', document: result.value };
   }
   const f = result.failure;
   const retry = retryOf(f, policy, random);
   if (retry) return retry;
   if (f.kind === 'http' && f.status === 404) return { action: 'resend', note: f.message };
-  return { action: 'attention', message: refusalMessage('Falha ao consultar a NFC-e no serviço', f as HttpFailure) };
+  return { action: 'refused', message: refusalMessage(refusal, f as HttpFailure) };
 }
+
+/** POST /api/v1/nfce. A refusal leaves the receipt needing attention (it can be corrected). */
+export const decideEmit = (result: Result<NfceSubmission>, policy: RetryPolicy, random: () => number) =>
+  decideSubmit(result, 'O serviço recusou a NFC-e', policy, random);
+
+/** GET /api/v1/nfce/{id}. */
+export const decidePoll = (result: Result<NfceDocument>, polls: number, policy: RetryPolicy, random: () => number) =>
+  decideFollow(result, (d) => d.status === 'processando', 'Falha ao consultar a NFC-e no serviço', polls, policy, random);
 
 /**
  * What a document's state means for the receipt and its emit entry. `contingency`: the receipt
@@ -276,47 +290,13 @@ export function decideVoid(result: Result<InutilizarResult>, attempts: number, p
 // Like the receipt's emission, except that a refusal is final: a return is not corrected and
 // sent again under its key; the manager asks for a new return (with a new key) instead.
 
-export type ReturnDecision =
-  | { action: 'accepted'; accepted: NfeAccepted; pollInMs: number }
-  | { action: 'settled'; document: NfeDocument }
-  | { action: 'poll'; serviceId: string; inMs: number; note: string }
-  | Retry
-  | { action: 'refused'; message: string };
+/** POST /api/v1/nfe/devolucao. */
+export const decideReturn = (result: Result<DevolucaoSubmission>, policy: RetryPolicy, random: () => number) =>
+  decideSubmit(result, 'O serviço recusou a devolução', policy, random);
 
-export function decideReturn(result: Result<DevolucaoSubmission>, policy: RetryPolicy, random: () => number): ReturnDecision {
-  if (result.ok) {
-    const sub = result.value;
-    if (sub.replay) return { action: 'settled', document: sub.body };
-    return { action: 'accepted', accepted: sub.body, pollInMs: policy.pollFirstMs };
-  }
-  const f = result.failure;
-  const retry = retryOf(f, policy, random);
-  if (f.kind === 'http' && f.status === 409 && f.documentId && retry) {
-    return { action: 'poll', serviceId: f.documentId, inMs: retry.inMs ?? policy.conflictDefaultMs, note: f.message };
-  }
-  if (retry) return retry;
-  return { action: 'refused', message: refusalMessage('O serviço recusou a devolução', f as HttpFailure) };
-}
-
-export type ReturnPollDecision =
-  | { action: 'final'; document: NfeDocument }
-  | { action: 'poll'; inMs: number }
-  | Retry
-  /** The service does not know the id: POST again with the same key. */
-  | { action: 'resend'; note: string }
-  | { action: 'refused'; message: string };
-
-export function decideReturnPoll(result: Result<NfeDocument>, polls: number, policy: RetryPolicy, random: () => number): ReturnPollDecision {
-  if (result.ok) {
-    if (result.value.situacao === 'processando') return { action: 'poll', inMs: backoffMs(polls + 1, policy.pollBaseMs, policy.pollCapMs, random) };
-    return { action: 'final', document: result.value };
-  }
-  const f = result.failure;
-  const retry = retryOf(f, policy, random);
-  if (retry) return retry;
-  if (f.kind === 'http' && f.status === 404) return { action: 'resend', note: f.message };
-  return { action: 'refused', message: refusalMessage('Falha ao consultar a devolução no serviço', f as HttpFailure) };
-}
+/** GET /api/v1/nfe/{id}. */
+export const decideReturnPoll = (result: Result<NfeDocument>, polls: number, policy: RetryPolicy, random: () => number) =>
+  decideFollow(result, (d) => d.situacao === 'processando', 'Falha ao consultar a devolução no serviço', polls, policy, random);
 
 /** What the service's return means for the terminal's return row; `final` once it has a verdict. */
 export function returnOutcome(doc: NfeDocument): { patch: ReturnPatch; final: boolean } {

@@ -1,6 +1,8 @@
 // The submission worker: sends the outbox to the issuance service and records what it learns,
 // until every command has a known outcome. The decisions are in outbox-rules.ts; this file
 // performs the calls and stores each decision in one transaction with the state it changes.
+// Receipts and returns are issued the same way (POST, then GET until the verdict), once, here;
+// what differs between them is their lane (outbox-lanes.ts).
 //
 // Scheduling:
 // - Commands go out in outbox order (seq). Sends (POST of a receipt, cancellation, void, return) are
@@ -24,26 +26,22 @@
 //   are committed without their own fsync (PosStore.relaxedTransaction): a power cut may also
 //   repeat the last few calls, again with the same keys, and the service answers them the same.
 
-import type { DevolucaoBody, IssuanceClient, InutilizarBody, NfceDocument, NfeDocument } from './api-client.ts';
+import type { IssuanceClient, InutilizarBody, NfceAccepted, NfceDocument, NfeAccepted, NfeDocument } from './api-client.ts';
 import { audit, SYSTEM_ACTOR } from './managers.ts';
+import { receiptLane, returnLane, type DocumentLane, type LaneRow } from './outbox-lanes.ts';
 import {
   backoffMs,
   decideCancel,
-  decideEmit,
-  decidePoll,
-  decideReturn,
-  decideReturnPoll,
   decideVoid,
   DEFAULT_RETRY,
   documentOutcome,
   failureOf,
-  returnOutcome,
   type Failure,
   type Result,
   type Retry,
   type RetryPolicy,
 } from './outbox-rules.ts';
-import type { OutboxRow, PosStore, ReceiptPatch, ReceiptRow, ReturnRow } from './pos-store.ts';
+import type { OutboxRow, PosStore, ReceiptRow, ReturnRow } from './pos-store.ts';
 import { iso, type Clock } from './sales.ts';
 
 export type OutboxWorkerOptions = {
@@ -91,8 +89,8 @@ export class OutboxWorker {
   private readonly pollConcurrency: number;
   private readonly pollWindow: number;
   private readonly healthIntervalMs: number;
-  private readonly onReceiptChanged: (receiptId: string) => void;
-  private readonly onReturnChanged: (returnId: string) => void;
+  private readonly receipts: DocumentLane<ReceiptRow, NfceAccepted, NfceDocument>;
+  private readonly returns: DocumentLane<ReturnRow, NfeAccepted, NfeDocument>;
   private readonly onStatusChanged: () => void;
   private readonly onExchange: (failure: Failure | null) => void;
 
@@ -121,8 +119,8 @@ export class OutboxWorker {
     this.pollConcurrency = Math.max(1, options.pollConcurrency ?? 4);
     this.pollWindow = Math.max(this.pollConcurrency, options.pollWindow ?? 8);
     this.healthIntervalMs = options.healthIntervalMs ?? 15_000;
-    this.onReceiptChanged = options.onReceiptChanged ?? (() => {});
-    this.onReturnChanged = options.onReturnChanged ?? (() => {});
+    this.receipts = receiptLane({ store: this.store, client: this.client, onChanged: options.onReceiptChanged ?? (() => {}) });
+    this.returns = returnLane({ store: this.store, client: this.client, onChanged: options.onReturnChanged ?? (() => {}) });
     this.onStatusChanged = options.onStatusChanged ?? (() => {});
     this.onExchange = options.onExchange ?? (() => {});
   }
@@ -311,102 +309,116 @@ export class OutboxWorker {
     );
   }
 
-  /** Applies `fn` only if the entry is still as it was when the call started (not superseded). */
-  private record(entry: OutboxRow, fn: (receipt: ReceiptRow, now: number) => void): void {
+  /**
+   * Applies `fn` to the entry's row only if the entry is still as it was when the call started
+   * (not superseded), in one transaction with what `fn` writes.
+   */
+  private record<Row extends LaneRow>(
+    entry: OutboxRow,
+    lane: Pick<DocumentLane<Row, unknown, unknown>, 'row' | 'changed'>,
+    fn: (row: Row, now: number) => void,
+  ): void {
     const now = this.clock();
-    const changed = this.store.relaxedTransaction(() => {
+    let changed: Row | undefined;
+    this.store.relaxedTransaction(() => {
       const current = this.store.outboxEntry(entry.seq);
-      if (!current || current.state !== entry.state || current.payload !== entry.payload || current.attempts !== entry.attempts) return false;
-      fn(this.store.receipt(entry.receipt_id)!, now);
-      return true;
+      if (!current || current.state !== entry.state || current.payload !== entry.payload || current.attempts !== entry.attempts) return;
+      const row = lane.row(entry);
+      // The entry's row is written with it and never deleted: its absence is a broken database,
+      // and the error parks the entry (launch) instead of retrying it in a tight loop.
+      if (!row) throw new Error(`a entrada ${entry.seq} da fila não tem o documento ${entry.kind === 'return' ? 'de devolução' : 'da venda'}`);
+      fn(row, now);
+      changed = row;
     });
-    if (changed) this.onReceiptChanged(entry.receipt_id);
+    if (changed) lane.changed(changed);
   }
 
   private process(entry: OutboxRow): Promise<void> {
     switch (entry.kind) {
       case 'emit':
-        return entry.state === 'sent' ? this.poll(entry) : this.send(entry);
+        return entry.state === 'sent' ? this.follow(this.receipts, entry) : this.submit(this.receipts, entry);
+      case 'return':
+        return entry.state === 'sent' ? this.follow(this.returns, entry) : this.submit(this.returns, entry);
       case 'cancel':
         return this.cancel(entry);
       case 'void':
         return this.voidNumber(entry);
-      case 'return':
-        return entry.state === 'sent' ? this.pollReturn(entry) : this.sendReturn(entry);
     }
   }
 
   // -------------------------------------------------------------------------------------------
-  // Emission
+  // Issuance (a receipt's NFC-e, a return's NF-e): POST, then GET until the verdict
 
-  private applyDocument(entry: OutboxRow, receipt: ReceiptRow, doc: NfceDocument, now: number): void {
-    const outcome = documentOutcome(doc, receipt.tp_emis === 9);
-    const patch: ReceiptPatch = { ...outcome.receipt };
-    if ((patch.state === 'authorized' || patch.state === 'cancelled') && !receipt.authorized_seen_at) patch.authorized_seen_at = iso(now);
-    this.store.updateReceipt(receipt.id, patch, iso(now));
-    if (outcome.entry === 'sent') {
-      this.store.updateOutbox(
-        entry.seq,
-        { state: 'sent', attempts: 0, last_error: null, next_attempt_at: now + this.policy.pollFirstMs },
-        iso(now),
-      );
-    } else {
-      this.store.updateOutbox(
-        entry.seq,
-        {
-          state: outcome.entry,
-          last_error: outcome.entry === 'blocked' ? (patch.attention ?? null) : null,
-          ...(outcome.entry === 'done' && { completed_at: iso(now) }),
-        },
-        iso(now),
-      );
+  /** Records a document the service returned; while it is processing, the entry follows it. */
+  private settle<Row extends LaneRow, A, D>(lane: DocumentLane<Row, A, D>, entry: OutboxRow, row: Row, document: D, now: number): void {
+    const at = iso(now);
+    const settled = lane.settle(row, document, now);
+    switch (settled.entry) {
+      case 'sent':
+        this.store.updateOutbox(entry.seq, { state: 'sent', attempts: 0, last_error: null, next_attempt_at: now + this.policy.pollFirstMs }, at);
+        return;
+      case 'done':
+        this.store.updateOutbox(entry.seq, { state: 'done', last_error: null, completed_at: at }, at);
+        return;
+      case 'blocked':
+        this.store.updateOutbox(entry.seq, { state: 'blocked', last_error: settled.note }, at);
+        return;
     }
   }
 
-  private async send(entry: OutboxRow): Promise<void> {
-    const result = await attempt(() => this.client.createNfce(JSON.parse(entry.payload), entry.idempotency_key));
+  private refuse<Row extends LaneRow, A, D>(lane: DocumentLane<Row, A, D>, entry: OutboxRow, row: Row, message: string, now: number): void {
+    const at = iso(now);
+    const state = lane.refuse(row, message, now);
+    this.store.updateOutbox(
+      entry.seq,
+      { state, attempts: entry.attempts + 1, last_error: message, ...(state === 'failed' && { completed_at: at }) },
+      at,
+    );
+  }
+
+  private async submit<Row extends LaneRow, A, D>(lane: DocumentLane<Row, A, D>, entry: OutboxRow): Promise<void> {
+    const result = await attempt(() => lane.submit(entry));
     this.noteExchange(result);
-    const d = decideEmit(result, this.policy, this.random);
-    this.record(entry, (receipt, now) => {
+    const d = lane.decideSubmit(result, this.policy, this.random);
+    this.record(entry, lane, (row, now) => {
       const at = iso(now);
       switch (d.action) {
         case 'accepted':
-          this.store.updateReceipt(receipt.id, { state: 'processing', service_id: d.serviceId, chave: d.chave, attention: null }, at);
+          lane.accepted(row, d.accepted, at);
           this.store.updateOutbox(entry.seq, { state: 'sent', attempts: 0, last_error: null, next_attempt_at: now + d.pollInMs }, at);
           return;
         case 'settled':
-          this.applyDocument(entry, receipt, d.document, now);
+          this.settle(lane, entry, row, d.document, now);
           return;
         case 'poll':
-          this.store.updateReceipt(receipt.id, { state: 'processing', service_id: d.serviceId }, at);
+          lane.mark(row, { state: 'processing', service_id: d.serviceId }, at);
           this.store.updateOutbox(entry.seq, { state: 'sent', attempts: 0, last_error: d.note, next_attempt_at: now + d.inMs }, at);
           return;
         case 'retry':
           this.retryLater(entry, d, now);
           return;
-        case 'attention':
-          this.store.updateReceipt(receipt.id, { state: 'needs_attention', attention: d.message }, at);
-          this.store.updateOutbox(entry.seq, { state: 'blocked', attempts: entry.attempts + 1, last_error: d.message }, at);
+        case 'refused':
+          this.refuse(lane, entry, row, d.message, now);
           return;
       }
     });
   }
 
-  private async poll(entry: OutboxRow): Promise<void> {
-    const serviceId = this.store.receipt(entry.receipt_id)?.service_id;
+  private async follow<Row extends LaneRow, A, D>(lane: DocumentLane<Row, A, D>, entry: OutboxRow): Promise<void> {
+    const serviceId = lane.row(entry)?.service_id;
     if (!serviceId) {
       // Sent without an id cannot happen through this worker; recover by sending again (same key).
-      this.record(entry, (_r, now) => this.store.updateOutbox(entry.seq, { state: 'pending', next_attempt_at: now }, iso(now)));
+      this.record(entry, lane, (_row, now) => this.store.updateOutbox(entry.seq, { state: 'pending', next_attempt_at: now }, iso(now)));
       return;
     }
-    const result = await attempt(() => this.client.getNfce(serviceId));
+    const result = await attempt(() => lane.fetch(serviceId));
     this.noteExchange(result);
-    const d = decidePoll(result, entry.attempts, this.policy, this.random);
-    this.record(entry, (receipt, now) => {
+    const d = lane.decideFollow(result, entry.attempts, this.policy, this.random);
+    this.record(entry, lane, (row, now) => {
       const at = iso(now);
       switch (d.action) {
         case 'final':
-          this.applyDocument(entry, receipt, d.document, now);
+          this.settle(lane, entry, row, d.document, now);
           return;
         case 'poll':
           this.store.updateOutbox(entry.seq, { attempts: entry.attempts + 1, last_error: null, next_attempt_at: now + d.inMs }, at);
@@ -415,12 +427,11 @@ export class OutboxWorker {
           this.retryLater(entry, d, now);
           return;
         case 'resend':
-          this.store.updateReceipt(receipt.id, { state: 'pending' }, at);
+          lane.mark(row, { state: 'pending' }, at);
           this.store.updateOutbox(entry.seq, { state: 'pending', attempts: 0, last_error: d.note, next_attempt_at: now }, at);
           return;
-        case 'attention':
-          this.store.updateReceipt(receipt.id, { state: 'needs_attention', attention: d.message }, at);
-          this.store.updateOutbox(entry.seq, { state: 'blocked', attempts: entry.attempts + 1, last_error: d.message }, at);
+        case 'refused':
+          this.refuse(lane, entry, row, d.message, now);
           return;
       }
     });
@@ -433,7 +444,7 @@ export class OutboxWorker {
     const receipt = this.store.receipt(entry.receipt_id)!;
     const serviceId = receipt.service_id;
     if (!serviceId) {
-      this.record(entry, (r, now) => this.refuseCancel(entry, r, now, 'NFC-e sem identificação no serviço: não é possível cancelar', false));
+      this.record(entry, this.receipts, (r, now) => this.refuseCancel(entry, r, now, 'NFC-e sem identificação no serviço: não é possível cancelar', false));
       return;
     }
     const result = await attempt(() => this.client.cancelNfce(serviceId, JSON.parse(entry.payload), entry.idempotency_key));
@@ -449,7 +460,7 @@ export class OutboxWorker {
       else if (look.value.status === 'cancelado') verified = look.value;
       else d = { action: 'refused', message: d.message };
     }
-    this.record(entry, (r, now) => {
+    this.record(entry, this.receipts, (r, now) => {
       const at = iso(now);
       const doc = verified ?? (d.action === 'cancelled' ? d.document : undefined);
       if (doc) {
@@ -479,7 +490,7 @@ export class OutboxWorker {
     const result = await attempt(() => this.client.inutilizarNfce(body, entry.idempotency_key));
     this.noteExchange(result);
     const d = decideVoid(result, entry.attempts, this.policy, this.random);
-    this.record(entry, (r, now) => {
+    this.record(entry, this.receipts, (r, now) => {
       const at = iso(now);
       switch (d.action) {
         case 'voided':
@@ -510,115 +521,6 @@ export class OutboxWorker {
         }
         case 'retry':
           this.retryLater(entry, d, now);
-          return;
-      }
-    });
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // Returns (NF-e de devolução): the entry's key is the return's (returns.idempotency_key)
-
-  /** Like `record`, for the return the entry carries. */
-  private recordReturn(entry: OutboxRow, fn: (ret: ReturnRow, now: number) => void): void {
-    const now = this.clock();
-    let returnId: string | undefined;
-    const changed = this.store.relaxedTransaction(() => {
-      const current = this.store.outboxEntry(entry.seq);
-      if (!current || current.state !== entry.state || current.payload !== entry.payload || current.attempts !== entry.attempts) return false;
-      const ret = this.store.returnByKey(entry.idempotency_key);
-      if (!ret) return false;
-      returnId = ret.id;
-      fn(ret, now);
-      return true;
-    });
-    if (changed && returnId) this.onReturnChanged(returnId);
-  }
-
-  private applyReturn(entry: OutboxRow, ret: ReturnRow, doc: NfeDocument, now: number): void {
-    const at = iso(now);
-    const outcome = returnOutcome(doc);
-    this.store.updateReturn(ret.id, outcome.patch, at);
-    if (!outcome.final) {
-      this.store.updateOutbox(entry.seq, { state: 'sent', attempts: 0, last_error: null, next_attempt_at: now + this.policy.pollFirstMs }, at);
-      return;
-    }
-    this.store.updateOutbox(entry.seq, { state: 'done', last_error: null, completed_at: at }, at);
-    const authorized = outcome.patch.state === 'authorized';
-    audit(this.store, () => now, {
-      actor: SYSTEM_ACTOR,
-      action: authorized ? 'devolucao_autorizada' : 'devolucao_rejeitada',
-      receiptId: ret.receipt_id,
-      reason: authorized ? null : (outcome.patch.attention ?? null),
-      details: { devolucao: ret.id, serie: doc.serie, nNF: doc.numero, chave: doc.chave, codigo_status: doc.status },
-    });
-  }
-
-  private refuseReturn(entry: OutboxRow, ret: ReturnRow, now: number, message: string): void {
-    const at = iso(now);
-    this.store.updateReturn(ret.id, { state: 'needs_attention', attention: `${message}. Nada foi devolvido por ela.` }, at);
-    this.store.updateOutbox(entry.seq, { state: 'failed', attempts: entry.attempts + 1, last_error: message, completed_at: at }, at);
-    audit(this.store, () => now, { actor: SYSTEM_ACTOR, action: 'devolucao_recusada', receiptId: ret.receipt_id, reason: message, details: { devolucao: ret.id } });
-  }
-
-  private async sendReturn(entry: OutboxRow): Promise<void> {
-    const result = await attempt(() => this.client.createDevolucao(JSON.parse(entry.payload) as DevolucaoBody, entry.idempotency_key));
-    this.noteExchange(result);
-    const d = decideReturn(result, this.policy, this.random);
-    this.recordReturn(entry, (ret, now) => {
-      const at = iso(now);
-      switch (d.action) {
-        case 'accepted':
-          this.store.updateReturn(
-            ret.id,
-            { state: 'processing', service_id: d.accepted.id, serie: d.accepted.serie, nnf: d.accepted.numero, chave: d.accepted.chave, attention: null },
-            at,
-          );
-          this.store.updateOutbox(entry.seq, { state: 'sent', attempts: 0, last_error: null, next_attempt_at: now + d.pollInMs }, at);
-          return;
-        case 'settled':
-          this.applyReturn(entry, ret, d.document, now);
-          return;
-        case 'poll':
-          this.store.updateReturn(ret.id, { state: 'processing', service_id: d.serviceId }, at);
-          this.store.updateOutbox(entry.seq, { state: 'sent', attempts: 0, last_error: d.note, next_attempt_at: now + d.inMs }, at);
-          return;
-        case 'retry':
-          this.retryLater(entry, d, now);
-          return;
-        case 'refused':
-          this.refuseReturn(entry, ret, now, d.message);
-          return;
-      }
-    });
-  }
-
-  private async pollReturn(entry: OutboxRow): Promise<void> {
-    const serviceId = this.store.returnByKey(entry.idempotency_key)?.service_id;
-    if (!serviceId) {
-      this.recordReturn(entry, (_r, now) => this.store.updateOutbox(entry.seq, { state: 'pending', next_attempt_at: now }, iso(now)));
-      return;
-    }
-    const result = await attempt(() => this.client.getNfe(serviceId));
-    this.noteExchange(result);
-    const d = decideReturnPoll(result, entry.attempts, this.policy, this.random);
-    this.recordReturn(entry, (ret, now) => {
-      const at = iso(now);
-      switch (d.action) {
-        case 'final':
-          this.applyReturn(entry, ret, d.document, now);
-          return;
-        case 'poll':
-          this.store.updateOutbox(entry.seq, { attempts: entry.attempts + 1, last_error: null, next_attempt_at: now + d.inMs }, at);
-          return;
-        case 'retry':
-          this.retryLater(entry, d, now);
-          return;
-        case 'resend':
-          this.store.updateReturn(ret.id, { state: 'pending' }, at);
-          this.store.updateOutbox(entry.seq, { state: 'pending', attempts: 0, last_error: d.note, next_attempt_at: now }, at);
-          return;
-        case 'refused':
-          this.refuseReturn(entry, ret, now, d.message);
           return;
       }
     });
