@@ -3,45 +3,25 @@
 // says why and offers the return instead.
 
 import { useState } from 'react';
-import type { ManagerAuthorization } from '../../electron/api/terminal-api.ts';
-import { asFailure, type TerminalFailure } from '../api/terminal-failure.ts';
 import { Dialog } from '../components/Dialog.tsx';
-import { ErrorAlert } from '../components/ErrorAlert.tsx';
-import { JustificationField, justificationOk } from '../components/JustificationField.tsx';
-import { emptyAuthorization, ManagerFields } from '../components/ManagerFields.tsx';
 import { WINDOW_OVER } from '../receipt/receipt-labels.ts';
 import { receiptUpdated } from '../state/receipts-store.ts';
 import { receiptChanged } from '../state/sale-store.ts';
 import { terminal } from '../state/terminal.ts';
 import { openDialog } from '../state/ui-store.ts';
+import { BackToReceipts } from './BackToReceipts.tsx';
+import { JustifiedManagerForm } from './JustifiedManagerForm.tsx';
 import { ReceiptHeading } from './ReceiptHeading.tsx';
 import { useReceipt } from './use-receipt.ts';
 
 export function CancelDialog(props: { receiptId: string }) {
   const { receiptId } = props;
   const receipt = useReceipt(receiptId);
-  const [auth, setAuth] = useState<ManagerAuthorization>(emptyAuthorization);
-  const [justification, setJustification] = useState('');
-  const [error, setError] = useState<TerminalFailure | null>(null);
-  const [busy, setBusy] = useState(false);
+  const [refusedAsLate, setRefusedAsLate] = useState(false);
   const back = () => openDialog({ kind: 'receipts' });
 
-  const windowOver = error?.code === 'prazo_expirado' || (receipt?.state === 'authorized' && receipt.cancellation.remedy === 'devolucao');
+  const windowOver = refusedAsLate || (receipt?.state === 'authorized' && receipt.cancellation.remedy === 'devolucao');
   const done = receipt && (receipt.state === 'cancelled' || receipt.state === 'cancelling');
-
-  const submit = async () => {
-    setBusy(true);
-    setError(null);
-    try {
-      const r = await terminal().cancelReceipt(receiptId, { ...auth, justification: justification.trim() });
-      receiptUpdated(r);
-      receiptChanged(r);
-    } catch (err) {
-      setError(asFailure(err));
-    } finally {
-      setBusy(false);
-    }
-  };
 
   return (
     <Dialog title="Cancelar NFC-e" onClose={back}>
@@ -49,11 +29,7 @@ export function CancelDialog(props: { receiptId: string }) {
       {done ? (
         <>
           <p role="status">{receipt.state === 'cancelled' ? 'NFC-e cancelada.' : 'Cancelamento enviado; aguardando a SEFAZ.'}</p>
-          <div className="dialog-actions">
-            <button type="button" className="primary" onClick={back} autoFocus>
-              Voltar aos recibos
-            </button>
-          </div>
+          <BackToReceipts onBack={back} />
         </>
       ) : windowOver ? (
         <>
@@ -70,24 +46,17 @@ export function CancelDialog(props: { receiptId: string }) {
           </div>
         </>
       ) : (
-        <form
-          onSubmit={(e) => {
-            e.preventDefault();
-            void submit();
+        <JustifiedManagerForm
+          justificationLabel="Justificativa do cancelamento"
+          confirmLabel="Confirmar cancelamento"
+          onBack={back}
+          onConfirm={async (input) => {
+            const r = await terminal().cancelReceipt(receiptId, input);
+            receiptUpdated(r);
+            receiptChanged(r);
           }}
-        >
-          <ManagerFields value={auth} onChange={setAuth} />
-          <JustificationField label="Justificativa do cancelamento" value={justification} onChange={setJustification} />
-          <ErrorAlert error={error} />
-          <div className="dialog-actions">
-            <button type="button" onClick={back}>
-              Voltar
-            </button>
-            <button type="submit" className="danger" disabled={busy || !auth.managerId || !auth.pin || !justificationOk(justification)}>
-              Confirmar cancelamento
-            </button>
-          </div>
-        </form>
+          onFailure={(failure) => setRefusedAsLate(failure.code === 'prazo_expirado')}
+        />
       )}
     </Dialog>
   );

@@ -57,6 +57,27 @@ export async function advanceSandboxClock(store: Store, minutes: number): Promis
   expect(res.status).toBe(200);
 }
 
+/**
+ * A sale the authority rejects (391), made behind the screen over the same bridge it uses: the
+ * screen always sends a card's data, so only a caller of the bridge can leave it out. Returns
+ * its nNF.
+ */
+export async function saleRejected391(store: Store): Promise<number> {
+  const rpc = async (method: string, args: unknown[]) => {
+    const res = await fetch(`${store.origin}/api/rpc/${method}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${store.secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ args }),
+    });
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { result: { id: string; receipt: { nNF: number } } }).result;
+  };
+  const sale = await rpc('openSale', []);
+  await rpc('addItem', [sale.id, { code: '1001' }]);
+  await rpc('addPayment', [sale.id, { tPag: '03', amountCents: 1890 }]); // credit card, no card group
+  return (await rpc('finishSale', [sale.id])).receipt.nNF;
+}
+
 /** One sale paid in cash, finished, and authorized: returns its nNF as the screen shows it. */
 export async function sellInCash(page: Page, codes: string[], cash: string): Promise<number> {
   await scan(page, ...codes);

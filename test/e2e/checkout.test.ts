@@ -6,11 +6,12 @@
 //    printer (the screen's printed-receipts panel and a job file in the printer folder).
 // 2. A manager cancels that receipt with PIN and justification: "Cancelada", at the service too.
 // 3. A receipt the authority rejected (391) is corrected on the screen and authorized, same nNF.
+// 4. Another rejected receipt whose customer left: the manager voids its number (inutilização).
 // Screenshots of the checkout, the payment and the receipt preview go to test-output/e2e/.
 
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { printerJobs, scan, screenshotOf, serviceReceipt, terminalReceipt, totalPanel, waitForText } from './checkout-helpers.ts';
+import { printerJobs, saleRejected391, scan, screenshotOf, serviceReceipt, terminalReceipt, totalPanel, waitForText } from './checkout-helpers.ts';
 import { launchChromium, openCheckout, startStore, type Store } from './harness.ts';
 
 let store: Store;
@@ -127,20 +128,7 @@ describe('checkout screen', () => {
   });
 
   it('resolves a receipt the authority rejected: card data corrected, sent again with the same number', async () => {
-    // The screen always sends a card's data, so the rejected sale is made behind its back, over
-    // the same bridge: a credit card payment without the card group is rejected 391.
-    const rpc = async (method: string, args: unknown[]) => {
-      const res = await fetch(`${store.origin}/api/rpc/${method}`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${store.secret}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ args }),
-      });
-      return ((await res.json()) as { result: { id: string; receipt: { nNF: number } } }).result;
-    };
-    const sale = await rpc('openSale', []);
-    await rpc('addItem', [sale.id, { code: '1001' }]);
-    await rpc('addPayment', [sale.id, { tPag: '03', amountCents: 1890 }]);
-    const nNF = (await rpc('finishSale', [sale.id])).receipt.nNF;
+    const nNF = await saleRejected391(store);
 
     await page.keyboard.press('F9');
     const row = page.getByRole('dialog', { name: 'Recibos recentes' }).getByRole('row', { name: `NFC-e nº ${nNF}` });
@@ -164,6 +152,30 @@ describe('checkout screen', () => {
     expect(receipt.state).toBe('authorized');
     expect((await serviceReceipt(store, receipt.service_id!)).numero).toBe(nNF);
     await page.keyboard.press('Escape');
+  });
+
+  it('lets a manager void the number of a rejected sale the customer gave up on', async () => {
+    const nNF = await saleRejected391(store);
+    await page.keyboard.press('F9');
+    const row = page.getByRole('dialog', { name: 'Recibos recentes' }).getByRole('row', { name: `NFC-e nº ${nNF}` });
+    await waitForText(row, /Rejeitada.*\(391\)/);
+    await row.getByRole('button', { name: 'Inutilizar número' }).click();
+
+    const dialog = page.getByRole('dialog', { name: 'Inutilizar número' });
+    const manager = dialog.getByLabel('Gerente', { exact: true });
+    await expect.poll(() => manager.locator('option:checked').textContent()).toBe(store.manager.name);
+    const confirm = dialog.getByRole('button', { name: 'Inutilizar', exact: true });
+    await dialog.getByLabel('PIN do gerente').fill(store.manager.pin);
+    expect(await confirm.isDisabled()).toBe(true); // no justification yet
+    await dialog.getByLabel('Justificativa da inutilização').fill('Cliente desistiu da compra após a rejeição');
+    await confirm.click();
+    await waitForText(dialog.getByRole('status'), 'Número inutilizado.', 30_000);
+
+    await dialog.getByRole('button', { name: 'Voltar aos recibos' }).click();
+    await waitForText(page.getByRole('dialog', { name: 'Recibos recentes' }).getByRole('row', { name: `NFC-e nº ${nNF}` }), 'Inutilizada');
+    expect(terminalReceipt(store, nNF).state).toBe('voided');
+    await page.keyboard.press('Escape');
+    await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
   });
 
   it('works from the keyboard alone: name search, quantity, Delete, consumer, discard', async () => {

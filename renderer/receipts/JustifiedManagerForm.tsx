@@ -1,0 +1,65 @@
+// A manager action on a receipt that takes a PIN and a 15–255 character justification and
+// nothing else (cancellation, voiding a number): the fields, the terminal's refusal, and the
+// confirm button, enabled only once everything is filled in.
+
+import { useState, type ReactNode } from 'react';
+import type { ManagerAuthorization } from '../../electron/api/terminal-api.ts';
+import { asFailure, type TerminalFailure } from '../api/terminal-failure.ts';
+import { ErrorAlert } from '../components/ErrorAlert.tsx';
+import { JustificationField, justificationOk } from '../components/JustificationField.tsx';
+import { emptyAuthorization, ManagerFields } from '../components/ManagerFields.tsx';
+
+export type JustifiedAuthorization = ManagerAuthorization & { justification: string };
+
+export function JustifiedManagerForm(props: {
+  /** What the action does, above the fields. */
+  intro?: ReactNode;
+  justificationLabel: string;
+  confirmLabel: string;
+  onBack: () => void;
+  /** Performs the action; a rejection is shown under the fields (and passed to onFailure). */
+  onConfirm: (input: JustifiedAuthorization) => Promise<void>;
+  onFailure?: (failure: TerminalFailure) => void;
+}) {
+  const { intro, justificationLabel, confirmLabel, onBack, onConfirm, onFailure } = props;
+  const [auth, setAuth] = useState<ManagerAuthorization>(emptyAuthorization);
+  const [justification, setJustification] = useState('');
+  const [error, setError] = useState<TerminalFailure | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  const submit = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      await onConfirm({ ...auth, justification: justification.trim() });
+    } catch (err) {
+      const failure = asFailure(err);
+      setError(failure);
+      onFailure?.(failure);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form
+      onSubmit={(e) => {
+        e.preventDefault();
+        void submit();
+      }}
+    >
+      {intro}
+      <ManagerFields value={auth} onChange={setAuth} />
+      <JustificationField label={justificationLabel} value={justification} onChange={setJustification} />
+      <ErrorAlert error={error} />
+      <div className="dialog-actions">
+        <button type="button" onClick={onBack}>
+          Voltar
+        </button>
+        <button type="submit" className="danger" disabled={busy || !auth.managerId || !auth.pin || !justificationOk(justification)}>
+          {confirmLabel}
+        </button>
+      </div>
+    </form>
+  );
+}
