@@ -236,4 +236,31 @@ describe('offline contingency at the terminal, against the real service', () => 
     await expect(terminal.correctAndResubmit(receipt.id, {}, { operator: 'Caixa 1', reason: 'tentar de novo' })).rejects.toMatchObject({ code: 'estado_invalido' });
     expect(events[0]).toBe('ativa');
   });
+
+  it('a contingency receipt refused for the terminal\'s wrong token goes through once the manager fixes the token and resumes it', { timeout: 60_000 }, async () => {
+    const company = await storeCompanyWithCertificate(serviceDir);
+    const another = await storeCompanyWithCertificate(serviceDir);
+    // The terminal holds the store's company and certificate, but another company's token.
+    const terminal = await testTerminal({ serviceUrl: service.url, token: another.token, series: 1, printerTransport: new MemoryPrinter() });
+    terminals.push(terminal);
+    const manager = await terminal.createManager({ name: 'Gerente Ana', pin: '2580' });
+    const auth = { managerId: manager.id, pin: '2580' };
+    await setUpContingency(terminal, company, auth);
+    await terminal.enterContingency({ ...auth, justification: 'Teste de contingência com o token de outra empresa' });
+    const receipt = await sell(terminal, 1);
+    const refused = await terminal.waitForReceipt(receipt.id, (r) => r.state === 'needs_attention', 20_000);
+    expect(refused.attention).toMatch(/não é esta empresa/);
+    const [task] = (await terminal.contingencyStatus()).openTasks;
+    expect(task).toMatchObject({ kind: 'transmitir', receiptId: receipt.id, canResume: true });
+
+    await terminal.updateSettings({ token: company.token }, auth);
+    await terminal.resumeContingencyTask(task!.id, auth);
+    const authorized = await terminal.waitForReceipt(receipt.id, (r) => r.state === 'authorized', 20_000);
+    // The very receipt that was printed: same key, under the same idempotency key.
+    expect(authorized.chave).toBe(receipt.chave);
+    expect((await terminal.contingencyStatus()).openTasks).toEqual([]);
+    const atService = await api(service.url, company.token).get(`/api/v1/nfce/${terminal.store.receipt(receipt.id)!.service_id}`);
+    expect(atService.body).toMatchObject({ status: 'autorizado', chave: receipt.chave, contingencia: true });
+    expect(terminal.store.outboxOf(receipt.id).map((e) => e.idempotency_key)).toEqual([terminal.store.receipt(receipt.id)!.idempotency_key]);
+  });
 });

@@ -43,6 +43,7 @@ export const BRIDGE_METHODS = [
   'contingencyStatus',
   'enterContingency',
   'leaveContingency',
+  'resumeContingencyTask',
   'listManagers',
   'queueStatus',
 ] as const satisfies readonly BridgeMethod[];

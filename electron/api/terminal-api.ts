@@ -335,6 +335,8 @@ export type ReconciliationTask = {
   kind: 'cancelar_substituicao' | 'inutilizar' | 'transmitir';
   /** What is left to do, in Portuguese. */
   description: string;
+  /** Stalled on a refusal by the service: a manager can send it on again (resumeContingencyTask). */
+  canResume: boolean;
   createdAt: string;
 };
 
@@ -444,6 +446,8 @@ export interface TerminalApi {
   contingencyStatus(): Promise<ContingencyStatus>;
   enterContingency(input: ManagerAuthorization & { justification: string }): Promise<ContingencyStatus>;
   leaveContingency(auth: ManagerAuthorization): Promise<ContingencyStatus>;
+  /** Manager-authorized: sends an open task (`canResume`) on again, with the same keys. */
+  resumeContingencyTask(taskId: string, auth: ManagerAuthorization): Promise<ContingencyStatus>;
 
   listManagers(): Promise<ManagerView[]>;
   queueStatus(): Promise<QueueStatus>;

@@ -648,6 +648,10 @@ export class Terminal implements TerminalApi {
     return this.contingency.leave(auth);
   }
 
+  async resumeContingencyTask(taskId: string, auth: ManagerAuthorization): Promise<ContingencyStatus> {
+    return this.contingency.resumeTask(taskId, auth);
+  }
+
   // -------------------------------------------------------------------------------------------
   // Returns (NF-e de devolução): returns.ts
 

@@ -16,6 +16,7 @@ import { ErrorAlert } from '../components/ErrorAlert.tsx';
 import { FilePicker } from '../components/FilePicker.tsx';
 import { JustificationField, justificationOk } from '../components/JustificationField.tsx';
 import { settingsSaved } from '../state/settings-store.ts';
+import { ContingencyTasks } from './ContingencyTasks.tsx';
 import { contingencyChanged } from '../state/status-store.ts';
 import { terminal } from '../state/terminal.ts';
 import { fileAsBase64, fileAsText } from './file-reading.ts';
@@ -258,6 +259,7 @@ export function ContingencySection({ settings, auth, status }: SectionProps & { 
           {status?.active ? 'Sair da contingência' : 'Entrar em contingência'}
         </button>
       </div>
+      <ContingencyTasks status={status} auth={auth} />
     </div>
   );
 }

@@ -2,7 +2,7 @@
 // for how long), the offline contingency, the printer, and whether this page hears the terminal.
 
 import { useEffect, useState } from 'react';
-import type { QueueStatus } from '../../electron/api/terminal-api.ts';
+import type { ContingencyStatus, QueueStatus } from '../../electron/api/terminal-api.ts';
 import { formatTime } from '../receipt/receipt-labels.ts';
 import { useStatus } from '../state/status-store.ts';
 
@@ -55,6 +55,20 @@ function Queue(props: { queue: QueueStatus | null; queueAt: number; now: number 
 function Contingency(props: { queue: QueueStatus | null }) {
   const c = props.queue?.contingency;
   if (!c) return null;
+  const tasks = c.openTasks.length;
+  return (
+    <>
+      <ContingencyMode contingency={c} />
+      {tasks > 0 && (
+        <span className="pill bad">
+          {tasks === 1 ? '1 pendência' : `${tasks} pendências`} da contingência (F10)
+        </span>
+      )}
+    </>
+  );
+}
+
+function ContingencyMode({ contingency: c }: { contingency: ContingencyStatus }) {
   if (c.blocked) {
     return (
       <span className="pill bad" role="alert">

@@ -78,8 +78,8 @@ export async function saleRejected391(store: Store): Promise<number> {
   return (await rpc('finishSale', [sale.id])).receipt.nNF;
 }
 
-/** One sale paid in cash, finished, and authorized: returns its nNF as the screen shows it. */
-export async function sellInCash(page: Page, codes: string[], cash: string): Promise<number> {
+/** One sale paid in cash, finished, and in `state` (authorized): returns its nNF as the screen shows it. */
+export async function sellInCash(page: Page, codes: string[], cash: string, state: string | RegExp = 'Autorizada'): Promise<number> {
   await scan(page, ...codes);
   // F2 opens the payment only once the sale has a total: wait for the last line.
   await expect.poll(() => page.getByRole('table').locator('tbody tr').count()).toBe(codes.length);
@@ -89,7 +89,7 @@ export async function sellInCash(page: Page, codes: string[], cash: string): Pro
   await page.keyboard.press('Enter');
   await dialog.getByRole('button', { name: /Finalizar venda/ }).click();
   const panel = page.getByRole('region', { name: 'Venda concluída' });
-  await waitForText(panel.getByRole('status'), 'Autorizada');
+  await waitForText(panel.getByRole('status'), state);
   const number = /NFC-e nº (\d+)/.exec((await panel.textContent()) ?? '');
   return Number(number?.[1]);
 }

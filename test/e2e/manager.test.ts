@@ -11,10 +11,15 @@
 //    receipt was authorized 31 minutes ago.
 // 2. Catalog import behind the manager's PIN, with the rejected rows shown line by line, and the
 //    imported product sold right after.
+// 3. Offline contingency: a receipt issued offline and refused by the service (the terminal held
+//    another company's token) is listed among the contingency's open tasks; once the manager
+//    fixes the token, "Reenviar" sends it again and it is authorized.
 
+import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { advanceSandboxClock, scan, screenshotOf, sellInCash, terminalReceipt, totalPanel, waitForText } from './checkout-helpers.ts';
+import { createCompany } from '../helpers/service-process.ts';
 import { launchChromium, openCheckout, startStore, type Store } from './harness.ts';
 
 let store: Store;
@@ -97,5 +102,58 @@ describe('manager screens', () => {
     await scan(page, '2*7894900530001');
     await waitForText(page.getByRole('table'), 'Água mineral 500ml');
     await waitForText(totalPanel(page), 'R$\u00a05,00');
+    await page.keyboard.press('F8');
+    await page.getByRole('dialog', { name: 'Cancelar venda' }).getByRole('button', { name: 'Descartar venda' }).click();
+    await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
+  });
+
+  it('lists what the contingency left for a person, and sends a refused receipt again once the token is fixed', async () => {
+    // Another company at the same service: its token makes the service refuse this store's receipts.
+    const other = await createCompany(join(store.dataDir, 'service'), { cnpj: '11444777000161', nome: 'Outra Loja', 'csc-id': '1', csc: 'CSC-DA-OUTRA-LOJA-1234' });
+    const openSettings = async (tab: string) => {
+      await page.keyboard.press('F10');
+      const settings = page.getByRole('dialog', { name: 'Gerente: configurações' });
+      await settings.getByLabel('PIN do gerente').fill(store.manager.pin);
+      await settings.getByRole('button', { name: 'Continuar' }).click();
+      await settings.getByRole('tab', { name: tab }).click();
+      return settings;
+    };
+    const saveToken = async (token: string) => {
+      const settings = await openSettings('Serviço');
+      await settings.getByLabel(/^Token de acesso/).fill(token);
+      await settings.getByRole('button', { name: 'Salvar serviço' }).click();
+      await waitForText(settings.getByRole('status'), 'Salvo.');
+      return settings;
+    };
+
+    let settings = await saveToken(other.token);
+    await settings.getByRole('tab', { name: 'Contingência' }).click();
+    await settings.getByLabel('Justificativa da contingência').fill('Teste da loja: token trocado por engano');
+    await settings.getByRole('button', { name: 'Entrar em contingência' }).click();
+    await waitForText(settings, 'Situação: ativa');
+    await page.keyboard.press('Escape');
+
+    // Issued offline, printed, then refused by the service: it waits for a person.
+    const nNF = await sellInCash(page, ['7891000053508'], '10,00', 'Requer atenção');
+    await waitForText(page.getByRole('banner', { name: 'Situação do terminal' }), '1 pendência da contingência (F10)');
+    await page.keyboard.press('Enter'); // "Nova venda"
+
+    settings = await saveToken(store.token);
+    await settings.getByRole('tab', { name: 'Contingência' }).click();
+    const tasks = settings.getByRole('region', { name: 'Pendências da contingência' });
+    await waitForText(tasks, new RegExp(`NFC-e de contingência nº ${nNF} \\(série \\d+\\) não foi aceita: .*não é esta empresa`));
+    await tasks.scrollIntoViewIfNeeded();
+    await screenshotOf(page, 'contingencia-pendencias');
+    await tasks.getByRole('button', { name: /^Reenviar: / }).click();
+    await waitForText(tasks, 'Nenhuma pendência.');
+    // Sent again under its own key with the right token: the very receipt printed, authorized.
+    await expect.poll(() => terminalReceipt(store, nNF).state, { timeout: 20_000 }).toBe('authorized');
+    const banner = page.getByRole('banner', { name: 'Situação do terminal' });
+    await expect.poll(() => banner.textContent()).not.toContain('pendência');
+
+    await settings.getByRole('button', { name: 'Sair da contingência' }).click();
+    await waitForText(settings, 'Situação: inativa');
+    await page.keyboard.press('Escape');
+    await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
   });
 });

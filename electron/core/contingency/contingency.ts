@@ -7,13 +7,13 @@ import { justification as checkJustification } from '../../../fiscal/events.ts';
 import type { ContingencySettings, ContingencyStatus, ManagerAuthorization } from '../../api/terminal-api.ts';
 import type { IssuanceClient } from '../api-client.ts';
 import { checked, TerminalError } from '../errors.ts';
-import { authorizeManager } from '../managers.ts';
+import { actorOfManager, audit, authorizeManager } from '../managers.ts';
 import type { Failure } from '../outbox-rules.ts';
-import type { ManagerRow, PosStore, ReceiptRow } from '../pos-store.ts';
+import type { ManagerRow, OutboxRow, PosStore, ReceiptRow, ReconciliationTaskRow } from '../pos-store.ts';
 import type { PrintCopy, ReceiptPrinter } from '../printing.ts';
-import type { Clock, OfflineIssuer } from '../sales.ts';
+import { iso, type Clock, type OfflineIssuer } from '../sales.ts';
 import { CONTINGENCY_COPIES, type ContingencyCredentials } from './issue.ts';
-import { ContingencyMode } from './mode.ts';
+import { ContingencyMode, transmissionTaskReceipt } from './mode.ts';
 import { Reconciler } from './reconcile.ts';
 
 export type ContingencyOptions = {
@@ -235,4 +235,68 @@ export class Contingency {
     this.leaveNow(manager);
     return this.status();
   }
+
+  /**
+   * Sends a stalled item of `status().openTasks` on again, once the manager has fixed what the
+   * service refused (the terminal's token or service address, the service's company settings):
+   * a reconciliation task, or a contingency receipt the service refused before the authority saw
+   * it. The same idempotency keys go out again. A receipt the authority rejected cannot be sent
+   * again: it was signed and handed to the consumer as it is.
+   */
+  async resumeTask(taskId: string, auth: ManagerAuthorization): Promise<ContingencyStatus> {
+    // Asked before the PIN (no point authorizing what cannot be done) and again after it, in the
+    // transaction: the item may have moved on while the PIN was being checked.
+    const first = resumableTask(this.store, taskId);
+    const manager = await authorizeManager(this.store, this.clock, auth, 'retomar pendência', first.receiptId);
+    const now = this.clock();
+    const at = iso(now);
+    const target = this.store.transaction(() => {
+      const t = resumableTask(this.store, taskId);
+      if (t.kind === 'reconciliation') {
+        this.store.updateReconciliationTask(t.task.id, { state: 'open', attempts: 0, next_attempt_at: now, last_error: null }, at);
+      } else {
+        this.store.updateReceipt(t.receiptId, { state: 'pending', attention: null }, at);
+        this.store.updateOutbox(t.entry.seq, { state: 'pending', attempts: 0, next_attempt_at: now, last_error: null }, at);
+      }
+      audit(this.store, () => now, { actor: actorOfManager(manager), action: 'pendencia_retomada', receiptId: t.receiptId, details: { pendencia: taskId } });
+      return t;
+    });
+    if (target.kind === 'reconciliation') this.reconciler.wake();
+    else {
+      this.onReceipt(target.receiptId);
+      this.wakeWorker();
+    }
+    this.statusChanged();
+    return this.status();
+  }
+}
+
+type Resumable =
+  | { kind: 'reconciliation'; receiptId: string; task: ReconciliationTaskRow }
+  | { kind: 'transmission'; receiptId: string; entry: OutboxRow };
+
+/** What `taskId` (an id of ContingencyStatus.openTasks) names, if a manager can send it on again. */
+function resumableTask(store: PosStore, taskId: string): Resumable {
+  if (typeof taskId !== 'string' || !taskId) throw new TerminalError('nao_encontrado', 'Pendência não informada', { field: 'taskId' });
+  const receiptId = transmissionTaskReceipt(taskId);
+  if (receiptId === undefined) {
+    const task = store.reconciliationTask(taskId);
+    if (!task || task.state === 'done') throw new TerminalError('nao_encontrado', 'Pendência não encontrada (ou já resolvida)', { field: 'taskId' });
+    if (task.state !== 'blocked') throw new TerminalError('estado_invalido', 'Esta pendência não está parada: o terminal já está tratando dela', { field: 'taskId' });
+    return { kind: 'reconciliation', receiptId: task.receipt_id, task };
+  }
+  const receipt = store.receipt(receiptId);
+  if (!receipt || receipt.tp_emis !== 9 || (receipt.state !== 'needs_attention' && receipt.state !== 'rejected')) {
+    throw new TerminalError('nao_encontrado', 'Pendência não encontrada (ou já resolvida)', { field: 'taskId' });
+  }
+  if (receipt.state === 'rejected') {
+    throw new TerminalError(
+      'estado_invalido',
+      `A NFC-e de contingência nº ${receipt.nnf} foi rejeitada pela SEFAZ e não pode ser reenviada: ela foi assinada e entregue ao consumidor como está. A venda precisa de uma nova NFC-e; procure o responsável fiscal.`,
+      { field: 'taskId' },
+    );
+  }
+  const entry = store.liveOutbox(receipt.id, 'emit');
+  if (!entry || entry.state !== 'blocked') throw new TerminalError('estado_invalido', 'Esta NFC-e não está parada: o terminal já está tratando dela', { field: 'taskId' });
+  return { kind: 'transmission', receiptId: receipt.id, entry };
 }

@@ -253,6 +253,60 @@ describe('entering and leaving, in a terminal', () => {
   });
 });
 
+describe('resuming a stalled task (manager)', () => {
+  it('a reconciliation task the service refused goes back to the queue, with its keys, behind the PIN', async () => {
+    const { t, auth } = await open();
+    t.finishSaleNow(await sale(t)); // in doubt when the period starts: a reconciliation task
+    await t.enterContingency({ ...auth, justification: JUSTIFICATION });
+    const [task] = t.store.reconciliationTasks();
+    // An open task is the terminal's own business: nothing to resume.
+    expect((await t.contingencyStatus()).openTasks).toEqual([expect.objectContaining({ id: task!.id, canResume: false })]);
+    await expect(t.resumeContingencyTask(task!.id, auth)).rejects.toMatchObject({ code: 'estado_invalido', field: 'taskId' });
+
+    // As Reconciler.block leaves it after a refusal.
+    t.store.updateReconciliationTask(task!.id, { state: 'blocked', attempts: 3, last_error: 'Inutilização recusada pelo serviço: série desconhecida' }, new Date().toISOString());
+    const stalled = (await t.contingencyStatus()).openTasks[0]!;
+    expect(stalled).toMatchObject({ id: task!.id, canResume: true, description: expect.stringMatching(/Requer atenção: Inutilização recusada/) });
+    await expect(t.resumeContingencyTask(task!.id, { ...auth, pin: '0000' })).rejects.toMatchObject({ code: 'pin_invalido' });
+    expect(t.store.reconciliationTask(task!.id)!.state).toBe('blocked');
+
+    const status = await t.resumeContingencyTask(task!.id, auth);
+    expect(status.openTasks).toEqual([expect.objectContaining({ id: task!.id, canResume: false })]);
+    const resumed = t.store.reconciliationTask(task!.id)!;
+    expect(resumed).toMatchObject({ state: 'open', attempts: 0, last_error: null, void_key: task!.void_key, cancel_key: task!.cancel_key });
+    expect(resumed.next_attempt_at).toBeLessThanOrEqual(Date.now());
+    expect(t.auditLog().filter((a) => a.action === 'pendencia_retomada')).toEqual([
+      expect.objectContaining({ actor_kind: 'manager', receipt_id: task!.receipt_id, details: JSON.stringify({ pendencia: task!.id }) }),
+    ]);
+    await expect(t.resumeContingencyTask('nao-existe', auth)).rejects.toMatchObject({ code: 'nao_encontrado', field: 'taskId' });
+  });
+
+  it('a contingency receipt the service refused is sent again under its key; one the authority rejected cannot be', async () => {
+    const { t, auth } = await open();
+    await t.enterContingency({ ...auth, justification: JUSTIFICATION });
+    const receipt = t.finishSaleNow(await sale(t)).receipt;
+    const [entry] = t.store.outboxOf(receipt.id);
+    const at = new Date().toISOString();
+    // As the outbox worker leaves them: refused by the service (needs_attention), entry blocked.
+    t.store.updateReceipt(receipt.id, { state: 'needs_attention', attention: 'O serviço recusou a NFC-e: o emitente não é esta empresa' }, at);
+    t.store.updateOutbox(entry!.seq, { state: 'blocked', attempts: 1, last_error: 'recusada' }, at);
+    const task = (await t.contingencyStatus()).openTasks.find((x) => x.receiptId === receipt.id)!;
+    expect(task).toMatchObject({ kind: 'transmitir', canResume: true });
+
+    await t.resumeContingencyTask(task.id, auth);
+    expect(t.store.receipt(receipt.id)).toMatchObject({ state: 'pending', attention: null });
+    expect(t.store.outboxOf(receipt.id)).toEqual([expect.objectContaining({ seq: entry!.seq, state: 'pending', attempts: 0, idempotency_key: entry!.idempotency_key, payload: entry!.payload })]);
+    expect((await t.contingencyStatus()).openTasks.some((x) => x.receiptId === receipt.id)).toBe(false);
+
+    // Rejected by the authority: signed and printed as it is, it is not sent again.
+    t.store.updateReceipt(receipt.id, { state: 'rejected', codigo_status: '539', attention: 'rejeitada' }, at);
+    t.store.updateOutbox(entry!.seq, { state: 'blocked', last_error: 'rejeitada' }, at);
+    expect((await t.contingencyStatus()).openTasks.find((x) => x.receiptId === receipt.id)).toMatchObject({ canResume: false });
+    await expect(t.resumeContingencyTask(task.id, auth)).rejects.toMatchObject({ code: 'estado_invalido', message: expect.stringMatching(/rejeitada pela SEFAZ e não pode ser reenviada/) });
+    expect(t.store.outboxEntry(entry!.seq)!.state).toBe('blocked');
+  });
+});
+
 async function waitFor(t: Terminal, done: (s: Awaited<ReturnType<Terminal['contingencyStatus']>>) => boolean, timeoutMs = 10_000) {
   const until = Date.now() + timeoutMs;
   for (;;) {

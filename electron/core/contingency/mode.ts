@@ -158,6 +158,15 @@ export type ContingencyModeOptions = {
 
 export type Entered = { periodId: number; reissued: ReceiptRow[] };
 
+// A refused contingency receipt is listed among the open tasks under an id of its own kind.
+const TRANSMISSION_TASK = 'transmitir:';
+const transmissionTaskId = (receiptId: string): string => `${TRANSMISSION_TASK}${receiptId}`;
+
+/** The receipt a transmission task id names, or undefined for a reconciliation task's id. */
+export function transmissionTaskReceipt(taskId: string): string | undefined {
+  return taskId.startsWith(TRANSMISSION_TASK) ? taskId.slice(TRANSMISSION_TASK.length) : undefined;
+}
+
 export class ContingencyMode {
   readonly detector: FailureDetector;
   private readonly store: PosStore;
@@ -314,10 +323,13 @@ export class ContingencyMode {
     const openTasks: ReconciliationTask[] = [
       ...this.store.liveReconciliationTasks().map((t) => reconciliationTaskView(t, this.store.receipt(t.receipt_id))),
       ...refused.map((r) => ({
-        id: `transmitir:${r.id}`,
+        id: transmissionTaskId(r.id),
         receiptId: r.id,
         kind: 'transmitir' as const,
         description: `NFC-e de contingência nº ${r.nnf} (série ${r.serie}) não foi aceita: ${r.attention ?? r.motivo ?? 'veja a NFC-e'}`,
+        // Refused by the service, the authority never saw it: it can go again once that is fixed.
+        // Rejected by the authority, it cannot (contingency.ts resumeTask).
+        canResume: r.state === 'needs_attention',
         createdAt: r.updated_at,
       })),
     ];

@@ -223,6 +223,7 @@ export function reconciliationTaskView(t: ReconciliationTaskRow, receipt: Receip
     // Until the service answers, the likely step is the void (the usual outcome of a lost send).
     kind: t.kind === 'cancelar_substituicao' ? 'cancelar_substituicao' : 'inutilizar',
     description,
+    canResume: t.state === 'blocked',
     createdAt: t.created_at,
   };
 }
