@@ -5,14 +5,16 @@
 // cannot call the host. Then the whole `balcao start` stack: the checkout URL shows the screen's
 // product input and a call from the page reaches the demo store's terminal.
 
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTerminal, type Terminal } from '../../electron/core/terminal.ts';
+import { openAppWindow } from '../../electron/host/open-browser.ts';
 import { startBrowserHost, type BrowserHost } from '../../electron/host/server.ts';
 import { launchChromium, openCheckout, screenshot, startStore, type Store } from './harness.ts';
 
@@ -142,5 +144,33 @@ describe('browser mode in Chromium (balcao start)', () => {
     expect(products).toEqual(expect.arrayContaining(['1001', '1002', '1010']));
     await screenshot(page, 'checkout-start');
     await page.context().close();
+  });
+
+  it('--abrir keeps the secret off the browser\'s command line: a launcher only this user reads sends the window on', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'balcao-abrir-'));
+    try {
+      // A stand-in browser that records its command line, as `ps` would show it.
+      const argsFile = join(dir, 'args.txt');
+      const fakeBrowser = join(dir, 'navegador.sh');
+      writeFileSync(fakeBrowser, `#!/bin/sh\nprintf '%s\\n' "$@" > '${argsFile}'\n`, { mode: 0o700 });
+      const profile = join(dir, 'perfil');
+      const child = openAppWindow(fakeBrowser, store.checkoutUrl, profile);
+      await new Promise((resolve) => child.on('exit', resolve));
+      const args = readFileSync(argsFile, 'utf8');
+      expect(args).not.toContain(store.secret);
+      const launcher = /^--app=(file:\/\/.+)$/m.exec(args)?.[1];
+      expect(launcher).toBeDefined();
+      expect(statSync(fileURLToPath(launcher!)).mode & 0o777).toBe(0o600);
+      expect(statSync(profile).mode & 0o777).toBe(0o700);
+
+      // The real browser, given the launcher, lands on the checkout with the secret working.
+      const page = await (await browser.newContext()).newPage();
+      await page.goto(launcher!);
+      await page.getByLabel('Código ou nome do produto').waitFor({ state: 'visible' });
+      expect(new URL(page.url()).origin).toBe(store.origin);
+      await page.context().close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
