@@ -24,7 +24,7 @@ import { findChromium, openAppWindow } from '../electron/host/open-browser.ts';
 import { ensureRendererBuilt } from '../electron/host/renderer-build.ts';
 import { startBrowserHost, type BrowserHost } from '../electron/host/server.ts';
 import { buildApp } from '../service/app.ts';
-import { EXIT_USAGE, parseOptions, UsageError } from '../service/cli-args.ts';
+import { parseCommand, parseOptions, UsageError } from '../service/cli-args.ts';
 import { createCompany } from '../service/companies.ts';
 import { createLogger } from '../service/logger.ts';
 import { openService, type OpenedService } from '../service/open-service.ts';
@@ -176,18 +176,9 @@ class Stack {
 const say = (lines: string[]) => process.stdout.write(lines.join('\n') + '\n');
 
 export async function run(args: string[]): Promise<number> {
-  let parsed: StartArgs | 'help';
-  try {
-    parsed = parse(args);
-  } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
-    process.stderr.write(`${err.message}\n\n${USAGE}`);
-    return EXIT_USAGE;
-  }
-  if (parsed === 'help') {
-    process.stdout.write(USAGE);
-    return 0;
-  }
+  const command = parseCommand(args, USAGE, parse);
+  if ('exit' in command) return command.exit;
+  const parsed = command.args;
   const { dataDir } = parsed;
   // The embedded service logs JSON lines on stdout; only warnings by default, so the banner
   // stays readable (BALCAO_LOG_LEVEL=info shows every request).

@@ -30,3 +30,23 @@ export function parseOptions<T extends NonNullable<ParseArgsConfig['options']>>(
     }
   }
 }
+
+/**
+ * Runs a subcommand's `parse`: its arguments, or the exit code once the usage was printed (on
+ * stdout with 0 when help was asked for; after the error, on stderr with 2 for bad usage).
+ */
+export function parseCommand<T>(args: string[], usage: string, parse: (args: string[]) => T | 'help'): { args: T } | { exit: number } {
+  let parsed: T | 'help';
+  try {
+    parsed = parse(args);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`${err.message}\n\n${usage}`);
+    return { exit: EXIT_USAGE };
+  }
+  if (parsed === 'help') {
+    process.stdout.write(usage);
+    return { exit: 0 };
+  }
+  return { args: parsed };
+}

@@ -3,7 +3,7 @@
 
 import { readFileSync } from 'node:fs';
 import { FieldError } from '../fiscal/errors.ts';
-import { EXIT_USAGE, parseOptions, UsageError } from './cli-args.ts';
+import { EXIT_USAGE, parseCommand, parseOptions, UsageError } from './cli-args.ts';
 import { createCompany, type CompanyInput } from './companies.ts';
 import { openService } from './open-service.ts';
 
@@ -100,18 +100,9 @@ function parse(args: string[]): { dataDir: string; input: CompanyInput } | 'help
 }
 
 export async function run(args: string[]): Promise<number> {
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(args);
-  } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
-    process.stderr.write(`${err.message}\n\n${USAGE}`);
-    return EXIT_USAGE;
-  }
-  if (parsed === 'help') {
-    process.stdout.write(USAGE);
-    return 0;
-  }
+  const command = parseCommand(args, USAGE, parse);
+  if ('exit' in command) return command.exit;
+  const parsed = command.args;
 
   let opened: Awaited<ReturnType<typeof openService>>;
   try {

@@ -7,7 +7,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { buildApp } from './app.ts';
-import { EXIT_USAGE, parseOptions, UsageError } from './cli-args.ts';
+import { EXIT_USAGE, parseCommand, parseOptions, UsageError } from './cli-args.ts';
 import type { ServiceMode } from './clock.ts';
 import { createLogger } from './logger.ts';
 import { openService } from './open-service.ts';
@@ -45,18 +45,9 @@ function parse(args: string[]): ServiceArgs | 'help' {
 }
 
 export async function run(args: string[]): Promise<number> {
-  let parsed: ServiceArgs | 'help';
-  try {
-    parsed = parse(args);
-  } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
-    process.stderr.write(`${err.message}\n\n${USAGE}`);
-    return EXIT_USAGE;
-  }
-  if (parsed === 'help') {
-    process.stdout.write(USAGE);
-    return 0;
-  }
+  const command = parseCommand(args, USAGE, parse);
+  if ('exit' in command) return command.exit;
+  const parsed = command.args;
   let log: Logger;
   try {
     log = createLogger();
