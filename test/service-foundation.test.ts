@@ -282,6 +282,21 @@ describe('production mode', () => {
   });
 });
 
+describe('balcao subcommands: help and usage', () => {
+  it('--help prints the usage on stdout and exits 0; bad usage prints the error then the usage on stderr and exits 2', async () => {
+    for (const command of [['service'], ['company'], ['start']]) {
+      const help = await runCli([...command, '--help']);
+      expect(help.code).toBe(0);
+      expect(help.stdout).toMatch(new RegExp(`^Uso: balcao ${command[0]}`));
+      expect(help.stderr).toBe('');
+    }
+    const bad = await runCli(['service', '--port', '0', '--data', tempDataDir(), '--modo', 'teste']);
+    expect(bad.code).toBe(2);
+    expect(bad.stdout).toBe('');
+    expect(bad.stderr).toMatch(/^--modo: deve ser sandbox ou producao\n\nUso: balcao service/);
+  });
+});
+
 describe('balcao company create', () => {
   it('prints the company id and token as JSON once', async () => {
     const dataDir = tempDataDir();
