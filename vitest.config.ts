@@ -8,5 +8,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // expect.poll waits for something real (a process, a browser, a queue) to move on: on a
+    // shared 2-core machine running other test files, one second is too tight to mean "never".
+    expect: { poll: { timeout: 10_000 } },
   },
 });

@@ -3,7 +3,7 @@
 
 import type { TerminalEvent } from '../../electron/api/terminal-api.ts';
 import type { ScreenTerminal } from '../api/connect.ts';
-import { refreshReceipts, receiptUpdated, returnUpdated } from './receipts-store.ts';
+import { receiptEvents, refreshReceipts, receiptUpdated, returnUpdated } from './receipts-store.ts';
 import { receiptChanged } from './sale-store.ts';
 import { contingencyChanged, linkChanged, printerChanged, queueChanged, refreshPrinter, refreshPrints, refreshQueue } from './status-store.ts';
 import { useSale } from './sale-store.ts';
@@ -40,7 +40,7 @@ async function refetchAll(): Promise<void> {
     refreshPrinter(),
     refreshPrints(),
     refreshReceipts(),
-    finished ? terminal().getReceipt(finished.receipt.id).then(receiptChanged, () => {}) : Promise.resolve(),
+    finished ? receiptEvents.fetch(() => terminal().getReceipt(finished.receipt.id), receiptChanged, receiptChanged).catch(() => {}) : Promise.resolve(),
   ]);
 }
 

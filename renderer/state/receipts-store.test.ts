@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ReceiptView } from '../../electron/api/terminal-api.ts';
-import { mmss, secondsLeftNow } from './receipts-store.ts';
+import type { ScreenTerminal } from '../api/connect.ts';
+import { mmss, receiptUpdated, refreshReceipts, secondsLeftNow, useReceipts } from './receipts-store.ts';
+import { setTerminal } from './terminal.ts';
 
 const receipt = (secondsLeft: number | null) => ({ cancellation: { allowed: secondsLeft !== null && secondsLeft > 0, deadline: null, secondsLeft, remedy: null } }) as unknown as ReceiptView;
 
@@ -20,5 +22,28 @@ describe('cancellation countdown', () => {
     expect(mmss(1740)).toBe('29:00');
     expect(mmss(754)).toBe('12:34');
     expect(mmss(9)).toBe('00:09');
+  });
+});
+
+describe('the list and the events that arrive while it is fetched', () => {
+  const view = (id: string, state: ReceiptView['state']) => ({ id, state, cancellation: { secondsLeft: null } }) as unknown as ReceiptView;
+
+  it('an event newer than the list it races with is not undone by the list', async () => {
+    let answer!: (receipts: ReceiptView[]) => void;
+    setTerminal({ recentReceipts: () => new Promise<ReceiptView[]>((resolve) => (answer = resolve)) } as unknown as ScreenTerminal);
+    const refreshed = refreshReceipts();
+    // The core rejects receipt 3 after it read the list for this answer; the event gets here first.
+    receiptUpdated(view('r3', 'rejected'));
+    answer([view('r3', 'processing'), view('r2', 'authorized')]);
+    await refreshed;
+    expect(useReceipts.getState().receipts.map((r) => [r.id, r.state])).toEqual([
+      ['r3', 'rejected'],
+      ['r2', 'authorized'],
+    ]);
+
+    // Events after the fetch are applied as they come, and a later list is taken as it is.
+    setTerminal({ recentReceipts: async () => [view('r3', 'authorized'), view('r2', 'authorized')] } as unknown as ScreenTerminal);
+    await refreshReceipts();
+    expect(useReceipts.getState().receipts.map((r) => r.state)).toEqual(['authorized', 'authorized']);
   });
 });

@@ -1,9 +1,11 @@
-// Recent receipts, as the core lists them, refreshed on receipt events. `fetchedAt` lets the
-// cancellation countdown tick on the screen between fetches without asking the core each second.
+// Recent receipts, as the core lists them, kept up to date by receipt events. `fetchedAt` lets
+// the cancellation countdown tick on the screen between fetches without asking the core each
+// second.
 
 import { create } from 'zustand';
 import type { ReceiptView, ReturnView } from '../../electron/api/terminal-api.ts';
 import { asFailure, type TerminalFailure } from '../api/terminal-failure.ts';
+import { EventsDuringFetch } from './events-during-fetch.ts';
 import { terminal } from './terminal.ts';
 
 type ReceiptsState = {
@@ -17,12 +19,20 @@ type ReceiptsState = {
 
 export const useReceipts = create<ReceiptsState>(() => ({ receipts: [], fetchedAt: {}, returns: [], error: null, loading: false }));
 
+/** Receipt views that arrive while the list is being fetched (events-during-fetch.ts). */
+export const receiptEvents = new EventsDuringFetch<ReceiptView>();
+
 export async function refreshReceipts(limit = 30): Promise<void> {
   useReceipts.setState({ loading: true });
   try {
-    const receipts = await terminal().recentReceipts(limit);
-    const now = performance.now();
-    useReceipts.setState({ receipts, fetchedAt: Object.fromEntries(receipts.map((r) => [r.id, now])), error: null });
+    await receiptEvents.fetch(
+      () => terminal().recentReceipts(limit),
+      (receipts) => {
+        const now = performance.now();
+        useReceipts.setState({ receipts, fetchedAt: Object.fromEntries(receipts.map((r) => [r.id, now])), error: null });
+      },
+      applyReceipt,
+    );
   } catch (err) {
     useReceipts.setState({ error: asFailure(err) });
   } finally {
@@ -30,16 +40,13 @@ export async function refreshReceipts(limit = 30): Promise<void> {
   }
 }
 
-export async function refreshReturns(): Promise<void> {
-  try {
-    useReceipts.setState({ returns: await terminal().listReturns() });
-  } catch {
-    // Returns not available (yet): the list stays empty; the return dialog shows the error.
-  }
-}
-
 /** One receipt's fresh view (an event, or an action's answer). */
 export function receiptUpdated(receipt: ReceiptView): void {
+  receiptEvents.seen(receipt);
+  applyReceipt(receipt);
+}
+
+function applyReceipt(receipt: ReceiptView): void {
   const { receipts, fetchedAt } = useReceipts.getState();
   const at = receipts.findIndex((r) => r.id === receipt.id);
   const next = at < 0 ? [receipt, ...receipts] : receipts.map((r) => (r.id === receipt.id ? receipt : r));

@@ -1,10 +1,12 @@
 // The status bar's facts: the queue (online, pending, contingency), the printer, the link to
-// the terminal, and the printer's recent jobs. Pushed by events, re-fetched after a reconnect.
+// the terminal, and the printer's recent jobs. Pushed by events, re-fetched after a reconnect
+// and now and then.
 
 import { create } from 'zustand';
 import type { ContingencyStatus, PrintedReceipt, PrinterStatusView, QueueStatus } from '../../electron/api/terminal-api.ts';
 import type { LinkState } from '../api/carrier.ts';
 import { asFailure, type TerminalFailure } from '../api/terminal-failure.ts';
+import { EventsDuringFetch } from './events-during-fetch.ts';
 import { terminal } from './terminal.ts';
 
 type StatusState = {
@@ -32,22 +34,44 @@ export function linkChanged(link: LinkState): void {
   useStatus.setState({ link });
 }
 
-export function queueChanged(queue: QueueStatus): void {
+// What arrives while the queue or the printer is being fetched (events-during-fetch.ts).
+type QueueNews = { queue: QueueStatus } | { contingency: ContingencyStatus };
+const queueEvents = new EventsDuringFetch<QueueNews>();
+const printerEvents = new EventsDuringFetch<PrinterStatusView>();
+
+const applyQueueNews = (news: QueueNews): void => ('queue' in news ? applyQueue(news.queue) : applyContingency(news.contingency));
+
+function applyQueue(queue: QueueStatus): void {
   useStatus.setState({ queue, queueAt: performance.now() });
 }
 
-export function contingencyChanged(contingency: ContingencyStatus): void {
+function applyContingency(contingency: ContingencyStatus): void {
   const { queue } = useStatus.getState();
   if (queue) useStatus.setState({ queue: { ...queue, contingency } });
 }
 
-export function printerChanged(printer: PrinterStatusView): void {
+function applyPrinter(printer: PrinterStatusView): void {
   useStatus.setState({ printer, printerError: null });
+}
+
+export function queueChanged(queue: QueueStatus): void {
+  queueEvents.seen({ queue });
+  applyQueue(queue);
+}
+
+export function contingencyChanged(contingency: ContingencyStatus): void {
+  queueEvents.seen({ contingency });
+  applyContingency(contingency);
+}
+
+export function printerChanged(printer: PrinterStatusView): void {
+  printerEvents.seen(printer);
+  applyPrinter(printer);
 }
 
 export async function refreshQueue(): Promise<void> {
   try {
-    queueChanged(await terminal().queueStatus());
+    await queueEvents.fetch(() => terminal().queueStatus(), applyQueue, applyQueueNews);
   } catch {
     // the link state already says the terminal is unreachable
   }
@@ -55,7 +79,7 @@ export async function refreshQueue(): Promise<void> {
 
 export async function refreshPrinter(): Promise<void> {
   try {
-    printerChanged(await terminal().printerStatus());
+    await printerEvents.fetch(() => terminal().printerStatus(), applyPrinter, applyPrinter);
   } catch (err) {
     useStatus.setState({ printer: null, printerError: asFailure(err) });
   }

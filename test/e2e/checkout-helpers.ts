@@ -35,6 +35,22 @@ export function terminalReceipt(store: Store, nNF: number): { id: string; servic
   }
 }
 
+/** The terminal's receipts and outbox entries, one line each, for a failed test's report. */
+export function outboxDump(store: Store): string {
+  const db = new Database(join(store.dataDir, 'terminal', 'pos.sqlite'), { readonly: true, fileMustExist: true });
+  try {
+    const rows = db
+      .prepare(
+        `SELECT r.nnf, r.state AS receipt, r.service_id, o.kind, o.state AS entry, o.attempts, o.next_attempt_at - (unixepoch('subsec') * 1000) AS due_in_ms, o.last_error
+         FROM receipts r LEFT JOIN outbox o ON o.receipt_id = r.id ORDER BY r.created_at, o.seq`,
+      )
+      .all();
+    return rows.map((row) => JSON.stringify(row)).join('\n');
+  } finally {
+    db.close();
+  }
+}
+
 /** GET /api/v1/nfce/{id} at the service, with the demo company's token. */
 export async function serviceReceipt(store: Store, serviceId: string): Promise<{ status: string; numero: number; cancelado_em: string | null }> {
   const res = await fetch(`${store.serviceUrl}/api/v1/nfce/${serviceId}`, { headers: { authorization: `Bearer ${store.token}` } });

@@ -10,8 +10,8 @@
 // Screenshots of the checkout, the payment and the receipt preview go to test-output/e2e/.
 
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { printerJobs, saleRejected391, scan, screenshotOf, serviceReceipt, terminalReceipt, totalPanel, waitForText } from './checkout-helpers.ts';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { outboxDump, printerJobs, saleRejected391, scan, screenshotOf, serviceReceipt, terminalReceipt, totalPanel, waitForText } from './checkout-helpers.ts';
 import { launchChromium, openCheckout, startStore, type Store } from './harness.ts';
 
 let store: Store;
@@ -23,6 +23,11 @@ beforeAll(async () => {
   [store, browser] = await Promise.all([startStore(), launchChromium()]);
   expect(store.screen).toBe(true);
   page = await openCheckout(browser, store.checkoutUrl);
+});
+
+afterEach((context) => {
+  // The store's own log (and the terminal's outbox) say why a receipt did not move on.
+  if (context.task.result?.state === 'fail') console.error(`--- balcao start ---\n${store.output.slice(-80).join('\n')}\n--- outbox ---\n${outboxDump(store)}`);
 });
 
 afterAll(async () => {
