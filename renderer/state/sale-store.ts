@@ -4,6 +4,7 @@
 import { create } from 'zustand';
 import type { FinishedSale, PaymentInput, ReceiptView, SaleView } from '../../electron/api/terminal-api.ts';
 import { asFailure, type TerminalFailure } from '../api/terminal-failure.ts';
+import { receiptEvents } from './receipts-store.ts';
 import { terminal } from './terminal.ts';
 
 type SaleState = {
@@ -123,9 +124,15 @@ export async function discardSale(): Promise<void> {
 export async function finishSale(): Promise<FinishedSale | TerminalFailure | null> {
   const { sale } = useSale.getState();
   if (!sale) return null;
-  const r = await run(() => terminal().finishSale(sale.id));
-  if (!isFailure(r)) set({ sale: null, finished: r, selectedItemId: null });
-  return r;
+  const r = await run(() =>
+    // The new receipt's events can overtake this answer: they are applied again after it.
+    receiptEvents.fetch(
+      () => terminal().finishSale(sale.id),
+      (answer) => set({ sale: null, finished: answer, selectedItemId: null }),
+      receiptChanged,
+    ),
+  );
+  return isFailure(r) ? r : useSale.getState().finished;
 }
 
 // Keys typed on the receipt panel (the next customer's first scan) that the product input,
