@@ -5,8 +5,7 @@
 import { useState } from 'react';
 import { Dialog } from '../components/Dialog.tsx';
 import { WINDOW_OVER } from '../receipt/receipt-labels.ts';
-import { receiptUpdated } from '../state/receipts-store.ts';
-import { receiptChanged } from '../state/sale-store.ts';
+import { receiptAction } from '../state/receipt-actions.ts';
 import { terminal } from '../state/terminal.ts';
 import { openDialog } from '../state/ui-store.ts';
 import { BackToReceipts } from './BackToReceipts.tsx';
@@ -50,11 +49,7 @@ export function CancelDialog(props: { receiptId: string }) {
           justificationLabel="Justificativa do cancelamento"
           confirmLabel="Confirmar cancelamento"
           onBack={back}
-          onConfirm={async (input) => {
-            const r = await terminal().cancelReceipt(receiptId, input);
-            receiptUpdated(r);
-            receiptChanged(r);
-          }}
+          onConfirm={(input) => receiptAction(() => terminal().cancelReceipt(receiptId, input))}
           onFailure={(failure) => setRefusedAsLate(failure.code === 'prazo_expirado')}
         />
       )}

@@ -12,7 +12,7 @@ import type { InputError} from '../money/money.ts';
 import { centsToInput, formatCents, parseCents } from '../money/money.ts';
 import { CardFields } from '../payment/CardFields.tsx';
 import { emptyCard, METHODS, needsCard, paymentFrom, type CardForm, type MethodId } from '../payment/payment-methods.ts';
-import { receiptUpdated } from '../state/receipts-store.ts';
+import { receiptAction } from '../state/receipt-actions.ts';
 import { terminal } from '../state/terminal.ts';
 import { openDialog } from '../state/ui-store.ts';
 import { ReceiptHeading } from './ReceiptHeading.tsx';
@@ -79,7 +79,7 @@ export function CorrectDialog(props: { receiptId: string }) {
       doc = c.digits;
     }
     try {
-      receiptUpdated(await terminal().correctAndResubmit(receiptId, { payments: out, consumer: doc }, { operator: operator.trim(), reason: reason.trim() }));
+      await receiptAction(() => terminal().correctAndResubmit(receiptId, { payments: out, consumer: doc }, { operator: operator.trim(), reason: reason.trim() }));
       setSent(true);
     } catch (err) {
       setError(asFailure(err));

@@ -1,7 +1,7 @@
 // A rejected receipt whose sale is abandoned: the manager voids its number (inutilização).
 
 import { Dialog } from '../components/Dialog.tsx';
-import { receiptUpdated } from '../state/receipts-store.ts';
+import { receiptAction } from '../state/receipt-actions.ts';
 import { terminal } from '../state/terminal.ts';
 import { openDialog } from '../state/ui-store.ts';
 import { BackToReceipts } from './BackToReceipts.tsx';
@@ -29,7 +29,7 @@ export function VoidDialog(props: { receiptId: string }) {
           justificationLabel="Justificativa da inutilização"
           confirmLabel="Inutilizar"
           onBack={back}
-          onConfirm={async (input) => receiptUpdated(await terminal().voidReceipt(receiptId, input))}
+          onConfirm={(input) => receiptAction(() => terminal().voidReceipt(receiptId, input))}
         />
       )}
     </Dialog>

@@ -46,7 +46,8 @@ export function receiptUpdated(receipt: ReceiptView): void {
   applyReceipt(receipt);
 }
 
-function applyReceipt(receipt: ReceiptView): void {
+/** Shows a receipt's view without noting it as an event (receipt-actions.ts applies answers with it). */
+export function applyReceipt(receipt: ReceiptView): void {
   const { receipts, fetchedAt } = useReceipts.getState();
   const at = receipts.findIndex((r) => r.id === receipt.id);
   const next = at < 0 ? [receipt, ...receipts] : receipts.map((r) => (r.id === receipt.id ? receipt : r));
