@@ -3,7 +3,7 @@
 // the receipt named no consumer, who is returning the goods.
 
 import { useEffect, useState } from 'react';
-import type { ManagerAuthorization, ReturnView, SaleView } from '../../electron/api/terminal-api.ts';
+import type { ManagerAuthorization, SaleView } from '../../electron/api/terminal-api.ts';
 import { asFailure, type TerminalFailure } from '../api/terminal-failure.ts';
 import { Dialog } from '../components/Dialog.tsx';
 import { ErrorAlert } from '../components/ErrorAlert.tsx';
@@ -13,7 +13,7 @@ import { checkConsumerDocument } from '../documents/consumer-document.ts';
 import type { InputError} from '../money/money.ts';
 import { formatCents, formatQuantity, parseQuantity } from '../money/money.ts';
 import { StateBadge } from '../receipt/StateBadge.tsx';
-import { returnUpdated, useReceipts } from '../state/receipts-store.ts';
+import { requestReturn, useReceipts } from '../state/receipts-store.ts';
 import { terminal } from '../state/terminal.ts';
 import { openDialog } from '../state/ui-store.ts';
 import { ReceiptHeading } from './ReceiptHeading.tsx';
@@ -72,8 +72,7 @@ export function ReturnDialog(props: { receiptId: string }) {
     }
     setBusy(true);
     try {
-      const r: ReturnView = await terminal().returnReceipt(receiptId, { ...auth, items, reason: reason.trim(), ...(consumer && { consumer }) });
-      returnUpdated(r);
+      const r = await requestReturn(() => terminal().returnReceipt(receiptId, { ...auth, items, reason: reason.trim(), ...(consumer && { consumer }) }));
       setCreated(r.id);
     } catch (err) {
       setError(asFailure(err));

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { ReceiptView } from '../../electron/api/terminal-api.ts';
+import type { ReceiptView, ReturnView } from '../../electron/api/terminal-api.ts';
 import type { ScreenTerminal } from '../api/connect.ts';
-import { mmss, receiptUpdated, refreshReceipts, secondsLeftNow, useReceipts } from './receipts-store.ts';
+import { mmss, receiptUpdated, refreshReceipts, requestReturn, returnUpdated, secondsLeftNow, useReceipts } from './receipts-store.ts';
 import { setTerminal } from './terminal.ts';
 
 const receipt = (secondsLeft: number | null) => ({ cancellation: { allowed: secondsLeft !== null && secondsLeft > 0, deadline: null, secondsLeft, remedy: null } }) as unknown as ReceiptView;
@@ -45,5 +45,18 @@ describe('the list and the events that arrive while it is fetched', () => {
     setTerminal({ recentReceipts: async () => [view('r3', 'authorized'), view('r2', 'authorized')] } as unknown as ScreenTerminal);
     await refreshReceipts();
     expect(useReceipts.getState().receipts.map((r) => r.state)).toEqual(['authorized', 'authorized']);
+  });
+});
+
+describe('a return and its events', () => {
+  it('the event that overtakes the answer of the return request is not undone by it', async () => {
+    const view = (state: ReturnView['state']) => ({ id: 'd1', state }) as unknown as ReturnView;
+    useReceipts.setState({ returns: [] });
+    let answer!: (r: ReturnView) => void;
+    const requested = requestReturn(() => new Promise<ReturnView>((resolve) => (answer = resolve)));
+    returnUpdated(view('authorized'));
+    answer(view('processing'));
+    expect((await requested).id).toBe('d1');
+    expect(useReceipts.getState().returns.map((r) => r.state)).toEqual(['authorized']);
   });
 });

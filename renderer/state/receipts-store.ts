@@ -54,7 +54,30 @@ export function applyReceipt(receipt: ReceiptView): void {
   useReceipts.setState({ receipts: next, fetchedAt: { ...fetchedAt, [receipt.id]: performance.now() } });
 }
 
+/** Return views that arrive while a return is being requested (events-during-fetch.ts). */
+const returnEvents = new EventsDuringFetch<ReturnView>();
+
+/** A return's fresh view (an event). */
 export function returnUpdated(devolucao: ReturnView): void {
+  returnEvents.seen(devolucao);
+  applyReturn(devolucao);
+}
+
+/** Asks for a return; its answer does not undo the return's events that overtook it. */
+export async function requestReturn(call: () => Promise<ReturnView>): Promise<ReturnView> {
+  let answer!: ReturnView;
+  await returnEvents.fetch(
+    call,
+    (r) => {
+      answer = r;
+      applyReturn(r);
+    },
+    applyReturn,
+  );
+  return answer;
+}
+
+function applyReturn(devolucao: ReturnView): void {
   const { returns } = useReceipts.getState();
   const next = returns.some((r) => r.id === devolucao.id) ? returns.map((r) => (r.id === devolucao.id ? devolucao : r)) : [devolucao, ...returns];
   useReceipts.setState({ returns: next });
