@@ -7,7 +7,7 @@ import { useState } from 'react';
 import type { ContingencyStatus, ManagerAuthorization } from '../../electron/api/terminal-api.ts';
 import { asFailure, type TerminalFailure } from '../api/terminal-failure.ts';
 import { ErrorAlert } from '../components/ErrorAlert.tsx';
-import { contingencyChanged } from '../state/status-store.ts';
+import { contingencyAction } from '../state/status-store.ts';
 import { terminal } from '../state/terminal.ts';
 
 export function ContingencyTasks({ status, auth }: { status: ContingencyStatus | null; auth: ManagerAuthorization }) {
@@ -19,7 +19,7 @@ export function ContingencyTasks({ status, auth }: { status: ContingencyStatus |
     setError(null);
     setBusy(taskId);
     try {
-      contingencyChanged(await terminal().resumeContingencyTask(taskId, auth));
+      await contingencyAction(() => terminal().resumeContingencyTask(taskId, auth));
     } catch (err) {
       setError(asFailure(err));
     } finally {

@@ -17,7 +17,7 @@ import { FilePicker } from '../components/FilePicker.tsx';
 import { JustificationField, justificationOk } from '../components/JustificationField.tsx';
 import { settingsSaved } from '../state/settings-store.ts';
 import { ContingencyTasks } from './ContingencyTasks.tsx';
-import { contingencyChanged } from '../state/status-store.ts';
+import { contingencyAction } from '../state/status-store.ts';
 import { terminal } from '../state/terminal.ts';
 import { fileAsBase64, fileAsText } from './file-reading.ts';
 
@@ -226,8 +226,7 @@ export function ContingencySection({ settings, auth, status }: SectionProps & { 
   const toggle = async () => {
     setActionError(null);
     try {
-      const s = status?.active ? await terminal().leaveContingency(auth) : await terminal().enterContingency({ ...auth, justification: justification.trim() });
-      contingencyChanged(s);
+      await contingencyAction(() => (status?.active ? terminal().leaveContingency(auth) : terminal().enterContingency({ ...auth, justification: justification.trim() })));
     } catch (err) {
       setActionError(asFailure(err));
     }

@@ -69,6 +69,11 @@ export function printerChanged(printer: PrinterStatusView): void {
   applyPrinter(printer);
 }
 
+/** A manager's contingency command; its answer does not undo the status events that overtook it. */
+export async function contingencyAction(call: () => Promise<ContingencyStatus>): Promise<void> {
+  await queueEvents.fetch(call, applyContingency, applyQueueNews);
+}
+
 export async function refreshQueue(): Promise<void> {
   try {
     await queueEvents.fetch(() => terminal().queueStatus(), applyQueue, applyQueueNews);
