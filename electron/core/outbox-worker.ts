@@ -43,6 +43,7 @@ import {
 } from './outbox-rules.ts';
 import type { OutboxRow, PosStore, ReceiptRow, ReturnRow } from './pos-store.ts';
 import { iso, type Clock } from './sales.ts';
+import { WakeableLoop } from './wakeable-loop.ts';
 
 export type OutboxWorkerOptions = {
   store: PosStore;
@@ -94,14 +95,11 @@ export class OutboxWorker {
   private readonly onStatusChanged: () => void;
   private readonly onExchange: (failure: Failure | null) => void;
 
-  private running = false;
-  private loopDone: Promise<void> | undefined;
+  private readonly loop: WakeableLoop;
   private readonly inFlight = new Map<number, Promise<void>>();
   private sending = 0;
   private polling = 0;
   private healthCheck: Promise<void> | undefined;
-  private wakeUp: (() => void) | undefined;
-  private woken = false;
 
   // Queue-wide backoff after transport failures.
   private transportFailures = 0;
@@ -123,6 +121,15 @@ export class OutboxWorker {
     this.returns = returnLane({ store: this.store, client: this.client, onChanged: options.onReturnChanged ?? (() => {}) });
     this.onStatusChanged = options.onStatusChanged ?? (() => {});
     this.onExchange = options.onExchange ?? (() => {});
+    this.loop = new WakeableLoop(() => {
+      try {
+        return this.dispatch();
+      } catch (err) {
+        // A database error (disk full, locked too long): keep the worker alive and try again.
+        this.setStatus({ lastError: `Erro interno da fila: ${(err as Error).message}` });
+        return 1000;
+      }
+    });
   }
 
   get state(): WorkerStatus {
@@ -130,51 +137,22 @@ export class OutboxWorker {
   }
 
   get isRunning(): boolean {
-    return this.running;
+    return this.loop.running;
   }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.loopDone = this.loop();
+    this.loop.start();
   }
 
   /** Stops taking new work and waits for the calls in flight (each has its own timeout). */
   async stop(): Promise<void> {
-    this.running = false;
-    this.wake();
-    await this.loopDone;
+    await this.loop.stop();
     await Promise.allSettled([...this.inFlight.values(), this.healthCheck]);
   }
 
   /** Something new is due (a finished sale, a cancellation): look now instead of at the next timer. */
   wake(): void {
-    this.woken = true;
-    this.wakeUp?.();
-  }
-
-  private async loop(): Promise<void> {
-    while (this.running) {
-      this.woken = false;
-      let waitMs: number;
-      try {
-        waitMs = this.dispatch();
-      } catch (err) {
-        // A database error (disk full, locked too long): keep the worker alive and try again.
-        this.setStatus({ lastError: `Erro interno da fila: ${(err as Error).message}` });
-        waitMs = 1000;
-      }
-      if (!this.running) break;
-      if (this.woken) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, Math.max(0, Math.min(waitMs, 60_000)));
-        this.wakeUp = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.wakeUp = undefined;
-    }
+    this.loop.wake();
   }
 
   /** Starts what is due; returns how long to sleep before looking again (woken earlier on any completion). */
@@ -264,7 +242,7 @@ export class OutboxWorker {
 
   /** While idle, refresh the online flag now and then (nothing else would tell the screen). */
   private maybeCheckHealth(now: number): void {
-    if (this.healthCheck || !this.running) return;
+    if (this.healthCheck || !this.loop.running) return;
     const last = this.status.lastContactAt;
     if (this.status.online !== null && last !== null && now - last < this.healthIntervalMs) return;
     this.healthCheck = (async () => {

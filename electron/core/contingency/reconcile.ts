@@ -32,6 +32,7 @@ import { audit, SYSTEM_ACTOR } from '../managers.ts';
 import { backoffMs, failureOf, refusalMessage, type Failure, type HttpFailure, type Result } from '../outbox-rules.ts';
 import type { PosStore, ReceiptRow, ReconciliationOutcome, ReconciliationPatch, ReconciliationTaskRow } from '../pos-store.ts';
 import { buildNfceRequest, iso, type Clock, type OfflineIssuer } from '../sales.ts';
+import { WakeableLoop } from '../wakeable-loop.ts';
 
 export const VOID_JUSTIFICATION = 'Número não utilizado: a venda foi emitida em contingência offline com outro número';
 export const SUBSTITUTION_JUSTIFICATION = 'Venda coberta pela NFC-e emitida em contingência offline que substitui esta';
@@ -260,10 +261,7 @@ export class Reconciler {
   private readonly capMs: number;
   private readonly random: () => number;
   private readonly onChange: (receiptId: string) => void;
-  private running = false;
-  private loopDone: Promise<void> | undefined;
-  private wakeUp: (() => void) | undefined;
-  private woken = false;
+  private readonly loop: WakeableLoop;
 
   constructor(options: ReconcilerOptions) {
     this.store = options.store;
@@ -273,49 +271,34 @@ export class Reconciler {
     this.capMs = options.capMs ?? 30_000;
     this.random = options.random ?? Math.random;
     this.onChange = options.onChange ?? (() => {});
+    this.loop = new WakeableLoop((loop) => this.round(loop));
   }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.loopDone = this.loop();
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
-    this.running = false;
-    this.wake();
-    await this.loopDone;
+    await this.loop.stop();
   }
 
   /** Something changed (a task was written, a contingency receipt was authorized): look now. */
   wake(): void {
-    this.woken = true;
-    this.wakeUp?.();
+    this.loop.wake();
   }
 
-  private async loop(): Promise<void> {
-    while (this.running) {
-      this.woken = false;
-      try {
-        for (const task of this.store.dueReconciliationTasks(this.clock(), 16)) {
-          if (!this.running) break;
-          await this.work(task);
-        }
-      } catch {
-        // The database failing: the next round tries again.
+  /** The due tasks, one after the other; then how long until the next is due. */
+  private async round(loop: { readonly running: boolean }): Promise<number> {
+    try {
+      for (const task of this.store.dueReconciliationTasks(this.clock(), 16)) {
+        if (!loop.running) break;
+        await this.work(task);
       }
-      if (!this.running) break;
-      if (this.woken) continue;
       const next = this.store.nextReconciliationDueAt();
-      const waitMs = next === undefined ? 60_000 : Math.max(0, next - this.clock());
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, Math.min(waitMs, 60_000));
-        this.wakeUp = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.wakeUp = undefined;
+      return next === undefined ? 60_000 : next - this.clock();
+    } catch {
+      // The database failing: the next round tries again.
+      return 1_000;
     }
   }
 
