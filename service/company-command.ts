@@ -21,9 +21,11 @@ Opções:
   --ie NÚMERO              inscrição estadual (padrão em homologação: ISENTO)
   --crt 1|2|3|4            regime tributário (padrão 1, Simples Nacional)
   --csc-id N --csc TOKEN   código de segurança do contribuinte (NFC-e), juntos
-  --certificado ARQ.pfx --senha SENHA
-                           certificado A1 do CNPJ; em homologação, sem ele é gerado
-                           um certificado de teste
+  --certificado ARQ.pfx --senha SENHA | --senha-arquivo ARQ
+                           certificado A1 do CNPJ e sua senha (--senha-arquivo lê a senha
+                           da primeira linha do arquivo, fora da linha de comando, que
+                           outros usuários veem); em homologação, sem certificado é
+                           gerado um certificado de teste
   --ambiente homologacao|producao    (padrão homologacao)
   --qrcode-versao 2|3      versão do QR Code da NFC-e (padrão 2)
   --logradouro, --numero, --complemento, --bairro, --municipio CÓDIGO-IBGE, --cep, --telefone
@@ -42,6 +44,7 @@ const OPTIONS = {
   csc: { type: 'string' },
   certificado: { type: 'string' },
   senha: { type: 'string' },
+  'senha-arquivo': { type: 'string' },
   ambiente: { type: 'string' },
   'qrcode-versao': { type: 'string' },
   logradouro: { type: 'string' },
@@ -54,7 +57,7 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-function parse(args: string[]): { dataDir: string; input: CompanyInput } | 'help' {
+function parse(args: string[]): { dataDir: string; input: CompanyInput; passwordOption?: string } | 'help' {
   const [action, ...rest] = args;
   if (action === '--help' || action === '-h' || action === 'help') return 'help';
   if (action === undefined) throw new UsageError('informe a ação: create');
@@ -63,19 +66,23 @@ function parse(args: string[]): { dataDir: string; input: CompanyInput } | 'help
   if (v.help) return 'help';
   const missing = (['data', 'cnpj', 'uf', 'nome'] as const).filter((name) => v[name] === undefined);
   if (missing.length) throw new UsageError(missing.map((name) => `--${name}: obrigatório`).join('\n'));
-  if ((v.certificado === undefined) !== (v.senha === undefined)) {
+  if (v.senha !== undefined && v['senha-arquivo'] !== undefined) throw new UsageError('--senha-arquivo: use --senha ou --senha-arquivo, não os dois');
+  const password = v['senha-arquivo'] !== undefined ? passwordFromFile(v['senha-arquivo']) : v.senha;
+  if ((v.certificado === undefined) !== (password === undefined)) {
     throw new UsageError(v.certificado === undefined ? '--certificado: obrigatório junto com --senha' : '--senha: obrigatória junto com --certificado');
   }
   let certificate: CompanyInput['certificate'];
   if (v.certificado !== undefined) {
     try {
-      certificate = { pfx: readFileSync(v.certificado), password: v.senha! };
+      certificate = { pfx: readFileSync(v.certificado), password: password! };
     } catch (err) {
       throw new UsageError(`--certificado: não foi possível ler ${v.certificado} (${(err as NodeJS.ErrnoException).code ?? 'erro'})`);
     }
   }
   return {
     dataDir: v.data!,
+    // Where the password came from, so that a wrong one is reported against that option.
+    ...(v['senha-arquivo'] !== undefined && { passwordOption: 'senha-arquivo' }),
     input: {
       cnpj: v.cnpj!,
       uf: v.uf!,
@@ -99,6 +106,17 @@ function parse(args: string[]): { dataDir: string; input: CompanyInput } | 'help
   };
 }
 
+/** The first line of the file, without its line ending: the password stays off the command line. */
+function passwordFromFile(file: string): string {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new UsageError(`--senha-arquivo: não foi possível ler ${file} (${(err as NodeJS.ErrnoException).code ?? 'erro'})`);
+  }
+  return text.split(/\r?\n/, 1)[0] ?? '';
+}
+
 export async function run(args: string[]): Promise<number> {
   const command = parseCommand(args, USAGE, parse);
   if ('exit' in command) return command.exit;
@@ -118,7 +136,8 @@ export async function run(args: string[]): Promise<number> {
   } catch (err) {
     if (err instanceof FieldError) {
       // The fields are named after the options (companies.ts), so each line points at one.
-      process.stderr.write(err.issues.map((i) => `--${i.field}: ${i.message}`).join('\n') + '\n');
+      const option = (field: string) => (field === 'senha' && parsed.passwordOption ? parsed.passwordOption : field);
+      process.stderr.write(err.issues.map((i) => `--${option(i.field)}: ${i.message}`).join('\n') + '\n');
       return EXIT_USAGE;
     }
     throw err;

@@ -3,11 +3,12 @@
 // tokens at rest, tenant isolation, restart and graceful stop.
 
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateTestCertificate } from '../fiscal/certificate.ts';
 import { api, createCompany, runCli, startService, tempDataDir, type ServiceProcess } from './helpers/service-process.ts';
 
 let service: ServiceProcess;
@@ -324,5 +325,28 @@ describe('balcao company create', () => {
     const dashPassword = await runCli([...base, '--cnpj', '11222333000181', '--certificado', 'loja.pfx', '--senha', '-abc']);
     expect(dashPassword.code).toBe(2);
     expect(dashPassword.stderr).toContain('--senha: o valor começa com "-"; escreva --senha=VALOR');
+  });
+
+  it('takes the certificate password from a file (--senha-arquivo), off the command line', async () => {
+    const dir = tempDataDir();
+    const { pfx } = generateTestCertificate({ cnpj: '11222333000181', xNome: 'LOJA CLI', password: '-senha com espaço' });
+    writeFileSync(join(dir, 'loja.pfx'), pfx);
+    writeFileSync(join(dir, 'senha.txt'), '-senha com espaço\n', { mode: 0o600 });
+    writeFileSync(join(dir, 'errada.txt'), 'outra senha\n', { mode: 0o600 });
+    const base = ['company', 'create', '--data', join(dir, 'servico'), '--uf', 'SP', '--nome', 'Loja CLI', '--cnpj', '11222333000181', '--certificado', join(dir, 'loja.pfx')];
+
+    const wrong = await runCli([...base, '--senha-arquivo', join(dir, 'errada.txt')]);
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toContain('--senha-arquivo: senha do certificado incorreta');
+    const both = await runCli([...base, '--senha-arquivo', join(dir, 'senha.txt'), '--senha', 'x']);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('--senha-arquivo: use --senha ou --senha-arquivo, não os dois');
+    const missingFile = await runCli([...base, '--senha-arquivo', join(dir, 'nao-existe.txt')]);
+    expect(missingFile.code).toBe(2);
+    expect(missingFile.stderr).toContain('--senha-arquivo: não foi possível ler');
+
+    const created = await runCli([...base, '--senha-arquivo', join(dir, 'senha.txt')]);
+    expect(created.code).toBe(0);
+    expect(JSON.parse(created.stdout)).toEqual({ company_id: expect.any(String), token: expect.stringMatching(/^blc_/) });
   });
 });
