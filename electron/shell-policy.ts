@@ -3,6 +3,7 @@
 // electron/main.ts only wires these to Electron's APIs, so what matters is tested in Node.
 
 import { isAbsolute, join, relative, resolve } from 'node:path';
+import { contentSecurityPolicy } from './content-security-policy.ts';
 
 /**
  * The screen is served from a privileged custom scheme rather than file://: a file:// page
@@ -15,18 +16,7 @@ export const APP_ORIGIN = `${APP_SCHEME}://${APP_HOST}`;
 export const APP_INDEX_URL = `${APP_ORIGIN}/index.html`;
 
 /** Same policy as browser mode minus the WebSocket: in Electron events come over IPC. */
-export const ELECTRON_CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "connect-src 'self'",
-  "img-src 'self' data: blob:",
-  "style-src 'self'",
-  "font-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+export const ELECTRON_CSP = contentSecurityPolicy();
 
 export const ELECTRON_RESPONSE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'content-security-policy': ELECTRON_CSP,

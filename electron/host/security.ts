@@ -3,6 +3,7 @@
 // every response carries.
 
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { contentSecurityPolicy } from '../content-security-policy.ts';
 
 /** 256 random bits, URL-safe: the per-start secret carried in the page's fragment. */
 export const newSecret = (): string => randomBytes(32).toString('base64url');
@@ -38,29 +39,10 @@ export const allowedHost = (header: string | undefined, names: readonly string[]
 /** Origins of the host's own pages: the only ones allowed to open the events socket. */
 export const ownOrigins = (names: readonly string[]): string[] => names.map((n) => `http://${n}`);
 
-/**
- * The page's Content Security Policy: our scripts only, no inline script or style, no plugins,
- * no framing, no base or form tricks. Images may be data:/blob: URLs (the receipt preview and
- * the QR Code); the only network peer is this host (HTTP and the events WebSocket).
- */
-export function contentSecurityPolicy(names: readonly string[]): string {
-  return [
-    "default-src 'self'",
-    "script-src 'self'",
-    `connect-src 'self' ${names.map((n) => `ws://${n}`).join(' ')}`,
-    "img-src 'self' data: blob:",
-    "style-src 'self'",
-    "font-src 'self'",
-    "object-src 'none'",
-    "base-uri 'none'",
-    "form-action 'none'",
-    "frame-ancestors 'none'",
-  ].join('; ');
-}
-
 export function securityHeaders(names: readonly string[]): Record<string, string> {
   return {
-    'content-security-policy': contentSecurityPolicy(names),
+    // The events WebSocket is this host's only network peer besides its own HTTP.
+    'content-security-policy': contentSecurityPolicy(names.map((n) => `ws://${n}`)),
     'x-content-type-options': 'nosniff',
     'referrer-policy': 'no-referrer',
     'x-frame-options': 'DENY',
