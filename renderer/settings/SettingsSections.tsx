@@ -80,6 +80,28 @@ export function ServiceSection({ settings, auth }: SectionProps) {
   );
 }
 
+/** A labelled select over `options`; the value keeps its type (string or number). */
+function Choice<T extends string | number>(props: { label: string; value: T; options: readonly { id: T; label: string }[]; onChange: (v: T) => void }) {
+  return (
+    <label className="field">
+      <span>{props.label}</span>
+      <select
+        value={props.value}
+        onChange={(e) => {
+          const chosen = props.options.find((o) => String(o.id) === e.target.value);
+          if (chosen) props.onChange(chosen.id);
+        }}
+      >
+        {props.options.map((o) => (
+          <option key={o.id} value={o.id}>
+            {o.label}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
 const PROFILES: { id: PrinterSettings['profile']; label: string }[] = [
   { id: 'epson-tm-t20', label: 'Epson TM-T20' },
   { id: 'elgin-i9', label: 'Elgin i9' },
@@ -94,6 +116,28 @@ const KINDS: { id: PrinterSettings['kind']; label: string }[] = [
   { id: 'file', label: 'Arquivo' },
 ];
 
+const PAPER_WIDTHS: { id: PrinterSettings['paperWidth']; label: string }[] = [
+  { id: 80, label: '80 mm' },
+  { id: 58, label: '58 mm' },
+];
+
+const CRTS: { id: CompanyProfile['crt']; label: string }[] = [
+  { id: 1, label: '1 Simples Nacional' },
+  { id: 2, label: '2 Simples Nacional, excesso de sublimite' },
+  { id: 3, label: '3 Regime normal' },
+  { id: 4, label: '4 Simples Nacional, MEI' },
+];
+
+const ENVIRONMENTS: { id: CompanyProfile['environment']; label: string }[] = [
+  { id: 'homologacao', label: 'Homologação (testes)' },
+  { id: 'producao', label: 'Produção' },
+];
+
+const QR_VERSIONS: { id: CompanyProfile['qrCodeVersion']; label: string }[] = [
+  { id: 2, label: '2' },
+  { id: 3, label: '3' },
+];
+
 export function PrinterSection({ settings, auth }: SectionProps) {
   const [p, setP] = useState<PrinterSettings>(settings.printer);
   const { error, saved, save } = useSave(auth);
@@ -106,34 +150,10 @@ export function PrinterSection({ settings, auth }: SectionProps) {
       }}
     >
       <h3>Impressora</h3>
-      <label className="field">
-        <span>Tipo de impressora</span>
-        <select value={p.kind} onChange={(e) => setP({ ...p, kind: e.target.value as PrinterSettings['kind'] })}>
-          {KINDS.map((k) => (
-            <option key={k.id} value={k.id}>
-              {k.label}
-            </option>
-          ))}
-        </select>
-      </label>
+      <Choice label="Tipo de impressora" value={p.kind} options={KINDS} onChange={(kind) => setP({ ...p, kind })} />
       <Text label="Endereço da impressora (IP:porta, dispositivo ou arquivo)" disabled={p.kind === 'virtual'} value={p.address ?? ''} onChange={(v) => setP({ ...p, address: v })} />
-      <label className="field">
-        <span>Modelo</span>
-        <select value={p.profile} onChange={(e) => setP({ ...p, profile: e.target.value as PrinterSettings['profile'] })}>
-          {PROFILES.map((x) => (
-            <option key={x.id} value={x.id}>
-              {x.label}
-            </option>
-          ))}
-        </select>
-      </label>
-      <label className="field">
-        <span>Largura do papel</span>
-        <select value={p.paperWidth} onChange={(e) => setP({ ...p, paperWidth: Number(e.target.value) as 80 | 58 })}>
-          <option value={80}>80 mm</option>
-          <option value={58}>58 mm</option>
-        </select>
-      </label>
+      <Choice label="Modelo" value={p.profile} options={PROFILES} onChange={(profile) => setP({ ...p, profile })} />
+      <Choice label="Largura do papel" value={p.paperWidth} options={PAPER_WIDTHS} onChange={(paperWidth) => setP({ ...p, paperWidth })} />
       <Outcome error={error} saved={saved} />
       <button type="submit">Salvar impressora</button>
     </form>
@@ -181,29 +201,9 @@ export function CompanySection({ settings, auth }: SectionProps) {
         <Text label="UF" value={a.UF} onChange={(v) => setA({ UF: v.toUpperCase() })} />
         <Text label="CEP" value={a.CEP} onChange={(v) => setA({ CEP: v.replace(/\D/g, '') })} />
         <Text label="Telefone" value={a.fone ?? ''} onChange={(v) => setA({ fone: v || undefined })} />
-        <label className="field">
-          <span>Regime tributário (CRT)</span>
-          <select value={c.crt} onChange={(e) => setC({ ...c, crt: Number(e.target.value) as CompanyProfile['crt'] })}>
-            <option value={1}>1 Simples Nacional</option>
-            <option value={2}>2 Simples Nacional, excesso de sublimite</option>
-            <option value={3}>3 Regime normal</option>
-            <option value={4}>4 Simples Nacional, MEI</option>
-          </select>
-        </label>
-        <label className="field">
-          <span>Ambiente</span>
-          <select value={c.environment} onChange={(e) => setC({ ...c, environment: e.target.value as CompanyProfile['environment'] })}>
-            <option value="homologacao">Homologação (testes)</option>
-            <option value="producao">Produção</option>
-          </select>
-        </label>
-        <label className="field">
-          <span>Versão do QR Code</span>
-          <select value={c.qrCodeVersion} onChange={(e) => setC({ ...c, qrCodeVersion: Number(e.target.value) as 2 | 3 })}>
-            <option value={2}>2</option>
-            <option value={3}>3</option>
-          </select>
-        </label>
+        <Choice label="Regime tributário (CRT)" value={c.crt} options={CRTS} onChange={(crt) => setC({ ...c, crt })} />
+        <Choice label="Ambiente" value={c.environment} options={ENVIRONMENTS} onChange={(environment) => setC({ ...c, environment })} />
+        <Choice label="Versão do QR Code" value={c.qrCodeVersion} options={QR_VERSIONS} onChange={(qrCodeVersion) => setC({ ...c, qrCodeVersion })} />
         <Text label="Identificador do CSC" value={c.cscId ?? ''} onChange={(v) => setC({ ...c, cscId: v || null })} />
         <Text label={c.cscSet ? 'CSC (em branco mantém o atual)' : 'CSC'} type="password" value={cscToken} onChange={setCscToken} />
       </div>

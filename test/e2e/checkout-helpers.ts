@@ -79,19 +79,21 @@ export async function advanceSandboxClock(store: Store, minutes: number): Promis
  * its nNF.
  */
 export async function saleRejected391(store: Store): Promise<number> {
-  const rpc = async (method: string, args: unknown[]) => {
-    const res = await fetch(`${store.origin}/api/rpc/${method}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${store.secret}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ args }),
-    });
-    expect(res.status).toBe(200);
-    return ((await res.json()) as { result: { id: string; receipt: { nNF: number } } }).result;
-  };
-  const sale = await rpc('openSale', []);
-  await rpc('addItem', [sale.id, { code: '1001' }]);
-  await rpc('addPayment', [sale.id, { tPag: '03', amountCents: 1890 }]); // credit card, no card group
-  return (await rpc('finishSale', [sale.id])).receipt.nNF;
+  const sale = await rpc<{ id: string }>(store, 'openSale', []);
+  await rpc(store, 'addItem', [sale.id, { code: '1001' }]);
+  await rpc(store, 'addPayment', [sale.id, { tPag: '03', amountCents: 1890 }]); // credit card, no card group
+  return (await rpc<{ receipt: { nNF: number } }>(store, 'finishSale', [sale.id])).receipt.nNF;
+}
+
+/** A call to the terminal over the bridge the screen uses (browser-mode host), with its secret. */
+export async function rpc<T = unknown>(store: Store, method: string, args: unknown[]): Promise<T> {
+  const res = await fetch(`${store.origin}/api/rpc/${method}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${store.secret}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ args }),
+  });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { result: T }).result;
 }
 
 /** One sale paid in cash, finished, and in `state` (authorized): returns its nNF as the screen shows it. */

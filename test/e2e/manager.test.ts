@@ -18,7 +18,7 @@
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { advanceSandboxClock, scan, screenshotOf, sellInCash, terminalReceipt, totalPanel, waitForText } from './checkout-helpers.ts';
+import { advanceSandboxClock, rpc, scan, screenshotOf, sellInCash, terminalReceipt, totalPanel, waitForText } from './checkout-helpers.ts';
 import { createCompany } from '../helpers/service-process.ts';
 import { launchChromium, openCheckout, startStore, type Store } from './harness.ts';
 
@@ -104,6 +104,27 @@ describe('manager screens', () => {
     await waitForText(totalPanel(page), 'R$\u00a05,00');
     await page.keyboard.press('F8');
     await page.getByRole('dialog', { name: 'Cancelar venda' }).getByRole('button', { name: 'Descartar venda' }).click();
+    await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
+  });
+
+  it('saves choices made in the settings selects with their types (paper width, QR Code version)', async () => {
+    await page.keyboard.press('F10');
+    const settings = page.getByRole('dialog', { name: 'Gerente: configurações' });
+    await settings.getByLabel('PIN do gerente').fill(store.manager.pin);
+    await settings.getByRole('button', { name: 'Continuar' }).click();
+    await settings.getByRole('tab', { name: 'Impressora' }).click();
+    await settings.getByLabel('Largura do papel').selectOption('58 mm');
+    await settings.getByRole('button', { name: 'Salvar impressora' }).click();
+    await waitForText(settings.getByRole('status'), 'Salvo.');
+    await settings.getByRole('tab', { name: 'Empresa' }).click();
+    await settings.getByLabel('Versão do QR Code').selectOption('3');
+    await settings.getByRole('button', { name: 'Salvar empresa' }).click();
+    await waitForText(settings.getByRole('status'), 'Salvo.');
+
+    const saved = await rpc<{ printer: { paperWidth: unknown }; company: { qrCodeVersion: unknown } }>(store, 'getSettings', []);
+    expect(saved.printer.paperWidth).toBe(58);
+    expect(saved.company.qrCodeVersion).toBe(3);
+    await page.keyboard.press('Escape');
     await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
   });
 
