@@ -2,8 +2,8 @@
 // — the payments (card data for rejection 391, say) or the consumer — and send it again with the
 // same number and key.
 
-import { useEffect, useState } from 'react';
-import type { PaymentInput, SaleView } from '../../electron/api/terminal-api.ts';
+import { useState } from 'react';
+import type { PaymentInput } from '../../electron/api/terminal-api.ts';
 import { asFailure, type TerminalFailure } from '../api/terminal-failure.ts';
 import { Dialog } from '../components/Dialog.tsx';
 import { ErrorAlert } from '../components/ErrorAlert.tsx';
@@ -18,6 +18,7 @@ import { openDialog } from '../state/ui-store.ts';
 import { ReceiptHeading } from './ReceiptHeading.tsx';
 import { useReceipt } from './use-receipt.ts';
 import { BackToReceipts } from './BackToReceipts.tsx';
+import { useReceiptSale } from './use-receipt-sale.ts';
 
 type PaymentLine = { tPag: MethodId; amount: string; card: CardForm };
 
@@ -26,7 +27,6 @@ const knownMethod = (tPag: string): MethodId => (METHODS.some((m) => m.tPag === 
 export function CorrectDialog(props: { receiptId: string }) {
   const { receiptId } = props;
   const receipt = useReceipt(receiptId);
-  const [sale, setSale] = useState<SaleView | null>(null);
   const [payments, setPayments] = useState<PaymentLine[]>([]);
   const [consumer, setConsumer] = useState('');
   const [operator, setOperator] = useState('');
@@ -34,27 +34,20 @@ export function CorrectDialog(props: { receiptId: string }) {
   const [error, setError] = useState<TerminalFailure | string | null>(null);
   const [sent, setSent] = useState(false);
   const back = () => openDialog({ kind: 'receipts' });
-  const saleId = receipt?.saleId;
-
-  useEffect(() => {
-    if (!saleId) return;
-    terminal()
-      .getSale(saleId)
-      .then(
-        (s) => {
-          setSale(s);
-          setConsumer(s.consumer ? formatDocument(s.consumer.document) : '');
-          setPayments(
-            s.payments.map((p) => ({
-              tPag: knownMethod(p.tPag),
-              amount: centsToInput(p.amountCents),
-              card: p.card ? { tpIntegra: p.card.tpIntegra, cnpj: p.card.cnpj ?? '', tBand: p.card.tBand ?? '', cAut: p.card.cAut ?? '' } : emptyCard(),
-            })),
-          );
-        },
-        (err: unknown) => setError(asFailure(err)),
+  const sale = useReceiptSale(
+    receipt?.saleId,
+    (s) => {
+      setConsumer(s.consumer ? formatDocument(s.consumer.document) : '');
+      setPayments(
+        s.payments.map((p) => ({
+          tPag: knownMethod(p.tPag),
+          amount: centsToInput(p.amountCents),
+          card: p.card ? { tpIntegra: p.card.tpIntegra, cnpj: p.card.cnpj ?? '', tBand: p.card.tBand ?? '', cAut: p.card.cAut ?? '' } : emptyCard(),
+        })),
       );
-  }, [saleId]);
+    },
+    setError,
+  );
 
   const update = (i: number, patch: Partial<PaymentLine>) => setPayments(payments.map((p, j) => (j === i ? { ...p, ...patch } : p)));
 

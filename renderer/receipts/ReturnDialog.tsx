@@ -2,8 +2,8 @@
 // references the receipt. The manager picks the items and quantities, gives the reason and, when
 // the receipt named no consumer, who is returning the goods.
 
-import { useEffect, useState } from 'react';
-import type { ManagerAuthorization, SaleView } from '../../electron/api/terminal-api.ts';
+import { useState } from 'react';
+import type { ManagerAuthorization } from '../../electron/api/terminal-api.ts';
 import { asFailure, type TerminalFailure } from '../api/terminal-failure.ts';
 import { Dialog } from '../components/Dialog.tsx';
 import { ErrorAlert } from '../components/ErrorAlert.tsx';
@@ -19,13 +19,13 @@ import { openDialog } from '../state/ui-store.ts';
 import { ReceiptHeading } from './ReceiptHeading.tsx';
 import { useReceipt } from './use-receipt.ts';
 import { BackToReceipts } from './BackToReceipts.tsx';
+import { useReceiptSale } from './use-receipt-sale.ts';
 
 type Line = { itemId: number; description: string; sold: string; include: boolean; quantity: string };
 
 export function ReturnDialog(props: { receiptId: string }) {
   const { receiptId } = props;
   const receipt = useReceipt(receiptId);
-  const [sale, setSale] = useState<SaleView | null>(null);
   const [lines, setLines] = useState<Line[]>([]);
   const [reason, setReason] = useState('');
   const [document, setDocument] = useState('');
@@ -36,20 +36,11 @@ export function ReturnDialog(props: { receiptId: string }) {
   const [busy, setBusy] = useState(false);
   const live = useReceipts((s) => s.returns.find((r) => r.id === created));
   const back = () => openDialog({ kind: 'receipts' });
-  const saleId = receipt?.saleId;
-
-  useEffect(() => {
-    if (!saleId) return;
-    terminal()
-      .getSale(saleId)
-      .then(
-        (s) => {
-          setSale(s);
-          setLines(s.items.filter((i) => !i.removed).map((i) => ({ itemId: i.id, description: i.description, sold: i.quantity, include: true, quantity: formatQuantity(i.quantity) })));
-        },
-        (err: unknown) => setError(asFailure(err)),
-      );
-  }, [saleId]);
+  const sale = useReceiptSale(
+    receipt?.saleId,
+    (s) => setLines(s.items.filter((i) => !i.removed).map((i) => ({ itemId: i.id, description: i.description, sold: i.quantity, include: true, quantity: formatQuantity(i.quantity) }))),
+    setError,
+  );
 
   const needsConsumer = sale !== null && sale.consumer === null;
 
