@@ -1,5 +1,6 @@
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -70,6 +71,25 @@ describe('loadMasterKey', () => {
     const dir = tempDir();
     expect(() => loadMasterKey(dir, { [MASTER_KEY_ENV]: randomBytes(16).toString('base64') })).toThrow(/BALCAO_MASTER_KEY.*32 bytes/);
     expect(() => loadMasterKey(dir, { [MASTER_KEY_ENV]: '!'.repeat(44) })).toThrow(/BALCAO_MASTER_KEY/);
+  });
+
+  it('processes creating the key of one fresh folder at once all read the same whole key', async () => {
+    // What `balcao company create` run in parallel does: each process races to create master.key.
+    const dir = join(tempDir(), 'data');
+    const script =
+      `const { loadMasterKey } = await import(${JSON.stringify(new URL('./secrets.ts', import.meta.url).href)});` +
+      `process.stdout.write(loadMasterKey(${JSON.stringify(dir)}, {}).toString('base64'));`;
+    const run = () =>
+      new Promise<string>((resolve, reject) => {
+        execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], (err, stdout, stderr) =>
+          err ? reject(new Error(stderr || err.message)) : resolve(stdout),
+        );
+      });
+    const keys = await Promise.all(Array.from({ length: 8 }, run));
+    expect(new Set(keys).size).toBe(1);
+    expect(Buffer.from(keys[0]!, 'base64')).toHaveLength(32);
+    expect(readFileSync(join(dir, MASTER_KEY_FILE), 'utf8').trim()).toBe(keys[0]);
+    expect(readdirSync(dir)).toEqual([MASTER_KEY_FILE]); // no draft left behind
   });
 
   it.runIf(process.platform !== 'win32')('refuses a key file other users can read', () => {

@@ -8,7 +8,7 @@
 // of being read as something it is not.
 
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const MASTER_KEY_FILE = 'master.key';
@@ -92,13 +92,7 @@ export function loadMasterKey(dataDir: string, env: NodeJS.ProcessEnv = process.
 
   const file = join(dataDir, MASTER_KEY_FILE);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  try {
-    // 'wx': create only if absent, so two processes starting together never write two keys.
-    writeFileSync(file, randomBytes(KEY_BYTES).toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
-    chmodSync(file, 0o600); // the umask may have narrowed it already, never widened; be explicit
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-  }
+  if (!existsSync(file)) publishNewKey(file);
   if (process.platform !== 'win32') {
     const mode = statSync(file).mode & 0o777;
     if (mode & 0o077) {
@@ -108,6 +102,31 @@ export function loadMasterKey(dataDir: string, env: NodeJS.ProcessEnv = process.
     }
   }
   return decodeKey(readFileSync(file, 'utf8'), file);
+}
+
+/**
+ * Creates `file` with a fresh key, complete or not at all. The key is written and synced under a
+ * private name, then hard-linked into place: link() fails when the name exists, so of two
+ * processes starting together (`balcao company create` run in parallel) exactly one key wins,
+ * and the other process never sees the winner's file before its content is there.
+ */
+function publishNewKey(file: string): void {
+  const draft = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const fd = openSync(draft, 'wx', 0o600);
+  try {
+    writeSync(fd, randomBytes(KEY_BYTES).toString('base64') + '\n');
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    chmodSync(draft, 0o600); // the umask may have narrowed it already, never widened; be explicit
+    linkSync(draft, file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  } finally {
+    unlinkSync(draft);
+  }
 }
 
 /**

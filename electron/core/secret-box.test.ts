@@ -1,7 +1,7 @@
 // FileKeySecretBox on real files: the key file (mode 0600, shared by every box of the folder),
 // sealing round trips, and refusals of another key or a tampered value.
 
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -18,6 +18,7 @@ describe('FileKeySecretBox', () => {
     const box = new FileKeySecretBox(join(dir, 'dados'));
     const key = join(dir, 'dados', SECRET_KEY_FILE);
     expect(readFileSync(key)).toHaveLength(32);
+    expect(readdirSync(join(dir, 'dados'))).toEqual([SECRET_KEY_FILE]); // the draft it was written under is gone
     if (process.platform !== 'win32') expect(statSync(key).mode & 0o777).toBe(0o600);
     const sealed = box.seal(Buffer.from('token-secreto'));
     expect(new FileKeySecretBox(join(dir, 'dados')).open(sealed).toString()).toBe('token-secreto');

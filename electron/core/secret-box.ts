@@ -16,7 +16,7 @@
 // reports the secret as unreadable and the manager enters it again.
 
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, openSync, readFileSync, writeSync, constants, mkdirSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
 export interface SecretBox {
@@ -49,27 +49,33 @@ export class FileKeySecretBox implements SecretBox {
   }
 
   private static readOrCreateKey(path: string): Buffer {
+    if (!existsSync(path)) FileKeySecretBox.publishNewKey(path);
+    const key = readFileSync(path);
+    if (key.length !== KEY_LENGTH) throw new SecretBoxError(`Arquivo de chave dos segredos inválido: ${path} (esperados ${KEY_LENGTH} bytes, há ${key.length})`);
+    return key;
+  }
+
+  /**
+   * Creates the key file complete or not at all: written and synced under a private name, then
+   * hard-linked into place. link() fails when the name exists, so of two processes opening the
+   * same folder for the first time one key wins and the other reads it whole; a crash midway
+   * leaves only the draft, never a short key file that would be refused on every later start.
+   */
+  private static publishNewKey(path: string): void {
+    const draft = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+    const fd = openSync(draft, 'wx', 0o600);
     try {
-      // O_EXCL: two processes opening the same folder for the first time never both write a
-      // key (the loser reads the winner's).
-      const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
-      const key = randomBytes(KEY_LENGTH);
-      try {
-        writeSync(fd, key);
-        fsyncSync(fd);
-      } finally {
-        closeSync(fd);
-      }
-      return key;
+      writeSync(fd, randomBytes(KEY_LENGTH));
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    try {
+      linkSync(draft, path);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
-    // The winner may still be writing: a short key is re-read for a moment before giving up.
-    for (let i = 0; ; i++) {
-      const key = readFileSync(path);
-      if (key.length === KEY_LENGTH) return key;
-      if (i >= 50) throw new SecretBoxError(`Arquivo de chave dos segredos inválido: ${path} (esperados ${KEY_LENGTH} bytes, há ${key.length})`);
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+    } finally {
+      unlinkSync(draft);
     }
   }
 
