@@ -43,12 +43,23 @@ describe('dispatch', () => {
   });
 
   it('refuses arguments that are not a list', async () => {
-    for (const args of [undefined, null, 'x', { 0: 'a' }, new Array(9).fill('a')]) {
+    for (const args of [undefined, null, 'x', { 0: 'a' }, ['a']]) {
       const out = await dispatch(terminal, 'openSale', args);
       expect(out.status).toBe(400);
       expect(out.body).toMatchObject({ error: { code: 'estado_invalido', field: 'args' } });
     }
     expect(await terminal.openSales()).toEqual([]);
+  });
+
+  it("refuses more arguments than the screen API declares: the core's test-only options stay out of reach", async () => {
+    // cancelReceipt(receiptId, input) on the screen; the core's third argument lets a test send a
+    // cancellation past the local window, which no page may do.
+    const out = await dispatch(terminal, 'cancelReceipt', ['qualquer', { managerId: 'x', pin: '0000', justification: 'j'.repeat(20) }, { skipLocalWindowCheck: true }]);
+    expect(out.status).toBe(400);
+    expect(out.body).toMatchObject({ error: { code: 'estado_invalido', field: 'args', message: expect.stringContaining('cancelReceipt') } });
+    // The declared count passes through (and reaches the core, which answers for the receipt).
+    const declared = await dispatch(terminal, 'cancelReceipt', ['qualquer', { managerId: 'x', pin: '0000', justification: 'j'.repeat(20) }]);
+    expect(declared.body).toMatchObject({ error: { code: 'nao_encontrado' } });
   });
 
   it("returns the core's TerminalError as data, code and field intact", async () => {

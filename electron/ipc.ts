@@ -3,12 +3,9 @@
 // becomes a BridgeResult, so the two carriers cannot drift apart. Plain Node: tested without
 // Electron.
 
-import { isBridgeMethod, type BridgeResult } from './api/bridge-protocol.ts';
+import { BRIDGE_ARITY, isBridgeMethod, type BridgeResult } from './api/bridge-protocol.ts';
 import type { TerminalApi, TerminalErrorData } from './api/terminal-api.ts';
 import { TerminalError } from './core/errors.ts';
-
-/** The screen has no call with more arguments than this; more is a malformed request. */
-const MAX_ARGS = 8;
 
 /**
  * The envelope plus the HTTP status the host answers with (IPC uses only `body`). A TerminalError
@@ -33,8 +30,12 @@ export async function dispatch(terminal: TerminalApi, method: unknown, args: unk
   if (typeof method !== 'string' || !isBridgeMethod(method)) {
     return refused(404, { code: 'nao_encontrado', message: `Operação desconhecida: ${String(method).slice(0, 60)}` });
   }
-  if (!Array.isArray(args) || args.length > MAX_ARGS) {
-    return refused(400, { code: 'estado_invalido', message: 'Argumentos da chamada inválidos: esperada uma lista', field: 'args' });
+  if (!Array.isArray(args) || args.length > BRIDGE_ARITY[method]) {
+    return refused(400, {
+      code: 'estado_invalido',
+      message: `Argumentos da chamada inválidos: ${method} aceita uma lista de até ${BRIDGE_ARITY[method]}`,
+      field: 'args',
+    });
   }
   try {
     const fn = terminal[method] as (...a: unknown[]) => Promise<unknown>;

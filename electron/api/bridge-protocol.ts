@@ -8,51 +8,55 @@ import type { TerminalApi, TerminalErrorData, TerminalEvent } from './terminal-a
 /** Every TerminalApi method the screen may call remotely (`subscribe` travels as events). */
 export type BridgeMethod = Exclude<keyof TerminalApi, 'subscribe'>;
 
+/** How many arguments a TerminalApi method declares, its optional ones included. */
+type Arity<M extends BridgeMethod> = Required<Parameters<TerminalApi[M]>>['length'];
+
 /**
- * The allow-list both carriers check before calling the core: a name not listed here is refused,
- * whatever the sender. `satisfies` keeps it complete — a method added to TerminalApi and not
- * listed here fails the typecheck below.
+ * The allow-list both carriers check before calling the core, with the number of arguments each
+ * method takes: a name not listed here is refused, whatever the sender, and so is a call with
+ * more arguments than the screen API declares (the core's own methods may take more, e.g. a
+ * test-only option, and a page must never reach those). The `satisfies` keeps both honest: a
+ * method added to TerminalApi and not listed here, or listed with another count, fails the
+ * typecheck.
  */
-export const BRIDGE_METHODS = [
-  'findProducts',
-  'openSale',
-  'getSale',
-  'openSales',
-  'addItem',
-  'removeItem',
-  'setConsumer',
-  'addPayment',
-  'removePayment',
-  'discardSale',
-  'finishSale',
-  'recentReceipts',
-  'getReceipt',
-  'cancelReceipt',
-  'correctAndResubmit',
-  'voidReceipt',
-  'reprint',
-  'returnReceipt',
-  'listReturns',
-  'receiptPreview',
-  'printerStatus',
-  'recentPrints',
-  'getSettings',
-  'updateSettings',
-  'importCertificate',
-  'importCatalogCsv',
-  'contingencyStatus',
-  'enterContingency',
-  'leaveContingency',
-  'resumeContingencyTask',
-  'listManagers',
-  'queueStatus',
-] as const satisfies readonly BridgeMethod[];
+export const BRIDGE_ARITY = {
+  findProducts: 2,
+  openSale: 0,
+  getSale: 1,
+  openSales: 0,
+  addItem: 2,
+  removeItem: 2,
+  setConsumer: 2,
+  addPayment: 2,
+  removePayment: 2,
+  discardSale: 1,
+  finishSale: 1,
+  recentReceipts: 1,
+  getReceipt: 1,
+  cancelReceipt: 2,
+  correctAndResubmit: 3,
+  voidReceipt: 2,
+  reprint: 2,
+  returnReceipt: 2,
+  listReturns: 1,
+  receiptPreview: 1,
+  printerStatus: 0,
+  recentPrints: 1,
+  getSettings: 0,
+  updateSettings: 2,
+  importCertificate: 1,
+  importCatalogCsv: 2,
+  contingencyStatus: 0,
+  enterContingency: 1,
+  leaveContingency: 1,
+  resumeContingencyTask: 2,
+  listManagers: 0,
+  queueStatus: 0,
+} as const satisfies { [M in BridgeMethod]: Arity<M> };
 
-type Missing = Exclude<BridgeMethod, (typeof BRIDGE_METHODS)[number]>;
-const complete: [Missing] extends [never] ? true : Missing = true;
-void complete;
+export const BRIDGE_METHODS = Object.keys(BRIDGE_ARITY) as BridgeMethod[];
 
-export const isBridgeMethod = (name: string): name is BridgeMethod => (BRIDGE_METHODS as readonly string[]).includes(name);
+export const isBridgeMethod = (name: string): name is BridgeMethod => Object.hasOwn(BRIDGE_ARITY, name);
 
 /** What a remote call answers: the method's result, or the terminal's error as data. */
 export type BridgeResult = { result: unknown } | { error: TerminalErrorData };
