@@ -7,7 +7,7 @@ import swagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { ServiceMode } from './clock.ts';
 import { createServiceDeps, type ServiceDeps } from './deps.ts';
-import { authenticate } from './http/auth.ts';
+import { authenticate, identifyIfPresent } from './http/auth.ts';
 import { ApiError, errorHandler, notFoundHandler } from './http/errors.ts';
 import { coerceQueryAndParams } from './http/query-coercion.ts';
 import { documentRoutes } from './http/routes.ts';
@@ -102,8 +102,13 @@ export function buildApp(options: BuildAppOptions): ServiceApp {
   });
   // A request that was in flight when closing began ends its keep-alive connection with its
   // response; otherwise the idle socket would hold close() open until the keep-alive timeout.
-  app.addHook('onSend', async (_request, reply, payload) => {
+  app.addHook('onSend', async (request, reply, payload) => {
     if (closing) reply.header('connection', 'close');
+    // An answer to a company's token is dated by that company's clock, which sandbox mode can
+    // move forward (contract 5): a terminal reads HTTP's own Date header to judge the 30-minute
+    // cancellation window on the service's time, not on its own clock. In production the
+    // company clock is real time, so Date means what it always means.
+    if (request.company) reply.header('date', (await deps.clock.now(request.company.id)).toUTCString());
     return payload;
   });
   app.addHook('preValidation', coerceQueryAndParams);
@@ -125,7 +130,7 @@ export function buildApp(options: BuildAppOptions): ServiceApp {
     },
   });
 
-  app.get('/healthz', { schema: { hide: true } }, async () => {
+  app.get('/healthz', { schema: { hide: true }, onRequest: identifyIfPresent(deps.store) }, async () => {
     await deps.store.ping();
     return { status: 'ok' };
   });

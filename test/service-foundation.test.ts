@@ -148,6 +148,18 @@ describe('sandbox controls', () => {
     expect((await a.post('/api/v1/sandbox/relogio', {})).body.error.details).toEqual([{ field: 'avancar_minutos', message: 'obrigatório' }]);
   });
 
+  it("dates every answer to a company's token by that company's clock (HTTP Date), the open /healthz included", async () => {
+    // Company A's clock runs at least 31 minutes ahead (the test above); B's is real time.
+    const dated = (res: { headers: Headers }) => Date.parse(res.headers.get('date') ?? '') - Date.now();
+    const ahead = 30 * 60_000;
+    expect(dated(await a.get('/api/v1/nfce/00000000-0000-0000-0000-000000000000'))).toBeGreaterThan(ahead); // even a 404
+    expect(dated(await a.get('/healthz'))).toBeGreaterThan(ahead);
+    for (const res of [await b.get('/healthz'), await anonymous.get('/healthz'), await a.get('/healthz', { token: 'blc_desconhecido' })]) {
+      expect(res.status).toBe(200);
+      expect(Math.abs(dated(res))).toBeLessThan(5 * 60_000);
+    }
+  });
+
   it('keeps each company apart', async () => {
     expect((await b.post('/api/v1/sandbox/autoridade', {})).body).toEqual({ latencia_ms: 0, disponivel: true });
     expect((await b.post('/api/v1/sandbox/relogio', { avancar_minutos: 0 })).body.deslocamento_minutos).toBe(0);

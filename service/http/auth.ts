@@ -22,21 +22,40 @@ const unauthorized = (message: string) =>
 
 const BEARER = /^Bearer +(\S+)\s*$/i;
 
+type TokenCheck = { company: AuthenticatedCompany } | { refused: 'missing' | 'malformed' | 'unknown' };
+
+async function checkToken(store: Pick<CompanyStore, 'findTokenOwner'>, header: string | undefined): Promise<TokenCheck> {
+  if (!header) return { refused: 'missing' };
+  const token = BEARER.exec(header)?.[1];
+  if (!token || !isWellFormedToken(token)) return { refused: 'malformed' };
+  const presented = hashToken(token);
+  const owner = await store.findTokenOwner(presented);
+  // The lookup is by hash, so timing reveals nothing about the token; the constant-time
+  // comparison is the explicit final check that the stored hash is the presented one.
+  if (!owner || !timingSafeEqual(owner.tokenSha256, presented)) return { refused: 'unknown' };
+  return { company: owner.company };
+}
+
+const REFUSALS = {
+  missing: 'Autenticação obrigatória: envie o cabeçalho Authorization: Bearer <token>.',
+  malformed: 'Cabeçalho Authorization malformado: esperado "Bearer blc_..." com o token da empresa.',
+  unknown: 'Token inválido ou revogado.',
+} as const;
+
 /** onRequest hook: Authorization: Bearer <token> → request.company, or 401. */
 export function authenticate(store: Pick<CompanyStore, 'findTokenOwner'>) {
   return async function authenticateRequest(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
-    const header = request.headers.authorization;
-    if (!header) throw unauthorized('Autenticação obrigatória: envie o cabeçalho Authorization: Bearer <token>.');
-    const token = BEARER.exec(header)?.[1];
-    if (!token || !isWellFormedToken(token)) {
-      throw unauthorized('Cabeçalho Authorization malformado: esperado "Bearer blc_..." com o token da empresa.');
-    }
-    const presented = hashToken(token);
-    const owner = await store.findTokenOwner(presented);
-    // The lookup is by hash, so timing reveals nothing about the token; the constant-time
-    // comparison is the explicit final check that the stored hash is the presented one.
-    if (!owner || !timingSafeEqual(owner.tokenSha256, presented)) throw unauthorized('Token inválido ou revogado.');
-    request.company = owner.company;
+    const check = await checkToken(store, request.headers.authorization);
+    if ('refused' in check) throw unauthorized(REFUSALS[check.refused]);
+    request.company = check.company;
+  };
+}
+
+/** For open routes (/healthz): request.company when a valid token came along; never a 401. */
+export function identifyIfPresent(store: Pick<CompanyStore, 'findTokenOwner'>) {
+  return async function identifyRequest(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+    const check = await checkToken(store, request.headers.authorization);
+    if ('company' in check) request.company = check.company;
   };
 }
 
