@@ -137,19 +137,6 @@ async function prepareTerminal(terminal: Terminal, serviceUrl: string, token: st
   }
 }
 
-/**
- * Test only (the demo store is always sandbox): BALCAO_TEST_CLOCK_OFFSET_MINUTES runs the
- * terminal's clock that many minutes ahead, so an end-to-end test can see a receipt past its
- * cancellation window without waiting 30 minutes (test/e2e/manager.test.ts).
- */
-function testClock(): (() => number) | undefined {
-  const raw = process.env.BALCAO_TEST_CLOCK_OFFSET_MINUTES;
-  if (raw === undefined || raw === '') return undefined;
-  if (!/^[0-9]{1,6}$/.test(raw)) throw new UsageError('BALCAO_TEST_CLOCK_OFFSET_MINUTES: minutos inteiros de 0 a 999999');
-  const offsetMs = Number(raw) * 60_000;
-  return () => Date.now() + offsetMs;
-}
-
 // ---- Running -----------------------------------------------------------------------------------
 
 class Stack {
@@ -216,7 +203,7 @@ export async function run(args: string[]): Promise<number> {
     }
     const serviceUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 
-    const terminal = await createTerminal({ dataDir: terminalDir, serviceUrl, token: company.token, series: 1, clock: testClock() });
+    const terminal = await createTerminal({ dataDir: terminalDir, serviceUrl, token: company.token, series: 1 });
     stack.push('terminal', () => terminal.close());
     await prepareTerminal(terminal, serviceUrl, company.token, certificate);
 

@@ -24,14 +24,12 @@ afterAll(async () => {
 });
 
 /** A terminal of its own company (own CNPJ, own sandbox clock), with a manager. */
-async function setup(options: { clockOffsetMs?: () => number; pollWindow?: number } = {}) {
+async function setup(options: { pollWindow?: number } = {}) {
   const company = await storeCompany(serviceDir);
-  const offset = options.clockOffsetMs ?? (() => 0);
   const terminal = await testTerminal({
     serviceUrl: service.url,
     token: company.token,
     series: 1,
-    clock: () => Date.now() + offset(),
     ...(options.pollWindow !== undefined && { pollWindow: options.pollWindow, pollConcurrency: 1 }),
   });
   terminals.push(terminal);
@@ -150,14 +148,16 @@ describe('issuing through the real service', () => {
     await settled(terminal, next.receipt.id, ['authorized']);
   });
 
-  it('after the window the terminal refuses and offers the return; forced, the service refuses too', async () => {
-    let offset = 0;
-    const { terminal, manager, http } = await setup({ clockOffsetMs: () => offset });
+  it("after the window on the service's clock the terminal refuses and offers the return; forced, the service refuses too", async () => {
+    const { terminal, manager, http } = await setup();
     const { receipt } = await sell(terminal);
     await settled(terminal, receipt.id, ['authorized']);
-    // 31 minutes later, for the service (sandbox clock) and for the terminal.
+    expect((await terminal.getReceipt(receipt.id)).cancellation).toMatchObject({ allowed: true, remedy: 'cancelar' });
+    // 31 minutes later for the service (sandbox clock) only: the terminal's own clock does not
+    // move. It learns the service's time from the Date of the next answer, here the next sale's.
     expect((await http.post('/api/v1/sandbox/relogio', { avancar_minutos: 31 })).status).toBe(200);
-    offset = 31 * 60_000;
+    await settled(terminal, (await sell(terminal)).receipt.id, ['authorized']);
+    expect(terminal.serviceClock.offsetMs).toBeGreaterThan(30 * 60_000);
 
     const view = await terminal.getReceipt(receipt.id);
     expect(view.cancellation).toMatchObject({ allowed: false, secondsLeft: 0, remedy: 'devolucao' });

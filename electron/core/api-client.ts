@@ -197,6 +197,8 @@ export type IssuanceClientOptions = {
   token: string;
   /** Per request, connection included. */
   timeoutMs?: number;
+  /** Hears the Date header of every answer, errors included (service-clock.ts). */
+  onAnswerDated?: (date: string | null) => void;
 };
 
 type Raw = { status: number; headers: Headers; body: unknown; bytes: Uint8Array };
@@ -206,11 +208,13 @@ export class IssuanceClient {
   baseUrl: string;
   private token: string;
   private readonly timeoutMs: number;
+  private readonly onAnswerDated: (date: string | null) => void;
 
   constructor(options: IssuanceClientOptions) {
     this.baseUrl = (options.baseUrl ?? DEFAULT_SERVICE_URL).replace(/\/+$/, '');
     this.token = options.token;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.onAnswerDated = options.onAnswerDated ?? (() => {});
   }
 
   /** Points the client at another service or token; requests in flight finish with the old ones. */
@@ -232,6 +236,7 @@ export class IssuanceClient {
     let bytes: Uint8Array;
     try {
       res = await fetch(this.baseUrl + path, { method, headers, body, signal: AbortSignal.timeout(this.timeoutMs) });
+      this.onAnswerDated(res.headers.get('date'));
       // Reading the body is part of the exchange: a connection cut mid-body is a lost answer.
       bytes = new Uint8Array(await res.arrayBuffer());
     } catch (err) {

@@ -51,6 +51,29 @@ describe('the cancellation window, as the terminal measures it', () => {
     expect(CANCEL_WINDOW_MS - CANCEL_SAFETY_MARGIN_MS).toBe(29 * MIN);
   });
 
+  it("with the service's clock known (offset), counts from autorizado_em on that clock and gives the deadline in local time", () => {
+    const seen = Date.parse('2026-11-22T15:00:02.000Z');
+    // The service's clock runs 31 minutes ahead of ours and said so in its answers' Date.
+    const ahead = { autorizado_em: '2026-11-22T12:31:00-03:00', authorized_seen_at: sales.iso(seen) };
+    expect(windowStart(ahead, 31 * MIN - 2000)).toBe(Date.parse('2026-11-22T15:31:00Z'));
+    expect(localDeadline(ahead, 31 * MIN - 2000)).toBe(seen + 29 * MIN);
+    // The service's clock moved forward 31 minutes after the authorization was seen: the window,
+    // which counts on that clock, is over although the terminal's own clock barely moved.
+    const r = authorizedReceipt('2026-11-22T12:00:00-03:00', now);
+    expect(cancellationInfo(r, now + 5000, 31 * MIN)).toEqual({ allowed: false, deadline: '2026-11-22T14:58:00.000Z', secondsLeft: 0, remedy: 'devolucao' });
+    expect(cancellationInfo(r, now + 5000, 0)).toMatchObject({ allowed: true, remedy: 'cancelar' });
+  });
+
+  it("refuses the request too once the window is over on the service's clock", async () => {
+    const r = authorizedReceipt('2026-11-22T12:00:00-03:00', now);
+    const manager = await createManager(store, clock, { name: 'Gerente', pin: '1111' });
+    const row = await authorizeManager(store, clock, { managerId: manager.id, pin: '1111' }, 'cancelamento');
+    const request = (serviceOffsetMs: number) => () => requestCancellation(store, clock, { receipt: r, manager: row, justification: 'Cliente desistiu da compra', serviceOffsetMs });
+    expect(request(31 * MIN)).toThrow(expect.objectContaining({ code: 'prazo_expirado', remedy: 'devolucao' }));
+    expect(store.receipt(r.id)!.state).toBe('authorized');
+    expect(request(0)()).toBeGreaterThan(0);
+  });
+
   it('shows the time left, and the return once it is over', () => {
     const r = authorizedReceipt('2026-11-22T12:00:00-03:00', now);
     expect(cancellationInfo(r, now)).toEqual({ allowed: true, deadline: '2026-11-22T15:29:00.000Z', secondsLeft: 29 * 60, remedy: 'cancelar' });

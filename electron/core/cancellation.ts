@@ -3,11 +3,13 @@
 // justification. After the window the remedy is the return (NF-e de devolução).
 //
 // The window as the terminal sees it. The service measures 30 minutes from autorizado_em on its
-// own clock; the terminal only has its own. So the terminal:
-// - starts the window at the EARLIER of autorizado_em (as the service reported it) and the local
-//   instant it learned of the authorization: if the service's clock is ahead of ours, the local
-//   instant is the better bound (it can only be late by the polling delay); if it is behind,
-//   autorizado_em is;
+// own clock, which the terminal follows through the Date of the service's answers
+// (service-clock.ts: `offsetMs`, service time minus local time). So the terminal:
+// - counts in service time: the window starts at the EARLIER of autorizado_em and the instant
+//   the terminal learned of the authorization (translated with the offset). With the offset
+//   known, that is autorizado_em; while it is unknown (a terminal started offline; offset 0) the
+//   local instant is the better bound when the service's clock is ahead of ours (it can only be
+//   late by the polling delay), and autorizado_em when it is behind;
 // - ends it CANCEL_SAFETY_MARGIN_MS (60 s) early, to absorb the rest of the clock drift, the
 //   time the command takes to reach the service, and a retry or two: the terminal refuses from
 //   29 minutes after the start. Within that minute the service would still accept, but a
@@ -30,22 +32,28 @@ import { iso, type Clock } from './sales.ts';
 export const CANCEL_WINDOW_MS = 30 * 60_000;
 export const CANCEL_SAFETY_MARGIN_MS = 60_000;
 
-/** Local epoch ms the window started at, or undefined when the receipt was never authorized. */
-export function windowStart(r: Pick<ReceiptRow, 'autorizado_em' | 'authorized_seen_at'>): number | undefined {
+type WindowFacts = Pick<ReceiptRow, 'autorizado_em' | 'authorized_seen_at'>;
+
+/**
+ * Epoch ms, on the service's clock, the window started at; undefined when the receipt was never
+ * authorized. `offsetMs`: service time minus local time (0 when unknown).
+ */
+export function windowStart(r: WindowFacts, offsetMs = 0): number | undefined {
   const reported = r.autorizado_em ? Date.parse(r.autorizado_em) : NaN;
-  const seen = r.authorized_seen_at ? Date.parse(r.authorized_seen_at) : NaN;
+  const seen = r.authorized_seen_at ? Date.parse(r.authorized_seen_at) + offsetMs : NaN;
   const candidates = [reported, seen].filter((t) => !Number.isNaN(t));
   return candidates.length ? Math.min(...candidates) : undefined;
 }
 
 /** Local instant from which this terminal refuses to cancel. */
-export function localDeadline(r: Pick<ReceiptRow, 'autorizado_em' | 'authorized_seen_at'>): number | undefined {
-  const start = windowStart(r);
-  return start === undefined ? undefined : start + CANCEL_WINDOW_MS - CANCEL_SAFETY_MARGIN_MS;
+export function localDeadline(r: WindowFacts, offsetMs = 0): number | undefined {
+  const start = windowStart(r, offsetMs);
+  return start === undefined ? undefined : start + CANCEL_WINDOW_MS - CANCEL_SAFETY_MARGIN_MS - offsetMs;
 }
 
-export function cancellationInfo(r: ReceiptRow, now: number): CancellationInfo {
-  const deadline = localDeadline(r);
+/** `now` is local; `offsetMs` as in windowStart. */
+export function cancellationInfo(r: ReceiptRow, now: number, offsetMs = 0): CancellationInfo {
+  const deadline = localDeadline(r, offsetMs);
   if (r.state !== 'authorized' && r.state !== 'cancelling') return { allowed: false, deadline: null, secondsLeft: null, remedy: null };
   if (deadline === undefined) {
     // Authorized without any instant (should not happen): the terminal cannot vouch for the window.
@@ -68,6 +76,8 @@ export type CancelRequest = {
   receipt: ReceiptRow;
   manager: ManagerRow;
   justification: string;
+  /** Service time minus local time (service-clock.ts); 0 when unknown. */
+  serviceOffsetMs?: number;
   /** Tests only: send it even though the local window is over, to see the service refuse it. */
   skipLocalWindowCheck?: boolean;
 };
@@ -81,7 +91,7 @@ export function requestCancellation(store: PosStore, clock: Clock, req: CancelRe
     if (r.state === 'cancelling' || r.state === 'cancelled') throw new TerminalError('estado_invalido', 'Esta NFC-e já foi cancelada ou está sendo cancelada');
     if (r.state !== 'authorized') throw new TerminalError('estado_invalido', 'Só uma NFC-e autorizada pode ser cancelada');
     const now = clock();
-    const deadline = localDeadline(r);
+    const deadline = localDeadline(r, req.serviceOffsetMs);
     if (!req.skipLocalWindowCheck && (deadline === undefined || now >= deadline)) {
       throw new TerminalError('prazo_expirado', WINDOW_OVER_MESSAGE, { remedy: 'devolucao' });
     }

@@ -54,6 +54,7 @@ import { iso, type Clock } from './sales.ts';
 import type { PrinterTransport } from '../../native/printer/transports.ts';
 import { importCatalogCsv } from './catalog-import.ts';
 import { FileKeySecretBox, type SecretBox } from './secret-box.ts';
+import { ServiceClock } from './service-clock.ts';
 import { Settings } from './settings.ts';
 
 export type TerminalOptions = {
@@ -103,6 +104,8 @@ export class Terminal implements TerminalApi {
   /** Offline contingency (contingency/*.ts): the mode, the issuer while it is on, the reconciliation. */
   readonly contingency: Contingency;
   readonly clock: Clock;
+  /** The service's clock, learned from its answers: the cancellation window runs on it. */
+  readonly serviceClock: ServiceClock;
   private readonly ctx: sales.SalesContext;
   private startWorker: boolean;
   private readonly listeners = new Set<(event: TerminalEvent) => void>();
@@ -122,7 +125,13 @@ export class Terminal implements TerminalApi {
     });
     this.ctx = { store, clock: this.clock, serie: this.settings.series };
     store.ensureSeries(this.ctx.serie);
-    this.client = new IssuanceClient({ baseUrl: this.settings.serviceUrl, token: this.settings.token, timeoutMs: options.requestTimeoutMs });
+    this.serviceClock = new ServiceClock(this.clock, () => this.refreshCancellationWindows());
+    this.client = new IssuanceClient({
+      baseUrl: this.settings.serviceUrl,
+      token: this.settings.token,
+      timeoutMs: options.requestTimeoutMs,
+      onAnswerDated: (date) => this.serviceClock.observe(date),
+    });
     this.worker = new OutboxWorker({
       store,
       client: this.client,
@@ -236,6 +245,12 @@ export class Terminal implements TerminalApi {
     if (row && this.listeners.size) this.emit({ type: 'receipt', receipt: this.view(row) });
   }
 
+  /** The service's clock moved: the screen's countdowns of recent receipts are stale. */
+  private refreshCancellationWindows(): void {
+    if (this.closed || this.listeners.size === 0) return;
+    for (const r of this.store.recentReceipts(50)) if (r.state === 'authorized') this.emit({ type: 'receipt', receipt: this.view(r) });
+  }
+
   private emitReturn(id: string): void {
     if (this.closed || this.listeners.size === 0) return;
     const row = this.store.returnRow(id);
@@ -336,7 +351,7 @@ export class Terminal implements TerminalApi {
       urlConsulta: r.url_consulta,
       contingency: r.tp_emis === 9,
       attention: r.attention,
-      cancellation: cancellationInfo(r, this.clock()),
+      cancellation: cancellationInfo(r, this.clock(), this.serviceClock.offsetMs ?? 0),
       // A contingency receipt was signed and printed as it is: it cannot be corrected.
       canCorrect: needsOperator && r.tp_emis === 1,
       // A number issued in contingency must never be voided (fiscal-notes 7.3).
@@ -388,13 +403,14 @@ export class Terminal implements TerminalApi {
     if (r.state !== 'authorized') {
       throw new TerminalError('estado_invalido', r.state === 'cancelled' || r.state === 'cancelling' ? 'Esta NFC-e já foi cancelada ou está sendo cancelada' : 'Só uma NFC-e autorizada pode ser cancelada');
     }
-    const deadline = localDeadline(r);
+    const serviceOffsetMs = this.serviceClock.offsetMs ?? 0;
+    const deadline = localDeadline(r, serviceOffsetMs);
     if (!options.skipLocalWindowCheck && (deadline === undefined || this.clock() >= deadline)) {
       throw new TerminalError('prazo_expirado', WINDOW_OVER_MESSAGE, { remedy: 'devolucao' });
     }
     checked('justificativa_invalida', 'justification', () => checkJustification(input?.justification, 'justification'));
     const manager = await authorizeManager(this.store, this.clock, input, 'cancelamento', r.id);
-    requestCancellation(this.store, this.clock, { receipt: r, manager, justification: input.justification, ...options });
+    requestCancellation(this.store, this.clock, { receipt: r, manager, justification: input.justification, serviceOffsetMs, ...options });
     this.worker.wake();
     this.emitReceipt(r.id);
     return this.waitForReceipt(r.id, (v) => v.state !== 'cancelling', this.settleWaitMs);

@@ -2,13 +2,10 @@
 // `balcao start`:
 //
 // 1. A receipt past its cancellation window can no longer be cancelled: the screen says why
-//    ("Prazo de cancelamento (30 minutos) encerrado") and offers the return (Devolução).
-//    The terminal judges the window by its own clock (electron/core/cancellation.ts: from the
-//    earlier of autorizado_em and the moment it saw the authorization, minus a 60 s margin), so
-//    this store's terminal runs 31 minutes ahead (BALCAO_TEST_CLOCK_OFFSET_MINUTES, the test-only
-//    option of `balcao start`) and, once the sale is authorized, the service's sandbox clock is
-//    moved 31 minutes forward too (POST /api/v1/sandbox/relogio): both sides then agree the
-//    receipt was authorized 31 minutes ago.
+//    ("Prazo de cancelamento (30 minutos) encerrado") and offers the return (Devolução). Only
+//    the service's sandbox clock moves (POST /api/v1/sandbox/relogio, 31 minutes): the terminal
+//    follows the service's clock through the Date of its answers (electron/core/service-clock.ts),
+//    here those of the next sale, and judges the window on it.
 // 2. Catalog import behind the manager's PIN, with the rejected rows shown line by line, and the
 //    imported product sold right after.
 // 3. Offline contingency: a receipt issued offline and refused by the service (the terminal held
@@ -27,7 +24,7 @@ let browser: Browser;
 let page: Page;
 
 beforeAll(async () => {
-  [store, browser] = await Promise.all([startStore({ env: { BALCAO_TEST_CLOCK_OFFSET_MINUTES: '31' } }), launchChromium()]);
+  [store, browser] = await Promise.all([startStore(), launchChromium()]);
   page = await openCheckout(browser, store.checkoutUrl);
 });
 
@@ -43,11 +40,17 @@ describe('manager screens', () => {
     expect(terminalReceipt(store, nNF).state).toBe('authorized');
     await advanceSandboxClock(store, 31);
     await page.keyboard.press('Enter'); // "Nova venda"
+    // The store goes on selling; this sale is authorized on the service's moved clock.
+    const next = await sellInCash(page, ['7891000053508'], '10,00');
+    await page.keyboard.press('Enter');
 
     await page.keyboard.press('F9');
-    const row = page.getByRole('dialog', { name: 'Recibos recentes' }).getByRole('row', { name: `NFC-e nº ${nNF}` });
+    const receipts = page.getByRole('dialog', { name: 'Recibos recentes' });
+    const row = receipts.getByRole('row', { name: `NFC-e nº ${nNF}` });
     await waitForText(row, 'Prazo de cancelamento (30 minutos) encerrado');
     expect(await row.getByRole('button', { name: 'Cancelar NFC-e' }).count()).toBe(0);
+    // The sale made after the clock moved is still inside its window.
+    await receipts.getByRole('row', { name: `NFC-e nº ${next}` }).getByRole('button', { name: 'Cancelar NFC-e' }).waitFor();
     await row.getByRole('button', { name: 'Devolução' }).click();
 
     const dialog = page.getByRole('dialog', { name: 'Devolução' });
