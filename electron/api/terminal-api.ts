@@ -163,8 +163,8 @@ export type ManagerView = { id: string; name: string };
 /** A manager's authorization, typed on the screen. */
 export type ManagerAuthorization = { managerId: string; pin: string };
 
-/** Who did it and why, for the audit log. */
-export type OperatorStamp = { operator: string; reason: string };
+/** A manager's authorization with the reason (1 to 255 characters) the audit log keeps. */
+export type ReasonedAuthorization = ManagerAuthorization & { reason: string };
 
 export type CancelInput = ManagerAuthorization & {
   /** 15 to 255 characters. */
@@ -350,8 +350,13 @@ export type ContingencyStatus = {
   pending: number;
   /** The earliest 24-hour transmission deadline among them. */
   nextDeadline: string | null;
-  /** Deadline near or a limit reached, in Portuguese; null when all is well. */
+  /** Every entry of `warnings` in one line; null when all is well. */
   warning: string | null;
+  /**
+   * Each warning on its own, in Portuguese, active or not: a limit reached (also in `blocked`),
+   * the 24-hour transmission deadline near or past, why the terminal could not enter by itself.
+   */
+  warnings: string[];
   /** Selling is blocked (a limit was exceeded), with the reason. */
   blocked: string | null;
   openTasks: ReconciliationTask[];
@@ -419,11 +424,17 @@ export interface TerminalApi {
   getReceipt(receiptId: string): Promise<ReceiptView>;
   /** Manager-authorized; refused here once the window (minus the safety margin) is over. */
   cancelReceipt(receiptId: string, input: CancelInput): Promise<ReceiptView>;
-  /** A rejected / refused receipt: apply the correction and send it again, same number. */
-  correctAndResubmit(receiptId: string, correction: CorrectionInput, stamp: OperatorStamp): Promise<ReceiptView>;
+  /** Manager-authorized: a rejected / refused receipt gets the correction and goes again, same number. */
+  correctAndResubmit(receiptId: string, correction: CorrectionInput, auth: ReasonedAuthorization): Promise<ReceiptView>;
   /** A rejected / refused receipt whose sale is abandoned: void its number (inutilização). */
   voidReceipt(receiptId: string, input: VoidInput): Promise<ReceiptView>;
-  reprint(receiptId: string, stamp: OperatorStamp): Promise<ReprintResult>;
+  /** Manager-authorized: another copy of a receipt (audited with the reason). */
+  reprint(receiptId: string, auth: ReasonedAuthorization): Promise<ReprintResult>;
+  /**
+   * The cashier prints the copy the printer never produced (the automatic print failed: paper
+   * out, printer off). Refused once that copy came out: another one is a reprint.
+   */
+  printReceipt(receiptId: string): Promise<ReprintResult>;
 
   /** A receipt past its cancellation window: issue the return (NF-e de devolução). */
   returnReceipt(receiptId: string, input: ReturnInput): Promise<ReturnView>;

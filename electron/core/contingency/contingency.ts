@@ -139,9 +139,15 @@ export class Contingency {
       return;
     }
     this.evaluating = true;
+    const heldBack = this.mode.cannotEnterReason;
     try {
       const d = this.mode.decide();
-      if (!d) return;
+      if (!d) {
+        // Entering was called for and could not be (or that ended): nothing else changed that
+        // the screen would hear of, and the cashier must know the terminal will not go offline.
+        if (this.mode.cannotEnterReason !== heldBack) this.statusChanged();
+        return;
+      }
       if ('enter' in d) this.enterNow({ automatic: true, reason: d.enter, manager: null });
       else this.leaveNow(null);
     } catch (err) {

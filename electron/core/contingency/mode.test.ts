@@ -202,15 +202,30 @@ describe('entering and leaving, in a terminal', () => {
   });
 
   it('without the company and certificate: the manager is told before the PIN; the terminal does not enter by itself, and says why', async () => {
-    const { t, auth } = await open({ credentials: false, startWorker: true, contingency: { failureThreshold: 2 } });
+    const { t, auth } = await open({ credentials: false, contingency: { failureThreshold: 2 } });
+    const heard: (string | null)[] = [];
+    t.subscribe((e) => e.type === 'contingency' && heard.push(e.status.warning));
+    t.worker.start();
     await expect(t.enterContingency({ ...auth, pin: '0000', justification: JUSTIFICATION })).rejects.toMatchObject({
       code: 'configuracao_invalida',
       message: expect.stringMatching(/Dados da empresa/),
     });
     expect(t.auditLog().filter((a) => a.action === 'pin_recusado')).toEqual([]);
     const status = await waitFor(t, (s) => s.warning !== null);
-    expect(status).toMatchObject({ active: false, warning: expect.stringMatching(/^Serviço de emissão fora do ar, e a contingência offline não pode começar: Dados da empresa/) });
+    const cannot = /^Serviço de emissão fora do ar, e a contingência offline não pode começar: Dados da empresa/;
+    expect(status).toMatchObject({ active: false, warning: expect.stringMatching(cannot), warnings: [expect.stringMatching(cannot)] });
+    // Told to the screen as it happens: no other change of the status would carry it there.
+    expect(heard.some((w) => w !== null && cannot.test(w))).toBe(true);
     expect(t.finishSaleNow(await sale(t)).receipt.contingency).toBe(false);
+
+    // A manager opens a period once the company is set up (the failures stopped being counted
+    // meanwhile): the reason one could not begin is gone with it.
+    await t.worker.stop();
+    expect((await t.contingencyStatus()).warnings).toEqual([expect.stringMatching(cannot)]);
+    await t.updateSettings({ company: profile }, auth);
+    await t.importCertificate({ ...auth, pfxBase64: pfx.toString('base64'), password: PASSWORD });
+    const entered = await t.enterContingency({ ...auth, justification: JUSTIFICATION });
+    expect(entered).toMatchObject({ active: true, warning: null, warnings: [] });
   });
 
   it('by itself after the configured number of failures, then it issues every sale offline', async () => {
@@ -236,9 +251,20 @@ describe('entering and leaving, in a terminal', () => {
     expect((await t.contingencyStatus()).blocked).toBeNull();
     offset = 3 * 3_600_000;
     expect(() => t.finishSaleNow(third)).toThrow(expect.objectContaining({ code: 'contingencia_limite', message: expect.stringMatching(/mais de 3 horas/) }));
-    // 22 hours in, the oldest receipt's 24-hour deadline is near: the status says so.
+    // 22 hours in, the oldest receipt's 24-hour deadline is near: the status says so, next to
+    // the limit that blocks selling, each warning on its own.
     offset = 22.5 * 3_600_000;
-    expect((await t.contingencyStatus()).warning).toMatch(/Transmita as 2 NFC-e emitidas em contingência: o prazo de 24 horas da mais antiga vence em 1 h (2\d|30) min/);
+    const deadline = /^Transmita as 2 NFC-e emitidas em contingência: o prazo de 24 horas da mais antiga vence em 1 h (2\d|30) min/;
+    const near = await t.contingencyStatus();
+    expect(near.warning).toMatch(/Transmita as 2 NFC-e emitidas em contingência: o prazo de 24 horas da mais antiga vence em 1 h (2\d|30) min/);
+    expect(near.warnings).toEqual([near.blocked, expect.stringMatching(deadline)]);
+    expect(near.blocked).toMatch(/mais de 3 horas/);
+
+    // The period ends with both still waiting: nothing blocks selling, but the deadline stands.
+    const left = await t.leaveContingency(auth);
+    expect(left).toMatchObject({ active: false, blocked: null, pending: 2, warnings: [expect.stringMatching(deadline)] });
+    offset = 24.5 * 3_600_000;
+    expect((await t.contingencyStatus()).warnings).toEqual([expect.stringMatching(/^O prazo de 24 horas para transmitir as 2 NFC-e emitidas em contingência venceu em /)]);
   });
 
   it('a separate contingency series numbers its own sequence', async () => {

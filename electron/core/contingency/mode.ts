@@ -247,6 +247,11 @@ export class ContingencyMode {
     this.cannotEnter = message;
   }
 
+  /** Why the failures could not start a period (null when nothing is being held back). */
+  get cannotEnterReason(): string | null {
+    return this.cannotEnter;
+  }
+
   /** The issuer of an open period, without the limits (re-issuing in-doubt sales is not a new sale). */
   issuerFor(period: { started_at: string; reason: string }): OfflineIssuer {
     this.assertCanIssue();
@@ -281,6 +286,8 @@ export class ContingencyMode {
       });
       return { periodId, reissued };
     });
+    // A period is open now, whoever opened it: the reason one could not begin is stale.
+    this.cannotEnter = null;
     this.detector.reset(now);
     return entered;
   }
@@ -333,9 +340,13 @@ export class ContingencyMode {
         createdAt: r.updated_at,
       })),
     ];
-    const warnings = [blocked, deadline === null ? null : deadlineWarning(deadline, stats.unsettled - refused.length, now), this.cannotEnter].filter(
-      (w): w is string => !!w,
-    );
+    // Each is shown on its own: the deadline outlives the period (receipts issued offline still
+    // waiting once it ended), and the reason a period could not begin matters only with none open.
+    const warnings = [
+      blocked,
+      deadline === null ? null : deadlineWarning(deadline, stats.unsettled - refused.length, now),
+      period ? null : this.cannotEnter,
+    ].filter((w): w is string => !!w);
     return {
       active: !!period,
       since: period?.started_at ?? null,
@@ -344,6 +355,7 @@ export class ContingencyMode {
       pending: stats.unsettled,
       nextDeadline: deadline === null ? null : iso(deadline),
       warning: warnings.length ? warnings.join(' ') : null,
+      warnings,
       blocked,
       openTasks,
     };
