@@ -69,19 +69,31 @@ function Contingency(props: { queue: QueueStatus | null }) {
 }
 
 function ContingencyMode({ contingency: c }: { contingency: ContingencyStatus }) {
-  if (c.blocked) {
-    return (
-      <span className="pill bad" role="alert">
-        Contingência: vendas bloqueadas — {c.blocked}
-      </span>
-    );
-  }
-  if (!c.active) return <span className="pill ok">Contingência: inativa</span>;
   return (
-    <span className="pill warn">
-      Contingência ativa{c.since ? ` desde ${formatTime(c.since)}` : ''} · {c.pending} a transmitir
-      {c.warning ? ` — ${c.warning}` : ''}
-    </span>
+    <>
+      {c.active ? (
+        <span className="pill warn">
+          Contingência ativa{c.since ? ` desde ${formatTime(c.since)}` : ''} · {c.pending} a transmitir
+        </span>
+      ) : (
+        // Receipts issued offline still wait for the authority after the period ends.
+        <span className={c.pending > 0 ? 'pill wait' : 'pill ok'}>Contingência: inativa{c.pending > 0 && ` · ${c.pending} a transmitir`}</span>
+      )}
+      {c.blocked && (
+        <span className="pill bad" role="alert">
+          Contingência: vendas bloqueadas — {c.blocked}
+        </span>
+      )}
+      {/* Every other warning the core reports, active or not: the deadline near or past, and
+          why the terminal could not go into contingency by itself (then it is not protected). */}
+      {c.warnings
+        .filter((w) => w !== c.blocked)
+        .map((w) => (
+          <span key={w} className="pill bad" role="alert">
+            {w}
+          </span>
+        ))}
+    </>
   );
 }
 
