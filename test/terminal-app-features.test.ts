@@ -1,6 +1,7 @@
 // What the checkout app needs from the terminal core, against the real `balcao service` process
 // over real HTTP: an authorized sale printed exactly once (virtual printer folder), also across
-// a restart; a printer out of paper never loses the sale and the manager reprints; the preview
+// a restart; a printer out of paper never loses the sale, the cashier prints it once fixed and
+// a further copy is the manager's reprint; the preview
 // of the receipt; settings that round-trip without ever returning the secrets, refused with a
 // wrong PIN; the certificate import; the catalog CSV import.
 
@@ -96,10 +97,11 @@ describe('printing an authorized receipt', () => {
     expect(terminal.store.printJobs(second.id)).toEqual([expect.objectContaining({ state: 'printed', automatic: 1 })]);
   });
 
-  it('out of paper: the receipt stays authorized, the status says so, and the manager reprints once it is fixed', async () => {
+  it('out of paper: the receipt stays authorized, the status says so, the cashier prints it once fixed, and a further copy is the manager\'s', async () => {
     const company = await storeCompany(serviceDir);
     const printer = new MemoryPrinter({ failWith: 'sem_papel' });
     const terminal = await open({ serviceUrl: service.url, token: company.token, series: 1, printerTransport: printer });
+    const manager = await terminal.createManager({ name: 'Gerente Bia', pin: '1357' });
     const events: TerminalEvent[] = [];
     terminal.subscribe((e) => events.push(e));
     const receipt = await sellAndAuthorize(terminal);
@@ -113,21 +115,27 @@ describe('printing an authorized receipt', () => {
     expect((await terminal.getReceipt(receipt.id)).state).toBe('authorized');
     expect(terminal.store.printJobs(receipt.id)).toEqual([expect.objectContaining({ state: 'failed', automatic: 1 })]);
 
-    const stamp = { operator: 'Caixa 2', reason: 'Acabou o papel na hora da venda' };
-    await expect(terminal.reprint(receipt.id, stamp)).rejects.toMatchObject({ code: 'impressora', message: expect.stringMatching(/sem papel/i) });
+    // The consumer never got the copy: the cashier prints it, no PIN needed, once there is paper.
+    await expect(terminal.printReceipt(receipt.id)).rejects.toMatchObject({ code: 'impressora', message: expect.stringMatching(/sem papel/i) });
     expect(printer.jobs).toHaveLength(0);
-
     printer.failWith = undefined;
-    const again = await terminal.reprint(receipt.id, stamp);
+    const printed = await terminal.printReceipt(receipt.id);
     expect(printer.jobs).toHaveLength(1);
-    expect(Buffer.from(printer.jobs[0]!).toString('base64')).toBe(again.escposBase64);
+    expect(Buffer.from(printer.jobs[0]!).toString('base64')).toBe(printed.escposBase64);
     expect(decodeEscPos(printer.jobs[0]!).qrCodes.map((q) => q.payload)).toEqual([receipt.qrcode]);
     expect(await terminal.printerStatus()).toMatchObject({ ready: true, problem: null });
-    expect(terminal.auditLog(receipt.id).map((a) => [a.action, JSON.parse(a.details!).impresso])).toEqual([
-      ['reimpressao', false],
-      ['reimpressao', true],
+
+    // Once it came out, another copy is a reprint: the manager's, with the reason, audited.
+    await expect(terminal.printReceipt(receipt.id)).rejects.toMatchObject({ code: 'estado_invalido', message: expect.stringMatching(/gerente/) });
+    expect(printer.jobs).toHaveLength(1);
+    const again = await terminal.reprint(receipt.id, { managerId: manager.id, pin: '1357', reason: 'Cliente pediu segunda via' });
+    expect(printer.jobs).toHaveLength(2);
+    expect(Buffer.from(printer.jobs[1]!).toString('base64')).toBe(again.escposBase64);
+    expect(terminal.auditLog(receipt.id).map((a) => [a.actor_name, a.action, JSON.parse(a.details!).impresso])).toEqual([['Gerente Bia', 'reimpressao', true]]);
+    expect((await terminal.recentPrints()).map((p) => [p.receiptId, p.copy])).toEqual([
+      [receipt.id, 'reimpressao'],
+      [receipt.id, 'unica'],
     ]);
-    expect(await terminal.recentPrints()).toEqual([expect.objectContaining({ receiptId: receipt.id, copy: 'reimpressao' })]);
   });
 });
 

@@ -233,7 +233,7 @@ describe('offline contingency at the terminal, against the real service', () => 
       expect.objectContaining({ kind: 'transmitir', receiptId: receipt.id, description: expect.stringMatching(/^NFC-e de contingência nº 1 \(série 1\) não foi aceita: .*certificado/) }),
     ]);
     expect(status.pending).toBe(1);
-    await expect(terminal.correctAndResubmit(receipt.id, {}, { operator: 'Caixa 1', reason: 'tentar de novo' })).rejects.toMatchObject({ code: 'estado_invalido' });
+    await expect(terminal.correctAndResubmit(receipt.id, {}, { ...auth, reason: 'tentar de novo' })).rejects.toMatchObject({ code: 'estado_invalido' });
     expect(events[0]).toBe('ativa');
   });
 

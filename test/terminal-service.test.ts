@@ -49,7 +49,7 @@ const settled = (t: Terminal, id: string, states: string[]) => t.waitForReceipt(
 
 describe('issuing through the real service', () => {
   it('a sale reaches autorizado: the service has it with our number, key and total', async () => {
-    const { terminal, http } = await setup();
+    const { terminal, http, manager } = await setup();
     const { receipt } = await sell(terminal);
     expect(receipt.state).toBe('pending');
     const done = await settled(terminal, receipt.id, ['authorized', 'rejected', 'needs_attention']);
@@ -75,15 +75,19 @@ describe('issuing through the real service', () => {
     const status = await terminal.queueStatus();
     expect(status).toMatchObject({ online: true, pending: 0, needsAttention: 0, oldestPendingAt: null, lastError: null });
 
-    const reprint = await terminal.reprint(receipt.id, { operator: 'Caixa 1', reason: 'Cliente pediu segunda via' });
+    // A second copy is the manager's: a wrong PIN prints nothing.
+    const asked = { managerId: manager.id, pin: '0000', reason: 'Cliente pediu segunda via' };
+    await expect(terminal.reprint(receipt.id, asked)).rejects.toMatchObject({ code: 'pin_invalido' });
+    const reprint = await terminal.reprint(receipt.id, { ...asked, pin: '2580' });
     expect(Buffer.from(reprint.escposBase64, 'base64').length).toBeGreaterThan(500);
     expect(terminal.auditLog(receipt.id)).toEqual([
-      expect.objectContaining({ actor_kind: 'operator', actor_name: 'Caixa 1', action: 'reimpressao', reason: 'Cliente pediu segunda via' }),
+      expect.objectContaining({ actor_kind: 'manager', action: 'pin_recusado', reason: 'reimpressao' }),
+      expect.objectContaining({ actor_kind: 'manager', actor_name: 'Gerente Ana', action: 'reimpressao', reason: 'Cliente pediu segunda via' }),
     ]);
   });
 
   it('a 391 rejection is corrected (card data) and resubmitted with the same nNF and key, then authorized', async () => {
-    const { terminal, http } = await setup();
+    const { terminal, http, manager } = await setup();
     // A card payment without its card group: the authority rejects it with 391.
     const { receipt } = await sell(terminal, { tPag: '03', amountCents: 4302 });
     const rejected = await settled(terminal, receipt.id, ['authorized', 'rejected', 'needs_attention']);
@@ -94,11 +98,12 @@ describe('issuing through the real service', () => {
     expect((await http.get(`/api/v1/nfce/${rejectedAtService}`)).body).toMatchObject({ status: 'rejeitado', codigo_status: '391', numero: 1 });
     expect((await terminal.queueStatus()).needsAttention).toBe(1);
 
-    const corrected = await terminal.correctAndResubmit(
-      receipt.id,
-      { payments: [{ tPag: '03', amountCents: 4302, card: { tpIntegra: '2', tBand: '01' } }] },
-      { operator: 'Caixa 2', reason: 'Dados do cartão informados (rejeição 391)' },
-    );
+    const correction = { payments: [{ tPag: '03' as const, amountCents: 4302, card: { tpIntegra: '2' as const, tBand: '01' } }] };
+    const auth = { managerId: manager.id, pin: '2580', reason: 'Dados do cartão informados (rejeição 391)' };
+    // The manager's PIN is checked before anything changes.
+    await expect(terminal.correctAndResubmit(receipt.id, correction, { ...auth, pin: '1111' })).rejects.toMatchObject({ code: 'pin_invalido' });
+    expect(terminal.store.receipt(receipt.id)).toMatchObject({ state: 'rejected', corrections: 0 });
+    const corrected = await terminal.correctAndResubmit(receipt.id, correction, auth);
     expect(corrected).toMatchObject({ state: 'pending', nNF: 1, attention: null });
     const authorized = await settled(terminal, receipt.id, ['authorized', 'rejected', 'needs_attention']);
     expect(authorized).toMatchObject({ state: 'authorized', nNF: 1, codigoStatus: '100' });
@@ -115,9 +120,10 @@ describe('issuing through the real service', () => {
     expect(replay.body).toMatchObject({ id: row.service_id, idempotent_replay: true });
     expect(terminal.store.outboxOf(receipt.id)).toEqual([expect.objectContaining({ kind: 'emit', state: 'done', idempotency_key: key })]);
     expect(terminal.auditLog(receipt.id)).toEqual([
-      expect.objectContaining({ actor_kind: 'operator', actor_name: 'Caixa 2', action: 'correcao_reenvio', reason: 'Dados do cartão informados (rejeição 391)' }),
+      expect.objectContaining({ actor_kind: 'manager', action: 'pin_recusado', reason: 'correcao' }),
+      expect.objectContaining({ actor_kind: 'manager', actor_name: 'Gerente Ana', action: 'correcao_reenvio', reason: 'Dados do cartão informados (rejeição 391)' }),
     ]);
-    const details = JSON.parse(terminal.auditLog(receipt.id)[0]!.details!);
+    const details = JSON.parse(terminal.auditLog(receipt.id)[1]!.details!);
     expect(details.rejeicao).toMatchObject({ codigo_status: '391' });
     expect(details.depois.payments[0].card).toEqual({ tpIntegra: '2', tBand: '01' });
   });

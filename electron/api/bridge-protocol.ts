@@ -37,6 +37,7 @@ export const BRIDGE_ARITY = {
   correctAndResubmit: 3,
   voidReceipt: 2,
   reprint: 2,
+  printReceipt: 1,
   returnReceipt: 2,
   listReturns: 1,
   receiptPreview: 1,

@@ -243,6 +243,39 @@ export class ReceiptPrinter {
     });
   }
 
+  /**
+   * Prints the copies of a receipt that never came out: of `copies`, each one not printed and
+   * not being printed (never sent, or every job of it failed); a reprint that went through
+   * counts for the single copy of an authorized receipt. Checked inside the printer's queue, so
+   * the automatic print cannot slip in between: the one that comes first prints, the other finds
+   * nothing owed. Resolves with the jobs sent; 'estado_invalido' when nothing was owed (another
+   * copy is then a reprint); 'impressora' when the printer fails.
+   */
+  printMissing(receiptId: string, copies: readonly PrintCopy[], render: (copy: PrintCopy) => Promise<PrintJob>): Promise<PrintJob[]> {
+    const owed = (): PrintCopy[] => {
+      const out = this.store.printJobs(receiptId).filter((j) => j.state !== 'failed');
+      const came = new Set<PrintCopy>(out.map((j) => (j.copy === 'reimpressao' ? 'unica' : j.copy)));
+      return copies.filter((c) => !came.has(c));
+    };
+    return this.enqueue(async () => {
+      const missing = owed();
+      if (!missing.length) {
+        throw new TerminalError('estado_invalido', 'Esta NFC-e já foi impressa; outra via é uma reimpressão, autorizada pelo gerente');
+      }
+      const jobs: PrintJob[] = [];
+      for (const copy of missing) {
+        const job = await render(copy);
+        const id = this.store.transaction(() => {
+          this.store.forgetPrintDue(receiptId);
+          return this.startJob(job, false);
+        });
+        await this.send(id, job);
+        jobs.push(job);
+      }
+      return jobs;
+    });
+  }
+
   /** Resolves once every job queued so far has settled. */
   async idle(): Promise<void> {
     await this.queue.catch(() => undefined);

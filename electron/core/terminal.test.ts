@@ -116,11 +116,12 @@ describe('the screen API with the service down', () => {
     await expect(terminal.cancelReceipt(receipt.id, { managerId: manager.id, pin: '9876', justification: 'Cliente desistiu da compra' })).rejects.toMatchObject({
       code: 'estado_invalido',
     });
-    await expect(terminal.correctAndResubmit(receipt.id, {}, { operator: 'Caixa 1', reason: 'teste' })).rejects.toMatchObject({ code: 'estado_invalido' });
+    await expect(terminal.correctAndResubmit(receipt.id, {}, { managerId: manager.id, pin: '9876', reason: 'teste' })).rejects.toMatchObject({ code: 'estado_invalido' });
     await expect(terminal.voidReceipt(receipt.id, { managerId: manager.id, pin: '9876', justification: 'Venda abandonada pelo cliente' })).rejects.toMatchObject({
       code: 'estado_invalido',
     });
-    await expect(terminal.reprint(receipt.id, { operator: 'Caixa 1', reason: 'papel enroscou' })).rejects.toMatchObject({ code: 'estado_invalido' });
+    await expect(terminal.reprint(receipt.id, { managerId: manager.id, pin: '9876', reason: 'papel enroscou' })).rejects.toMatchObject({ code: 'estado_invalido' });
+    await expect(terminal.printReceipt(receipt.id)).rejects.toMatchObject({ code: 'estado_invalido' });
     await expect(terminal.addItem(sale.id, { code: '1001' })).rejects.toMatchObject({ code: 'estado_invalido', message: 'Esta venda já foi finalizada' });
     await expect(terminal.getReceipt('nao-existe')).rejects.toMatchObject({ code: 'nao_encontrado' });
     const err = await terminal.finishSale(sale.id).catch((e: unknown) => e);

@@ -18,12 +18,12 @@ import type {
   FinishedSale,
   ManagerAuthorization,
   ManagerView,
-  OperatorStamp,
   PaymentInput,
   PrintedReceipt,
   PrinterStatusView,
   ProductView,
   QueueStatus,
+  ReasonedAuthorization,
   ReceiptState,
   ReceiptView,
   ReceiptPreview,
@@ -41,17 +41,19 @@ import { IssuanceClient } from './api-client.ts';
 import { cancellationInfo, requestCancellation, WINDOW_OVER_MESSAGE, localDeadline } from './cancellation.ts';
 import { productView, saveProduct, seedDemoCatalog, type ProductInput } from './catalog.ts';
 import { Contingency } from './contingency/contingency.ts';
+import { CONTINGENCY_COPIES } from './contingency/issue.ts';
 import { checked, TerminalError } from './errors.ts';
-import { actorOfManager, actorOfOperator, audit, authorizeManager, createManager, listManagers, SYSTEM_ACTOR, type Actor } from './managers.ts';
+import { actorOfManager, audit, authorizeManager, createManager, listManagers, SYSTEM_ACTOR, type Actor } from './managers.ts';
 import type { RetryPolicy } from './outbox-rules.ts';
 import { OutboxWorker } from './outbox-worker.ts';
 import { PosStore, type AuditRow, type ReceiptRow } from './pos-store.ts';
-import { ReceiptPrinter } from './printing.ts';
+import { ReceiptPrinter, type PrintCopy } from './printing.ts';
 import { requestReturn, returnView } from './returns.ts';
 import { AutoPrint, ReceiptDocuments } from './receipt-documents.ts';
 import * as sales from './sales.ts';
 import { iso, type Clock } from './sales.ts';
 import type { PrinterTransport } from '../../native/printer/transports.ts';
+import type { DanfeCopy } from '../../fiscal/danfe/model.ts';
 import { importCatalogCsv } from './catalog-import.ts';
 import { FileKeySecretBox, type SecretBox } from './secret-box.ts';
 import { ServiceClock } from './service-clock.ts';
@@ -89,6 +91,26 @@ export type TerminalOptions = {
 };
 
 const NEEDS_OPERATOR: readonly ReceiptState[] = ['rejected', 'needs_attention'];
+
+/** The reason a manager gives for a reprint or a correction: 1 to 255 characters. */
+function reasonOf(auth: ReasonedAuthorization | undefined, what: string): string {
+  const reason = typeof auth?.reason === 'string' ? auth.reason.trim() : '';
+  if (!reason || reason.length > 255) throw new TerminalError('justificativa_invalida', `Informe o motivo ${what} (até 255 caracteres)`, { field: 'reason' });
+  return reason;
+}
+
+/**
+ * A receipt that has a DANFE to print: authorized (or being cancelled), or issued in contingency
+ * and awaiting authorization, printed from its own signed XML (the store's copy must exist until
+ * it is authorized: a jammed printer cannot leave it without).
+ */
+function printable(r: ReceiptRow, verb: string): ReceiptRow {
+  const pendingContingency = r.tp_emis === 9 && (r.state === 'pending' || r.state === 'processing');
+  if (r.state !== 'authorized' && r.state !== 'cancelling' && !pendingContingency) {
+    throw new TerminalError('estado_invalido', `Só uma NFC-e autorizada pode ser ${verb}`);
+  }
+  return r;
+}
 
 export class Terminal implements TerminalApi {
   readonly store: PosStore;
@@ -416,10 +438,11 @@ export class Terminal implements TerminalApi {
     return this.waitForReceipt(r.id, (v) => v.state !== 'cancelling', this.settleWaitMs);
   }
 
-  async correctAndResubmit(receiptId: string, correction: CorrectionInput, stamp: OperatorStamp): Promise<ReceiptView> {
-    const actor = actorOfOperator(stamp?.operator);
-    const reason = typeof stamp?.reason === 'string' ? stamp.reason.trim() : '';
-    if (!reason || reason.length > 255) throw new TerminalError('justificativa_invalida', 'Informe o motivo da correção (até 255 caracteres)', { field: 'reason' });
+  async correctAndResubmit(receiptId: string, correction: CorrectionInput, auth: ReasonedAuthorization): Promise<ReceiptView> {
+    const reason = reasonOf(auth, 'da correção');
+    const r0 = this.receiptRow(receiptId);
+    if (!NEEDS_OPERATOR.includes(r0.state)) throw new TerminalError('estado_invalido', 'Só uma NFC-e rejeitada ou com pendência pode ser corrigida');
+    const actor = actorOfManager(await authorizeManager(this.store, this.clock, auth, 'correcao', r0.id));
     const consumer =
       correction?.consumer === undefined ? undefined : correction.consumer === null || correction.consumer.trim() === '' ? null : sales.normalizeConsumerDocument(correction.consumer);
     this.store.transaction(() => {
@@ -506,17 +529,10 @@ export class Terminal implements TerminalApi {
     return this.waitForReceipt(receiptId, (v) => v.state !== 'voiding', this.settleWaitMs);
   }
 
-  async reprint(receiptId: string, stamp: OperatorStamp): Promise<ReprintResult> {
-    const actor = actorOfOperator(stamp?.operator);
-    const reason = typeof stamp?.reason === 'string' ? stamp.reason.trim() : '';
-    if (!reason || reason.length > 255) throw new TerminalError('justificativa_invalida', 'Informe o motivo da reimpressão (até 255 caracteres)', { field: 'reason' });
-    const r = this.receiptRow(receiptId);
-    // A contingency receipt awaiting authorization is reprinted from its own signed XML (the
-    // store's copy must stay until it is authorized: a jammed printer cannot leave it without).
-    const pendingContingency = r.tp_emis === 9 && (r.state === 'pending' || r.state === 'processing');
-    if (r.state !== 'authorized' && r.state !== 'cancelling' && !pendingContingency) {
-      throw new TerminalError('estado_invalido', 'Só uma NFC-e autorizada pode ser reimpressa');
-    }
+  async reprint(receiptId: string, auth: ReasonedAuthorization): Promise<ReprintResult> {
+    const reason = reasonOf(auth, 'da reimpressão');
+    const r = printable(this.receiptRow(receiptId), 'reimpressa');
+    const actor = actorOfManager(await authorizeManager(this.store, this.clock, auth, 'reimpressao', r.id));
     // Rendered here from the authorized XML (kept after the first fetch), for this terminal's
     // printer profile and paper width.
     const job = await this.printer.render(r.id, 'reimpressao', await this.documents.xml(r));
@@ -536,6 +552,14 @@ export class Terminal implements TerminalApi {
     });
     if (failure) throw failure;
     return { receipt: this.view(r), escposBase64: Buffer.from(job.escpos).toString('base64') };
+  }
+
+  async printReceipt(receiptId: string): Promise<ReprintResult> {
+    const r = printable(this.receiptRow(receiptId), 'impressa');
+    const xml = await this.documents.xml(r);
+    const copies: readonly PrintCopy[] = r.tp_emis === 9 ? CONTINGENCY_COPIES : ['unica'];
+    const jobs = await this.printer.printMissing(r.id, copies, (copy) => this.printer.render(r.id, copy, xml, r.tp_emis === 9 ? { copy: copy as DanfeCopy } : {}));
+    return { receipt: this.view(r), escposBase64: Buffer.concat(jobs.map((j) => j.escpos)).toString('base64') };
   }
 
   // -------------------------------------------------------------------------------------------

@@ -1,6 +1,8 @@
 // After "Finalizar": the receipt of the sale just made, its state following the core live
-// (pendente → processando → autorizada ...), the DANFE preview, the change, a reprint and the
-// way to the next sale (Enter, or just scanning the next item).
+// (pendente → processando → autorizada ...), the DANFE preview, the change, and the way to the
+// next sale (Enter, or just scanning the next item). "Imprimir" prints the copy the printer
+// never produced (the automatic print failed); a further copy is a reprint, which the manager
+// authorizes from the recent receipts (F9).
 
 import { useEffect, useRef, useState } from 'react';
 import type { FinishedSale } from '../../electron/api/terminal-api.ts';
@@ -36,15 +38,18 @@ export function ReceiptPanel(props: { finished: FinishedSale }) {
     return () => window.removeEventListener('keydown', onKey);
   }, []);
 
-  const reprint = async () => {
+  const print = async () => {
     setPrintError(null);
     setPrinted(false);
     try {
-      await terminal().reprint(receipt.id, { operator: 'Caixa', reason: 'Segunda via pedida no caixa' });
+      await terminal().printReceipt(receipt.id);
       setPrinted(true);
       void refreshPrints();
     } catch (err) {
       setPrintError(asFailure(err));
+    } finally {
+      // Enter goes on to the next sale, as before the click (never prints again by accident).
+      nextRef.current?.focus();
     }
   };
 
@@ -82,14 +87,14 @@ export function ReceiptPanel(props: { finished: FinishedSale }) {
           </p>
         )}
         <div className="dialog-actions">
-          <button type="button" disabled={receipt.state !== 'authorized'} onClick={() => void reprint()}>
+          <button type="button" disabled={receipt.state !== 'authorized' && !receipt.contingency} onClick={() => void print()}>
             Imprimir
           </button>
           <button ref={nextRef} type="button" className="primary" onClick={() => newSale()}>
             Nova venda <kbd>Enter</kbd>
           </button>
         </div>
-        {printed && <p role="status">Segunda via enviada para a impressora.</p>}
+        {printed && <p role="status">DANFE enviado para a impressora.</p>}
         <ErrorAlert error={printError} />
       </div>
       <div className="receipt-preview" aria-label="Pré-visualização do DANFE">

@@ -1,12 +1,13 @@
 // A rejected receipt (or one the service refused): correct what the authority complained about
 // — the payments (card data for rejection 391, say) or the consumer — and send it again with the
-// same number and key.
+// same number and key, on the manager's PIN.
 
 import { useState } from 'react';
-import type { PaymentInput } from '../../electron/api/terminal-api.ts';
+import type { ManagerAuthorization, PaymentInput } from '../../electron/api/terminal-api.ts';
 import { asFailure, type TerminalFailure } from '../api/terminal-failure.ts';
 import { Dialog } from '../components/Dialog.tsx';
 import { ErrorAlert } from '../components/ErrorAlert.tsx';
+import { emptyAuthorization, ManagerFields } from '../components/ManagerFields.tsx';
 import { checkConsumerDocument, formatDocument } from '../documents/consumer-document.ts';
 import type { InputError} from '../money/money.ts';
 import { centsToInput, formatCents, parseCents } from '../money/money.ts';
@@ -29,7 +30,7 @@ export function CorrectDialog(props: { receiptId: string }) {
   const receipt = useReceipt(receiptId);
   const [payments, setPayments] = useState<PaymentLine[]>([]);
   const [consumer, setConsumer] = useState('');
-  const [operator, setOperator] = useState('');
+  const [auth, setAuth] = useState<ManagerAuthorization>(emptyAuthorization);
   const [reason, setReason] = useState('');
   const [error, setError] = useState<TerminalFailure | string | null>(null);
   const [sent, setSent] = useState(false);
@@ -72,7 +73,7 @@ export function CorrectDialog(props: { receiptId: string }) {
       doc = c.digits;
     }
     try {
-      await receiptAction(() => terminal().correctAndResubmit(receiptId, { payments: out, consumer: doc }, { operator: operator.trim(), reason: reason.trim() }));
+      await receiptAction(() => terminal().correctAndResubmit(receiptId, { payments: out, consumer: doc }, { ...auth, reason: reason.trim() }));
       setSent(true);
     } catch (err) {
       setError(asFailure(err));
@@ -130,22 +131,17 @@ export function CorrectDialog(props: { receiptId: string }) {
             <span>CPF ou CNPJ do consumidor (opcional)</span>
             <input inputMode="numeric" value={consumer} onChange={(e) => setConsumer(e.target.value)} />
           </label>
-          <div className="row">
-            <label className="field">
-              <span>Operador</span>
-              <input autoComplete="off" value={operator} onChange={(e) => setOperator(e.target.value)} />
-            </label>
-            <label className="field grow">
-              <span>Motivo da correção</span>
-              <input autoComplete="off" value={reason} onChange={(e) => setReason(e.target.value)} />
-            </label>
-          </div>
+          <label className="field">
+            <span>Motivo da correção</span>
+            <input autoComplete="off" value={reason} onChange={(e) => setReason(e.target.value)} />
+          </label>
+          <ManagerFields value={auth} onChange={setAuth} />
           <ErrorAlert error={error} />
           <div className="dialog-actions">
             <button type="button" onClick={back}>
               Voltar
             </button>
-            <button type="submit" className="primary" disabled={!operator.trim() || !reason.trim() || payments.length === 0}>
+            <button type="submit" className="primary" disabled={!auth.managerId || !auth.pin || !reason.trim() || payments.length === 0}>
               Corrigir e reenviar
             </button>
           </div>

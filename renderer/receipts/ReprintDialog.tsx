@@ -1,9 +1,11 @@
-// A second copy of an authorized receipt, with who asked and why (audit log).
+// A second copy of an authorized receipt: the manager's PIN and why (audit log).
 
 import { useState } from 'react';
+import type { ManagerAuthorization } from '../../electron/api/terminal-api.ts';
 import { asFailure, type TerminalFailure } from '../api/terminal-failure.ts';
 import { Dialog } from '../components/Dialog.tsx';
 import { ErrorAlert } from '../components/ErrorAlert.tsx';
+import { emptyAuthorization, ManagerFields } from '../components/ManagerFields.tsx';
 import { refreshPrints } from '../state/status-store.ts';
 import { terminal } from '../state/terminal.ts';
 import { openDialog } from '../state/ui-store.ts';
@@ -14,7 +16,7 @@ import { BackToReceipts } from './BackToReceipts.tsx';
 export function ReprintDialog(props: { receiptId: string }) {
   const { receiptId } = props;
   const receipt = useReceipt(receiptId);
-  const [operator, setOperator] = useState('');
+  const [auth, setAuth] = useState<ManagerAuthorization>(emptyAuthorization);
   const [reason, setReason] = useState('Segunda via pedida pelo cliente');
   const [error, setError] = useState<TerminalFailure | null>(null);
   const [done, setDone] = useState(false);
@@ -23,7 +25,7 @@ export function ReprintDialog(props: { receiptId: string }) {
   const submit = async () => {
     setError(null);
     try {
-      await terminal().reprint(receiptId, { operator: operator.trim(), reason: reason.trim() });
+      await terminal().reprint(receiptId, { ...auth, reason: reason.trim() });
       setDone(true);
       void refreshPrints();
     } catch (err) {
@@ -46,10 +48,7 @@ export function ReprintDialog(props: { receiptId: string }) {
             void submit();
           }}
         >
-          <label className="field">
-            <span>Operador</span>
-            <input autoComplete="off" value={operator} onChange={(e) => setOperator(e.target.value)} />
-          </label>
+          <ManagerFields value={auth} onChange={setAuth} />
           <label className="field">
             <span>Motivo da reimpressão</span>
             <input autoComplete="off" value={reason} onChange={(e) => setReason(e.target.value)} />
@@ -59,7 +58,7 @@ export function ReprintDialog(props: { receiptId: string }) {
             <button type="button" onClick={back}>
               Voltar
             </button>
-            <button type="submit" className="primary" disabled={!operator.trim() || !reason.trim()}>
+            <button type="submit" className="primary" disabled={!auth.managerId || !auth.pin || !reason.trim()}>
               Reimprimir
             </button>
           </div>

@@ -4,9 +4,11 @@
 //
 // 1. Three items by barcode, paid part cash and part card, authorized, printed on the virtual
 //    printer (the screen's printed-receipts panel and a job file in the printer folder).
-// 2. A manager cancels that receipt with PIN and justification: "Cancelada", at the service too.
-// 3. A receipt the authority rejected (391) is corrected on the screen and authorized, same nNF.
-// 4. Another rejected receipt whose customer left: the manager voids its number (inutilização).
+// 2. At the till "Imprimir" does not print a second copy; the manager reprints with the PIN.
+// 3. A manager cancels that receipt with PIN and justification: "Cancelada", at the service too.
+// 4. A receipt the authority rejected (391) is corrected on the screen, on the manager's PIN,
+//    and authorized, same nNF.
+// 5. Another rejected receipt whose customer left: the manager voids its number (inutilização).
 // Screenshots of the checkout, the payment and the receipt preview go to test-output/e2e/.
 
 import type { Browser, Page } from 'playwright-core';
@@ -90,6 +92,32 @@ describe('checkout screen', () => {
     expect((await serviceReceipt(store, receipt.service_id!)).status).toBe('autorizado');
   });
 
+  it("prints the copy only once at the till; a second copy is a reprint behind the manager's PIN", async () => {
+    const panel = page.getByRole('region', { name: 'Venda concluída' });
+    const jobs = printerJobs(store).length;
+    await panel.getByRole('button', { name: 'Imprimir' }).click();
+    await waitForText(panel.getByRole('alert'), 'já foi impressa');
+    expect(printerJobs(store)).toHaveLength(jobs);
+
+    await page.keyboard.press('F9');
+    await page.getByRole('dialog', { name: 'Recibos recentes' }).getByRole('row', { name: `NFC-e nº ${soldNumber}` }).getByRole('button', { name: 'Reimprimir' }).click();
+    const reprint = page.getByRole('dialog', { name: 'Reimprimir NFC-e' });
+    const confirm = reprint.getByRole('button', { name: 'Reimprimir' });
+    await expect.poll(() => reprint.getByLabel('Gerente', { exact: true }).locator('option:checked').textContent()).toBe(store.manager.name);
+    expect(await confirm.isDisabled()).toBe(true); // no PIN yet
+    await reprint.getByLabel('PIN do gerente').fill('0000');
+    await confirm.click();
+    await waitForText(reprint.getByRole('alert'), /PIN/i);
+    expect(printerJobs(store)).toHaveLength(jobs);
+    await reprint.getByLabel('PIN do gerente').fill(store.manager.pin);
+    await confirm.click();
+    await waitForText(reprint.getByRole('status'), 'Reimpressão enviada');
+    await expect.poll(() => printerJobs(store).length).toBe(jobs + 1);
+    await reprint.getByRole('button', { name: 'Voltar aos recibos' }).click();
+    await page.keyboard.press('Escape');
+    await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
+  });
+
   it('lets a manager cancel the receipt with PIN and justification', async () => {
     await page.keyboard.press('F9');
     const receipts = page.getByRole('dialog', { name: 'Recibos recentes' });
@@ -145,8 +173,8 @@ describe('checkout screen', () => {
     expect(await correct.getByLabel('Valor do pagamento 1').inputValue()).toBe('18,90');
     await correct.getByRole('radio', { name: 'Maquininha não integrada' }).check();
     await correct.getByLabel('Bandeira (opcional)').selectOption('01');
-    await correct.getByLabel('Operador').fill('Ana (caixa 1)');
     await correct.getByLabel('Motivo da correção').fill('Faltavam os dados do cartão');
+    await correct.getByLabel('PIN do gerente').fill(store.manager.pin);
     await correct.getByRole('button', { name: 'Corrigir e reenviar' }).click();
     await waitForText(correct.getByRole('status'), 'mesmo número');
     await correct.getByRole('button', { name: 'Voltar aos recibos' }).click();

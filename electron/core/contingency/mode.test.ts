@@ -184,7 +184,7 @@ describe('entering and leaving, in a terminal', () => {
     expect(offline).toMatchObject({ nNF: 3, contingency: true, state: 'pending', canCorrect: false, canVoid: false });
     await expect(t.enterContingency({ ...auth, justification: JUSTIFICATION })).rejects.toMatchObject({ code: 'estado_invalido' });
     // Waiting for authorization, it can be printed again (a jammed printer must not leave the store without its copy).
-    const again = await t.reprint(offline.id, { operator: 'Caixa 1', reason: 'Papel enroscou na impressora' });
+    const again = await t.reprint(offline.id, { ...auth, reason: 'Papel enroscou na impressora' });
     expect(Buffer.from(again.escposBase64, 'base64').toString('latin1')).toContain('EMITIDA EM CONTING');
 
     const left = await t.leaveContingency(auth);
