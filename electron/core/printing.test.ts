@@ -14,7 +14,7 @@ import { decodeEscPos } from '../../test/escpos-decoder.ts';
 import { seedDemoCatalog } from './catalog.ts';
 import { TerminalError } from './errors.ts';
 import { PosStore } from './pos-store.ts';
-import { DEFAULT_PRINTER_SETTINGS, parseTcpAddress, ReceiptPrinter, validatePrinterSettings, VIRTUAL_PRINTER_DIR } from './printing.ts';
+import { DEFAULT_PRINTER_SETTINGS, parseTcpAddress, ReceiptPrinter, validatePrinterSettings, VIRTUAL_PRINTER_DIR, type PrintCopy } from './printing.ts';
 import * as sales from './sales.ts';
 
 const XML = readFileSync(fixturePath('nfce_tpEmis1_qrV2_online_signed_testcert.xml'), 'utf8');
@@ -128,6 +128,32 @@ describe('ReceiptPrinter', () => {
     expect(rendered).toBe(0);
     expect(memory.jobs).toHaveLength(1);
     expect(store.printJobs(other)).toEqual([expect.objectContaining({ automatic: 1, state: 'printed' })]);
+  });
+
+  it('printMissing: prints only the copies that never came out, and nothing once they all did', async () => {
+    const memory = new MemoryPrinter({ failWith: 'sem_papel' });
+    const printer = new ReceiptPrinter({ store, clock, dataDir: dir, settings: DEFAULT_PRINTER_SETTINGS, transport: memory });
+    const render = (copy: PrintCopy) => printer.render(receiptId, copy, XML);
+    // A contingency receipt's two copies: the store's came out, the consumer's failed.
+    memory.failWith = undefined;
+    await printer.print(await render('estabelecimento'));
+    memory.failWith = 'sem_papel';
+    await expect(printer.print(await render('consumidor'))).rejects.toMatchObject({ code: 'impressora' });
+    memory.failWith = undefined;
+    const copies = ['consumidor', 'estabelecimento'] as const;
+    expect((await printer.printMissing(receiptId, copies, render)).map((j) => j.copy)).toEqual(['consumidor']);
+    expect(memory.jobs).toHaveLength(2);
+    await expect(printer.printMissing(receiptId, copies, render)).rejects.toMatchObject({ code: 'estado_invalido', message: expect.stringMatching(/reimpressão/) });
+    // The single copy of an authorized receipt: a manager's reprint that went through counts.
+    const other = finishedReceipt();
+    await printer.print(await printer.render(other, 'reimpressao', XML));
+    await expect(printer.printMissing(other, ['unica'], (copy) => printer.render(other, copy, XML))).rejects.toMatchObject({ code: 'estado_invalido' });
+    expect(memory.jobs).toHaveLength(3);
+    // Owed an automatic print: printed here, the automatic one then finds nothing owed.
+    const third = finishedReceipt();
+    expect(await printer.printMissing(third, ['unica'], (copy) => printer.render(third, copy, XML))).toHaveLength(1);
+    expect(await printer.printOnce(third, () => printer.render(third, 'unica', XML))).toBe(false);
+    expect(memory.jobs).toHaveLength(4);
   });
 
   it('refuses jobs for unknown receipts, unknown copies and empty bytes, writing nothing', async () => {
