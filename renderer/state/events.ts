@@ -5,7 +5,7 @@ import type { TerminalEvent } from '../../electron/api/terminal-api.ts';
 import type { ScreenTerminal } from '../api/connect.ts';
 import { receiptEvents, refreshReceipts, receiptUpdated, returnUpdated } from './receipts-store.ts';
 import { receiptChanged } from './sale-store.ts';
-import { contingencyChanged, linkChanged, printerChanged, queueChanged, refreshPrinter, refreshPrints, refreshQueue } from './status-store.ts';
+import { contingencyChanged, linkChanged, printerChanged, queueChanged, queueMoved, refreshPrinter, refreshPrints, refreshQueue } from './status-store.ts';
 import { useSale } from './sale-store.ts';
 import { terminal } from './terminal.ts';
 
@@ -14,6 +14,7 @@ function onEvent(event: TerminalEvent): void {
     case 'receipt':
       receiptUpdated(event.receipt);
       receiptChanged(event.receipt);
+      queueMoved();
       // Printing follows authorization (and a cancellation may print nothing): look again.
       if (event.receipt.state === 'authorized') setTimeout(() => void refreshPrints(), 300);
       break;
@@ -26,9 +27,11 @@ function onEvent(event: TerminalEvent): void {
       break;
     case 'contingency':
       contingencyChanged(event.status);
+      queueMoved();
       break;
     case 'return':
       returnUpdated(event.devolucao);
+      queueMoved();
       break;
   }
 }

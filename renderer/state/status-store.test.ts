@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ContingencyStatus, PrinterStatusView, QueueStatus } from '../../electron/api/terminal-api.ts';
 import type { ScreenTerminal } from '../api/connect.ts';
-import { contingencyAction, contingencyChanged, printerChanged, queueChanged, refreshPrinter, refreshQueue, useStatus } from './status-store.ts';
+import { contingencyAction, contingencyChanged, printerChanged, queueChanged, queueMoved, refreshPrinter, refreshQueue, useStatus } from './status-store.ts';
 import { setTerminal } from './terminal.ts';
 
 const contingency = (active: boolean) => ({ active, openTasks: [] }) as unknown as ContingencyStatus;
@@ -28,6 +28,17 @@ describe('the status bar and the events that overtake an answer', () => {
     answer({ ...contingency(true), pending: 0 } as ContingencyStatus);
     await entering;
     expect(useStatus.getState().queue?.contingency).toMatchObject({ active: true, pending: 2 });
+  });
+
+  it('the queue is fetched again after the events that move it, once for a burst of them', async () => {
+    useStatus.setState({ queue: queue(0) });
+    let calls = 0;
+    setTerminal({ queueStatus: async () => queue(++calls) } as unknown as ScreenTerminal);
+    for (let i = 0; i < 5; i++) queueMoved(5);
+    await expect.poll(() => useStatus.getState().queue?.pending).toBe(1);
+    queueMoved(5);
+    await expect.poll(() => useStatus.getState().queue?.pending).toBe(2);
+    expect(calls).toBe(2);
   });
 
   it('a printer event newer than a fetched printer status stays', async () => {

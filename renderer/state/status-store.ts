@@ -82,6 +82,21 @@ export async function refreshQueue(): Promise<void> {
   }
 }
 
+let queueRefresh: ReturnType<typeof setTimeout> | undefined;
+
+/**
+ * A receipt, a return or the contingency changed: the queue's counts moved with it, but the
+ * core announces the queue only when the link to the service changes, so look again (once for
+ * a burst of such events, as a catch-up brings hundreds).
+ */
+export function queueMoved(delayMs = 200): void {
+  if (queueRefresh !== undefined) return;
+  queueRefresh = setTimeout(() => {
+    queueRefresh = undefined;
+    void refreshQueue();
+  }, delayMs);
+}
+
 export async function refreshPrinter(): Promise<void> {
   try {
     await printerEvents.fetch(() => terminal().printerStatus(), applyPrinter, applyPrinter);

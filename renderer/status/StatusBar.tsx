@@ -103,9 +103,11 @@ function Printer() {
   if (error) return <span className="pill bad">Impressora: {error.message}</span>;
   if (!printer) return <span className="pill wait">Impressora: verificando…</span>;
   if (printer.ready) return <span className="pill ok">Impressora: pronta ({printer.name})</span>;
+  const problem = printer.problem ?? 'com problema';
   return (
     <span className="pill bad" role="alert">
-      Impressora: {printer.problem ?? 'com problema'} ({printer.name})
+      Impressora: {problem}
+      {problem.includes(printer.name) ? '' : ` (${printer.name})`}
     </span>
   );
 }
