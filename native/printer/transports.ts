@@ -41,7 +41,8 @@ import { join } from 'node:path';
 
 export type PrinterErrorCode = 'offline' | 'timeout' | 'sem_papel' | 'tampa_aberta' | 'desconhecido';
 
-const KEPT = 'o cupom fica guardado para reimpressão.';
+/** How every operator message ends: the receipt is never lost with the job. */
+export const KEPT = 'o cupom fica guardado para reimpressão.';
 
 const HEADLINES: Record<PrinterErrorCode, { headline: string; advice: string }> = {
   offline: { headline: 'Impressora desligada ou fora de alcance', advice: 'Verifique o cabo e a energia' },
