@@ -3,6 +3,9 @@
 // on. The terminal must learn the outcome under the same idempotency key and never cause a
 // second receipt (nor a second cancellation or inutilização).
 //
+// It also fails requests before they reach the service: a gateway answering 503, or no answer
+// at all until the terminal's timeout. The terminal retries under the same key, one receipt.
+//
 // The proxy reads the HTTP/1.1 messages going through (undici sends one request at a time per
 // connection, so the answer that follows a request is its answer) and keeps a log: method,
 // path, Idempotency-Key, status and body of every answer, including the ones it swallowed.
@@ -18,12 +21,19 @@ import { storeCompany, testTerminal } from './terminal-fixtures.ts';
 // =============================================================================================
 // The proxy
 
-type Exchange = { method: string; path: string; key: string | null; status?: number; body?: string; dropped: boolean };
+type Exchange = { method: string; path: string; key: string | null; status?: number; body?: string; dropped: boolean; failed?: Failure };
+
+/**
+ * How the proxy fails a request without passing it on: `gateway` answers 503 itself (a gateway
+ * in front of a service that is down), `silence` never answers (the terminal's timeout ends it).
+ */
+type Failure = 'gateway' | 'silence';
 
 /** Splits a byte stream into HTTP/1.1 messages (Content-Length or chunked bodies). */
 class MessageSplitter {
   private buf = Buffer.alloc(0);
-  constructor(private readonly onMessage: (head: string, body: Buffer) => void) {}
+  /** `raw` is the whole message as it came, head and body. */
+  constructor(private readonly onMessage: (head: string, body: Buffer, raw: Buffer) => void) {}
 
   push(chunk: Buffer): void {
     this.buf = Buffer.concat([this.buf, chunk]);
@@ -60,8 +70,9 @@ class MessageSplitter {
         body = Buffer.alloc(0);
         next = start;
       }
+      const raw = this.buf.subarray(0, next);
       this.buf = this.buf.subarray(next);
-      this.onMessage(head, body);
+      this.onMessage(head, body, raw);
     }
   }
 }
@@ -71,6 +82,7 @@ class LossyProxy {
   private server: Server | undefined;
   private readonly sockets = new Set<Socket>();
   private drop: ((e: Exchange) => boolean) | undefined;
+  private failing: { match: (e: Exchange) => boolean; how: Failure; times: number } | undefined;
   url = '';
 
   constructor(private readonly target: { host: string; port: number }) {}
@@ -80,8 +92,13 @@ class LossyProxy {
     this.drop = match;
   }
 
+  /** The next `times` requests matching `match` never reach the service; see Failure. */
+  failNext(match: (e: Exchange) => boolean, how: Failure, times = 1): void {
+    this.failing = { match, how, times };
+  }
+
   get armed(): boolean {
-    return this.drop !== undefined;
+    return this.drop !== undefined || this.failing !== undefined;
   }
 
   async start(): Promise<void> {
@@ -104,17 +121,30 @@ class LossyProxy {
       client.destroy();
       upstream.destroy();
     };
-    const requests = new MessageSplitter((head) => {
+    // Whole requests only are passed on, so a failed one never reaches the service, not even
+    // its head.
+    const requests = new MessageSplitter((head, _body, raw) => {
       const [method = '', path = ''] = head.split('\r\n')[0]!.split(' ');
       const key = /\r\nidempotency-key:\s*([^\r\n]+)/i.exec(head)?.[1] ?? null;
       const exchange: Exchange = { method, path, key, dropped: false };
       this.log.push(exchange);
+      const failing = this.failing;
+      if (failing?.match(exchange)) {
+        if (--failing.times === 0) this.failing = undefined;
+        exchange.failed = failing.how;
+        if (failing.how === 'gateway') {
+          exchange.status = 503;
+          client.end('HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\ncontent-length: 19\r\nconnection: close\r\n\r\nService Unavailable');
+        }
+        return; // silence: the connection stays open and unanswered until the client gives up
+      }
       inFlight.push(exchange);
       if (this.drop?.(exchange)) {
         this.drop = undefined;
         exchange.dropped = true;
         swallowing = exchange;
       }
+      upstream.write(raw);
     });
     const answers = new MessageSplitter((head, body) => {
       const exchange = inFlight.shift();
@@ -124,10 +154,7 @@ class LossyProxy {
       // The service has answered in full: the request certainly reached it. Lose the answer.
       if (exchange === swallowing) cut();
     });
-    client.on('data', (chunk: Buffer) => {
-      requests.push(chunk);
-      upstream.write(chunk);
-    });
+    client.on('data', (chunk: Buffer) => requests.push(chunk));
     upstream.on('data', (chunk: Buffer) => {
       const wasSwallowing = swallowing !== undefined;
       answers.push(chunk);
@@ -164,11 +191,11 @@ afterAll(async () => {
   await service?.stop();
 });
 
-async function setup(latencyMs = 0) {
+async function setup(latencyMs = 0, requestTimeoutMs?: number) {
   const company = await storeCompany(serviceDir);
   const http = api(service.url, company.token);
   expect((await http.post('/api/v1/sandbox/autoridade', { latencia_ms: latencyMs })).status).toBe(200);
-  const terminal = await testTerminal({ serviceUrl: proxy.url, token: company.token, series: 1 });
+  const terminal = await testTerminal({ serviceUrl: proxy.url, token: company.token, series: 1, ...(requestTimeoutMs && { requestTimeoutMs }) });
   terminals.push(terminal);
   const manager = await terminal.createManager({ name: 'Gerente', pin: '1357' });
   return { terminal, company, http, manager };
@@ -278,5 +305,37 @@ describe('an answer lost after the request reached the service', () => {
     expect(calls.length).toBeGreaterThanOrEqual(2);
     expect(calls[0]).toMatchObject({ dropped: true, status: 200 });
     expect(JSON.parse(calls.at(-1)!.body!)).toEqual(JSON.parse(calls[0]!.body!)); // the stored answer, not a second voiding
+  });
+});
+
+describe('a request that never reached the service', () => {
+  const emissions = (e: Exchange) => e.method === 'POST' && e.path === '/api/v1/nfce';
+
+  it('a gateway answering 503 twice: retried with backoff under the same key, one receipt', async () => {
+    const { terminal, company } = await setup(0);
+    const from = proxy.log.length;
+    proxy.failNext(emissions, 'gateway', 2);
+    const receipt = await sell(terminal);
+    expect(await settled(terminal, receipt.id)).toMatchObject({ state: 'authorized', nNF: 1, attention: null });
+    const row = terminal.store.receipt(receipt.id)!;
+    const posts = postsOf(row.idempotency_key);
+    expect(posts.map((p) => p.status)).toEqual([503, 503, 202]);
+    expect(proxy.log.slice(from).filter(emissions).length).toBe(posts.length); // never another key
+    expect(authorizedAtAuthority(company.cnpj, 1)).toEqual([{ number: 1, n: 1 }]);
+  });
+
+  it('no answer at all: the request times out and is sent again under the same key, one receipt', async () => {
+    const { terminal, company } = await setup(0, 800);
+    const from = proxy.log.length;
+    proxy.failNext(emissions, 'silence');
+    const receipt = await sell(terminal);
+    expect(await settled(terminal, receipt.id)).toMatchObject({ state: 'authorized', nNF: 1 });
+    const row = terminal.store.receipt(receipt.id)!;
+    const posts = postsOf(row.idempotency_key);
+    expect(posts[0]).toMatchObject({ failed: 'silence' });
+    expect(posts[0]!.status).toBeUndefined();
+    expect(posts.at(-1)!.status).toBe(202);
+    expect(proxy.log.slice(from).filter(emissions).length).toBe(posts.length);
+    expect(authorizedAtAuthority(company.cnpj, 1)).toEqual([{ number: 1, n: 1 }]);
   });
 });
