@@ -198,10 +198,61 @@ it(`${SALES} sales, the terminal SIGKILLed at random and the service restarted o
 // sale has one receipt, issued offline and authorized at the service with the key and digest it
 // was signed with; every number the terminal took is either such a receipt or voided (the
 // online attempts the outage left in doubt), none both, none twice.
+//
+// A catch-up life is killed only once it has moved the catch-up on (the service accepted one
+// more receipt, or one more was authorized), a random moment later. For the first one the
+// sandbox authority answers after CATCH_UP_LATENCY_MS: a receipt the service has just accepted
+// is authorized no sooner than that, so that kill certainly lands with receipts transmitted and
+// others still waiting, however fast the terminal drains. The latency is then lifted, so the
+// other lives go at full speed and may drain before their kill.
 
 const OUTAGE_SALES = 40;
 const OUTAGE_KILLS = 6;
 const CATCH_UP_KILLS = 3;
+const CATCH_UP_LATENCY_MS = 1_000;
+
+type CatchUp = { accepted: number; authorized: number; voided: number; waiting: number };
+
+/** How far the catch-up is, from the terminal's database (read while the process writes it). */
+function catchUpOf(db: Database.Database): CatchUp {
+  return db
+    .prepare(
+      `SELECT
+         (SELECT count(service_id) FROM receipts WHERE tp_emis = 9) AS accepted,
+         (SELECT count(*) FROM receipts WHERE tp_emis = 9 AND state = 'authorized') AS authorized,
+         (SELECT count(*) FROM reconciliation_tasks WHERE state = 'done') AS voided,
+         (SELECT count(*) FROM receipts WHERE state != 'authorized') AS waiting`,
+    )
+    .get() as CatchUp;
+}
+
+const moved = (c: CatchUp): number => c.accepted + c.authorized + c.voided;
+
+/** Resolves once the catch-up moved past `from`, or undefined once `stop` settles first. */
+async function catchUpMoved(dataDir: string, from: CatchUp, stop: Promise<unknown>): Promise<CatchUp | undefined> {
+  let stopped = false;
+  void stop.then(() => (stopped = true));
+  const db = new Database(join(dataDir, POS_DB_FILE), { readonly: true, fileMustExist: true });
+  try {
+    for (;;) {
+      if (stopped) return undefined;
+      const now = catchUpOf(db);
+      if (moved(now) > moved(from)) return now;
+      await sleep(10);
+    }
+  } finally {
+    db.close();
+  }
+}
+
+function catchUpNow(dataDir: string): CatchUp {
+  const db = new Database(join(dataDir, POS_DB_FILE), { readonly: true, fileMustExist: true });
+  try {
+    return catchUpOf(db);
+  } finally {
+    db.close();
+  }
+}
 
 function finishedSales(dataDir: string): number {
   const db = new Database(join(dataDir, POS_DB_FILE), { readonly: true, fileMustExist: true });
@@ -246,15 +297,26 @@ it(`offline contingency: ${OUTAGE_SALES} sales while the service is down, the te
     if (!serviceBack) await service.restart({ hard: true });
   }
   // The catch-up: killed again while it transmits and reconciles, then left to drain.
+  const authority = api(service.url, company.token);
+  expect((await authority.post('/api/v1/sandbox/autoridade', { latencia_ms: CATCH_UP_LATENCY_MS })).status).toBe(200);
+  const catchUpKills: CatchUp[] = [];
   for (let life = 1; ; life++) {
+    const before = catchUpNow(dataDir);
     const current = startTerminal(dataDir, company.token, announced, log, OUTAGE_SALES);
     await current.ready;
     if (life <= CATCH_UP_KILLS) {
-      const outcome = await Promise.race([current.drained.then(() => 'drained'), sleep(100 + random() * 1500).then(() => 'kill')]);
+      const kill = catchUpMoved(dataDir, before, current.exited).then(async (progress) => {
+        if (!progress) return 'exited';
+        await sleep(random() * (life === 1 ? 200 : 800));
+        return 'kill';
+      });
+      const outcome = await Promise.race([current.drained.then(() => 'drained'), kill]);
       if (outcome === 'kill') {
         current.child.kill('SIGKILL');
         await current.exited;
         kills++;
+        catchUpKills.push(catchUpNow(dataDir));
+        if (life === 1) expect((await authority.post('/api/v1/sandbox/autoridade', { latencia_ms: 0 })).status).toBe(200);
         continue;
       }
     }
@@ -263,6 +325,10 @@ it(`offline contingency: ${OUTAGE_SALES} sales while the service is down, the te
     expect({ drained, code }, `${context}\n${log.slice(-30).join('\n')}`).toEqual({ drained: true, code: 0 });
     break;
   }
+  // At least one SIGKILL landed in the middle of the catch-up: some receipts already with the
+  // service, others still waiting for their authorization.
+  const midway = catchUpKills.filter((c) => c.accepted > 0 && c.waiting > 0);
+  expect(midway.length, `${context} ${JSON.stringify(catchUpKills)}`).toBeGreaterThan(0);
 
   // ---- The terminal's own record
   const db = new Database(join(dataDir, POS_DB_FILE), { readonly: true, fileMustExist: true });
@@ -311,14 +377,18 @@ it(`offline contingency: ${OUTAGE_SALES} sales while the service is down, the te
   }
 
   // ---- The authority: each number once, authorized (the receipts) or voided (the attempts in doubt)
-  const authority = new Database(join(serviceDir, 'sandbox-authority.sqlite'), { readonly: true, fileMustExist: true });
+  const authorityDb = new Database(join(serviceDir, 'sandbox-authority.sqlite'), { readonly: true, fileMustExist: true });
   try {
-    const authorized = authority.prepare("SELECT number, tp_emis FROM nfe WHERE cnpj = ? AND model = '65' AND serie = 1 ORDER BY number").all(company.cnpj);
+    const authorized = authorityDb.prepare("SELECT number, tp_emis FROM nfe WHERE cnpj = ? AND model = '65' AND serie = 1 ORDER BY number").all(company.cnpj);
     expect(authorized, context).toEqual(receipts.map((r) => ({ number: r.nnf, tp_emis: 9 })));
-    const voided = authority.prepare("SELECT first_number, last_number FROM voided_range WHERE cnpj = ? AND model = '65' ORDER BY first_number").all(company.cnpj);
+    const voided = authorityDb.prepare("SELECT first_number, last_number FROM voided_range WHERE cnpj = ? AND model = '65' ORDER BY first_number").all(company.cnpj);
     expect(voided, context).toEqual(tasks.map((t) => ({ first_number: t.nnf, last_number: t.nnf })));
   } finally {
-    authority.close();
+    authorityDb.close();
   }
-  console.log(`caos em contingência: ${kills} SIGKILL do terminal, ${receipts.length} NFC-e offline, ${tasks.length} número(s) em dúvida inutilizado(s); ${context}`);
+  console.log(
+    `caos em contingência: ${kills} SIGKILL do terminal (${catchUpKills.length} na retomada, ` +
+      `a cada uma enviadas/autorizadas/aguardando: ${catchUpKills.map((c) => `${c.accepted}/${c.authorized}/${c.waiting}`).join(', ')}), ` +
+      `${receipts.length} NFC-e offline, ${tasks.length} número(s) em dúvida inutilizado(s); ${context}`,
+  );
 });
