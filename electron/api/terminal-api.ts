@@ -235,12 +235,27 @@ export type ReturnView = {
 
 // ---- Printer -----------------------------------------------------------------------------------
 
-export type PrinterKind = 'virtual' | 'tcp' | 'device' | 'file';
+export type PrinterKind = 'virtual' | 'tcp' | 'usb' | 'serial' | 'device' | 'file';
+
+/** A serial printer's line, as the printer is set (its DIP switches or setup mode); 8 data bits always. */
+export type SerialLineSettings = {
+  baudRate: 1200 | 2400 | 4800 | 9600 | 19200 | 38400 | 57600 | 115200;
+  parity: 'none' | 'even' | 'odd';
+  stopBits: 1 | 2;
+  /** "rtscts": the printer's busy line (hardware); "xonxoff": XOFF/XON bytes (software). */
+  flowControl: 'none' | 'rtscts' | 'xonxoff';
+};
 
 export type PrinterSettings = {
   kind: PrinterKind;
-  /** "192.168.0.50:9100" (tcp), "/dev/usb/lp0" (device), a file path (file); null for virtual. */
+  /**
+   * "192.168.0.50:9100" (tcp); "04b8:0e15" (usb: vendor:product, or null for the first USB
+   * printer found); "/dev/ttyUSB0" or "COM3" (serial); "/dev/usb/lp0" (device); a file path
+   * (file); null for virtual.
+   */
   address: string | null;
+  /** Kind "serial" only. */
+  serial?: SerialLineSettings;
   /** fiscal/danfe/escpos.ts PrinterProfileId. */
   profile: 'epson-tm-t20' | 'elgin-i9' | 'bematech-mp4200-escpos' | 'generic-escpos';
   paperWidth: 80 | 58;

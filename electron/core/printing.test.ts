@@ -8,13 +8,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fixturePath } from '../../fiscal/shared-files.ts';
+import { SerialPrinter } from '../../native/printer/serial.ts';
 import { MemoryPrinter } from '../../native/printer/transports.ts';
+import { UsbPrinter } from '../../native/printer/usb.ts';
 import type { PrinterStatusView } from '../api/terminal-api.ts';
 import { decodeEscPos } from '../../test/escpos-decoder.ts';
 import { seedDemoCatalog } from './catalog.ts';
 import { TerminalError } from './errors.ts';
 import { PosStore } from './pos-store.ts';
-import { DEFAULT_PRINTER_SETTINGS, parseTcpAddress, ReceiptPrinter, validatePrinterSettings, VIRTUAL_PRINTER_DIR, type PrintCopy } from './printing.ts';
+import { DEFAULT_PRINTER_SETTINGS, parseTcpAddress, ReceiptPrinter, transportFor, validatePrinterSettings, VIRTUAL_PRINTER_DIR, type PrintCopy } from './printing.ts';
 import * as sales from './sales.ts';
 
 const XML = readFileSync(fixturePath('nfce_tpEmis1_qrV2_online_signed_testcert.xml'), 'utf8');
@@ -194,6 +196,15 @@ describe('ReceiptPrinter', () => {
     expect(existsSync(path)).toBe(false);
     expect((await printer.status()).ready).toBe(false);
   });
+
+  it('a USB printer (libusb) that is not plugged in: not ready, named by its vendor:product, the receipt kept', async () => {
+    const printer = new ReceiptPrinter({ store, clock, dataDir: dir, settings: { kind: 'usb', address: 'fffe:fffe', profile: 'epson-tm-t20', paperWidth: 80 } });
+    await expect(printer.print({ receiptId, copy: 'unica', escpos: Uint8Array.of(1) })).rejects.toMatchObject({
+      code: 'impressora',
+      message: expect.stringContaining('Impressora USB fffe:fffe não encontrada'),
+    });
+    expect(printer.statusNow()).toMatchObject({ ready: false, name: 'USB fffe:fffe' });
+  });
 });
 
 describe('a network printer answering status queries', () => {
@@ -238,7 +249,7 @@ describe('validatePrinterSettings', () => {
       }
       return 'aceito';
     };
-    expect(field({ kind: 'usb', address: null, profile: 'epson-tm-t20', paperWidth: 80 })).toBe('printer.kind');
+    expect(field({ kind: 'lpt', address: null, profile: 'epson-tm-t20', paperWidth: 80 })).toBe('printer.kind');
     expect(field({ kind: 'virtual', address: null, profile: 'daruma', paperWidth: 80 })).toBe('printer.profile');
     expect(field({ kind: 'virtual', address: null, profile: 'epson-tm-t20', paperWidth: 76 })).toBe('printer.paperWidth');
     expect(field({ kind: 'tcp', address: '192.168.0.50:99999', profile: 'epson-tm-t20', paperWidth: 80 })).toBe('printer.address');
@@ -246,5 +257,57 @@ describe('validatePrinterSettings', () => {
     expect(field({ kind: 'device', address: '', profile: 'epson-tm-t20', paperWidth: 80 })).toBe('printer.address');
     expect(field({ kind: 'virtual', address: '/tmp/x', profile: 'epson-tm-t20', paperWidth: 80 })).toBe('printer.address');
     expect(field(null)).toBe('printer');
+  });
+
+  it('usb: vendor:product in hexadecimal, or blank for the first USB printer; the transport follows', () => {
+    const usb = validatePrinterSettings({ kind: 'usb', address: ' 0x04B8:0x0E15 ', profile: 'epson-tm-t20', paperWidth: 80, serial: { baudRate: 9600 } });
+    expect(usb).toEqual({ kind: 'usb', address: '04b8:0e15', profile: 'epson-tm-t20', paperWidth: 80 });
+    const transport = transportFor(usb, dir);
+    expect(transport).toBeInstanceOf(UsbPrinter);
+    expect((transport as UsbPrinter).address).toEqual({ vendorId: 0x04b8, productId: 0x0e15 });
+    for (const address of [null, '', '  ']) {
+      const first = validatePrinterSettings({ kind: 'usb', address, profile: 'elgin-i9', paperWidth: 58 });
+      expect(first.address).toBeNull();
+      expect((transportFor(first, dir) as UsbPrinter).address).toBeUndefined();
+    }
+    for (const address of ['/dev/usb/lp0', '4b8:e15', 1208]) {
+      expect(() => validatePrinterSettings({ kind: 'usb', address, profile: 'epson-tm-t20', paperWidth: 80 })).toThrow(
+        expect.objectContaining({ field: 'printer.address', message: expect.stringContaining('fabricante:produto em hexadecimal') }),
+      );
+    }
+  });
+
+  it('serial: the port, and the line with each field checked by name; settings saved without a line get the defaults', () => {
+    const line = { baudRate: 38400, parity: 'even', stopBits: 2, flowControl: 'xonxoff' } as const;
+    const serial = validatePrinterSettings({ kind: 'serial', address: ' COM3 ', profile: 'bematech-mp4200-escpos', paperWidth: 80, serial: line });
+    expect(serial).toEqual({ kind: 'serial', address: 'COM3', profile: 'bematech-mp4200-escpos', paperWidth: 80, serial: line });
+    const transport = transportFor(serial, dir);
+    expect(transport).toBeInstanceOf(SerialPrinter);
+    expect((transport as SerialPrinter).path).toBe('COM3');
+    expect((transport as SerialPrinter).line).toEqual(line);
+
+    expect(validatePrinterSettings({ kind: 'serial', address: '/dev/ttyUSB0', profile: 'elgin-i9', paperWidth: 80 }).serial).toEqual({
+      baudRate: 9600,
+      parity: 'none',
+      stopBits: 1,
+      flowControl: 'rtscts',
+    });
+    const field = (patch: Record<string, unknown>, address: unknown = '/dev/ttyS0') => {
+      try {
+        validatePrinterSettings({ kind: 'serial', address, profile: 'epson-tm-t20', paperWidth: 80, serial: { ...line, ...patch } });
+      } catch (err) {
+        return `${(err as TerminalError).field}: ${(err as TerminalError).message}`;
+      }
+      return 'aceito';
+    };
+    expect(field({}, '')).toBe('printer.address: Informe a porta serial da impressora (ex.: /dev/ttyUSB0 ou COM3)');
+    expect(field({ baudRate: 14400 })).toBe('printer.serial.baudRate: Velocidade da porta serial deve ser uma destas: 1200, 2400, 4800, 9600, 19200, 38400, 57600, 115200');
+    expect(field({ baudRate: '9600' })).toMatch(/^printer\.serial\.baudRate: /);
+    expect(field({ parity: 'mark' })).toBe('printer.serial.parity: Paridade deve ser none (nenhuma), even (par) ou odd (ímpar)');
+    expect(field({ stopBits: 1.5 })).toBe('printer.serial.stopBits: Bits de parada devem ser 1 ou 2');
+    expect(field({ flowControl: 'dtrdsr' })).toBe('printer.serial.flowControl: Controle de fluxo deve ser rtscts (hardware), xonxoff (software) ou none (nenhum)');
+    expect(() => validatePrinterSettings({ kind: 'serial', address: 'COM1', profile: 'epson-tm-t20', paperWidth: 80, serial: 'rapido' })).toThrow(
+      expect.objectContaining({ field: 'printer.serial' }),
+    );
   });
 });

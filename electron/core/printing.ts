@@ -23,7 +23,9 @@ import {
   VirtualPrinter,
   type PrinterTransport,
 } from '../../native/printer/transports.ts';
-import type { PrintedReceipt, PrinterSettings, PrinterStatusView } from '../api/terminal-api.ts';
+import { DEFAULT_SERIAL_LINE, SERIAL_BAUD_RATES, SerialPrinter } from '../../native/printer/serial.ts';
+import { formatUsbAddress, parseUsbAddress, UsbPrinter } from '../../native/printer/usb.ts';
+import type { PrintedReceipt, PrinterSettings, PrinterStatusView, SerialLineSettings } from '../api/terminal-api.ts';
 import { checked, TerminalError } from './errors.ts';
 import type { PosStore } from './pos-store.ts';
 import { iso, type Clock } from './sales.ts';
@@ -61,8 +63,8 @@ export function validatePrinterSettings(input: unknown, field = 'printer'): Prin
   if (typeof input !== 'object' || input === null) throw invalid(field, 'Configuração da impressora ausente');
   const s = input as Record<string, unknown>;
   const kind = s.kind;
-  if (kind !== 'virtual' && kind !== 'tcp' && kind !== 'device' && kind !== 'file') {
-    throw invalid(`${field}.kind`, 'Tipo de impressora deve ser virtual, tcp (rede), device (USB) ou file (arquivo)');
+  if (kind !== 'virtual' && kind !== 'tcp' && kind !== 'usb' && kind !== 'serial' && kind !== 'device' && kind !== 'file') {
+    throw invalid(`${field}.kind`, 'Tipo de impressora deve ser virtual, tcp (rede), usb, serial, device (dispositivo) ou file (arquivo)');
   }
   const profile = s.profile;
   if (typeof profile !== 'string' || !Object.hasOwn(PRINTER_PROFILES, profile)) {
@@ -73,14 +75,47 @@ export function validatePrinterSettings(input: unknown, field = 'printer'): Prin
   let address: string | null = null;
   if (kind === 'virtual') {
     if (s.address !== null && s.address !== undefined) throw invalid(`${field}.address`, 'A impressora virtual não tem endereço');
+  } else if (kind === 'usb') {
+    // Blank: the first USB printer found, which is what a store with one printer wants.
+    if (s.address !== null && s.address !== undefined && typeof s.address !== 'string') throw invalid(`${field}.address`, USB_ADDRESS_HELP);
+    const text = typeof s.address === 'string' ? s.address.trim() : '';
+    if (text) {
+      const usb = parseUsbAddress(text);
+      if (!usb) throw invalid(`${field}.address`, USB_ADDRESS_HELP);
+      address = formatUsbAddress(usb);
+    }
   } else {
     address = typeof s.address === 'string' ? s.address.trim() : '';
     if (kind === 'tcp') parseTcpAddress(address, `${field}.address`);
     else if (!address || address.length > 4096 || address.includes('\0')) {
-      throw invalid(`${field}.address`, kind === 'device' ? 'Informe o dispositivo da impressora (ex.: /dev/usb/lp0)' : 'Informe o caminho do arquivo');
+      throw invalid(`${field}.address`, ADDRESS_HELP[kind]);
     }
   }
-  return { kind, address, profile: profile as PrinterProfileId, paperWidth };
+  const settings: PrinterSettings = { kind, address, profile: profile as PrinterProfileId, paperWidth };
+  if (kind === 'serial') settings.serial = validateSerialLine(s.serial, `${field}.serial`);
+  return settings;
+}
+
+const USB_ADDRESS_HELP = 'Endereço USB: fabricante:produto em hexadecimal (ex.: 04b8:0e15), ou em branco para a primeira impressora USB encontrada';
+
+const ADDRESS_HELP: Record<'serial' | 'device' | 'file', string> = {
+  serial: 'Informe a porta serial da impressora (ex.: /dev/ttyUSB0 ou COM3)',
+  device: 'Informe o dispositivo da impressora (ex.: /dev/usb/lp0)',
+  file: 'Informe o caminho do arquivo',
+};
+
+/** A serial line from the screen; missing (settings saved before serial existed): the defaults. */
+function validateSerialLine(input: unknown, field: string): SerialLineSettings {
+  if (input === undefined || input === null) return { ...DEFAULT_SERIAL_LINE } as SerialLineSettings;
+  if (typeof input !== 'object') throw invalid(field, 'Configuração da porta serial inválida');
+  const l = input as Record<string, unknown>;
+  if (!SERIAL_BAUD_RATES.includes(l.baudRate as never)) throw invalid(`${field}.baudRate`, `Velocidade da porta serial deve ser uma destas: ${SERIAL_BAUD_RATES.join(', ')}`);
+  if (l.parity !== 'none' && l.parity !== 'even' && l.parity !== 'odd') throw invalid(`${field}.parity`, 'Paridade deve ser none (nenhuma), even (par) ou odd (ímpar)');
+  if (l.stopBits !== 1 && l.stopBits !== 2) throw invalid(`${field}.stopBits`, 'Bits de parada devem ser 1 ou 2');
+  if (l.flowControl !== 'none' && l.flowControl !== 'rtscts' && l.flowControl !== 'xonxoff') {
+    throw invalid(`${field}.flowControl`, 'Controle de fluxo deve ser rtscts (hardware), xonxoff (software) ou none (nenhum)');
+  }
+  return { baudRate: l.baudRate as SerialLineSettings['baudRate'], parity: l.parity, stopBits: l.stopBits, flowControl: l.flowControl };
 }
 
 /** "192.168.0.50:9100", "impressora.local" (port 9100), "[fe80::1]:9100". */
@@ -114,6 +149,12 @@ export function transportFor(settings: PrinterSettings, dataDir: string): Printe
       return new VirtualPrinter({ dir: join(dataDir, VIRTUAL_PRINTER_DIR) });
     case 'tcp':
       return new TcpPrinter(parseTcpAddress(settings.address ?? ''));
+    case 'usb': {
+      const address = settings.address ? parseUsbAddress(settings.address) : undefined;
+      return new UsbPrinter(address ? { address } : {});
+    }
+    case 'serial':
+      return new SerialPrinter({ path: settings.address ?? '', line: settings.serial ?? DEFAULT_SERIAL_LINE });
     case 'device':
       return new DeviceFilePrinter({ path: settings.address ?? '' });
     case 'file':
@@ -123,7 +164,9 @@ export function transportFor(settings: PrinterSettings, dataDir: string): Printe
 
 function printerName(settings: PrinterSettings, transport: PrinterTransport, overridden: boolean): string {
   if (overridden) return transport.description;
-  return settings.kind === 'virtual' ? 'Impressora virtual' : (settings.address ?? transport.description);
+  if (settings.kind === 'virtual') return 'Impressora virtual';
+  // "USB 04b8:0e15" says more than the bare ids, and a blank USB address has no other name.
+  return settings.kind === 'usb' ? transport.description : (settings.address ?? transport.description);
 }
 
 export type ReceiptPrinterOptions = {

@@ -1,6 +1,6 @@
 // The settings forms, one per section, each saved on its own with the manager's authorization.
 
-import { useState } from 'react';
+import { useId, useState } from 'react';
 import type {
   CatalogImportReport,
   CertificateView,
@@ -8,6 +8,7 @@ import type {
   ContingencyStatus,
   ManagerAuthorization,
   PrinterSettings,
+  SerialLineSettings,
   SettingsPatch,
   TerminalSettings,
 } from '../../electron/api/terminal-api.ts';
@@ -48,11 +49,24 @@ function Outcome(props: { error: TerminalFailure | null; saved: boolean }) {
   );
 }
 
-function Text(props: { label: string; value: string; onChange: (v: string) => void; type?: string; disabled?: boolean }) {
+function Text(props: { label: string; value: string; onChange: (v: string) => void; type?: string; disabled?: boolean; hint?: string }) {
+  const hintId = useId();
   return (
     <label className="field">
       <span>{props.label}</span>
-      <input type={props.type ?? 'text'} autoComplete="off" disabled={props.disabled} value={props.value} onChange={(e) => props.onChange(e.target.value)} />
+      <input
+        type={props.type ?? 'text'}
+        autoComplete="off"
+        disabled={props.disabled}
+        value={props.value}
+        aria-describedby={props.hint ? hintId : undefined}
+        onChange={(e) => props.onChange(e.target.value)}
+      />
+      {props.hint && (
+        <small id={hintId} className="muted small-text">
+          {props.hint}
+        </small>
+      )}
     </label>
   );
 }
@@ -112,9 +126,62 @@ const PROFILES: { id: PrinterSettings['profile']; label: string }[] = [
 const KINDS: { id: PrinterSettings['kind']; label: string }[] = [
   { id: 'virtual', label: 'Virtual (mostra na tela)' },
   { id: 'tcp', label: 'Rede (TCP/IP)' },
-  { id: 'device', label: 'Dispositivo (USB/serial)' },
+  { id: 'usb', label: 'USB' },
+  { id: 'serial', label: 'Serial (RS-232 ou porta COM virtual)' },
+  { id: 'device', label: 'Dispositivo do sistema (/dev/usb/lp0)' },
   { id: 'file', label: 'Arquivo' },
 ];
+
+/** What goes in the address for each kind. */
+const ADDRESS_HINTS: Record<PrinterSettings['kind'], string> = {
+  virtual: 'A impressora virtual não tem endereço.',
+  tcp: 'IP ou nome da impressora, com a porta se não for 9100 (ex.: 192.168.0.50:9100).',
+  usb: 'Fabricante:produto em hexadecimal (ex.: 04b8:0e15), ou em branco para usar a primeira impressora USB encontrada.',
+  serial: 'A porta serial (ex.: /dev/ttyUSB0 no Linux, COM3 no Windows).',
+  device: 'O dispositivo que o sistema criou para a impressora (ex.: /dev/usb/lp0).',
+  file: 'O arquivo que recebe os trabalhos de impressão.',
+};
+
+/**
+ * What the screen shows for a serial printer not yet set up; the terminal core applies the same
+ * when a saved serial printer has no line settings.
+ */
+const DEFAULT_SERIAL_LINE: SerialLineSettings = { baudRate: 9600, parity: 'none', stopBits: 1, flowControl: 'rtscts' };
+
+const BAUD_RATES: { id: SerialLineSettings['baudRate']; label: string }[] = ([1200, 2400, 4800, 9600, 19200, 38400, 57600, 115200] as const).map((id) => ({
+  id,
+  label: String(id),
+}));
+
+const PARITIES: { id: SerialLineSettings['parity']; label: string }[] = [
+  { id: 'none', label: 'Nenhuma' },
+  { id: 'even', label: 'Par' },
+  { id: 'odd', label: 'Ímpar' },
+];
+
+const STOP_BITS: { id: SerialLineSettings['stopBits']; label: string }[] = [
+  { id: 1, label: '1' },
+  { id: 2, label: '2' },
+];
+
+const FLOW_CONTROLS: { id: SerialLineSettings['flowControl']; label: string }[] = [
+  { id: 'rtscts', label: 'Hardware (RTS/CTS)' },
+  { id: 'xonxoff', label: 'Software (XON/XOFF)' },
+  { id: 'none', label: 'Nenhum (pode perder dados)' },
+];
+
+function SerialLineFields(props: { line: SerialLineSettings; onChange: (line: SerialLineSettings) => void }) {
+  const { line, onChange } = props;
+  return (
+    <fieldset>
+      <legend>Porta serial (como está configurada na impressora; sempre 8 bits de dados)</legend>
+      <Choice label="Velocidade (baud)" value={line.baudRate} options={BAUD_RATES} onChange={(baudRate) => onChange({ ...line, baudRate })} />
+      <Choice label="Paridade" value={line.parity} options={PARITIES} onChange={(parity) => onChange({ ...line, parity })} />
+      <Choice label="Bits de parada" value={line.stopBits} options={STOP_BITS} onChange={(stopBits) => onChange({ ...line, stopBits })} />
+      <Choice label="Controle de fluxo" value={line.flowControl} options={FLOW_CONTROLS} onChange={(flowControl) => onChange({ ...line, flowControl })} />
+    </fieldset>
+  );
+}
 
 const PAPER_WIDTHS: { id: PrinterSettings['paperWidth']; label: string }[] = [
   { id: 80, label: '80 mm' },
@@ -140,18 +207,30 @@ const QR_VERSIONS: { id: CompanyProfile['qrCodeVersion']; label: string }[] = [
 
 export function PrinterSection({ settings, auth }: SectionProps) {
   const [p, setP] = useState<PrinterSettings>(settings.printer);
+  const serialLine = p.serial ?? DEFAULT_SERIAL_LINE;
   const { error, saved, save } = useSave(auth);
   return (
     <form
       className="settings-section"
       onSubmit={(e) => {
         e.preventDefault();
-        void save({ printer: { ...p, address: p.kind === 'virtual' ? null : (p.address ?? '').trim() } });
+        const { serial: _serial, ...rest } = p;
+        const address = p.kind === 'virtual' ? null : (p.address ?? '').trim();
+        void save({
+          printer: { ...rest, address: p.kind === 'usb' && !address ? null : address, ...(p.kind === 'serial' && { serial: serialLine }) },
+        });
       }}
     >
       <h3>Impressora</h3>
       <Choice label="Tipo de impressora" value={p.kind} options={KINDS} onChange={(kind) => setP({ ...p, kind })} />
-      <Text label="Endereço da impressora (IP:porta, dispositivo ou arquivo)" disabled={p.kind === 'virtual'} value={p.address ?? ''} onChange={(v) => setP({ ...p, address: v })} />
+      <Text
+        label="Endereço da impressora (IP:porta, dispositivo ou arquivo)"
+        hint={ADDRESS_HINTS[p.kind]}
+        disabled={p.kind === 'virtual'}
+        value={p.address ?? ''}
+        onChange={(v) => setP({ ...p, address: v })}
+      />
+      {p.kind === 'serial' && <SerialLineFields line={serialLine} onChange={(serial) => setP({ ...p, serial })} />}
       <Choice label="Modelo" value={p.profile} options={PROFILES} onChange={(profile) => setP({ ...p, profile })} />
       <Choice label="Largura do papel" value={p.paperWidth} options={PAPER_WIDTHS} onChange={(paperWidth) => setP({ ...p, paperWidth })} />
       <Outcome error={error} saved={saved} />
