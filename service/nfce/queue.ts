@@ -134,6 +134,8 @@ export class AuthorizationQueue<W extends QueuedDocument, S> {
   #sending = 0;
   #stopped = true;
   #pumping = false;
+  /** The pump's current run: stop() waits for it, so the lane is never closed under a batch being taken. */
+  #pumped: Promise<void> = Promise.resolve();
   #again = false;
   #scheduled = false;
   #timer: NodeJS.Timeout | undefined;
@@ -161,10 +163,12 @@ export class AuthorizationQueue<W extends QueuedDocument, S> {
   /**
    * Takes nothing new and waits (at most `graceMs`) for the documents in flight. One still in
    * flight after that keeps its unknown outcome in the database and is consulted at next start.
+   * A batch taken but not yet committed when the stop comes is put back, unsent (see launch).
    */
   async stop(graceMs = 5_000): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
+    await this.#pumped;
     if (this.#busy.size > 0) {
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
@@ -191,8 +195,13 @@ export class AuthorizationQueue<W extends QueuedDocument, S> {
     });
   }
 
-  private async pump(): Promise<void> {
-    if (this.#pumping || this.#stopped) return;
+  private pump(): Promise<void> {
+    if (this.#pumping || this.#stopped) return this.#pumped;
+    this.#pumped = this.pumpRun();
+    return this.#pumped;
+  }
+
+  private async pumpRun(): Promise<void> {
     this.#pumping = true;
     clearTimeout(this.#timer);
     try {
@@ -203,7 +212,7 @@ export class AuthorizationQueue<W extends QueuedDocument, S> {
         // single-document batches would pay that commit (an fsync) per document.
         if (free <= 0 || (this.#sending > 0 && free < this.#refill)) break;
         const due = await this.#lane.due(new Date(), free, this.#busy);
-        if (due.length === 0) break;
+        if (due.length === 0 || this.#stopped) break;
         await this.launch(due);
         if (due.length === free) this.#again = true;
       } while (this.#again && !this.#stopped);
@@ -223,6 +232,15 @@ export class AuthorizationQueue<W extends QueuedDocument, S> {
     for (const work of batch) this.#busy.add(work.id);
     this.#sending += batch.length;
     const outcomes = await Promise.allSettled(batch.map((work) => this.prepare(work)));
+    if (this.#stopped) {
+      // Stopped while signing: nothing of the batch is committed or sent, so nothing reaches the
+      // authority after the signal; the next start takes these documents again, as they were.
+      for (const work of batch) {
+        this.release();
+        this.done(work.id);
+      }
+      return;
+    }
     const prepared: Prepared<W, S>[] = [];
     outcomes.forEach((outcome, i) => {
       const work = batch[i]!;
@@ -339,7 +357,7 @@ export class AuthorizationQueue<W extends QueuedDocument, S> {
 }
 
 /** The NFC-e lane: documents of ServiceStore.nfce, built and signed on the signing thread. */
-function nfceLane(deps: NfceQueueOptions['deps'], log: QueueLogger): QueueLane<NfceWork, NfceSend> {
+export function nfceLane(deps: NfceQueueOptions['deps'], log: QueueLogger): QueueLane<NfceWork, NfceSend> {
   const signer = new NfceSigner((err) => log.error({ err }, 'fila da NFC-e: thread de assinatura indisponível; assinando no laço principal'));
   const store = deps.store.nfce;
   return {
