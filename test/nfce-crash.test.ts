@@ -1,15 +1,17 @@
 // Crash recovery of the NFC-e queue over the real service process: SIGKILL while documents are
-// queued and in flight, restart, and check that each one reaches a verdict exactly once (no key
-// authorized twice, no number with two authorized keys, one webhook event per verdict) and that
-// every idempotent retry answers the same. Also the case a crash can only rarely hit by chance:
-// the authority decided and the answer was lost; the restart must find it by consultation. And
-// the duplicate answer (204) of a key the authority already authorized.
+// queued (never sent) and in flight (at the authority, answer pending), restart, and check that
+// every document a 202 acknowledged still exists under its id and access key, reaches its verdict
+// exactly once (one authorization at the authority, one webhook event), and that its idempotency
+// key replays that very document. Also the case a crash can only rarely hit by chance: the
+// authority decided and the answer was lost; the restart must find it by consultation. And the
+// duplicate answer (204) of a key the authority already authorized.
 
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SandboxAuthority } from '../service/authority/sandbox.ts';
 import { DEMO_CSC } from '../fiscal/samples.ts';
 import { contingencyXml, nfceBody, readDb, registerCompany, waitFor, type TestCompany } from './helpers/nfce.ts';
+import { expectEachSettledOnce, inFlight, queueRows, unsent, until, type Acknowledged, type Posted } from './helpers/nfce-recovery.ts';
 import { startService, tempDataDir, type ServiceProcess } from './helpers/service-process.ts';
 
 let service: ServiceProcess;
@@ -23,18 +25,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await service?.stop();
 });
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until<T>(what: string, probe: () => T | undefined | false, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`esperando: ${what}`);
-    await sleep(20);
-  }
-}
 
 type Row = { id: string; numero: number; chave: string; status: string; protocolo: string | null; attempts: number; signed: number };
 
@@ -82,87 +72,48 @@ async function authorizeBehindTheServicesBack(c: TestCompany, signedXml: string)
   }
 }
 
-/** POSTs with the key until it replays an authorized document; returns that replay. */
-async function settledReplay(c: TestCompany, key: string, nNF: number) {
-  const end = Date.now() + 60_000;
-  for (;;) {
-    const res = await c.client.post('/api/v1/nfce', nfceBody(nNF), { headers: { 'idempotency-key': key } });
-    if (res.status === 200) return res;
-    expect([202, 409], res.text).toContain(res.status);
-    if (Date.now() > end) throw new Error(`a chave ${key} não se resolveu: ${res.text}`);
-    await sleep(100);
-  }
-}
+// The authority's answer time while documents pile up: a document sent is still waiting for it
+// when the process dies (the kill comes well within one latency of the last sends).
+const LATENCY_MS = 2_000;
 
 describe('SIGKILL with documents queued and in flight', () => {
-  it('after the restart every document reaches its verdict exactly once, and every replay answers the same', async () => {
+  it('every acknowledged document survives with its id and key, reaches its verdict exactly once, and its key replays it', async () => {
     const c = await registerCompany(service.url, dataDir);
     // A webhook that never answers: the outbox then records one event per verdict.
     await c.client.put('/api/v1/webhook', { url: 'http://127.0.0.1:9/nada' });
-    await c.client.post('/api/v1/sandbox/autoridade', { latencia_ms: 200 });
+    await c.client.post('/api/v1/sandbox/autoridade', { latencia_ms: LATENCY_MS });
 
-    const N = 30;
-    const posts: Promise<unknown>[] = [];
-    for (let i = 1; i <= N; i++) {
-      posts.push(c.client.post('/api/v1/nfce', nfceBody(i), { headers: { 'idempotency-key': `crash-${i}` } }).catch((err: unknown) => err));
-      await sleep(15);
-      if (i === 10) {
-        // Some authorized, some in flight at the authority (signed and counted), some queued.
-        await until('autorizadas e em voo', () => {
-          const docs = documentsOf(c);
-          return docs.some((d) => d.status === 'autorizado') && docs.some((d) => d.status === 'processando' && d.attempts > 0);
-        });
-      }
-    }
-    await until('uma em voo na autoridade', () => documentsOf(c).some((d) => d.status === 'processando' && d.attempts > 0));
+    const posted: Posted[] = Array.from({ length: 30 }, (_, i) => ({ key: `crash-${i + 1}`, nNF: i + 1 }));
+    const acknowledged = new Map<string, Acknowledged>();
+    const post = async ({ key, nNF }: Posted) => {
+      const res = await c.client.post('/api/v1/nfce', nfceBody(nNF), { headers: { 'idempotency-key': key } });
+      if (res.status === 202) acknowledged.set(key, { id: res.body.id, chave: res.body.chave });
+      return res;
+    };
+
+    // The first ones reach their verdict before the crash...
+    for (const p of posted.slice(0, 10)) expect((await post(p)).status).toBe(202);
+    await until('autorizadas', () => queueRows(dataDir, c).some((d) => d.status === 'autorizado'));
+    // ...then more than the queue sends at once: some go out, the rest wait their turn...
+    for (const p of posted.slice(10, 26)) expect((await post(p)).status).toBe(202);
+    // ...and the last ones are being answered when the process dies: their 202 may be lost.
+    const late = posted.slice(26).map((p) => post(p).catch((err: unknown) => err));
+    await until('uma das últimas gravada', () => queueRows(dataDir, c).length > 26);
     await service.kill();
-    await Promise.all(posts);
-    const atCrash = documentsOf(c);
-    expect(atCrash.some((d) => d.status === 'processando')).toBe(true);
+    await Promise.all(late);
+
+    // The state at the kill, as the database holds it.
+    const atCrash = queueRows(dataDir, c);
     expect(atCrash.some((d) => d.status === 'autorizado')).toBe(true);
+    expect(inFlight(atCrash).length, 'em voo na autoridade').toBeGreaterThan(0);
+    expect(unsent(atCrash).length, 'na fila, nunca enviadas').toBeGreaterThan(0);
+    // A 202 is only answered once its document is committed.
+    expect(acknowledged.size).toBeGreaterThanOrEqual(26);
+    for (const { id, chave } of acknowledged.values()) expect(atCrash).toContainEqual(expect.objectContaining({ id, chave }));
 
     await service.restart({ hard: true });
     await c.client.post('/api/v1/sandbox/autoridade', { latencia_ms: 0 });
-
-    const replays = new Map<number, { id: string; protocolo: string }>();
-    for (let i = 1; i <= N; i++) {
-      const res = await settledReplay(c, `crash-${i}`, i);
-      expect(res.body).toMatchObject({ numero: i, status: 'autorizado', idempotent_replay: true });
-      replays.set(i, { id: res.body.id, protocolo: res.body.protocolo });
-    }
-    // Asked again, each key answers the very same document.
-    for (let i = 1; i <= N; i++) {
-      const res = await c.client.post('/api/v1/nfce', nfceBody(i), { headers: { 'idempotency-key': `crash-${i}` } });
-      expect(res.status).toBe(200);
-      expect({ id: res.body.id, protocolo: res.body.protocolo }).toEqual(replays.get(i));
-    }
-
-    // Ours: one document per number, all authorized, none left processando.
-    const docs = documentsOf(c);
-    expect(docs).toHaveLength(N);
-    expect(docs.every((d) => d.status === 'autorizado')).toBe(true);
-    expect(new Set(docs.map((d) => d.numero)).size).toBe(N);
-    // The authority's: one authorization per number and per key, the very ones we recorded.
-    const authority = authorityRows(c);
-    expect(authority).toHaveLength(N);
-    expect(new Set(authority.map((r) => r.number)).size).toBe(N);
-    const byKey = new Map(authority.map((r) => [r.access_key, r.n_prot]));
-    for (const d of docs) expect(byKey.get(d.chave)).toBe(d.protocolo);
-    // One verdict each: exactly one nfce.autorizada event per document.
-    const events = eventsOf(c);
-    expect(events.every((e) => e.tipo === 'nfce.autorizada')).toBe(true);
-    const perDocument = new Map<string, number>();
-    for (const e of events) {
-      const id = (JSON.parse(e.payload) as { dados: { id: string } }).dados.id;
-      perDocument.set(id, (perDocument.get(id) ?? 0) + 1);
-    }
-    expect(perDocument.size).toBe(N);
-    expect([...perDocument.values()].every((n) => n === 1)).toBe(true);
-    // And every key settled as authorized.
-    const keys = readDb(dataDir, (db) =>
-      db.prepare(`SELECT state, count(*) AS n FROM idempotency_keys WHERE company_id = ? AND doc_type = 'nfce' GROUP BY state`).all(c.companyId),
-    );
-    expect(keys).toEqual([{ state: 'authorized', n: N }]);
+    await expectEachSettledOnce(dataDir, c, posted, acknowledged);
   });
 });
 
