@@ -11,7 +11,7 @@ import { generateTestCertificate } from '../fiscal/certificate.ts';
 import { danfeModel } from '../fiscal/danfe/model.ts';
 import { validateXml } from '../fiscal/schema.ts';
 import { decodeEscPos } from './escpos-decoder.ts';
-import { cardWithoutGroup, contingencyXml, nfceBody, readDb, registerCompany, waitFor, type TestCompany } from './helpers/nfce.ts';
+import { cardWithoutGroup, cardWithoutIntegrationData, contingencyXml, nfceBody, readDb, registerCompany, waitFor, type TestCompany } from './helpers/nfce.ts';
 import { api, startService, tempDataDir, type ServiceProcess } from './helpers/service-process.ts';
 
 let service: ServiceProcess;
@@ -220,6 +220,38 @@ describe('XML and DANFE', () => {
     const cancel = await a.client.post(`/api/v1/nfce/${doc.id}/cancelar`, { justificativa: JUSTIFICATIVA });
     expect(cancel.status).toBe(422);
     expect(cancel.body).toEqual(contractError('estado_invalido'));
+  });
+});
+
+describe('rejection 392: integrated card payment without its operation data', () => {
+  it('tpIntegra 1 without CNPJ and cAut → rejeitado 392 with the authority’s text; the corrected retry under the same key is authorized with the same number', async () => {
+    const rejectedBody = cardWithoutIntegrationData(13);
+    const first = await a.client.post('/api/v1/nfce', rejectedBody, { headers: { 'idempotency-key': 'cartao-integrado-13' } });
+    expect(first.status, first.text).toBe(202);
+    const rejected = await waitFor(a.client, first.body.id);
+    expect(rejected).toMatchObject({
+      id: first.body.id,
+      chave: first.body.chave,
+      numero: 13,
+      status: 'rejeitado',
+      codigo_status: '392',
+      motivo: 'Rejeição: Não informados os dados da operação de pagamento por cartão de crédito / débito',
+      protocolo: null,
+      autorizado_em: null,
+    });
+    // What the authority judged: the integrated card group without CNPJ and cAut.
+    const xml = await a.client.get(`/api/v1/nfce/${first.body.id}/xml`);
+    expect(xml.text).toMatch(/^<NFe /);
+    expect(xml.text).toContain('<card><tpIntegra>1</tpIntegra><tBand>01</tBand></card>');
+
+    // The rejection freed the key and the number: the acquirer's data added, it is a new attempt.
+    const corrected = cardWithoutIntegrationData(13);
+    corrected.pag[0]!.card = { tpIntegra: '1', CNPJ: '60701190000104', tBand: '01', cAut: 'A1B2C3' };
+    const retry = await a.client.post('/api/v1/nfce', corrected, { headers: { 'idempotency-key': 'cartao-integrado-13' } });
+    expect(retry.status, retry.text).toBe(202);
+    expect(retry.body.id).not.toBe(first.body.id);
+    expect(await waitFor(a.client, retry.body.id)).toMatchObject({ status: 'autorizado', codigo_status: '100', numero: 13 });
+    expect((await a.client.get(`/api/v1/nfce/${first.body.id}`)).body).toMatchObject({ status: 'rejeitado', codigo_status: '392' });
   });
 });
 

@@ -94,6 +94,13 @@ export function cardWithoutGroup(nNF: number): NfceRequest {
   return body;
 }
 
+/** An integrated card payment (tpIntegra 1) without the acquirer's CNPJ and authorization code: rejection 392. */
+export function cardWithoutIntegrationData(nNF: number): NfceRequest {
+  const body = sampleNfceRequest({ nNF, payment: 'card' });
+  body.pag[0]!.card = { tpIntegra: '1', tBand: '01' };
+  return body;
+}
+
 /** An NFC-e issued and signed at the "terminal" in offline contingency (tpEmis 9). */
 export function contingencyXml(company: Pick<TestCompany, 'cnpj' | 'certificate'>, nNF: number, credentials = company.certificate): { xml: string; key: string; digestValue: string } {
   const now = new Date();
