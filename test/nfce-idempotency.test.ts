@@ -2,9 +2,8 @@
 // every row of its table, with the sandbox authority (section 5) holding documents in
 // `processando` (latency, unavailability) so the "still processing" rows can be seen.
 
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sampleMdfeRequest } from '../fiscal/samples.ts';
 import { cardWithoutGroup, nfceBody, readDb, registerCompany, waitFor, type TestCompany } from './helpers/nfce.ts';
 import { startService, tempDataDir, type ServiceProcess } from './helpers/service-process.ts';
 
@@ -144,7 +143,7 @@ describe('the key itself', () => {
     expect((await waitFor(c.client, ok.body.id)).referencia_externa).toBe(max);
   });
 
-  it('is scoped per company and per document type', async () => {
+  it('is scoped per company', async () => {
     const c = await company();
     const d = await company();
     const first = await c.client.post('/api/v1/nfce', nfceBody(1), { headers: { 'idempotency-key': 'compartilhada' } });
@@ -152,23 +151,38 @@ describe('the key itself', () => {
     expect(first.status).toBe(202);
     expect(other.status).toBe(202);
     expect(other.body.id).not.toBe(first.body.id);
+  });
 
-    // The same key held by another document type of the same company (an MDF-e in flight) does
-    // not touch the NFC-e's.
-    const db = new Database(join(dataDir, 'service.sqlite'));
-    try {
-      db.pragma('busy_timeout = 5000');
-      const now = new Date().toISOString();
-      db.prepare(
-        `INSERT INTO idempotency_keys (company_id, doc_type, key, fingerprint, document_id, state, created_at, updated_at)
-         VALUES (?, 'mdfe', 'de-outro-tipo', 'x', 'mdfe-em-andamento', 'processing', ?, ?)`,
-      ).run(c.companyId, now, now);
-    } finally {
-      db.close();
-    }
-    const nfce = await c.client.post('/api/v1/nfce', nfceBody(2), { headers: { 'idempotency-key': 'de-outro-tipo' } });
+  it('is scoped per document type: one key, an MDF-e and an NFC-e of the same company, two independent documents', async () => {
+    const c = await company();
+    // Slow enough that the NFC-e is still processando while the MDF-e is issued.
+    await c.client.post('/api/v1/sandbox/autoridade', { latencia_ms: 1_500 });
+    const key = 'mesma-chave';
+    const nfce = await c.client.post('/api/v1/nfce', nfceBody(1), { headers: { 'idempotency-key': key } });
     expect(nfce.status).toBe(202);
-    expect((await waitFor(c.client, nfce.body.id)).status).toBe('autorizado');
+    // The key is held for the NFC-e (a second NFC-e with it waits)...
+    const held = await c.client.post('/api/v1/nfce', nfceBody(1), { headers: { 'idempotency-key': key } });
+    expect(held.status).toBe(409);
+    expect(held.body.id).toBe(nfce.body.id);
+    // ...and means nothing to an MDF-e: a first call, issued and authorized (not 409, not 422 for the other body).
+    const manifest = sampleMdfeRequest({ nMDF: 1 });
+    const mdfe = await c.client.post('/api/v1/mdfe/emitir', manifest, { headers: { 'idempotency-key': key } });
+    expect(mdfe.status, mdfe.text).toBe(201);
+    expect(mdfe.body).toMatchObject({ autorizado: true, numero: 1, referencia_externa: key });
+    expect(mdfe.body.idempotent_replay).toBeUndefined();
+    await c.client.post('/api/v1/sandbox/autoridade', { latencia_ms: 0 });
+    const doc = await waitFor(c.client, nfce.body.id);
+    expect(doc).toMatchObject({ status: 'autorizado', referencia_externa: key });
+
+    // Each type's replay answers its own document.
+    const nfceReplay = await c.client.post('/api/v1/nfce', nfceBody(1), { headers: { 'idempotency-key': key } });
+    expect(nfceReplay.status).toBe(200);
+    expect(nfceReplay.body).toEqual({ ...doc, idempotent_replay: true });
+    const mdfeReplay = await c.client.post('/api/v1/mdfe/emitir', manifest, { headers: { 'idempotency-key': key } });
+    expect(mdfeReplay.status).toBe(200);
+    expect(mdfeReplay.body).toEqual({ ...mdfe.body, idempotent_replay: true });
+    expect(documentsOf(c)).toEqual([{ id: nfce.body.id, numero: 1, status: 'autorizado' }]);
+    expect((await c.client.get('/api/v1/mdfe')).body.data.map((m: { mdfe_id: string }) => m.mdfe_id)).toEqual([mdfe.body.mdfe_id]);
   });
 });
 
