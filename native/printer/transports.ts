@@ -7,29 +7,39 @@
 // Built:
 // - TcpPrinter: raw TCP, port 9100 (Ethernet/Wi-Fi printers), with connect/write/finish
 //   timeouts and an optional DLE EOT status query (paper out, cover open) before the job.
+// - UsbPrinter (usb.ts): USB through libusb (the `usb` package), by vendor:product or the first
+//   printer-class device; on Linux it takes the interface from the usblp kernel driver for the
+//   job and gives it back. On Windows it reaches only a printer whose interface runs on the
+//   WinUSB driver: the printer's own Windows driver keeps libusb out (LIBUSB_ERROR_NOT_SUPPORTED,
+//   which the operator's message explains).
+// - SerialPrinter (serial.ts): RS-232 and USB-serial ports (/dev/ttyS*, /dev/ttyUSB*, COMn,
+//   including the virtual COM port that Bematech's and Elgin's USB drivers create on Windows)
+//   through the `serialport` package, with the baud rate, parity, stop bits and flow control
+//   (RTS/CTS or XON/XOFF) of the settings; it resolves once the port drained.
 // - DeviceFilePrinter: a character device or plain file. On Linux a USB printer is claimed by
 //   the usblp kernel driver and appears as /dev/usb/lpN, a device that accepts the raw bytes
-//   as written; that is the USB path we support on Linux.
+//   as written: the USB path that needs nothing native. Not for serial ports, whose line it
+//   does not configure (SerialPrinter does).
 // - VirtualPrinter: each job as a numbered .bin file (plus a PNG preview when given), for
 //   `npm start` without hardware and for end-to-end tests.
 // - MemoryPrinter: keeps jobs in memory, or fails on demand, for unit tests of callers.
 //
+// The native packages (usb, serialport) are imported only when such a printer is configured,
+// so a broken native install costs that printer, never the terminal.
+//
 // Not built, on purpose:
-// - Direct USB through libusb (the `usb` package is not installed): on Linux usblp already owns
-//   the printer interface (libusb would have to detach the kernel driver to talk to it), and the
-//   device file gives us the same bytes path with nothing native to ship.
-// - Windows: a USB printer there is reached through the print spooler (OpenPrinter /
-//   StartDocPrinter / WritePrinter with the RAW datatype) or a shared "raw" queue; that needs a
-//   native addon or a helper program, neither of which exists here. Network printers work on
-//   Windows through TcpPrinter.
-// - Serial ports (/dev/ttyS*, /dev/ttyUSB*): writable as character devices, but only after
-//   setting baud rate, framing and, above all, flow control (the printer's buffer-full signal):
-//   without it bytes are dropped silently when the printer's buffer fills. Doing that right
-//   means termios (stty in a child process is racy and varies by driver), so it is left out;
-//   DeviceFilePrinter must not be pointed at a serial port that was not configured beforehand.
-// - Printer status over USB: usblp reports it through the LPGETSTATUS ioctl, which Node cannot
-//   issue without a native addon. Over USB we only learn what write() errors tell (ENOSPC is
-//   "out of paper" where the driver reports it, EIO a printer gone or offline).
+// - The Windows print spooler (OpenPrinter / StartDocPrinter / WritePrinter with the RAW
+//   datatype): the path for a USB printer installed with its Windows printer driver and no
+//   virtual COM port. It needs a native addon or a helper program (a PowerShell script calling
+//   winspool.drv would do), and neither can be run or tested without Windows, which this project
+//   has no machine for; an untested spooler path that might lose receipts is worse than none.
+//   Such a printer is reached instead through its virtual COM port (SerialPrinter), the WinUSB
+//   driver (UsbPrinter), or the network (TcpPrinter).
+// - Printer status over USB and serial: both links are two-way (the bulk IN endpoint, the RX
+//   line), so DLE EOT would work as it does over TCP, but it is not built yet; over USB and
+//   serial the terminal learns of paper out or an open cover from a job that fails (the printer
+//   stops taking data, and the job times out) rather than before it. Over usblp (device files)
+//   status needs the LPGETSTATUS ioctl, which Node cannot issue.
 
 import { constants } from 'node:fs';
 import { mkdir, open, readdir, writeFile, type FileHandle } from 'node:fs/promises';
