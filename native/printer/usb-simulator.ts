@@ -41,8 +41,8 @@ export type SimulatedDeviceOptions = {
   kernelDriver?: boolean;
   /** libusb_open fails with this LIBUSB_ERROR_* (ACCESS: no permission; NOT_SUPPORTED: a Windows driver that is not WinUSB). */
   openError?: number;
-  /** Another program (CUPS' usb backend) holds the interface: claim fails with BUSY. */
-  claimedElsewhere?: boolean;
+  /** claim fails with this LIBUSB_ERROR_* (BUSY: CUPS' usb backend holds the interface; NOT_SUPPORTED: a Windows composite device without WinUSB). */
+  claimError?: number;
   /** isKernelDriverActive and friends fail with NOT_SUPPORTED (Windows, macOS). */
   noKernelDriverSupport?: boolean;
 };
@@ -240,7 +240,8 @@ class SimInterface implements UsbInterfaceLike {
   claim(): void {
     this.device.log.push(`claim ${this.n}`);
     this.device.check();
-    if (this.device.kernelDriver[this.n] || this.device.options.claimedElsewhere) throw usbError(LIBUSB.ERROR_BUSY);
+    if (this.device.kernelDriver[this.n]) throw usbError(LIBUSB.ERROR_BUSY);
+    if (this.device.options.claimError !== undefined) throw usbError(this.device.options.claimError);
     this.device.claimed[this.n] = true;
   }
 

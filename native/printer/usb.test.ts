@@ -138,7 +138,8 @@ describe('UsbPrinter against a simulated libusb device', () => {
     const cases: [SimulatedDeviceOptions, RegExp][] = [
       [{ ...EPSON, openError: LIBUSB.ERROR_ACCESS }, /^Sem permissão para usar a impressora USB 04b8:0e15 \(no Linux, uma regra do udev/],
       [{ ...EPSON, openError: LIBUSB.ERROR_NOT_SUPPORTED }, /driver WinUSB\)\. Use a porta serial virtual do fabricante ou a impressora em rede/],
-      [{ ...EPSON, claimedElsewhere: true }, /^Falha na impressora \(USB 04b8:0e15\): a impressora está em uso por outro programa/],
+      [{ ...EPSON, claimError: LIBUSB.ERROR_NOT_SUPPORTED }, /driver WinUSB\)\. Use a porta serial virtual do fabricante ou a impressora em rede/],
+      [{ ...EPSON, claimError: LIBUSB.ERROR_BUSY }, /^Falha na impressora \(USB 04b8:0e15\): a impressora está em uso por outro programa/],
     ];
     for (const [options, message] of cases) {
       const bus = new SimulatedUsbBus();

@@ -177,13 +177,16 @@ export class UsbPrinter implements PrinterTransport {
     const where = this.description;
     switch (errnoOf(err)) {
       case LIBUSB.ERROR_NO_DEVICE:
-      case LIBUSB.ERROR_NOT_FOUND:
         return this.error('offline', 'a impressora foi desconectada', err);
       case LIBUSB.ERROR_ACCESS:
         return this.error('desconhecido', undefined, err, `Sem permissão para usar a impressora ${where} (no Linux, uma regra do udev deve dar acesso ao usuário do Balcão). Chame o suporte; ${KEPT}`);
       case LIBUSB.ERROR_BUSY:
         return this.error('desconhecido', 'a impressora está em uso por outro programa (o spooler de impressão ou outro Balcão)', err);
+      // On Windows libusb answers NOT_SUPPORTED (open, or claim on a composite device) when the
+      // interface's driver is not WinUSB, and NOT_FOUND when it cannot reach the interface;
+      // neither means an unplugged printer (NO_DEVICE does).
       case LIBUSB.ERROR_NOT_SUPPORTED:
+      case LIBUSB.ERROR_NOT_FOUND:
         return this.error(
           'desconhecido',
           undefined,
