@@ -126,6 +126,16 @@ export class Idempotency {
     return this.settle(attempt, 'rejected');
   }
 
+  /**
+   * Undoes the claim of a request refused before anything was stored (a business rule checked
+   * after the claim): the key is free, as after a rejection, and nothing stays on record. The
+   * claim has to come first: a replay of an authorized key must answer even when the same body
+   * would now be refused (its goods already returned, say).
+   */
+  forget(attempt: KeyAttempt): Promise<boolean> {
+    return this.store.forgetIdempotencyKey(attempt);
+  }
+
   /** Keys locked by attempts still unsettled, for the document type's restart recovery. */
   pending(docType: DocumentType): Promise<PendingKey[]> {
     return this.store.pendingIdempotencyKeys(docType);

@@ -210,6 +210,14 @@ export class SqliteStore implements ServiceStore {
     return this.transaction(() => this.settleKeyInTx(attempt, outcome));
   }
 
+  async forgetIdempotencyKey(attempt: KeyAttempt): Promise<boolean> {
+    const { companyId, docType, key, documentId } = attempt;
+    const removed = this.statement(
+      `DELETE FROM idempotency_keys WHERE company_id = ? AND doc_type = ? AND key = ? AND document_id = ? AND state = 'processing'`,
+    ).run(companyId, docType, key, documentId);
+    return removed.changes === 1;
+  }
+
   async pendingIdempotencyKeys(docType: DocumentType): Promise<PendingKey[]> {
     const rows = this.statement(
       `SELECT company_id, doc_type, key, document_id, created_at, updated_at

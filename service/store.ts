@@ -68,6 +68,11 @@ export interface IdempotencyStore {
    * the key has moved on to another attempt or the transition is not allowed.
    */
   settleIdempotencyKey(attempt: KeyAttempt, outcome: KeyOutcome): Promise<boolean>;
+  /**
+   * Removes the claim of `attempt.documentId` while it is still processing: the request was
+   * refused before anything was stored. False when the key has moved on.
+   */
+  forgetIdempotencyKey(attempt: KeyAttempt): Promise<boolean>;
   /** Keys still locked, oldest first: what the restart recovery of a document type settles. */
   pendingIdempotencyKeys(docType: DocumentType): Promise<PendingKey[]>;
 }

@@ -60,9 +60,10 @@ export class Returns {
     try {
       return await this.inTurn(companyId, () => this.create(companyId, body, id, key));
     } catch (err) {
-      // Stored means queued: its key is settled by its verdict, never freed here.
+      // Stored means queued: its key is settled by its verdict, never freed here. Refused
+      // before that, the request leaves nothing behind, its key's claim included.
       if (key !== undefined && !(await this.deps.store.nfe.exists(id))) {
-        await this.deps.idempotency.release({ companyId, docType: 'nfe', key, documentId: id });
+        await this.deps.idempotency.forget({ companyId, docType: 'nfe', key, documentId: id });
       }
       throw err;
     }
