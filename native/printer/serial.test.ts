@@ -152,7 +152,7 @@ describe('SerialPrinter over a real pseudo-terminal pair', () => {
     });
     const job = randomBytes(2 * 1024 * 1024);
 
-    await new SerialPrinter({ path: pair.port, line: line({ flowControl: 'none' }), timeoutMs: 300 }).send(job);
+    await new SerialPrinter({ path: pair.port, line: line({ flowControl: 'none' }), timeoutMs: 2000 }).send(job);
     await expect.poll(() => printer.received().length).toBe(job.length);
     expect(sentXoff).toBe(true);
     expect(printer.received().equals(job)).toBe(true);
