@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { TaxAuthority } from './authority/port.ts';
 import type { ServiceMode } from './clock.ts';
 import { createServiceDeps, type ServiceDeps } from './deps.ts';
 import { authenticate, identifyIfPresent } from './http/auth.ts';
@@ -32,6 +33,8 @@ export type BuildAppOptions = {
   routes?: readonly ApiRoutes[];
   /** Real time source, for the company clocks. */
   realNow?: () => number;
+  /** Production mode only: the real tax authority behind the port (service/authority/port.ts). */
+  authority?: TaxAuthority;
 };
 
 export type ServiceApp = FastifyInstance & { deps: ServiceDeps };

@@ -29,9 +29,11 @@ export type DepsOptions = {
   secrets: SecretBox;
   /** Real time source (ms since epoch); the company clocks add their sandbox offsets to it. */
   realNow?: () => number;
+  /** Production mode: the real tax authority (a SEFAZ client implementing authority/port.ts). */
+  authority?: TaxAuthority;
 };
 
-export function createServiceDeps({ mode, store, secrets, realNow }: DepsOptions): ServiceDeps {
+export function createServiceDeps({ mode, store, secrets, realNow, authority }: DepsOptions): ServiceDeps {
   return {
     mode,
     store,
@@ -40,7 +42,7 @@ export function createServiceDeps({ mode, store, secrets, realNow }: DepsOptions
     idempotency: new Idempotency(store),
     companies: new Companies({ store, secrets }),
     webhooks: new WebhookSettings(store, secrets),
-    authority: new ServiceAuthority(mode, store, realNow),
+    authority: new ServiceAuthority(mode, store, realNow, authority),
   };
 }
 
@@ -50,7 +52,9 @@ type AuthorityCall<T> = (authority: TaxAuthority) => Promise<T>;
  * The service's tax authority. Sandbox mode: the simulated one (authority/sandbox.ts) in its own
  * file beside the service database, created on first use (compiling its schemas costs ~150 ms,
  * which a process that never issues should not pay; `warmUp` pays it at start). Production mode:
- * no real SEFAZ client is wired yet, so every call is "unavailable" (503 to an MDF-e issuer).
+ * the TaxAuthority handed in (`DepsOptions.authority`, a real SEFAZ client); this repository has
+ * none yet, so without one every call is "unavailable" (NFC-e wait in processando, 503 to an
+ * MDF-e issuer).
  *
  * The sandbox reads its settings and the company clock synchronously, on every call; the store
  * is asynchronous. So each call first reads this company's settings and clock offset from the
@@ -67,6 +71,7 @@ export class ServiceAuthority implements TaxAuthority {
     private readonly mode: ServiceMode,
     private readonly store: SandboxStore,
     private readonly realNow: () => number = Date.now,
+    private readonly production?: TaxAuthority,
   ) {}
 
   /** Creates the sandbox now (schemas compiled), so the first issuance does not pay for it. */
@@ -88,7 +93,10 @@ export class ServiceAuthority implements TaxAuthority {
   }
 
   private async call<T>(company: AuthorityCompany, fn: AuthorityCall<T>): Promise<T> {
-    if (this.mode !== 'sandbox') throw new AuthorityUnavailableError('Nenhuma autoridade fiscal real configurada neste serviço');
+    if (this.mode !== 'sandbox') {
+      if (!this.production) throw new AuthorityUnavailableError('Nenhuma autoridade fiscal real configurada neste serviço');
+      return fn(this.production);
+    }
     const [settings, offsetMinutes] = await Promise.all([
       this.store.getSandboxAuthority(company.id),
       this.store.getClockOffsetMinutes(company.id),
