@@ -9,6 +9,7 @@
 // 4. A receipt the authority rejected (391) is corrected on the screen, on the manager's PIN,
 //    and authorized, same nNF.
 // 5. Another rejected receipt whose customer left: the manager voids its number (inutilização).
+// 6. PIX and cash in one sale, with change, as the authorized XML records them.
 // Screenshots of the checkout, the payment and the receipt preview go to test-output/e2e/.
 
 import type { Browser, Page } from 'playwright-core';
@@ -209,6 +210,32 @@ describe('checkout screen', () => {
     expect(terminalReceipt(store, nNF).state).toBe('voided');
     await page.keyboard.press('Escape');
     await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
+  });
+
+  it('takes PIX and cash together, shows the change, and the authorized XML carries both and the change', async () => {
+    await page.keyboard.press('Enter'); // leave the last receipt for a new sale
+    await scan(page, '7891000100103'); // Café 18,90
+    await waitForText(totalPanel(page), 'R$\u00a018,90');
+    await page.keyboard.press('F2');
+    const payment = page.getByRole('dialog', { name: 'Pagamento' });
+    await payment.getByRole('radio', { name: 'PIX' }).check();
+    await payment.getByLabel('Valor', { exact: true }).fill('10,00');
+    await payment.getByRole('button', { name: /Adicionar pagamento/ }).click();
+    await waitForText(payment, /Falta\s*R\$\u00a08,90/);
+    await payment.getByLabel('Valor recebido').fill('20,00');
+    await page.keyboard.press('Enter');
+    await waitForText(payment, /Troco\s*R\$\u00a011,10/);
+    await payment.getByRole('button', { name: /Finalizar venda/ }).click();
+
+    const panel = page.getByRole('region', { name: 'Venda concluída' });
+    await waitForText(panel.getByRole('status'), 'Autorizada');
+    await waitForText(panel, /Troco\s*R\$\u00a011,10/);
+    const nNF = Number(/NFC-e nº (\d+)/.exec((await panel.textContent()) ?? '')?.[1]);
+    const res = await fetch(`${store.serviceUrl}/api/v1/nfce/${terminalReceipt(store, nNF).service_id}/xml`, { headers: { authorization: `Bearer ${store.token}` } });
+    const xml = await res.text();
+    expect(xml.match(/<tPag>[0-9]{2}<\/tPag>/g)).toEqual(['<tPag>17</tPag>', '<tPag>01</tPag>']);
+    expect(xml).toContain('<vPag>20.00</vPag>');
+    expect(xml).toContain('<vTroco>11.10</vTroco>');
   });
 
   it('works from the keyboard alone: name search, quantity, Delete, consumer, discard', async () => {
