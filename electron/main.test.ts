@@ -21,7 +21,8 @@ import { readFileSync, existsSync } from 'node:fs';
 const listeners = {}, ipc = {}, rec = { windows: [], sent: [], quit: 0, exit: null };
 let protocolHandler, permissionRequest, permissionCheck;
 export const app = {
-  requestSingleInstanceLock: () => true,
+  // STUB_LOCK=held: another Balcão already runs on this machine.
+  requestSingleInstanceLock: () => process.env.STUB_LOCK !== 'held',
   on: (name, fn) => { (listeners[name] ??= []).push(fn); },
   whenReady: () => Promise.resolve(),
   getPath: (name) => { if (name !== 'userData') throw new Error(name); return process.env.STUB_USER_DATA; },
@@ -99,11 +100,26 @@ function finish() {
 let dir: string;
 let result: Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 let userData: string;
+let main: string;
+let appRoot: string;
+
+/** Runs the bundled main.js against the stub; what it asked of Electron, as recorded. */
+function runBundle(env: Record<string, string>): Record<string, any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const run = spawnSync(process.execPath, ['--import', pathToFileURL(join(dir, 'register.mjs')).href, main], {
+    cwd: dir,
+    env: { ...process.env, STUB_APP_ROOT: appRoot, BALCAO_SERVICE_URL: 'http://127.0.0.1:9', BALCAO_TOKEN: 'blc_teste', BALCAO_DATA: '', ...env },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  const line = run.stdout.split('\n').find((l) => l.startsWith('STUB_RESULT '));
+  if (!line) throw new Error(`o main.js empacotado não terminou como esperado (código ${run.status}):\n${run.stdout}\n${run.stderr}`);
+  return JSON.parse(line.slice('STUB_RESULT '.length));
+}
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'balcao-electron-'));
-  const { main } = await buildElectron(join(dir, 'app', 'dist-electron'));
-  const appRoot = join(dir, 'app');
+  ({ main } = await buildElectron(join(dir, 'app', 'dist-electron')));
+  appRoot = join(dir, 'app');
   // As packaged: node_modules beside dist-electron/.
   symlinkSync(join(repoRoot, 'node_modules'), join(appRoot, 'node_modules'));
   mkdirSync(join(appRoot, 'renderer', 'dist'), { recursive: true });
@@ -117,15 +133,7 @@ beforeAll(async () => {
     }`,
   );
   writeFileSync(join(dir, 'register.mjs'), `import { register } from 'node:module'; register(${JSON.stringify(pathToFileURL(join(dir, 'hooks.mjs')).href)});`);
-  const run = spawnSync(process.execPath, ['--import', pathToFileURL(join(dir, 'register.mjs')).href, main], {
-    cwd: dir,
-    env: { ...process.env, STUB_USER_DATA: userData, STUB_APP_ROOT: appRoot, BALCAO_SERVICE_URL: 'http://127.0.0.1:9', BALCAO_TOKEN: 'blc_teste', BALCAO_DATA: '' },
-    encoding: 'utf8',
-    timeout: 30_000,
-  });
-  const line = run.stdout.split('\n').find((l) => l.startsWith('STUB_RESULT '));
-  if (!line) throw new Error(`o main.js empacotado não terminou como esperado (código ${run.status}):\n${run.stdout}\n${run.stderr}`);
-  result = JSON.parse(line.slice('STUB_RESULT '.length));
+  result = runBundle({ STUB_USER_DATA: userData });
 });
 
 afterAll(() => {
@@ -182,6 +190,15 @@ describe('electron/main.ts, bundled', () => {
     // BALCAO_TOKEN seeds the settings: the token is stored sealed by the keychain.
     expect(result.keychainSealed).toBeGreaterThanOrEqual(1);
     expect(existsSync(join(userData, 'terminal', 'segredos.key'))).toBe(false);
+  });
+
+  it('a second instance leaves at once: no window, no terminal core on the same database', () => {
+    const secondData = join(dir, 'second');
+    const second = runBundle({ STUB_USER_DATA: secondData, STUB_LOCK: 'held' });
+    expect(second.quit).toBe(1);
+    expect(second.windows).toEqual([]);
+    expect(second.loaded).toBeUndefined();
+    expect(existsSync(join(secondData, 'terminal'))).toBe(false);
   });
 
   it('closes the terminal before quitting', () => {
