@@ -11,26 +11,13 @@ import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { SerialPort } from 'serialport';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { generateTestCertificate } from '../../fiscal/certificate.ts';
-import { encodeEscPos } from '../../fiscal/danfe/escpos.ts';
-import { danfeModel } from '../../fiscal/danfe/model.ts';
-import { issueNfce } from '../../fiscal/nfce/build.ts';
-import { demoEmitter, sampleNfceRequest } from '../../fiscal/samples.ts';
 import { decodeEscPos } from '../../test/escpos-decoder.ts';
 import { isSerialPortClosing, lineTimeMs, loadSerialBinding, SerialPrinter, serialOpenOptions, type SerialBindingLike, type SerialLineSettings } from './serial.ts';
-import { PrinterError } from './transports.ts';
+import { printerRejection, testReceipt } from './test-support.ts';
 
 const XOFF = 0x13;
 const XON = 0x11;
 
-async function rejection(p: Promise<unknown>): Promise<PrinterError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(PrinterError);
-  return err as PrinterError;
-}
 
 type PtyPair = { socat: ChildProcess; port: string; printerEnd: string };
 type FakePrinter = { received: () => Buffer; onData: (listener: (total: number) => void) => void; write: (byte: number) => Promise<void> };
@@ -85,10 +72,9 @@ const stty = (path: string): string => execFileSync('stty', ['-F', path, '-a'], 
 let receipt: Uint8Array;
 let qrCode: string;
 beforeAll(() => {
-  const credentials = generateTestCertificate({ cnpj: '11222333000181', xNome: 'DANFE TESTE' }).certificate;
-  const nfe = issueNfce(sampleNfceRequest({ nNF: 79, items: 3 }), { emitter: demoEmitter(), dhEmi: '2026-03-10T14:03:05-03:00', tpEmis: 1, credentials });
-  receipt = encodeEscPos(danfeModel(nfe.xml), { profile: 'elgin-i9', paperWidth: 80 });
-  qrCode = nfe.qrCode;
+  const nfce = testReceipt(79, 3);
+  receipt = nfce.escpos('elgin-i9');
+  qrCode = nfce.qrCode;
 });
 
 const line = (patch: Partial<SerialLineSettings>): SerialLineSettings => ({ baudRate: 115200, parity: 'none', stopBits: 1, flowControl: 'none', ...patch });
@@ -133,7 +119,7 @@ describe('SerialPrinter over a real pseudo-terminal pair', () => {
     });
     const job = randomBytes(2 * 1024 * 1024);
 
-    const err = await rejection(new SerialPrinter({ path: pair.port, line: line({ flowControl: 'xonxoff' }), timeoutMs: 300 }).send(job));
+    const err = await printerRejection(new SerialPrinter({ path: pair.port, line: line({ flowControl: 'xonxoff' }), timeoutMs: 300 }).send(job));
     expect(err.code).toBe('timeout');
     expect(err.message).toMatch(/^A impressora não respondeu a tempo \(\/dev\/pts\/\d+\): a impressora segurou a linha serial \(ocupada ou sem papel\); o cupom pode ter saído cortado \(\d+ de 2097152 bytes enviados\)\./);
     await expect.poll(() => isSerialPortClosing(pair.port)).toBe(false);
@@ -222,19 +208,19 @@ describe('SerialPrinter over a real pseudo-terminal pair', () => {
     const pair = await ptyPair();
     const printer = await fakePrinter(pair.printerEnd);
     printer.onData(() => pair.socat.kill('SIGKILL'));
-    const err = await rejection(new SerialPrinter({ path: pair.port, line: line({}), timeoutMs: 2000 }).send(randomBytes(4 * 1024 * 1024)));
+    const err = await printerRejection(new SerialPrinter({ path: pair.port, line: line({}), timeoutMs: 2000 }).send(randomBytes(4 * 1024 * 1024)));
     expect(err.code).toBe('offline');
     expect(err.message).toContain('a impressora foi desconectada durante a impressão');
   });
 
   it('a port that is missing, not a serial port, or held by another program: each with its own message', async () => {
-    const missing = await rejection(new SerialPrinter({ path: '/dev/ttyBALCAO9', line: line({}) }).send(Uint8Array.of(0x41)));
+    const missing = await printerRejection(new SerialPrinter({ path: '/dev/ttyBALCAO9', line: line({}) }).send(Uint8Array.of(0x41)));
     expect(missing.code).toBe('offline');
     expect(missing.message).toBe(
       'Impressora não encontrada em /dev/ttyBALCAO9. Verifique se o cabo está conectado e se a impressora está ligada; o cupom fica guardado para reimpressão.',
     );
 
-    const notSerial = await rejection(new SerialPrinter({ path: '/dev/null', line: line({}) }).send(Uint8Array.of(0x41)));
+    const notSerial = await printerRejection(new SerialPrinter({ path: '/dev/null', line: line({}) }).send(Uint8Array.of(0x41)));
     expect(notSerial.code).toBe('desconhecido');
     expect(notSerial.message).toContain('/dev/null não é uma porta serial');
 
@@ -242,7 +228,7 @@ describe('SerialPrinter over a real pseudo-terminal pair', () => {
     const other = new SerialPort({ path: pair.port, baudRate: 9600, autoOpen: false });
     await new Promise<void>((resolve, reject) => other.open((err) => (err ? reject(err) : resolve())));
     cleanups.push(() => new Promise<void>((resolve) => other.close(() => resolve())));
-    const busy = await rejection(new SerialPrinter({ path: pair.port, line: line({}) }).send(Uint8Array.of(0x41)));
+    const busy = await printerRejection(new SerialPrinter({ path: pair.port, line: line({}) }).send(Uint8Array.of(0x41)));
     expect(busy.code).toBe('desconhecido');
     expect(busy.message).toContain('a porta serial está em uso por outro programa');
   });
@@ -255,7 +241,7 @@ describe('SerialPrinter over a real pseudo-terminal pair', () => {
         throw new Error('bindings not found');
       },
     });
-    const err = await rejection(printer.send(Uint8Array.of(0x41)));
+    const err = await printerRejection(printer.send(Uint8Array.of(0x41)));
     expect(err.code).toBe('desconhecido');
     expect(err.message).toContain('O suporte a portas seriais não carregou neste computador (bindings not found)');
   });

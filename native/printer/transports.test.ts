@@ -6,21 +6,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { decodeEscPos } from '../../test/escpos-decoder.ts';
-import { generateTestCertificate } from '../../fiscal/certificate.ts';
 import { encodeEscPos } from '../../fiscal/danfe/escpos.ts';
 import { danfeModel } from '../../fiscal/danfe/model.ts';
-import { issueNfce } from '../../fiscal/nfce/build.ts';
-import { demoEmitter, sampleNfceRequest } from '../../fiscal/samples.ts';
 import {
   decodeStatus,
   DeviceFilePrinter,
   isDeviceBlocked,
   MemoryPrinter,
-  PrinterError,
   STATUS_QUERY,
   TcpPrinter,
   VirtualPrinter,
 } from './transports.ts';
+import { printerRejection, testReceipt } from './test-support.ts';
 
 // ---------------------------------------------------------------------------------------------
 // A fake network printer on 127.0.0.1, port 0
@@ -71,14 +68,6 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-async function rejection(p: Promise<unknown>): Promise<PrinterError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(PrinterError);
-  return err as PrinterError;
-}
 
 // ---------------------------------------------------------------------------------------------
 // A real receipt to print
@@ -86,10 +75,7 @@ async function rejection(p: Promise<unknown>): Promise<PrinterError> {
 let receiptXml: string;
 let qrCode: string;
 beforeAll(() => {
-  const credentials = generateTestCertificate({ cnpj: '11222333000181', xNome: 'DANFE TESTE' }).certificate;
-  const nfe = issueNfce(sampleNfceRequest({ nNF: 77, items: 3 }), { emitter: demoEmitter(), dhEmi: '2026-03-10T14:03:05-03:00', tpEmis: 1, credentials });
-  receiptXml = nfe.xml;
-  qrCode = nfe.qrCode;
+  ({ xml: receiptXml, qrCode } = testReceipt(77, 3));
 });
 const receiptJob = (xml: string): Uint8Array => encodeEscPos(danfeModel(xml), { profile: 'epson-tm-t20', paperWidth: 80 });
 
@@ -106,7 +92,7 @@ describe('TcpPrinter (raw TCP 9100)', () => {
 
   it('printer off (nothing listening): PrinterError "offline" with the operator’s message', async () => {
     const port = await closedPort();
-    const err = await rejection(new TcpPrinter({ host: '127.0.0.1', port, timeoutMs: 2000 }).send(Uint8Array.of(1, 2, 3)));
+    const err = await printerRejection(new TcpPrinter({ host: '127.0.0.1', port, timeoutMs: 2000 }).send(Uint8Array.of(1, 2, 3)));
     expect(err.code).toBe('offline');
     expect(err.printer).toBe(`127.0.0.1:${port}`);
     expect(err.message).toBe(
@@ -119,10 +105,10 @@ describe('TcpPrinter (raw TCP 9100)', () => {
     servers.push(server);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const { port } = server.address() as AddressInfo;
-    const err = await rejection(new TcpPrinter({ host: '127.0.0.1', port, timeoutMs: 200 }).send(Uint8Array.of(0x1b, 0x40, 0x41, 0x0a)));
+    const err = await printerRejection(new TcpPrinter({ host: '127.0.0.1', port, timeoutMs: 200 }).send(Uint8Array.of(0x1b, 0x40, 0x41, 0x0a)));
     expect(err.code).toBe('timeout');
     expect(err.message).toMatch(/^A impressora não respondeu a tempo \(127\.0\.0\.1:\d+\): .*; o cupom fica guardado para reimpressão\.$/);
-    const withStatus = await rejection(new TcpPrinter({ host: '127.0.0.1', port, timeoutMs: 200, queryStatus: true }).send(Uint8Array.of(0x41)));
+    const withStatus = await printerRejection(new TcpPrinter({ host: '127.0.0.1', port, timeoutMs: 200, queryStatus: true }).send(Uint8Array.of(0x41)));
     expect(withStatus.code).toBe('timeout');
     expect(withStatus.message).toContain('sem resposta à consulta de status');
   });
@@ -131,7 +117,7 @@ describe('TcpPrinter (raw TCP 9100)', () => {
     // n=1: offline (bit 3); n=2: stopped by paper end (bit 5); n=4: paper end sensor (bits 5-6).
     const printer = await fakePrinter({ 1: 0x1a, 2: 0x32, 4: 0x72 });
     const tcp = new TcpPrinter({ host: '127.0.0.1', port: printer.port, timeoutMs: 2000, queryStatus: true });
-    const err = await rejection(tcp.send(receiptJob(receiptXml)));
+    const err = await printerRejection(tcp.send(receiptJob(receiptXml)));
     expect(err.code).toBe('sem_papel');
     expect(err.message).toBe(`Impressora sem papel (127.0.0.1:${printer.port}). Coloque uma bobina nova; o cupom fica guardado para reimpressão.`);
     expect(printer.received().equals(Buffer.from(STATUS_QUERY))).toBe(true);
@@ -140,7 +126,7 @@ describe('TcpPrinter (raw TCP 9100)', () => {
 
   it('DLE EOT says cover open: "tampa_aberta"; all clear: the job follows the query', async () => {
     const open = await fakePrinter({ 1: 0x1a, 2: 0x16, 4: 0x12 });
-    const err = await rejection(new TcpPrinter({ host: '127.0.0.1', port: open.port, timeoutMs: 2000, queryStatus: true }).send(Uint8Array.of(0x41)));
+    const err = await printerRejection(new TcpPrinter({ host: '127.0.0.1', port: open.port, timeoutMs: 2000, queryStatus: true }).send(Uint8Array.of(0x41)));
     expect(err.code).toBe('tampa_aberta');
 
     const ready = await fakePrinter({ 1: 0x12, 2: 0x12, 4: 0x12 });
@@ -151,7 +137,7 @@ describe('TcpPrinter (raw TCP 9100)', () => {
 
   it('an answer that is not ESC/POS status is reported, not guessed', async () => {
     const odd = await fakePrinter({ 1: 0xff, 2: 0xff, 4: 0xff });
-    const err = await rejection(new TcpPrinter({ host: '127.0.0.1', port: odd.port, timeoutMs: 2000, queryStatus: true }).send(Uint8Array.of(0x41)));
+    const err = await printerRejection(new TcpPrinter({ host: '127.0.0.1', port: odd.port, timeoutMs: 2000, queryStatus: true }).send(Uint8Array.of(0x41)));
     expect(err.code).toBe('desconhecido');
     expect(err.message).toContain('resposta de status não reconhecida');
   });
@@ -170,7 +156,7 @@ describe('printer absent: the receipt stays printable (reprint from the stored X
   it('fails with the operator’s message, then prints the same bytes later from the kept XML', async () => {
     const stored = receiptXml; // what the terminal keeps: the NFC-e XML, not the print job
     const first = receiptJob(stored);
-    const err = await rejection(new TcpPrinter({ host: '127.0.0.1', port: await closedPort(), timeoutMs: 1000 }).send(first));
+    const err = await printerRejection(new TcpPrinter({ host: '127.0.0.1', port: await closedPort(), timeoutMs: 1000 }).send(first));
     expect(err.code).toBe('offline');
     expect(err.message).toContain('o cupom fica guardado para reimpressão');
 
@@ -204,7 +190,7 @@ describe('DeviceFilePrinter (/dev/usb/lp0 and other character devices or files)'
   it('printer unplugged (no device node): "offline", and no file is created in its place', async () => {
     const path = join(dir, 'usb', 'lp9');
     mkdirSync(join(dir, 'usb'), { recursive: true });
-    const err = await rejection(new DeviceFilePrinter({ path }).send(Uint8Array.of(0x41)));
+    const err = await printerRejection(new DeviceFilePrinter({ path }).send(Uint8Array.of(0x41)));
     expect(err.code).toBe('offline');
     expect(err.message).toBe(
       `Impressora não encontrada em ${path}. Verifique se o cabo USB está conectado e se a impressora está ligada; o cupom fica guardado para reimpressão.`,
@@ -213,7 +199,7 @@ describe('DeviceFilePrinter (/dev/usb/lp0 and other character devices or files)'
   });
 
   it('a path that cannot be printed to: "desconhecido" with the reason', async () => {
-    const err = await rejection(new DeviceFilePrinter({ path: dir }).send(Uint8Array.of(0x41)));
+    const err = await printerRejection(new DeviceFilePrinter({ path: dir }).send(Uint8Array.of(0x41)));
     expect(err.code).toBe('desconhecido');
     expect(err.message).toMatch(/^Falha na impressora/);
   });
@@ -223,10 +209,10 @@ describe('DeviceFilePrinter (/dev/usb/lp0 and other character devices or files)'
     const fifo = join(dir, 'fifo');
     execFileSync('mkfifo', [fifo]);
     const dev = new DeviceFilePrinter({ path: fifo, timeoutMs: 100 });
-    const err = await rejection(dev.send(Uint8Array.of(0x41, 0x42)));
+    const err = await printerRejection(dev.send(Uint8Array.of(0x41, 0x42)));
     expect(err.code).toBe('timeout');
     expect(isDeviceBlocked(fifo)).toBe(true);
-    const again = await rejection(dev.send(Uint8Array.of(0x43)));
+    const again = await printerRejection(dev.send(Uint8Array.of(0x43)));
     expect(again.message).toContain('a impressão anterior ainda não terminou');
     // A reader appears: the blocked job completes and the device is usable again.
     const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
@@ -263,7 +249,7 @@ describe('VirtualPrinter and MemoryPrinter', () => {
   it('a folder it cannot write to is a PrinterError, not a lost job', async () => {
     const file = join(dir, 'not-a-folder');
     writeFileSync(file, '');
-    const err = await rejection(new VirtualPrinter({ dir: file }).send(Uint8Array.of(0x41)));
+    const err = await printerRejection(new VirtualPrinter({ dir: file }).send(Uint8Array.of(0x41)));
     expect(err.code).toBe('desconhecido');
   });
 
@@ -272,7 +258,7 @@ describe('VirtualPrinter and MemoryPrinter', () => {
     await mem.send(Uint8Array.of(1, 2));
     expect(mem.jobs).toEqual([Uint8Array.of(1, 2)]);
     mem.failWith = 'sem_papel';
-    expect((await rejection(mem.send(Uint8Array.of(3)))).code).toBe('sem_papel');
+    expect((await printerRejection(mem.send(Uint8Array.of(3)))).code).toBe('sem_papel');
     expect(mem.jobs).toHaveLength(1);
   });
 });

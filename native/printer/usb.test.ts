@@ -1,31 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { generateTestCertificate } from '../../fiscal/certificate.ts';
-import { encodeEscPos } from '../../fiscal/danfe/escpos.ts';
-import { danfeModel } from '../../fiscal/danfe/model.ts';
-import { issueNfce } from '../../fiscal/nfce/build.ts';
-import { demoEmitter, sampleNfceRequest } from '../../fiscal/samples.ts';
 import { decodeEscPos } from '../../test/escpos-decoder.ts';
-import { PrinterError } from './transports.ts';
+import { printerRejection, testReceipt } from './test-support.ts';
 import { LIBUSB, loadUsbBackend, parseUsbAddress, USB_CHUNK, UsbPrinter, type UsbPrinterOptions } from './usb.ts';
 import { SimulatedUsbBus, type SimulatedDeviceOptions } from './usb-simulator.ts';
 
-async function rejection(p: Promise<unknown>): Promise<PrinterError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(PrinterError);
-  return err as PrinterError;
-}
 
 let receipt: Uint8Array;
 let qrCode: string;
 beforeAll(() => {
-  const credentials = generateTestCertificate({ cnpj: '11222333000181', xNome: 'DANFE TESTE' }).certificate;
-  const nfe = issueNfce(sampleNfceRequest({ nNF: 78, items: 4 }), { emitter: demoEmitter(), dhEmi: '2026-03-10T14:03:05-03:00', tpEmis: 1, credentials });
-  receipt = encodeEscPos(danfeModel(nfe.xml), { profile: 'epson-tm-t20', paperWidth: 80 });
-  qrCode = nfe.qrCode;
+  const nfce = testReceipt(78, 4);
+  receipt = nfce.escpos('epson-tm-t20');
+  qrCode = nfce.qrCode;
 });
 
 const EPSON: SimulatedDeviceOptions = { vendorId: 0x04b8, productId: 0x0e15 };
@@ -72,10 +58,10 @@ describe('UsbPrinter against a simulated libusb device', () => {
     // No kernel driver to take it from: nothing detached, nothing reattached.
     expect(vendorClass.log).toEqual(['open', 'isKernelDriverActive 0', 'claim 0', 'transfer 2', 'release 0', 'close']);
 
-    const auto = await rejection(printerOn(bus).send(Uint8Array.of(0x43)));
+    const auto = await printerRejection(printerOn(bus).send(Uint8Array.of(0x43)));
     expect(auto.code).toBe('offline');
     expect(auto.message).toBe('Nenhuma impressora USB encontrada. Verifique se o cabo USB está conectado e se a impressora está ligada; o cupom fica guardado para reimpressão.');
-    const other = await rejection(printerOn(bus, { address: parseUsbAddress('0dd4:0195')! }).send(Uint8Array.of(0x43)));
+    const other = await printerRejection(printerOn(bus, { address: parseUsbAddress('0dd4:0195')! }).send(Uint8Array.of(0x43)));
     expect(other.code).toBe('offline');
     expect(other.message).toContain('Impressora USB 0dd4:0195 não encontrada');
     expect(vendorClass.received).toEqual(Buffer.of(0x41, 0x42));
@@ -87,7 +73,7 @@ describe('UsbPrinter against a simulated libusb device', () => {
     epson.capacity = 6000;
     const job = randomBytes(20_000);
 
-    const err = await rejection(printerOn(bus).send(job));
+    const err = await printerRejection(printerOn(bus).send(job));
     expect(err.code).toBe('timeout');
     expect(err.printer).toBe('USB');
     expect(err.message).toBe(
@@ -108,7 +94,7 @@ describe('UsbPrinter against a simulated libusb device', () => {
     const bus = new SimulatedUsbBus();
     const epson = bus.plug(EPSON);
     epson.stallAfter = 100;
-    const err = await rejection(printerOn(bus).send(randomBytes(500)));
+    const err = await printerRejection(printerOn(bus).send(randomBytes(500)));
     expect(err.code).toBe('desconhecido');
     expect(err.message).toContain('a impressora recusou os dados (USB stall)');
     expect(err.message).toContain('100 de 500 bytes enviados');
@@ -124,12 +110,12 @@ describe('UsbPrinter against a simulated libusb device', () => {
     const bus = new SimulatedUsbBus();
     const epson = bus.plug(EPSON);
     epson.unplugAfter = 5000;
-    const err = await rejection(printerOn(bus).send(randomBytes(12_000)));
+    const err = await printerRejection(printerOn(bus).send(randomBytes(12_000)));
     expect(err.code).toBe('offline');
     expect(err.message).toMatch(/^Impressora desligada ou fora de alcance \(USB\): a impressora foi desconectada durante a impressão; o cupom pode ter saído cortado \(5000 de 12000 bytes enviados\)/);
     expect(epson.received).toHaveLength(5000);
 
-    const next = await rejection(printerOn(bus).send(Uint8Array.of(0x41)));
+    const next = await printerRejection(printerOn(bus).send(Uint8Array.of(0x41)));
     expect(next.code).toBe('offline');
     expect(next.message).toContain('Nenhuma impressora USB encontrada');
   });
@@ -144,7 +130,7 @@ describe('UsbPrinter against a simulated libusb device', () => {
     for (const [options, message] of cases) {
       const bus = new SimulatedUsbBus();
       const device = bus.plug(options);
-      const err = await rejection(printerOn(bus, { address: { vendorId: 0x04b8, productId: 0x0e15 } }).send(Uint8Array.of(0x41)));
+      const err = await printerRejection(printerOn(bus, { address: { vendorId: 0x04b8, productId: 0x0e15 } }).send(Uint8Array.of(0x41)));
       expect(err.code).toBe('desconhecido');
       expect(err.message).toMatch(message);
       expect(err.message).toMatch(/o cupom fica guardado para reimpressão\.$/);
@@ -169,7 +155,7 @@ describe('UsbPrinter against a simulated libusb device', () => {
         throw new Error('libusb-1.0.so.0: cannot open shared object file');
       },
     });
-    const err = await rejection(printer.send(Uint8Array.of(0x41)));
+    const err = await printerRejection(printer.send(Uint8Array.of(0x41)));
     expect(err.code).toBe('desconhecido');
     expect(err.message).toBe(
       'O suporte a impressoras USB não carregou neste computador (libusb-1.0.so.0: cannot open shared object file). Chame o suporte; o cupom fica guardado para reimpressão.',
@@ -192,7 +178,7 @@ describe('the real usb package', () => {
   });
 
   it('a printer that is not on this machine’s bus: "offline", through libusb itself', async () => {
-    const err = await rejection(new UsbPrinter({ address: { vendorId: 0xfffe, productId: 0xfffe }, timeoutMs: 100 }).send(Uint8Array.of(0x41)));
+    const err = await printerRejection(new UsbPrinter({ address: { vendorId: 0xfffe, productId: 0xfffe }, timeoutMs: 100 }).send(Uint8Array.of(0x41)));
     expect(err.code).toBe('offline');
     expect(err.message).toContain('Impressora USB fffe:fffe não encontrada');
   });
