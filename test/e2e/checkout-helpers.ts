@@ -117,3 +117,13 @@ export async function screenshotOf(page: Page, name: string): Promise<string> {
   await page.waitForTimeout(150); // let the last render and the focus ring land
   return screenshot(page, name);
 }
+
+/** F10, the manager's PIN, then the tab: the manager's settings dialog. */
+export async function openSettings(page: Page, store: Store, tab: string): Promise<Locator> {
+  await page.keyboard.press('F10');
+  const settings = page.getByRole('dialog', { name: 'Gerente: configurações' });
+  await settings.getByLabel('PIN do gerente').fill(store.manager.pin);
+  await settings.getByRole('button', { name: 'Continuar' }).click();
+  await settings.getByRole('tab', { name: tab }).click();
+  return settings;
+}

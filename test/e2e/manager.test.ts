@@ -15,7 +15,7 @@
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { advanceSandboxClock, rpc, scan, screenshotOf, sellInCash, terminalReceipt, totalPanel, waitForText } from './checkout-helpers.ts';
+import { advanceSandboxClock, openSettings, rpc, scan, screenshotOf, sellInCash, terminalReceipt, totalPanel, waitForText } from './checkout-helpers.ts';
 import { createCompany } from '../helpers/service-process.ts';
 import { launchChromium, openCheckout, startStore, type Store } from './harness.ts';
 
@@ -77,11 +77,7 @@ describe('manager screens', () => {
   });
 
   it('imports a catalog CSV behind the PIN, lists the rejected rows, and the new product sells', async () => {
-    await page.keyboard.press('F10');
-    const settings = page.getByRole('dialog', { name: 'Gerente: configurações' });
-    await settings.getByLabel('PIN do gerente').fill(store.manager.pin);
-    await settings.getByRole('button', { name: 'Continuar' }).click();
-    await settings.getByRole('tab', { name: 'Catálogo' }).click();
+    const settings = await openSettings(page, store, 'Catálogo');
 
     const csv = [
       'codigo;gtin;descricao;ncm;cfop;unidade;preco;grupo_tributario',
@@ -111,11 +107,7 @@ describe('manager screens', () => {
   });
 
   it('saves choices made in the settings selects with their types (paper width, QR Code version)', async () => {
-    await page.keyboard.press('F10');
-    const settings = page.getByRole('dialog', { name: 'Gerente: configurações' });
-    await settings.getByLabel('PIN do gerente').fill(store.manager.pin);
-    await settings.getByRole('button', { name: 'Continuar' }).click();
-    await settings.getByRole('tab', { name: 'Impressora' }).click();
+    const settings = await openSettings(page, store, 'Impressora');
     await settings.getByLabel('Largura do papel').selectOption('58 mm');
     await settings.getByRole('button', { name: 'Salvar impressora' }).click();
     await waitForText(settings.getByRole('status'), 'Salvo.');
@@ -134,16 +126,8 @@ describe('manager screens', () => {
   it('lists what the contingency left for a person, and sends a refused receipt again once the token is fixed', async () => {
     // Another company at the same service: its token makes the service refuse this store's receipts.
     const other = await createCompany(join(store.dataDir, 'service'), { cnpj: '11444777000161', nome: 'Outra Loja', 'csc-id': '1', csc: 'CSC-DA-OUTRA-LOJA-1234' });
-    const openSettings = async (tab: string) => {
-      await page.keyboard.press('F10');
-      const settings = page.getByRole('dialog', { name: 'Gerente: configurações' });
-      await settings.getByLabel('PIN do gerente').fill(store.manager.pin);
-      await settings.getByRole('button', { name: 'Continuar' }).click();
-      await settings.getByRole('tab', { name: tab }).click();
-      return settings;
-    };
     const saveToken = async (token: string) => {
-      const settings = await openSettings('Serviço');
+      const settings = await openSettings(page, store, 'Serviço');
       await settings.getByLabel(/^Token de acesso/).fill(token);
       await settings.getByRole('button', { name: 'Salvar serviço' }).click();
       await waitForText(settings.getByRole('status'), 'Salvo.');

@@ -30,7 +30,7 @@ import { createTerminal } from '../../electron/core/terminal.ts';
 import { generateTestCertificate } from '../../fiscal/certificate.ts';
 import { DEMO_CNPJ, DEMO_CSC, demoEmitter } from '../../fiscal/samples.ts';
 import { tempDataDir } from '../helpers/service-process.ts';
-import { outboxDump, screenshotOf, sellInCash, waitForText } from './checkout-helpers.ts';
+import { openSettings, outboxDump, screenshotOf, sellInCash, waitForText } from './checkout-helpers.ts';
 import { launchChromium, openCheckout, startStore, type Store } from './harness.ts';
 
 const HOURS_AGO = 22.5;
@@ -80,15 +80,6 @@ const statusBar = (page: Page): Locator => page.getByRole('banner', { name: 'Sit
 /** One pill of the status bar, by the words it starts with. */
 const pill = (page: Page, start: string | RegExp): Locator => statusBar(page).locator('span.pill').filter({ hasText: start });
 
-/** F10, the PIN, the tab: the manager's settings dialog. */
-async function openSettings(page: Page, store: Store, tab: string): Promise<Locator> {
-  await page.keyboard.press('F10');
-  const settings = page.getByRole('dialog', { name: 'Gerente: configurações' });
-  await settings.getByLabel('PIN do gerente').fill(store.manager.pin);
-  await settings.getByRole('button', { name: 'Continuar' }).click();
-  await settings.getByRole('tab', { name: tab }).click();
-  return settings;
-}
 
 async function save(settings: Locator, button: string): Promise<void> {
   await settings.getByRole('button', { name: button }).click();
