@@ -42,6 +42,7 @@ export const ipcMain = { handle: (channel, fn) => { ipc[channel] = fn; } };
 // A stand-in keychain: reversible, and counting what it seals.
 export const safeStorage = {
   isEncryptionAvailable: () => true,
+  getSelectedStorageBackend: () => 'gnome_libsecret',
   encryptString: (text) => { rec.keychainSealed = (rec.keychainSealed ?? 0) + 1; return Buffer.from('kc:' + text); },
   decryptString: (sealed) => { const t = sealed.toString(); if (!t.startsWith('kc:')) throw new Error('not ours'); return t.slice(3); },
 };

@@ -16,7 +16,7 @@ import type { SecretBox } from './core/secret-box.ts';
 import { createTerminal, type Terminal } from './core/terminal.ts';
 import { IPC_CALL, IPC_EVENT } from './ipc-channels.ts';
 import { dispatch } from './ipc.ts';
-import { APP_INDEX_URL, APP_SCHEME, ELECTRON_RESPONSE_HEADERS, isAppUrl, resolveAppFile, secureWebPreferences, shellOptions } from './shell-policy.ts';
+import { APP_INDEX_URL, APP_SCHEME, ELECTRON_RESPONSE_HEADERS, isAppUrl, resolveAppFile, secureWebPreferences, shellOptions, useKeychain } from './shell-policy.ts';
 
 
 protocol.registerSchemesAsPrivileged([{ scheme: APP_SCHEME, privileges: { standard: true, secure: true, supportFetchAPI: true } }]);
@@ -101,10 +101,13 @@ async function start(): Promise<void> {
 
 /**
  * Secrets at rest (token, CSC, certificate and its password) sealed by the OS keychain where
- * Electron offers it; otherwise the core's default, a 0600 key file in the data directory.
+ * Electron offers a real one (shell-policy.ts useKeychain); otherwise the core's default, a 0600
+ * key file in the data directory.
  */
 function keychainBox(): { secretBox?: SecretBox } {
-  if (!safeStorage.isEncryptionAvailable()) return {};
+  const available = safeStorage.isEncryptionAvailable();
+  const linuxBackend = process.platform === 'linux' && available ? safeStorage.getSelectedStorageBackend() : undefined;
+  if (!useKeychain({ platform: process.platform, available, linuxBackend })) return {};
   return {
     secretBox: {
       seal: (plain) => safeStorage.encryptString(plain.toString('base64')),

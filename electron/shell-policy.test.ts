@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { APP_INDEX_URL, ELECTRON_CSP, isAppUrl, resolveAppFile, secureWebPreferences, shellOptions } from './shell-policy.ts';
+import { APP_INDEX_URL, ELECTRON_CSP, isAppUrl, resolveAppFile, secureWebPreferences, shellOptions, useKeychain } from './shell-policy.ts';
 
 const root = '/opt/balcao/renderer/dist';
 
@@ -68,5 +68,17 @@ describe('window and policy', () => {
     ).toEqual({ kiosk: true, dataDir: '/srv/pdv', seed: { serviceUrl: 'http://10.0.0.2:8765', token: 'blc_x', series: 3 } });
     expect(shellOptions([], { BALCAO_KIOSK: '1' }, '/u').kiosk).toBe(true);
     expect(() => shellOptions([], { BALCAO_SERIE: 'um' }, '/u')).toThrow(/BALCAO_SERIE/);
+  });
+});
+
+describe('the keychain for secrets at rest', () => {
+  it('uses a real OS keychain, never Linux\'s basic_text fallback (a password built into Electron)', () => {
+    expect(useKeychain({ platform: 'win32', available: true })).toBe(true);
+    expect(useKeychain({ platform: 'darwin', available: true })).toBe(true);
+    expect(useKeychain({ platform: 'linux', available: true, linuxBackend: 'gnome_libsecret' })).toBe(true);
+    expect(useKeychain({ platform: 'linux', available: true, linuxBackend: 'kwallet5' })).toBe(true);
+    expect(useKeychain({ platform: 'linux', available: true, linuxBackend: 'basic_text' })).toBe(false);
+    expect(useKeychain({ platform: 'linux', available: true, linuxBackend: 'unknown' })).toBe(false);
+    expect(useKeychain({ platform: 'win32', available: false })).toBe(false);
   });
 });

@@ -99,3 +99,18 @@ export function shellOptions(argv: readonly string[], env: NodeJS.ProcessEnv, us
     },
   };
 }
+
+/** What Electron's safeStorage says of itself: availability and, on Linux, its backend. */
+export type KeychainFacts = { platform: NodeJS.Platform; available: boolean; linuxBackend?: string };
+
+/**
+ * Whether the OS keychain (safeStorage) should seal the terminal's secrets. On Linux without a
+ * secret service, Electron still reports encryption available but uses its "basic_text" backend,
+ * a password written in Electron itself: anyone with a copy of the database could open what it
+ * sealed. The core's 0600 key file is better then (a copied database alone is useless).
+ */
+export function useKeychain(facts: KeychainFacts): boolean {
+  if (!facts.available) return false;
+  if (facts.platform !== 'linux') return true;
+  return facts.linuxBackend !== undefined && facts.linuxBackend !== 'basic_text' && facts.linuxBackend !== 'unknown';
+}
