@@ -1,8 +1,10 @@
-// Companies: registration (with the first API token) and, for issuance, the emitter data and
-// certificate in clear, decrypted on demand and kept in memory only.
+// Companies: registration (with the first API token), later changes to the settings, a new API
+// token, and, for issuance, the emitter data and certificate in clear, decrypted on demand and
+// kept in memory only.
 //
 // Validation errors name the field as the `balcao company create` option that carries it
-// (`cnpj`, `csc-id`, `certificado`, ...), so the CLI can point at the exact option.
+// (`cnpj`, `csc-id`, `certificado`, ...), so the CLI can point at the exact option. An update is
+// validated by the very rules of a registration, run over the company as it would become.
 
 import { randomUUID } from 'node:crypto';
 import { assertCnpj } from '../fiscal/br/documents.ts';
@@ -12,7 +14,7 @@ import { generateTestCertificate, loadPfx, type Certificate } from '../fiscal/ce
 import type { Emitter, Environment, QrCodeVersion } from '../fiscal/company.ts';
 import { FieldError, IssueCollector } from '../fiscal/errors.ts';
 import { secretContext, type SecretBox } from './secrets.ts';
-import type { CompanyAddress, CompanyRecord, CompanyStore, Crt } from './store.ts';
+import type { CompanyAddress, CompanyRecord, CompanySettings, CompanyStore, Crt } from './store.ts';
 import { generateToken } from './tokens.ts';
 
 /** What `balcao company create` collects; strings as typed, validated by `createCompany`. */
@@ -53,10 +55,13 @@ export const sandboxCapitalOf = (uf: string): readonly [cMun: string, cep: strin
 
 const SANDBOX_ADDRESS = { logradouro: 'Rua de Teste', numero: 'S/N', bairro: 'Centro' } as const;
 
-type Validated = Omit<CompanyRecord, 'id' | 'csc' | 'certificate' | 'createdAt'> & {
+type Validated = Omit<CompanyRecord, 'id' | 'csc' | 'certificate' | 'createdAt' | 'version' | 'updatedAt'> & {
   csc: { id: string; token: string } | null;
   certificate: { pfx: Buffer; password: string; loaded: Certificate };
 };
+
+/** Validated, with the certificate only when one was given (the caller decides what else to use). */
+type Checked = Omit<Validated, 'certificate'> & { certificate?: Validated['certificate'] };
 
 function text(issues: IssueCollector, field: string, value: string | undefined, min: number, max: number): string | undefined {
   if (value === undefined) return undefined;
@@ -75,6 +80,18 @@ function required<T>(issues: IssueCollector, field: string, value: T | undefined
 
 /** Checks every field at once (all problems reported together) and fills the sandbox defaults. */
 export function validateCompany(input: CompanyInput, now: Date = new Date()): Validated {
+  const v = checkCompany(input, now, false);
+  if (v.certificate) return { ...v, certificate: v.certificate };
+  // Homologação without a certificate: a self-signed one shaped like an e-CNPJ, for the sandbox.
+  const test = generateTestCertificate({ cnpj: v.cnpj, xNome: v.nome });
+  return { ...v, certificate: { pfx: test.pfx, password: test.password, loaded: test.certificate } };
+}
+
+/**
+ * The rules of a registration. `certificateOnFile`: the company already has a certificate, so
+ * produção does not demand one in `input` (an update that leaves the certificate as it is).
+ */
+function checkCompany(input: CompanyInput, now: Date, certificateOnFile: boolean): Checked {
   const issues = new IssueCollector();
   const cnpj = issues.capture(() => assertCnpj(input.cnpj, 'cnpj'));
   const uf = issues.capture(() => (cUFOf(input.uf, 'uf'), input.uf));
@@ -147,16 +164,11 @@ export function validateCompany(input: CompanyInput, now: Date = new Date()): Va
       const loaded = issues.capture(() => loadPfx(pfx, password, { expectedCnpj: cnpj, now }));
       if (loaded) certificate = { pfx, password, loaded };
     }
-  } else if (production) {
+  } else if (production && !certificateOnFile) {
     issues.add('certificado', `obrigatório ${inProduction} (arquivo .pfx A1 do CNPJ, com --senha)`);
   }
 
   issues.throwIfAny();
-  if (!certificate) {
-    // Homologação without a certificate: a self-signed one shaped like an e-CNPJ, for the sandbox.
-    const test = generateTestCertificate({ cnpj: cnpj!, xNome: nome! });
-    certificate = { pfx: test.pfx, password: test.password, loaded: test.certificate };
-  }
   const address: CompanyAddress = {
     logradouro: logradouro!,
     numero: numero!,
@@ -168,7 +180,33 @@ export function validateCompany(input: CompanyInput, now: Date = new Date()): Va
     cep: cep!,
     telefone,
   };
-  return { cnpj: cnpj!, ie: ie!, nome: nome!, fantasia: fantasia ?? null, address, crt, csc, qrcodeVersao, ambiente, certificate };
+  return {
+    cnpj: cnpj!,
+    ie: ie!,
+    nome: nome!,
+    fantasia: fantasia ?? null,
+    address,
+    crt,
+    csc,
+    qrcodeVersao,
+    ambiente,
+    ...(certificate && { certificate }),
+  };
+}
+
+// Sealed exactly alike at registration and at every update: same contexts, bound to the company.
+const sealCsc = (secrets: SecretBox, companyId: string, csc: NonNullable<Validated['csc']>): NonNullable<CompanyRecord['csc']> => ({
+  id: csc.id,
+  sealed: secrets.seal(csc.token, secretContext.csc(companyId)),
+});
+
+function sealCertificate(secrets: SecretBox, companyId: string, c: Validated['certificate']): CompanyRecord['certificate'] {
+  return {
+    pfxSealed: secrets.seal(c.pfx, secretContext.pfx(companyId)),
+    passwordSealed: secrets.seal(c.password, secretContext.pfxPassword(companyId)),
+    sha256: c.loaded.fingerprint256,
+    notAfter: c.loaded.notAfter.toISOString(),
+  };
 }
 
 export type CreatedCompany = { companyId: string; token: string };
@@ -181,20 +219,112 @@ export async function createCompany(deps: CompanyDeps, input: CompanyInput): Pro
   const id = randomUUID();
   const { token, sha256 } = generateToken();
   const { secrets } = deps;
-  const record: CompanyRecord = {
-    ...v,
-    id,
-    csc: v.csc && { id: v.csc.id, sealed: secrets.seal(v.csc.token, secretContext.csc(id)) },
-    certificate: {
-      pfxSealed: secrets.seal(v.certificate.pfx, secretContext.pfx(id)),
-      passwordSealed: secrets.seal(v.certificate.password, secretContext.pfxPassword(id)),
-      sha256: v.certificate.loaded.fingerprint256,
-      notAfter: v.certificate.loaded.notAfter.toISOString(),
+  await deps.store.insertCompany(
+    {
+      ...v,
+      id,
+      csc: v.csc && sealCsc(secrets, id, v.csc),
+      certificate: sealCertificate(secrets, id, v.certificate),
+      createdAt: new Date().toISOString(),
     },
-    createdAt: new Date().toISOString(),
-  };
-  await deps.store.insertCompany(record, sha256);
+    sha256,
+  );
   return { companyId: id, token };
+}
+
+/**
+ * What `balcao company update` collects: any option of create but the identity (CNPJ, UF);
+ * strings as typed. An empty `fantasia`, `complemento` or `telefone` removes it.
+ */
+export type CompanyUpdateInput = Partial<Omit<CompanyInput, 'cnpj' | 'uf'>>;
+
+const REMOVABLE = ['fantasia', 'complemento', 'telefone'] as const;
+
+// In homologação these may hold defaults or sandbox placeholders (ISENTO, "Rua de Teste", the
+// capital), indistinguishable from typed values once stored, and a test certificate may be on
+// file. A move to produção therefore states them again, as a registration in produção must.
+const STATED_FOR_PRODUCTION = ['ie', 'logradouro', 'numero', 'bairro', 'municipio', 'cep'] as const;
+
+/** The company as a registration's input, so that an update runs the registration's rules. */
+function inputOf(c: CompanyRecord): CompanyInput {
+  const a = c.address;
+  return {
+    cnpj: c.cnpj,
+    uf: a.uf,
+    nome: c.nome,
+    ...(c.fantasia !== null && { fantasia: c.fantasia }),
+    ie: c.ie,
+    crt: String(c.crt),
+    ambiente: c.ambiente,
+    qrcodeVersao: String(c.qrcodeVersao),
+    logradouro: a.logradouro,
+    numero: a.numero,
+    ...(a.complemento !== null && { complemento: a.complemento }),
+    bairro: a.bairro,
+    municipio: a.codigoMunicipio,
+    cep: a.cep,
+    ...(a.telefone !== null && { telefone: a.telefone }),
+  };
+}
+
+/** The settings `current` would have with `changes`, checked and with new secrets sealed. */
+function settingsAfter(secrets: SecretBox, current: CompanyRecord, changes: CompanyUpdateInput, now: Date): CompanySettings {
+  const toProduction = changes.ambiente === 'producao' && current.ambiente !== 'producao';
+  const input = inputOf(current);
+  if (toProduction) for (const field of STATED_FOR_PRODUCTION) delete input[field];
+  for (const [field, value] of Object.entries(changes) as [keyof CompanyUpdateInput, CompanyUpdateInput[keyof CompanyUpdateInput]][]) {
+    if (value !== undefined) Object.assign(input, { [field]: value });
+  }
+  for (const field of REMOVABLE) if (changes[field] === '') delete input[field];
+  // The CSC and the certificate are in `input` only when given, so only new ones are checked.
+  const v = checkCompany(input, now, !toProduction);
+  return {
+    ie: v.ie,
+    nome: v.nome,
+    fantasia: v.fantasia,
+    address: v.address,
+    crt: v.crt,
+    qrcodeVersao: v.qrcodeVersao,
+    ambiente: v.ambiente,
+    csc: v.csc ? sealCsc(secrets, current.id, v.csc) : current.csc,
+    certificate: v.certificate ? sealCertificate(secrets, current.id, v.certificate) : current.certificate,
+  };
+}
+
+/** An update kept meeting concurrent ones (see UPDATE_ATTEMPTS); nothing of it was written. */
+export class CompanyChangedError extends Error {
+  override name = 'CompanyChangedError';
+}
+
+const notFound = (companyId: string) => new FieldError('empresa', `empresa ${companyId} não encontrada neste serviço`);
+
+// Two updates of one company at once are rare (two people at the same settings); each retry
+// re-reads and re-validates, so a handful is plenty and a bound keeps a livelock impossible.
+const UPDATE_ATTEMPTS = 5;
+
+/**
+ * Changes the given settings of a company (validated with the registration's rules over the
+ * result). Returns the company as updated, with its credentials opened: proof that what was
+ * sealed opens, and the certificate's public facts for display.
+ */
+export async function updateCompany(deps: CompanyDeps, companyId: string, changes: CompanyUpdateInput, now: Date = new Date()): Promise<Issuer> {
+  for (let attempt = 1; ; attempt++) {
+    const current = await deps.store.getCompany(companyId);
+    if (!current) throw notFound(companyId);
+    const settings = settingsAfter(deps.secrets, current, changes, now);
+    // Written only over the version validated against: a concurrent update is never overwritten
+    // by settings merged from what it replaced.
+    const updated = await deps.store.updateCompanySettings(companyId, current.version, settings);
+    if (updated) return openIssuer(deps.secrets, updated);
+    if (attempt === UPDATE_ATTEMPTS) throw new CompanyChangedError(`a empresa ${companyId} foi alterada por outro processo ao mesmo tempo; repita o comando`);
+  }
+}
+
+/** A new API token for the company; every previous one stops working at once. Shown once. */
+export async function replaceToken(deps: CompanyDeps, companyId: string): Promise<CreatedCompany> {
+  const { token, sha256 } = generateToken();
+  if (!(await deps.store.replaceApiTokens(companyId, sha256))) throw notFound(companyId);
+  return { companyId, token };
 }
 
 /** A company ready to issue: the fiscal core's emitter and the certificate, in clear. */
@@ -202,12 +332,52 @@ export type Issuer = { company: CompanyRecord; emitter: Emitter; certificate: Ce
 
 const formatDay = (d: Date): string => d.toLocaleDateString('pt-BR', { timeZone: BRASILIA_TZ });
 
+/** Decrypts and parses a company's credentials (the .pfx costs tens of milliseconds). */
+function openIssuer(secrets: SecretBox, company: CompanyRecord): Issuer {
+  const companyId = company.id;
+  const pfx = secrets.open(company.certificate.pfxSealed, secretContext.pfx(companyId));
+  const password = secrets.openText(company.certificate.passwordSealed, secretContext.pfxPassword(companyId));
+  // Validity is checked per use (Companies.issuer), against the company's clock; parse at a time
+  // the certificate is valid so an expired one still loads and yields the precise message.
+  const notAfter = new Date(company.certificate.notAfter);
+  const certificate = loadPfx(pfx, password, { expectedCnpj: company.cnpj, now: new Date(notAfter.getTime() - 1000) });
+  const a = company.address;
+  const emitter: Emitter = {
+    cnpj: company.cnpj,
+    ie: company.ie,
+    xNome: company.nome,
+    ...(company.fantasia !== null && { xFant: company.fantasia }),
+    address: {
+      xLgr: a.logradouro,
+      nro: a.numero,
+      ...(a.complemento !== null && { xCpl: a.complemento }),
+      xBairro: a.bairro,
+      cMun: a.codigoMunicipio,
+      xMun: a.municipio,
+      UF: a.uf,
+      CEP: a.cep,
+      ...(a.telefone !== null && { fone: a.telefone }),
+    },
+    crt: company.crt,
+    environment: company.ambiente,
+    ...(company.csc && { csc: { id: company.csc.id, token: secrets.openText(company.csc.sealed, secretContext.csc(companyId)) } }),
+    qrCodeVersion: company.qrcodeVersao,
+  };
+  return { company, emitter, certificate };
+}
+
+type CachedIssuer = { version: number; issuer: Promise<Issuer | undefined> };
+
 /**
- * Decrypts and parses a company's credentials once per process (parsing a .pfx costs tens of
- * milliseconds), and checks the certificate's validity on every use against the company's clock.
+ * Keeps each company's credentials decrypted and parsed in memory, and checks the certificate's
+ * validity on every use against the company's clock. `balcao company update` changes a company
+ * from another process, so every use first reads the company's settings version (one indexed
+ * read) and reloads when the database holds a newer one: the next request after an update
+ * signs with the new certificate and CSC, and no request signs with settings older than the
+ * version it read.
  */
 export class Companies {
-  readonly #issuers = new Map<string, Promise<Issuer | undefined>>();
+  readonly #issuers = new Map<string, CachedIssuer>();
 
   constructor(private readonly deps: CompanyDeps) {}
 
@@ -224,13 +394,23 @@ export class Companies {
    * the certificate is not valid at `now`, which the API reports as 422 `validacao`.
    */
   async issuer(companyId: string, now: Date): Promise<Issuer | undefined> {
-    let pending = this.#issuers.get(companyId);
-    if (!pending) {
-      pending = this.load(companyId);
-      this.#issuers.set(companyId, pending);
-      pending.catch(() => this.#issuers.delete(companyId));
+    const version = await this.deps.store.getCompanyVersion(companyId);
+    if (version === undefined) {
+      this.#issuers.delete(companyId);
+      return undefined;
     }
-    const issuer = await pending;
+    let cached = this.#issuers.get(companyId);
+    // `<`, not `!==`: a request that read an older version while a newer copy was being loaded
+    // must not replace it. A copy is loaded after its version was read, so it is never older.
+    if (!cached || cached.version < version) {
+      const entry: CachedIssuer = { version, issuer: this.load(companyId) };
+      this.#issuers.set(companyId, entry);
+      entry.issuer.catch(() => {
+        if (this.#issuers.get(companyId) === entry) this.#issuers.delete(companyId);
+      });
+      cached = entry;
+    }
+    const issuer = await cached.issuer;
     if (!issuer) {
       this.#issuers.delete(companyId);
       return undefined;
@@ -248,36 +428,6 @@ export class Companies {
 
   private async load(companyId: string): Promise<Issuer | undefined> {
     const company = await this.deps.store.getCompany(companyId);
-    if (!company) return undefined;
-    const { secrets } = this.deps;
-    const pfx = secrets.open(company.certificate.pfxSealed, secretContext.pfx(companyId));
-    const password = secrets.openText(company.certificate.passwordSealed, secretContext.pfxPassword(companyId));
-    // Validity is checked per use (above), against the company's clock; parse at a time the
-    // certificate is valid so an expired one still loads and yields the precise message.
-    const notAfter = new Date(company.certificate.notAfter);
-    const certificate = loadPfx(pfx, password, { expectedCnpj: company.cnpj, now: new Date(notAfter.getTime() - 1000) });
-    const a = company.address;
-    const emitter: Emitter = {
-      cnpj: company.cnpj,
-      ie: company.ie,
-      xNome: company.nome,
-      ...(company.fantasia !== null && { xFant: company.fantasia }),
-      address: {
-        xLgr: a.logradouro,
-        nro: a.numero,
-        ...(a.complemento !== null && { xCpl: a.complemento }),
-        xBairro: a.bairro,
-        cMun: a.codigoMunicipio,
-        xMun: a.municipio,
-        UF: a.uf,
-        CEP: a.cep,
-        ...(a.telefone !== null && { fone: a.telefone }),
-      },
-      crt: company.crt,
-      environment: company.ambiente,
-      ...(company.csc && { csc: { id: company.csc.id, token: secrets.openText(company.csc.sealed, secretContext.csc(companyId)) } }),
-      qrCodeVersion: company.qrcodeVersao,
-    };
-    return { company, emitter, certificate };
+    return company && openIssuer(this.deps.secrets, company);
   }
 }

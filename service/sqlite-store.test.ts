@@ -1,11 +1,14 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrate, migrationSetDir } from '../migrations/migrate.ts';
 import { createCompany } from './companies.ts';
 import { openService, type OpenedService } from './open-service.ts';
-import type { SqliteStore } from './sqlite-store.ts';
+import { SqliteStore } from './sqlite-store.ts';
+import { hashToken } from './tokens.ts';
 
 let dir: string;
 let opened: OpenedService;
@@ -85,5 +88,65 @@ describe('webhook settings and outbox', () => {
     await store.enqueueWebhookEvent(e);
     await store.recordWebhookAttempt(e.eventId, { delivered: false, at: t0, error: 'webhook removido', giveUp: true });
     expect(await store.leaseDueWebhookDeliveries(new Date(t0.getTime() + 86_400_000), 10, 1000)).toEqual([]);
+  });
+});
+
+describe('company settings and tokens', () => {
+  it('writes settings only over the version they were validated against, bumping it', async () => {
+    const before = (await store.getCompany(a))!;
+    expect(await store.getCompanyVersion(a)).toBe(before.version);
+    const { id: _id, cnpj: _cnpj, createdAt: _createdAt, version: _version, updatedAt: _updatedAt, ...settings } = before;
+    const updated = await store.updateCompanySettings(a, before.version, { ...settings, nome: 'Loja A Nova' });
+    expect(updated).toMatchObject({ nome: 'Loja A Nova', version: before.version + 1 });
+    // The version moved on: a write merged from the old one is refused and changes nothing.
+    expect(await store.updateCompanySettings(a, before.version, { ...settings, nome: 'Loja A Velha' })).toBeUndefined();
+    expect(await store.getCompany(a)).toEqual(updated);
+    expect(await store.updateCompanySettings('00000000-0000-0000-0000-000000000000', 1, settings)).toBeUndefined();
+    expect(await store.getCompanyVersion('00000000-0000-0000-0000-000000000000')).toBeUndefined();
+  });
+
+  it('never writes the CNPJ or the UF', async () => {
+    const before = (await store.getCompany(b))!;
+    const { id: _id, cnpj: _cnpj, createdAt: _createdAt, version: _version, updatedAt: _updatedAt, ...settings } = before;
+    const updated = await store.updateCompanySettings(b, before.version, { ...settings, address: { ...settings.address, uf: 'RJ' } });
+    expect(updated).toMatchObject({ cnpj: before.cnpj, address: { uf: 'SP' } });
+  });
+
+  it('replaces every token of one company in one step; an unknown company gets none', async () => {
+    const tokenOf = (n: number) => hashToken(`blc_${String(n).padStart(43, 'x')}`);
+    expect(await store.replaceApiTokens(a, tokenOf(1))).toBe(true);
+    expect(await store.replaceApiTokens(a, tokenOf(2))).toBe(true);
+    expect(await store.findTokenOwner(tokenOf(1))).toBeUndefined();
+    expect((await store.findTokenOwner(tokenOf(2)))?.company.id).toBe(a);
+    expect(await store.replaceApiTokens('00000000-0000-0000-0000-000000000000', tokenOf(3))).toBe(false);
+    expect(await store.findTokenOwner(tokenOf(3))).toBeUndefined();
+  });
+});
+
+describe('migration 20261124T1000_company_updates', () => {
+  it('gives the companies registered before it version 1 and their creation as last update', async () => {
+    const migrationsDir = mkdtempSync(join(tmpdir(), 'balcao-migrations-'));
+    const dbDir = mkdtempSync(join(tmpdir(), 'balcao-migrated-'));
+    try {
+      const all = readdirSync(migrationSetDir('service')).filter((f) => f.endsWith('.sql')).sort();
+      const target = all.indexOf('20261124T1000_company_updates.sql');
+      expect(target).toBeGreaterThan(0);
+      for (const file of all.slice(0, target)) copyFileSync(join(migrationSetDir('service'), file), join(migrationsDir, file));
+      const db = new Database(join(dbDir, 'service.sqlite'));
+      migrate(db, migrationsDir);
+      db.prepare(
+        `INSERT INTO companies (id, cnpj, ie, nome, logradouro, numero, bairro, codigo_municipio, municipio, uf, cep, crt,
+           qrcode_versao, ambiente, certificado_pfx_enc, certificado_senha_enc, certificado_sha256, certificado_validade, created_at)
+         VALUES ('c1', '11222333000181', 'ISENTO', 'Loja Antiga', 'Rua', 'S/N', 'Centro', '3550308', 'São Paulo', 'SP', '01000000', 1,
+           2, 'homologacao', x'01', x'01', 'AA', '2027-01-01T00:00:00.000Z', '2026-11-22T10:00:00.000Z')`,
+      ).run();
+      migrate(db, migrationSetDir('service'));
+      const company = await new SqliteStore(db).getCompany('c1');
+      expect(company).toMatchObject({ version: 1, updatedAt: '2026-11-22T10:00:00.000Z', createdAt: '2026-11-22T10:00:00.000Z' });
+      db.close();
+    } finally {
+      rmSync(migrationsDir, { recursive: true, force: true });
+      rmSync(dbDir, { recursive: true, force: true });
+    }
   });
 });

@@ -21,6 +21,7 @@ import { SqliteNfeStore } from './nfe/sqlite-store.ts';
 import {
   DEFAULT_SANDBOX_AUTHORITY,
   type CompanyRecord,
+  type CompanySettings,
   type Crt,
   type PendingKey,
   type SandboxAuthority,
@@ -57,7 +58,38 @@ type CompanyRow = {
   certificado_sha256: string;
   certificado_validade: string;
   created_at: string;
+  settings_version: number;
+  /** Null only in rows older than the migration that added it, which fills it; read as created_at. */
+  updated_at: string | null;
 };
+
+/** The columns a settings update writes: all but the identity (id, cnpj, uf) and the timestamps. */
+type SettingsRow = Omit<CompanyRow, 'id' | 'cnpj' | 'uf' | 'created_at' | 'settings_version' | 'updated_at'>;
+
+function settingsRow(c: CompanySettings): SettingsRow {
+  return {
+    ie: c.ie,
+    nome: c.nome,
+    fantasia: c.fantasia,
+    logradouro: c.address.logradouro,
+    numero: c.address.numero,
+    complemento: c.address.complemento,
+    bairro: c.address.bairro,
+    codigo_municipio: c.address.codigoMunicipio,
+    municipio: c.address.municipio,
+    cep: c.address.cep,
+    telefone: c.address.telefone,
+    crt: c.crt,
+    csc_id: c.csc?.id ?? null,
+    csc_enc: c.csc?.sealed ?? null,
+    qrcode_versao: c.qrcodeVersao,
+    ambiente: c.ambiente,
+    certificado_pfx_enc: c.certificate.pfxSealed,
+    certificado_senha_enc: c.certificate.passwordSealed,
+    certificado_sha256: c.certificate.sha256,
+    certificado_validade: c.certificate.notAfter,
+  };
+}
 
 const iso = (d: Date = new Date()): string => d.toISOString();
 
@@ -90,6 +122,8 @@ function companyFromRow(r: CompanyRow): CompanyRecord {
       notAfter: r.certificado_validade,
     },
     createdAt: r.created_at,
+    version: r.settings_version,
+    updatedAt: r.updated_at ?? r.created_at,
   };
 }
 
@@ -142,46 +176,60 @@ export class SqliteStore implements ServiceStore {
 
   // --- companies and tokens -------------------------------------------------------------------
 
-  async insertCompany(c: CompanyRecord, tokenSha256: Buffer): Promise<void> {
+  async insertCompany(c: Omit<CompanyRecord, 'version' | 'updatedAt'>, tokenSha256: Buffer): Promise<void> {
     this.transaction(() => {
       this.statement(
         `INSERT INTO companies (id, cnpj, ie, nome, fantasia, logradouro, numero, complemento, bairro,
            codigo_municipio, municipio, uf, cep, telefone, crt, csc_id, csc_enc, qrcode_versao, ambiente,
-           certificado_pfx_enc, certificado_senha_enc, certificado_sha256, certificado_validade, created_at)
+           certificado_pfx_enc, certificado_senha_enc, certificado_sha256, certificado_validade, created_at,
+           settings_version, updated_at)
          VALUES (@id, @cnpj, @ie, @nome, @fantasia, @logradouro, @numero, @complemento, @bairro,
            @codigo_municipio, @municipio, @uf, @cep, @telefone, @crt, @csc_id, @csc_enc, @qrcode_versao, @ambiente,
-           @certificado_pfx_enc, @certificado_senha_enc, @certificado_sha256, @certificado_validade, @created_at)`,
+           @certificado_pfx_enc, @certificado_senha_enc, @certificado_sha256, @certificado_validade, @created_at,
+           @settings_version, @updated_at)`,
       ).run({
+        ...settingsRow(c),
         id: c.id,
         cnpj: c.cnpj,
-        ie: c.ie,
-        nome: c.nome,
-        fantasia: c.fantasia,
-        logradouro: c.address.logradouro,
-        numero: c.address.numero,
-        complemento: c.address.complemento,
-        bairro: c.address.bairro,
-        codigo_municipio: c.address.codigoMunicipio,
-        municipio: c.address.municipio,
         uf: c.address.uf,
-        cep: c.address.cep,
-        telefone: c.address.telefone,
-        crt: c.crt,
-        csc_id: c.csc?.id ?? null,
-        csc_enc: c.csc?.sealed ?? null,
-        qrcode_versao: c.qrcodeVersao,
-        ambiente: c.ambiente,
-        certificado_pfx_enc: c.certificate.pfxSealed,
-        certificado_senha_enc: c.certificate.passwordSealed,
-        certificado_sha256: c.certificate.sha256,
-        certificado_validade: c.certificate.notAfter,
         created_at: c.createdAt,
+        settings_version: 1,
+        updated_at: c.createdAt,
       } satisfies CompanyRow);
       this.statement('INSERT INTO api_tokens (token_sha256, company_id, created_at) VALUES (?, ?, ?)').run(
         tokenSha256,
         c.id,
         c.createdAt,
       );
+    });
+  }
+
+  async getCompanyVersion(id: string): Promise<number | undefined> {
+    return this.statement('SELECT settings_version FROM companies WHERE id = ?').pluck().get(id) as number | undefined;
+  }
+
+  async updateCompanySettings(id: string, expectedVersion: number, settings: CompanySettings): Promise<CompanyRecord | undefined> {
+    return this.transaction(() => {
+      const changed = this.statement(
+        `UPDATE companies SET ie = @ie, nome = @nome, fantasia = @fantasia, logradouro = @logradouro, numero = @numero,
+           complemento = @complemento, bairro = @bairro, codigo_municipio = @codigo_municipio, municipio = @municipio,
+           cep = @cep, telefone = @telefone, crt = @crt, csc_id = @csc_id, csc_enc = @csc_enc,
+           qrcode_versao = @qrcode_versao, ambiente = @ambiente, certificado_pfx_enc = @certificado_pfx_enc,
+           certificado_senha_enc = @certificado_senha_enc, certificado_sha256 = @certificado_sha256,
+           certificado_validade = @certificado_validade, settings_version = settings_version + 1, updated_at = @updated_at
+         WHERE id = @id AND settings_version = @expected_version`,
+      ).run({ ...settingsRow(settings), id, expected_version: expectedVersion, updated_at: iso() });
+      if (changed.changes !== 1) return undefined;
+      return companyFromRow(this.statement('SELECT * FROM companies WHERE id = ?').get(id) as CompanyRow);
+    });
+  }
+
+  async replaceApiTokens(companyId: string, tokenSha256: Buffer): Promise<boolean> {
+    return this.transaction(() => {
+      if (!this.statement('SELECT 1 FROM companies WHERE id = ?').get(companyId)) return false;
+      this.statement('DELETE FROM api_tokens WHERE company_id = ?').run(companyId);
+      this.statement('INSERT INTO api_tokens (token_sha256, company_id, created_at) VALUES (?, ?, ?)').run(tokenSha256, companyId, iso());
+      return true;
     });
   }
 

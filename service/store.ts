@@ -43,7 +43,17 @@ export type CompanyRecord = {
   ambiente: Environment;
   certificate: { pfxSealed: Buffer; passwordSealed: Buffer; sha256: string; notAfter: string };
   createdAt: string;
+  /** Bumped by every settings update: what tells a process that its cached credentials are stale. */
+  version: number;
+  updatedAt: string;
 };
+
+/**
+ * What `balcao company update` may change: everything but the fiscal identity. The CNPJ and the
+ * UF (`address.uf`) identify the company at the tax authority and in every access key, so the
+ * store never writes them after registration.
+ */
+export type CompanySettings = Omit<CompanyRecord, 'id' | 'cnpj' | 'createdAt' | 'version' | 'updatedAt'>;
 
 /** What a request needs to know about its caller, resolved from the token. */
 export type TokenOwner = {
@@ -52,9 +62,22 @@ export type TokenOwner = {
 };
 
 export interface CompanyStore {
-  /** Creates the company and its first API token together. */
-  insertCompany(company: CompanyRecord, tokenSha256: Buffer): Promise<void>;
+  /** Creates the company and its first API token together (its version and updatedAt are set here). */
+  insertCompany(company: Omit<CompanyRecord, 'version' | 'updatedAt'>, tokenSha256: Buffer): Promise<void>;
   getCompany(id: string): Promise<CompanyRecord | undefined>;
+  /** The company's settings version alone (undefined when unknown): read on every issuance, so cheap. */
+  getCompanyVersion(id: string): Promise<number | undefined>;
+  /**
+   * Replaces the settings if the company is still at `expectedVersion` (the one the caller
+   * validated against) and bumps the version; the updated company, or undefined when it moved
+   * on in between (or does not exist) and nothing changed.
+   */
+  updateCompanySettings(id: string, expectedVersion: number, settings: CompanySettings): Promise<CompanyRecord | undefined>;
+  /**
+   * Revokes every API token of the company and stores this one instead, in one transaction.
+   * False (and nothing changes) for an unknown company.
+   */
+  replaceApiTokens(companyId: string, tokenSha256: Buffer): Promise<boolean>;
   findTokenOwner(tokenSha256: Buffer): Promise<TokenOwner | undefined>;
 }
 
