@@ -365,6 +365,15 @@ export function nfceLane(deps: NfceQueueOptions['deps'], log: QueueLogger): Queu
     due: (now, limit, busy) => store.dueDocuments(now, limit, busy),
     async prepare(work, issuer) {
       if (work.signedXml !== null) return { xml: work.signedXml, send: { id: work.id } };
+      if (issuer.emitter.environment !== work.ambiente) {
+        // The company moved environment (balcao company update) while this receipt waited: a
+        // test sale signed for produção would become a real fiscal document. Refused here, its
+        // number is free for a receipt issued again in the new environment.
+        throw new FieldError(
+          'ambiente',
+          `a empresa passou de ${work.ambiente} para ${issuer.emitter.environment} depois que a NFC-e foi recebida; emita-a novamente`,
+        );
+      }
       const { privateKeyPem, certificatePem } = issuer.certificate;
       const issued = await signer.sign(work.requestJson!, {
         emitter: issuer.emitter,

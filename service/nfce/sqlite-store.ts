@@ -250,7 +250,7 @@ export class SqliteNfceStore implements NfceStore {
     // that many more rows and skipping them avoids a NOT IN list.
     const rows = this.b
       .statement(
-        `SELECT id, company_id, chave, cnf, dh_emi, tp_emis, request_json, signed_xml, attempts, created_at
+        `SELECT id, company_id, chave, cnf, dh_emi, tp_emis, ambiente, request_json, signed_xml, attempts, created_at
            FROM nfce_documents WHERE status = 'processando' AND next_attempt_at <= ?
           ORDER BY next_attempt_at, rowid LIMIT ?`,
       )
@@ -261,6 +261,7 @@ export class SqliteNfceStore implements NfceStore {
       cnf: string;
       dh_emi: string;
       tp_emis: number;
+      ambiente: Environment;
       request_json: string | null;
       signed_xml: string | null;
       attempts: number;
@@ -276,6 +277,7 @@ export class SqliteNfceStore implements NfceStore {
         cNF: r.cnf,
         dhEmi: r.dh_emi,
         tpEmis: r.tp_emis as 1 | 9,
+        ambiente: r.ambiente,
         requestJson: r.request_json,
         signedXml: r.signed_xml,
         attempts: r.attempts,

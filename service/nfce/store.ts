@@ -74,6 +74,8 @@ export type NfceWork = {
   cNF: string;
   dhEmi: string;
   tpEmis: 1 | 9;
+  /** The environment the receipt was accepted in; it is signed in no other. */
+  ambiente: Environment;
   requestJson: string | null;
   signedXml: string | null;
   attempts: number;
