@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertMunicipality, ufOfCep } from '../fiscal/br/catalogs.ts';
 import { UFS } from '../fiscal/br/uf.ts';
-import { generateTestCertificate } from '../fiscal/certificate.ts';
+import { generateTestCertificate, loadPfx, type Certificate } from '../fiscal/certificate.ts';
 import { FieldError } from '../fiscal/errors.ts';
 import {
   Companies,
@@ -251,6 +251,28 @@ describe('updateCompany', () => {
     expect(opened.secrets.openText(company.certificate.passwordSealed, secretContext.pfxPassword(id))).toBe(renewed.password);
   });
 
+  it("keeps the replaced certificate's public facts, dated by the update; the same certificate given again replaces nothing", async () => {
+    const id = await register({ certificate: { pfx: legacyPfx, password: 'senha-antiga' } });
+    const legacy = loadPfx(legacyPfx, 'senha-antiga');
+    const factsOf = (c: Certificate) => ({ sha256: c.fingerprint256, notBefore: c.notBefore.toISOString(), notAfter: c.notAfter.toISOString() });
+    const first = renewal();
+    const renewed = await updateCompany(opened, id, { certificate: { pfx: first.pfx, password: first.password } });
+    expect(renewed.replacedCertificates).toEqual([{ ...factsOf(legacy), replacedAt: renewed.company.updatedAt }]);
+
+    // The current certificate given again (with other changes): it replaces nothing.
+    const samePfx = await updateCompany(opened, id, { certificate: { pfx: first.pfx, password: first.password }, nome: 'LOJA LEGADA DE NOVO' });
+    expect(samePfx.certificate.fingerprint256).toBe(first.certificate.fingerprint256);
+    expect(samePfx.replacedCertificates).toEqual(renewed.replacedCertificates);
+
+    const second = generateTestCertificate({ cnpj: LEGACY_CNPJ, xNome: 'LOJA LEGADA LTDA', password: 'outra-senha' });
+    const again = await updateCompany(opened, id, { certificate: { pfx: second.pfx, password: 'outra-senha' } });
+    expect(again.replacedCertificates).toEqual([
+      { ...factsOf(legacy), replacedAt: renewed.company.updatedAt },
+      { ...factsOf(first.certificate), replacedAt: again.company.updatedAt },
+    ]);
+    expect(await opened.store.replacedCertificates(id)).toEqual(again.replacedCertificates);
+  });
+
   it('refuses, naming the option and changing nothing: a certificate of another CNPJ, an expired one, a wrong password', async () => {
     const id = await register({ cscId: '000001', csc: 'CSC-ANTIGO' });
     const foreign = generateTestCertificate({ cnpj: '11444777000161', xNome: 'OUTRA LOJA', password: 'x-senha' });
@@ -343,6 +365,7 @@ describe('updateCompany', () => {
         replaceApiTokens: (...args) => opened.store.replaceApiTokens(...args),
         insertCompany: (...args) => opened.store.insertCompany(...args),
         findTokenOwner: (...args) => opened.store.findTokenOwner(...args),
+        replacedCertificates: (...args) => opened.store.replacedCertificates(...args),
       },
     };
     const { company } = await updateCompany(racing, id, { nome: 'NOME NOVO' });
@@ -399,6 +422,9 @@ describe('Companies.issuer after an update made by another process', () => {
     expect(second.emitter.csc).toEqual({ id: '000002', token: 'CSC-NOVO' });
     expect(second.certificate.fingerprint256).not.toBe(first.certificate.fingerprint256);
     expect(second.certificate.subject).toContain('LOJA LEGADA LTDA:11222333000181');
+    // The certificate it replaced comes with it, so a contingency receipt signed before still counts.
+    expect(first.replacedCertificates).toEqual([]);
+    expect(second.replacedCertificates).toEqual([expect.objectContaining({ sha256: first.certificate.fingerprint256 })]);
 
     expect(await companies.issuer(companyId, now)).toBe(second); // unchanged since: parsed once
     expect(await companies.issuer(other, now)).toBe(otherFirst); // another company's update: untouched

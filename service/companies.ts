@@ -14,7 +14,7 @@ import { generateTestCertificate, loadPfx, type Certificate } from '../fiscal/ce
 import type { Emitter, Environment, QrCodeVersion } from '../fiscal/company.ts';
 import { FieldError, IssueCollector } from '../fiscal/errors.ts';
 import { secretContext, type SecretBox } from './secrets.ts';
-import type { CompanyAddress, CompanyRecord, CompanySettings, CompanyStore, Crt } from './store.ts';
+import type { CompanyAddress, CompanyRecord, CompanySettings, CompanyStore, Crt, ReplacedCertificate } from './store.ts';
 import { generateToken } from './tokens.ts';
 
 /** What `balcao company create` collects; strings as typed, validated by `createCompany`. */
@@ -267,8 +267,13 @@ function inputOf(c: CompanyRecord): CompanyInput {
   };
 }
 
-/** The settings `current` would have with `changes`, checked and with new secrets sealed. */
-function settingsAfter(secrets: SecretBox, current: CompanyRecord, changes: CompanyUpdateInput, now: Date): CompanySettings {
+type SettingsChange = { settings: CompanySettings; replaced?: Omit<ReplacedCertificate, 'replacedAt'> };
+
+/**
+ * The settings `current` would have with `changes`, checked and with new secrets sealed; with a
+ * new certificate, also the public facts of the one it replaces, which the store keeps.
+ */
+function settingsAfter(secrets: SecretBox, current: CompanyRecord, changes: CompanyUpdateInput, now: Date): SettingsChange {
   const toProduction = changes.ambiente === 'producao' && current.ambiente !== 'producao';
   const input = inputOf(current);
   if (toProduction) for (const field of STATED_FOR_PRODUCTION) delete input[field];
@@ -278,7 +283,7 @@ function settingsAfter(secrets: SecretBox, current: CompanyRecord, changes: Comp
   for (const field of REMOVABLE) if (changes[field] === '') delete input[field];
   // The CSC and the certificate are in `input` only when given, so only new ones are checked.
   const v = checkCompany(input, now, !toProduction);
-  return {
+  const settings: CompanySettings = {
     ie: v.ie,
     nome: v.nome,
     fantasia: v.fantasia,
@@ -288,6 +293,13 @@ function settingsAfter(secrets: SecretBox, current: CompanyRecord, changes: Comp
     ambiente: v.ambiente,
     csc: v.csc ? sealCsc(secrets, current.id, v.csc) : current.csc,
     certificate: v.certificate ? sealCertificate(secrets, current.id, v.certificate) : current.certificate,
+  };
+  // The same certificate given again (a new password, a re-exported file) replaces nothing.
+  if (settings.certificate.sha256 === current.certificate.sha256) return { settings };
+  const old = openCertificate(secrets, current);
+  return {
+    settings,
+    replaced: { sha256: old.fingerprint256, notBefore: old.notBefore.toISOString(), notAfter: old.notAfter.toISOString() },
   };
 }
 
@@ -311,11 +323,11 @@ export async function updateCompany(deps: CompanyDeps, companyId: string, change
   for (let attempt = 1; ; attempt++) {
     const current = await deps.store.getCompany(companyId);
     if (!current) throw notFound(companyId);
-    const settings = settingsAfter(deps.secrets, current, changes, now);
+    const { settings, replaced } = settingsAfter(deps.secrets, current, changes, now);
     // Written only over the version validated against: a concurrent update is never overwritten
     // by settings merged from what it replaced.
-    const updated = await deps.store.updateCompanySettings(companyId, current.version, settings);
-    if (updated) return openIssuer(deps.secrets, updated);
+    const updated = await deps.store.updateCompanySettings(companyId, current.version, settings, replaced);
+    if (updated) return openIssuer(deps.secrets, updated, await deps.store.replacedCertificates(companyId));
     if (attempt === UPDATE_ATTEMPTS) throw new CompanyChangedError(`a empresa ${companyId} foi alterada por outro processo ao mesmo tempo; repita o comando`);
   }
 }
@@ -327,20 +339,34 @@ export async function replaceToken(deps: CompanyDeps, companyId: string): Promis
   return { companyId, token };
 }
 
-/** A company ready to issue: the fiscal core's emitter and the certificate, in clear. */
-export type Issuer = { company: CompanyRecord; emitter: Emitter; certificate: Certificate };
+/**
+ * A company ready to issue: the fiscal core's emitter and the certificate, in clear; and the
+ * certificates it had before, by which contingency receipts signed before a renewal are still
+ * recognised as its own.
+ */
+export type Issuer = {
+  company: CompanyRecord;
+  emitter: Emitter;
+  certificate: Certificate;
+  replacedCertificates: readonly ReplacedCertificate[];
+};
 
 const formatDay = (d: Date): string => d.toLocaleDateString('pt-BR', { timeZone: BRASILIA_TZ });
 
-/** Decrypts and parses a company's credentials (the .pfx costs tens of milliseconds). */
-function openIssuer(secrets: SecretBox, company: CompanyRecord): Issuer {
-  const companyId = company.id;
-  const pfx = secrets.open(company.certificate.pfxSealed, secretContext.pfx(companyId));
-  const password = secrets.openText(company.certificate.passwordSealed, secretContext.pfxPassword(companyId));
+/** Decrypts and parses the company's certificate on file (the .pfx costs tens of milliseconds). */
+function openCertificate(secrets: SecretBox, company: CompanyRecord): Certificate {
+  const pfx = secrets.open(company.certificate.pfxSealed, secretContext.pfx(company.id));
+  const password = secrets.openText(company.certificate.passwordSealed, secretContext.pfxPassword(company.id));
   // Validity is checked per use (Companies.issuer), against the company's clock; parse at a time
   // the certificate is valid so an expired one still loads and yields the precise message.
   const notAfter = new Date(company.certificate.notAfter);
-  const certificate = loadPfx(pfx, password, { expectedCnpj: company.cnpj, now: new Date(notAfter.getTime() - 1000) });
+  return loadPfx(pfx, password, { expectedCnpj: company.cnpj, now: new Date(notAfter.getTime() - 1000) });
+}
+
+/** Decrypts and parses a company's credentials. */
+function openIssuer(secrets: SecretBox, company: CompanyRecord, replacedCertificates: readonly ReplacedCertificate[]): Issuer {
+  const companyId = company.id;
+  const certificate = openCertificate(secrets, company);
   const a = company.address;
   const emitter: Emitter = {
     cnpj: company.cnpj,
@@ -363,7 +389,7 @@ function openIssuer(secrets: SecretBox, company: CompanyRecord): Issuer {
     ...(company.csc && { csc: { id: company.csc.id, token: secrets.openText(company.csc.sealed, secretContext.csc(companyId)) } }),
     qrCodeVersion: company.qrcodeVersao,
   };
-  return { company, emitter, certificate };
+  return { company, emitter, certificate, replacedCertificates };
 }
 
 type CachedIssuer = { version: number; issuer: Promise<Issuer | undefined> };
@@ -428,6 +454,8 @@ export class Companies {
 
   private async load(companyId: string): Promise<Issuer | undefined> {
     const company = await this.deps.store.getCompany(companyId);
-    return company && openIssuer(this.deps.secrets, company);
+    // Read after the company: a replacement committed in between only adds the certificate the
+    // copy still holds as current, so no certificate of the company is ever missing from both.
+    return company && openIssuer(this.deps.secrets, company, await this.deps.store.replacedCertificates(companyId));
   }
 }

@@ -1,13 +1,16 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, migrationSetDir } from '../migrations/migrate.ts';
 import { createCompany } from './companies.ts';
+import { openServiceDatabase, serviceDbPath } from './db.ts';
 import { openService, type OpenedService } from './open-service.ts';
+import { secretContext } from './secrets.ts';
 import { SqliteStore } from './sqlite-store.ts';
+import type { CompanyRecord, CompanySettings } from './store.ts';
 import { hashToken } from './tokens.ts';
 
 let dir: string;
@@ -123,6 +126,97 @@ describe('company settings and tokens', () => {
   });
 });
 
+describe('replaced certificates', () => {
+  const settingsOf = ({ id: _id, cnpj: _cnpj, createdAt: _createdAt, version: _version, updatedAt: _updatedAt, ...settings }: CompanyRecord): CompanySettings =>
+    settings;
+  /**
+   * Settings with another certificate, sealed as the real thing would be (the store never looks
+   * inside). Smaller than a registered one: rewritten in place, the old blob's tail would stay in
+   * the page's free space unless the store zeroes it.
+   */
+  const withNewCertificate = (company: CompanyRecord, sha256: string): CompanySettings => ({
+    ...settingsOf(company),
+    certificate: {
+      pfxSealed: opened.secrets.seal(randomBytes(900), secretContext.pfx(company.id)),
+      passwordSealed: opened.secrets.seal('senha-nova', secretContext.pfxPassword(company.id)),
+      sha256,
+      notAfter: '2027-11-24T00:00:00.000Z',
+    },
+  });
+  const factsOf = (company: CompanyRecord) => ({ sha256: company.certificate.sha256, notBefore: '2025-11-20T00:00:00.000Z', notAfter: company.certificate.notAfter });
+  const register = async (nome: string) => (await createCompany(opened, { cnpj: '11222333000181', uf: 'SP', nome })).companyId;
+
+  it('records the certificate on file, dated by the commit, when an update brings another; nothing for other changes', async () => {
+    const id = await register('Loja Renovada');
+    const first = (await store.getCompany(id))!;
+    expect(await store.replacedCertificates(id)).toEqual([]);
+
+    const second = (await store.updateCompanySettings(id, first.version, withNewCertificate(first, 'BB:02'), factsOf(first)))!;
+    expect(second.certificate.sha256).toBe('BB:02');
+    expect(await store.replacedCertificates(id)).toEqual([{ ...factsOf(first), replacedAt: second.updatedAt }]);
+
+    const renamed = (await store.updateCompanySettings(id, second.version, { ...settingsOf(second), nome: 'Loja Renovada Nova' }))!;
+    const third = (await store.updateCompanySettings(id, renamed.version, withNewCertificate(renamed, 'CC:03'), factsOf(renamed)))!;
+    expect(await store.replacedCertificates(id)).toEqual([
+      { ...factsOf(first), replacedAt: second.updatedAt },
+      { ...factsOf(second), replacedAt: third.updatedAt },
+    ]);
+    expect(await store.replacedCertificates(a)).toEqual([]); // per company
+  });
+
+  it('refuses a certificate change without the replaced one, or naming another, and a replaced one without a change; writes nothing', async () => {
+    const id = await register('Loja Distraida');
+    const before = (await store.getCompany(id))!;
+    const attempts: [string, CompanySettings, Parameters<SqliteStore['updateCompanySettings']>[3]][] = [
+      ['change without replaced', withNewCertificate(before, 'DD:04'), undefined],
+      ['replaced is not the one on file', withNewCertificate(before, 'DD:04'), { ...factsOf(before), sha256: 'EE:05' }],
+      ['replaced without a change', settingsOf(before), factsOf(before)],
+    ];
+    for (const [name, settings, replaced] of attempts) {
+      await expect(store.updateCompanySettings(id, before.version, settings, replaced), name).rejects.toThrow(/certificado substituído/);
+    }
+    expect(await store.getCompany(id)).toEqual(before);
+    expect(await store.replacedCertificates(id)).toEqual([]);
+  });
+
+  it('a write over a stale version records no replacement', async () => {
+    const id = await register('Loja Concorrida');
+    const before = (await store.getCompany(id))!;
+    const moved = (await store.updateCompanySettings(id, before.version, { ...settingsOf(before), nome: 'Loja Concorrida 2' }))!;
+    expect(await store.updateCompanySettings(id, before.version, withNewCertificate(before, 'FF:06'), factsOf(before))).toBeUndefined();
+    expect(await store.getCompany(id)).toEqual(moved);
+    expect(await store.replacedCertificates(id)).toEqual([]);
+  });
+
+  it("leaves no byte of the replaced sealed .pfx and password in the database files, while the service's connection stays open", async () => {
+    const id = await register('Loja Cuidadosa');
+    // The running service: another connection to the same file, open before and after.
+    const service = new SqliteStore(openServiceDatabase(dir));
+    try {
+      const before = (await service.getCompany(id))!;
+      const files = () => {
+        const file = serviceDbPath(dir);
+        return Buffer.concat([file, `${file}-wal`].filter(existsSync).map((f) => readFileSync(f)));
+      };
+      const middleOf = (b: Buffer) => b.subarray(Math.floor(b.length / 2) - 32, Math.floor(b.length / 2) + 32);
+      // The search finds a sealed blob where one is: the certificate on file, before the renewal.
+      expect(files().includes(middleOf(before.certificate.pfxSealed))).toBe(true);
+      expect(files().includes(before.certificate.passwordSealed)).toBe(true);
+
+      const settings = withNewCertificate(before, 'AB:07');
+      expect(await store.updateCompanySettings(id, before.version, settings, factsOf(before))).toBeDefined();
+      expect((await service.getCompany(id))!.certificate.sha256).toBe('AB:07');
+
+      const after = files();
+      expect(after.includes(middleOf(settings.certificate.pfxSealed))).toBe(true);
+      expect(after.includes(middleOf(before.certificate.pfxSealed))).toBe(false);
+      expect(after.includes(before.certificate.passwordSealed)).toBe(false);
+    } finally {
+      await service.close();
+    }
+  });
+});
+
 describe('migration 20261124T1000_company_updates', () => {
   it('gives the companies registered before it version 1 and their creation as last update', async () => {
     const migrationsDir = mkdtempSync(join(tmpdir(), 'balcao-migrations-'));
@@ -143,6 +237,44 @@ describe('migration 20261124T1000_company_updates', () => {
       migrate(db, migrationSetDir('service'));
       const company = await new SqliteStore(db).getCompany('c1');
       expect(company).toMatchObject({ version: 1, updatedAt: '2026-11-22T10:00:00.000Z', createdAt: '2026-11-22T10:00:00.000Z' });
+      db.close();
+    } finally {
+      rmSync(migrationsDir, { recursive: true, force: true });
+      rmSync(dbDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('migration 20261124T1100_replaced_certificates', () => {
+  it('applies over companies registered before it: none has a replaced certificate, and a renewal records one', async () => {
+    const migrationsDir = mkdtempSync(join(tmpdir(), 'balcao-migrations-'));
+    const dbDir = mkdtempSync(join(tmpdir(), 'balcao-migrated-'));
+    try {
+      const all = readdirSync(migrationSetDir('service')).filter((f) => f.endsWith('.sql')).sort();
+      const target = all.indexOf('20261124T1100_replaced_certificates.sql');
+      expect(target).toBeGreaterThan(0);
+      for (const file of all.slice(0, target)) copyFileSync(join(migrationSetDir('service'), file), join(migrationsDir, file));
+      const db = new Database(join(dbDir, 'service.sqlite'));
+      migrate(db, migrationsDir);
+      db.prepare(
+        `INSERT INTO companies (id, cnpj, ie, nome, logradouro, numero, bairro, codigo_municipio, municipio, uf, cep, crt,
+           qrcode_versao, ambiente, certificado_pfx_enc, certificado_senha_enc, certificado_sha256, certificado_validade, created_at)
+         VALUES ('c1', '11222333000181', 'ISENTO', 'Loja Antiga', 'Rua', 'S/N', 'Centro', '3550308', 'São Paulo', 'SP', '01000000', 1,
+           2, 'homologacao', x'01', x'01', 'AA', '2027-01-01T00:00:00.000Z', '2026-11-22T10:00:00.000Z')`,
+      ).run();
+      migrate(db, migrationSetDir('service'));
+      const migrated = new SqliteStore(db);
+      expect(await migrated.replacedCertificates('c1')).toEqual([]);
+      const { id: _id, cnpj: _cnpj, createdAt: _createdAt, version, updatedAt: _updatedAt, ...settings } = (await migrated.getCompany('c1'))!;
+      const renewed = await migrated.updateCompanySettings(
+        'c1',
+        version,
+        { ...settings, certificate: { ...settings.certificate, sha256: 'BB', notAfter: '2028-01-01T00:00:00.000Z' } },
+        { sha256: 'AA', notBefore: '2026-01-01T00:00:00.000Z', notAfter: '2027-01-01T00:00:00.000Z' },
+      );
+      expect(await migrated.replacedCertificates('c1')).toEqual([
+        { sha256: 'AA', notBefore: '2026-01-01T00:00:00.000Z', notAfter: '2027-01-01T00:00:00.000Z', replacedAt: renewed!.updatedAt },
+      ]);
       db.close();
     } finally {
       rmSync(migrationsDir, { recursive: true, force: true });

@@ -24,6 +24,7 @@ import {
   type CompanySettings,
   type Crt,
   type PendingKey,
+  type ReplacedCertificate,
   type SandboxAuthority,
   type ServiceStore,
   type TokenOwner,
@@ -208,20 +209,64 @@ export class SqliteStore implements ServiceStore {
     return this.statement('SELECT settings_version FROM companies WHERE id = ?').pluck().get(id) as number | undefined;
   }
 
-  async updateCompanySettings(id: string, expectedVersion: number, settings: CompanySettings): Promise<CompanyRecord | undefined> {
-    return this.transaction(() => {
-      const changed = this.statement(
-        `UPDATE companies SET ie = @ie, nome = @nome, fantasia = @fantasia, logradouro = @logradouro, numero = @numero,
-           complemento = @complemento, bairro = @bairro, codigo_municipio = @codigo_municipio, municipio = @municipio,
-           cep = @cep, telefone = @telefone, crt = @crt, csc_id = @csc_id, csc_enc = @csc_enc,
-           qrcode_versao = @qrcode_versao, ambiente = @ambiente, certificado_pfx_enc = @certificado_pfx_enc,
-           certificado_senha_enc = @certificado_senha_enc, certificado_sha256 = @certificado_sha256,
-           certificado_validade = @certificado_validade, settings_version = settings_version + 1, updated_at = @updated_at
-         WHERE id = @id AND settings_version = @expected_version`,
-      ).run({ ...settingsRow(settings), id, expected_version: expectedVersion, updated_at: iso() });
-      if (changed.changes !== 1) return undefined;
-      return companyFromRow(this.statement('SELECT * FROM companies WHERE id = ?').get(id) as CompanyRow);
-    });
+  async updateCompanySettings(
+    id: string,
+    expectedVersion: number,
+    settings: CompanySettings,
+    replaced?: Omit<ReplacedCertificate, 'replacedAt'>,
+  ): Promise<CompanyRecord | undefined> {
+    // The settings carry sealed secrets (the .pfx with its private key, its password, the CSC)
+    // that an update may replace. SQLite leaves a replaced value's bytes in the page's free space
+    // and in the WAL; secure_delete zeroes the freed space, and the checkpoint below copies the
+    // scrubbed pages over the old ones and empties the WAL. Only here: settings change rarely,
+    // while zeroing on every document update would cost the hot path writes.
+    const secureDelete = this.db.pragma('secure_delete', { simple: true }) as number;
+    this.db.pragma('secure_delete = ON');
+    let updated: CompanyRecord | undefined;
+    try {
+      updated = this.transaction(() => {
+        const onFile = this.statement('SELECT certificado_sha256 FROM companies WHERE id = ? AND settings_version = ?')
+          .pluck()
+          .get(id, expectedVersion) as string | undefined;
+        if (onFile === undefined) return undefined;
+        const certificateChanges = settings.certificate.sha256 !== onFile;
+        if (certificateChanges !== (replaced !== undefined) || (replaced && replaced.sha256 !== onFile)) {
+          throw new Error(
+            `updateCompanySettings: o certificado substituído (${replaced?.sha256 ?? 'nenhum'}) não confere com o certificado em uso (${onFile})`,
+          );
+        }
+        const now = iso();
+        this.statement(
+          `UPDATE companies SET ie = @ie, nome = @nome, fantasia = @fantasia, logradouro = @logradouro, numero = @numero,
+             complemento = @complemento, bairro = @bairro, codigo_municipio = @codigo_municipio, municipio = @municipio,
+             cep = @cep, telefone = @telefone, crt = @crt, csc_id = @csc_id, csc_enc = @csc_enc,
+             qrcode_versao = @qrcode_versao, ambiente = @ambiente, certificado_pfx_enc = @certificado_pfx_enc,
+             certificado_senha_enc = @certificado_senha_enc, certificado_sha256 = @certificado_sha256,
+             certificado_validade = @certificado_validade, settings_version = settings_version + 1, updated_at = @updated_at
+           WHERE id = @id AND settings_version = @expected_version`,
+        ).run({ ...settingsRow(settings), id, expected_version: expectedVersion, updated_at: now });
+        if (replaced) {
+          this.statement(
+            `INSERT INTO replaced_certificates (company_id, sha256, not_before, not_after, replaced_at) VALUES (?, ?, ?, ?, ?)`,
+          ).run(id, replaced.sha256, replaced.notBefore, replaced.notAfter, now);
+        }
+        return companyFromRow(this.statement('SELECT * FROM companies WHERE id = ?').get(id) as CompanyRow);
+      });
+    } finally {
+      this.db.pragma(`secure_delete = ${secureDelete}`);
+    }
+    // TRUNCATE waits (busy_timeout) for readers of older snapshots, such as the running service,
+    // to finish their statement. Should one outlast it, the scrubbed pages still reach the main
+    // file at the next checkpoint; the update itself stands either way.
+    if (updated) this.db.pragma('wal_checkpoint(TRUNCATE)');
+    return updated;
+  }
+
+  async replacedCertificates(companyId: string): Promise<ReplacedCertificate[]> {
+    const rows = this.statement(
+      `SELECT sha256, not_before, not_after, replaced_at FROM replaced_certificates WHERE company_id = ? ORDER BY replaced_at, id`,
+    ).all(companyId) as { sha256: string; not_before: string; not_after: string; replaced_at: string }[];
+    return rows.map((r) => ({ sha256: r.sha256, notBefore: r.not_before, notAfter: r.not_after, replacedAt: r.replaced_at }));
   }
 
   async replaceApiTokens(companyId: string, tokenSha256: Buffer): Promise<boolean> {

@@ -55,6 +55,19 @@ export type CompanyRecord = {
  */
 export type CompanySettings = Omit<CompanyRecord, 'id' | 'cnpj' | 'createdAt' | 'version' | 'updatedAt'>;
 
+/**
+ * A certificate the company signed with before its current one: the public facts that recognise
+ * it in a signed XML and date it, never its private key. Instants are ISO-8601 UTC.
+ */
+export type ReplacedCertificate = {
+  /** As `CompanyRecord.certificate.sha256` (Node's fingerprint256). */
+  sha256: string;
+  notBefore: string;
+  notAfter: string;
+  /** When the settings update that replaced it committed: it stopped being the company's then. */
+  replacedAt: string;
+};
+
 /** What a request needs to know about its caller, resolved from the token. */
 export type TokenOwner = {
   tokenSha256: Buffer;
@@ -71,8 +84,25 @@ export interface CompanyStore {
    * Replaces the settings if the company is still at `expectedVersion` (the one the caller
    * validated against) and bumps the version; the updated company, or undefined when it moved
    * on in between (or does not exist) and nothing changed.
+   *
+   * A new certificate (another sha256) comes with `replaced`, the public facts of the one on
+   * file at `expectedVersion`, which is recorded in the same transaction with the commit instant
+   * as `replacedAt` (see `replacedCertificates`). A certificate change without it, or `replaced`
+   * that is not the certificate on file, is a caller's bug: rejected, nothing written.
+   *
+   * The sealed secrets replaced (the old .pfx with its private key, its password, the old CSC)
+   * must not stay readable in the database's files afterwards, not even in free space or a
+   * journal: SQLite scrubs them (secure_delete and a WAL checkpoint); PostgreSQL would need the
+   * old row versions vacuumed.
    */
-  updateCompanySettings(id: string, expectedVersion: number, settings: CompanySettings): Promise<CompanyRecord | undefined>;
+  updateCompanySettings(
+    id: string,
+    expectedVersion: number,
+    settings: CompanySettings,
+    replaced?: Omit<ReplacedCertificate, 'replacedAt'>,
+  ): Promise<CompanyRecord | undefined>;
+  /** The company's earlier certificates, oldest replacement first (empty for an unknown company). */
+  replacedCertificates(companyId: string): Promise<ReplacedCertificate[]>;
   /**
    * Revokes every API token of the company and stores this one instead, in one transaction.
    * False (and nothing changes) for an unknown company.
