@@ -120,9 +120,14 @@ export function loadPfx(pfx: Buffer, password: string, options: LoadOptions = {}
   return certificate;
 }
 
+/** The SHA-256 fingerprint of a PEM certificate, in the form of `Certificate.fingerprint256`. */
+export function fingerprint256Of(pem: string): string {
+  return new X509Certificate(pem).fingerprint256;
+}
+
 /** True when two PEM certificates are the same certificate (compared by DER fingerprint). */
 export function sameCertificate(aPem: string, bPem: string): boolean {
-  return new X509Certificate(aPem).fingerprint256 === new X509Certificate(bPem).fingerprint256;
+  return fingerprint256Of(aPem) === fingerprint256Of(bPem);
 }
 
 export type TestCertificateOptions = {

@@ -6,16 +6,23 @@
 // - Offline contingency `{ xml }`: the NFC-e the terminal issued and signed with tpEmis 9. It must
 //   pass the schema, carry a valid signature made with the company's own certificate and name the
 //   company as emitter; it is then transmitted as received (same key, same digest).
+//
+// "The company's own certificate" is the one it had when the terminal signed: the current one,
+// or one it replaced after that (see signingCertificateRefusal). A1 certificates are renewed
+// yearly and a contingency receipt may be transmitted up to 24 h after it was issued and
+// printed, so a renewal in between must not cost the sale.
 
 import { urlChaveOf } from '../../fiscal/br/nfce-urls.ts';
-import { sameCertificate } from '../../fiscal/certificate.ts';
+import { fingerprint256Of, sameCertificate, type Certificate } from '../../fiscal/certificate.ts';
 import { FieldError } from '../../fiscal/errors.ts';
 import { buildNfce, readNfceSummary, type NfceSummary } from '../../fiscal/nfce/build.ts';
 import type { NfceRequest } from '../../fiscal/nfce/types.ts';
 import { validateXml } from '../../fiscal/schema.ts';
 import { verifyXmlSignature } from '../../fiscal/signature.ts';
+import { formatBrasilia } from '../clock.ts';
 import { ApiError } from '../http/errors.ts';
 import { BODY_KEY_FIELD } from '../idempotency.ts';
+import type { ReplacedCertificate } from '../store.ts';
 import type { NfceIssuer } from './issuer.ts';
 import type { NfceBody } from './schemas.ts';
 import type { NewNfceDocument } from './store.ts';
@@ -65,9 +72,8 @@ export function acceptContingency(xml: string, issuer: NfceIssuer, id: string): 
     throw refuse(`tpEmis ${summary.tpEmis}: só uma NFC-e emitida em contingência offline (tpEmis 9) é enviada como XML; as demais vão em JSON`);
   }
   if (summary.cnpj !== issuer.emitter.cnpj) throw refuse(`o emitente (CNPJ ${summary.cnpj}) não é esta empresa (CNPJ ${issuer.emitter.cnpj})`);
-  if (!sameCertificate(signature.certificatePem, issuer.certificate.certificatePem)) {
-    throw refuse('assinada com um certificado que não é o certificado digital cadastrado para a empresa');
-  }
+  const refusal = signingCertificateRefusal(signature.certificatePem, summary.dhEmi, issuer);
+  if (refusal !== undefined) throw refuse(refusal);
   return {
     id,
     companyId: issuer.company.id,
@@ -85,4 +91,49 @@ export function acceptContingency(xml: string, issuer: NfceIssuer, id: string): 
     receivedXml: xml,
     createdAt: new Date(),
   };
+}
+
+/**
+ * Whether `signerPem`, the certificate that signed a contingency receipt dated `dhEmi`, was the
+ * company's when it signed; undefined when so, else why not (for the refusal, in Portuguese).
+ *
+ * - The current certificate: accepted, whatever the date (as before renewals were kept).
+ * - A replaced one: accepted when it was valid at dhEmi (notBefore ≤ dhEmi ≤ notAfter, X.509's
+ *   inclusive bounds) and dhEmi is strictly before its replacement. From `replacedAt` on it is no
+ *   longer the company's: a receipt dated then or later was signed by a terminal (or whoever
+ *   holds the old key) after the company stopped vouching for it. The comparison uses dhEmi as
+ *   written (whole seconds, floored) against the commit instant in milliseconds, so a receipt
+ *   signed before the replacement always passes; one signed in the same second after it may too.
+ * - Before which instant it became the company's is not asked: the current certificate is not
+ *   asked either (a renewed certificate installed at the terminal before the service is fine),
+ *   and a certificate of the company's CNPJ valid at dhEmi is the company's own.
+ *
+ * dhEmi comes from the terminal's clock, and replacedAt from the real clock of the machine that
+ * ran the update (the service's, the data directory being local), never a sandbox company clock.
+ */
+export function signingCertificateRefusal(
+  signerPem: string,
+  dhEmi: string,
+  company: { certificate: Pick<Certificate, 'certificatePem'>; replacedCertificates: readonly ReplacedCertificate[] },
+): string | undefined {
+  if (sameCertificate(signerPem, company.certificate.certificatePem)) return undefined;
+  const sha256 = fingerprint256Of(signerPem);
+  const earlier = company.replacedCertificates.filter((c) => c.sha256 === sha256);
+  if (earlier.length === 0) return 'assinada com um certificado que não é o certificado digital cadastrado para a empresa';
+  const issuedAt = Date.parse(dhEmi);
+  // Several rows for one certificate only when the company took it back after replacing it:
+  // the same validity, and the company vouched for it again until its last replacement.
+  const { notBefore, notAfter } = earlier[0]!;
+  if (!(issuedAt >= Date.parse(notBefore) && issuedAt <= Date.parse(notAfter))) {
+    return (
+      `assinada com um certificado anterior da empresa que não era válido na emissão (dhEmi ${dhEmi}; ` +
+      `validade de ${formatBrasilia(new Date(notBefore))} a ${formatBrasilia(new Date(notAfter))})`
+    );
+  }
+  if (earlier.some((c) => issuedAt < Date.parse(c.replacedAt))) return undefined;
+  const lastReplaced = new Date(Math.max(...earlier.map((c) => Date.parse(c.replacedAt))));
+  return (
+    `assinada com um certificado que a empresa substituiu em ${formatBrasilia(lastReplaced)}, mas emitida depois disso ` +
+    `(dhEmi ${dhEmi}): uma NFC-e emitida após a substituição deve ser assinada com o certificado atual`
+  );
 }
