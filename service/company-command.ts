@@ -63,7 +63,10 @@ Opções:
   --certificado ARQ.pfx --senha SENHA | --senha-arquivo ARQ
                            certificado A1 renovado e sua senha: do mesmo CNPJ da empresa e
                            dentro da validade (--senha-arquivo lê a senha da primeira linha
-                           do arquivo, fora da linha de comando, que outros usuários veem)
+                           do arquivo, fora da linha de comando, que outros usuários veem).
+                           Do certificado substituído ficam só os dados públicos (sha256,
+                           validade, data da troca), nunca a chave privada: NFC-e de
+                           contingência assinadas com ele antes da troca continuam aceitas
   --ambiente homologacao|producao
                            ao passar para produção, informe no mesmo comando --ie, o endereço
                            (--logradouro, --numero, --bairro, --municipio, --cep) e o
@@ -229,7 +232,7 @@ function passwordFromFile(file: string): string {
 }
 
 /** The company's settings as `company update` prints them: nothing secret, the certificate's public facts. */
-function settingsView({ company: c, certificate }: Issuer) {
+function settingsView({ company: c, certificate, replacedCertificates }: Issuer) {
   const a = c.address;
   return {
     company_id: c.id,
@@ -260,6 +263,12 @@ function settingsView({ company: c, certificate }: Issuer) {
       valido_ate: certificate.notAfter.toISOString(),
       sha256: certificate.fingerprint256,
     },
+    certificados_substituidos: replacedCertificates.map((r) => ({
+      sha256: r.sha256,
+      valido_de: r.notBefore,
+      valido_ate: r.notAfter,
+      substituido_em: r.replacedAt,
+    })),
     atualizada_em: c.updatedAt,
   };
 }

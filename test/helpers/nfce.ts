@@ -101,9 +101,13 @@ export function cardWithoutIntegrationData(nNF: number): NfceRequest {
   return body;
 }
 
-/** An NFC-e issued and signed at the "terminal" in offline contingency (tpEmis 9). */
-export function contingencyXml(company: Pick<TestCompany, 'cnpj' | 'certificate'>, nNF: number, credentials = company.certificate): { xml: string; key: string; digestValue: string } {
-  const now = new Date();
+/** An NFC-e issued and signed at the "terminal" in offline contingency (tpEmis 9), dated `now` (dhEmi). */
+export function contingencyXml(
+  company: Pick<TestCompany, 'cnpj' | 'certificate'>,
+  nNF: number,
+  credentials = company.certificate,
+  now = new Date(),
+): { xml: string; key: string; digestValue: string } {
   const issued = issueNfce(sampleNfceRequest({ nNF }), {
     emitter: demoEmitter({ cnpj: company.cnpj }),
     credentials,
