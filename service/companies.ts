@@ -447,11 +447,6 @@ export class Companies {
     return issuer;
   }
 
-  /** Drops the cached credentials (after a company's settings change). */
-  forget(companyId: string): void {
-    this.#issuers.delete(companyId);
-  }
-
   private async load(companyId: string): Promise<Issuer | undefined> {
     const company = await this.deps.store.getCompany(companyId);
     // Read after the company: a replacement committed in between only adds the certificate the
