@@ -217,53 +217,47 @@ describe('replaced certificates', () => {
   });
 });
 
+/**
+ * A database migrated up to just before `migration`, holding a company registered then (id c1,
+ * certificate AA), then migrated to the end: what `check` sees is an old database upgraded.
+ */
+async function upgradedWithOldCompany(migration: string, check: (store: SqliteStore) => Promise<void>): Promise<void> {
+  const migrationsDir = mkdtempSync(join(tmpdir(), 'balcao-migrations-'));
+  const dbDir = mkdtempSync(join(tmpdir(), 'balcao-migrated-'));
+  const db = new Database(join(dbDir, 'service.sqlite'));
+  try {
+    const all = readdirSync(migrationSetDir('service')).filter((f) => f.endsWith('.sql')).sort();
+    const target = all.indexOf(`${migration}.sql`);
+    expect(target).toBeGreaterThan(0);
+    for (const file of all.slice(0, target)) copyFileSync(join(migrationSetDir('service'), file), join(migrationsDir, file));
+    migrate(db, migrationsDir);
+    db.prepare(
+      `INSERT INTO companies (id, cnpj, ie, nome, logradouro, numero, bairro, codigo_municipio, municipio, uf, cep, crt,
+         qrcode_versao, ambiente, certificado_pfx_enc, certificado_senha_enc, certificado_sha256, certificado_validade, created_at)
+       VALUES ('c1', '11222333000181', 'ISENTO', 'Loja Antiga', 'Rua', 'S/N', 'Centro', '3550308', 'São Paulo', 'SP', '01000000', 1,
+         2, 'homologacao', x'01', x'01', 'AA', '2027-01-01T00:00:00.000Z', '2026-11-22T10:00:00.000Z')`,
+    ).run();
+    migrate(db, migrationSetDir('service'));
+    await check(new SqliteStore(db));
+  } finally {
+    db.close();
+    rmSync(migrationsDir, { recursive: true, force: true });
+    rmSync(dbDir, { recursive: true, force: true });
+  }
+}
+
 describe('migration 20261124T1000_company_updates', () => {
   it('gives the companies registered before it version 1 and their creation as last update', async () => {
-    const migrationsDir = mkdtempSync(join(tmpdir(), 'balcao-migrations-'));
-    const dbDir = mkdtempSync(join(tmpdir(), 'balcao-migrated-'));
-    try {
-      const all = readdirSync(migrationSetDir('service')).filter((f) => f.endsWith('.sql')).sort();
-      const target = all.indexOf('20261124T1000_company_updates.sql');
-      expect(target).toBeGreaterThan(0);
-      for (const file of all.slice(0, target)) copyFileSync(join(migrationSetDir('service'), file), join(migrationsDir, file));
-      const db = new Database(join(dbDir, 'service.sqlite'));
-      migrate(db, migrationsDir);
-      db.prepare(
-        `INSERT INTO companies (id, cnpj, ie, nome, logradouro, numero, bairro, codigo_municipio, municipio, uf, cep, crt,
-           qrcode_versao, ambiente, certificado_pfx_enc, certificado_senha_enc, certificado_sha256, certificado_validade, created_at)
-         VALUES ('c1', '11222333000181', 'ISENTO', 'Loja Antiga', 'Rua', 'S/N', 'Centro', '3550308', 'São Paulo', 'SP', '01000000', 1,
-           2, 'homologacao', x'01', x'01', 'AA', '2027-01-01T00:00:00.000Z', '2026-11-22T10:00:00.000Z')`,
-      ).run();
-      migrate(db, migrationSetDir('service'));
-      const company = await new SqliteStore(db).getCompany('c1');
+    await upgradedWithOldCompany('20261124T1000_company_updates', async (store) => {
+      const company = await store.getCompany('c1');
       expect(company).toMatchObject({ version: 1, updatedAt: '2026-11-22T10:00:00.000Z', createdAt: '2026-11-22T10:00:00.000Z' });
-      db.close();
-    } finally {
-      rmSync(migrationsDir, { recursive: true, force: true });
-      rmSync(dbDir, { recursive: true, force: true });
-    }
+    });
   });
 });
 
 describe('migration 20261124T1100_replaced_certificates', () => {
   it('applies over companies registered before it: none has a replaced certificate, and a renewal records one', async () => {
-    const migrationsDir = mkdtempSync(join(tmpdir(), 'balcao-migrations-'));
-    const dbDir = mkdtempSync(join(tmpdir(), 'balcao-migrated-'));
-    try {
-      const all = readdirSync(migrationSetDir('service')).filter((f) => f.endsWith('.sql')).sort();
-      const target = all.indexOf('20261124T1100_replaced_certificates.sql');
-      expect(target).toBeGreaterThan(0);
-      for (const file of all.slice(0, target)) copyFileSync(join(migrationSetDir('service'), file), join(migrationsDir, file));
-      const db = new Database(join(dbDir, 'service.sqlite'));
-      migrate(db, migrationsDir);
-      db.prepare(
-        `INSERT INTO companies (id, cnpj, ie, nome, logradouro, numero, bairro, codigo_municipio, municipio, uf, cep, crt,
-           qrcode_versao, ambiente, certificado_pfx_enc, certificado_senha_enc, certificado_sha256, certificado_validade, created_at)
-         VALUES ('c1', '11222333000181', 'ISENTO', 'Loja Antiga', 'Rua', 'S/N', 'Centro', '3550308', 'São Paulo', 'SP', '01000000', 1,
-           2, 'homologacao', x'01', x'01', 'AA', '2027-01-01T00:00:00.000Z', '2026-11-22T10:00:00.000Z')`,
-      ).run();
-      migrate(db, migrationSetDir('service'));
-      const migrated = new SqliteStore(db);
+    await upgradedWithOldCompany('20261124T1100_replaced_certificates', async (migrated) => {
       expect(await migrated.replacedCertificates('c1')).toEqual([]);
       const { id: _id, cnpj: _cnpj, createdAt: _createdAt, version, updatedAt: _updatedAt, ...settings } = (await migrated.getCompany('c1'))!;
       const renewed = await migrated.updateCompanySettings(
@@ -275,10 +269,6 @@ describe('migration 20261124T1100_replaced_certificates', () => {
       expect(await migrated.replacedCertificates('c1')).toEqual([
         { sha256: 'AA', notBefore: '2026-01-01T00:00:00.000Z', notAfter: '2027-01-01T00:00:00.000Z', replacedAt: renewed!.updatedAt },
       ]);
-      db.close();
-    } finally {
-      rmSync(migrationsDir, { recursive: true, force: true });
-      rmSync(dbDir, { recursive: true, force: true });
-    }
+    });
   });
 });

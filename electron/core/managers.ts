@@ -64,12 +64,6 @@ export type Actor = { kind: AuditRow['actor_kind']; id: string; name: string };
 
 export const actorOfManager = (m: ManagerRow): Actor => ({ kind: 'manager', id: m.id, name: m.name });
 
-export function actorOfOperator(operator: unknown): Actor {
-  const name = typeof operator === 'string' ? operator.trim() : '';
-  if (!name || name.length > 80) throw new TerminalError('estado_invalido', 'Informe quem está fazendo a operação (operador)', { field: 'operator' });
-  return { kind: 'operator', id: name, name };
-}
-
 export const SYSTEM_ACTOR: Actor = { kind: 'system', id: 'terminal', name: 'Terminal' };
 
 export function audit(

@@ -267,6 +267,11 @@ export class Terminal implements TerminalApi {
     if (row && this.listeners.size) this.emit({ type: 'receipt', receipt: this.view(row) });
   }
 
+  /** Service time minus ours for the cancellation window; 0 (the window's own fallback) until known. */
+  private get serviceOffsetMs(): number {
+    return this.serviceClock.offsetMs ?? 0;
+  }
+
   /** The service's clock moved: the screen's countdowns of recent receipts are stale. */
   private refreshCancellationWindows(): void {
     if (this.closed || this.listeners.size === 0) return;
@@ -373,7 +378,7 @@ export class Terminal implements TerminalApi {
       urlConsulta: r.url_consulta,
       contingency: r.tp_emis === 9,
       attention: r.attention,
-      cancellation: cancellationInfo(r, this.clock(), this.serviceClock.offsetMs ?? 0),
+      cancellation: cancellationInfo(r, this.clock(), this.serviceOffsetMs),
       // A contingency receipt was signed and printed as it is: it cannot be corrected.
       canCorrect: needsOperator && r.tp_emis === 1,
       // A number issued in contingency must never be voided (fiscal-notes 7.3).
@@ -425,7 +430,7 @@ export class Terminal implements TerminalApi {
     if (r.state !== 'authorized') {
       throw new TerminalError('estado_invalido', r.state === 'cancelled' || r.state === 'cancelling' ? 'Esta NFC-e já foi cancelada ou está sendo cancelada' : 'Só uma NFC-e autorizada pode ser cancelada');
     }
-    const serviceOffsetMs = this.serviceClock.offsetMs ?? 0;
+    const serviceOffsetMs = this.serviceOffsetMs;
     const deadline = localDeadline(r, serviceOffsetMs);
     if (!options.skipLocalWindowCheck && (deadline === undefined || this.clock() >= deadline)) {
       throw new TerminalError('prazo_expirado', WINDOW_OVER_MESSAGE, { remedy: 'devolucao' });

@@ -77,6 +77,18 @@ beforeAll(() => {
   qrCode = nfce.qrCode;
 });
 
+/** A pty pair whose printer end answers the first bytes it gets with one XOFF (and nothing else). */
+async function printerThatSendsXoff() {
+  const pair = await ptyPair();
+  const printer = await fakePrinter(pair.printerEnd);
+  let sent = false;
+  printer.onData(() => {
+    if (!sent) void printer.write(XOFF);
+    sent = true;
+  });
+  return { pair, printer, sentXoff: () => sent };
+}
+
 const line = (patch: Partial<SerialLineSettings>): SerialLineSettings => ({ baudRate: 115200, parity: 'none', stopBits: 1, flowControl: 'none', ...patch });
 
 describe('SerialPrinter over a real pseudo-terminal pair', () => {
@@ -110,37 +122,25 @@ describe('SerialPrinter over a real pseudo-terminal pair', () => {
   });
 
   it('XON/XOFF: the printer’s XOFF holds the job, which fails with "timeout" instead of being reported printed', async () => {
-    const pair = await ptyPair();
-    const printer = await fakePrinter(pair.printerEnd);
-    let sentXoff = false;
-    printer.onData(() => {
-      if (!sentXoff) void printer.write(XOFF);
-      sentXoff = true;
-    });
+    const { pair, printer, sentXoff } = await printerThatSendsXoff();
     const job = randomBytes(2 * 1024 * 1024);
 
     const err = await printerRejection(new SerialPrinter({ path: pair.port, line: line({ flowControl: 'xonxoff' }), timeoutMs: 300 }).send(job));
     expect(err.code).toBe('timeout');
     expect(err.message).toMatch(/^A impressora não respondeu a tempo \(\/dev\/pts\/\d+\): a impressora segurou a linha serial \(ocupada ou sem papel\); o cupom pode ter saído cortado \(\d+ de 2097152 bytes enviados\)\./);
     await expect.poll(() => isSerialPortClosing(pair.port)).toBe(false);
-    expect(sentXoff).toBe(true);
+    expect(sentXoff()).toBe(true);
     expect(printer.received().length).toBeLessThan(job.length);
     expect(printer.received().equals(job.subarray(0, printer.received().length))).toBe(true);
   });
 
   it('without flow control the same XOFF is just a byte: the job goes through (the setting is what holds it)', async () => {
-    const pair = await ptyPair();
-    const printer = await fakePrinter(pair.printerEnd);
-    let sentXoff = false;
-    printer.onData(() => {
-      if (!sentXoff) void printer.write(XOFF);
-      sentXoff = true;
-    });
+    const { pair, printer, sentXoff } = await printerThatSendsXoff();
     const job = randomBytes(2 * 1024 * 1024);
 
     await new SerialPrinter({ path: pair.port, line: line({ flowControl: 'none' }), timeoutMs: 2000 }).send(job);
     await expect.poll(() => printer.received().length).toBe(job.length);
-    expect(sentXoff).toBe(true);
+    expect(sentXoff()).toBe(true);
     expect(printer.received().equals(job)).toBe(true);
   });
 

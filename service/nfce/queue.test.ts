@@ -1,21 +1,26 @@
-// Stopping the NFC-e queue while it is taking a batch, with the real store, signer and sandbox
-// authority in this process. A signal can arrive while the queue looks for due documents or
-// signs them (on the signing thread, so other events run meanwhile); the real-process shutdown
-// test cannot aim at those instants, so here the lane holds the queue there. Whatever was taken
-// but not yet committed must go back unsent, and the lane must not be closed under it.
+// The NFC-e queue with the real store, signer and sandbox authority in this process.
+//
+// - Stopping it while it is taking a batch. A signal can arrive while the queue looks for due
+//   documents or signs them (on the signing thread, so other events run meanwhile); the
+//   real-process shutdown test cannot aim at those instants, so here the lane holds the queue
+//   there. Whatever was taken but not yet committed must go back unsent, and the lane must not
+//   be closed under it.
+// - A company that moves from homologação to produção (balcao company update) while NFC-e it
+//   accepted in homologação still wait to be signed; the queue is started only after the move,
+//   so the order is certain.
 
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_CSC, sampleNfceRequest } from '../../fiscal/samples.ts';
-import { createCompany } from '../companies.ts';
+import { createCompany, updateCompany } from '../companies.ts';
 import { createServiceDeps, type ServiceDeps } from '../deps.ts';
 import { openService, type OpenedService } from '../open-service.ts';
 import { acceptJson } from './accept.ts';
 import { nfceIssuer } from './issuer.ts';
-import { AuthorizationQueue, nfceLane, type QueueLane } from './queue.ts';
+import { AuthorizationQueue, NfceQueue, nfceLane, type QueueLane } from './queue.ts';
 import type { NfceBody } from './schemas.ts';
 import type { NfceSend, NfceWork } from './store.ts';
 
@@ -37,12 +42,14 @@ afterAll(async () => {
 
 const silent = { debug: () => undefined, warn: () => undefined, error: () => undefined };
 
+// One CNPJ per company: the authority numbers per CNPJ, and each company starts at nNF 1.
+// 11222333000181 is kept for the move to produção (the certificate used there is its).
+const CNPJS = ['11444777000161', '22345678000149'];
 let cnpjs = 0;
-const CNPJS = ['11222333000181', '11444777000161'];
 
 /** A company with `count` NFC-e accepted (as POST /nfce stores them) and none sent yet. */
-async function companyWithQueued(count: number) {
-  const { companyId } = await createCompany(opened, { cnpj: CNPJS[cnpjs++]!, uf: 'SP', nome: 'Loja da Fila', cscId: DEMO_CSC.id, csc: DEMO_CSC.token });
+async function companyWithQueued(count: number, cnpj = CNPJS[cnpjs++]!) {
+  const { companyId } = await createCompany(opened, { cnpj, uf: 'SP', nome: 'Loja da Fila', cscId: DEMO_CSC.id, csc: DEMO_CSC.token });
   const now = await deps.clock.now(companyId);
   const issuer = await nfceIssuer(deps, companyId, now);
   const ids: string[] = [];
@@ -56,7 +63,7 @@ async function companyWithQueued(count: number) {
     const found = await Promise.all((await documents()).map((d) => deps.authority.consultNfe(issuer.authority, d.chave)));
     return found.filter((f) => f.found).length;
   };
-  return { documents, atAuthority };
+  return { companyId, documents, atAuthority };
 }
 
 /** The real NFC-e lane, held at `step` until `open()`; `events` tells the order things happened in. */
@@ -96,18 +103,23 @@ function heldLane(step: 'due' | 'prepare') {
 
 const queueOver = (lane: QueueLane<NfceWork, NfceSend>) => new AuthorizationQueue({ deps, log: silent, lane, pollMs: 20 });
 
+/** Starts a queue over the lane held at `step`, stops it there, then lets the lane go; what happened, in order. */
+async function stoppedWhileHeld(step: 'due' | 'prepare'): Promise<string[]> {
+  const { lane, events, held, open } = heldLane(step);
+  const queue = queueOver(lane);
+  queue.start();
+  await held;
+  const stopped = queue.stop();
+  open();
+  await stopped;
+  return events;
+}
+
 describe('AuthorizationQueue.stop while a batch is being taken', () => {
   it('stopped while signing: the batch goes back unsent and uncommitted; the next start sends it with the same keys', async () => {
     const { documents, atAuthority } = await companyWithQueued(3);
     const before = await documents();
-    const { lane, events, held, open } = heldLane('prepare');
-    const queue = queueOver(lane);
-    queue.start();
-    await held;
-
-    const stopped = queue.stop();
-    open();
-    await stopped;
+    const events = await stoppedWhileHeld('prepare');
     expect(events.at(-1)).toBe('close');
     expect(events.filter((e) => e === 'prepare')).toHaveLength(3);
     expect((await documents()).map((d) => ({ status: d.status, attempts: d.attempts, signed: d.signed }))).toEqual(
@@ -125,19 +137,46 @@ describe('AuthorizationQueue.stop while a batch is being taken', () => {
 
   it('stopped while looking for due documents: nothing is taken, and the lane is closed only after the look ended', async () => {
     const { documents, atAuthority } = await companyWithQueued(2);
-    const { lane, events, held, open } = heldLane('due');
-    const queue = queueOver(lane);
-    queue.start();
-    await held;
-
-    const stopped = queue.stop();
-    open();
-    await stopped;
+    const events = await stoppedWhileHeld('due');
     expect(events).toEqual(['due', 'close']);
     expect((await documents()).map((d) => ({ status: d.status, attempts: d.attempts }))).toEqual([
       { status: 'processando', attempts: 0 },
       { status: 'processando', attempts: 0 },
     ]);
     expect(await atAuthority()).toBe(0);
+  });
+});
+
+describe('a company that moves from homologação to produção while receipts wait', () => {
+  const legacyPfx = readFileSync(new URL('../../fiscal/testdata/legacy-rc2-40.pfx', import.meta.url));
+
+  it('a receipt accepted in homologação is never signed for produção: the service rejects it and nothing reaches the authority', async () => {
+    // The certificate for produção (legacy-rc2-40.pfx) is the one of 11222333000181.
+    const { companyId, documents, atAuthority } = await companyWithQueued(2, '11222333000181');
+    expect((await documents()).map((d) => d.ambiente)).toEqual(['homologacao', 'homologacao']);
+
+    await updateCompany(opened, companyId, {
+      ambiente: 'producao',
+      ie: '110042490114',
+      logradouro: 'Rua Augusta',
+      numero: '100',
+      bairro: 'Consolação',
+      municipio: '3550308',
+      cep: '01305000',
+      certificate: { pfx: legacyPfx, password: 'senha-antiga' },
+    });
+
+    const queue = new NfceQueue({ deps, log: silent });
+    queue.start();
+    try {
+      await expect.poll(async () => (await documents()).map((d) => d.status)).toEqual(['rejeitado', 'rejeitado']);
+      for (const d of await documents()) {
+        expect(d.codigoStatus).toBeNull(); // refused by the service, not by the authority
+        expect(d.motivo).toContain('a empresa passou de homologacao para producao');
+      }
+      expect(await atAuthority()).toBe(0);
+    } finally {
+      await queue.stop();
+    }
   });
 });
