@@ -7,7 +7,7 @@ import { buildInutilizacao } from './inutilizacao.ts';
 import { buildMdfe } from './mdfe/build.ts';
 import { buildNfce } from './nfce/build.ts';
 import { demoEmitter, sampleMdfeRequest, sampleNfceRequest } from './samples.ts';
-import { fixturePath } from './shared-files.ts';
+import { fixturePath } from './testdata/fixtures.ts';
 import { fastVerifyXmlSignature, signWithXmlCrypto, signXml, verifyWithXmlCrypto, verifyXmlSignature } from './signature.ts';
 
 const credentials = generateTestCertificate({ cnpj: '11222333000181', xNome: 'MERCADO BALCAO' }).certificate;

@@ -1,15 +1,14 @@
-import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { UFS, type UF } from './br/uf.ts';
 import { FieldError } from './errors.ts';
 import { areNeighbours, MAX_PERCURSO, suggestRoute, validateRoute } from './percurso.ts';
-import { sharedPath } from './shared-files.ts';
+import { UF_BORDERS } from './br/uf-borders.ts';
 
 // The test reads the table itself and derives its own oracle (all shortest chains by
 // enumeration), so it does not trust the module's BFS.
-const table = JSON.parse(readFileSync(sharedPath('reference', 'uf-adjacency.json'), 'utf8')) as Record<string, string[]>;
-const adj = (a: string): string[] => table[a] ?? [];
+const table: Record<string, readonly string[]> = UF_BORDERS;
+const adj = (a: string): readonly string[] => table[a] ?? [];
 
 function distances(from: string): Map<string, number> {
   const dist = new Map([[from, 0]]);

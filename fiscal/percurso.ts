@@ -3,13 +3,12 @@
 // states in travel order (notes 12.1). It does not require the shortest chain, so this module
 // both suggests one and validates whatever chain the caller supplies.
 //
-// The border table is data (shared/reference/uf-adjacency.json), not code: whether SEFAZ treats
-// DF–MG as bordering is unsettled (notes 12.2), and a correction must not need a release.
+// The border table is data kept apart (br/uf-borders.ts): whether SEFAZ treats DF–MG as
+// bordering is unsettled (docs/fiscal.md), and a correction must touch one line of data.
 
-import { readFileSync } from 'node:fs';
+import { UF_BORDERS } from './br/uf-borders.ts';
 import { isUF, UFS, type UF } from './br/uf.ts';
 import { FieldError } from './errors.ts';
-import { sharedPath } from './shared-files.ts';
 
 /** Schema limit: `infPercurso` maxOccurs 25. */
 export const MAX_PERCURSO = 25;
@@ -22,18 +21,16 @@ let adjacency: ReadonlyMap<UF, ReadonlySet<UF>> | undefined;
 // misspelt table, and this file is edited by hand.
 function neighbours(): ReadonlyMap<UF, ReadonlySet<UF>> {
   if (adjacency) return adjacency;
-  const file = sharedPath('reference', 'uf-adjacency.json');
-  const raw = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
   const table = new Map<UF, Set<UF>>(UFS.map((uf) => [uf, new Set<UF>()]));
-  for (const [uf, list] of Object.entries(raw)) {
-    if (!isUF(uf) || !Array.isArray(list) || !list.every(isUF) || list.includes(uf)) {
-      throw new Error(`${file}: entrada inválida para "${uf}"`);
+  for (const [uf, list] of Object.entries(UF_BORDERS)) {
+    if (!isUF(uf) || !list.every(isUF) || list.includes(uf)) {
+      throw new Error(`br/uf-borders.ts: entrada inválida para "${uf}"`);
     }
     for (const n of list) table.get(uf)?.add(n);
   }
   for (const [uf, set] of table) {
     for (const n of set) {
-      if (!table.get(n)?.has(uf)) throw new Error(`${file}: divisa ${uf}–${n} não é simétrica`);
+      if (!table.get(n)?.has(uf)) throw new Error(`br/uf-borders.ts: divisa ${uf}–${n} não é simétrica`);
     }
   }
   adjacency = table;

@@ -16,7 +16,7 @@ import {
   wrapProcEventoNFe,
 } from './protocol.ts';
 import { validateXml } from './schema.ts';
-import { fixturePath } from './shared-files.ts';
+import { fixturePath } from './testdata/fixtures.ts';
 import { digestValueOf, verifyXmlSignature } from './signature.ts';
 
 // Signed NFC-e (BA, tpEmis 1, valid key DV) and signed NF-e / MDF-e events from the fixtures.

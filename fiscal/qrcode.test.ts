@@ -16,10 +16,10 @@ import {
   urlChaveOf,
   urlChaveOfKey,
 } from './qrcode.ts';
-import { fixturePath } from './shared-files.ts';
+import { fixturePath } from './testdata/fixtures.ts';
 import { firstText } from './xml.ts';
 
-// Fixture vectors (fiscal-notes.md 3.4; shared/fixtures/xml/README.md).
+// Fixture vectors (fiscal-notes.md 3.4; fiscal/testdata/xml/README.md).
 const CSC = { id: '000001', token: 'CSC-DE-TESTE-123456' };
 const KEY_ONLINE = '29181033657677000156650010001654391001654392';
 const KEY_OFFLINE = '29181033657677000156650010001654399001654399'; // wrong DV on purpose (fixture)

@@ -11,7 +11,7 @@ import {
   validateXml,
   type SchemaName,
 } from './schema.ts';
-import { fixturePath } from './shared-files.ts';
+import { fixturePath } from './testdata/fixtures.ts';
 
 const NS_NFE = 'http://www.portalfiscal.inf.br/nfe';
 const NS_MDFE = 'http://www.portalfiscal.inf.br/mdfe';

@@ -1,4 +1,4 @@
-// XSD validation of our fiscal XML against the official schemas in `../shared/xsd`.
+// XSD validation of our fiscal XML against the official schemas in `fiscal/schemas/`.
 //
 // Why libxml2-wasm: the schemas are the authority SEFAZ applies, and libxml2 is the reference
 // implementation the upstream projects (and our fixture README, via xmllint) check them with.
@@ -9,8 +9,8 @@
 // compiled once and reused; spawning a validator per document would pay that every time.
 //
 // Notes that shape the code below:
-// - The schemas are read from `../shared/xsd` (never copied into the repository). libxml2 loads
-//   xs:include/xs:import through I/O callbacks; we register one input provider that only serves
+// - The schemas are read from `fiscal/schemas/` (its README says where each package comes from).
+//   libxml2 loads xs:include/xs:import through I/O callbacks; we register one input provider that only serves
 //   `.xsd` files under the two schema folders, so no parsed document can make libxml2 read any
 //   other file. Registration is process-wide: do not call `xmlCleanupInputProvider()` elsewhere,
 //   or schemas not compiled yet will fail to load their includes.
@@ -45,7 +45,12 @@ import {
   type ErrorDetail,
   type XmlInputProvider,
 } from 'libxml2-wasm';
-import { xsdDir } from './shared-files.ts';
+
+// The packages, next to this module in the checkout and in the packaged app alike.
+const xsdDir = {
+  nfe: fileURLToPath(new URL('./schemas/nfe/PL_009_V4/', import.meta.url)),
+  mdfe: fileURLToPath(new URL('./schemas/mdfe/PL_MDFe_300a/', import.meta.url)),
+};
 
 const NS_NFE = 'http://www.portalfiscal.inf.br/nfe';
 const NS_MDFE = 'http://www.portalfiscal.inf.br/mdfe';
@@ -286,7 +291,7 @@ let providerRegistered = false;
 /** Serves the includes/imports of the schemas, and nothing else, to libxml2. */
 function registerSchemaProvider(): void {
   if (providerRegistered) return;
-  const roots = [xsdDir.nfe(), xsdDir.mdfe()].map((d) => resolve(d) + sep);
+  const roots = [xsdDir.nfe, xsdDir.mdfe].map((d) => resolve(d) + sep);
   const open = new Map<number, { data: Buffer; pos: number }>();
   let nextFd = 1;
   const allowed = (filename: string): string | null => {
@@ -331,7 +336,7 @@ function registerSchemaProvider(): void {
 // Small tree helpers (a walk is cheaper than compiling XPath per document)
 
 const nsOf = (pkg: SchemaSpec['pkg']): string => (pkg === 'nfe' ? NS_NFE : NS_MDFE);
-const dirOf = (pkg: SchemaSpec['pkg']): string => (pkg === 'nfe' ? xsdDir.nfe() : xsdDir.mdfe());
+const dirOf = (pkg: SchemaSpec['pkg']): string => xsdDir[pkg];
 
 function qname(el: XmlElement): string {
   return el.namespaceUri ? `{${el.namespaceUri}}${el.name}` : el.name;

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { generateTestCertificate } from './certificate.ts';
 import { issueNfce } from './nfce/build.ts';
 import { demoEmitter, sampleNfceRequest } from './samples.ts';
-import { fixturePath, sharedPath } from './shared-files.ts';
+import { fixtureDir, fixturePath } from './testdata/fixtures.ts';
 import { digestValueOf, fastVerifyXmlSignature, signRsaSha1Base64, signXml, verifyWithXmlCrypto, verifyXmlSignature } from './signature.ts';
 
 const { certificate } = generateTestCertificate({ cnpj: '11222333000181', xNome: 'EMPRESA TESTE' });
@@ -96,7 +96,7 @@ describe('verifyXmlSignature: fast path and reference', () => {
   it('agrees with the reference on every shared fixture, and vouches for all the valid ones', () => {
     let accepted = 0;
     let valid = 0;
-    for (const name of readdirSync(sharedPath('fixtures', 'xml')).filter((f) => f.endsWith('.xml'))) {
+    for (const name of readdirSync(fixtureDir).filter((f) => f.endsWith('.xml'))) {
       const xml = readFileSync(fixturePath(name), 'utf8');
       const reference = verifyWithXmlCrypto(xml);
       const fast = fastVerifyXmlSignature(xml);

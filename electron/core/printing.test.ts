@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { fixturePath } from '../../fiscal/shared-files.ts';
+import { fixturePath } from '../../fiscal/testdata/fixtures.ts';
 import { SerialPrinter } from '../../native/printer/serial.ts';
 import { MemoryPrinter } from '../../native/printer/transports.ts';
 import { UsbPrinter } from '../../native/printer/usb.ts';

@@ -8,7 +8,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { fixturePath } from '../../fiscal/shared-files.ts';
+import { fixturePath } from '../../fiscal/testdata/fixtures.ts';
 import { MemoryPrinter } from '../../native/printer/transports.ts';
 import { IssuanceClient } from './api-client.ts';
 import { seedDemoCatalog } from './catalog.ts';

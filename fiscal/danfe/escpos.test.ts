@@ -10,7 +10,7 @@ import { issueNfce, type IssuedNfce } from '../nfce/build.ts';
 import type { NfceRequest } from '../nfce/types.ts';
 import { nfeProtocolFor, wrapNfeProc } from '../protocol.ts';
 import { demoEmitter, sampleNfceRequest } from '../samples.ts';
-import { fixturePath } from '../shared-files.ts';
+import { fixturePath } from '../testdata/fixtures.ts';
 import type { SigningCredentials } from '../signature.ts';
 import {
   encodeEscPos,
