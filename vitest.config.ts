@@ -4,6 +4,7 @@ export default defineConfig({
   test: {
     include: ['**/*.test.ts', '**/*.test.tsx'],
     exclude: ['node_modules/**', 'dist/**'],
+    globalSetup: ['test/global-setup.ts'],
     // Real processes, real SQLite files and RSA signing: generous but bounded.
     testTimeout: 60_000,
     hookTimeout: 60_000,

@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { RPC_PATH, SECRET_PARAM } from '../electron/api/bridge-protocol.ts';
 import type { SaleView } from '../electron/api/terminal-api.ts';
 import { createTerminal, type Terminal } from '../electron/core/terminal.ts';
-import { ensureRendererBuilt } from '../electron/host/renderer-build.ts';
+import { ensureRendererBuilt } from '../bin/build.ts';
 import { startBrowserHost } from '../electron/host/server.ts';
 import { launchChromium, openCheckout } from '../test/e2e/harness.ts';
 import { repoRoot } from '../test/helpers/service-process.ts';
@@ -171,7 +171,7 @@ export const suite: BenchSuite = {
   async run(): Promise<BenchFigure[]> {
     const dir = mkdtempSync(join(tmpdir(), 'balcao-bench-catalog-'));
     const terminal = await createTerminal({ dataDir: dir, token: 'bench', series: 1, startWorker: false });
-    const screen = await ensureRendererBuilt(repoRoot);
+    const screen = await ensureRendererBuilt();
     const host = await startBrowserHost({ terminal, staticDir: screen.state === 'missing' ? join(dir, 'sem-tela') : screen.staticDir });
     try {
       buildCatalog(terminal, CATALOG);

@@ -1,8 +1,14 @@
 #!/usr/bin/env node
-// Entry point of the `balcao` command. The project ships TypeScript sources and runs them
-// through tsx, so the command works right after `npm ci` with no build step.
-import { register } from 'tsx/esm/api';
+// Entry point of the `balcao` command: runs the compiled command (dist/node, see bin/build.ts),
+// rebuilt first when a source changed since it was built.
+import { compiledCli } from './compiled.js';
 
-register();
-const { main } = await import('./cli.ts');
+let cli;
+try {
+  cli = await compiledCli();
+} catch (err) {
+  process.stderr.write(`balcao: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+}
+const { main } = await import(cli);
 process.exitCode = await main(process.argv.slice(2));

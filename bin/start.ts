@@ -21,7 +21,7 @@ import { profileOfEmitter } from '../electron/core/company-profile.ts';
 import { createTerminal, type Terminal } from '../electron/core/terminal.ts';
 import { VIRTUAL_PRINTER_DIR } from '../electron/core/printing.ts';
 import { findChromium, openAppWindow } from '../electron/host/open-browser.ts';
-import { ensureRendererBuilt } from '../electron/host/renderer-build.ts';
+import { ensureRendererBuilt } from './build.ts';
 import { startBrowserHost, type BrowserHost } from '../electron/host/server.ts';
 import { buildApp } from '../service/app.ts';
 import { parseCommand, parseOptions, UsageError } from '../service/cli-args.ts';
@@ -207,7 +207,7 @@ export async function run(args: string[]): Promise<number> {
     stack.push('terminal', () => terminal.close());
     await prepareTerminal(terminal, serviceUrl, company.token, certificate);
 
-    const screen = await ensureRendererBuilt(repoRoot);
+    const screen = await ensureRendererBuilt();
     if (screen.state === 'missing') process.stderr.write(`Aviso: ${screen.reason}; a tela do caixa não será servida.\n`);
     const staticDir = screen.state === 'missing' ? join(repoRoot, 'renderer', 'dist') : screen.staticDir;
     let host: BrowserHost;

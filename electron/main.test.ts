@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildElectron, repoRoot } from './build.ts';
+import { buildElectron, repoRoot } from '../bin/build.ts';
 import { IPC_CALL } from './ipc-channels.ts';
 
 // Exports what main.ts imports; once the window loads, drives it like a renderer and prints the

@@ -1,6 +1,6 @@
 // The screen's only door to the terminal: `window.balcao` (ElectronBridge), exposed through the
 // context bridge. Sandboxed preloads may require nothing but 'electron', so this file imports
-// only types and the channel names (inlined by the bundler; see electron/build.ts).
+// only types and the channel names (inlined by the bundler; see bin/build.ts).
 
 import { contextBridge, ipcRenderer, type IpcRendererEvent } from 'electron';
 import type { BridgeMethod, BridgeResult, ElectronBridge } from './api/bridge-protocol.ts';

@@ -1,14 +1,14 @@
 // Official code tables: NCM, CFOP, CEP → UF, IBGE municipalities.
 //
-// NCM and CFOP membership come from brazilian-utils (the tables it embeds, see the notes 13.1);
+// NCM and CFOP membership come from brazilian-utils (the tables it embeds, see docs/fiscal.md, "Reference data");
 // the strict format check in front of them exists because the library also accepts masks and
 // left-pads short NCMs, and the XML must carry the code exactly as the caller sent it.
 
-import { createRequire } from 'node:module';
 import type { getMunicipalities as GetMunicipalities } from '@brazilian-utils/brazilian-utils/get-municipalities';
 import { isValidCfop as libIsValidCfop } from '@brazilian-utils/brazilian-utils/is-valid-cfop';
 import { isValidNcm as libIsValidNcm } from '@brazilian-utils/brazilian-utils/is-valid-ncm';
 import { FieldError } from '../errors.ts';
+import { lazyModule } from '../lazy-module.ts';
 import { isUF, ufOfCUF, type UF } from './uf.ts';
 
 // ---------------------------------------------------------------------------------------------
@@ -50,7 +50,7 @@ export function assertCep(value: unknown, field: string): string {
   return value;
 }
 
-// Correios "faixa de CEP por UF" (notes 13.2), ascending so the scan can stop early. AM, DF
+// Correios "faixa de CEP por UF" (docs/fiscal.md, "Reference data"), ascending so the scan can stop early. AM, DF
 // and GO each own two ranges; 00000000–00999999 and 78900000–78999999 (RO's former block, still
 // assigned to RO by older tables) belong to no state today.
 const CEP_RANGES: ReadonlyArray<readonly [from: number, to: number, uf: UF]> = [
@@ -103,20 +103,14 @@ export function ufOfCep(cep: string): UF | undefined {
 export type Municipality = { readonly code: string; readonly name: string; readonly uf: UF };
 
 // The municipality table costs ~15 ms to import plus ~4 ms to index (measured on Node 20),
-// and most processes (a till validating items) never look a municipality up. ESM has no lazy
-// synchronous import, so the table is loaded through require on first use; the package ships
-// a CJS build of the same data.
-const requireLazily = createRequire(import.meta.url);
-let loadMunicipalities: typeof GetMunicipalities | undefined;
+// and most processes (a till validating items) never look a municipality up.
+const municipalities = lazyModule<{ getMunicipalities: typeof GetMunicipalities }>('@brazilian-utils/brazilian-utils/get-municipalities');
 const byUf = new Map<UF, { list: readonly Municipality[]; byCode: ReadonlyMap<string, Municipality> }>();
 
 function stateTable(uf: UF) {
   let table = byUf.get(uf);
   if (!table) {
-    loadMunicipalities ??= (
-      requireLazily('@brazilian-utils/brazilian-utils/get-municipalities') as { getMunicipalities: typeof GetMunicipalities }
-    ).getMunicipalities;
-    const list = Object.freeze(loadMunicipalities(uf).map((m) => Object.freeze({ code: m.code, name: m.name, uf })));
+    const list = Object.freeze(municipalities().getMunicipalities(uf).map((m) => Object.freeze({ code: m.code, name: m.name, uf })));
     table = { list, byCode: new Map(list.map((m) => [m.code, m])) };
     byUf.set(uf, table);
   }

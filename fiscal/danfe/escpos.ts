@@ -21,12 +21,15 @@
 //   screen preview (renderDanfeSvg draws these very rows).
 
 import ReceiptPrinterEncoder from '@point-of-sale/receipt-printer-encoder';
-import QRCode from 'qrcode';
+import type QRCodeModule from 'qrcode';
 import { FieldError } from '../errors.ts';
 import { COPY_LABELS, type DanfeCopy, type DanfeDivisionId, type DanfeItem, type DanfeLine, type DanfeModel } from './model.ts';
+import { lazyModule } from '../lazy-module.ts';
+
+const qrcode = lazyModule<typeof QRCodeModule>('qrcode');
 
 // =============================================================================================
-// Printer profiles (fiscal-notes.md section 10)
+// Printer profiles (docs/fiscal.md, "Thermal printing")
 
 export type CodePageStrategy = 'cp860' | 'wpc1252' | 'transliterate';
 export type PaperWidth = 80 | 58;
@@ -429,7 +432,7 @@ export function qrModuleDots(modulesMin: number, modulesMax: number, profile: Pr
 export type QrMatrix = { size: number; dark: (x: number, y: number) => boolean };
 
 export function qrMatrix(payload: string): QrMatrix {
-  const qr = QRCode.create(payload, { errorCorrectionLevel: QR_ERROR_LEVEL });
+  const qr = qrcode().create(payload, { errorCorrectionLevel: QR_ERROR_LEVEL });
   const { size, data } = qr.modules;
   return { size, dark: (x, y) => data[y * size + x] === 1 };
 }

@@ -7,9 +7,12 @@
 
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import PDFDocument from 'pdfkit';
+import type PDFKitDocument from 'pdfkit';
 import { qrMatrix, wrapText } from './escpos.ts';
 import { COPY_LABELS, type DanfeCopy, type DanfeLine, type DanfeModel } from './model.ts';
+import { lazyModule } from '../lazy-module.ts';
+
+const pdfkit = lazyModule<typeof PDFKitDocument>('pdfkit');
 
 // Resolved here rather than imported from preview.ts, so the PDF route does not load resvg.
 const fontDir = join(dirname(createRequire(import.meta.url).resolve('dejavu-fonts-ttf/package.json')), 'ttf');
@@ -162,6 +165,7 @@ function paginate(ops: Op[]): Op[][] {
 
 /** The receipt as an 80 mm wide PDF (one page per copy, taller receipts continued). */
 export function renderDanfePdf(model: DanfeModel): Promise<Buffer> {
+  const PDFDocument = pdfkit();
   const doc = new PDFDocument({
     autoFirstPage: false,
     margin: 0,

@@ -6,10 +6,13 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { Resvg, type ResvgRenderOptions } from '@resvg/resvg-js';
+import type { Resvg as ResvgClass, ResvgRenderOptions } from '@resvg/resvg-js';
 import { escapeXml } from '../xml.ts';
 import { layoutDanfe, printerProfile, qrMatrix, qrModuleDots, type PaperWidth } from './escpos.ts';
 import type { DanfeCopy, DanfeModel } from './model.ts';
+import { lazyModule } from '../lazy-module.ts';
+
+const resvg = lazyModule<{ Resvg: typeof ResvgClass }>('@resvg/resvg-js');
 
 const fontDir = join(dirname(createRequire(import.meta.url).resolve('dejavu-fonts-ttf/package.json')), 'ttf');
 
@@ -106,5 +109,6 @@ function pngOptions(options: { scale?: number }): ResvgRenderOptions {
 
 /** The receipt as PNG; `scale` 1 = one pixel per printer dot. */
 export function renderDanfePng(model: DanfeModel, options: PreviewOptions & { scale?: number } = {}): Buffer {
+  const { Resvg } = resvg();
   return new Resvg(renderDanfeSvg(model, options), pngOptions(options)).render().asPng();
 }

@@ -11,12 +11,17 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { DOMParser } from '@xmldom/xmldom';
-import bwipjs from 'bwip-js';
-import PDFDocument from 'pdfkit';
-import QRCode from 'qrcode';
+import type BwipJs from 'bwip-js';
+import type PDFKitDocument from 'pdfkit';
+import type QRCodeModule from 'qrcode';
 import { formatAccessKey } from '../../fiscal/access-key.ts';
 import { municipality } from '../../fiscal/br/catalogs.ts';
+import { lazyModule } from '../../fiscal/lazy-module.ts';
 import { formatBrasilia } from '../clock.ts';
+
+const pdfkit = lazyModule<typeof PDFKitDocument>('pdfkit');
+const bwipjs = lazyModule<typeof BwipJs>('bwip-js');
+const qrcode = lazyModule<typeof QRCodeModule>('qrcode');
 
 const fontDir = join(dirname(createRequire(import.meta.url).resolve('dejavu-fonts-ttf/package.json')), 'ttf');
 
@@ -219,7 +224,7 @@ const LINE = 10.5;
 
 /** The access key as Code-128 (set C: 44 digits, 277 modules), as bars of `module` points. */
 function drawCode128(doc: PDFKit.PDFDocument, value: string, x: number, y: number, module: number, height: number): number {
-  const [symbol] = bwipjs.raw({ bcid: 'code128', text: value }) as { sbs: number[] }[];
+  const [symbol] = bwipjs().raw({ bcid: 'code128', text: value }) as { sbs: number[] }[];
   let cx = x;
   symbol!.sbs.forEach((w, i) => {
     if (i % 2 === 0) doc.rect(cx, y, w * module, height);
@@ -231,7 +236,7 @@ function drawCode128(doc: PDFKit.PDFDocument, value: string, x: number, y: numbe
 
 /** The QR Code as one filled path of module runs; the caller leaves the 4-module quiet zone. */
 function drawQr(doc: PDFKit.PDFDocument, payload: string, x: number, y: number, side: number): void {
-  const { size, data } = QRCode.create(payload, { errorCorrectionLevel: 'M' }).modules;
+  const { size, data } = qrcode().create(payload, { errorCorrectionLevel: 'M' }).modules;
   const module = side / size;
   for (let my = 0; my < size; my++) {
     for (let mx = 0; mx < size; mx++) {
@@ -289,6 +294,7 @@ class Writer {
 
 /** The DAMDFE as an A4 PDF (continued on further pages when the document lists are long). */
 export function renderDamdfe(model: DamdfeModel): Promise<Buffer> {
+  const PDFDocument = pdfkit();
   const doc = new PDFDocument({
     autoFirstPage: false,
     margin: 0,

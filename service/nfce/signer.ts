@@ -3,6 +3,8 @@
 // answers HTTP; on a machine with two cores the second one can do it. Should the thread fail to
 // start or die, receipts are signed on the event loop instead: slower, never stuck.
 
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { FieldError, type FieldIssue } from '../../fiscal/errors.ts';
 import { issueNfce, type IssueNfceContext } from '../../fiscal/nfce/build.ts';
@@ -27,6 +29,21 @@ const READY_TIMEOUT_MS = 15_000;
 function signHere(requestJson: string, context: SignContext): Signed {
   const issued = issueNfce(JSON.parse(requestJson) as NfceRequest, context);
   return { key: issued.key, xml: issued.xml, qrCode: issued.qrCode };
+}
+
+/**
+ * What the thread runs. Compiled (dist/node, bin/build.ts), the worker is an entry point of its
+ * own in the folder of the chunk this module went into, which import.meta.filename names
+ * (import.meta.url names the source, for data files).
+ * From sources (tests, benches) the worker is TypeScript, loaded through tsx.
+ */
+function workerScript(): { source: string | URL; eval: boolean } {
+  if (!import.meta.filename.endsWith('.ts')) {
+    return { source: pathToFileURL(join(dirname(import.meta.filename), 'signer.worker.js')), eval: false };
+  }
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const entry = new URL('./signer.worker.ts', import.meta.url).href;
+  return { source: `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); });`, eval: true };
 }
 
 export class NfceSigner {
@@ -57,11 +74,7 @@ export class NfceSigner {
   }
 
   private spawn(): Promise<Worker | undefined> {
-    // The worker is TypeScript, like everything here: load it through tsx, as bin/balcao.js
-    // loads the CLI. Absolute URLs, so it does not depend on the working directory.
-    const tsx = import.meta.resolve('tsx/esm/api');
-    const entry = new URL('./signer.worker.ts', import.meta.url).href;
-    const bootstrap = `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); });`;
+    const script = workerScript();
     return new Promise((resolve) => {
       let settled = false;
       const settle = (worker: Worker | undefined) => {
@@ -70,7 +83,7 @@ export class NfceSigner {
         clearTimeout(timer);
         resolve(worker);
       };
-      const worker = new Worker(bootstrap, { eval: true });
+      const worker = new Worker(script.source, { eval: script.eval });
       worker.unref();
       const timer = setTimeout(() => {
         this.onThreadError(new Error('a thread de assinatura não ficou pronta'));

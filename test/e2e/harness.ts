@@ -16,7 +16,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { repoRoot, tempDataDir, type Exit } from '../helpers/service-process.ts';
+import { COMPILED, repoRoot, tempDataDir, type Exit, type Launcher } from '../helpers/service-process.ts';
 
 /** What `balcao start` prints after `BALCAO_READY `. */
 export type StoreReady = {
@@ -47,11 +47,12 @@ export type StartStoreOptions = {
   dataDir?: string;
   env?: Record<string, string>;
   readyTimeoutMs?: number;
+  /** Default: COMPILED (bin/balcao.js). */
+  launcher?: Launcher;
 };
 
 export const READY_PREFIX = 'BALCAO_READY ';
 export const screenshotDir = join(repoRoot, 'test-output', 'e2e');
-const balcao = join(repoRoot, 'bin', 'balcao.js');
 
 const running = new Set<ChildProcess>();
 process.once('exit', () => {
@@ -66,7 +67,7 @@ function exitOf(child: ChildProcess): Promise<Exit> {
 /** `balcao start --data DIR --port 0 --terminal-port 0`, resolved once it prints BALCAO_READY. */
 export async function startStore(options: StartStoreOptions = {}): Promise<Store> {
   const dataDir = options.dataDir ?? tempDataDir('balcao-e2e-');
-  const child = spawn(process.execPath, [balcao, 'start', '--data', dataDir, '--port', '0', '--terminal-port', '0'], {
+  const child = spawn(process.execPath, [...(options.launcher ?? COMPILED), 'start', '--data', dataDir, '--port', '0', '--terminal-port', '0'], {
     cwd: repoRoot,
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -14,6 +14,23 @@ import { fileURLToPath } from 'node:url';
 export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const balcao = join(repoRoot, 'bin', 'balcao.js');
 
+/** How `balcao` is launched: the arguments given to node before the subcommand. */
+export type Launcher = readonly string[];
+
+/** The compiled command, as users run it (bin/balcao.js; dist/node, see bin/build.ts). */
+export const COMPILED: Launcher = [balcao];
+
+/** The command run from its TypeScript sources, transpiled at start by tsx: how every command
+ * ran before the compiled build, kept for the start bench's comparison. */
+export const FROM_SOURCES: Launcher = [
+  '--import',
+  'tsx',
+  '--input-type=module',
+  '-e',
+  `const { main } = await import(${JSON.stringify(join(repoRoot, 'bin', 'cli.ts'))}); process.exitCode = await main(process.argv.slice(1));`,
+  '--',
+];
+
 const running = new Set<ChildProcess>();
 const tempDirs = new Set<string>();
 process.once('exit', () => {
@@ -36,6 +53,8 @@ export type StartOptions = {
   port?: number;
   /** How long to wait for the ready line. */
   readyTimeoutMs?: number;
+  /** Default: COMPILED. */
+  launcher?: Launcher;
 };
 
 export type Exit = { code: number | null; signal: NodeJS.Signals | null };
@@ -61,7 +80,7 @@ function waitForExit(child: ChildProcess): Promise<Exit> {
 }
 
 async function launch(dataDir: string, port: number, options: StartOptions, output: string[]) {
-  const args = [balcao, 'service', '--port', String(port), '--data', dataDir, '--modo', options.mode ?? 'sandbox'];
+  const args = [...(options.launcher ?? COMPILED), 'service', '--port', String(port), '--data', dataDir, '--modo', options.mode ?? 'sandbox'];
   const child = spawn(process.execPath, args, {
     cwd: repoRoot,
     env: { ...process.env, ...options.env },
