@@ -98,6 +98,30 @@ describe('migrate', () => {
     expect(() => migrate(connect(), migrations)).toThrow(/20261122T0300_init.*alterada/s);
   });
 
+  it('accepts a published migration whose comments were corrected, but not its statements', () => {
+    write('20261122T0300_init.sql', "-- see the old notes\nCREATE TABLE a (id INTEGER PRIMARY KEY, t TEXT DEFAULT '--x'); /* block */\n");
+    migrate(connect(), migrations);
+    write('20261122T0300_init.sql', "-- see docs/fiscal.md\n-- a second line\nCREATE TABLE a (id INTEGER PRIMARY KEY,\n  t TEXT DEFAULT '--x');\n");
+    expect(migrate(connect(), migrations)).toEqual([]);
+    write('20261122T0300_init.sql', "-- see docs/fiscal.md\nCREATE TABLE a (id INTEGER PRIMARY KEY, t TEXT DEFAULT '--y');\n");
+    expect(() => migrate(connect(), migrations)).toThrow(/20261122T0300_init.*alterada/s);
+  });
+
+  it('accepts a database that recorded the checksum of the whole file, and records the new one', () => {
+    const sql = '-- old comment\nCREATE TABLE a (id INTEGER PRIMARY KEY);\n';
+    write('20261122T0300_init.sql', sql);
+    const db = connect();
+    migrate(db, migrations);
+    const [migration] = loadMigrations(migrations);
+    // As an older Balcão recorded it.
+    db.prepare('UPDATE schema_migrations SET checksum = ?').run(migration!.legacyChecksum);
+    expect(migrate(db, migrations)).toEqual([]);
+    expect(db.prepare('SELECT checksum FROM schema_migrations').pluck().get()).toBe(migration!.checksum);
+    // Recorded that way, a later edit of a comment is accepted too.
+    write('20261122T0300_init.sql', '-- docs/fiscal.md\nCREATE TABLE a (id INTEGER PRIMARY KEY);\n');
+    expect(migrate(connect(), migrations)).toEqual([]);
+  });
+
   it('treats CRLF and LF copies of a migration as the same migration', () => {
     write('20261122T0300_init.sql', 'CREATE TABLE a (id INTEGER PRIMARY KEY);\n');
     migrate(connect(), migrations);

@@ -4,7 +4,9 @@
 // applied or not at all, and a restart picks up where it stopped.
 //
 // A database that records a migration this code does not ship was written by a newer version:
-// running older code against it could silently misread the data, so it is refused.
+// running older code against it could silently misread the data, so it is refused. A published
+// migration's statements never change (its checksum says if they did); its comments may, since
+// they are documentation: the checksum covers the statements without comments or layout.
 
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -12,7 +14,14 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type Database from 'better-sqlite3';
 
-export type Migration = { id: string; sql: string; checksum: string };
+export type Migration = {
+  id: string;
+  sql: string;
+  /** SHA-256 of the statements without comments and with whitespace collapsed. */
+  checksum: string;
+  /** SHA-256 of the whole file, as databases recorded before comments were left out. */
+  legacyChecksum: string;
+};
 
 export class MigrationError extends Error {
   override name = 'MigrationError';
@@ -43,11 +52,45 @@ export function loadMigrations(dir: string): Migration[] {
       );
     }
     const sql = readFileSync(join(dir, name), 'utf8');
+    const checksum = sha256(`statements:${statementsOf(sql)}`);
     // Line endings normalised: a Windows checkout (autocrlf) must not look like an edited migration.
-    const checksum = createHash('sha256').update(sql.replace(/\r\n/g, '\n')).digest('hex');
-    migrations.push({ id: m[1]!, sql, checksum });
+    const legacyChecksum = sha256(sql.replace(/\r\n/g, '\n'));
+    migrations.push({ id: m[1]!, sql, checksum, legacyChecksum });
   }
   return migrations;
+}
+
+const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
+
+/**
+ * The SQL without `--` and `/* *\/` comments, whitespace runs collapsed to one space: what a
+ * migration does, whatever its comments say. Quoted text ('…', "…") is kept as written.
+ */
+export function statementsOf(sql: string): string {
+  let out = '';
+  let i = 0;
+  while (i < sql.length) {
+    const c = sql[i]!;
+    if (c === "'" || c === '"') {
+      // A quote inside is written twice ('it''s'), which this loop reads as two strings in a row.
+      const end = sql.indexOf(c, i + 1);
+      const stop = end === -1 ? sql.length : end + 1;
+      out += sql.slice(i, stop);
+      i = stop;
+    } else if (c === '-' && sql[i + 1] === '-') {
+      const end = sql.indexOf('\n', i);
+      i = end === -1 ? sql.length : end;
+      out += ' ';
+    } else if (c === '/' && sql[i + 1] === '*') {
+      const end = sql.indexOf('*/', i + 2);
+      i = end === -1 ? sql.length : end + 2;
+      out += ' ';
+    } else {
+      out += /\s/.test(c) ? ' ' : c;
+      i++;
+    }
+  }
+  return out.replace(/ {2,}/g, ' ').trim();
 }
 
 const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -77,13 +120,18 @@ export function migrate(db: Database.Database, dir: string): string[] {
         'Atualize o Balcão em vez de usar esta versão com este banco.',
     );
   }
+  const upgradeChecksum = db.prepare('UPDATE schema_migrations SET checksum = ? WHERE id = ? AND checksum = ?');
   for (const row of appliedRows()) {
-    if (known.get(row.id)!.checksum !== row.checksum) {
-      throw new MigrationError(
-        `A migração ${row.id} já aplicada neste banco foi alterada depois de aplicada. ` +
-          'Migrações publicadas não se editam: crie uma nova migração com a mudança.',
-      );
+    const migration = known.get(row.id)!;
+    if (migration.checksum === row.checksum) continue;
+    if (migration.legacyChecksum === row.checksum) {
+      upgradeChecksum.run(migration.checksum, row.id, row.checksum);
+      continue;
     }
+    throw new MigrationError(
+      `A migração ${row.id} já aplicada neste banco foi alterada depois de aplicada. ` +
+        'Migrações publicadas não se editam: crie uma nova migração com a mudança.',
+    );
   }
 
   // Table rebuilds (the SQLite way to alter a column) need foreign keys off, and the pragma is a
