@@ -1,4 +1,4 @@
-// Lint: typescript-eslint's recommended rules plus the layering of DEVELOPERS.md, which is the
+// Lint: typescript-eslint's recommended rules plus the layering of ARCHITECTURE.md, which is the
 // part that matters most: dependencies point one way
 // (renderer -> typed API <- electron core -> fiscal, native; service -> fiscal).
 import reactHooks from 'eslint-plugin-react-hooks';

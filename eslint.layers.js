@@ -5,7 +5,7 @@
 const electronPkg = { name: 'electron', message: 'Só electron/main.ts e electron/preload.ts importam electron.' };
 const folder = (name) => ({
   group: [`**/${name}`, `**/${name}/**`, `${name}/**`],
-  message: `Esta camada não importa de ${name}/ (veja DEVELOPERS.md, camadas).`,
+  message: `Esta camada não importa de ${name}/ (veja ARCHITECTURE.md, camadas).`,
 });
 
 const forbidden = {

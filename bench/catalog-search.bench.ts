@@ -17,12 +17,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RPC_PATH, SECRET_PARAM } from '../electron/api/bridge-protocol.ts';
+import { ensureRendererBuilt } from '../bin/build.ts';
 import type { SaleView } from '../electron/api/terminal-api.ts';
 import { createTerminal, type Terminal } from '../electron/core/terminal.ts';
-import { ensureRendererBuilt } from '../bin/build.ts';
 import { startBrowserHost } from '../electron/host/server.ts';
 import { launchChromium, openCheckout } from '../test/e2e/harness.ts';
-import { repoRoot } from '../test/helpers/service-process.ts';
 import { percentile, timeEach, type BenchFigure, type BenchSuite } from './types.ts';
 
 const CATALOG = 50_000;

@@ -10,7 +10,7 @@ import {
 } from './access-key.ts';
 import { FieldError } from './errors.ts';
 
-// Real keys from fiscal-notes.md 1.3 (and the synthetic BA fixture key): the algorithm must give
+// Real keys from docs/fiscal.md, "Access key" (and the synthetic BA fixture key): the algorithm must give
 // the digit each carries.
 const REAL_KEYS = [
   '41170410422724000187650010000005101000010235',

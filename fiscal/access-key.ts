@@ -1,6 +1,6 @@
 // The 44-position access key (chave de acesso) of NF-e (55), NFC-e (65) and MDF-e (58), its
 // modulo-11 check digit, and the random code cNF with the NT 2019.001 rules.
-// Layout (fiscal-notes.md 1.2): cUF(2) AAMM(4) CNPJ(14) mod(2) serie(3) nNF(9) tpEmis(1) cNF(8) cDV(1).
+// Layout (docs/fiscal.md, "Access key"): cUF(2) AAMM(4) CNPJ(14) mod(2) serie(3) nNF(9) tpEmis(1) cNF(8) cDV(1).
 
 import { randomInt } from 'node:crypto';
 import { FieldError } from './errors.ts';

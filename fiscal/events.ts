@@ -1,7 +1,7 @@
 // Events on issued documents, signed and ready to transmit:
 // - NF-e / NFC-e 110111 Cancelamento (leiauteEventoCancNFe_v1.00) and 110112 Cancelamento por
-//   substituição (leiauteEventoCancSubst_v1.00, NFC-e only; fiscal-notes 6);
-// - MDF-e 110111 Cancelamento (evCancMDFe) and 110112 Encerramento (evEncMDFe; fiscal-notes 11.6).
+//   substituição (leiauteEventoCancSubst_v1.00, NFC-e only; docs/fiscal.md, "Cancellation");
+// - MDF-e 110111 Cancelamento (evCancMDFe) and 110112 Encerramento (evEncMDFe; docs/fiscal.md, "MDF-e").
 //
 // Each builder returns the single signed event (`<evento>` / `<eventoMDFe>`), not the envEvento
 // batch: the event is signed standalone (inclusive C14N would pull a batch's namespace

@@ -1,5 +1,5 @@
 // Inutilização (NFeInutilizacao4, leiauteInutNFe_v4.00): voids a range of NF-e/NFC-e numbers that
-// were never authorized (fiscal-notes 7.3, 7.4). Never a number issued in contingency: that one
+// were never authorized (docs/fiscal.md, "Offline contingency" and "Inutilização"). Never a number issued in contingency: that one
 // is transmitted, or cancelled by substitution, not voided.
 //
 // infInut Id = "ID" + cUF(2) + AA(2) + CNPJ(14) + mod(2) + serie(3) + nNFIni(9) + nNFFin(9),

@@ -66,7 +66,7 @@ describe('adjacency table', () => {
     for (const a of UFS) {
       for (const b of UFS) expect(areNeighbours(a, b)).toBe(adj(a).includes(b));
     }
-    expect(areNeighbours('DF', 'MG')).toBe(true); // UNCERTAIN at SEFAZ (notes 12.2), pinned here
+    expect(areNeighbours('DF', 'MG')).toBe(true); // UNCERTAIN at SEFAZ (docs/fiscal.md, "MDF-e percurso"), pinned here
     expect(areNeighbours('RS', 'SC')).toBe(true);
     expect(areNeighbours('RS', 'PR')).toBe(false);
     expect(areNeighbours('sp', 'mg')).toBe(false);
@@ -74,7 +74,7 @@ describe('adjacency table', () => {
   });
 });
 
-describe('suggestRoute: vectors of fiscal-notes 12.3', () => {
+describe('suggestRoute: vectors of docs/fiscal.md, "MDF-e percurso"', () => {
   it.each([
     ['SP', 'BA', ['MG']],
     ['RS', 'RJ', ['SC', 'PR', 'SP']],
@@ -134,7 +134,7 @@ describe('suggestRoute over all 702 ordered pairs', () => {
       if (chains.length > 1) ties++;
       if (chains.length) expect(route).toEqual(lexMin(chains));
     }
-    expect(ties).toBe(374); // notes 12.3
+    expect(ties).toBe(374); // docs/fiscal.md, "MDF-e percurso"
   });
 
   it('property: for any ordered pair of distinct UFs, the suggestion passes validateRoute and is shortest', () => {
@@ -204,7 +204,7 @@ describe('validateRoute: the five rules', () => {
       field: 'infPercurso[0].UFPer',
       message: 'RS e SP não fazem divisa',
     });
-    // GO→RS in the wrong order (notes 12.1: must be MS, PR, SC).
+    // GO→RS in the wrong order (docs/fiscal.md, "MDF-e percurso": must be MS, PR, SC).
     expect(validateRoute('GO', 'RS', ['PR', 'MS', 'SC'])).toMatchObject({
       valid: false,
       field: 'infPercurso[0].UFPer',

@@ -1,6 +1,6 @@
 // MDF-e percurso (`infPercurso/UFPer`): the states a road trip crosses between UFIni and UFFim.
 // SEFAZ rejects with 663 "Percurso informado inválido" any list that is not a chain of bordering
-// states in travel order (notes 12.1). It does not require the shortest chain, so this module
+// states in travel order (docs/fiscal.md, "MDF-e percurso"). It does not require the shortest chain, so this module
 // both suggests one and validates whatever chain the caller supplies.
 //
 // The border table is data kept apart (br/uf-borders.ts): whether SEFAZ treats DF–MG as
@@ -76,7 +76,7 @@ export function suggestRoute(ufIni: string, ufFim: string): UF[] {
 }
 
 /**
- * Applies SEFAZ's percurso rules (notes 12.1) to a caller's chain and reports the first broken
+ * Applies SEFAZ's percurso rules (docs/fiscal.md, "MDF-e percurso") to a caller's chain and reports the first broken
  * one, naming the `infPercurso[i].UFPer` to fix. Travel order matters: the same states reversed
  * are rejected.
  */

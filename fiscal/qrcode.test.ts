@@ -19,7 +19,7 @@ import {
 import { fixturePath } from './testdata/fixtures.ts';
 import { firstText } from './xml.ts';
 
-// Fixture vectors (fiscal-notes.md 3.4; fiscal/testdata/xml/README.md).
+// Fixture vectors (docs/fiscal.md, "QR Code"; fiscal/testdata/xml/README.md).
 const CSC = { id: '000001', token: 'CSC-DE-TESTE-123456' };
 const KEY_ONLINE = '29181033657677000156650010001654391001654392';
 const KEY_OFFLINE = '29181033657677000156650010001654399001654399'; // wrong DV on purpose (fixture)
@@ -201,7 +201,7 @@ describe('per-UF URL tables', () => {
     expect(Object.keys(NFCE_URL_CHAVE).sort()).toEqual([...UFS]);
   });
 
-  it('spot checks against fiscal-notes.md 3.5', () => {
+  it('spot checks against docs/fiscal.md, "QR Code"', () => {
     expect(qrBaseUrlOf('SP', 1)).toBe('https://www.nfce.fazenda.sp.gov.br/qrcode');
     expect(qrBaseUrlOf('SP', 2)).toBe('https://www.homologacao.nfce.fazenda.sp.gov.br/qrcode');
     expect(qrBaseUrlOf('RS', 2)).toBe('https://www.sefaz.rs.gov.br/NFCE/NFCE-COM.aspx');

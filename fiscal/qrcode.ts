@@ -1,4 +1,4 @@
-// QR Code texts of the NFC-e (versions 2 and 3, fiscal-notes.md section 3) and of the MDF-e
+// QR Code texts of the NFC-e (versions 2 and 3, docs/fiscal.md, "QR Code") and of the MDF-e
 // (section 11.2). Pure string building: the caller places the text in infNFeSupl/infMDFeSupl,
 // and xml.ts escapes it once (the MDF-e `&` becomes `&amp;` there, never here).
 
@@ -137,7 +137,7 @@ function qrDest(dest: QrDest | undefined): [string, string] {
   const given = [dest.cnpj, dest.cpf, dest.idEstrangeiro].filter((v) => v !== undefined).length;
   if (given > 1) throw new FieldError('dest', 'informe apenas um entre cnpj, cpf e idEstrangeiro');
   if (dest.cnpj !== undefined) {
-    // The v3 pattern is [0-9]{3,14}: an alphanumeric CNPJ has no QR form yet (fiscal-notes 3.2).
+    // The v3 pattern is [0-9]{3,14}: an alphanumeric CNPJ has no QR form yet (docs/fiscal.md, "QR Code").
     if (!/^[0-9]{14}$/.test(dest.cnpj)) throw new FieldError('dest.cnpj', 'CNPJ do destinatário deve ter 14 dígitos no QR Code v3');
     return ['1', dest.cnpj];
   }

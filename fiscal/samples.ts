@@ -92,7 +92,7 @@ export function sampleNfceRequest(options: { nNF: number; serie?: number; items?
   return { ide: { serie: options.serie ?? 1, nNF: options.nNF }, det, total: { vProd: vNF, vNF }, pag };
 }
 
-// A real NF-e key (SP, model 55, valid DV: fiscal-notes 1.3) and a synthetic CT-e key (model 57).
+// A real NF-e key (SP, model 55, valid DV: docs/fiscal.md, "Access key") and a synthetic CT-e key (model 57).
 const NFE_KEY = '35180834128745000152550010000474281920007498';
 const cteBody = '3526111122233300018157001000000123112345679';
 const CTE_KEY = cteBody + checkDigit(cteBody);

@@ -1,4 +1,4 @@
-// The SEFAZ XMLDSig profile (fiscal-notes.md section 2): enveloped signature, inclusive C14N 1.0,
+// The SEFAZ XMLDSig profile (docs/fiscal.md, "Signature"): enveloped signature, inclusive C14N 1.0,
 // RSA-SHA1, SHA-1 digest, exactly one Reference to the signed element's Id, KeyInfo holding only
 // the X509Certificate, and an unprefixed <Signature> (a `ds:` prefix is rejection 404).
 // xml-crypto is the reference for both signing and verifying, configured to reproduce the

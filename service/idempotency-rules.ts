@@ -1,4 +1,4 @@
-// The decision table of contract.md section 2, as a pure function, so every store
+// The decision table of docs/api.md, "Idempotency", as a pure function, so every store
 // implementation (SQLite today, PostgreSQL later) applies exactly the same rules inside its own
 // atomic claim, and the rules can be tested without a database.
 

@@ -108,7 +108,7 @@ describe('readIdempotencyKey', () => {
 });
 
 describe('decideClaim', () => {
-  it('is the table of contract.md section 2', () => {
+  it('is the table of docs/api.md, "Idempotency"', () => {
     const stored = (state: 'processing' | 'authorized' | 'rejected') => ({ state, fingerprint: 'f1', documentId: 'd1' });
     expect(decideClaim(undefined, 'f1')).toEqual({ action: 'insert' });
     expect(decideClaim(stored('processing'), 'f1')).toEqual({ action: 'refuse', result: { kind: 'in_progress', documentId: 'd1' } });

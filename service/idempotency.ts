@@ -1,4 +1,4 @@
-// Idempotency of every issuance endpoint (contract.md section 2), one mechanism for all document
+// Idempotency of every issuance endpoint (docs/api.md, "Idempotency"), one mechanism for all document
 // types. A route calls `begin` before creating anything:
 //
 //   const documentId = randomUUID();

@@ -1,5 +1,5 @@
 // `balcao service`: runs the issuance API until SIGTERM/SIGINT. Binds to loopback unless told
-// otherwise (DEVELOPERS.md: nothing listens beyond loopback unless configured). When ready it
+// otherwise (ARCHITECTURE.md: nothing listens beyond loopback unless configured). When ready it
 // logs one line `{"msg":"listening","url":"http://127.0.0.1:PORT"}`, which supervisors and the
 // test harness wait for. On a signal it stops accepting, lets in-flight requests finish, closes
 // the database and exits 0.

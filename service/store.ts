@@ -114,7 +114,7 @@ export interface CompanyStore {
 export type PendingKey = KeyAttempt & { createdAt: string; updatedAt: string };
 
 export interface IdempotencyStore {
-  /** The atomic claim of contract.md section 2 (rules in idempotency-rules.ts). */
+  /** The atomic claim of docs/api.md, "Idempotency" (rules in idempotency-rules.ts). */
   claimIdempotencyKey(request: ClaimRequest): Promise<ClaimResult>;
   /**
    * Records the outcome of the attempt `attempt.documentId`. False (and nothing changes) when

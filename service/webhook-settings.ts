@@ -1,5 +1,5 @@
 // A company's webhook: where NFC-e outcomes are POSTed and the secret that signs them
-// (contract.md section 3). The secret is shown to the company (GET) but sealed at rest like
+// (docs/api.md, "Webhooks"). The secret is shown to the company (GET) but sealed at rest like
 // every other credential.
 
 import { randomBytes } from 'node:crypto';

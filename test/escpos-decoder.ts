@@ -28,7 +28,7 @@ const HIGH_HALVES: Record<string, string> = {
     '€\ufffd‚ƒ„…†‡ˆ‰Š‹Œ\ufffdŽ\ufffd\ufffd‘’“”•–—˜™š›œ\ufffdžŸ\u00a0¡¢£¤¥¦§¨©ª«¬\u00ad®¯°±²³´µ¶·¸¹º»¼½¾¿ÀÁÂÃÄÅÆÇÈÉÊËÌÍÎÏÐÑÒÓÔÕÖ×ØÙÚÛÜÝÞßàáâãäåæçèéêëìíîïðñòóôõö÷øùúûüýþÿ',
 };
 
-/** ESC t n → code page, Epson numbering (fiscal-notes.md 10.1). */
+/** ESC t n → code page, Epson numbering (docs/fiscal.md, "Thermal printing"). */
 export const EPSON_CODE_PAGES: Readonly<Record<number, string>> = { 0: 'cp437', 2: 'cp850', 3: 'cp860', 16: 'wpc1252', 19: 'cp858' };
 
 for (const [name, half] of Object.entries(HIGH_HALVES)) {

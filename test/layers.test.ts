@@ -1,4 +1,4 @@
-// The layering of DEVELOPERS.md is enforced by ESLint (eslint.layers.js). These tests lint small
+// The layering of ARCHITECTURE.md is enforced by ESLint (eslint.layers.js). These tests lint small
 // sample sources under the real config to prove the rule bites where it must and stays quiet
 // where imports are allowed.
 import { ESLint } from 'eslint';

@@ -1,4 +1,4 @@
-// NFC-e over real HTTP against the real `balcao service` process (contract.md sections 1 and 3,
+// NFC-e over real HTTP against the real `balcao service` process (docs/api.md, "Errors" and "NFC-e",
 // section 5 where the NFC-e uses it): issuance, the detail query, the XML and the DANFE,
 // cancellation (plain and by substitution) in and out of its windows, inutilização, the offline
 // contingency upload, the webhook events, and the OpenAPI description.

@@ -1,4 +1,4 @@
-// Idempotency of NFC-e issuance over real HTTP against the real service (contract.md section 2),
+// Idempotency of NFC-e issuance over real HTTP against the real service (docs/api.md, "Idempotency"),
 // every row of its table, with the sandbox authority (section 5) holding documents in
 // `processando` (latency, unavailability) so the "still processing" rows can be seen.
 

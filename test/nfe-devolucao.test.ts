@@ -1,5 +1,5 @@
-// The NF-e de devolução over real HTTP against the real `balcao service` process (contract.md
-// sections 2 and 3): an NFC-e is issued and authorized, two of its three items come back with an
+// The NF-e de devolução over real HTTP against the real `balcao service` process (docs/api.md,
+// "Idempotency" and "NF-e de devolução"): an NFC-e is issued and authorized, two of its three items come back with an
 // inbound model 55 NF-e that references it; the XML is the procNFe the official schema accepts;
 // the idempotency rules are the NFC-e's (replay, 409 while processing, 422 on another body,
 // scope per document type); over-quantities, foreign and cancelled NFC-e are refused; a return

@@ -35,7 +35,7 @@ export type SaleItemView = {
   removed: boolean;
 };
 
-/** Card group of a card (or PIX) payment (fiscal-notes 5.1). */
+/** Card group of a card (or PIX) payment (docs/fiscal.md, "Payments"). */
 export type CardInput = {
   /** "1" integrated (TEF: then cnpj and cAut are required), "2" card machine not integrated. */
   tpIntegra: '1' | '2';
@@ -191,7 +191,7 @@ export type ReprintResult = {
 
 // ---- Returns (NF-e de devolução, model 55) ------------------------------------------------------
 // After the cancellation window, goods come back through an inbound NF-e that references the
-// receipt's access key (contract.md section 3). Returns are manager-authorized and, like every
+// receipt's access key (docs/api.md, "NFC-e"). Returns are manager-authorized and, like every
 // command, queued in the outbox and retried with one idempotency key.
 
 export type ReturnItemInput = {
@@ -340,7 +340,7 @@ export type ContingencySettings = {
   maxReceipts: number;
   /** Most hours offline before the terminal stops selling. */
   maxHours: number;
-  /** Series for contingency receipts: the normal one, or a separate series (fiscal-notes: open question). */
+  /** Series for contingency receipts: the normal one, or a separate series (docs/fiscal.md, "Open points"). */
   series: number | null;
 };
 

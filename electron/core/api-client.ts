@@ -1,4 +1,4 @@
-// Typed client of the issuance API (shared/spec/issuance-api.md and contract.md), the only way
+// Typed client of the issuance API (docs/api.md), the only way
 // the terminal talks to the service. Two kinds of failure, kept apart because the worker treats
 // them differently:
 // - ServiceHttpError: the service answered with a 4xx/5xx; carries the status, the contract's
@@ -39,7 +39,7 @@ export type NfceDocument = {
   idempotent_replay?: boolean;
 };
 
-/** 202 of POST /api/v1/nfce (issuance-api 2.4). */
+/** 202 of POST /api/v1/nfce (docs/api.md, "NFC-e"). */
 export type NfceAccepted = { id: string; chave: string; status: 'processando'; message: string };
 
 /** What an issuance POST answered: a fresh attempt (202) or the replay of an authorized one (200). */

@@ -1,5 +1,5 @@
 // Cancelling an authorized receipt (event 110111 at the service): within 30 minutes of its
-// authorization (issuance-api 3.2, fiscal-notes 6.3), by a manager, with a 15–255 character
+// authorization (docs/fiscal.md, "Cancellation"), by a manager, with a 15–255 character
 // justification. After the window the remedy is the return (NF-e de devolução).
 //
 // The window as the terminal sees it. The service measures 30 minutes from autorizado_em on its

@@ -2,7 +2,7 @@
 // facts its receipt line needs (GTIN, NCM, CFOP, unit, tax group), checked when it is saved so a
 // bad registration is found at the back office, not at the counter.
 //
-// A tax group is a named `imposto` block of the NFC-e request (issuance-api 2.3, det[].imposto).
+// A tax group is a named `imposto` block of the NFC-e request (docs/api.md, "NFC-e": det[].imposto).
 // The names are ours; the blocks are what the builder accepts (fiscal/nfce/build.ts). Which
 // ones apply depends on the store's tax regime (CRT): the Simples Nacional groups (CSOSN) for
 // CRT 1 and 4, the regime-normal ones (CST) otherwise.

@@ -1,6 +1,6 @@
 // Returns (NF-e de devolução, model 55) of an authorized receipt: the goods come back after the
 // sale, in whole or in part, and the service issues an inbound NF-e that references the
-// receipt's access key (service/nfe; contract.md section 3).
+// receipt's access key (service/nfe; docs/api.md, "NFC-e").
 //
 // Rules at the terminal:
 // - Only an authorized receipt (not cancelled, not being cancelled) can have a return. It is

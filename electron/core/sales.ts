@@ -3,7 +3,7 @@
 //
 // Money is integer cents; an item's total is quantity × unit price rounded half-up to the cent,
 // exactly as the NFC-e builder checks it (rejection 629), and every total is a sum of those.
-// The request JSON of issuance-api 2.3 is built here from the stored sale, so what is sent is
+// The request JSON of POST /api/v1/nfce (docs/api.md, "NFC-e") is built here from the stored sale, so what is sent is
 // always what the sale says.
 
 import { randomUUID } from 'node:crypto';
@@ -26,7 +26,7 @@ export type SalesContext = { store: PosStore; clock: Clock; serie: number };
 // =============================================================================================
 // Payments
 
-/** tPag codes the counter accepts, with the name shown (fiscal-notes 5.2). */
+/** tPag codes the counter accepts, with the name shown (docs/fiscal.md, "Payments"). */
 export const PAYMENT_METHODS: Readonly<Record<string, string>> = Object.freeze({
   '01': 'Dinheiro',
   '02': 'Cheque',
@@ -342,7 +342,7 @@ export function replacePayments(ctx: SalesContext, sale: SaleRow, payments: read
 }
 
 // =============================================================================================
-// The NFC-e request (issuance-api 2.3)
+// The NFC-e request (docs/api.md, "NFC-e")
 
 function requestCard(p: SalePaymentRow): NfceCard | undefined {
   const card = cardOfRow(p);

@@ -381,7 +381,7 @@ export class Terminal implements TerminalApi {
       cancellation: cancellationInfo(r, this.clock(), this.serviceOffsetMs),
       // A contingency receipt was signed and printed as it is: it cannot be corrected.
       canCorrect: needsOperator && r.tp_emis === 1,
-      // A number issued in contingency must never be voided (fiscal-notes 7.3).
+      // A number issued in contingency must never be voided (docs/fiscal.md, "Offline contingency").
       canVoid: needsOperator && r.tp_emis === 1,
     };
   }

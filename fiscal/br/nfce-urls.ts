@@ -1,4 +1,4 @@
-// Per-state NFC-e addresses (fiscal-notes.md 3.5): the QR Code base URL (NfeConsultaQR, from
+// Per-state NFC-e addresses (docs/fiscal.md, "QR Code"): the QR Code base URL (NfeConsultaQR, from
 // sped-nfe storage/wsnfe_4.00_mod65.xml) and the "consulte pela chave de acesso" address written
 // as-is into <urlChave> (sped-nfe storage/uri_consulta_nfce.json). A wrong address is rejection
 // 395, so these are data, kept apart from the QR logic, and a company setting may override them

@@ -1,5 +1,5 @@
 // Land borders between the 27 UFs (51 undirected edges), the data behind the MDF-e percurso rules
-// (rejection 663; docs/fiscal.md, "MDF-e: percurso"). Listed both ways so a reader can check any
+// (rejection 663; docs/fiscal.md, "MDF-e percurso"). Listed both ways so a reader can check any
 // state at a glance; `percurso.ts` refuses the table at first use if an edge is one-sided or a
 // code is misspelt. DF–MG is listed: they share a short land border (road DF-285); whether
 // SEFAZ's own table has it is not published, which is why the table is data kept apart.

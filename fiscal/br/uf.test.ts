@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { FieldError } from '../errors.ts';
 import { BRASILIA_TZ, cUFOf, isUF, UFS, ufOfCUF } from './uf.ts';
 
-// Table 1.1 of fiscal-notes.md, written out independently of the module's own table.
+// The cUF table (docs/fiscal.md, "Access key"), written out independently of the module's own table.
 const TABLE_1_1: Record<string, string> = {
   '11': 'RO', '12': 'AC', '13': 'AM', '14': 'RR', '15': 'PA', '16': 'AP', '17': 'TO',
   '21': 'MA', '22': 'PI', '23': 'CE', '24': 'RN', '25': 'PB', '26': 'PE', '27': 'AL', '28': 'SE', '29': 'BA',

@@ -4,7 +4,7 @@
 // renderers only lay them out. The model is JSON-serialisable so the terminal can hand it to the
 // screen as is.
 //
-// Structure and wording follow fiscal-notes.md section 9 (Manual de Especificações Técnicas do
+// Structure and wording follow docs/fiscal.md, "DANFE NFC-e" (Manual de Especificações Técnicas do
 // DANFE NFC-e e QR Code). Where the notes mark the manual as UNCERTAIN we chose:
 // - Division numbering and order: the v3-era scheme mirrored by the public implementations
 //   (I header, II fixed text, III items, IV totals/payments, V taxes, Va contributor message,
@@ -138,7 +138,7 @@ export type DanfeModelOptions = {
 };
 
 // =============================================================================================
-// Fixed texts (fiscal-notes.md 9.4)
+// Fixed texts (docs/fiscal.md, "DANFE NFC-e")
 
 export const DANFE_TEXTS = Object.freeze({
   fixed: 'DANFE NFC-e - Documento Auxiliar da Nota Fiscal de Consumidor Eletrônica',
@@ -152,7 +152,7 @@ export const DANFE_TEXTS = Object.freeze({
   cancelada: 'CANCELADA',
 });
 
-/** tPag names (fiscal-notes.md 5.2, after NT 2020.006 / NT 2023.004). */
+/** tPag names (docs/fiscal.md, "Payments", after NT 2020.006 / NT 2023.004). */
 export const TPAG_NAMES: Readonly<Record<string, string>> = Object.freeze({
   '01': 'Dinheiro',
   '02': 'Cheque',

@@ -35,7 +35,7 @@ const emitter: Emitter = {
 
 const ctx: MdfeIssueContext = { emitter, dhEmi: '2026-11-22T14:03:05-03:00', credentials };
 
-// A real NF-e key (SP, model 55, valid DV: fiscal-notes 1.3) and a synthetic CT-e key (model 57).
+// A real NF-e key (SP, model 55, valid DV: docs/fiscal.md, "Access key") and a synthetic CT-e key (model 57).
 const NFE_KEY = '35180834128745000152550010000474281920007498';
 const cteBody = '35261111222333000181570010000001231' + '12345679';
 const CTE_KEY = cteBody + checkDigit(cteBody);

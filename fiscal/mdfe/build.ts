@@ -9,7 +9,7 @@
 //   state): not input errors. A manifest without `seg` or `prodPred` still becomes a schema-valid,
 //   signed document (the schema makes both optional), so that the (sandbox) authority can reject
 //   it with the right cStat and the rejected XML can be kept. `mdfeRuleViolation` implements the
-//   stateless ones, in the order of contract.md section 4.
+//   stateless ones, in the order of docs/api.md, "MDF-e".
 //
 // Decimal values: the specification carries vComp, vContrato, vCarga and qCarga as JSON numbers.
 // They are converted without floating-point arithmetic from the number's shortest string form
@@ -658,7 +658,7 @@ export function issueMdfe(input: MdfeRequest, ctx: MdfeIssueContext): IssuedMdfe
 export type RuleViolation = { cStat: string; xMotivo: string };
 
 /**
- * Texts: MDF-e 3.00 rejection tables (fiscal-notes 11.7). 745 has no known official wording for
+ * Texts: MDF-e 3.00 rejection tables (docs/fiscal.md, "MDF-e"). 745 has no known official wording for
  * the MDF-e (NT 2021.002 created it; the public tables skip it): the texts below are ours, built
  * from the vendors' description "tpTransp informado sem o grupo prop", and are not official.
  */
@@ -679,7 +679,7 @@ const informed = (v: unknown): boolean =>
   !absent(v) && v !== '' && !(Array.isArray(v) && v.filter((x) => !absent(x) && x !== '').length === 0);
 
 /**
- * The first of the stateless rejection rules (contract.md section 4) that the request breaks, in
+ * The first of the stateless rejection rules (docs/api.md, "MDF-e") that the request breaks, in
  * this order: 745, 699, 698, 725, 578, 663. 611 (open manifest for the plate) and 204 (number
  * already authorized) need the service's state and are checked there, after these.
  *

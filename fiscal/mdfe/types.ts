@@ -1,10 +1,10 @@
-// The MDF-e request body of issuance-api.md section 2.1 (road modal), as the service receives it.
+// The MDF-e request body of POST /api/v1/mdfe/emitir (docs/api.md, "MDF-e"; road modal), as the service receives it.
 // Codes are strings; the monetary and quantity values the specification shows as JSON numbers
 // (vComp, vContrato, vCarga, qCarga) are numbers here too (a decimal string is also accepted, see
 // build.ts `decimalOf`). Where the specification says "not shown", the shape below is our decision
 // and mirrors the official schema (mdfe_v3.00.xsd, mdfeModalRodoviario_v3.00.xsd) so that every
 // field maps to exactly one XML element with the same name:
-// - `ide.infPercurso` is `{ UFPer }[]`, in travel order, UFIni/UFFim not repeated (fiscal-notes 12.1);
+// - `ide.infPercurso` is `{ UFPer }[]`, in travel order, UFIni/UFFim not repeated (docs/fiscal.md, "MDF-e percurso");
 // - `rodo.veicTracao.prop` is the schema's `prop` group (CNPJ | CPF, RNTRC, xNome, IE?, UF, tpProp);
 // - NF-e documents are linked by `infDoc.infMunDescarga[].infNFe[].chNFe`, beside `infCTe[].chCTe`;
 // - `tpTransp` sits at the top level, as the specification lists it (it goes to `ide/tpTransp`).

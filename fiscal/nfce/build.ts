@@ -1,5 +1,5 @@
-// The NFC-e (model 65, layout 4.00, PL_009) from the request of issuance-api.md 2.3: checked,
-// written in schema order, signed, with its QR Code (fiscal-notes.md sections 1–5 and 7.1).
+// The NFC-e (model 65, layout 4.00, PL_009) from the request of POST /api/v1/nfce: checked,
+// written in schema order, signed, with its QR Code (docs/fiscal.md, from "Access key" to "Payments", and "Offline contingency").
 //
 // Every problem of the request is collected and thrown at once as a FieldError naming the field
 // in API path style (`det[1].prod.NCM`); nothing is returned then. Money is bigint cents and
@@ -81,7 +81,7 @@ export const DEFAULT_VTOTTRIB_RATES: Readonly<Record<1 | 2 | 3 | 4, string>> = O
   4: '4.00',
 });
 
-/** tPag codes after NT 2020.006 / NT 2023.004 (fiscal-notes.md 5.2). */
+/** tPag codes after NT 2020.006 / NT 2023.004 (docs/fiscal.md, "Payments"). */
 export const TPAG_CODES: readonly string[] = [
   '01', '02', '03', '04', '05', '10', '11', '12', '13', '14', '15', '16', '17', '18', '19', '20', '21', '22', '90', '91', '99',
 ];
@@ -179,7 +179,7 @@ function cardOf(input: NfceRequest, pag: { tPag?: unknown; card?: NfceCard }, i:
 }
 
 /**
- * Rules 391/392 of the payment group (fiscal-notes.md 5.4), for the (sandbox) authority and for
+ * Rules 391/392 of the payment group (docs/fiscal.md, "Payments"), for the (sandbox) authority and for
  * callers who want to warn before sending. The builder itself does not enforce them.
  */
 export function paymentRuleViolation(input: NfceRequest): PaymentRuleViolation | undefined {

@@ -1,4 +1,4 @@
-// The NFC-e request body of issuance-api.md section 2.3, as the service and the terminal both
+// The NFC-e request body of POST /api/v1/nfce (docs/api.md, "NFC-e"), as the service and the terminal both
 // send it. Monetary and quantity values are decimal strings.
 
 export type NfceProduct = {

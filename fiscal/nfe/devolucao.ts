@@ -6,7 +6,7 @@
 // Every problem of the request is collected and thrown at once as a FieldError naming the
 // request's field (`itens[0].quantidade`); nothing is returned then. Money is bigint cents.
 //
-// Decisions (the specification shows no payload; fiscal-notes has no section on returns):
+// Decisions (docs/fiscal.md, "NF-e de devolução"):
 // - Values are proportional to the quantity returned, per item, with CUMULATIVE half-up
 //   rounding: a return of q units when r were already returned (authorized or in flight) gets
 //   round(v × (r + q) / Q) − round(v × r / Q) of each value v of the sold line (Q units). So the

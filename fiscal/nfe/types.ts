@@ -1,6 +1,6 @@
 // The NF-e de devolução (model 55, finNFe 4, tpNF 0) request: which NFC-e, which of its items and
 // how much of each come back, why, and who brings them. Field names are the API's (Portuguese
-// snake_case, contract.md section 3), so a FieldError names the field the caller sent
+// snake_case, docs/api.md, "NFC-e"), so a FieldError names the field the caller sent
 // (`itens[0].quantidade`). Quantities are decimal strings with a dot, up to 4 places.
 
 export type DevolucaoItem = {
@@ -43,6 +43,6 @@ export type DevolucaoRequest = {
   /** Why the goods came back: 15 to 255 characters, printed in infAdic/infCpl. */
   justificativa: string;
   destinatario?: DevolucaoDestinatario;
-  /** Idempotency key in the body (contract.md section 2); not part of the document. */
+  /** Idempotency key in the body (docs/api.md, "Idempotency"); not part of the document. */
   referencia_externa?: string;
 };

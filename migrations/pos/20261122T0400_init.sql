@@ -9,7 +9,7 @@
 -- unit (qCom has 4 decimals); booleans are 0/1. All SQL of the terminal lives in
 -- electron/core/pos-store.ts.
 
--- One row per series this terminal issues in. The caller owns the sequence (issuance-api 1):
+-- One row per series this terminal issues in. The caller owns the sequence (docs/api.md, "Overview"):
 -- next_nnf is taken and incremented in the same transaction that writes the receipt, so a
 -- number is never handed out twice and never skipped.
 CREATE TABLE series (
@@ -72,7 +72,7 @@ CREATE TABLE sale_payments (
   sale_id TEXT NOT NULL REFERENCES sales (id),
   tpag TEXT NOT NULL CHECK (length(tpag) = 2),
   amount_cents INTEGER NOT NULL CHECK (amount_cents > 0),
-  -- Card group (fiscal-notes 5.1); all NULL when the payment has none.
+  -- Card group (docs/fiscal.md, "Payments"); all NULL when the payment has none.
   card_tp_integra TEXT CHECK (card_tp_integra IS NULL OR card_tp_integra IN ('1', '2')),
   card_cnpj TEXT,
   card_tband TEXT,

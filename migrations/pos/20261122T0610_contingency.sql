@@ -20,8 +20,8 @@ CREATE TABLE contingency_periods (
 CREATE UNIQUE INDEX contingency_periods_one_open ON contingency_periods ((ended_at IS NULL)) WHERE ended_at IS NULL;
 
 -- A sale whose online attempt had not come back (pending or processing) when contingency began
--- is issued again offline: its receipt row takes a NEW number and key with tpEmis 9 (fiscal-notes
--- 7.3: a number that may have been transmitted as normal is never reused in contingency), and
+-- is issued again offline: its receipt row takes a NEW number and key with tpEmis 9 (docs/fiscal.md,
+-- "Offline contingency": a number that may have been transmitted as normal is never reused in contingency), and
 -- the online attempt it replaced is kept here until the service tells its fate:
 --   authorized     → cancelled by substitution (event 110112, chave_substituta = the receipt's
 --                    contingency key), once that key is authorized too;

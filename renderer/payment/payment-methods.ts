@@ -1,4 +1,4 @@
-// The payment methods the counter offers and the card data each needs (fiscal-notes 5.1–5.4):
+// The payment methods the counter offers and the card data each needs (docs/fiscal.md, "Payments"):
 // cards and PIX carry the card group (tpIntegra; with 1 = TEF, the acquirer's CNPJ and the
 // authorization code are required, rejection 392), cash carries none.
 
@@ -14,7 +14,7 @@ export const METHODS: readonly { tPag: MethodId; label: string }[] = [
   { tPag: '17', label: 'PIX' },
 ];
 
-/** tBand codes (fiscal-notes 5.3). */
+/** tBand codes (docs/fiscal.md, "Payments"). */
 export const BRANDS: readonly { code: string; label: string }[] = [
   { code: '01', label: 'Visa' },
   { code: '02', label: 'Mastercard' },

@@ -28,8 +28,8 @@ export type Rejection = { cStat: string; xMotivo: string };
 const reject = (cStat: string, xMotivo: string): Rejection => ({ cStat, xMotivo });
 
 // ---------------------------------------------------------------------------------------------
-// Texts. NF-e/NFC-e: SEFAZ's table (sped-nfe storage/cstat.json, fiscal-notes 4.4, 5.4, 6, 7.4),
-// always with the "Rejeição: " prefix the authorities put in xMotivo. MDF-e: fiscal-notes 11.2,
+// Texts. NF-e/NFC-e: SEFAZ's table (docs/fiscal.md, "Rejections the sandbox applies"),
+// always with the "Rejeição: " prefix the authorities put in xMotivo. MDF-e: docs/fiscal.md, "MDF-e",
 // 11.6 and 11.7. The same number means different things in the two catalogues (204, 578, 698…),
 // hence two tables.
 
@@ -106,7 +106,7 @@ export const MDFE = {
   qrSign: reject('496', 'Rejeição: Assinatura do QR-Code difere do calculado'),
   // Content rules: the fiscal module's texts (fiscal/mdfe/build.ts MDFE_REJECTIONS), so that
   // `mdfeRuleViolation` (a caller's pre-check) and this authority say the same thing. 745 has no
-  // official MDF-e wording (fiscal-notes 11.7: NT 2021.002 created it, the public tables skip
+  // official MDF-e wording (docs/fiscal.md, "MDF-e": NT 2021.002 created it, the public tables skip
   // it); the text there is ours, built from the vendors' description, and is not official.
   tpTranspSemProp: MDFE_REJECTIONS.tpTranspSemProp,
   propSemTpTransp: MDFE_REJECTIONS.propSemTpTransp,
@@ -125,7 +125,7 @@ export const MDFE = {
   ),
   // 218 is the NF-e's "já está cancelada"; the MDF-e tables we have do not list their own text.
   jaCancelado: reject('218', 'Rejeição: MDF-e já cancelado'),
-  // 609 is the closing event's "already closed" (fiscal-notes 11.6); a cancellation of a closed
+  // 609 is the closing event's "already closed" (docs/fiscal.md, "MDF-e"); a cancellation of a closed
   // manifest gets it too: the manifest is no longer in the state the event requires.
   jaEncerrado: reject('609', 'Rejeição: MDF-e já encerrado'),
   protocoloDiferente: reject('222', 'Rejeição: Protocolo de Autorização de Uso difere do cadastrado'),
@@ -528,7 +528,7 @@ function keyMatchesFields(
 
 const keyMatchesNfe = (key: string, f: NfeFacts): boolean => keyMatchesFields(key, { ...f, number: f.nNF, code: f.cNF });
 
-/** Rules 391/392 (fiscal-notes 5.4), payment by payment in document order. */
+/** Rules 391/392 (docs/fiscal.md, "Payments"), payment by payment in document order. */
 export function paymentRejection(payments: readonly NfePaymentFacts[]): Rejection | undefined {
   for (const p of payments) {
     if (!p.card) {
@@ -607,7 +607,7 @@ export type MdfeCheck = { ok: true; document: MdfeDocument } | { ok: false; reje
 
 /**
  * Schema (215), signature (297), certificate/emitter (213), key (502), environment (252), QR Code
- * (479–496), then the content rules of contract.md section 4 in its order: 745, 699, 698, 725,
+ * (479–496), then the content rules of docs/api.md, "MDF-e" in its order: 745, 699, 698, 725,
  * 578, 663. (611 and 204 need the authority's memory: sandbox.ts.)
  */
 export function checkMdfe(company: AuthorityCompany, xml: string): MdfeCheck {
@@ -662,7 +662,7 @@ export function mdfeQrRejection(key: string, f: MdfeFacts, certificatePem: strin
 }
 
 /**
- * The stateless content rules, first broken one wins (contract.md section 4), read from the
+ * The stateless content rules, first broken one wins (docs/api.md, "MDF-e"), read from the
  * document exactly as fiscal/mdfe/build.ts `mdfeRuleViolation` reads them from the request:
  * - 745: tpTransp and veicTracao/prop go together (third-party vehicle) or not at all;
  * - 699: an insurance group without the insurer (infSeg: xSeg and CNPJ), the policy (nApol) or

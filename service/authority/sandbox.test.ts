@@ -595,7 +595,7 @@ describe('MDF-e', () => {
     expect(await authority.consultMdfe(companyB, doc.key)).toEqual({ found: false, ...MDFE.naoConsta });
   });
 
-  // The rules of contract.md 4 in their order; each mutation breaks one of them.
+  // The rules of docs/api.md, "MDF-e" in their order; each mutation breaks one of them.
   const breakers: [string, (r: MdfeRequest) => void][] = [
     ['745', (r) => (r.tpTransp = '1')],
     ['699', (r) => delete (r.seg as { nAver?: string }).nAver],

@@ -22,7 +22,7 @@
 //   That is the NF-e layout (type of authorizer 1 = the UF's own SEFAZ); MDF-e protocols use the
 //   same shape here.
 // - Offline NFC-e (tpEmis 9) received more than 24 h after dhEmi: authorized with 150 ("fora de
-//   prazo"), the most common deadline in fiscal-notes 7.2.
+//   prazo"), the most common deadline in docs/fiscal.md, "Offline contingency".
 // - A re-sent document that was authorized and later cancelled gets 218, as SEFAZ answers.
 // - Cancellation by substitution (110112) follows NT 2018.004 beyond the brief: the substitute
 //   must also be authorized here and not cancelled (912/913), and the NFC-e being cancelled must
@@ -86,7 +86,7 @@ export const DEFAULT_VER_APLIC = 'BALCAO-SANDBOX-1.0';
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 
-/** The windows the sandbox applies (fiscal-notes 6.3, 7.2, 11.6). */
+/** The windows the sandbox applies (docs/fiscal.md: "Cancellation", "Offline contingency", "MDF-e"). */
 export const SANDBOX_DEADLINES = {
   /** 110111 of an NF-e/NFC-e, from authorization. */
   nfeCancellationMs: 30 * MINUTE,

@@ -1,4 +1,4 @@
-// The error contract of every endpoint (contract.md section 1): one body shape,
+// The error contract of every endpoint (docs/api.md, "Errors"): one body shape,
 // `{ error: { code, message, details?: [{ field, message }] } }`, fixed codes, messages in
 // Portuguese, field paths in the API's dotted style (`det[0].prod.NCM`). Whatever goes wrong,
 // the caller gets this shape; stack traces and internal messages go to the log only.

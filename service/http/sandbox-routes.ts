@@ -1,4 +1,4 @@
-// Sandbox controls (contract.md section 5), per company: the simulated tax authority's latency
+// Sandbox controls (docs/api.md, "Sandbox controls"), per company: the simulated tax authority's latency
 // and availability, and the company's clock. Registered only in sandbox mode, so in production
 // these paths are unknown routes (404) and absent from the OpenAPI document.
 

@@ -1,4 +1,4 @@
-// Webhook settings of the caller's company (contract.md section 3): PUT sets (secret generated
+// Webhook settings of the caller's company (docs/api.md, "Webhooks"): PUT sets (secret generated
 // when absent), GET shows, DELETE removes.
 
 import { Type } from '@sinclair/typebox';

@@ -1,4 +1,4 @@
-// The MDF-e endpoints (issuance-api.md 4.1, contract.md section 4), mounted under /api/v1 behind
+// The MDF-e endpoints (docs/api.md, "MDF-e"), mounted under /api/v1 behind
 // authentication: emitir (synchronous), encerrar, cancelar, the list, the detail, the XML, the
 // DAMDFE and the percurso utility. On start (onReady) the plugin settles manifests a stopped
 // process left in flight (issuance.ts `recover`) and warms the tax authority up.

@@ -1,6 +1,6 @@
 // What the API shows of a manifest: the fields of specification 2.2 plus `situacao` and the
 // facts a caller lists and filters by; the full view adds the linked documents and the events.
-// Instants are ISO 8601 in the Brasília zone (contract.md section 1).
+// Instants are ISO 8601 in the Brasília zone (docs/api.md, "Errors").
 
 import type { Static } from '@sinclair/typebox';
 import { formatBrasilia } from '../clock.ts';

@@ -1,4 +1,4 @@
-// The NFC-e endpoints (issuance-api.md 2.3, 2.4, 3.2, 4.2; contract.md sections 1–3) and the
+// The NFC-e endpoints (docs/api.md, "NFC-e", "Errors", "Idempotency") and the
 // queue that brings accepted receipts to a verdict (queue.ts), started when the app is ready and
 // stopped when it closes.
 //
@@ -56,7 +56,7 @@ import type { NfceRecord } from './store.ts';
 import { nfceView, webhookEvent } from './view.ts';
 
 const MINUTE = 60_000;
-/** Cancellation windows from authorization (contract.md section 3). */
+/** Cancellation windows from authorization (docs/api.md, "NFC-e"). */
 export const CANCEL_WINDOW_MS = { cancelamento: 30 * MINUTE, substituicao: 168 * 60 * MINUTE } as const;
 const RETURN_REMEDY = 'POST /api/v1/nfe/devolucao';
 /** Seconds a client waits before asking again about a document still processando. */

@@ -2,7 +2,7 @@
 // unknown field is a 400, never silently dropped), type the handlers, serialize the answers and
 // describe all of it in the OpenAPI document.
 //
-// The request schema checks shape and types only (contract.md: wrong types and missing fields are
+// The request schema checks shape and types only (docs/api.md, "Errors": wrong types and missing fields are
 // 400). Values (decimal strings, codes, sums, NCM, GTIN...) are checked by the fiscal builder,
 // which names every broken field at once: 422 `validacao`.
 

@@ -1,5 +1,5 @@
-// An NFC-e as the API shows it (GET, replays, cancellation, webhook `dados`): contract.md
-// section 3's fields, instants in Brasília time with their offset.
+// An NFC-e as the API shows it (GET, replays, cancellation, webhook `dados`; docs/api.md, "NFC-e"):
+// its fields, instants in Brasília time with their offset.
 
 import { randomUUID } from 'node:crypto';
 import { formatBrasilia } from '../clock.ts';
@@ -36,7 +36,7 @@ export function nfceView(d: NfceRecord): NfceView {
 export type NfceEventType = 'nfce.autorizada' | 'nfce.rejeitada' | 'nfce.cancelada';
 
 /**
- * The webhook event of a state change (contract.md section 3): built inside the transaction that
+ * The webhook event of a state change (docs/api.md, "NFC-e"): built inside the transaction that
  * makes the change, from the document in its new state, so `dados` is what GET shows right after.
  */
 export function webhookEvent(tipo: NfceEventType): EventOf {

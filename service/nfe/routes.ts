@@ -1,4 +1,4 @@
-// The NF-e endpoints (contract.md section 3, end): the return of goods sold with an NFC-e
+// The NF-e endpoints (docs/api.md, "NFC-e", end): the return of goods sold with an NFC-e
 // (NF-e de devolução, model 55), queued like the NFC-e, with the same idempotency rules, its
 // detail and its XML. The queue (the NFC-e's authorization queue over the returns' lane) starts
 // when the app is ready, after the keys a stopped process left claimed are settled.

@@ -1,4 +1,4 @@
-// Webhook delivery (contract.md section 3): the worker that drains the outbox
+// Webhook delivery (docs/api.md, "Webhooks"): the worker that drains the outbox
 // (`webhook_deliveries`, filled by document state changes in their own transactions) and POSTs
 // each event to the company's webhook.
 //

@@ -1,4 +1,4 @@
-// The webhook signature of contract.md section 3:
+// The webhook signature of docs/api.md, "Webhooks":
 //
 //   X-Assinatura: t=<unix seconds>,v1=<hex HMAC-SHA256(segredo, t + "." + raw body)>
 //

@@ -70,7 +70,7 @@ export function brokenBodies(valid: Json, { optional = () => false, anchor }: Br
 /** The body as JSON text, so a generated string or number is sent as JSON too (the client sends a string as is). */
 export const asJson = (body: Json): string => JSON.stringify(body);
 
-/** Every 4xx code of contract.md section 1. */
+/** Every 4xx code of docs/api.md, "Errors". */
 const CLIENT_ERROR_CODES = [
   'requisicao_invalida',
   'nao_autorizado',

@@ -1,4 +1,4 @@
-// Issuing a receipt at the terminal itself, in offline contingency (fiscal-notes 7.1): the NFC-e
+// Issuing a receipt at the terminal itself, in offline contingency (docs/fiscal.md, "Offline contingency"): the NFC-e
 // built by the fiscal core with tpEmis 9, dhCont and xJust, signed with the company's A1
 // certificate, with the offline QR Code of the company's version (v2: digVal + CSC hash; v3: the
 // RSA signature of its own fields), and its DANFE in two copies, "Via Consumidor" and "Via
@@ -33,7 +33,7 @@ export type OfflineReceipt = {
   dhEmi: string;
 };
 
-/** The two copies of a contingency DANFE, in printing order (fiscal-notes 7.3). */
+/** The two copies of a contingency DANFE, in printing order (docs/fiscal.md, "Offline contingency"). */
 export const CONTINGENCY_COPIES: readonly DanfeCopy[] = ['consumidor', 'estabelecimento'];
 
 /**

@@ -32,7 +32,7 @@
 // before the limit still go out; the limit only keeps the backlog within what can reach the
 // authority before its 24-hour deadline.
 //
-// Numbering (ContingencySettings.series, fiscal-notes 7.3 leaves it open): null numbers the
+// Numbering (ContingencySettings.series; the rules leave it open, docs/fiscal.md, "Offline contingency"): null numbers the
 // contingency receipts in the terminal's own series and sequence (Ajuste SINIEF 19/19: number +
 // series + tpEmis identify the NFC-e; SEFAZ-PE: "não tem série distinta"); a number sets a
 // separate series (the 890–989 range of Ajuste SINIEF 13/18, where a UF still asks for it) with

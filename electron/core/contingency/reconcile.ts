@@ -2,7 +2,7 @@
 // began, whose outcome the terminal did not know. The sale is covered at once by a receipt
 // issued offline, and the online attempt is reconciled once the service is back.
 //
-// Number of the re-issued receipt: a NEW one, with a new key (tpEmis 9). fiscal-notes 7.3: "never
+// Number of the re-issued receipt: a NEW one, with a new key (tpEmis 9). docs/fiscal.md, "Offline contingency": "never
 // reuse in contingency a number already transmitted as Normal", and an attempt whose answer was
 // lost may have been transmitted. The flow then follows the SEFAZ one quoted there (and 6.2):
 // - the online attempt came back authorized → cancel it by substitution (event 110112 through

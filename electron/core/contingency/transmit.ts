@@ -7,7 +7,7 @@
 // with the reason (outbox-rules.ts documentOutcome).
 //
 // What is here: the deadline. The authority expects an offline NFC-e within 24 hours of its
-// issue (fiscal-notes 7.2: the most common rule; some UFs allow less or more), so the status
+// issue (docs/fiscal.md, "Offline contingency": the most common rule; some UFs allow less or more), so the status
 // warns from two hours before the earliest deadline among those not yet authorized.
 
 import { formatDateTimeBR } from '../../../fiscal/danfe/model.ts';
