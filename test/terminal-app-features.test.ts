@@ -65,9 +65,9 @@ describe('printing an authorized receipt', () => {
     const receipt = await sellAndAuthorize(terminal);
 
     const folder = join(dataDir, VIRTUAL_PRINTER_DIR);
-    await eventually('o cupom impresso', () => jobsIn(folder).length === 1);
+    // The job's number is claimed by its .bin; its .png preview is written right after it.
+    await eventually('o cupom impresso, com a imagem', () => jobsIn(folder).length === 1 && existsSync(join(folder, jobsIn(folder)[0]!.replace('.bin', '.png'))));
     const [job] = jobsIn(folder);
-    expect(existsSync(join(folder, job!.replace('.bin', '.png')))).toBe(true);
     const printed = decodeEscPos(readFileSync(join(folder, job!)));
     expect(printed.qrCodes.map((q) => q.payload)).toEqual([receipt.qrcode]);
     const text = printed.lines.map((l) => l.text).join('\n');
