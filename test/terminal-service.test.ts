@@ -6,7 +6,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Terminal } from '../electron/core/terminal.ts';
-import { api, startService, tempDataDir, type ServiceProcess } from './helpers/service-process.ts';
+import { api, closedPort, startService, tempDataDir, type ServiceProcess } from './helpers/service-process.ts';
 import { eventually, storeCompany, testTerminal } from './terminal-fixtures.ts';
 
 let service: ServiceProcess;
@@ -46,6 +46,20 @@ async function sell(terminal: Terminal, payment: Parameters<Terminal['addPayment
 }
 
 const settled = (t: Terminal, id: string, states: string[]) => t.waitForReceipt(id, (r) => states.includes(r.state), 30_000);
+
+describe('the connection to the service', () => {
+  it('a new address is probed at once: the status follows the service there, not the old address, without waiting for the next health check', async () => {
+    const company = await storeCompany(serviceDir);
+    // Left pointing at the service's previous address, where nothing listens any more (a
+    // restart on another port), with the health check as far apart as in a store.
+    const terminal = await testTerminal({ serviceUrl: `http://127.0.0.1:${await closedPort()}`, token: company.token, series: 1, healthIntervalMs: 60_000 });
+    terminals.push(terminal);
+    await eventually('fora do ar no endereço antigo', async () => (await terminal.queueStatus()).online === false);
+    terminal.configure({ serviceUrl: service.url }, 'o serviço voltou em outro endereço');
+    await eventually('online no endereço novo', async () => (await terminal.queueStatus()).online === true, 5_000);
+    expect((await terminal.queueStatus()).lastError).toBeNull();
+  });
+});
 
 describe('issuing through the real service', () => {
   it('a sale reaches autorizado: the service has it with our number, key and total', async () => {
@@ -178,6 +192,8 @@ describe('issuing through the real service', () => {
     const forced = await terminal.cancelReceipt(receipt.id, input, { skipLocalWindowCheck: true });
     expect(forced.state).toBe('authorized');
     expect(forced.attention).toMatch(/prazo.*devolu/i);
+    // In the terminal's words: the service's message (an endpoint, for integrators) never shows.
+    expect(forced.attention).not.toMatch(/\/api\/|\bPOST\b/);
     expect(forced.cancellation.remedy).toBe('devolucao');
     const cancel = terminal.store.outboxOf(receipt.id).find((e) => e.kind === 'cancel')!;
     expect(cancel).toMatchObject({ state: 'failed' });
@@ -185,6 +201,21 @@ describe('issuing through the real service', () => {
     const row = terminal.store.receipt(receipt.id)!;
     expect((await http.get(`/api/v1/nfce/${row.service_id}`)).body).toMatchObject({ status: 'autorizado' });
     expect(terminal.auditLog(receipt.id).map((a) => a.action)).toEqual(['cancelamento_solicitado', 'cancelamento_recusado']);
+  });
+
+  it("the receipts list judges the window on the service's clock as it is now, not as of the last exchange", async () => {
+    const company = await storeCompany(serviceDir);
+    // Health checks as far apart as in a store: nothing else tells the terminal the time.
+    const terminal = await testTerminal({ serviceUrl: service.url, token: company.token, series: 1, healthIntervalMs: 600_000 });
+    terminals.push(terminal);
+    const { receipt } = await sell(terminal);
+    await settled(terminal, receipt.id, ['authorized']);
+    // Another terminal's manager (or the sandbox) moves the service's clock; this terminal has
+    // sent nothing since.
+    expect((await api(service.url, company.token).post('/api/v1/sandbox/relogio', { avancar_minutos: 31 })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 1_200));
+    const [listed] = await terminal.recentReceipts(1);
+    expect(listed).toMatchObject({ id: receipt.id, cancellation: { allowed: false, secondsLeft: 0, remedy: 'devolucao' } });
   });
 
   it('an abandoned rejected number is voided (inutilização): no silent gap, numbering goes on', async () => {

@@ -88,16 +88,20 @@ export type NfeAccepted = { id: string; tipo: 'devolucao'; situacao: 'processand
 
 export type DevolucaoSubmission = Submission<NfeAccepted, NfeDocument>;
 
-export type ContractError = { code: string; message: string; details?: { field: string; message: string }[] };
+/** The tax authority's own refusal, when the service's 422 is one (an event, an inutilização). */
+export type AuthorityRefusal = { cStat: string; xMotivo: string };
+
+export type ContractError = { code: string; message: string; details?: { field: string; message: string }[]; rejeicao?: AuthorityRefusal };
 
 export class ServiceHttpError extends Error {
   override name = 'ServiceHttpError';
   readonly status: number;
   /** The contract's error code (`em_processamento`, `prazo_expirado`, ...), or `http_<status>`. */
   readonly code: string;
-  /** The service's Portuguese message, shown to the operator as is. */
+  /** The service's message, written for integrators: logged, never shown (service-messages.ts). */
   readonly serviceMessage: string;
   readonly details: { field: string; message: string }[];
+  readonly rejeicao: AuthorityRefusal | undefined;
   /** Seconds, from the Retry-After header. */
   readonly retryAfterSeconds: number | undefined;
   /** The document a 409 names (the one in flight under the key). */
@@ -111,6 +115,7 @@ export class ServiceHttpError extends Error {
     this.code = err?.code ?? `http_${status}`;
     this.serviceMessage = err?.message ?? `O serviço de emissão respondeu HTTP ${status}`;
     this.details = err?.details ?? [];
+    this.rejeicao = err?.rejeicao;
     this.retryAfterSeconds = retryAfterSeconds;
     this.documentId = documentIdOf(body);
     this.body = body;
@@ -144,9 +149,15 @@ function contractErrorOf(body: unknown): ContractError | undefined {
   if (typeof body !== 'object' || body === null) return undefined;
   const e = (body as { error?: unknown }).error;
   if (typeof e !== 'object' || e === null) return undefined;
-  const { code, message, details } = e as Record<string, unknown>;
+  const { code, message, details, rejeicao } = e as Record<string, unknown>;
   if (typeof code !== 'string' || typeof message !== 'string') return undefined;
-  return { code, message, ...(Array.isArray(details) && { details: details as ContractError['details'] }) };
+  const refusal = rejeicao as Partial<AuthorityRefusal> | undefined;
+  return {
+    code,
+    message,
+    ...(Array.isArray(details) && { details: details as ContractError['details'] }),
+    ...(typeof refusal?.cStat === 'string' && typeof refusal.xMotivo === 'string' && { rejeicao: { cStat: refusal.cStat, xMotivo: refusal.xMotivo } }),
+  };
 }
 
 // The contract says a 409 carries `"id"` of the document in flight; accept it at the top level
@@ -224,7 +235,7 @@ export class IssuanceClient {
   }
 
   /** One HTTP exchange. Resolves for 2xx; rejects with ServiceHttpError or ServiceNetworkError. */
-  private async call(method: string, path: string, options: { body?: unknown; idempotencyKey?: string; accept?: string } = {}): Promise<Raw> {
+  private async call(method: string, path: string, options: { body?: unknown; idempotencyKey?: string; accept?: string; timeoutMs?: number } = {}): Promise<Raw> {
     const headers: Record<string, string> = { authorization: `Bearer ${this.token}`, accept: options.accept ?? 'application/json' };
     let body: string | undefined;
     if (options.body !== undefined) {
@@ -235,7 +246,7 @@ export class IssuanceClient {
     let res: Response;
     let bytes: Uint8Array;
     try {
-      res = await fetch(this.baseUrl + path, { method, headers, body, signal: AbortSignal.timeout(this.timeoutMs) });
+      res = await fetch(this.baseUrl + path, { method, headers, body, signal: AbortSignal.timeout(options.timeoutMs ?? this.timeoutMs) });
       this.onAnswerDated(res.headers.get('date'));
       // Reading the body is part of the exchange: a connection cut mid-body is a lost answer.
       bytes = new Uint8Array(await res.arrayBuffer());
@@ -327,9 +338,9 @@ export class IssuanceClient {
   }
 
   /** GET /healthz: true when the service answers 2xx. Network failures are thrown. */
-  async health(): Promise<boolean> {
+  async health(options: { timeoutMs?: number } = {}): Promise<boolean> {
     try {
-      await this.call('GET', '/healthz');
+      await this.call('GET', '/healthz', options);
       return true;
     } catch (err) {
       if (err instanceof ServiceHttpError) return false;

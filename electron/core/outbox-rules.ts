@@ -10,7 +10,8 @@
 // - 409 em_processamento: the first attempt under this key is still running. Poll the document
 //   it names (or, without an id, POST again with the same key) after Retry-After.
 // - 401, 408, 429: not about this receipt; retry later (Retry-After when given).
-// - Other 4xx: the service refused the request; the receipt needs attention, with its message.
+// - Other 4xx: the service refused the request; the receipt needs attention, with what that
+//   means for a person (service-messages.ts; the service's own message is for integrators).
 // - 5xx, refused connections, timeouts, cuts: the outcome is unknown; retry with the same key,
 //   with capped exponential backoff and jitter, applied to the whole queue (the service is the
 //   same for every receipt, so one probe at a time while it is down).
@@ -19,6 +20,7 @@ import type { DevolucaoSubmission, InutilizarResult, NetworkFailureKind, NfceDoc
 import { ServiceHttpError, ServiceNetworkError } from './api-client.ts';
 import { toCents } from '../../fiscal/money.ts';
 import type { ReceiptPatch, ReturnPatch } from './pos-store.ts';
+import { refusalForPeople, SERVICE_ERROR_WORDS, transientForPeople, type ServiceOperation } from './service-messages.ts';
 
 export type RetryPolicy = {
   /** Transport failures: first delay and cap of the exponential backoff (whole queue). */
@@ -71,6 +73,8 @@ export type HttpFailure = {
   code: string;
   message: string;
   details: { field: string; message: string }[];
+  /** The tax authority's refusal behind the service's 422, when it is one. */
+  rejeicao?: { cStat: string; xMotivo: string };
   retryAfterSeconds?: number;
   documentId?: string;
 };
@@ -85,6 +89,7 @@ export function failureOf(err: unknown): Failure {
       code: err.code,
       message: err.serviceMessage,
       details: err.details,
+      ...(err.rejeicao && { rejeicao: err.rejeicao }),
       ...(err.retryAfterSeconds !== undefined && { retryAfterSeconds: err.retryAfterSeconds }),
       ...(err.documentId !== undefined && { documentId: err.documentId }),
     };
@@ -109,24 +114,18 @@ export type Retry = {
 };
 
 function retryOf(f: Failure, policy: RetryPolicy, random: () => number): Retry | undefined {
-  if (f.kind === 'network') return { action: 'retry', transport: true, note: f.message };
-  if (f.status >= 500) return { action: 'retry', transport: true, note: `Serviço de emissão com falha (HTTP ${f.status}): ${f.message}` };
+  const note = transientForPeople(f);
+  if (f.kind === 'network') return { action: 'retry', transport: true, note };
+  if (f.status >= 500) return { action: 'retry', transport: true, note };
   if (f.status === 409) {
-    return { action: 'retry', inMs: retryAfterMs(f.retryAfterSeconds, policy.conflictDefaultMs, random), transport: false, note: f.message };
+    return { action: 'retry', inMs: retryAfterMs(f.retryAfterSeconds, policy.conflictDefaultMs, random), transport: false, note };
   }
   if (RETRYABLE_4XX.has(f.status)) {
-    const note = f.status === 401 ? `O serviço recusou o token de acesso do terminal: ${f.message}` : f.message;
     if (f.retryAfterSeconds !== undefined) return { action: 'retry', inMs: retryAfterMs(f.retryAfterSeconds, 0, random), transport: false, note };
     // No Retry-After: the queue's backoff paces it, like a transport failure.
     return { action: 'retry', transport: true, note };
   }
   return undefined;
-}
-
-/** The service's refusal, as the operator reads it: message, then the fields it names. */
-export function refusalMessage(prefix: string, f: HttpFailure): string {
-  const details = f.details.length ? ` (${f.details.map((d) => `${d.field}: ${d.message}`).join('; ')})` : '';
-  return `${prefix}: ${f.message}${details}`;
 }
 
 // =============================================================================================
@@ -140,8 +139,8 @@ export type SubmitDecision<Accepted, Document> =
   /** The service refused the request itself; what that means is the document's (its lane's). */
   | { action: 'refused'; message: string };
 
-/** `refusal` opens the operator's message when the service refuses the request. */
-function decideSubmit<A, D>(result: Result<Submission<A, D>>, refusal: string, policy: RetryPolicy, random: () => number): SubmitDecision<A, D> {
+/** `operation` says what the people's message is about when the service refuses the request. */
+function decideSubmit<A, D>(result: Result<Submission<A, D>>, operation: ServiceOperation, policy: RetryPolicy, random: () => number): SubmitDecision<A, D> {
   if (result.ok) {
     const sub = result.value;
     if (sub.replay) return { action: 'settled', document: sub.body };
@@ -151,10 +150,10 @@ function decideSubmit<A, D>(result: Result<Submission<A, D>>, refusal: string, p
   const retry = retryOf(f, policy, random);
   if (f.kind === 'http' && f.status === 409 && f.documentId && retry) {
     // The document in flight under our key: follow it instead of knocking again.
-    return { action: 'poll', serviceId: f.documentId, inMs: retry.inMs ?? policy.conflictDefaultMs, note: f.message };
+    return { action: 'poll', serviceId: f.documentId, inMs: retry.inMs ?? policy.conflictDefaultMs, note: retry.note };
   }
   if (retry) return retry;
-  return { action: 'refused', message: refusalMessage(refusal, f as HttpFailure) };
+  return { action: 'refused', message: refusalForPeople(operation, f as HttpFailure) };
 }
 
 export type FollowDecision<Document> =
@@ -169,7 +168,7 @@ export type FollowDecision<Document> =
 function decideFollow<D>(
   result: Result<D>,
   processing: (document: D) => boolean,
-  refusal: string,
+  operation: ServiceOperation,
   polls: number,
   policy: RetryPolicy,
   random: () => number,
@@ -181,17 +180,17 @@ function decideFollow<D>(
   const f = result.failure;
   const retry = retryOf(f, policy, random);
   if (retry) return retry;
-  if (f.kind === 'http' && f.status === 404) return { action: 'resend', note: f.message };
-  return { action: 'refused', message: refusalMessage(refusal, f as HttpFailure) };
+  if (f.kind === 'http' && f.status === 404) return { action: 'resend', note: SERVICE_ERROR_WORDS.nao_encontrado };
+  return { action: 'refused', message: refusalForPeople(operation, f as HttpFailure) };
 }
 
 /** POST /api/v1/nfce. A refusal leaves the receipt needing attention (it can be corrected). */
 export const decideEmit = (result: Result<NfceSubmission>, policy: RetryPolicy, random: () => number) =>
-  decideSubmit(result, 'O serviço recusou a NFC-e', policy, random);
+  decideSubmit(result, 'emitir', policy, random);
 
 /** GET /api/v1/nfce/{id}. */
 export const decidePoll = (result: Result<NfceDocument>, polls: number, policy: RetryPolicy, random: () => number) =>
-  decideFollow(result, (d) => d.status === 'processando', 'Falha ao consultar a NFC-e no serviço', polls, policy, random);
+  decideFollow(result, (d) => d.status === 'processando', 'consultar', polls, policy, random);
 
 /**
  * What a document's state means for the receipt and its emit entry. `contingency`: the receipt
@@ -257,11 +256,9 @@ export function decideCancel(result: Result<NfceDocument>, policy: RetryPolicy, 
   const retry = retryOf(f, policy, random);
   if (retry) return retry;
   const h = f as HttpFailure;
-  if (h.code === 'estado_invalido') return { action: 'verify', message: refusalMessage('Cancelamento recusado', h) };
-  if (h.code === 'prazo_expirado') {
-    return { action: 'refused', message: refusalMessage('Cancelamento recusado pelo serviço', h), remedy: 'devolucao' };
-  }
-  return { action: 'refused', message: refusalMessage('Cancelamento recusado pelo serviço', h) };
+  if (h.code === 'estado_invalido') return { action: 'verify', message: refusalForPeople('cancelar', h) };
+  if (h.code === 'prazo_expirado') return { action: 'refused', message: refusalForPeople('cancelar', h), remedy: 'devolucao' };
+  return { action: 'refused', message: refusalForPeople('cancelar', h) };
 }
 
 // =============================================================================================
@@ -280,8 +277,8 @@ export function decideVoid(result: Result<InutilizarResult>, attempts: number, p
   const retry = retryOf(f, policy, random);
   if (retry) return retry;
   const h = f as HttpFailure;
-  if (attempts > 0 && h.status === 422 && ALREADY_VOIDED.test(h.message)) return { action: 'voided', result: null };
-  return { action: 'refused', message: refusalMessage('Inutilização recusada pelo serviço', h) };
+  if (attempts > 0 && h.status === 422 && ALREADY_VOIDED.test(h.rejeicao?.cStat ?? h.message)) return { action: 'voided', result: null };
+  return { action: 'refused', message: refusalForPeople('inutilizar', h) };
 }
 
 // =============================================================================================
@@ -292,11 +289,11 @@ export function decideVoid(result: Result<InutilizarResult>, attempts: number, p
 
 /** POST /api/v1/nfe/devolucao. */
 export const decideReturn = (result: Result<DevolucaoSubmission>, policy: RetryPolicy, random: () => number) =>
-  decideSubmit(result, 'O serviço recusou a devolução', policy, random);
+  decideSubmit(result, 'devolucao', policy, random);
 
 /** GET /api/v1/nfe/{id}. */
 export const decideReturnPoll = (result: Result<NfeDocument>, polls: number, policy: RetryPolicy, random: () => number) =>
-  decideFollow(result, (d) => d.situacao === 'processando', 'Falha ao consultar a devolução no serviço', polls, policy, random);
+  decideFollow(result, (d) => d.situacao === 'processando', 'devolucao', polls, policy, random);
 
 /** What the service's return means for the terminal's return row; `final` once it has a verdict. */
 export function returnOutcome(doc: NfeDocument): { patch: ReturnPatch; final: boolean } {

@@ -29,6 +29,7 @@
 import type { IssuanceClient, InutilizarBody, NfceAccepted, NfceDocument, NfeAccepted, NfeDocument } from './api-client.ts';
 import { audit, SYSTEM_ACTOR } from './managers.ts';
 import { receiptLane, returnLane, type DocumentLane, type LaneRow } from './outbox-lanes.ts';
+import { transientForPeople } from './service-messages.ts';
 import {
   backoffMs,
   decideCancel,
@@ -99,7 +100,12 @@ export class OutboxWorker {
   private readonly inFlight = new Map<number, Promise<void>>();
   private sending = 0;
   private polling = 0;
-  private healthCheck: Promise<void> | undefined;
+  private healthCheck: { generation: number; done: Promise<void> } | undefined;
+  /**
+   * Bumped when the service's address or token changes: answers (and silences) of calls made
+   * before then are about the old service and must not colour what is known of the new one.
+   */
+  private generation = 0;
 
   // Queue-wide backoff after transport failures.
   private transportFailures = 0;
@@ -147,7 +153,20 @@ export class OutboxWorker {
   /** Stops taking new work and waits for the calls in flight (each has its own timeout). */
   async stop(): Promise<void> {
     await this.loop.stop();
-    await Promise.allSettled([...this.inFlight.values(), this.healthCheck]);
+    await Promise.allSettled([...this.inFlight.values(), this.healthCheck?.done]);
+  }
+
+  /**
+   * The manager (or `balcao start`) pointed the terminal at another address or token: whatever
+   * was learned of the old one (offline, its backoff) is forgotten and the new one is probed at
+   * once, instead of showing the old one's state until the next health check.
+   */
+  serviceChanged(): void {
+    this.generation++;
+    this.transportFailures = 0;
+    this.pausedUntil = 0;
+    this.setStatus({ online: null, lastContactAt: null, lastError: null });
+    this.loop.wake();
   }
 
   /** Something new is due (a finished sale, a cancellation): look now instead of at the next timer. */
@@ -242,15 +261,22 @@ export class OutboxWorker {
 
   /** While idle, refresh the online flag now and then (nothing else would tell the screen). */
   private maybeCheckHealth(now: number): void {
-    if (this.healthCheck || !this.loop.running) return;
+    if (this.healthCheck?.generation === this.generation || !this.loop.running) return;
     const last = this.status.lastContactAt;
     if (this.status.online !== null && last !== null && now - last < this.healthIntervalMs) return;
-    this.healthCheck = (async () => {
+    const generation = this.generation;
+    const check = { generation, done: Promise.resolve() };
+    check.done = (async () => {
       const r = await attempt(() => this.client.health());
+      if (generation !== this.generation) return; // the old address's answer
       if (r.ok) this.setStatus({ online: r.value, lastContactAt: this.clock(), ...(r.value && { lastError: null }) });
-      else this.setStatus({ online: false, lastContactAt: this.clock(), lastError: r.failure.message });
+      else this.setStatus({ online: false, lastContactAt: this.clock(), lastError: transientForPeople(r.failure) });
       this.onExchange(r.ok ? (r.value ? null : { kind: 'http', status: 503, code: 'healthz', message: 'Serviço de emissão respondeu com falha', details: [] }) : r.failure);
-    })().finally(() => (this.healthCheck = undefined));
+    })().finally(() => {
+      if (this.healthCheck === check) this.healthCheck = undefined;
+      this.wake();
+    });
+    this.healthCheck = check;
   }
 
   private setStatus(patch: Partial<WorkerStatus>): void {
@@ -259,19 +285,23 @@ export class OutboxWorker {
     if (before.online !== this.status.online || before.lastError !== this.status.lastError) this.onStatusChanged();
   }
 
-  /** Bookkeeping of every exchange: online flag, last error, queue-wide backoff. */
-  private noteExchange(result: Result<unknown>): void {
+  /**
+   * Bookkeeping of every exchange: online flag, last error, queue-wide backoff. `generation`:
+   * the one the call was made in; an exchange with a service the terminal has left says nothing.
+   */
+  private noteExchange(result: Result<unknown>, generation: number): void {
+    if (generation !== this.generation) return;
     const now = this.clock();
     this.onExchange(result.ok ? null : result.failure);
     if (result.ok || !isTransport(result.failure)) {
       this.transportFailures = 0;
       this.pausedUntil = 0;
-      this.setStatus({ online: true, lastContactAt: now, lastError: result.ok ? null : result.failure.message });
+      this.setStatus({ online: true, lastContactAt: now, lastError: result.ok ? null : transientForPeople(result.failure) });
       return;
     }
     this.transportFailures++;
     this.pausedUntil = now + backoffMs(this.transportFailures, this.policy.baseMs, this.policy.capMs, this.random);
-    this.setStatus({ online: result.failure.kind === 'http', lastContactAt: now, lastError: result.failure.message });
+    this.setStatus({ online: result.failure.kind === 'http', lastContactAt: now, lastError: transientForPeople(result.failure) });
   }
 
   private retryLater(entry: OutboxRow, d: Retry, now: number): void {
@@ -355,8 +385,9 @@ export class OutboxWorker {
   }
 
   private async submit<Row extends LaneRow, A, D>(lane: DocumentLane<Row, A, D>, entry: OutboxRow): Promise<void> {
+    const generation = this.generation;
     const result = await attempt(() => lane.submit(entry));
-    this.noteExchange(result);
+    this.noteExchange(result, generation);
     const d = lane.decideSubmit(result, this.policy, this.random);
     this.record(entry, lane, (row, now) => {
       const at = iso(now);
@@ -389,8 +420,9 @@ export class OutboxWorker {
       this.record(entry, lane, (_row, now) => this.store.updateOutbox(entry.seq, { state: 'pending', next_attempt_at: now }, iso(now)));
       return;
     }
+    const generation = this.generation;
     const result = await attempt(() => lane.fetch(serviceId));
-    this.noteExchange(result);
+    this.noteExchange(result, generation);
     const d = lane.decideFollow(result, entry.attempts, this.policy, this.random);
     this.record(entry, lane, (row, now) => {
       const at = iso(now);
@@ -425,16 +457,17 @@ export class OutboxWorker {
       this.record(entry, this.receipts, (r, now) => this.refuseCancel(entry, r, now, 'NFC-e sem identificação no serviço: não é possível cancelar', false));
       return;
     }
+    const generation = this.generation;
     const result = await attempt(() => this.client.cancelNfce(serviceId, JSON.parse(entry.payload), entry.idempotency_key));
-    this.noteExchange(result);
+    this.noteExchange(result, generation);
     let d = decideCancel(result, this.policy, this.random);
     let verified: NfceDocument | undefined;
     if (d.action === 'verify') {
       // "Not cancellable in its state": if it is already cancelled, an earlier attempt of ours
       // got through and its answer was lost. Look before calling it a refusal.
       const look = await attempt(() => this.client.getNfce(serviceId));
-      this.noteExchange(look);
-      if (!look.ok) d = isTransport(look.failure) ? { action: 'retry', transport: true, note: look.failure.message } : { action: 'refused', message: d.message };
+      this.noteExchange(look, generation);
+      if (!look.ok) d = isTransport(look.failure) ? { action: 'retry', transport: true, note: transientForPeople(look.failure) } : { action: 'refused', message: d.message };
       else if (look.value.status === 'cancelado') verified = look.value;
       else d = { action: 'refused', message: d.message };
     }
@@ -465,8 +498,9 @@ export class OutboxWorker {
 
   private async voidNumber(entry: OutboxRow): Promise<void> {
     const body = JSON.parse(entry.payload) as InutilizarBody;
+    const generation = this.generation;
     const result = await attempt(() => this.client.inutilizarNfce(body, entry.idempotency_key));
-    this.noteExchange(result);
+    this.noteExchange(result, generation);
     const d = decideVoid(result, entry.attempts, this.policy, this.random);
     this.record(entry, this.receipts, (r, now) => {
       const at = iso(now);

@@ -4,12 +4,12 @@
 // again later.
 
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fixturePath } from '../../fiscal/testdata/fixtures.ts';
 import { MemoryPrinter } from '../../native/printer/transports.ts';
+import { closedPort } from '../../test/helpers/service-process.ts';
 import { IssuanceClient } from './api-client.ts';
 import { seedDemoCatalog } from './catalog.ts';
 import { PosStore } from './pos-store.ts';
@@ -28,14 +28,6 @@ let printer: ReceiptPrinter;
 let deadUrl: string;
 const clock = () => Date.parse('2026-11-22T15:00:00.000Z');
 const at = sales.iso(clock());
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 function receipt(): string {
   const ctx = { store, clock, serie: 1 };

@@ -169,7 +169,10 @@ describe('the decisions on the service\'s answers (outbox-rules.ts)', () => {
       DEFAULT_RETRY,
       half,
     );
-    expect(refused).toEqual({ action: 'refused', message: 'O serviço recusou a devolução: mensagem do serviço (itens[0].quantidade: maior que o disponível)' });
+    expect(refused).toEqual({
+      action: 'refused',
+      message: 'O serviço de emissão recusou a devolução: a SEFAZ não aceitaria os dados do documento (item 1, quantidade: maior que o disponível).',
+    });
     expect(decideReturn(fail(http(404, 'nao_encontrado')), DEFAULT_RETRY, half)).toMatchObject({ action: 'refused' });
   });
 

@@ -19,6 +19,7 @@ const NOTICEABLE_MS = 5_000;
 
 export class ServiceClock {
   private offset: number | null = null;
+  private observed: number | null = null;
 
   /** `onJump` hears of a noticeable change of the offset (the screen's countdowns are stale). */
   constructor(
@@ -31,13 +32,20 @@ export class ServiceClock {
     return this.offset;
   }
 
+  /** Local instant of the last dated answer; null before the first. */
+  get observedAt(): number | null {
+    return this.observed;
+  }
+
   /** Takes the Date header of an answer received just now. Ignores a missing or garbled one. */
   observe(dateHeader: string | null): void {
     if (!dateHeader) return;
     const dated = Date.parse(dateHeader);
     if (Number.isNaN(dated)) return;
-    const next = dated + 1000 - this.local();
+    const now = this.local();
+    const next = dated + 1000 - now;
     const previous = this.offset;
+    this.observed = now;
     this.offset = next;
     if (previous === null ? Math.abs(next) >= NOTICEABLE_MS : Math.abs(next - previous) >= NOTICEABLE_MS) this.onJump();
   }

@@ -92,6 +92,12 @@ export type TerminalOptions = {
 
 const NEEDS_OPERATOR: readonly ReceiptState[] = ['rejected', 'needs_attention'];
 
+/** How old a reading of the service's clock may be when the screen shows a cancellation window. */
+const CLOCK_FRESH_MS = 1_000;
+const CLOCK_SYNC_TIMEOUT_MS = 2_000;
+/** A service found down this recently is not asked again for the time (the worker probes it). */
+const CLOCK_SYNC_OFFLINE_MS = 10_000;
+
 /** The reason a manager gives for a reprint or a correction: 1 to 255 characters. */
 function reasonOf(auth: ReasonedAuthorization | undefined, what: string): string {
   const reason = typeof auth?.reason === 'string' ? auth.reason.trim() : '';
@@ -134,6 +140,7 @@ export class Terminal implements TerminalApi {
   private readonly settleWaitMs: number;
   private closed = false;
   private readonly checkpointTimer: NodeJS.Timeout;
+  private clockSync: Promise<void> | undefined;
 
   constructor(store: PosStore, options: TerminalOptions) {
     this.store = store;
@@ -272,6 +279,30 @@ export class Terminal implements TerminalApi {
     return this.serviceClock.offsetMs ?? 0;
   }
 
+  /**
+   * Before the screen shows (or acts on) how long a receipt can still be cancelled: when the
+   * service's clock was last read more than CLOCK_FRESH_MS ago, read it now (one dated health
+   * check, CLOCK_SYNC_TIMEOUT_MS at most), so the countdown and the button follow the clock the
+   * service will judge by, not the one of the last exchange. A service known to be down is not
+   * waited for: the window then runs on what was last known (cancellation.ts).
+   */
+  private syncServiceClock(): Promise<void> {
+    const seen = this.serviceClock.observedAt;
+    const worker = this.worker.state;
+    if (this.closed || this.settings.token === '' || (seen !== null && this.clock() - seen < CLOCK_FRESH_MS)) return Promise.resolve();
+    if (worker.online === false && worker.lastContactAt !== null && this.clock() - worker.lastContactAt < CLOCK_SYNC_OFFLINE_MS) return Promise.resolve();
+    // The answer's Date is all that is wanted (client → serviceClock.observe); the outcome
+    // itself is the worker's business.
+    this.clockSync ??= this.client
+      .health({ timeoutMs: CLOCK_SYNC_TIMEOUT_MS })
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .finally(() => (this.clockSync = undefined));
+    return this.clockSync;
+  }
+
   /** The service's clock moved: the screen's countdowns of recent receipts are stale. */
   private refreshCancellationWindows(): void {
     if (this.closed || this.listeners.size === 0) return;
@@ -393,10 +424,12 @@ export class Terminal implements TerminalApi {
   }
 
   async recentReceipts(limit = 50): Promise<ReceiptView[]> {
+    await this.syncServiceClock();
     return this.store.recentReceipts(Math.max(1, Math.min(500, limit))).map((r) => this.view(r));
   }
 
   async getReceipt(receiptId: string): Promise<ReceiptView> {
+    await this.syncServiceClock();
     return this.view(this.receiptRow(receiptId));
   }
 
@@ -426,6 +459,7 @@ export class Terminal implements TerminalApi {
    * API: tests use it to see the service refuse a late cancellation.
    */
   async cancelReceipt(receiptId: string, input: CancelInput, options: { skipLocalWindowCheck?: boolean } = {}): Promise<ReceiptView> {
+    await this.syncServiceClock();
     const r = this.receiptRow(receiptId);
     if (r.state !== 'authorized') {
       throw new TerminalError('estado_invalido', r.state === 'cancelled' || r.state === 'cancelling' ? 'Esta NFC-e já foi cancelada ou está sendo cancelada' : 'Só uma NFC-e autorizada pode ser cancelada');
@@ -649,7 +683,7 @@ export class Terminal implements TerminalApi {
     });
     if (change.serviceUrl !== undefined || change.token !== undefined) {
       this.client.reconfigure({ baseUrl: change.serviceUrl, token: change.token });
-      this.worker.wake();
+      this.worker.serviceChanged();
     }
     if (change.series !== undefined) {
       this.store.ensureSeries(change.series);

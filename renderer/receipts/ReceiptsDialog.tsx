@@ -78,6 +78,12 @@ export function ReceiptsDialog() {
   useEffect(() => {
     void refreshReceipts();
   }, []);
+  // A countdown that reaches zero asks the core again, which judges on the service's clock: the
+  // row then offers what the core says (the return), not what the local countdown guessed.
+  const windowClosed = receipts.some((r) => r.state === 'authorized' && r.cancellation.allowed && secondsLeftNow(r, fetchedAt[r.id], now) === 0);
+  useEffect(() => {
+    if (windowClosed) void refreshReceipts();
+  }, [windowClosed]);
 
   return (
     <Dialog title="Recibos recentes" onClose={closeDialog} wide>

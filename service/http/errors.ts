@@ -34,6 +34,12 @@ export const ErrorBody = Type.Object(
       message: Type.String({ description: 'Texto em português' }),
       details: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() }))),
       id: Type.Optional(Type.String({ description: 'em_processamento: id do documento em processamento' })),
+      rejeicao: Type.Optional(
+        Type.Object(
+          { cStat: Type.String(), xMotivo: Type.String() },
+          { description: 'validacao de um evento ou inutilização que a autoridade fiscal recusou: o código e o texto da SEFAZ' },
+        ),
+      ),
     }),
     id: Type.Optional(Type.String({ description: 'em_processamento: id do documento em processamento' })),
   },
@@ -52,6 +58,8 @@ export type ApiErrorOptions = {
   headers?: Record<string, string>;
   /** The id of the document concerned (409 em_processamento). */
   id?: string;
+  /** The tax authority's refusal behind a 422 validacao (an event or an inutilização it rejected). */
+  rejeicao?: { cStat: string; xMotivo: string };
 };
 
 /** An error meant for the caller: thrown anywhere in a request, answered as the contract says. */
@@ -69,9 +77,10 @@ export class ApiError extends Error {
   }
 
   toBody(): ErrorBody {
-    const { details, id } = this.options;
+    const { details, id, rejeicao } = this.options;
     const error: ErrorBody['error'] = { code: this.code, message: this.message };
     if (details?.length) error.details = details;
+    if (rejeicao) error.rejeicao = rejeicao;
     // The contract says the 409 "carries the id": in the error and at the top level, where a
     // client reads a document's id in every other response.
     if (id !== undefined) return { error: { ...error, id }, id };

@@ -317,7 +317,9 @@ export const nfceRoutes: ApiRoutes = async (app, { deps }) => {
           // An earlier request registered it and its answer was lost: record what the authority knows.
           cancellation = { canceladoEm: formatBrasilia(now), protocolo: null, eventoXml: null };
         } else {
-          throw new ApiError('validacao', `A autoridade fiscal recusou o cancelamento (cStat ${verdict.cStat}): ${verdict.xMotivo}`);
+          throw new ApiError('validacao', `A autoridade fiscal recusou o cancelamento (cStat ${verdict.cStat}): ${verdict.xMotivo}`, {
+            rejeicao: { cStat: verdict.cStat, xMotivo: verdict.xMotivo },
+          });
         }
         await deps.store.nfce.recordCancellation(document.id, cancellation, webhookEvent('nfce.cancelada'));
         return nfceView(await documentOf(request, document.id));
@@ -371,6 +373,7 @@ export const nfceRoutes: ApiRoutes = async (app, { deps }) => {
         if (winner) return answer(winner);
         throw new ApiError('validacao', `A autoridade fiscal recusou a inutilização (cStat ${verdict.cStat}): ${verdict.xMotivo}`, {
           details: [{ field: 'numero_inicial', message: `faixa ${first} a ${last} da série ${serie}: ${verdict.xMotivo}` }],
+          rejeicao: { cStat: verdict.cStat, xMotivo: verdict.xMotivo },
         });
       }
       const record = {

@@ -22,14 +22,13 @@
 // Screenshots of each state go to test-output/e2e/barra-*.png.
 
 import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTerminal } from '../../electron/core/terminal.ts';
 import { generateTestCertificate } from '../../fiscal/certificate.ts';
 import { DEMO_CNPJ, DEMO_CSC, demoEmitter } from '../../fiscal/samples.ts';
-import { tempDataDir } from '../helpers/service-process.ts';
+import { closedPort, tempDataDir } from '../helpers/service-process.ts';
 import { openSettings, outboxDump, screenshotOf, sellInCash, waitForText } from './checkout-helpers.ts';
 import { launchChromium, openCheckout, startStore, type Store } from './harness.ts';
 
@@ -65,15 +64,6 @@ async function started(dataDir?: string): Promise<Store> {
 async function stopped(store: Store): Promise<void> {
   stores.splice(stores.indexOf(store), 1);
   expect((await store.stop()).code).toBe(0);
-}
-
-/** A 127.0.0.1 port nothing listens on: connections to it are refused. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 const statusBar = (page: Page): Locator => page.getByRole('banner', { name: 'Situação do terminal' });

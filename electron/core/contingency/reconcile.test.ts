@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { NfceDocument } from '../api-client.ts';
 import { seedDemoCatalog } from '../catalog.ts';
-import type { Failure, Result } from '../outbox-rules.ts';
+import type { Failure, HttpFailure, Result } from '../outbox-rules.ts';
 import { PosStore } from '../pos-store.ts';
 import * as sales from '../sales.ts';
 import { decideLookup, decideReplay, decideSubstitution, decideVoidStep, reconciliationTaskView, supersedeInDoubt } from './reconcile.ts';
@@ -45,7 +45,12 @@ describe('what the answers mean', () => {
     expect(decideVoidStep(refused('241'))).toEqual({ action: 'number_used' });
     expect(decideVoidStep(refused('563'))).toEqual({ action: 'voided', result: null });
     expect(decideVoidStep(refused('206'))).toEqual({ action: 'voided', result: null });
-    expect(decideVoidStep(refused('999'))).toMatchObject({ action: 'blocked', message: expect.stringMatching(/^Inutilização recusada pelo serviço: .*999/) });
+    expect(decideVoidStep(refused('999'))).toMatchObject({ action: 'blocked', message: expect.stringMatching(/^O serviço de emissão recusou a inutilização do número: /) });
+    // The service names the authority's refusal: decided on its cStat, told in its words.
+    const byAuthority = (cStat: string) => fail({ ...(http(422, 'validacao', 'texto para integradores') as HttpFailure), rejeicao: { cStat, xMotivo: `Rejeição ${cStat}` } });
+    expect(decideVoidStep(byAuthority('241'))).toEqual({ action: 'number_used' });
+    expect(decideVoidStep(byAuthority('563'))).toEqual({ action: 'voided', result: null });
+    expect(decideVoidStep(byAuthority('999'))).toEqual({ action: 'blocked', message: 'A SEFAZ recusou a inutilização do número (999): Rejeição 999.' });
     expect(decideVoidStep(fail(http(503, 'autoridade_indisponivel')))).toMatchObject({ action: 'later' });
   });
 

@@ -29,7 +29,8 @@ import { randomUUID } from 'node:crypto';
 import type { ReconciliationTask } from '../../api/terminal-api.ts';
 import type { InutilizarResult, IssuanceClient, NfceDocument, NfceSubmission } from '../api-client.ts';
 import { audit, SYSTEM_ACTOR } from '../managers.ts';
-import { backoffMs, failureOf, refusalMessage, type Failure, type HttpFailure, type Result } from '../outbox-rules.ts';
+import { backoffMs, failureOf, type Failure, type HttpFailure, type Result } from '../outbox-rules.ts';
+import { refusalForPeople, transientForPeople } from '../service-messages.ts';
 import type { PosStore, ReceiptRow, ReconciliationOutcome, ReconciliationPatch, ReconciliationTaskRow } from '../pos-store.ts';
 import { buildNfceRequest, iso, type Clock, type OfflineIssuer } from '../sales.ts';
 import { WakeableLoop } from '../wakeable-loop.ts';
@@ -140,9 +141,9 @@ export function decideLookup(result: Result<NfceDocument>): LookupDecision {
     return { action: 'processing' };
   }
   const f = result.failure;
-  if (retryable(f)) return { action: 'later', note: f.message };
+  if (retryable(f)) return { action: 'later', note: transientForPeople(f) };
   if ((f as HttpFailure).status === 404) return { action: 'unknown_id' };
-  return { action: 'blocked', message: refusalMessage('Falha ao consultar a NFC-e no serviço', f as HttpFailure) };
+  return { action: 'blocked', message: refusalForPeople('consultar', f as HttpFailure) };
 }
 
 export type VoidStepDecision = { action: 'voided'; result: InutilizarResult | null } | { action: 'number_used' } | Later | Blocked;
@@ -155,12 +156,13 @@ const NUMBER_USED = /\b241\b/;
 export function decideVoidStep(result: Result<InutilizarResult>): VoidStepDecision {
   if (result.ok) return { action: 'voided', result: result.value };
   const f = result.failure;
-  if (retryable(f)) return { action: 'later', note: f.message };
+  if (retryable(f)) return { action: 'later', note: transientForPeople(f) };
   const h = f as HttpFailure;
-  const text = `${h.message} ${h.details.map((d) => d.message).join(' ')}`;
+  // The authority's cStat; from the message text when an older service sends no `rejeicao`.
+  const text = h.rejeicao?.cStat ?? `${h.message} ${h.details.map((d) => d.message).join(' ')}`;
   if (h.status === 422 && NUMBER_USED.test(text)) return { action: 'number_used' };
   if (h.status === 422 && ALREADY_VOIDED.test(text)) return { action: 'voided', result: null };
-  return { action: 'blocked', message: refusalMessage('Inutilização recusada pelo serviço', h) };
+  return { action: 'blocked', message: refusalForPeople('inutilizar', h) };
 }
 
 export type ReplayDecision =
@@ -179,8 +181,8 @@ export function decideReplay(result: Result<NfceSubmission>): ReplayDecision {
   }
   const f = result.failure;
   if (f.kind === 'http' && f.status === 409 && f.documentId) return { action: 'accepted', serviceId: f.documentId };
-  if (retryable(f)) return { action: 'later', note: f.message };
-  return { action: 'blocked', message: refusalMessage('O serviço recusou a consulta da NFC-e original', f as HttpFailure) };
+  if (retryable(f)) return { action: 'later', note: transientForPeople(f) };
+  return { action: 'blocked', message: refusalForPeople('consultar', f as HttpFailure) };
 }
 
 export type SubstitutionDecision = { action: 'cancelled'; document: NfceDocument } | { action: 'verify'; message: string } | Later | Blocked;
@@ -191,10 +193,10 @@ export function decideSubstitution(result: Result<NfceDocument>): SubstitutionDe
     return { action: 'verify', message: `O serviço respondeu com a NFC-e em "${result.value.status}"` };
   }
   const f = result.failure;
-  if (retryable(f)) return { action: 'later', note: f.message };
+  if (retryable(f)) return { action: 'later', note: transientForPeople(f) };
   const h = f as HttpFailure;
-  if (h.code === 'estado_invalido') return { action: 'verify', message: refusalMessage('Cancelamento por substituição recusado', h) };
-  return { action: 'blocked', message: refusalMessage('Cancelamento por substituição recusado pelo serviço', h) };
+  if (h.code === 'estado_invalido') return { action: 'verify', message: refusalForPeople('substituir', h) };
+  return { action: 'blocked', message: refusalForPeople('substituir', h) };
 }
 
 // =============================================================================================
