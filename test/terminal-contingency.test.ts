@@ -212,6 +212,17 @@ describe('offline contingency at the terminal, against the real service', () => 
     expect(printer.jobs).toHaveLength(2 * (SALES + 1));
   });
 
+  it('a cash sale issued offline opens the drawer once: with the first copy, not with the second nor a reprint', { timeout: 60_000 }, async () => {
+    const { terminal, printer, auth } = await setup();
+    await terminal.enterContingency({ ...auth, justification: 'Teste da gaveta em contingência' });
+    const receipt = await sell(terminal, 1); // cash
+    await terminal.contingency.printsSettled();
+    const pulses = (job: Uint8Array) => decodeEscPos(job).commands.filter((c) => c.op === 'pulse').length;
+    expect(printer.jobs.map(pulses)).toEqual([1, 0]);
+    await terminal.reprint(receipt.id, { ...auth, reason: 'Cliente pediu outra via' });
+    expect(printer.jobs.map(pulses)).toEqual([1, 0, 0]);
+  });
+
   it('a contingency receipt the service refuses (signed with another certificate) waits for a person with the reason; it cannot be corrected', { timeout: 60_000 }, async () => {
     const company = await storeCompanyWithCertificate(serviceDir);
     const other = generateTestCertificate({ cnpj: company.cnpj, xNome: 'OUTRO CERTIFICADO', password: company.password });

@@ -229,8 +229,8 @@ export class ReceiptPrinter {
     return this.encodeModel(this.model(xml, options));
   }
 
-  encodeModel(model: DanfeModel): Uint8Array {
-    return encodeEscPos(model, { profile: this.settingsNow.profile, paperWidth: this.settingsNow.paperWidth });
+  encodeModel(model: DanfeModel, options: { openDrawer?: boolean } = {}): Uint8Array {
+    return encodeEscPos(model, { profile: this.settingsNow.profile, paperWidth: this.settingsNow.paperWidth, ...options });
   }
 
   /**
@@ -239,7 +239,10 @@ export class ReceiptPrinter {
    */
   async render(receiptId: string, copy: PrintCopy, xml: string, options: DanfeModelOptions = {}): Promise<PrintJob> {
     const model = this.model(xml, options);
-    const escpos = this.encodeModel(model);
+    // A cash sale opens the drawer once: with the first of its copies that is printed (or being
+    // printed); the second copy of a contingency receipt and every reprint leave it shut.
+    const openDrawer = !this.store.printJobs(receiptId).some((j) => j.state !== 'failed');
+    const escpos = this.encodeModel(model, { openDrawer });
     const wantsPreview = this.transportNow instanceof VirtualPrinter;
     return {
       receiptId,

@@ -466,6 +466,11 @@ export type EscPosOptions = {
   copies?: number;
   /** Overrides the profile's code page strategy (a clone that handles PC860 or WPC1252). */
   codePage?: CodePageStrategy;
+  /**
+   * Whether this job may open the cash drawer (default true): a cash sale's drawer opens once,
+   * with the first copy printed, so whoever prints the other copies and reprints says false.
+   */
+  openDrawer?: boolean;
 };
 
 /** The receipt as one ESC/POS print job. */
@@ -533,8 +538,8 @@ export function encodeEscPos(model: DanfeModel, options: EscPosOptions): Uint8Ar
       if (row.large) enc.size(1, 1);
       if (row.bold) enc.bold(false);
     }
-    // The drawer opens once per sale, and only for cash; before the last cut, which ends the job.
-    if (j === jobs.length - 1 && model.isCash && profile.drawer) enc.pulse(profile.drawer.pin, profile.drawer.onMs, profile.drawer.offMs);
+    // The drawer opens once per job, and only for cash; before the last cut, which ends the job.
+    if (j === jobs.length - 1 && model.isCash && options.openDrawer !== false && profile.drawer) enc.pulse(profile.drawer.pin, profile.drawer.onMs, profile.drawer.offMs);
     enc.cut(profile.cut);
   });
 
