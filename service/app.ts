@@ -133,9 +133,11 @@ export function buildApp(options: BuildAppOptions): ServiceApp {
     },
   });
 
-  app.get('/healthz', { schema: { hide: true }, onRequest: identifyIfPresent(deps.store) }, async () => {
+  // With a company's token, also what the service last learned of that company's tax authority,
+  // so a terminal can issue in offline contingency without waiting on a sale to find out.
+  app.get('/healthz', { schema: { hide: true }, onRequest: identifyIfPresent(deps.store) }, async (request) => {
     await deps.store.ping();
-    return { status: 'ok' };
+    return request.company ? { status: 'ok', autoridade: deps.authority.availability.of(request.company.id) } : { status: 'ok' };
   });
 
   app.get(OPENAPI_PATH, { schema: { hide: true } }, async () => app.swagger());

@@ -2,6 +2,7 @@
 // never construct their own: one store, one clock, one idempotency mechanism for all.
 
 import type { AuthorityCompany, TaxAuthority } from './authority/port.ts';
+import { AuthorityAvailability } from './authority/availability.ts';
 import { AuthorityUnavailableError } from './authority/port.ts';
 import { SandboxAuthority, type SandboxAuthoritySettings } from './authority/sandbox.ts';
 import { CompanyClock, type ServiceMode } from './clock.ts';
@@ -64,6 +65,8 @@ type AuthorityCall<T> = (authority: TaxAuthority) => Promise<T>;
  * committed before it was answered.
  */
 export class ServiceAuthority implements TaxAuthority {
+  /** Whether each company's latest call was answered (authority/availability.ts). */
+  readonly availability: AuthorityAvailability;
   readonly #readings = new Map<string, { settings: SandboxAuthoritySettings; offsetMinutes: number }>();
   #sandbox: SandboxAuthority | undefined;
 
@@ -72,7 +75,9 @@ export class ServiceAuthority implements TaxAuthority {
     private readonly store: SandboxStore,
     private readonly realNow: () => number = Date.now,
     private readonly production?: TaxAuthority,
-  ) {}
+  ) {
+    this.availability = new AuthorityAvailability(realNow);
+  }
 
   /** Creates the sandbox now (schemas compiled), so the first issuance does not pay for it. */
   warmUp(): void {
@@ -93,6 +98,17 @@ export class ServiceAuthority implements TaxAuthority {
   }
 
   private async call<T>(company: AuthorityCompany, fn: AuthorityCall<T>): Promise<T> {
+    try {
+      const answer = await this.callAuthority(company, fn);
+      this.availability.observe(company.id, true);
+      return answer;
+    } catch (err) {
+      if (err instanceof AuthorityUnavailableError) this.availability.observe(company.id, false);
+      throw err;
+    }
+  }
+
+  private async callAuthority<T>(company: AuthorityCompany, fn: AuthorityCall<T>): Promise<T> {
     if (this.mode !== 'sandbox') {
       if (!this.production) throw new AuthorityUnavailableError('Nenhuma autoridade fiscal real configurada neste serviço');
       return fn(this.production);
@@ -105,6 +121,7 @@ export class ServiceAuthority implements TaxAuthority {
     return fn(this.sandbox());
   }
 
+  nfeStatus: TaxAuthority['nfeStatus'] = (c) => this.call(c, (a) => a.nfeStatus(c));
   authorizeNfe: TaxAuthority['authorizeNfe'] = (c, xml) => this.call(c, (a) => a.authorizeNfe(c, xml));
   consultNfe: TaxAuthority['consultNfe'] = (c, key) => this.call(c, (a) => a.consultNfe(c, key));
   registerNfeEvent: TaxAuthority['registerNfeEvent'] = (c, xml) => this.call(c, (a) => a.registerNfeEvent(c, xml));

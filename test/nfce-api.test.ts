@@ -45,8 +45,14 @@ describe('POST /api/v1/nfce and GET /api/v1/nfce/{id}', () => {
   it('accepts with 202 { id, chave, status: processando, message }, then shows the authorized receipt with every field', async () => {
     const res = await a.client.post('/api/v1/nfce', nfceBody(1), { headers: { 'idempotency-key': 'venda-1' } });
     expect(res.status).toBe(202);
-    expect(res.body).toEqual({ id: expect.any(String), chave: expect.stringMatching(/^35\d{42}$/), status: 'processando', message: expect.any(String) });
-    expect(Object.keys(res.body).sort()).toEqual(['chave', 'id', 'message', 'status']);
+    expect(res.body).toEqual({
+      id: expect.any(String),
+      chave: expect.stringMatching(/^35\d{42}$/),
+      status: 'processando',
+      message: expect.any(String),
+      autoridade: expect.objectContaining({ situacao: expect.stringMatching(/^(desconhecida|disponivel)$/) }),
+    });
+    expect(Object.keys(res.body).sort()).toEqual(['autoridade', 'chave', 'id', 'message', 'status']);
 
     const doc = await waitFor(a.client, res.body.id);
     expect(doc).toMatchObject({

@@ -69,7 +69,12 @@ export type MdfeConsultation =
   | { found: false; cStat: string; xMotivo: string }
   | { found: true; verdict: MdfeVerdict; state: 'autorizado' | 'encerrado' | 'cancelado' };
 
+/** Answer of the status service (NFeStatusServico): 107 = in operation. */
+export type ServiceStatusVerdict = { cStat: string; xMotivo: string };
+
 export interface TaxAuthority {
+  /** Whether the NF-e/NFC-e authorizer of the company's UF answers (NFeStatusServico). */
+  nfeStatus(company: AuthorityCompany): Promise<ServiceStatusVerdict>;
   /** NFC-e (65) and NF-e (55): one signed `<NFe>`, answered synchronously. */
   authorizeNfe(company: AuthorityCompany, signedNFe: string): Promise<NfeVerdict>;
   /** What the authority knows of a key (NfeConsultaProtocolo): settles an unknown outcome. */

@@ -57,6 +57,7 @@ import {
   type MdfeVerdict,
   type NfeConsultation,
   type NfeVerdict,
+  type ServiceStatusVerdict,
   type TaxAuthority,
   type VoidingVerdict,
 } from './port.ts';
@@ -121,6 +122,11 @@ export class SandboxAuthority implements TaxAuthority {
 
   // -------------------------------------------------------------------------------------------
   // NF-e / NFC-e
+
+  async nfeStatus(company: AuthorityCompany): Promise<ServiceStatusVerdict> {
+    await this.gate(company);
+    return { cStat: '107', xMotivo: 'Serviço em Operação' };
+  }
 
   async authorizeNfe(company: AuthorityCompany, signedNFe: string): Promise<NfeVerdict> {
     await this.gate(company);

@@ -37,6 +37,7 @@ import { ApiError, errorHandler, errorResponses, invalidRequest } from '../http/
 import type { ApiRoutes } from '../http/type-provider.ts';
 import { IdempotencyHeaders, readIdempotencyKey, requestFingerprint, sendReplay } from '../idempotency.ts';
 import { acceptContingency, acceptJson } from './accept.ts';
+import { AuthorityProbe, probeIntervalFromEnv } from './availability-probe.ts';
 import { nfceIssuer } from './issuer.ts';
 import { concurrencyFromEnv, NfceQueue } from './queue.ts';
 import {
@@ -95,11 +96,16 @@ function issueErrorHandler(error: FastifyError, request: FastifyRequest, reply: 
 
 export const nfceRoutes: ApiRoutes = async (app, { deps }) => {
   const queue = new NfceQueue({ deps, log: app.log.child({ component: 'fila-nfce' }), concurrency: concurrencyFromEnv() });
+  const probe = new AuthorityProbe(deps, app.log.child({ component: 'autoridade' }), probeIntervalFromEnv());
   app.addHook('onReady', async () => {
     deps.authority.warmUp();
     queue.start();
+    probe.start();
   });
-  app.addHook('onClose', async () => queue.stop());
+  app.addHook('onClose', async () => {
+    probe.stop();
+    await queue.stop();
+  });
 
   const documentOf = async (request: FastifyRequest, id: string): Promise<NfceRecord> => {
     const company = companyOf(request);
@@ -156,6 +162,7 @@ export const nfceRoutes: ApiRoutes = async (app, { deps }) => {
             chave: accepted.chave,
             status: 'processando',
             message: `NFC-e recebida e em processamento; acompanhe por GET /api/v1/nfce/${id} ou pelo webhook.`,
+            autoridade: deps.authority.availability.of(company.id),
           });
         case 'replay':
           return replay(reply, company.id, result.documentId);
@@ -188,7 +195,12 @@ export const nfceRoutes: ApiRoutes = async (app, { deps }) => {
         response: { 200: NfceView, ...errorResponses(401, 404) },
       },
     },
-    async (request) => nfceView(await documentOf(request, request.params.id)),
+    async (request) => {
+      const document = await documentOf(request, request.params.id);
+      // While it waits, whether the authority answers: the caller decides whether to wait.
+      if (document.status !== 'processando') return nfceView(document);
+      return { ...nfceView(document), autoridade: deps.authority.availability.of(document.companyId) };
+    },
   );
 
   app.get(

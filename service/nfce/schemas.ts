@@ -144,11 +144,25 @@ export const IssueBody = Type.Unsafe<NfceBody | ContingencyBody>({
   description: 'NFC-e em JSON (especificação 2.3) ou { "xml": "<NFe ...assinada...>" } emitida em contingência',
 });
 
+/** What the service last learned of the company's tax authority (authority/availability.ts). */
+export const AuthorityStatus = Type.Object(
+  {
+    situacao: Type.Union([Type.Literal('disponivel'), Type.Literal('indisponivel'), Type.Literal('desconhecida')]),
+    desde: Nullable(Type.String({ description: 'Desde quando, horário de Brasília (null: desconhecida)' })),
+  },
+  {
+    description:
+      'A autoridade fiscal como o serviço a viu na última chamada desta empresa: indisponivel = sem resposta (a NFC-e espera; ' +
+      'um PDV pode emitir em contingência offline), disponivel = respondeu, desconhecida = nenhuma chamada ainda',
+  },
+);
+
 export const Accepted = Type.Object({
   id: Type.String({ format: 'uuid', description: 'Identificador da NFC-e' }),
   chave: Type.String({ description: 'Chave de acesso (44 dígitos), definitiva desde já' }),
   status: Type.Literal('processando'),
   message: Type.String(),
+  autoridade: AuthorityStatus,
 });
 
 export const STATUSES = ['processando', 'autorizado', 'rejeitado', 'cancelado'] as const;
@@ -178,7 +192,10 @@ const NfceViewFields = {
   criado_em: Type.String({ description: 'Recebida pelo serviço em, horário de Brasília' }),
 };
 
-export const NfceView = Type.Object(NfceViewFields);
+export const NfceView = Type.Object({
+  ...NfceViewFields,
+  autoridade: Type.Optional(AuthorityStatus),
+});
 export type NfceView = Static<typeof NfceView>;
 
 export const NfceReplay = Type.Object({
