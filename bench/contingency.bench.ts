@@ -19,6 +19,11 @@
 //   is part of the figure, reported apart as "back → first authorized", and the drain itself
 //   (first → last authorized) too. Each receipt is sent as its signed XML and checked by the
 //   service (schema, signature, certificate) before it is transmitted.
+// - authority known down: the sandbox authority is unavailable and the service already knows it
+//   (an NFC-e it tried to send failed). A terminal that has not sold since (a fresh one each
+//   time) finishes a cash sale; the figure runs from "Finalizar venda" to the contingency
+//   receipt's first copy at the printer. Target p99 < 3 s. The NFC-e the service received from
+//   these terminals are counted too: once contingency is active, none may be sent online.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -30,6 +35,7 @@ import { demoEmitter, sampleNfceRequest } from '../fiscal/samples.ts';
 import { issueOffline } from '../electron/core/contingency/issue.ts';
 import { createTerminal, type Terminal } from '../electron/core/terminal.ts';
 import { MemoryPrinter } from '../native/printer/transports.ts';
+import { readDb } from '../test/helpers/nfce.ts';
 import { api, tempDataDir, startService } from '../test/helpers/service-process.ts';
 import { storeCompanyWithCertificate, setUpContingency } from '../test/terminal-fixtures.ts';
 import { percentile, type BenchFigure, type BenchSuite } from './types.ts';
@@ -126,6 +132,54 @@ async function catchUp(): Promise<CatchUp> {
   }
 }
 
+const KNOWN_DOWN_TRIALS = 6;
+
+type KnownDown = { printed: number[]; onlineAttempts: number };
+
+async function authorityKnownDown(): Promise<KnownDown> {
+  const serviceDir = tempDataDir('balcao-bench-known-down-');
+  const company = await storeCompanyWithCertificate(serviceDir);
+  const service = await startService({ dataDir: serviceDir });
+  const client = api(service.url, company.token);
+  const printed: number[] = [];
+  let onlineAttempts = 0;
+  try {
+    const control = await client.post('/api/v1/sandbox/autoridade', { latencia_ms: 0, disponivel: false });
+    if (control.status !== 200) throw new Error(`sandbox/autoridade: HTTP ${control.status}`);
+    // Another till's sale: the service tries it and learns that the authority does not answer.
+    const probe = await client.post('/api/v1/nfce', sampleNfceRequest({ nNF: 900_001, serie: 9 }));
+    if (probe.status !== 202) throw new Error(`NFC-e de sondagem: HTTP ${probe.status} ${probe.text}`);
+    await new Promise((r) => setTimeout(r, 500));
+    for (let trial = 0; trial < KNOWN_DOWN_TRIALS; trial++) {
+      const dir = mkdtempSync(join(tmpdir(), 'balcao-bench-known-down-terminal-'));
+      const printer = new MemoryPrinter();
+      const terminal = await createTerminal({ dataDir: dir, serviceUrl: service.url, token: company.token, series: 10 + trial, printerTransport: printer });
+      try {
+        terminal.seedDemoCatalog();
+        const manager = await terminal.createManager({ name: 'Bench', pin: '2580' });
+        await setUpContingency(terminal, company, { managerId: manager.id, pin: '2580' });
+        const id = await prepareSale(terminal, trial);
+        const t0 = performance.now();
+        terminal.finishSaleNow(id);
+        await until('NFC-e de contingência impressa', () => printer.jobs.length > 0, 120_000);
+        printed.push(performance.now() - t0);
+        // Received online from this terminal (its own series) after its contingency began.
+        const since = terminal.contingency.status().since;
+        if (since === null) throw new Error('a NFC-e saiu impressa sem contingência ativa');
+        onlineAttempts += readDb(serviceDir, (db) =>
+          db.prepare('SELECT count(*) FROM nfce_documents WHERE serie = ? AND tp_emis = 1 AND created_at >= ?').pluck().get(10 + trial, since) as number,
+        );
+      } finally {
+        await terminal.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
+    return { printed: printed.sort((a, b) => a - b), onlineAttempts };
+  } finally {
+    await service.stop();
+  }
+}
+
 async function until(what: string, done: () => boolean, timeoutMs: number): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   while (!done()) {
@@ -148,6 +202,12 @@ export const suite: BenchSuite = {
         { name: `issue-offline ${label} p99`, value: percentile(issue, 99), unit: 'ms', target: { kind: 'max', value: 50 } },
       );
     }
+    const k = await authorityKnownDown();
+    figures.push(
+      { name: 'authority known down: finish → contingency receipt printed p50', value: percentile(k.printed, 50), unit: 'ms' },
+      { name: 'authority known down: finish → contingency receipt printed p99', value: percentile(k.printed, 99), unit: 'ms', target: { kind: 'max', value: 3000 } },
+      { name: 'authority known down: NFC-e sent online once in contingency', value: k.onlineAttempts, unit: 'documents', target: { kind: 'max', value: 0 } },
+    );
     const c = await catchUp();
     figures.push(
       { name: 'finish-sale in contingency (sign+commit) p50', value: percentile(c.finish, 50), unit: 'ms' },

@@ -14,7 +14,7 @@ import { MemoryPrinter } from '../native/printer/transports.ts';
 import type { ReceiptView } from '../electron/api/terminal-api.ts';
 import type { Terminal } from '../electron/core/terminal.ts';
 import { decodeEscPos, imageToRgba, readQr } from './escpos-decoder.ts';
-import { readDb } from './helpers/nfce.ts';
+import { nfceBody, readDb } from './helpers/nfce.ts';
 import { api, startService, tempDataDir, type ServiceProcess } from './helpers/service-process.ts';
 import { eventually, setUpContingency, storeCompanyWithCertificate, testTerminal } from './terminal-fixtures.ts';
 
@@ -34,10 +34,10 @@ afterAll(async () => {
   await service?.stop();
 });
 
-async function setup(authorityTimeoutMs?: number) {
+async function setup(authorityTimeoutMs?: number, options: Partial<Parameters<typeof testTerminal>[0]> = {}) {
   const company = await storeCompanyWithCertificate(serviceDir);
   const printer = new MemoryPrinter();
-  const terminal = await testTerminal({ serviceUrl: service.url, token: company.token, series: 1, printerTransport: printer, authorityTimeoutMs });
+  const terminal = await testTerminal({ serviceUrl: service.url, token: company.token, series: 1, printerTransport: printer, authorityTimeoutMs, ...options });
   terminals.push(terminal);
   const manager = await terminal.createManager({ name: 'Gerente Ana', pin: '2580' });
   const auth = { managerId: manager.id, pin: '2580' };
@@ -47,16 +47,20 @@ async function setup(authorityTimeoutMs?: number) {
   return { terminal, company, printer, auth, http: api(service.url, company.token) };
 }
 
-/** The n-th sale: one to three products, cash (with change) or a card on a machine. */
-async function sell(terminal: Terminal, n: number): Promise<ReceiptView> {
+/** The n-th sale, ready to finish: one to three products, cash (with change) or a card on a machine. */
+async function sellable(terminal: Terminal, n: number) {
   const codes = ['1001', '1002', '1003', '1004', '1005', '1007', '1008'];
   let sale = await terminal.openSale();
   for (let i = 0; i <= n % 3; i++) sale = await terminal.addItem(sale.id, { code: codes[(n + i * 2) % codes.length]!, quantity: String(1 + ((n + i) % 2)) });
-  sale = await terminal.addPayment(
+  return terminal.addPayment(
     sale.id,
     n % 4 === 0 ? { tPag: '03', amountCents: sale.totalCents, card: { tpIntegra: '2', tBand: '01' } } : { tPag: '01', amountCents: Math.ceil(sale.totalCents / 1000) * 1000 },
   );
-  return (await terminal.finishSale(sale.id)).receipt;
+}
+
+/** The n-th sale (see sellable), finished. */
+async function sell(terminal: Terminal, n: number): Promise<ReceiptView> {
+  return (await terminal.finishSale((await sellable(terminal, n)).id)).receipt;
 }
 
 type Printed = { chave: string; digest: string; qrcode: string };
@@ -210,6 +214,59 @@ describe('offline contingency at the terminal, against the real service', () => 
     expect(original.body).toMatchObject({ status: 'cancelado', numero: 1, contingencia: false });
     await terminal.contingency.printsSettled();
     expect(printer.jobs).toHaveLength(2 * (SALES + 1));
+  });
+
+  /** The service learns its authority is down from another till's sale. */
+  async function serviceLearnsAuthorityIsDown(http: ReturnType<typeof api>): Promise<void> {
+    expect((await http.post('/api/v1/sandbox/autoridade', { disponivel: false })).status).toBe(200);
+    const other = await http.post('/api/v1/nfce', nfceBody(1, {}, 9));
+    expect(other.status).toBe(202);
+    await eventually('o serviço sabe da SEFAZ fora do ar', async () => (await http.get('/healthz')).body.autoridade?.situacao === 'indisponivel');
+  }
+
+  /** Nothing of this terminal's series reached the service online. */
+  const onlineAtService = (companyId: string) =>
+    readDb(serviceDir, (db) => db.prepare('SELECT count(*) FROM nfce_documents WHERE company_id = ? AND serie = 1 AND tp_emis = 1').pluck().get(companyId));
+
+  it('the service says the authority is down: an idle terminal enters contingency at once, its next sale is issued offline, never online; it leaves once the service says the authority answers', { timeout: 60_000 }, async () => {
+    const { terminal, company, printer, http } = await setup();
+    await serviceLearnsAuthorityIsDown(http);
+    // The terminal's next health check carries the news: no sale had to wait for it.
+    const status = await eventually('contingência pela palavra do serviço', async () => {
+      const s = await terminal.contingencyStatus();
+      return s.active && s;
+    });
+    expect(status).toMatchObject({ automatic: true, reason: 'SEFAZ sem resposta às autorizações de NFC-e' });
+
+    const { receipt } = await terminal.finishSale((await sellable(terminal, 1)).id);
+    expect(receipt).toMatchObject({ contingency: true, nNF: 1 });
+    await terminal.contingency.printsSettled();
+    expect(printer.jobs).toHaveLength(2);
+    expect(onlineAtService(company.companyId)).toBe(0);
+
+    expect((await http.post('/api/v1/sandbox/autoridade', { disponivel: true })).status).toBe(200);
+    expect((await terminal.waitForReceipt(receipt.id, (r) => r.state === 'authorized', 30_000)).state).toBe('authorized');
+    await eventually('contingência encerrada', async () => !(await terminal.contingencyStatus()).active);
+    expect(terminal.store.reconciliationTasks()).toEqual([]);
+  });
+
+  it("a sale finished before the terminal heard the news: the service is asked before it is first sent, and it is issued offline with its own number, never sent online", { timeout: 60_000 }, async () => {
+    // Health checks far apart, and the news always asked for before a first send.
+    const { terminal, company, http } = await setup(undefined, { healthIntervalMs: 600_000, authorityNewsMaxAgeMs: 0 });
+    await eventually('o terminal falou com o serviço', async () => (await terminal.queueStatus()).online === true);
+    await serviceLearnsAuthorityIsDown(http);
+    expect((await terminal.contingencyStatus()).active).toBe(false);
+
+    const { receipt: sold } = await terminal.finishSale((await sellable(terminal, 1)).id);
+    expect(sold).toMatchObject({ contingency: false, nNF: 1 });
+    const receipt = await eventually('emitida em contingência', async () => {
+      const r = await terminal.getReceipt(sold.id);
+      return r.contingency && r;
+    });
+    // It certainly never left: the offline receipt keeps number 1, nothing to void or cancel.
+    expect(receipt).toMatchObject({ nNF: 1, serie: 1 });
+    expect(terminal.store.reconciliationTasks()).toEqual([]);
+    expect(onlineAtService(company.companyId)).toBe(0);
   });
 
   it('a cash sale issued offline opens the drawer once: with the first copy, not with the second nor a reprint', { timeout: 60_000 }, async () => {

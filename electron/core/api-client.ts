@@ -16,6 +16,10 @@ export const DEFAULT_TIMEOUT_MS = 15_000;
 export type NfceStatus = 'processando' | 'autorizado' | 'rejeitado' | 'cancelado';
 
 /** GET /api/v1/nfce/{id} (contract 3): at least these fields. */
+/** What the service last learned of the tax authority (GET /healthz, NFC-e answers while waiting). */
+export type AuthoritySituation = 'disponivel' | 'indisponivel' | 'desconhecida';
+export type AuthorityStatus = { situacao: AuthoritySituation; desde: string | null };
+
 export type NfceDocument = {
   id: string;
   chave: string;
@@ -37,10 +41,15 @@ export type NfceDocument = {
   referencia_externa: string | null;
   /** Present (true) on a replay of an authorized issuance. */
   idempotent_replay?: boolean;
+  /** While processando: whether the authority answers the service. */
+  autoridade?: AuthorityStatus;
 };
 
 /** 202 of POST /api/v1/nfce (docs/api.md, "NFC-e"). */
-export type NfceAccepted = { id: string; chave: string; status: 'processando'; message: string };
+export type NfceAccepted = { id: string; chave: string; status: 'processando'; message: string; autoridade?: AuthorityStatus };
+
+/** GET /healthz with the terminal's token. */
+export type Health = { ok: boolean; autoridade: AuthoritySituation | null };
 
 /** What an issuance POST answered: a fresh attempt (202) or the replay of an authorized one (200). */
 export type Submission<Accepted, Document> = { status: 202; replay: false; body: Accepted } | { status: 200; replay: true; body: Document };
@@ -144,6 +153,15 @@ const NETWORK_MESSAGES: Record<NetworkFailureKind, string> = {
   dns: 'Endereço do serviço de emissão não encontrado',
   other: 'Falha de comunicação com o serviço de emissão',
 };
+
+const SITUATIONS: readonly string[] = ['disponivel', 'indisponivel', 'desconhecida'];
+
+/** The `autoridade.situacao` of an answer's body (or of a submission's body), when it has one. */
+export function authoritySituationOf(value: unknown): AuthoritySituation | undefined {
+  const find = (v: unknown): unknown => (typeof v === 'object' && v !== null ? (v as { autoridade?: { situacao?: unknown } }).autoridade?.situacao : undefined);
+  const situation = find(value) ?? find(typeof value === 'object' && value !== null ? (value as { body?: unknown }).body : undefined);
+  return typeof situation === 'string' && SITUATIONS.includes(situation) ? (situation as AuthoritySituation) : undefined;
+}
 
 function contractErrorOf(body: unknown): ContractError | undefined {
   if (typeof body !== 'object' || body === null) return undefined;
@@ -337,13 +355,16 @@ export class IssuanceClient {
     return IssuanceClient.json(raw, 'POST /api/v1/sandbox/relogio');
   }
 
-  /** GET /healthz: true when the service answers 2xx. Network failures are thrown. */
-  async health(options: { timeoutMs?: number } = {}): Promise<boolean> {
+  /**
+   * GET /healthz: `ok` when the service answers 2xx, and what it last learned of the company's
+   * tax authority (null from a service that does not say). Network failures are thrown.
+   */
+  async health(options: { timeoutMs?: number } = {}): Promise<Health> {
     try {
-      await this.call('GET', '/healthz', options);
-      return true;
+      const raw = await this.call('GET', '/healthz', options);
+      return { ok: true, autoridade: authoritySituationOf(raw.body) ?? null };
     } catch (err) {
-      if (err instanceof ServiceHttpError) return false;
+      if (err instanceof ServiceHttpError) return { ok: false, autoridade: null };
       throw err;
     }
   }

@@ -26,7 +26,7 @@
 //   are committed without their own fsync (PosStore.relaxedTransaction): a power cut may also
 //   repeat the last few calls, again with the same keys, and the service answers them the same.
 
-import type { IssuanceClient, InutilizarBody, NfceAccepted, NfceDocument, NfeAccepted, NfeDocument } from './api-client.ts';
+import { authoritySituationOf, type AuthoritySituation, type IssuanceClient, type InutilizarBody, type NfceAccepted, type NfceDocument, type NfeAccepted, type NfeDocument } from './api-client.ts';
 import { audit, SYSTEM_ACTOR } from './managers.ts';
 import { receiptLane, returnLane, type DocumentLane, type LaneRow } from './outbox-lanes.ts';
 import { transientForPeople } from './service-messages.ts';
@@ -59,6 +59,8 @@ export type OutboxWorkerOptions = {
   pollWindow?: number;
   /** While idle, how often to check the service is reachable (for the online flag). */
   healthIntervalMs?: number;
+  /** How old the service's word on the authority may be when a receipt is first sent online (AUTHORITY_NEWS_FRESH_MS). */
+  authorityNewsMaxAgeMs?: number;
   onReceiptChanged?: (receiptId: string) => void;
   onReturnChanged?: (returnId: string) => void;
   onStatusChanged?: () => void;
@@ -67,9 +69,14 @@ export type OutboxWorkerOptions = {
    * failure, else the failure (offline contingency counts them: contingency/mode.ts).
    */
   onExchange?: (failure: Failure | null) => void;
+  /** What the service said of the tax authority, when an answer said it (before onExchange). */
+  onAuthority?: (situation: AuthoritySituation) => void;
 };
 
 export type WorkerStatus = { online: boolean | null; lastContactAt: number | null; lastError: string | null };
+
+/** How old the service's word on the tax authority may be when a receipt is first sent online. */
+export const AUTHORITY_NEWS_FRESH_MS = 5_000;
 
 async function attempt<T>(call: () => Promise<T>): Promise<Result<T>> {
   try {
@@ -91,10 +98,12 @@ export class OutboxWorker {
   private readonly pollConcurrency: number;
   private readonly pollWindow: number;
   private readonly healthIntervalMs: number;
+  private readonly authorityNewsMaxAgeMs: number;
   private readonly receipts: DocumentLane<ReceiptRow, NfceAccepted, NfceDocument>;
   private readonly returns: DocumentLane<ReturnRow, NfeAccepted, NfeDocument>;
   private readonly onStatusChanged: () => void;
   private readonly onExchange: (failure: Failure | null) => void;
+  private readonly onAuthority: (situation: AuthoritySituation) => void;
 
   private readonly loop: WakeableLoop;
   private readonly inFlight = new Map<number, Promise<void>>();
@@ -106,6 +115,11 @@ export class OutboxWorker {
    * before then are about the old service and must not colour what is known of the new one.
    */
   private generation = 0;
+  /** When the service last said (or was asked) what it knows of the authority; null: never. */
+  private authorityAskedAt: number | null = null;
+  /** Outbox entries handed to the service by this process, and when this process began. */
+  private readonly launched = new Set<number>();
+  private readonly startedAt: string;
 
   // Queue-wide backoff after transport failures.
   private transportFailures = 0;
@@ -123,10 +137,13 @@ export class OutboxWorker {
     this.pollConcurrency = Math.max(1, options.pollConcurrency ?? 4);
     this.pollWindow = Math.max(this.pollConcurrency, options.pollWindow ?? 8);
     this.healthIntervalMs = options.healthIntervalMs ?? 15_000;
+    this.authorityNewsMaxAgeMs = options.authorityNewsMaxAgeMs ?? AUTHORITY_NEWS_FRESH_MS;
+    this.startedAt = iso(this.clock());
     this.receipts = receiptLane({ store: this.store, client: this.client, onChanged: options.onReceiptChanged ?? (() => {}) });
     this.returns = returnLane({ store: this.store, client: this.client, onChanged: options.onReturnChanged ?? (() => {}) });
     this.onStatusChanged = options.onStatusChanged ?? (() => {});
     this.onExchange = options.onExchange ?? (() => {});
+    this.onAuthority = options.onAuthority ?? (() => {});
     this.loop = new WakeableLoop(() => {
       try {
         return this.dispatch();
@@ -163,10 +180,22 @@ export class OutboxWorker {
    */
   serviceChanged(): void {
     this.generation++;
+    this.authorityAskedAt = null;
     this.transportFailures = 0;
     this.pausedUntil = 0;
     this.setStatus({ online: null, lastContactAt: null, lastError: null });
     this.loop.wake();
+  }
+
+  /**
+   * Whether the receipt's NFC-e certainly never reached the service: its emit entry was written
+   * after this process began (no earlier process could have sent it) and this process never
+   * handed it to the service. A crash between a send and its record leaves no such certainty,
+   * which is why the entry's attempt count alone would not do.
+   */
+  neverSent(receiptId: string): boolean {
+    const entry = this.store.liveOutbox(receiptId, 'emit');
+    return !!entry && entry.state === 'pending' && entry.attempts === 0 && entry.created_at >= this.startedAt && !this.launched.has(entry.seq);
   }
 
   /** Something new is due (a finished sale, a cancellation): look now instead of at the next timer. */
@@ -189,6 +218,7 @@ export class OutboxWorker {
       for (const entry of this.store.dueOutbox('pending', now, free + this.inFlight.size)) {
         if (free <= 0) break;
         if (this.inFlight.has(entry.seq)) continue;
+        if (this.firstOnlineSend(entry) && !this.authorityNewsFresh(now)) continue; // held until the service says
         this.launch(entry, false);
         free--;
       }
@@ -231,6 +261,7 @@ export class OutboxWorker {
   }
 
   private launch(entry: OutboxRow, isPoll: boolean): void {
+    this.launched.add(entry.seq);
     if (isPoll) this.polling++;
     else this.sending++;
     const run = (async () => {
@@ -259,19 +290,44 @@ export class OutboxWorker {
     this.inFlight.set(entry.seq, run);
   }
 
-  /** While idle, refresh the online flag now and then (nothing else would tell the screen). */
-  private maybeCheckHealth(now: number): void {
+  /**
+   * A receipt's NFC-e about to be sent online for the first time. Before it goes, the terminal
+   * wants to have heard lately what the service knows of the tax authority: were it down, the
+   * sale is to be issued offline (contingency/mode.ts), and an online attempt would only leave
+   * an original to cancel by substitution later. Contingency receipts (an XML issued offline)
+   * and retries are never held.
+   */
+  private firstOnlineSend(entry: OutboxRow): boolean {
+    return entry.kind === 'emit' && entry.attempts === 0 && this.store.receipt(entry.receipt_id)?.tp_emis === 1;
+  }
+
+  /**
+   * Whether the service was asked (or told us unasked) about the authority within
+   * `authorityNewsMaxAgeMs`; when not, asks now (a health check) and says no until it answers,
+   * or fails: a failed check also counts, so a service that does not answer is not asked in a
+   * loop (its silence is the worker's business, and the sends then find it).
+   */
+  private authorityNewsFresh(now: number): boolean {
+    if (this.authorityAskedAt !== null && now - this.authorityAskedAt < this.authorityNewsMaxAgeMs) return true;
+    this.maybeCheckHealth(now, true);
+    return false;
+  }
+
+  /** While idle, refresh the online flag now and then (nothing else would tell the screen); `force`: now. */
+  private maybeCheckHealth(now: number, force = false): void {
     if (this.healthCheck?.generation === this.generation || !this.loop.running) return;
     const last = this.status.lastContactAt;
-    if (this.status.online !== null && last !== null && now - last < this.healthIntervalMs) return;
+    if (!force && this.status.online !== null && last !== null && now - last < this.healthIntervalMs) return;
     const generation = this.generation;
     const check = { generation, done: Promise.resolve() };
     check.done = (async () => {
       const r = await attempt(() => this.client.health());
       if (generation !== this.generation) return; // the old address's answer
-      if (r.ok) this.setStatus({ online: r.value, lastContactAt: this.clock(), ...(r.value && { lastError: null }) });
+      this.authorityAskedAt = this.clock();
+      if (r.ok && r.value.autoridade) this.onAuthority(r.value.autoridade);
+      if (r.ok) this.setStatus({ online: r.value.ok, lastContactAt: this.clock(), ...(r.value.ok && { lastError: null }) });
       else this.setStatus({ online: false, lastContactAt: this.clock(), lastError: transientForPeople(r.failure) });
-      this.onExchange(r.ok ? (r.value ? null : { kind: 'http', status: 503, code: 'healthz', message: 'Serviço de emissão respondeu com falha', details: [] }) : r.failure);
+      this.onExchange(r.ok ? (r.value.ok ? null : { kind: 'http', status: 503, code: 'healthz', message: 'Serviço de emissão respondeu com falha', details: [] }) : r.failure);
     })().finally(() => {
       if (this.healthCheck === check) this.healthCheck = undefined;
       this.wake();
@@ -291,6 +347,12 @@ export class OutboxWorker {
    */
   private noteExchange(result: Result<unknown>, generation: number): void {
     if (generation !== this.generation) return;
+    // What the service says of the authority first: the exchange's own outcome is judged with it.
+    const authority = result.ok ? authoritySituationOf(result.value) : undefined;
+    if (authority) {
+      this.authorityAskedAt = this.clock();
+      this.onAuthority(authority);
+    }
     const now = this.clock();
     this.onExchange(result.ok ? null : result.failure);
     if (result.ok || !isTransport(result.failure)) {

@@ -78,6 +78,8 @@ export type TerminalOptions = {
   pollConcurrency?: number;
   pollWindow?: number;
   healthIntervalMs?: number;
+  /** How old the service's word on the tax authority may be when a receipt is first sent online. */
+  authorityNewsMaxAgeMs?: number;
   /** Default true. False: commands are queued but not sent until `worker.start()`. */
   startWorker?: boolean;
   /** How long cancel/void wait for the service's answer before returning the pending state. */
@@ -170,10 +172,12 @@ export class Terminal implements TerminalApi {
       pollConcurrency: options.pollConcurrency,
       pollWindow: options.pollWindow,
       healthIntervalMs: options.healthIntervalMs,
+      authorityNewsMaxAgeMs: options.authorityNewsMaxAgeMs,
       onReceiptChanged: (id) => this.emitReceipt(id),
       onReturnChanged: (id) => this.emitReturn(id),
       onStatusChanged: () => this.emit({ type: 'queue', status: this.queueStatusNow() }),
       onExchange: (failure) => this.contingency.observeExchange(failure),
+      onAuthority: (situation) => this.contingency.observeAuthority(situation),
     });
     this.printer = new ReceiptPrinter({
       store,
@@ -196,6 +200,7 @@ export class Terminal implements TerminalApi {
       settings: () => this.settings.contingencySettings(),
       credentials: () => this.settings.credentials(),
       authorityTimeoutMs: options.authorityTimeoutMs,
+      neverSent: (r) => this.worker.neverSent(r.id),
       retry: options.retry,
       wakeWorker: () => this.worker.wake(),
       onReceipt: (id) => this.emitReceipt(id),
@@ -374,6 +379,9 @@ export class Terminal implements TerminalApi {
 
   /** Synchronous core of finishSale: on disk when it returns. */
   finishSaleNow(saleId: string): FinishedSale {
+    // What the service last said (the authority is down, say) is acted on before choosing how
+    // to issue: a sale is never sent online when contingency is called for.
+    this.contingency.evaluateNow();
     const { sale, receipt } = sales.finishSale(this.ctx, saleId, this.contingency.offlineIssuer());
     this.worker.wake();
     if (receipt.tp_emis === 9) this.contingency.issued(receipt);

@@ -5,7 +5,7 @@
 
 import { justification as checkJustification } from '../../../fiscal/events.ts';
 import type { ContingencySettings, ContingencyStatus, ManagerAuthorization } from '../../api/terminal-api.ts';
-import type { IssuanceClient } from '../api-client.ts';
+import type { AuthoritySituation, IssuanceClient } from '../api-client.ts';
 import { checked, TerminalError } from '../errors.ts';
 import { actorOfManager, audit, authorizeManager } from '../managers.ts';
 import type { Failure } from '../outbox-rules.ts';
@@ -25,6 +25,8 @@ export type ContingencyOptions = {
   settings: () => ContingencySettings;
   credentials: () => { credentials: ContingencyCredentials } | { reason: string };
   authorityTimeoutMs?: number;
+  /** Whether an online receipt certainly never reached the service (the worker knows). */
+  neverSent?: (receipt: ReceiptRow) => boolean;
   /** Backoff of reconciliation tasks (the outbox's retry policy by default). */
   retry?: { baseMs?: number; capMs?: number };
   /** Something is due in the outbox (receipts issued again offline). */
@@ -66,6 +68,7 @@ export class Contingency {
       settings: options.settings,
       credentials: options.credentials,
       authorityTimeoutMs: options.authorityTimeoutMs,
+      neverSent: options.neverSent,
     });
     this.reconciler = new Reconciler({
       store: options.store,
@@ -118,6 +121,17 @@ export class Contingency {
 
   observeExchange(failure: Failure | null): void {
     this.mode.detector.exchange(failure);
+    this.evaluate();
+  }
+
+  /** The service said what it last learned of the tax authority. */
+  observeAuthority(situation: AuthoritySituation): void {
+    this.mode.detector.authority(situation);
+    this.evaluate();
+  }
+
+  /** Enters or leaves now if the latest news calls for it (before a sale picks its issuer). */
+  evaluateNow(): void {
     this.evaluate();
   }
 

@@ -118,10 +118,11 @@ const profile: CompanyProfile & { cscToken: string } = {
   cscToken: 'CSC-DE-TESTE-123456',
 };
 
-async function open(options: { startWorker?: boolean; credentials?: boolean; clock?: () => number; contingency?: Record<string, unknown> } = {}) {
-  dir = mkdtempSync(join(tmpdir(), 'balcao-contingency-'));
-  terminal = await createTerminal({
-    dataDir: dir,
+type OpenOptions = { startWorker?: boolean; credentials?: boolean; clock?: () => number; contingency?: Record<string, unknown> };
+
+async function startTerminal(dataDir: string, options: OpenOptions): Promise<Terminal> {
+  return createTerminal({
+    dataDir,
     serviceUrl: deadUrl,
     token: 'blc_teste',
     series: 3,
@@ -130,16 +131,33 @@ async function open(options: { startWorker?: boolean; credentials?: boolean; clo
     startWorker: options.startWorker ?? false,
     ...(options.clock && { clock: options.clock }),
   });
-  terminal.seedDemoCatalog();
-  const manager = await terminal.createManager({ name: 'Gerente Bia', pin: '1234' });
+}
+
+async function open(options: OpenOptions = {}) {
+  dir = mkdtempSync(join(tmpdir(), 'balcao-contingency-'));
+  const t = await startTerminal(dir, options);
+  terminal = t;
+  t.seedDemoCatalog();
+  const manager = await t.createManager({ name: 'Gerente Bia', pin: '1234' });
   const auth = { managerId: manager.id, pin: '1234' };
   if (options.credentials !== false) {
-    await terminal.updateSettings({ company: profile, contingency: options.contingency ?? {} }, auth);
-    await terminal.importCertificate({ ...auth, pfxBase64: pfx.toString('base64'), password: PASSWORD });
+    await t.updateSettings({ company: profile, contingency: options.contingency ?? {} }, auth);
+    await t.importCertificate({ ...auth, pfxBase64: pfx.toString('base64'), password: PASSWORD });
   } else if (options.contingency) {
-    await terminal.updateSettings({ contingency: options.contingency }, auth);
+    await t.updateSettings({ contingency: options.contingency }, auth);
   }
-  return { t: terminal, auth };
+  return { t, auth };
+}
+
+/**
+ * The terminal started again on the same data: a sale finished before is in doubt now (an
+ * earlier process may have sent it before it stopped), unlike one this process never sent.
+ */
+async function restarted(options: OpenOptions = {}): Promise<Terminal> {
+  await terminal?.close();
+  const t = await startTerminal(dir!, options);
+  terminal = t;
+  return t;
 }
 
 async function sale(t: Terminal): Promise<string> {
@@ -153,8 +171,9 @@ const JUSTIFICATION = 'Link de internet da loja fora do ar desde a abertura';
 
 describe('entering and leaving, in a terminal', () => {
   it('a manager enters with a justification; the sale in doubt is issued again offline with a new number, in one transaction', async () => {
-    const { t, auth } = await open();
-    const before = t.finishSaleNow(await sale(t)).receipt; // online, never sent (worker stopped)
+    const { t: first, auth } = await open();
+    const before = first.finishSaleNow(await sale(first)).receipt; // online, not sent (worker stopped)
+    const t = await restarted(); // ...by this process: in doubt now
     expect(before).toMatchObject({ nNF: 1, contingency: false, state: 'pending' });
     const oldKey = t.store.receipt(before.id)!.idempotency_key;
 
@@ -279,10 +298,23 @@ describe('entering and leaving, in a terminal', () => {
   });
 });
 
+describe('a sale this process never sent', () => {
+  it('is issued offline with its own number when contingency begins: nothing to reconcile', async () => {
+    const { t, auth } = await open();
+    const before = t.finishSaleNow(await sale(t)).receipt; // online, never handed to the service
+    const status = await t.enterContingency({ ...auth, justification: JUSTIFICATION });
+    expect(status).toMatchObject({ active: true, pending: 1, openTasks: [] });
+    expect(t.store.receipt(before.id)).toMatchObject({ nnf: 1, serie: 3, tp_emis: 9, state: 'pending' });
+    expect(t.store.reconciliationTasks()).toEqual([]);
+    expect(t.auditLog(before.id).map((a) => a.reason)).toContain('NFC-e ainda não enviada quando a contingência começou: emitida em contingência com o mesmo número');
+  });
+});
+
 describe('resuming a stalled task (manager)', () => {
   it('a reconciliation task the service refused goes back to the queue, with its keys, behind the PIN', async () => {
-    const { t, auth } = await open();
-    t.finishSaleNow(await sale(t)); // in doubt when the period starts: a reconciliation task
+    const { t: first, auth } = await open();
+    first.finishSaleNow(await sale(first));
+    const t = await restarted(); // in doubt when the period starts: a reconciliation task
     await t.enterContingency({ ...auth, justification: JUSTIFICATION });
     const [task] = t.store.reconciliationTasks();
     // An open task is the terminal's own business: nothing to resume.

@@ -12,6 +12,9 @@
 //   The counts are kept apart: while the authority is down the service keeps answering (202s,
 //   polls), and those answers must not hide the authority's silence. A verdict (authorized or
 //   rejected) resets the authority's count, any answer below 500 the service's.
+//   * the service's own word: it says in its answers (health check, 202, the GET of a waiting
+//     receipt) what it last learned of the authority. "indisponivel" enters at once, without
+//     waiting for a receipt to time out: the next sale is issued offline, never sent online.
 //   Only with the company's emitter data and A1 certificate configured: without them the
 //   terminal cannot issue by itself, and it says so in `warning` instead.
 // - by a manager (enterContingency), with a justification: e.g. the link is known to be down.
@@ -21,8 +24,9 @@
 //
 // Leaving:
 // - an automatic period ends by itself once the service answers again and nothing says the
-//   authority is still silent: the first verdict, or the first answer when the period began for
-//   the service's sake and no receipt is stuck at the authority;
+//   authority is still silent: the first verdict, the service saying the authority answers
+//   again ("disponivel"), or the first answer when the period began for the service's sake and
+//   no receipt is stuck at the authority;
 // - a manager's period ends only by a manager (leaveContingency): the manager said the link is
 //   bad, so a lucky answer does not overrule that.
 //
@@ -69,6 +73,8 @@ export class FailureDetector {
   /** Since the last reset (a period began or ended): did the service answer, did the authority? */
   private answered = false;
   private judged = false;
+  /** What the service last said of the authority since the last reset (null: nothing). */
+  private reported: 'disponivel' | 'indisponivel' | null = null;
   private readonly processingSince = new Map<string, number>();
 
   constructor(
@@ -98,6 +104,11 @@ export class FailureDetector {
     this.serviceFailures++;
   }
 
+  /** The service's word on the authority (an answer's `autoridade.situacao`). */
+  authority(situation: 'disponivel' | 'indisponivel' | 'desconhecida'): void {
+    if (situation !== 'desconhecida') this.reported = situation;
+  }
+
   /** A receipt seen in `state` (after the worker recorded an answer about it, or a screen action). */
   receipt(id: string, state: ReceiptRow['state'], now: number): void {
     if (state === 'processing') {
@@ -121,21 +132,29 @@ export class FailureDetector {
   verdict(threshold: number, open: { automatic: boolean; cause: 'servico' | 'autoridade' } | undefined, awaitingVerdict: boolean): DetectorVerdict {
     if (!open) {
       if (this.serviceFailures >= threshold) return { enter: 'servico' };
-      if (this.authorityFailures >= threshold) return { enter: 'autoridade' };
+      if (this.authorityFailures >= threshold || this.reported === 'indisponivel') return { enter: 'autoridade' };
       return undefined;
     }
-    if (!open.automatic || this.serviceFailures > 0 || this.authorityFailures > 0) return undefined;
+    if (!open.automatic || this.serviceFailures > 0 || this.authorityFailures > 0 || this.reported === 'indisponivel') return undefined;
     if (this.judged) return { leave: true };
-    if (this.answered && (open.cause === 'servico' || !awaitingVerdict)) return { leave: true };
+    if (open.cause === 'autoridade' && this.reported === 'disponivel') return { leave: true };
+    // Nothing waits for a verdict that could tell the authority is back: an answer will do,
+    // unless the service speaks of the authority itself, whose word then decides.
+    if (this.answered && (open.cause === 'servico' || (!awaitingVerdict && this.reported === null))) return { leave: true };
     return undefined;
   }
 
-  /** After entering or leaving: start counting again (a receipt re-issued is a new receipt). */
-  reset(now: number): void {
+  /**
+   * After entering or leaving: start counting again (a receipt re-issued is a new receipt). The
+   * service's word on the authority outlives entering (it is why the period began and what
+   * ends it), not leaving.
+   */
+  reset(now: number, keepReport = false): void {
     this.serviceFailures = 0;
     this.authorityFailures = 0;
     this.answered = false;
     this.judged = false;
+    if (!keepReport) this.reported = null;
     this.lastVerdictAt = now;
     this.processingSince.clear();
   }
@@ -154,6 +173,8 @@ export type ContingencyModeOptions = {
   /** The emitter and the A1 certificate, or why this terminal cannot issue by itself (settings.ts). */
   credentials: () => { credentials: ContingencyCredentials } | { reason: string };
   authorityTimeoutMs?: number;
+  /** Whether an online receipt certainly never reached the service (outbox-worker.ts `neverSent`). */
+  neverSent?: (receipt: ReceiptRow) => boolean;
 };
 
 export type Entered = { periodId: number; reissued: ReceiptRow[] };
@@ -174,6 +195,7 @@ export class ContingencyMode {
   private readonly serieOf: () => number;
   private readonly settingsOf: () => ContingencySettings;
   private readonly credentialsOf: () => { credentials: ContingencyCredentials } | { reason: string };
+  private readonly neverSent: (receipt: ReceiptRow) => boolean;
   private readonly ensuredSeries = new Set<number>();
   /** Set when the failures called for contingency but the terminal could not issue by itself. */
   private cannotEnter: string | null = null;
@@ -184,6 +206,7 @@ export class ContingencyMode {
     this.serieOf = options.serie;
     this.settingsOf = options.settings;
     this.credentialsOf = options.credentials;
+    this.neverSent = options.neverSent ?? (() => false);
     this.detector = new FailureDetector(this.clock(), options.authorityTimeoutMs ?? DEFAULT_AUTHORITY_TIMEOUT_MS);
   }
 
@@ -277,7 +300,7 @@ export class ContingencyMode {
         started_by: input.manager?.id ?? null,
       });
       const issuer = this.issuerFor({ started_at: at, reason: input.reason });
-      const reissued = this.store.unsettledOnlineReceipts().map((r) => supersedeInDoubt(this.store, () => now, r, issuer));
+      const reissued = this.store.unsettledOnlineReceipts().map((r) => supersedeInDoubt(this.store, () => now, r, issuer, this.neverSent(r)));
       audit(this.store, () => now, {
         actor: input.manager ? actorOfManager(input.manager) : SYSTEM_ACTOR,
         action: 'contingencia_inicio',
@@ -288,7 +311,7 @@ export class ContingencyMode {
     });
     // A period is open now, whoever opened it: the reason one could not begin is stale.
     this.cannotEnter = null;
-    this.detector.reset(now);
+    this.detector.reset(now, true);
     return entered;
   }
 

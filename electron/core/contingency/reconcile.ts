@@ -24,6 +24,11 @@
 //   authorized document (200 replay) and never with a second issuance; then substitution.
 // Anything that cannot be done (the 168-hour window passed, a refusal) leaves the task open for
 // the manager with the reason (`blocked`); nothing is dropped.
+//
+// One exception keeps the number: a receipt certainly never sent (finished in this process's
+// life and never handed to the service; the worker knows, outbox-worker.ts `neverSent`), when
+// contingency numbers share its series. Nobody else ever saw that number, so the offline receipt
+// takes it and there is nothing to reconcile.
 
 import { randomUUID } from 'node:crypto';
 import type { ReconciliationTask } from '../../api/terminal-api.ts';
@@ -42,21 +47,24 @@ export const SUBSTITUTION_JUSTIFICATION = 'Venda coberta pela NFC-e emitida em c
 // Re-issuing an in-doubt sale (inside the transaction that opens the period)
 
 /**
- * Issues the sale of `r` (an online receipt pending or processing) offline with the next number
- * of the contingency series, and records its online attempt in a reconciliation task. The
- * caller holds the transaction. Returns the receipt as it now is.
+ * Issues the sale of `r` (an online receipt pending or processing) offline, and settles what
+ * becomes of its online attempt. `neverSent`: the attempt certainly never reached the service;
+ * then, in the same series, the offline receipt keeps its number and nothing is left to
+ * reconcile. Otherwise it takes the next number of the contingency series and the attempt goes
+ * to a reconciliation task. The caller holds the transaction. Returns the receipt as it now is.
  */
-export function supersedeInDoubt(store: PosStore, clock: Clock, r: ReceiptRow, issuer: OfflineIssuer): ReceiptRow {
+export function supersedeInDoubt(store: PosStore, clock: Clock, r: ReceiptRow, issuer: OfflineIssuer, neverSent = false): ReceiptRow {
   const now = clock();
   const at = iso(now);
   const emit = store.liveOutbox(r.id, 'emit');
   if (emit) store.updateOutbox(emit.seq, { state: 'failed', last_error: 'substituída pela NFC-e emitida em contingência', completed_at: at }, at);
   const sale = store.sale(r.sale_id)!;
   const serie = issuer.serie;
-  const nNF = store.takeNextNumber(serie);
+  const keepNumber = neverSent && serie === r.serie;
+  const nNF = keepNumber ? r.nnf : store.takeNextNumber(serie);
   const request = buildNfceRequest(sale, store.items(sale.id), store.payments(sale.id), serie, nNF);
   const issued = issuer.issue(request, now);
-  store.insertReconciliationTask({
+  if (!keepNumber) store.insertReconciliationTask({
     id: randomUUID(),
     receipt_id: r.id,
     serie: r.serie,
@@ -105,7 +113,9 @@ export function supersedeInDoubt(store: PosStore, clock: Clock, r: ReceiptRow, i
     actor: SYSTEM_ACTOR,
     action: 'contingencia_reemissao',
     receiptId: r.id,
-    reason: 'NFC-e enviada sem resposta antes da contingência: venda emitida de novo em contingência',
+    reason: keepNumber
+      ? 'NFC-e ainda não enviada quando a contingência começou: emitida em contingência com o mesmo número'
+      : 'NFC-e enviada sem resposta antes da contingência: venda emitida de novo em contingência',
     details: { antes: { serie: r.serie, nNF: r.nnf, chave: r.chave, estado: r.state }, depois: { serie, nNF, chave: issued.chave } },
   });
   return store.receipt(r.id)!;
