@@ -1,4 +1,4 @@
-// The NFC-e (model 65, layout 4.00, PL_009) from the request of issuance-api.md 2.3: checked,
+// The NFC-e (model 65, layout 4.00, PL_010) from the request of issuance-api.md 2.3: checked,
 // written in schema order, signed, with its QR Code (fiscal-notes.md sections 1–5 and 7.1).
 //
 // Every problem of the request is collected and thrown at once as a FieldError naming the field
@@ -273,7 +273,7 @@ function build(input: NfceRequest, ctx: BuildNfceContext, issues: IssueCollector
           if (id === 'cpf') return assertCpf(d.cpf, 'dest.cpf');
           if (id === 'cnpj') {
             const v = assertCnpj(d.cnpj, 'dest.cnpj');
-            if (!/^[0-9]{14}$/.test(v)) throw new FieldError('dest.cnpj', 'CNPJ alfanumérico ainda não é aceito pelo leiaute 4.00 (PL_009)');
+            if (!/^[0-9]{14}$/.test(v)) throw new FieldError('dest.cnpj', 'CNPJ alfanumérico ainda não é aceito pelo Balcão');
             return v;
           }
           if (typeof d.idEstrangeiro !== 'string' || !/^([!-\u00ff]{5,20})?$/.test(d.idEstrangeiro)) {
@@ -478,7 +478,7 @@ function build(input: NfceRequest, ctx: BuildNfceContext, issues: IssueCollector
         };
         for (const cnpjField of ['CNPJ', 'CNPJReceb'] as const) {
           const v = cardOut[cnpjField];
-          if (v && !/^[0-9]{14}$/.test(v)) issues.add(`${path}.${cnpjField}`, 'CNPJ alfanumérico ainda não é aceito pelo leiaute 4.00 (PL_009)');
+          if (v && !/^[0-9]{14}$/.test(v)) issues.add(`${path}.${cnpjField}`, 'CNPJ alfanumérico ainda não é aceito pelo Balcão');
         }
       }
     }

@@ -224,7 +224,7 @@ export function buildDevolucao(input: DevolucaoRequest, ctx: BuildDevolucaoConte
   } else if (givenDoc === 'cnpj') {
     const doc = cap(() => {
       const v = assertCnpj(given!.cnpj, 'destinatario.cnpj');
-      if (!/^[0-9]{14}$/.test(v)) throw new FieldError('destinatario.cnpj', 'CNPJ alfanumérico ainda não é aceito pelo leiaute 4.00 (PL_009)');
+      if (!/^[0-9]{14}$/.test(v)) throw new FieldError('destinatario.cnpj', 'CNPJ alfanumérico ainda não é aceito pelo Balcão');
       return v;
     });
     if (doc) dest = { tag: 'CNPJ', doc };
