@@ -407,11 +407,12 @@ export function danfeModel(xml: string, options: DanfeModelOptions = {}): DanfeM
   const number = nNF.padStart(9, '0');
   const series = serie.padStart(3, '0');
 
-  // Protocol: only an authorization (100, or 150 "autorizado fora de prazo") prints as one.
+  // Protocol: only an authorization (100; 150 "autorizado fora de prazo"; 120 "autorizado com
+  // alerta", NT 2026.002, whose alert is for the emitter, not the consumer) prints as one.
   const infProt = section(xml.slice(infNFe.end), 'infProt');
   const cStat = textOf(infProt, 'cStat');
   const authorization =
-    infProt && (cStat === '100' || cStat === '150') && textOf(infProt, 'chNFe') === key
+    infProt && (cStat === '100' || cStat === '120' || cStat === '150') && textOf(infProt, 'chNFe') === key
       ? { protocol: required(infProt, 'nProt', 'infProt'), at: formatDateTimeBR(required(infProt, 'dhRecbto', 'infProt'), 'infProt.dhRecbto', tz) }
       : undefined;
   const contingency = tpEmis === '9';
