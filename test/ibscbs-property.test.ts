@@ -44,7 +44,9 @@ beforeAll(() => {
   credentials = generateTestCertificate({ cnpj: '11222333000181', xNome: 'PROPRIEDADE' }).certificate;
 });
 
-function requestOf(lines: fc.Infer<typeof line>[]): NfceRequest {
+type Line = { q: number; price: number; discountShare: number; classification: number };
+
+function requestOf(lines: Line[]): NfceRequest {
   let vNF = 0n;
   let vProdTotal = 0n;
   let vDescTotal = 0n;
