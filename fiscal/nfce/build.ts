@@ -1,4 +1,4 @@
-// The NFC-e (model 65, layout 4.00, PL_010) from the request of issuance-api.md 2.3: checked,
+// The NFC-e (model 65, layout 4.00, PL_010) from the request of the issuance API (docs/api.md): checked,
 // written in schema order, signed, with its QR Code (fiscal-notes.md sections 1–5 and 7.1).
 //
 // Every problem of the request is collected and thrown at once as a FieldError naming the field
