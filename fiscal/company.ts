@@ -1,6 +1,8 @@
 // What the fiscal core needs to know about the issuing company (the emitter). The service keeps
 // these as company settings; the terminal keeps a copy for contingency issuance.
 
+import type { IbsCbsSettings } from './ibscbs/settings.ts';
+
 export type Environment = 'producao' | 'homologacao';
 
 /** tpAmb of an environment: 1 produção, 2 homologação. */
@@ -34,4 +36,6 @@ export type Emitter = {
   /** NFC-e security code (CSC) and its id, needed for the QR Code v2. */
   csc?: { id: string; token: string };
   qrCodeVersion: QrCodeVersion;
+  /** Tax reform (IBS/CBS): opt-in of CRT 1/2/4, default classification, own rates. Absent: defaults. */
+  ibsCbs?: IbsCbsSettings;
 };

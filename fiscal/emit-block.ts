@@ -41,8 +41,8 @@ export function checkEmitter(emitter: Emitter, issues: IssueCollector): CheckedE
   const cUF = uf && isUF(uf) ? cUFOf(uf) : undefined;
   const cnpj = cap(() => {
     const v = assertCnpj(emitter.cnpj, 'emit.CNPJ');
-    // PL_009's TCnpj is numeric; the alphanumeric CNPJ needs the PL_010 layout.
-    if (!/^[0-9]{14}$/.test(v)) throw new FieldError('emit.CNPJ', 'CNPJ alfanumérico ainda não é aceito pelo leiaute 4.00 (PL_009)');
+    // PL_010's TCnpj takes the alphanumeric CNPJ, but Balcão does not issue with one yet.
+    if (!/^[0-9]{14}$/.test(v)) throw new FieldError('emit.CNPJ', 'CNPJ alfanumérico ainda não é aceito pelo Balcão');
     return v;
   });
   const crt = cap(() => {

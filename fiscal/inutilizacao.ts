@@ -58,7 +58,7 @@ export function buildInutilizacao(p: InutilizacaoParams, credentials: SigningCre
   const c = new IssueCollector();
   const cUF = c.capture(() => cUFOf(p.emitter.address?.UF, 'emitente.UF'));
   const cnpj = c.capture(() => {
-    // PL_009 TCnpj is numeric only; the alphanumeric CNPJ arrives with PL_010.
+    // PL_010's TCnpj takes the alphanumeric CNPJ, but Balcão does not issue with one yet.
     if (typeof p.emitter.cnpj !== 'string' || !/^[0-9]{14}$/.test(p.emitter.cnpj)) {
       throw new FieldError('emitente.CNPJ', 'CNPJ do emitente deve ter 14 dígitos');
     }

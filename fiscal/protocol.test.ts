@@ -86,11 +86,21 @@ describe('NF-e protocol and nfeProc', () => {
     expect(validateXml(wrapNfeProc(NFCE, prot), 'procNFe').valid).toBe(true);
   });
 
+  it('carries the reform\'s 4-digit rejections and the alert of a cStat 120 (PL_010)', () => {
+    const rejected = nfeProtocolFor(NFCE, { ...verdict, cStat: '1115', xMotivo: 'Rejeição: IBS/CBS não informado', nProt: undefined });
+    expect(rejected).toContain('<cStat>1115</cStat>');
+    expect(validateXml(wrapNfeProc(NFCE, rejected), 'procNFe').valid).toBe(true);
+    const alert = nfeProtocolFor(NFCE, { ...verdict, cStat: '120', xMotivo: 'Autorizado o uso da NF-e com alerta', message: { cMsg: '1115', xMsg: 'IBS/CBS não informado' } });
+    expect(alert).toMatch(/<cStat>120<\/cStat><xMotivo>[^<]+<\/xMotivo><cMsg>1115<\/cMsg><xMsg>IBS\/CBS não informado<\/xMsg><\/infProt>/);
+    expect(validateXml(wrapNfeProc(NFCE, alert), 'procNFe').valid).toBe(true);
+  });
+
   it('refuses a protocol of another key and malformed values', () => {
     const other = nfeProtocol({ ...verdict, key: '35180834128745000152550010000474281920007498', tpAmb: 2 });
     expect(field(() => wrapNfeProc(NFCE, other))).toBe('protNFe');
     expect(field(() => nfeProtocol({ ...verdict, key: NFCE_KEY, tpAmb: 2, nProt: '12' }))).toBe('nProt');
-    expect(field(() => nfeProtocol({ ...verdict, key: NFCE_KEY, tpAmb: 2, cStat: '1000' }))).toBe('cStat');
+    expect(field(() => nfeProtocol({ ...verdict, key: NFCE_KEY, tpAmb: 2, cStat: '10000' }))).toBe('cStat');
+    expect(field(() => nfeProtocol({ ...verdict, key: NFCE_KEY, tpAmb: 2, message: { cMsg: '12345', xMsg: 'alerta' } }))).toBe('cMsg');
     expect(field(() => nfeProtocol({ ...verdict, key: NFCE_KEY.slice(1), tpAmb: 2 }))).toBe('chNFe');
     expect(field(() => wrapNfeProc('<nfeProc/>', other))).toBe('NFe');
   });

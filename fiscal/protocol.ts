@@ -137,6 +137,8 @@ export type Verdict = {
   dhRecbto: DateInput;
   /** Only when the verdict is an authorization / homologation. */
   nProt?: string;
+  /** NF-e / NFC-e only: infProt/cMsg and xMsg (PL_010). */
+  message?: VerdictMessage;
 };
 
 export type ProtocolParams = Verdict & {
@@ -145,6 +147,12 @@ export type ProtocolParams = Verdict & {
   /** DigestValue of the signed document (base64). */
   digVal?: string;
 };
+
+/**
+ * The message an authority attaches to a verdict (infProt/cMsg, xMsg): the alert of a cStat 120
+ * "autorizado com alerta" (NT 2026.002), for instance.
+ */
+export type VerdictMessage = { cMsg: string | number; xMsg: string };
 
 /** `<protNFe versao="4.00">` (TProtNFe), to be embedded in nfeProc or retEnviNFe. */
 export function nfeProtocol(p: ProtocolParams): string {
@@ -161,8 +169,11 @@ export function nfeProtocol(p: ProtocolParams): string {
       text('dhRecbto', brasiliaDateTime(p.dhRecbto, 'dhRecbto')),
       text('nProt', prot(p.nProt, 'nProt', false)),
       text('digVal', digVal(p.digVal)),
-      text('cStat', stat(p.cStat, 'cStat', '3')),
+      // PL_010 widened TStat to 4 digits: the tax reform's rejections are 1xxx.
+      text('cStat', stat(p.cStat, 'cStat', '3-4')),
       text('xMotivo', tString(p.xMotivo, 'xMotivo', 1, 255)),
+      p.message && text('cMsg', /^[0-9]{1,4}$/.test(String(p.message.cMsg)) ? String(p.message.cMsg) : badField('cMsg')),
+      p.message && text('xMsg', tString(p.message.xMsg, 'xMsg', 1, 200)),
     ),
   );
 }

@@ -81,7 +81,8 @@ export function sampleNfceRequest(options: { nNF: number; serie?: number; items?
         vUnTrib: p.vUnCom,
         indTot: '1',
       },
-      imposto: SN102,
+      // A copy per item: a caller changing one item's taxes must not change the others.
+      imposto: structuredClone(SN102),
     });
   }
   const vNF = fromCents(total);

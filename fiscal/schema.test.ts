@@ -121,7 +121,9 @@ describe('NFC-e document', () => {
       '<xMotivo>Autorizado o uso da NF-e</xMotivo></infProt></protNFe>';
     const proc = `<nfeProc xmlns="${NS_NFE}" versao="4.00">${fixture(NFCE_BA)}${prot}</nfeProc>`;
     expectValid(proc, 'procNFe');
-    expectInvalid(proc.replace('<cStat>100</cStat>', '<cStat>1000</cStat>'), 'procNFe');
+    // PL_010 takes the reform's 4-digit codes (1115...), not 5.
+    expectValid(proc.replace('<cStat>100</cStat>', '<cStat>1115</cStat>'), 'procNFe');
+    expectInvalid(proc.replace('<cStat>100</cStat>', '<cStat>10000</cStat>'), 'procNFe');
     // The bare NFe is not an nfeProc, and vice versa.
     expect(validateXml(fixture(NFCE_BA), 'procNFe').errors[0]).toContain('elemento raiz');
     expect(validateXml(proc, 'nfe').errors[0]).toContain('elemento raiz');

@@ -48,7 +48,7 @@ import {
 
 // The packages, next to this module in the checkout and in the packaged app alike.
 const xsdDir = {
-  nfe: fileURLToPath(new URL('./schemas/nfe/PL_009_V4/', import.meta.url)),
+  nfe: fileURLToPath(new URL('./schemas/nfe/PL_010_V1.30/', import.meta.url)),
   mdfe: fileURLToPath(new URL('./schemas/mdfe/PL_MDFe_300a/', import.meta.url)),
 };
 

@@ -296,8 +296,22 @@ export function icmsTot(items: readonly TaxedItem[]): IcmsTot {
   return { ...tot, vNF: tot.vProd - tot.vDesc - deducted + tot.vST + tot.vFCPST };
 }
 
-/** `<total><ICMSTot>…</ICMSTot></total>` in schema order. */
-export function totalXml(t: IcmsTot, vTotTrib: bigint): string {
+/**
+ * What one item adds to the note (its vItem, NT 2025.002 VB01-10 as it applies to our items):
+ * vProd − vDesc − vICMSDeson deducted + vICMSST + vFCPST. The IBS and CBS are not added: in 2026
+ * they are informative, from 2027 they are inside vProd.
+ */
+export function itemValue(it: TaxedItem): bigint {
+  const c = it.icms.cents;
+  const deducted = it.icms.raw.indDeduzDeson === '1' ? (c.vICMSDeson ?? 0n) : 0n;
+  return it.vProd - it.vDesc - deducted + (c.vICMSST ?? 0n) + (c.vFCPST ?? 0n);
+}
+
+/**
+ * `<total><ICMSTot>…</ICMSTot>…</total>` in schema order; `after` are the groups that follow
+ * ICMSTot (IBSCBSTot, vNFTot), already written.
+ */
+export function totalXml(t: IcmsTot, vTotTrib: bigint, after: (string | undefined)[] = []): string {
   const v = (name: string, cents: bigint) => text(name, fromCents(cents));
   return el(
     'total',
@@ -326,5 +340,6 @@ export function totalXml(t: IcmsTot, vTotTrib: bigint): string {
       v('vNF', t.vNF),
       v('vTotTrib', vTotTrib),
     ),
+    after,
   );
 }

@@ -166,6 +166,7 @@ describe('createCompany and Companies.issuer', () => {
       environment: 'homologacao',
       csc: { id: '000001', token: 'CSC-DE-TESTE-123456' },
       qrCodeVersion: 2,
+      ibsCbs: { optIn: false, defaultClassification: { CST: '000', cClassTrib: '000001' }, rates: [] },
     });
     expect(issuer.certificate.cnpj).toBe(LEGACY_CNPJ);
     expect(issuer.certificate.privateKeyPem).toContain('PRIVATE KEY');
@@ -298,6 +299,38 @@ describe('updateCompany', () => {
     });
     expect(await issuesOfUpdate(id, { municipio: '3304557' })).toEqual({ municipio: expect.stringContaining('não pertence à UF SP') });
     expect(await issuesOfUpdate(id, { csc: 'só o código' })).toEqual({ 'csc-id': 'obrigatório junto com --csc', csc: expect.any(String) });
+  });
+
+  it('IBS/CBS settings: the Simples opt-in, the default classification and the company rates per period reach the emitter; each problem names its option', async () => {
+    const id = await register({ crt: '1' });
+    expect((await record(id)).ibsCbs).toEqual({ optIn: false, defaultClassification: { CST: '000', cClassTrib: '000001' }, rates: [] });
+    const { emitter, company } = await updateCompany(opened, id, {
+      ibscbs: 'sim',
+      ibscbsCst: '200',
+      ibscbsCclasstrib: '200034',
+      ibscbsAliquotas: '2028-01-01.. cbs=9,00; 2027-01-01..2027-12-31 cbs=8.80 ibs-uf=0.05',
+    });
+    expect(emitter.ibsCbs).toEqual({
+      optIn: true,
+      defaultClassification: { CST: '200', cClassTrib: '200034' },
+      rates: [
+        { from: '2027-01-01', to: '2027-12-31', pIBSUF: '0.05', pCBS: '8.80' },
+        { from: '2028-01-01', pCBS: '9.00' },
+      ],
+    });
+    // An update that does not mention them keeps them; "" removes the rates.
+    expect((await updateCompany(opened, id, { nome: 'LOJA LEGADA ME' })).emitter.ibsCbs).toEqual(company.ibsCbs);
+    expect((await updateCompany(opened, id, { ibscbsAliquotas: '' })).emitter.ibsCbs?.rates).toEqual([]);
+
+    expect(await issuesOfUpdate(id, { ibscbs: 'talvez', ibscbsCst: '000', ibscbsCclasstrib: '200003', ibscbsAliquotas: '2027-01-01..2027-12-31 cbs=8.8; 2027-06-01.. cbs=9' })).toEqual({
+      ibscbs: expect.stringContaining('sim ou nao'),
+      'ibscbs-cclasstrib': expect.stringContaining('rejeição 1024'),
+      'ibscbs-aliquotas': 'períodos sobrepostos: o que começa em 2027-01-01 e o que começa em 2027-06-01',
+    });
+    expect(await issuesOfUpdate(id, { ibscbsCst: '999' })).toEqual({ 'ibscbs-cst': expect.stringContaining('rejeição 1020') });
+    expect(await issuesOfUpdate(id, { ibscbsAliquotas: '2027-01-01 cbs=8' })).toEqual({ 'ibscbs-aliquotas': expect.stringContaining('INICIO..FIM') });
+    expect(await issuesOfUpdate(id, { ibscbsAliquotas: '2027-01-01.. pis=1' })).toEqual({ 'ibscbs-aliquotas': expect.stringContaining('"pis=1"') });
+    expect(await issuesOfUpdate(id, { ibscbsAliquotas: '2027-01-01.. cbs=101' })).toEqual({ 'ibscbs-aliquotas': expect.stringMatching(/^período 1: .*100/) });
   });
 
   it('removes the trade name (fantasia), the complement and the phone when given empty', async () => {

@@ -13,6 +13,8 @@ import { BRASILIA_TZ, cUFOf } from '../fiscal/br/uf.ts';
 import { generateTestCertificate, loadPfx, type Certificate } from '../fiscal/certificate.ts';
 import type { Emitter, Environment, QrCodeVersion } from '../fiscal/company.ts';
 import { FieldError, IssueCollector } from '../fiscal/errors.ts';
+import type { IbsCbsSettings } from '../fiscal/ibscbs/settings.ts';
+import { checkIbsCbsOptions, optionsOf, type IbsCbsOptions } from './ibscbs-options.ts';
 import { secretContext, type SecretBox } from './secrets.ts';
 import type { CompanyAddress, CompanyRecord, CompanySettings, CompanyStore, Crt, ReplacedCertificate } from './store.ts';
 import { generateToken } from './tokens.ts';
@@ -37,7 +39,7 @@ export type CompanyInput = {
   municipio?: string;
   cep?: string;
   telefone?: string;
-};
+} & IbsCbsOptions;
 
 // Capital of each UF with the first CEP of the state's range (the capital's general CEP): the
 // sandbox default address, so a test company needs nothing but a CNPJ, a UF and a name.
@@ -56,6 +58,7 @@ export const sandboxCapitalOf = (uf: string): readonly [cMun: string, cep: strin
 const SANDBOX_ADDRESS = { logradouro: 'Rua de Teste', numero: 'S/N', bairro: 'Centro' } as const;
 
 type Validated = Omit<CompanyRecord, 'id' | 'csc' | 'certificate' | 'createdAt' | 'version' | 'updatedAt'> & {
+  ibsCbs: IbsCbsSettings;
   csc: { id: string; token: string } | null;
   certificate: { pfx: Buffer; password: string; loaded: Certificate };
 };
@@ -157,6 +160,8 @@ function checkCompany(input: CompanyInput, now: Date, certificateOnFile: boolean
     else issues.add('telefone', 'de 6 a 14 dígitos, com DDD, sem pontuação');
   }
 
+  const ibsCbs = checkIbsCbsOptions(input, issues);
+
   let certificate: Validated['certificate'] | undefined;
   if (input.certificate) {
     if (cnpj) {
@@ -190,6 +195,7 @@ function checkCompany(input: CompanyInput, now: Date, certificateOnFile: boolean
     csc,
     qrcodeVersao,
     ambiente,
+    ibsCbs: ibsCbs!,
     ...(certificate && { certificate }),
   };
 }
@@ -264,6 +270,7 @@ function inputOf(c: CompanyRecord): CompanyInput {
     municipio: a.codigoMunicipio,
     cep: a.cep,
     ...(a.telefone !== null && { telefone: a.telefone }),
+    ...optionsOf(c.ibsCbs),
   };
 }
 
@@ -291,6 +298,7 @@ function settingsAfter(secrets: SecretBox, current: CompanyRecord, changes: Comp
     crt: v.crt,
     qrcodeVersao: v.qrcodeVersao,
     ambiente: v.ambiente,
+    ibsCbs: v.ibsCbs,
     csc: v.csc ? sealCsc(secrets, current.id, v.csc) : current.csc,
     certificate: v.certificate ? sealCertificate(secrets, current.id, v.certificate) : current.certificate,
   };
@@ -388,6 +396,7 @@ function openIssuer(secrets: SecretBox, company: CompanyRecord, replacedCertific
     environment: company.ambiente,
     ...(company.csc && { csc: { id: company.csc.id, token: secrets.openText(company.csc.sealed, secretContext.csc(companyId)) } }),
     qrCodeVersion: company.qrcodeVersao,
+    ibsCbs: company.ibsCbs,
   };
   return { company, emitter, certificate, replacedCertificates };
 }

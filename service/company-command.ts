@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { FieldError } from '../fiscal/errors.ts';
 import { EXIT_USAGE, parseCommand, parseOptions, UsageError } from './cli-args.ts';
 import { CompanyChangedError, createCompany, replaceToken, updateCompany, type CompanyInput, type CompanyUpdateInput, type Issuer } from './companies.ts';
+import { formatRatePeriods } from './ibscbs-options.ts';
 import { openService, type OpenedService } from './open-service.ts';
 
 const OVERVIEW = `Uso: balcao company <ação> --data DIR [opções]
@@ -42,6 +43,15 @@ Opções:
   --qrcode-versao 2|3      versão do QR Code da NFC-e (padrão 2)
   --logradouro, --numero, --complemento, --bairro, --municipio CÓDIGO-IBGE, --cep, --telefone
                            endereço; em homologação, o que faltar é preenchido com a capital da UF
+  --ibscbs sim|nao         reforma tributária: empresa do Simples Nacional (CRT 1, 2, 4) informa
+                           IBS/CBS na NFC-e (padrão nao; o regime normal, CRT 3, sempre informa)
+  --ibscbs-cst CST --ibscbs-cclasstrib CÓDIGO
+                           classificação do IBS/CBS dos produtos que não têm a sua (padrão
+                           000 / 000001, tributação integral), juntos
+  --ibscbs-aliquotas "INICIO..FIM chave=valor ...; ..."
+                           alíquotas próprias da empresa por período, no lugar das publicadas
+                           (chaves ibs-uf, ibs-mun, cbs; FIM em branco: sem fim), por exemplo
+                           "2027-01-01..2027-12-31 cbs=8.80" enquanto a CBS de 2027 não é publicada
 `;
 
 const UPDATE_USAGE = `Uso: balcao company update --data DIR --empresa COMPANY_ID [opções]
@@ -74,6 +84,15 @@ Opções:
   --qrcode-versao 2|3      versão do QR Code da NFC-e
   --logradouro, --numero, --complemento, --bairro, --municipio CÓDIGO-IBGE, --cep, --telefone
                            endereço (--complemento "" e --telefone "" removem)
+  --ibscbs sim|nao         reforma tributária: empresa do Simples Nacional (CRT 1, 2, 4) informa
+                           IBS/CBS na NFC-e (padrão nao; o regime normal, CRT 3, sempre informa)
+  --ibscbs-cst CST --ibscbs-cclasstrib CÓDIGO
+                           classificação do IBS/CBS dos produtos que não têm a sua (padrão
+                           000 / 000001, tributação integral), juntos
+  --ibscbs-aliquotas "INICIO..FIM chave=valor ...; ..."
+                           alíquotas próprias da empresa por período, no lugar das publicadas
+                           (chaves ibs-uf, ibs-mun, cbs; FIM em branco: sem fim; "" remove todas), por exemplo
+                           "2027-01-01..2027-12-31 cbs=8.80" enquanto a CBS de 2027 não é publicada
 `;
 
 const TOKEN_USAGE = `Uso: balcao company token --data DIR --empresa COMPANY_ID
@@ -110,6 +129,10 @@ const COMPANY_OPTIONS = {
   municipio: { type: 'string' },
   cep: { type: 'string' },
   telefone: { type: 'string' },
+  ibscbs: { type: 'string' },
+  'ibscbs-cst': { type: 'string' },
+  'ibscbs-cclasstrib': { type: 'string' },
+  'ibscbs-aliquotas': { type: 'string' },
 } as const;
 
 const COMMON_OPTIONS = { data: { type: 'string' }, help: { type: 'boolean', short: 'h' } } as const;
@@ -166,6 +189,10 @@ function settingsOf(v: CompanyValues, certificate: CompanyInput['certificate']):
     municipio: v.municipio,
     cep: v.cep,
     telefone: v.telefone,
+    ibscbs: v.ibscbs,
+    ibscbsCst: v['ibscbs-cst'],
+    ibscbsCclasstrib: v['ibscbs-cclasstrib'],
+    ibscbsAliquotas: v['ibscbs-aliquotas'],
   };
   return Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined));
 }
@@ -262,6 +289,12 @@ function settingsView({ company: c, certificate, replacedCertificates }: Issuer)
       valido_de: certificate.notBefore.toISOString(),
       valido_ate: certificate.notAfter.toISOString(),
       sha256: certificate.fingerprint256,
+    },
+    ibs_cbs: {
+      opcao_simples: c.ibsCbs.optIn,
+      cst: c.ibsCbs.defaultClassification.CST,
+      cclasstrib: c.ibsCbs.defaultClassification.cClassTrib,
+      aliquotas: formatRatePeriods(c.ibsCbs.rates),
     },
     certificados_substituidos: replacedCertificates.map((r) => ({
       sha256: r.sha256,

@@ -5,6 +5,7 @@
 import { dirname, join } from 'node:path';
 import type Database from 'better-sqlite3';
 import type { Environment, QrCodeVersion } from '../fiscal/company.ts';
+import { DEFAULT_IBSCBS_SETTINGS, type IbsCbsSettings } from '../fiscal/ibscbs/settings.ts';
 import {
   canSettle,
   decideClaim,
@@ -58,6 +59,8 @@ type CompanyRow = {
   certificado_senha_enc: Buffer;
   certificado_sha256: string;
   certificado_validade: string;
+  /** JSON of the company's IBS/CBS settings; null in rows older than the migration: the defaults. */
+  ibscbs: string | null;
   created_at: string;
   settings_version: number;
   /** Null only in rows older than the migration that added it, which fills it; read as created_at. */
@@ -89,6 +92,7 @@ function settingsRow(c: CompanySettings): SettingsRow {
     certificado_senha_enc: c.certificate.passwordSealed,
     certificado_sha256: c.certificate.sha256,
     certificado_validade: c.certificate.notAfter,
+    ibscbs: JSON.stringify(c.ibsCbs),
   };
 }
 
@@ -122,6 +126,7 @@ function companyFromRow(r: CompanyRow): CompanyRecord {
       sha256: r.certificado_sha256,
       notAfter: r.certificado_validade,
     },
+    ibsCbs: r.ibscbs === null ? { ...DEFAULT_IBSCBS_SETTINGS, rates: [] } : (JSON.parse(r.ibscbs) as IbsCbsSettings),
     createdAt: r.created_at,
     version: r.settings_version,
     updatedAt: r.updated_at ?? r.created_at,
@@ -182,11 +187,11 @@ export class SqliteStore implements ServiceStore {
       this.statement(
         `INSERT INTO companies (id, cnpj, ie, nome, fantasia, logradouro, numero, complemento, bairro,
            codigo_municipio, municipio, uf, cep, telefone, crt, csc_id, csc_enc, qrcode_versao, ambiente,
-           certificado_pfx_enc, certificado_senha_enc, certificado_sha256, certificado_validade, created_at,
+           certificado_pfx_enc, certificado_senha_enc, certificado_sha256, certificado_validade, ibscbs, created_at,
            settings_version, updated_at)
          VALUES (@id, @cnpj, @ie, @nome, @fantasia, @logradouro, @numero, @complemento, @bairro,
            @codigo_municipio, @municipio, @uf, @cep, @telefone, @crt, @csc_id, @csc_enc, @qrcode_versao, @ambiente,
-           @certificado_pfx_enc, @certificado_senha_enc, @certificado_sha256, @certificado_validade, @created_at,
+           @certificado_pfx_enc, @certificado_senha_enc, @certificado_sha256, @certificado_validade, @ibscbs, @created_at,
            @settings_version, @updated_at)`,
       ).run({
         ...settingsRow(c),
@@ -242,7 +247,8 @@ export class SqliteStore implements ServiceStore {
              cep = @cep, telefone = @telefone, crt = @crt, csc_id = @csc_id, csc_enc = @csc_enc,
              qrcode_versao = @qrcode_versao, ambiente = @ambiente, certificado_pfx_enc = @certificado_pfx_enc,
              certificado_senha_enc = @certificado_senha_enc, certificado_sha256 = @certificado_sha256,
-             certificado_validade = @certificado_validade, settings_version = settings_version + 1, updated_at = @updated_at
+             certificado_validade = @certificado_validade, ibscbs = @ibscbs, settings_version = settings_version + 1,
+             updated_at = @updated_at
            WHERE id = @id AND settings_version = @expected_version`,
         ).run({ ...settingsRow(settings), id, expected_version: expectedVersion, updated_at: now });
         if (replaced) {

@@ -8,6 +8,7 @@
 // (see the *InTx building blocks of SqliteStore).
 
 import type { Environment, QrCodeVersion } from '../fiscal/company.ts';
+import type { IbsCbsSettings } from '../fiscal/ibscbs/settings.ts';
 import type { ClaimRequest, ClaimResult, DocumentType, KeyAttempt, KeyOutcome } from './idempotency-rules.ts';
 import type { MdfeStore } from './mdfe/store.ts';
 import type { NfceStore } from './nfce/store.ts';
@@ -42,6 +43,8 @@ export type CompanyRecord = {
   qrcodeVersao: QrCodeVersion;
   ambiente: Environment;
   certificate: { pfxSealed: Buffer; passwordSealed: Buffer; sha256: string; notAfter: string };
+  /** Tax reform: opt-in of CRT 1/2/4, default classification, own rates per period. */
+  ibsCbs: IbsCbsSettings;
   createdAt: string;
   /** Bumped by every settings update: what tells a process that its cached credentials are stale. */
   version: number;

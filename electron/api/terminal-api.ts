@@ -79,6 +79,12 @@ export type SaleView = {
   remainingCents: Cents;
   /** Change to give back, in cash. */
   changeCents: Cents;
+  /**
+   * The total is above the limit for an unidentified consumer (NT 2026.002, R$ 10.000,00 or the
+   * UF's): the sale cannot finish without the consumer's CPF or CNPJ.
+   */
+  consumerRequired: boolean;
+  identificationLimitCents: Cents;
   /** The receipt, once the sale is finished. */
   receiptId: string | null;
 };
@@ -282,6 +288,16 @@ export type ReceiptPreview = { receiptId: string; svg: string; lines: string[] }
 
 // ---- Settings and company profile --------------------------------------------------------------
 
+/** A period of the company's own IBS/CBS rates (percent, decimal strings with a dot). */
+export type IbsCbsRatePeriod = { from: string; to?: string; pIBSUF?: string; pIBSMun?: string; pCBS?: string };
+
+/**
+ * Tax reform (IBS/CBS): whether a Simples Nacional company (CRT 1, 2, 4) writes the groups (CRT 3
+ * always does), the classification of products without their own, the company's rates for
+ * periods (instead of the published ones, e.g. the CBS of 2027 until it is published).
+ */
+export type IbsCbsProfile = { optIn: boolean; defaultClassification: { CST: string; cClassTrib: string }; rates: IbsCbsRatePeriod[] };
+
 /** The company as this terminal knows it (needed to issue in contingency by itself). */
 export type CompanyProfile = {
   cnpj: string;
@@ -293,6 +309,8 @@ export type CompanyProfile = {
   environment: 'producao' | 'homologacao';
   qrCodeVersion: 2 | 3;
   cscId: string | null;
+  /** Absent: the defaults (no opt-in, 000 / 000001, the published rates). */
+  ibsCbs?: IbsCbsProfile;
   /** Never returned: true when a CSC token is stored. */
   cscSet?: boolean;
 };
@@ -466,7 +484,10 @@ export interface TerminalApi {
   updateSettings(patch: SettingsPatch, auth: ManagerAuthorization): Promise<TerminalSettings>;
   /** The company's A1 certificate (.pfx), kept encrypted at rest, for contingency signing. */
   importCertificate(input: ManagerAuthorization & { pfxBase64: string; password: string }): Promise<CertificateView>;
-  /** CSV with header: codigo;gtin;descricao;ncm;cfop;unidade;preco;grupo_tributario (; or ,). */
+  /**
+   * CSV with header: codigo;gtin;descricao;ncm;cfop;unidade;preco;grupo_tributario (; or ,), and
+   * optionally cst_ibs_cbs;cclasstrib (the product's IBS/CBS classification).
+   */
   importCatalogCsv(csv: string, auth: ManagerAuthorization): Promise<CatalogImportReport>;
 
   contingencyStatus(): Promise<ContingencyStatus>;

@@ -31,6 +31,29 @@ afterEach(() => {
 const HEADER = 'codigo;gtin;descricao;ncm;cfop;unidade;preco;grupo_tributario';
 
 describe('importCatalogCsv', () => {
+  it('reads the optional IBS/CBS classification columns (both or neither), checked against the tables', async () => {
+    const csv = [
+      `${HEADER};cst_ibs_cbs;cclasstrib`,
+      '4001;;Arroz cesta básica;10063021;5102;UN;27,90;ISENTO40;200;200003', // 2 reduced
+      '4002;;Sem classificação;10063021;5102;UN;5,00;ISENTO40;;', // 3 company default
+      '4003;;CST inexistente;10063021;5102;UN;5,00;ISENTO40;999;000001', // 4
+      '4004;;Classificação de outro CST;10063021;5102;UN;5,00;ISENTO40;000;200003', // 5
+      '4005;;Só o CST;10063021;5102;UN;5,00;ISENTO40;000;', // 6
+    ].join('\n');
+    const report = await importCatalogCsv(store, clock, csv, auth);
+    expect(report.imported).toBe(2);
+    expect(report.rejected.map((r) => [r.line, r.field, r.message.match(/rejeição \d+|obrigatório/i)?.[0]])).toEqual([
+      [4, 'cst_ibs_cbs', 'rejeição 1020'],
+      [5, 'cclasstrib', 'rejeição 1024'],
+      [6, 'cclasstrib', 'Obrigatório'],
+    ]);
+    expect(store.productByCodeOrGtin('4001')).toMatchObject({ ibscbs_cst: '200', ibscbs_cclasstrib: '200003' });
+    expect(store.productByCodeOrGtin('4002')).toMatchObject({ ibscbs_cst: null, ibscbs_cclasstrib: null });
+    // One of the two columns alone is a malformed file: nothing is imported.
+    await expect(importCatalogCsv(store, clock, `${HEADER};cclasstrib\n4009;;X;10063021;5102;UN;1,00;SN102;000001`, auth)).rejects.toThrow(/faltam as colunas cst_ibs_cbs/);
+    expect(store.productByCodeOrGtin('4009')).toBeUndefined();
+  });
+
   it('saves the good rows and reports each bad one with its line, code, column and message', async () => {
     const csv = [
       `\uFEFF${HEADER}`,

@@ -1,8 +1,10 @@
 // Catalog import from a spreadsheet (CSV), manager-authorized.
 //
-//   codigo;gtin;descricao;ncm;cfop;unidade;preco;grupo_tributario
-//   1001;7891000100103;Café torrado e moído 500g;09012100;5102;UN;18,90;SN102
+//   codigo;gtin;descricao;ncm;cfop;unidade;preco;grupo_tributario[;cst_ibs_cbs;cclasstrib]
+//   1001;7891000100103;Café torrado e moído 500g;09012100;5102;UN;18,90;SN102;000;000001
 //
+// - cst_ibs_cbs and cclasstrib (tax reform: the product's IBS/CBS classification) are optional
+//   columns, both or neither; in a row both empty means the company's default classification;
 // - ';' or ',' between columns (taken from the header line), UTF-8 with or without BOM, the
 //   header's names in any order, case and accents ignored ("Código" = "codigo");
 // - an empty gtin means "SEM GTIN"; prices as 12,50 / 12.50 / 1.234,56, turned into integer
@@ -23,7 +25,10 @@ import type { PosStore, ProductRow } from './pos-store.ts';
 import { iso, type Clock } from './sales.ts';
 
 export const CSV_COLUMNS = ['codigo', 'gtin', 'descricao', 'ncm', 'cfop', 'unidade', 'preco', 'grupo_tributario'] as const;
-type Column = (typeof CSV_COLUMNS)[number];
+/** Optional columns, both or neither: the product's IBS/CBS classification. */
+export const CSV_IBSCBS_COLUMNS = ['cst_ibs_cbs', 'cclasstrib'] as const;
+type Column = (typeof CSV_COLUMNS)[number] | (typeof CSV_IBSCBS_COLUMNS)[number];
+const KNOWN_COLUMNS: readonly string[] = [...CSV_COLUMNS, ...CSV_IBSCBS_COLUMNS];
 
 /** Largest file accepted (characters) and most rows: a store's catalog, not a dump. */
 export const MAX_CSV_CHARS = 20_000_000;
@@ -38,6 +43,8 @@ const COLUMN_OF_FIELD: Readonly<Record<string, Column>> = {
   unit: 'unidade',
   price: 'preco',
   taxGroup: 'grupo_tributario',
+  'ibsCbs.CST': 'cst_ibs_cbs',
+  'ibsCbs.cClassTrib': 'cclasstrib',
 };
 
 const fileError = (message: string) => new TerminalError('configuracao_invalida', message, { field: 'csv' });
@@ -91,15 +98,17 @@ function readCsv(csv: unknown): { columns: Map<Column, number>; rows: Parsed[] }
   const columns = new Map<Column, number>();
   const unknown: string[] = [];
   names.forEach((n, i) => {
-    if ((CSV_COLUMNS as readonly string[]).includes(n) && !columns.has(n as Column)) columns.set(n as Column, i);
+    if (KNOWN_COLUMNS.includes(n) && !columns.has(n as Column)) columns.set(n as Column, i);
     else if (n !== '') unknown.push(header!.record[i]!);
   });
-  const missing = CSV_COLUMNS.filter((c) => !columns.has(c));
+  const missing: string[] = CSV_COLUMNS.filter((c) => !columns.has(c));
+  const ibsCbsColumns = CSV_IBSCBS_COLUMNS.filter((c) => columns.has(c));
+  if (ibsCbsColumns.length === 1) missing.push(CSV_IBSCBS_COLUMNS.find((c) => !columns.has(c))!);
   if (missing.length || unknown.length) {
     throw fileError(
       `Cabeçalho do CSV inválido: ${[missing.length && `faltam as colunas ${missing.join(', ')}`, unknown.length && `colunas desconhecidas: ${unknown.join(', ')}`]
         .filter(Boolean)
-        .join('; ')}. Esperado: ${CSV_COLUMNS.join(delimiter)}. Nada foi importado.`,
+        .join('; ')}. Esperado: ${CSV_COLUMNS.join(delimiter)} (e, opcionais, ${CSV_IBSCBS_COLUMNS.join(delimiter)}). Nada foi importado.`,
     );
   }
   if (body.length > MAX_CSV_ROWS) throw fileError(`Arquivo CSV com linhas demais (máximo ${MAX_CSV_ROWS}). Nada foi importado.`);
@@ -117,7 +126,7 @@ export function planCatalogImport(csv: unknown, now: string): CatalogPlan {
   const rejected: CatalogImportRejection[] = [];
   const seen = new Map<string, number>();
   for (const { line, record } of rows) {
-    const cell = (c: Column) => (record[columns.get(c)!] ?? '').trim();
+    const cell = (c: Column) => (columns.has(c) ? (record[columns.get(c)!] ?? '').trim() : '');
     const code = cell('codigo') || null;
     if (record.length !== columns.size) {
       rejected.push({ line, code, field: 'linha', message: `A linha tem ${record.length} colunas; o cabeçalho tem ${columns.size}` });
@@ -139,6 +148,8 @@ export function planCatalogImport(csv: unknown, now: string): CatalogPlan {
           unit: cell('unidade'),
           price: price === undefined || price > BigInt(Number.MAX_SAFE_INTEGER) ? 1 : Number(price),
           taxGroup: cell('grupo_tributario'),
+          // Both empty: the company's default. One of them alone is checked, and refused.
+          ibsCbs: cell('cst_ibs_cbs') === '' && cell('cclasstrib') === '' ? null : { CST: cell('cst_ibs_cbs'), cClassTrib: cell('cclasstrib') },
         },
         now,
       );

@@ -6,10 +6,16 @@
 // The names are ours; the blocks are what the builder accepts (fiscal/nfce/build.ts). Which
 // ones apply depends on the store's tax regime (CRT): the Simples Nacional groups (CSOSN) for
 // CRT 1 and 4, the regime-normal ones (CST) otherwise.
+//
+// Tax reform: a product may carry its IBS/CBS classification (CST and cClassTrib, checked
+// against fiscal/ibscbs/classification.ts); without one, the company's default applies. It
+// travels in the request as det[].imposto.IBSCBS whatever the regime: the issuer decides whether
+// the NFC-e carries the groups (CRT 3, or a Simples company that opted in).
 
 import { assertCfop, assertNcm } from '../../fiscal/br/catalogs.ts';
 import { assertGtinOrSemGtin } from '../../fiscal/br/documents.ts';
 import { FieldError, IssueCollector } from '../../fiscal/errors.ts';
+import { checkClassification, type Classification } from '../../fiscal/ibscbs/classification.ts';
 import { toCents } from '../../fiscal/money.ts';
 import type { NfceItem } from '../../fiscal/nfce/types.ts';
 import { DEMO_PRODUCTS } from '../../fiscal/samples.ts';
@@ -35,6 +41,11 @@ export const TAX_GROUPS: Readonly<Record<string, NfceItem['imposto']>> = Object.
   },
 });
 
+/** The IBS/CBS classification a product or sale item row carries, if any. */
+export function classificationOf(row: { ibscbs_cst: string | null; ibscbs_cclasstrib: string | null }): Classification | undefined {
+  return row.ibscbs_cst !== null && row.ibscbs_cclasstrib !== null ? { CST: row.ibscbs_cst, cClassTrib: row.ibscbs_cclasstrib } : undefined;
+}
+
 export function taxGroupOf(name: string): NfceItem['imposto'] {
   const group = TAX_GROUPS[name];
   if (!group) throw new FieldError('taxGroup', `grupo de tributação desconhecido: ${name}; conhecidos: ${Object.keys(TAX_GROUPS).join(', ')}`);
@@ -52,6 +63,8 @@ export type ProductInput = {
   /** Decimal string ("18.90") or integer cents. */
   price: string | number;
   taxGroup: string;
+  /** IBS/CBS classification; absent or null: the company's default. */
+  ibsCbs?: Classification | null;
   active?: boolean;
 };
 
@@ -87,6 +100,7 @@ export function productRow(input: ProductInput, now: string): ProductRow {
     return Number(cents);
   });
   const taxGroup = cap(() => (taxGroupOf(input.taxGroup), input.taxGroup));
+  const ibsCbs = input.ibsCbs === undefined || input.ibsCbs === null ? null : checkClassification(input.ibsCbs, 'ibsCbs', issues);
   issues.throwIfAny();
   return {
     code: code!,
@@ -97,6 +111,8 @@ export function productRow(input: ProductInput, now: string): ProductRow {
     unit: unit!,
     price_cents: price!,
     tax_group: taxGroup!,
+    ibscbs_cst: ibsCbs?.CST ?? null,
+    ibscbs_cclasstrib: ibsCbs?.cClassTrib ?? null,
     active: input.active === false ? 0 : 1,
     updated_at: now,
   };

@@ -27,6 +27,23 @@ describe('validateCompanyProfile', () => {
     expect(emitterOf(profile, undefined).csc).toBeUndefined();
   });
 
+  it('IBS/CBS: the Simples opt-in, the default classification and the rates per period reach the contingency emitter; problems name their field', () => {
+    const ibsCbs = { optIn: true, defaultClassification: { CST: '200', cClassTrib: '200034' }, rates: [{ from: '2027-01-01', to: '2027-12-31', pCBS: '8.8' }] };
+    const profile = validateCompanyProfile({ ...demo, ibsCbs });
+    expect(profile.ibsCbs).toEqual({ ...ibsCbs, rates: [{ from: '2027-01-01', to: '2027-12-31', pCBS: '8.80' }] });
+    expect(emitterOf(profile, DEMO_CSC).ibsCbs).toEqual(profile.ibsCbs);
+    const refused = (() => {
+      try {
+        validateCompanyProfile({ ...demo, ibsCbs: { optIn: true, defaultClassification: { CST: '000', cClassTrib: '200003' }, rates: [{ from: '2027-01-01', pCBS: 'oito' }] } });
+      } catch (err) {
+        return err as TerminalError;
+      }
+      throw new Error('aceito');
+    })();
+    expect(refused.field).toBe('company.ibsCbs.defaultClassification.cClassTrib');
+    expect(refused.message).toMatch(/^Classificação tributária \(cClassTrib\) padrão: .*rejeição 1024.*; Alíquotas do IBS\/CBS por período, período 1, CBS: /);
+  });
+
   it('takes the municipality name from the IBGE table', () => {
     expect(validateCompanyProfile({ ...demo, address: { ...demo.address, xMun: 'sao paulo' } }).address.xMun).toBe('São Paulo');
   });

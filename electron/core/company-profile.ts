@@ -7,6 +7,7 @@ import { assertCnpj } from '../../fiscal/br/documents.ts';
 import { isUF } from '../../fiscal/br/uf.ts';
 import type { Emitter } from '../../fiscal/company.ts';
 import { IssueCollector, type FieldIssue } from '../../fiscal/errors.ts';
+import { checkIbsCbsSettings } from '../../fiscal/ibscbs/settings.ts';
 import type { CompanyProfile } from '../api/terminal-api.ts';
 import { TerminalError } from './errors.ts';
 
@@ -29,11 +30,24 @@ const LABELS: Readonly<Record<string, string>> = {
   qrCodeVersion: 'Versão do QR Code',
   cscId: 'Identificador do CSC',
   cscToken: 'CSC',
+  'ibsCbs.optIn': 'IBS/CBS no Simples Nacional',
+  'ibsCbs.defaultClassification.CST': 'CST do IBS/CBS padrão',
+  'ibsCbs.defaultClassification.cClassTrib': 'Classificação tributária (cClassTrib) padrão',
+  'ibsCbs.rates': 'Alíquotas do IBS/CBS por período',
 };
+
+const RATE_FIELDS: Readonly<Record<string, string>> = { from: 'início', to: 'fim', pIBSUF: 'IBS da UF', pIBSMun: 'IBS do município', pCBS: 'CBS' };
+
+/** "ibsCbs.rates[1].pCBS" → "Alíquotas do IBS/CBS por período, período 2, CBS". */
+function labelOf(field: string): string {
+  const rate = /^ibsCbs\.rates\[([0-9]+)\](?:\.(\w+))?$/.exec(field);
+  if (rate) return `${LABELS['ibsCbs.rates']}, período ${Number(rate[1]) + 1}${rate[2] ? `, ${RATE_FIELDS[rate[2]] ?? rate[2]}` : ''}`;
+  return LABELS[field] ?? field;
+}
 
 /** FieldIssues (fields relative to the company) as one TerminalError naming the first field. */
 export function companyError(issues: FieldIssue[], prefix = 'company'): TerminalError {
-  const message = issues.map((i) => `${LABELS[i.field] ?? i.field}: ${i.message}`).join('; ');
+  const message = issues.map((i) => `${labelOf(i.field)}: ${i.message}`).join('; ');
   return new TerminalError('configuracao_invalida', message, { field: `${prefix}.${issues[0]!.field}` });
 }
 
@@ -98,6 +112,8 @@ export function validateCompanyProfile(input: unknown): Omit<CompanyProfile, 'cs
     else issues.add('cscId', 'de 1 a 6 dígitos (ex.: 000001)');
   }
 
+  const ibsCbs = checkIbsCbsSettings(c.ibsCbs, 'ibsCbs', issues);
+
   if (issues.issues.length) throw companyError(issues.issues);
   return {
     cnpj: cnpj!,
@@ -119,6 +135,8 @@ export function validateCompanyProfile(input: unknown): Omit<CompanyProfile, 'cs
     environment: environment as CompanyProfile['environment'],
     qrCodeVersion: qrCodeVersion as CompanyProfile['qrCodeVersion'],
     cscId,
+    // Absent stays absent (the defaults apply); given, it is kept as checked.
+    ...(c.ibsCbs !== undefined && c.ibsCbs !== null && { ibsCbs: ibsCbs! }),
   };
 }
 
@@ -142,6 +160,7 @@ export function emitterOf(profile: Omit<CompanyProfile, 'cscSet'>, csc: { id: st
     environment: profile.environment,
     qrCodeVersion: profile.qrCodeVersion,
     ...(csc && { csc }),
+    ...(profile.ibsCbs && { ibsCbs: profile.ibsCbs }),
   };
 }
 
@@ -157,5 +176,6 @@ export function profileOfEmitter(emitter: Emitter): Omit<CompanyProfile, 'cscSet
     environment: emitter.environment,
     qrCodeVersion: emitter.qrCodeVersion,
     cscId: emitter.csc?.id ?? null,
+    ...(emitter.ibsCbs && { ibsCbs: emitter.ibsCbs }),
   };
 }

@@ -183,6 +183,12 @@ describe('what a document means for the receipt', () => {
     });
   });
 
+  it('autorizado com alerta (cStat 120, NT 2026.002): authorized like 100, nothing for the operator to do', () => {
+    const o = documentOutcome(doc('autorizado', { codigo_status: '120', motivo: 'Autorizado o uso da NF-e com alerta' }));
+    expect(o.entry).toBe('done');
+    expect(o.receipt).toMatchObject({ state: 'authorized', codigo_status: '120', protocolo: '135260000000001', attention: null });
+  });
+
   it('rejeitado: waits for a correction, with the cStat and the reason, same number', () => {
     const o = documentOutcome(doc('rejeitado'));
     expect(o.entry).toBe('blocked');

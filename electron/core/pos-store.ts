@@ -19,6 +19,9 @@ export type ProductRow = {
   unit: string;
   price_cents: number;
   tax_group: string;
+  /** IBS/CBS classification, both or neither; null: the company's default applies. */
+  ibscbs_cst: string | null;
+  ibscbs_cclasstrib: string | null;
   active: number;
   updated_at: string;
 };
@@ -43,6 +46,8 @@ export type SaleItemRow = {
   cfop: string;
   unit: string;
   tax_group: string;
+  ibscbs_cst: string | null;
+  ibscbs_cclasstrib: string | null;
   quantity_units: number;
   unit_price_cents: number;
   total_cents: number;
@@ -363,14 +368,15 @@ export class PosStore {
   // -------------------------------------------------------------------------------------------
   // Products
 
-  upsertProduct(p: Omit<ProductRow, 'active'> & { active?: number }): void {
+  upsertProduct(p: Omit<ProductRow, 'active' | 'ibscbs_cst' | 'ibscbs_cclasstrib'> & Partial<Pick<ProductRow, 'active' | 'ibscbs_cst' | 'ibscbs_cclasstrib'>>): void {
     this.st(
-      `INSERT INTO products (code, gtin, description, ncm, cfop, unit, price_cents, tax_group, active, updated_at)
-       VALUES (@code, @gtin, @description, @ncm, @cfop, @unit, @price_cents, @tax_group, @active, @updated_at)
+      `INSERT INTO products (code, gtin, description, ncm, cfop, unit, price_cents, tax_group, ibscbs_cst, ibscbs_cclasstrib, active, updated_at)
+       VALUES (@code, @gtin, @description, @ncm, @cfop, @unit, @price_cents, @tax_group, @ibscbs_cst, @ibscbs_cclasstrib, @active, @updated_at)
        ON CONFLICT (code) DO UPDATE SET gtin = excluded.gtin, description = excluded.description, ncm = excluded.ncm,
          cfop = excluded.cfop, unit = excluded.unit, price_cents = excluded.price_cents, tax_group = excluded.tax_group,
+         ibscbs_cst = excluded.ibscbs_cst, ibscbs_cclasstrib = excluded.ibscbs_cclasstrib,
          active = excluded.active, updated_at = excluded.updated_at`,
-    ).run({ active: 1, ...p });
+    ).run({ active: 1, ibscbs_cst: null, ibscbs_cclasstrib: null, ...p });
   }
 
   /** An active product by its code, else by its GTIN. */
@@ -445,10 +451,10 @@ export class PosStore {
 
   insertItem(item: Omit<SaleItemRow, 'id' | 'removed_at'>): number {
     const r = this.st(
-      `INSERT INTO sale_items (sale_id, product_code, gtin, description, ncm, cfop, unit, tax_group, quantity_units,
-         unit_price_cents, total_cents, added_at)
-       VALUES (@sale_id, @product_code, @gtin, @description, @ncm, @cfop, @unit, @tax_group, @quantity_units,
-         @unit_price_cents, @total_cents, @added_at)`,
+      `INSERT INTO sale_items (sale_id, product_code, gtin, description, ncm, cfop, unit, tax_group, ibscbs_cst,
+         ibscbs_cclasstrib, quantity_units, unit_price_cents, total_cents, added_at)
+       VALUES (@sale_id, @product_code, @gtin, @description, @ncm, @cfop, @unit, @tax_group, @ibscbs_cst,
+         @ibscbs_cclasstrib, @quantity_units, @unit_price_cents, @total_cents, @added_at)`,
     ).run(item);
     return Number(r.lastInsertRowid);
   }

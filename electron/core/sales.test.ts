@@ -245,6 +245,35 @@ describe('finish: the one transaction', () => {
     );
   });
 
+  it("carries each product's IBS/CBS classification in the request; products without one leave it to the company default", () => {
+    saveProduct(store, { code: '9001', gtin: 'SEM GTIN', description: 'Arroz 5kg', ncm: '10063021', cfop: '5102', unit: 'UN', price: '27.45', taxGroup: 'ISENTO40', ibsCbs: { CST: '200', cClassTrib: '200003' } }, sales.iso(now));
+    const id = saleWith([{ code: '9001' }, { code: '1001' }], [{ tPag: '01', amountCents: 10_000 }]);
+    const { receipt } = sales.finishSale(ctx, id);
+    const request = JSON.parse(receipt.request_json) as NfceRequest;
+    expect(request.det[0]!.imposto.IBSCBS).toEqual({ CST: '200', cClassTrib: '200003' });
+    expect(request.det[1]!.imposto).not.toHaveProperty('IBSCBS');
+    expect(() => saveProduct(store, { code: '9002', gtin: 'SEM GTIN', description: 'X', ncm: '10063021', cfop: '5102', unit: 'UN', price: '1.00', taxGroup: 'SN102', ibsCbs: { CST: '000', cClassTrib: '200003' } }, sales.iso(now))).toThrow(/rejeição 1024/);
+  });
+
+  it('above R$ 10.000,00 the sale says so and cannot finish without the consumer CPF or CNPJ (750); no number is taken', () => {
+    saveProduct(store, { code: '9100', gtin: 'SEM GTIN', description: 'Televisor', ncm: '85287200', cfop: '5102', unit: 'UN', price: '3500.00', taxGroup: 'SN102' }, sales.iso(now));
+    const exactly = saleWith([{ code: '9100', quantity: '2' }, { code: '9100', quantity: '0.8571' }], []);
+    const limit = sales.saleView(store, store.sale(exactly)!);
+    expect([limit.totalCents, limit.consumerRequired, limit.identificationLimitCents]).toEqual([999_985, false, 1_000_000]);
+    const id = saleWith([{ code: '9100', quantity: '3' }], [{ tPag: '01', amountCents: 1_050_000 }]);
+    expect(sales.saleView(store, store.sale(id)!).consumerRequired).toBe(true);
+    let err: unknown;
+    try {
+      sales.finishSale(ctx, id);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toMatchObject({ code: 'documento_invalido', field: 'consumer', message: 'Venda acima de R$ 10.000,00: informe o CPF ou o CNPJ do consumidor' });
+    expect(store.db.prepare('SELECT count(*) FROM receipts').pluck().get()).toBe(0);
+    sales.setConsumer(ctx, id, '529.982.247-25');
+    expect(sales.finishSale(ctx, id).receipt.nnf).toBe(1);
+  });
+
   it('commits all or nothing: a failure inside the transaction leaves no number taken and no entry', () => {
     const id = saleWith([{ code: '1001' }], [{ tPag: '01', amountCents: 2000 }]);
     // Another process holding the series row under a different number would make the receipt

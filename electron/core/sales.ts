@@ -9,10 +9,11 @@
 import { randomUUID } from 'node:crypto';
 import { assertCnpj, assertCpf } from '../../fiscal/br/documents.ts';
 import { FieldError } from '../../fiscal/errors.ts';
+import { consumerIdentificationRequired, identificationLimitCents } from '../../fiscal/nfce/consumer-identification.ts';
 import { formatDecimal, fromCents, parseDecimal } from '../../fiscal/money.ts';
 import type { NfceCard, NfceItem, NfcePayment, NfceRequest } from '../../fiscal/nfce/types.ts';
 import type { CardInput, ConsumerView, PaymentInput, PaymentView, SaleItemView, SaleView } from '../api/terminal-api.ts';
-import { taxGroupOf } from './catalog.ts';
+import { classificationOf, taxGroupOf } from './catalog.ts';
 import { checked, TerminalError } from './errors.ts';
 import type { PosStore, ReceiptRow, SaleItemRow, SalePaymentRow, SaleRow } from './pos-store.ts';
 
@@ -21,7 +22,13 @@ export type Clock = () => number;
 
 export const iso = (ms: number): string => new Date(ms).toISOString();
 
-export type SalesContext = { store: PosStore; clock: Clock; serie: number };
+export type SalesContext = {
+  store: PosStore;
+  clock: Clock;
+  serie: number;
+  /** The company's UF (its profile), for the consumer identification limit; unknown: the national one. */
+  uf?: () => string | undefined;
+};
 
 // =============================================================================================
 // Payments
@@ -218,10 +225,11 @@ export function paymentView(p: SalePaymentRow): PaymentView {
   return { id: p.id, tPag: p.tpag, description: PAYMENT_METHODS[p.tpag] ?? p.tpag, amountCents: p.amount_cents, card: cardOfRow(p) };
 }
 
-export function saleView(store: PosStore, sale: SaleRow): SaleView {
+export function saleView(store: PosStore, sale: SaleRow, uf?: string): SaleView {
   const items = store.items(sale.id);
   const payments = store.payments(sale.id);
   const s = settle(items, payments);
+  const limit = identificationLimitCents(uf);
   return {
     id: sale.id,
     state: sale.state,
@@ -231,6 +239,8 @@ export function saleView(store: PosStore, sale: SaleRow): SaleView {
     payments: payments.map(paymentView),
     consumer: consumerOf(sale.consumer_doc),
     ...s,
+    consumerRequired: BigInt(s.totalCents) > limit,
+    identificationLimitCents: Number(limit),
     receiptId: sale.state === 'finished' ? (store.receiptBySale(sale.id)?.id ?? null) : null,
   };
 }
@@ -250,7 +260,7 @@ function openSaleRow(store: PosStore, saleId: string): SaleRow {
 export function openSale(ctx: SalesContext): SaleView {
   const id = randomUUID();
   ctx.store.insertSale(id, iso(ctx.clock()));
-  return saleView(ctx.store, ctx.store.sale(id)!);
+  return saleView(ctx.store, ctx.store.sale(id)!, ctx.uf?.());
 }
 
 export function addItem(ctx: SalesContext, saleId: string, input: { code: string; quantity?: string }): SaleView {
@@ -273,12 +283,14 @@ export function addItem(ctx: SalesContext, saleId: string, input: { code: string
       cfop: product.cfop,
       unit: product.unit,
       tax_group: product.tax_group,
+      ibscbs_cst: product.ibscbs_cst,
+      ibscbs_cclasstrib: product.ibscbs_cclasstrib,
       quantity_units: Number(qty),
       unit_price_cents: product.price_cents,
       total_cents: Number(total),
       added_at: iso(ctx.clock()),
     });
-    return saleView(store, sale);
+    return saleView(store, sale, ctx.uf?.());
   });
 }
 
@@ -289,7 +301,7 @@ export function removeItem(ctx: SalesContext, saleId: string, itemId: number): S
     if (!store.markItemRemoved(sale.id, itemId, iso(ctx.clock()))) {
       throw new TerminalError('nao_encontrado', 'Item não encontrado nesta venda (ou já removido)', { field: 'itemId' });
     }
-    return saleView(store, sale);
+    return saleView(store, sale, ctx.uf?.());
   });
 }
 
@@ -299,7 +311,7 @@ export function setConsumer(ctx: SalesContext, saleId: string, document: string 
   return store.transaction(() => {
     const sale = openSaleRow(store, saleId);
     store.setConsumer(sale.id, consumer?.document ?? null);
-    return saleView(store, store.sale(sale.id)!);
+    return saleView(store, store.sale(sale.id)!, ctx.uf?.());
   });
 }
 
@@ -309,7 +321,7 @@ export function addPayment(ctx: SalesContext, saleId: string, payment: PaymentIn
   return store.transaction(() => {
     const sale = openSaleRow(store, saleId);
     store.insertPayment({ sale_id: sale.id, tpag: p.tPag, amount_cents: p.amountCents, ...cardColumns(p.card), added_at: iso(ctx.clock()) });
-    return saleView(store, sale);
+    return saleView(store, sale, ctx.uf?.());
   });
 }
 
@@ -318,7 +330,7 @@ export function removePayment(ctx: SalesContext, saleId: string, paymentId: numb
   return store.transaction(() => {
     const sale = openSaleRow(store, saleId);
     if (!store.deletePayment(sale.id, paymentId)) throw new TerminalError('nao_encontrado', 'Pagamento não encontrado nesta venda', { field: 'paymentId' });
-    return saleView(store, sale);
+    return saleView(store, sale, ctx.uf?.());
   });
 }
 
@@ -327,7 +339,7 @@ export function discardSale(ctx: SalesContext, saleId: string): SaleView {
   return store.transaction(() => {
     const sale = openSaleRow(store, saleId);
     store.discardSale(sale.id);
-    return saleView(store, store.sale(sale.id)!);
+    return saleView(store, store.sale(sale.id)!, ctx.uf?.());
   });
 }
 
@@ -353,6 +365,12 @@ function requestCard(p: SalePaymentRow): NfceCard | undefined {
     ...(card.tBand !== undefined && { tBand: card.tBand }),
     ...(card.cAut !== undefined && { cAut: card.cAut }),
   };
+}
+
+/** det[].imposto.IBSCBS of an item whose product has its own classification (else the company default applies). */
+function withClassification(i: SaleItemRow): Pick<NfceItem['imposto'], 'IBSCBS'> {
+  const c = classificationOf(i);
+  return c ? { IBSCBS: { CST: c.CST, cClassTrib: c.cClassTrib } } : {};
 }
 
 /** The request body for a sale: items, exact totals, payments with their card groups, consumer. */
@@ -384,7 +402,7 @@ export function buildNfceRequest(
         vUnTrib: vUn,
         indTot: '1',
       },
-      imposto: taxGroupOf(i.tax_group),
+      imposto: { ...taxGroupOf(i.tax_group), ...withClassification(i) },
     };
   });
   const s = settle(items, payments);
@@ -427,6 +445,13 @@ export function finishSale(ctx: SalesContext, saleId: string, offline?: OfflineI
     const items = store.items(sale.id);
     const payments = store.payments(sale.id);
     const s = assertPaymentsSettle(items, payments);
+    const uf = ctx.uf?.();
+    if (sale.consumer_doc === null && consumerIdentificationRequired(uf, BigInt(s.totalCents))) {
+      // NT 2026.002 (rejection 750): asked here, where the cashier can still ask the customer.
+      throw new TerminalError('documento_invalido', `Venda acima de R$ ${brl(Number(identificationLimitCents(uf)))}: informe o CPF ou o CNPJ do consumidor`, {
+        field: 'consumer',
+      });
+    }
     const now = ctx.clock();
     const at = iso(now);
     const serie = offline?.serie ?? ctx.serie;

@@ -154,7 +154,7 @@ export class Terminal implements TerminalApi {
       box: options.secretBox ?? new FileKeySecretBox(options.dataDir),
       seed: { serviceUrl: options.serviceUrl, token: options.token, series: options.series },
     });
-    this.ctx = { store, clock: this.clock, serie: this.settings.series };
+    this.ctx = { store, clock: this.clock, serie: this.settings.series, uf: () => this.settings.company()?.address.UF };
     store.ensureSeries(this.ctx.serie);
     this.serviceClock = new ServiceClock(this.clock, () => this.refreshCancellationWindows());
     this.client = new IssuanceClient({
@@ -346,11 +346,11 @@ export class Terminal implements TerminalApi {
   async getSale(saleId: string): Promise<SaleView> {
     const sale = this.store.sale(saleId);
     if (!sale) throw new TerminalError('nao_encontrado', 'Venda não encontrada');
-    return sales.saleView(this.store, sale);
+    return sales.saleView(this.store, sale, this.ctx.uf?.());
   }
 
   async openSales(): Promise<SaleView[]> {
-    return this.store.openSales().map((s) => sales.saleView(this.store, s));
+    return this.store.openSales().map((s) => sales.saleView(this.store, s, this.ctx.uf?.()));
   }
 
   async addItem(saleId: string, input: { code: string; quantity?: string }): Promise<SaleView> {
@@ -387,7 +387,7 @@ export class Terminal implements TerminalApi {
     if (receipt.tp_emis === 9) this.contingency.issued(receipt);
     const view = this.view(receipt);
     this.emit({ type: 'receipt', receipt: view });
-    return { sale: sales.saleView(this.store, sale), receipt: view };
+    return { sale: sales.saleView(this.store, sale, this.ctx.uf?.()), receipt: view };
   }
 
   async finishSale(saleId: string): Promise<FinishedSale> {

@@ -192,6 +192,30 @@ describe('danfeModel: contingency (tpEmis 9)', () => {
 });
 
 describe('danfeModel: variants', () => {
+  it('authorized with an alert (cStat 120, NT 2026.002) prints as authorized; the alert is not for the consumer; the layout and the Lei 12.741 line stay', () => {
+    // A regime-normal receipt: it carries the IBS/CBS groups, which the DANFE NFC-e does not show.
+    const nfe = issue((r) => r.det.forEach((d) => (d.imposto = { ICMS: { ICMS40: { orig: '0', CST: '40' } } })), { emitter: demoEmitter({ crt: 3 }), tpEmis: 9 });
+    expect(nfe.xml).toContain('<IBSCBSTot>');
+    const proc = wrapNfeProc(
+      nfe.xml,
+      nfeProtocolFor(nfe.xml, {
+        cStat: '120',
+        xMotivo: 'Autorizado o uso da NF-e com alerta',
+        verAplic: 'SANDBOX',
+        dhRecbto: '2026-03-10T14:03:07-03:00',
+        nProt: '135260000012345',
+        message: { cMsg: '1115', xMsg: 'IBS/CBS não informado [nItem:1]' },
+      }),
+    );
+    const m = danfeModel(proc);
+    expect(m.authorization).toEqual({ protocol: '135260000012345', at: '10/03/2026 14:03:07' });
+    expect(m.pendingAuthorization).toBe(false);
+    const text = danfeTexts(m).join('\n');
+    expect(text).toContain('Protocolo de Autorização: 135260000012345');
+    expect(text).not.toMatch(/IBS|CBS|alerta/);
+    expect(text).toMatch(/Lei Federal 12\.741|Lei 12\.741/);
+  });
+
   it('a protocol that is not an authorization (denied) prints no authorization lines', () => {
     const m = danfeModel(authorize(issue(), 302));
     expect(m.authorization).toBeUndefined();

@@ -28,6 +28,9 @@
 //   Estabelecimento"), as sped-da and ACBr do. Once the protocol exists the receipt prints as an
 //   authorized one, with its protocol and one copy.
 // - infCpl: ";" is taken as a line break, as ACBr and sped-da do.
+// - Tax reform: no layout change is published for the DANFE NFC-e (NT 2026.010 covers the NF-e,
+//   model 55, only); the IBS/CBS groups are not printed and the Lei 12.741 line stays. A cStat
+//   120 "autorizado com alerta" prints as an authorization, without the alert.
 // - Cancelled reprint: a "CANCELADA" banner right after division II with the date and protocol
 //   of the 110111/110112 event (sped-da prints "CANCELADA" over the receipt); the manual has no
 //   wording for it.
@@ -407,11 +410,12 @@ export function danfeModel(xml: string, options: DanfeModelOptions = {}): DanfeM
   const number = nNF.padStart(9, '0');
   const series = serie.padStart(3, '0');
 
-  // Protocol: only an authorization (100, or 150 "autorizado fora de prazo") prints as one.
+  // Protocol: only an authorization (100; 150 "autorizado fora de prazo"; 120 "autorizado com
+  // alerta", NT 2026.002, whose alert is for the emitter, not the consumer) prints as one.
   const infProt = section(xml.slice(infNFe.end), 'infProt');
   const cStat = textOf(infProt, 'cStat');
   const authorization =
-    infProt && (cStat === '100' || cStat === '150') && textOf(infProt, 'chNFe') === key
+    infProt && (cStat === '100' || cStat === '120' || cStat === '150') && textOf(infProt, 'chNFe') === key
       ? { protocol: required(infProt, 'nProt', 'infProt'), at: formatDateTimeBR(required(infProt, 'dhRecbto', 'infProt'), 'infProt.dhRecbto', tz) }
       : undefined;
   const contingency = tpEmis === '9';
@@ -516,7 +520,9 @@ export function danfeModel(xml: string, options: DanfeModelOptions = {}): DanfeM
 
   // VI - fiscal message, identification, access-key query
   const infAdFisco = textOf(infAdic, 'infAdFisco');
-  const xMsg = textOf(infProt, 'xMsg');
+  // The xMsg of a cStat 120 is the authority's alert to the emitter (NT 2026.002), not a message
+  // for the consumer: it is not printed. Other authorities' messages are.
+  const xMsg = cStat === '120' ? undefined : textOf(infProt, 'xMsg');
   const fiscal: DanfeLine[] = [
     ...(tpAmb === '2' ? [text(DANFE_TEXTS.homologacao, 'center', { bold: true, parts: ['EMITIDA EM AMBIENTE DE HOMOLOGAÇÃO -', 'SEM VALOR FISCAL'] })] : []),
     ...(pendingAuthorization ? [text(DANFE_TEXTS.contingencia, 'center', { bold: true }), text(DANFE_TEXTS.pendente, 'center', { bold: true })] : []),

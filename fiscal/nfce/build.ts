@@ -1,4 +1,4 @@
-// The NFC-e (model 65, layout 4.00, PL_009) from the request of POST /api/v1/nfce: checked,
+// The NFC-e (model 65, layout 4.00, PL_010) from the request of POST /api/v1/nfce: checked,
 // written in schema order, signed, with its QR Code (docs/fiscal.md, from "Access key" to "Payments", and "Offline contingency").
 //
 // Every problem of the request is collected and thrown at once as a FieldError naming the field
@@ -20,6 +20,14 @@
 //   absent, each undeclared item gets net value × an approximate rate: ctx.vTotTribRate, else
 //   DEFAULT_VTOTTRIB_RATES by CRT. Those defaults are rough national averages, not the IBPT
 //   table by NCM; a store that must print precise figures sends its own.
+// - Tax reform (IBS/CBS, fiscal/ibscbs/): CRT 3 from 2026-01-01, and CRT 1/2/4 that opted in,
+//   write det/imposto/IBSCBS on every item, det/vItem, total/IBSCBSTot and total/vNFTot. The
+//   item's classification comes from the request or the company's default; the values are
+//   computed with the rates in force on dhEmi's date (the company's overrides first) and, when
+//   the request sends them, checked. A company that does not write the groups may send an
+//   item's classification (a catalog fact), which is checked and left out; values are refused.
+// - NT 2026.002: above R$ 10.000,00 (or the UF's limit) the consumer's CPF or CNPJ is required
+//   (750), reported on `dest`; finNFe is always 1 (715).
 // - Card data is NOT required by the builder: a card payment without `card` is written without
 //   the group, so the (sandbox) authority can reject it with 391. `paymentRuleViolation` tells
 //   the caller in advance.
@@ -49,8 +57,23 @@ import { fromCents } from '../money.ts';
 import { NS_NFE } from '../protocol.ts';
 import { nfceQrCodeOffline, nfceQrCodeOnline, type QrDest } from '../qrcode.ts';
 import { digestValueOf, signXml, type SigningCredentials } from '../signature.ts';
-import { COFINS_VARIANTS, ICMS_VARIANTS, icmsTot, PIS_VARIANTS, taxGroup, totalXml as writeTotal, writeTax, type TaxOut } from '../tax-groups.ts';
+import { ibsCbsTotals, ibsCbsTotXml, ibsCbsXml, vNFTotXml } from '../ibscbs/document.ts';
+import { itemIbsCbs, type IbsCbsItem, type ReformRates } from '../ibscbs/item.ts';
+import { RATE_NAMES, ratesAt } from '../ibscbs/rates.ts';
+import { checkIbsCbsSettings, reformApplies } from '../ibscbs/settings.ts';
+import {
+  COFINS_VARIANTS,
+  ICMS_VARIANTS,
+  icmsTot,
+  itemValue,
+  PIS_VARIANTS,
+  taxGroup,
+  totalXml as writeTotal,
+  writeTax,
+  type TaxOut,
+} from '../tax-groups.ts';
 import { el, firstText, text } from '../xml.ts';
+import { consumerIdentificationRequired, identificationRequiredMessage } from './consumer-identification.ts';
 import type { NfceCard, NfceRequest } from './types.ts';
 
 // The tax tables moved to fiscal/tax-groups.ts (shared with the NF-e de devolução); kept
@@ -66,6 +89,8 @@ export const HOMOLOGACAO_XPROD = 'NOTA FISCAL EMITIDA EM AMBIENTE DE HOMOLOGACAO
 export const HOMOLOGACAO_DEST_XNOME = 'NF-E EMITIDA EM AMBIENTE DE HOMOLOGACAO - SEM VALOR FISCAL';
 
 export const DEFAULT_VERPROC = 'Balcão 0.1.0';
+
+const RATE_LABELS = { pIBSUF: 'do IBS da UF', pIBSMun: 'do IBS do município', pCBS: 'da CBS' } as const;
 export const DEFAULT_NATOP = 'VENDA';
 
 /**
@@ -163,6 +188,8 @@ type ItemOut = {
   pis?: TaxOut;
   cofins?: TaxOut;
   vTotTribOwn?: bigint;
+  /** null: the item carries no IBSCBS. */
+  ibsCbs: IbsCbsItem | null;
   vProd: bigint;
   vDesc: bigint;
   indTot: string;
@@ -256,6 +283,29 @@ function build(input: NfceRequest, ctx: BuildNfceContext, issues: IssueCollector
   });
 
   // -------------------------------------------------------------------------------------------
+  // Tax reform: whether this NFC-e carries the IBS/CBS groups, and with which rates
+  const ibsCbsSettings = checkIbsCbsSettings(emitter.ibsCbs, 'emit.ibsCbs', issues);
+  const reformDate = dhEmi?.text.slice(0, 10);
+  let reform: ReformRates | undefined;
+  let reformOk = ibsCbsSettings !== undefined && reformDate !== undefined;
+  if (reformDate && ibsCbsSettings && reformApplies(crt, ibsCbsSettings, reformDate)) {
+    const r = ratesAt(reformDate, ibsCbsSettings.rates);
+    const missing = RATE_NAMES.filter((name) => r[name] === undefined);
+    for (const name of missing) {
+      issues.add(
+        'emit.ibsCbs.rates',
+        `alíquota ${RATE_LABELS[name]} vigente em ${reformDate} ainda não publicada: informe-a nas alíquotas do IBS/CBS por período da empresa`,
+      );
+    }
+    if (missing.length === 0) reform = { date: reformDate, pIBSUF: r.pIBSUF!, pIBSMun: r.pIBSMun!, pCBS: r.pCBS!, inPrice: r.inPrice };
+    else reformOk = false;
+  }
+  const reformAbsent =
+    reformDate !== undefined && reformDate < '2026-01-01'
+      ? `o IBS e a CBS começam em 2026-01-01; esta NFC-e é de ${reformDate}`
+      : `emitente com CRT ${crt} não informa IBS/CBS: a opção está desativada nas configurações da empresa`;
+
+  // -------------------------------------------------------------------------------------------
   // dest
   let destOut: { tag: 'CPF' | 'CNPJ' | 'idEstrangeiro'; doc: string; xNome?: string } | undefined;
   if (input.dest !== undefined && input.dest !== null) {
@@ -273,7 +323,7 @@ function build(input: NfceRequest, ctx: BuildNfceContext, issues: IssueCollector
           if (id === 'cpf') return assertCpf(d.cpf, 'dest.cpf');
           if (id === 'cnpj') {
             const v = assertCnpj(d.cnpj, 'dest.cnpj');
-            if (!/^[0-9]{14}$/.test(v)) throw new FieldError('dest.cnpj', 'CNPJ alfanumérico ainda não é aceito pelo leiaute 4.00 (PL_009)');
+            if (!/^[0-9]{14}$/.test(v)) throw new FieldError('dest.cnpj', 'CNPJ alfanumérico ainda não é aceito pelo Balcão');
             return v;
           }
           if (typeof d.idEstrangeiro !== 'string' || !/^([!-\u00ff]{5,20})?$/.test(d.idEstrangeiro)) {
@@ -369,13 +419,18 @@ function build(input: NfceRequest, ctx: BuildNfceContext, issues: IssueCollector
     const pis = isAbsent(imposto.PIS) ? undefined : taxGroup(imposto.PIS, PIS_VARIANTS, `${t}.PIS`, issues);
     const cofins = isAbsent(imposto.COFINS) ? undefined : taxGroup(imposto.COFINS, COFINS_VARIANTS, `${t}.COFINS`, issues);
     for (const k of Object.keys(imposto)) {
-      if (!['ICMS', 'PIS', 'COFINS', 'vTotTrib'].includes(k)) {
+      if (!['ICMS', 'PIS', 'COFINS', 'vTotTrib', 'IBSCBS'].includes(k)) {
         issues.add(`${t}.${k}`, k === 'IPI' || k === 'II' ? `NFC-e não admite o grupo ${k} (rejeição ${k === 'IPI' ? 742 : 743})` : 'grupo não suportado na NFC-e');
       }
     }
     const vTotTribOwn = isAbsent(imposto.vTotTrib) ? undefined : cap(() => decimal(imposto.vTotTrib, `${t}.vTotTrib`, DEC.v).units);
+    const net = vProd && (!vDesc || vDesc.units <= vProd.units) ? vProd.units - (vDesc?.units ?? 0n) : undefined;
+    const ibsCbs =
+      net !== undefined && reformOk
+        ? itemIbsCbs(imposto.IBSCBS, `${t}.IBSCBS`, net, reform, ibsCbsSettings!.defaultClassification, issues, reformAbsent)
+        : undefined;
 
-    if (issues.issues.length !== before || !icms || !vProd || !indTot) {
+    if (issues.issues.length !== before || !icms || !vProd || !indTot || ibsCbs === undefined) {
       itemsOk = false;
       continue;
     }
@@ -385,6 +440,7 @@ function build(input: NfceRequest, ctx: BuildNfceContext, issues: IssueCollector
       pis,
       cofins,
       vTotTribOwn,
+      ibsCbs,
       vProd: vProd.units,
       vDesc: vDesc?.units ?? 0n,
       indTot,
@@ -412,6 +468,8 @@ function build(input: NfceRequest, ctx: BuildNfceContext, issues: IssueCollector
     if (totalVNF && totalVNF.units !== vNF) {
       issues.add('total.vNF', `difere do total calculado: esperado ${fromCents(vNF)} (rejeição 610)`);
     }
+    const identified = destOut?.tag === 'CPF' || destOut?.tag === 'CNPJ';
+    if (uf && !identified && consumerIdentificationRequired(uf, vNF)) issues.add('dest', identificationRequiredMessage(uf));
   }
 
   // vTotTrib (see the header for the rule)
@@ -478,7 +536,7 @@ function build(input: NfceRequest, ctx: BuildNfceContext, issues: IssueCollector
         };
         for (const cnpjField of ['CNPJ', 'CNPJReceb'] as const) {
           const v = cardOut[cnpjField];
-          if (v && !/^[0-9]{14}$/.test(v)) issues.add(`${path}.${cnpjField}`, 'CNPJ alfanumérico ainda não é aceito pelo leiaute 4.00 (PL_009)');
+          if (v && !/^[0-9]{14}$/.test(v)) issues.add(`${path}.${cnpjField}`, 'CNPJ alfanumérico ainda não é aceito pelo Balcão');
         }
       }
     }
@@ -553,6 +611,8 @@ function build(input: NfceRequest, ctx: BuildNfceContext, issues: IssueCollector
     destOut &&
     el('dest', undefined, text(destOut.tag, destOut.doc), text('xNome', destOut.xNome), text('indIEDest', '9'));
 
+  // The reform groups go on every item, with vItem, or on none.
+  const withReform = items.some((it) => it.ibsCbs !== null);
   const detXml = items.map((it, i) =>
     el(
       'det',
@@ -565,12 +625,15 @@ function build(input: NfceRequest, ctx: BuildNfceContext, issues: IssueCollector
         el('ICMS', undefined, writeTax(it.icms)),
         it.pis && el('PIS', undefined, writeTax(it.pis)),
         it.cofins && el('COFINS', undefined, writeTax(it.cofins)),
+        it.ibsCbs && ibsCbsXml(it.ibsCbs),
       ),
+      withReform && text('vItem', fromCents(itemValue(it))),
     ),
   );
 
   const money = (v: bigint) => fromCents(v);
-  const totalXml = writeTotal(tot, vTotTrib);
+  const vNFTot = items.reduce((a, it) => a + (it.indTot === '1' ? itemValue(it) : 0n), 0n);
+  const totalXml = writeTotal(tot, vTotTrib, withReform ? [ibsCbsTotXml(ibsCbsTotals(items.map((it) => it.ibsCbs))), vNFTotXml(vNFTot)] : []);
 
   const pagXml = el(
     'pag',
@@ -656,6 +719,24 @@ function withSupl(xml: string, supl: string): string {
  */
 export function issueNfce(input: NfceRequest, ctx: IssueNfceContext): IssuedNfce {
   const issues = new IssueCollector();
+  const urlChaveOverride = checkIssueContext(ctx, issues);
+  return complete(build(input, ctx, issues), ctx, urlChaveOverride);
+}
+
+/**
+ * Signs and completes an NFC-e already built by buildNfce (what issueNfce does after building).
+ * For callers that must hold the unsigned document first; the context must be the one it was
+ * built with.
+ */
+export function signBuiltNfce(built: BuiltNfce, ctx: IssueNfceContext): IssuedNfce {
+  const issues = new IssueCollector();
+  const urlChaveOverride = checkIssueContext(ctx, issues);
+  issues.throwIfAny();
+  return complete(built, ctx, urlChaveOverride);
+}
+
+/** The signing context's own checks (QR version, CSC, certificate); the urlChave override. */
+function checkIssueContext(ctx: IssueNfceContext, issues: IssueCollector): string | undefined {
   const version = ctx.emitter?.qrCodeVersion;
   if (version !== 2 && version !== 3) issues.add('qrCodeVersion', 'versão do QR Code deve ser 2 ou 3');
   if (version === 2 && (!ctx.emitter.csc || isAbsent(ctx.emitter.csc.token) || isAbsent(ctx.emitter.csc.id))) {
@@ -664,8 +745,11 @@ export function issueNfce(input: NfceRequest, ctx: IssueNfceContext): IssuedNfce
   if (!ctx.credentials || isAbsent(ctx.credentials.privateKeyPem) || isAbsent(ctx.credentials.certificatePem)) {
     issues.add('certificado', 'certificado digital (chave privada e certificado) obrigatório para assinar');
   }
-  const urlChaveOverride = ctx.urlChave === undefined ? undefined : issues.capture(() => tString(ctx.urlChave, 'urlChave', 21, 85));
-  const built = build(input, ctx, issues);
+  return ctx.urlChave === undefined ? undefined : issues.capture(() => tString(ctx.urlChave, 'urlChave', 21, 85));
+}
+
+function complete(built: BuiltNfce, ctx: IssueNfceContext, urlChaveOverride: string | undefined): IssuedNfce {
+  const version = ctx.emitter.qrCodeVersion;
   const { key, tpAmb, tpEmis } = built;
   const urlChave = urlChaveOverride ?? urlChaveOf(built.uf, tpAmb);
   const qrCommon = { key, tpAmb, version: version!, baseUrl: ctx.qrBaseUrl ?? qrBaseUrlOf(built.uf, tpAmb) };

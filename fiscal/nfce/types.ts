@@ -1,6 +1,8 @@
 // The NFC-e request body of POST /api/v1/nfce (docs/api.md, "NFC-e"), as the service and the terminal both
 // send it. Monetary and quantity values are decimal strings.
 
+import type { IbsCbsInput } from '../ibscbs/item.ts';
+
 export type NfceProduct = {
   cProd: string;
   cEAN: string; // GTIN or "SEM GTIN"
@@ -24,7 +26,18 @@ export type TaxGroup = Record<string, Record<string, string>>;
 
 export type NfceItem = {
   prod: NfceProduct;
-  imposto: { ICMS: TaxGroup; PIS?: TaxGroup; COFINS?: TaxGroup; vTotTrib?: string };
+  imposto: {
+    ICMS: TaxGroup;
+    PIS?: TaxGroup;
+    COFINS?: TaxGroup;
+    vTotTrib?: string;
+    /**
+     * Tax reform: the item's IBS/CBS classification (CST, cClassTrib); the values are computed
+     * by the builder and, when sent, checked against it (fiscal/ibscbs/item.ts). Absent: the
+     * company's default classification.
+     */
+    IBSCBS?: IbsCbsInput;
+  };
 };
 
 export type NfcePayment = {

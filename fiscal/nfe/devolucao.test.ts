@@ -253,6 +253,76 @@ describe('values proportional to the quantity, to the cent', () => {
   });
 });
 
+describe('an NFC-e with the tax reform groups (IBS/CBS)', () => {
+  const emitter = demoEmitter({ crt: 3 });
+  const icms00 = { ICMS: { ICMS00: { orig: '0', CST: '00', modBC: '3', vBC: '0.00', pICMS: '18.00', vICMS: '0.00' } } };
+  /** 3 × 33.33 (full rate) and 2 × 7.50 of cesta básica (CST 200, 100 % less), authorized with an alert (120). */
+  function reformNfce() {
+    const request = saleRequest({
+      det: [
+        item('3001', '09012100', '3', '33.33', '99.99', {}, structuredClone(icms00)),
+        item('3002', '10063021', '2', '7.50', '15.00', {}, { ...structuredClone(icms00), IBSCBS: { CST: '200', cClassTrib: '200003' } }),
+      ],
+      total: { vProd: '114.99', vNF: '114.99' },
+      pag: [{ tPag: '01', vPag: '114.99' }],
+    });
+    const issued = issueNfce(request, { emitter, dhEmi: DH_EMI, tpEmis: 1, cNF: '48151623', credentials });
+    const protocol = nfeProtocolFor(issued.xml, {
+      cStat: '120',
+      xMotivo: 'Autorizado o uso da NF-e com alerta',
+      verAplic: 'SANDBOX',
+      dhRecbto: DH_EMI,
+      nProt: '135260000000002',
+      message: { cMsg: '999', xMsg: 'Alerta de teste' },
+    });
+    return { key: issued.key, proc: wrapNfeProc(issued.xml, protocol) };
+  }
+
+  it("the return carries each line's classification and rates, its base scaled and the amounts recomputed; vItem, IBSCBSTot, vNFTot; every item names its NFC-e line", () => {
+    const nfce = reformNfce();
+    const ret = issueDevolucao(
+      { chave_nfce: nfce.key, itens: [{ numero_item: 1, quantidade: '1' }, { numero_item: 2, quantidade: '2' }], justificativa: MOTIVO },
+      context(nfce.proc, { emitter }),
+    );
+    expect(validateXml(ret.xml, 'nfe')).toEqual({ valid: true, errors: [] });
+    expect(verifyXmlSignature(ret.xml).valid).toBe(true);
+    const doc = parse(ret.xml);
+    expect(texts(doc, 'cClassTrib')).toEqual(['000001', '200003']);
+    // 1/3 of 99.99 = 33.33: IBS-UF 0.03 (0.03333), CBS 0.30 (0.29997); cesta básica: all zero.
+    expect(texts(doc, 'pIBSUF')).toEqual(['0.10', '0.10']);
+    expect(texts(doc, 'vIBSUF')).toEqual(['0.03', '0.00', '0.03']); // the items, then IBSCBSTot
+    expect(texts(doc, 'vCBS')).toEqual(['0.30', '0.00', '0.30']);
+    expect(texts(doc, 'pAliqEfet')).toEqual(['0.00', '0.00', '0.00']);
+    expect(texts(doc, 'vBCIBSCBS')).toEqual(['48.33']);
+    expect(texts(doc, 'vItem')).toEqual(['33.33', '15.00']);
+    expect(texts(doc, 'vNFTot')).toEqual(['48.33']);
+    expect(ret.vNF).toBe('48.33');
+    expect(texts(doc, 'chaveAcesso')).toEqual([nfce.key, nfce.key]);
+    expect(texts(doc, 'nItem')).toEqual(['1', '2']);
+  });
+
+  it('the bases of the returns of a whole line add up to the NFC-e line\'s base', () => {
+    const nfce = reformNfce();
+    const returned = new Map<number, bigint>();
+    const bases: string[] = [];
+    for (let n = 0; n < 3; n++) {
+      const ret = buildDevolucao({ chave_nfce: nfce.key, itens: [{ numero_item: 1, quantidade: '1' }], justificativa: MOTIVO }, context(nfce.proc, { emitter, returned, nNF: 20 + n }));
+      bases.push(texts(parse(ret.xml), 'vBCIBSCBS')[0]!);
+      returned.set(1, (returned.get(1) ?? 0n) + 10_000n);
+    }
+    expect(bases).toEqual(['33.33', '33.33', '33.33']);
+    expect(bases.reduce((a, b) => a + toCents(b, 'vBC'), 0n)).toBe(9999n);
+  });
+
+  it('an NFC-e without the groups gives a return without them', () => {
+    const nfce = authorizedNfce();
+    const ret = buildDevolucao({ chave_nfce: nfce.key, itens: [{ numero_item: 1, quantidade: '1' }], justificativa: MOTIVO }, context(nfce.proc));
+    expect(ret.xml).not.toContain('IBSCBS');
+    expect(ret.xml).not.toContain('vItem');
+    expect(ret.xml).toContain('<DFeReferenciado>');
+  });
+});
+
 describe('refusals name the field', () => {
   const nfce = () => authorizedNfce();
 

@@ -32,6 +32,15 @@
 //   PISOutr/COFINSOutr CST 99 with zero base, rate and value.
 // - pag: one detPag with tPag 90 (sem pagamento) and vPag 0.00, as NT 2016.002 requires for
 //   finNFe 3 and 4. transp/modFrete 9. infAdic/infCpl: the NFC-e referred to and the reason.
+// - Tax reform (IBS/CBS): an item whose NFC-e line carried det/imposto/IBSCBS comes back with
+//   the same classification and rates (the NFC-e's, whatever the return's date: the return
+//   reverses that sale), its base vBC scaled as above and its amounts recomputed from that base
+//   (vBC × rate, half-up), so every return is consistent in itself (±0.01 rules) even if the
+//   returns of a line may differ from the NFC-e's amounts by a cent. With them: vItem on every
+//   item, IBSCBSTot and vNFTot, as in the NFC-e. An NFC-e without the groups gives a return
+//   without them (rule UB12-10 does not apply to returns). Every item also names the NFC-e
+//   line it returns in det/DFeReferenciado (chaveAcesso, nItem): NT 2025.002 v1.52 moves the
+//   reference of a return there (UNVERIFIED whether NFref/refNFe is then refused; it is kept).
 // - justificativa (why the goods came back): 15 to 255 characters, like the justifications of
 //   the events; `motivo` stays, as everywhere in the API, the authority's text.
 
@@ -52,6 +61,7 @@ import {
   fieldKindsOf,
   ICMS_VARIANTS,
   icmsTot,
+  itemValue,
   PIS_VARIANTS,
   taxGroup,
   totalXml,
@@ -60,7 +70,10 @@ import {
   type VariantTable,
 } from '../tax-groups.ts';
 import { el, text } from '../xml.ts';
-import { readOriginalNfce, type OriginalItem, type WrittenTaxGroup } from './original-nfce.ts';
+import { ibsCbsTotals, ibsCbsTotXml, ibsCbsXml, vNFTotXml } from '../ibscbs/document.ts';
+import { amountOf, type IbsCbsItem, type IbsCbsPart } from '../ibscbs/item.ts';
+import { parseRate } from '../ibscbs/rates.ts';
+import { readOriginalNfce, type OriginalItem, type WrittenIbsCbs, type WrittenIbsCbsPart, type WrittenTaxGroup } from './original-nfce.ts';
 import type { DevolucaoRequest } from './types.ts';
 
 export const DEVOLUCAO_NATOP = 'DEVOLUÇÃO DE VENDA';
@@ -151,7 +164,25 @@ export type BuiltDevolucao = {
 
 export type IssuedDevolucao = BuiltDevolucao;
 
-type ItemOut = TaxedItem & { prod: [string, string][]; vTotTrib?: bigint; returned: ReturnedItem };
+type ItemOut = TaxedItem & { prod: [string, string][]; vTotTrib?: bigint; ibsCbs: IbsCbsItem | null; nItemNfce: number; returned: ReturnedItem };
+
+/**
+ * The IBSCBS of a returned share: the NFC-e line's classification and rates, the base `vBC`
+ * (cents, already scaled), the amounts recomputed from it. Throws FieldError when the NFC-e's
+ * group cannot be read.
+ */
+function returnedIbsCbs(written: WrittenIbsCbs, vBC: bigint | undefined, field: string): IbsCbsItem {
+  const item: IbsCbsItem = { CST: written.CST, cClassTrib: written.cClassTrib };
+  if (!written.group || vBC === undefined) return item;
+  const part = (w: WrittenIbsCbsPart, name: string): IbsCbsPart => {
+    const p = parseRate(w.p, `${field}.${name}`);
+    const red = w.pAliqEfet === undefined ? undefined : { pRedAliq: parseRate(w.pRedAliq, `${field}.${name}.gRed`), pAliqEfet: parseRate(w.pAliqEfet, `${field}.${name}.gRed`) };
+    return { p, ...(red && { red }), v: amountOf(vBC, red?.pAliqEfet ?? p) };
+  };
+  const uf = part(written.group.uf, 'gIBSUF');
+  const mun = part(written.group.mun, 'gIBSMun');
+  return { ...item, group: { vBC, uf, mun, vIBS: uf.v + mun.v, cbs: part(written.group.cbs, 'gCBS') } };
+}
 
 const QTY = (units: bigint): string => trimZeros(formatDecimal(units, 4), 0);
 
@@ -224,7 +255,7 @@ export function buildDevolucao(input: DevolucaoRequest, ctx: BuildDevolucaoConte
   } else if (givenDoc === 'cnpj') {
     const doc = cap(() => {
       const v = assertCnpj(given!.cnpj, 'destinatario.cnpj');
-      if (!/^[0-9]{14}$/.test(v)) throw new FieldError('destinatario.cnpj', 'CNPJ alfanumérico ainda não é aceito pelo leiaute 4.00 (PL_009)');
+      if (!/^[0-9]{14}$/.test(v)) throw new FieldError('destinatario.cnpj', 'CNPJ alfanumérico ainda não é aceito pelo Balcão');
       return v;
     });
     if (doc) dest = { tag: 'CNPJ', doc };
@@ -356,12 +387,20 @@ export function buildDevolucao(input: DevolucaoRequest, ctx: BuildDevolucaoConte
       issues,
     );
     const vTotTrib = orig.vTotTrib === undefined ? undefined : parseDecimal(share(orig.vTotTrib, 2), 2, where);
-    if (!icms || !pis || !cofins) continue;
+    const ibsCbs = orig.ibsCbs
+      ? cap(() => {
+          const vBC = orig.ibsCbs!.group ? parseDecimal(share(orig.ibsCbs!.group.vBC, 2), 2, where) : undefined;
+          return returnedIbsCbs(orig.ibsCbs!, vBC, `${tax}.IBSCBS`);
+        })
+      : null;
+    if (!icms || !pis || !cofins || ibsCbs === undefined) continue;
     const taxed: TaxedItem = { icms, pis, cofins, vProd, vDesc, indTot: prod.get('indTot') ?? '1' };
     items.push({
       ...taxed,
       prod: prodOut,
       vTotTrib,
+      ibsCbs,
+      nItemNfce: orig.nItem,
       returned: {
         numero_item: orig.nItem,
         cProd: prod.get('cProd') ?? '',
@@ -391,6 +430,8 @@ export function buildDevolucao(input: DevolucaoRequest, ctx: BuildDevolucaoConte
   });
   const tot = icmsTot(items);
   const vTotTrib = items.reduce((a, it) => a + (it.vTotTrib ?? 0n), 0n);
+  const withReform = items.some((it) => it.ibsCbs !== null);
+  const vNFTot = items.reduce((a, it) => a + (it.indTot === '1' ? itemValue(it) : 0n), 0n);
 
   const ide = el(
     'ide',
@@ -429,7 +470,10 @@ export function buildDevolucao(input: DevolucaoRequest, ctx: BuildDevolucaoConte
         el('ICMS', undefined, writeTax(it.icms)),
         el('PIS', undefined, writeTax(it.pis!)),
         el('COFINS', undefined, writeTax(it.cofins!)),
+        it.ibsCbs && ibsCbsXml(it.ibsCbs),
       ),
+      withReform && text('vItem', fromCents(itemValue(it))),
+      el('DFeReferenciado', undefined, text('chaveAcesso', original.key), text('nItem', it.nItemNfce)),
     ),
   );
   const infCpl =
@@ -442,7 +486,7 @@ export function buildDevolucao(input: DevolucaoRequest, ctx: BuildDevolucaoConte
     emit.xml!,
     destXml,
     detXml,
-    totalXml(tot, vTotTrib),
+    totalXml(tot, vTotTrib, withReform ? [ibsCbsTotXml(ibsCbsTotals(items.map((it) => it.ibsCbs))), vNFTotXml(vNFTot)] : []),
     el('transp', undefined, text('modFrete', '9')),
     el('pag', undefined, el('detPag', undefined, text('tPag', '90'), text('vPag', '0.00'))),
     el('infAdic', undefined, text('infCpl', infCpl)),

@@ -12,6 +12,16 @@ import { NS_NFE } from '../protocol.ts';
 /** A tax group as written: `{ variant: 'ICMSSN102', fields: { orig: '0', CSOSN: '102' } }`. */
 export type WrittenTaxGroup = { variant: string; fields: Record<string, string> };
 
+/** One of gIBSUF / gIBSMun / gCBS as written: the rate and its reduction. */
+export type WrittenIbsCbsPart = { p: string; pRedAliq?: string; pAliqEfet?: string };
+
+/** det/imposto/IBSCBS as written (tax reform): the classification and, when present, gIBSCBS. */
+export type WrittenIbsCbs = {
+  CST: string;
+  cClassTrib: string;
+  group?: { vBC: string; uf: WrittenIbsCbsPart; mun: WrittenIbsCbsPart; cbs: WrittenIbsCbsPart };
+};
+
 export type OriginalItem = {
   nItem: number;
   /** prod's children in document order, as written. */
@@ -20,6 +30,7 @@ export type OriginalItem = {
   pis?: WrittenTaxGroup;
   cofins?: WrittenTaxGroup;
   vTotTrib?: string;
+  ibsCbs?: WrittenIbsCbs;
 };
 
 export type OriginalDest = { tag: 'CPF' | 'CNPJ' | 'idEstrangeiro'; doc: string; xNome?: string };
@@ -32,13 +43,14 @@ export type OriginalNfce = {
   dhEmi: string;
   tpAmb: number;
   emitCnpj: string;
-  /** cStat of the authorization protocol (100 or 150). */
+  /** cStat of the authorization protocol (100, 120 or 150). */
   cStat: string;
   dest?: OriginalDest;
   items: OriginalItem[];
 };
 
-const AUTHORIZED = new Set(['100', '150']);
+// 120: "autorizado com alerta" (NT 2026.002), an authorization like the others.
+const AUTHORIZED = new Set(['100', '120', '150']);
 
 type El = Element;
 
@@ -56,6 +68,22 @@ function taxGroupOf(imposto: El, tax: string): WrittenTaxGroup | undefined {
   const variant = group && children(group)[0];
   if (!variant) return undefined;
   return { variant: variant.localName, fields: Object.fromEntries(children(variant).map((f) => [f.localName, f.textContent ?? ''])) };
+}
+
+function ibsCbsOf(imposto: El): WrittenIbsCbs | undefined {
+  const group = child(imposto, 'IBSCBS');
+  if (!group) return undefined;
+  const g = child(group, 'gIBSCBS');
+  const part = (name: string, rate: string): WrittenIbsCbsPart => {
+    const el = child(g, name);
+    const red = child(el, 'gRed');
+    return { p: textOf(el, rate) ?? '', ...(red && { pRedAliq: textOf(red, 'pRedAliq') ?? '', pAliqEfet: textOf(red, 'pAliqEfet') ?? '' }) };
+  };
+  return {
+    CST: textOf(group, 'CST') ?? '',
+    cClassTrib: textOf(group, 'cClassTrib') ?? '',
+    ...(g && { group: { vBC: textOf(g, 'vBC') ?? '', uf: part('gIBSUF', 'pIBSUF'), mun: part('gIBSMun', 'pIBSMun'), cbs: part('gCBS', 'pCBS') } }),
+  };
 }
 
 /** Reads the authorized NFC-e. Anything missing or not authorized → FieldError on `field`. */
@@ -107,6 +135,7 @@ export function readOriginalNfce(xml: string, field = 'chave_nfce'): OriginalNfc
       pis: taxGroupOf(imposto!, 'PIS'),
       cofins: taxGroupOf(imposto!, 'COFINS'),
       vTotTrib: textOf(imposto, 'vTotTrib'),
+      ibsCbs: ibsCbsOf(imposto!),
     });
   }
   if (items.length === 0) fail('NFC-e original sem itens');

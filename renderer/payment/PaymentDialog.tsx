@@ -10,6 +10,7 @@ import { centsToInput, formatCents, parseCents } from '../money/money.ts';
 import { addPayment, finishSale, removePayment, useSale } from '../state/sale-store.ts';
 import { closeDialog } from '../state/ui-store.ts';
 import { CardFields } from './CardFields.tsx';
+import { ConsumerRequired } from './ConsumerRequired.tsx';
 import { emptyCard, METHODS, needsCard, paymentFrom, type CardForm, type MethodId } from './payment-methods.ts';
 
 export function PaymentDialog() {
@@ -23,7 +24,9 @@ export function PaymentDialog() {
   const amountRef = useRef<HTMLInputElement>(null);
   const finishRef = useRef<HTMLButtonElement>(null);
   const formId = useId();
-  const canFinish = !!sale && sale.totalCents > 0 && sale.remainingCents === 0 && sale.payments.length > 0;
+  const consumerMissing = !!sale && sale.consumerRequired && sale.consumer === null;
+  const paid = !!sale && sale.totalCents > 0 && sale.remainingCents === 0 && sale.payments.length > 0;
+  const canFinish = paid && !consumerMissing;
 
   useEffect(() => {
     if (canFinish) finishRef.current?.focus();
@@ -113,7 +116,9 @@ export function PaymentDialog() {
           </table>
         )}
 
-        {!canFinish && (
+        {consumerMissing && <ConsumerRequired limitCents={sale.identificationLimitCents} focus={paid} />}
+
+        {!paid && (
           <form
             id={formId}
             className="payment-form"
@@ -143,7 +148,7 @@ export function PaymentDialog() {
         <div className="dialog-footer">
           <ErrorAlert error={error} />
           <div className="dialog-actions">
-            {!canFinish && (
+            {!paid && (
               <button type="submit" form={formId} disabled={busy}>
                 Adicionar pagamento <kbd>Enter</kbd>
               </button>

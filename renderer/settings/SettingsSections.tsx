@@ -21,6 +21,7 @@ import { ContingencyTasks } from './ContingencyTasks.tsx';
 import { contingencyAction } from '../state/status-store.ts';
 import { terminal } from '../state/terminal.ts';
 import { fileAsBase64, fileAsText } from './file-reading.ts';
+import { formOf, IbsCbsFields, profileOf } from './IbsCbsFields.tsx';
 
 type SectionProps = { settings: TerminalSettings; auth: ManagerAuthorization };
 
@@ -253,6 +254,7 @@ const emptyCompany = (): CompanyProfile => ({
 export function CompanySection({ settings, auth }: SectionProps) {
   const [c, setC] = useState<CompanyProfile>(settings.company ?? emptyCompany());
   const [cscToken, setCscToken] = useState('');
+  const [ibsCbs, setIbsCbs] = useState(() => formOf(settings.company?.ibsCbs));
   const { error, saved, save } = useSave(auth);
   const a = c.address;
   const setA = (patch: Partial<CompanyProfile['address']>) => setC({ ...c, address: { ...a, ...patch } });
@@ -262,7 +264,7 @@ export function CompanySection({ settings, auth }: SectionProps) {
       onSubmit={(e) => {
         e.preventDefault();
         const { cscSet: _cscSet, ...company } = c;
-        void save({ company: { ...company, ...(cscToken && { cscToken }) } });
+        void save({ company: { ...company, ibsCbs: profileOf(ibsCbs), ...(cscToken && { cscToken }) } });
       }}
     >
       <h3>Empresa</h3>
@@ -286,6 +288,7 @@ export function CompanySection({ settings, auth }: SectionProps) {
         <Text label="Identificador do CSC" value={c.cscId ?? ''} onChange={(v) => setC({ ...c, cscId: v || null })} />
         <Text label={c.cscSet ? 'CSC (em branco mantém o atual)' : 'CSC'} type="password" value={cscToken} onChange={setCscToken} />
       </div>
+      <IbsCbsFields crt={c.crt} value={ibsCbs} onChange={setIbsCbs} />
       <Outcome error={error} saved={saved} />
       <button type="submit">Salvar empresa</button>
     </form>
@@ -407,7 +410,10 @@ export function CatalogSection({ auth }: { auth: ManagerAuthorization }) {
       }}
     >
       <h3>Catálogo de produtos</h3>
-      <p className="muted">CSV com cabeçalho: codigo;gtin;descricao;ncm;cfop;unidade;preco;grupo_tributario</p>
+      <p className="muted">
+        CSV com cabeçalho: codigo;gtin;descricao;ncm;cfop;unidade;preco;grupo_tributario e, opcionais, cst_ibs_cbs;cclasstrib (classificação do IBS/CBS do
+        produto; em branco, vale a padrão da empresa)
+      </p>
       <FilePicker label="Arquivo do catálogo (.csv)" accept=".csv,text/csv" file={file} onChange={setFile} />
       <ErrorAlert error={error} />
       <button type="submit" disabled={!file || busy}>

@@ -97,7 +97,10 @@ export class AuthorityUnavailableError extends Error {
   }
 }
 
-/** cStat values that mean the document is authorized for use. */
-export const AUTHORIZED = new Set(['100', '150']);
+/**
+ * cStat values that mean the document is authorized for use: 100, 150 (fora de prazo) and 120
+ * (autorizado com alerta, NT 2026.002: the alert is in protNFe's cMsg/xMsg, the NFC-e is valid).
+ */
+export const AUTHORIZED = new Set(['100', '120', '150']);
 /** cStat values that mean the event was registered. */
 export const EVENT_REGISTERED = new Set(['135', '136', '155']);

@@ -22,6 +22,9 @@ import { validateXml, type SchemaName } from '../../fiscal/schema.ts';
 import { firstText } from '../../fiscal/xml.ts';
 import type { AuthorityCompany } from './port.ts';
 import { verifyXmlSignature } from '../../fiscal/signature.ts';
+import { allTexts, has, idOf, section, sections } from './xml-scan.ts';
+import { nfceRuleRejection, readReformFacts, reformAlert, reformRejection } from './sandbox-reform-rules.ts';
+import type { VerdictMessage } from '../../fiscal/protocol.ts';
 
 export type Rejection = { cStat: string; xMotivo: string };
 
@@ -155,37 +158,6 @@ export function motivoWithDetail(base: string, detail: string | undefined): stri
   const chars = [...clean];
   const text = chars.length <= room ? clean : chars.slice(0, room - 3).join('').trimEnd() + '...';
   return `${base} [${text}]`;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Small scanners
-
-/** Inner XML of the first `<name>`/`<name attr…>` element at or after `from`. */
-function section(xml: string, name: string, from = 0): { inner: string; end: number } | undefined {
-  const open = new RegExp(`<${name}(?:\\s[^>]*)?>`, 'g');
-  open.lastIndex = from;
-  const m = open.exec(xml);
-  if (!m) return undefined;
-  const start = m.index + m[0].length;
-  const close = xml.indexOf(`</${name}>`, start);
-  if (close < 0) return undefined;
-  return { inner: xml.slice(start, close), end: close + name.length + 3 };
-}
-
-function sections(xml: string, name: string): string[] {
-  const out: string[] = [];
-  for (let s = section(xml, name); s; s = section(xml, name, s.end)) out.push(s.inner);
-  return out;
-}
-
-function allTexts(xml: string, name: string): string[] {
-  return [...xml.matchAll(new RegExp(`<${name}>([^<]*)</${name}>`, 'g'))].map((m) => m[1]!);
-}
-
-const has = (xml: string, name: string): boolean => new RegExp(`<${name}[\\s>/]`).test(xml);
-
-function idOf(xml: string, element: string): string | undefined {
-  return new RegExp(`<${element}\\s[^>]*?\\bId="([^"]*)"`).exec(xml)?.[1];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -465,7 +437,13 @@ const pad = (v: string | undefined, width: number): string => (v ?? '').padStart
 // ---------------------------------------------------------------------------------------------
 // NF-e / NFC-e: the stateless verdict
 
-export type NfeDocument = { key: string; facts: NfeFacts; certificatePem: string };
+export type NfeDocument = {
+  key: string;
+  facts: NfeFacts;
+  certificatePem: string;
+  /** Authorized with this alert (cStat 120, NT 2026.002): see sandbox-reform-rules.ts. */
+  alert?: VerdictMessage;
+};
 
 export type NfeCheck = { ok: true; document: NfeDocument } | { ok: false; rejection: Rejection };
 
@@ -473,7 +451,8 @@ export type NfeCheck = { ok: true; document: NfeDocument } | { ok: false; reject
  * Everything SEFAZ checks on an NF-e before looking at its database, in its order: schema (225),
  * signature (297), certificate/emitter (213), authorizing UF (226), key (502), environment (252),
  * homologation texts (373, 598), QR Code of the NFC-e (394, 395, 397, 398, 462, 464, 583),
- * payments (391, 392).
+ * payments (391, 392), NT 2026.002 (715, 750) and the tax reform's IBS/CBS rules (1115, 1020–1024,
+ * 1026/1036/1037, 1041/1052/1069/1150, 1118/1119, 1085/1091: sandbox-reform-rules.ts).
  */
 export function checkNfe(company: AuthorityCompany, xml: string, cUF: string): NfeCheck {
   const envelope = checkEnvelope(xml, 'nfe', NFE);
@@ -498,7 +477,11 @@ export function checkNfe(company: AuthorityCompany, xml: string, cUF: string): N
   }
   const payment = paymentRejection(facts.payments);
   if (payment) return fail(payment);
-  return { ok: true, document: { key, facts, certificatePem: envelope.certificatePem } };
+  const reform = readReformFacts(xml);
+  const rule = nfceRuleRejection(reform) ?? reformRejection(reform);
+  if (rule) return fail(rule);
+  const alert = reformAlert(reform);
+  return { ok: true, document: { key, facts, certificatePem: envelope.certificatePem, ...(alert && { alert }) } };
 }
 
 /**

@@ -21,6 +21,8 @@
 //   two-digit year of the company clock + a 10-digit sequence kept in the authority's file.
 //   That is the NF-e layout (type of authorizer 1 = the UF's own SEFAZ); MDF-e protocols use the
 //   same shape here.
+// - cStat 120 "autorizado com alerta" (NT 2026.002): given to a CRT 3 NFC-e with an item
+//   without IBS/CBS where rule 1115 is not enforced yet (sandbox-reform-rules.ts reformAlert).
 // - Offline NFC-e (tpEmis 9) received more than 24 h after dhEmi: authorized with 150 ("fora de
 //   prazo"), the most common deadline in docs/fiscal.md, "Offline contingency".
 // - A re-sent document that was authorized and later cancelled gets 218, as SEFAZ answers.
@@ -62,6 +64,8 @@ import {
   type VoidingVerdict,
 } from './port.ts';
 import { checkEvent, checkInut, checkMdfe, checkNfe, MDFE, NFE, type Rejection } from './sandbox-rules.ts';
+import { AUTHORIZED_WITH_ALERT } from './sandbox-reform-rules.ts';
+import type { VerdictMessage } from '../../fiscal/protocol.ts';
 import { SandboxStore, type MdfeRow, type NfeRow } from './sandbox-store.ts';
 
 export type SandboxAuthoritySettings = {
@@ -134,7 +138,7 @@ export class SandboxAuthority implements TaxAuthority {
     const cUF = cUFOf(company.uf);
     const checked = checkNfe(company, signedNFe, cUF);
     if (!checked.ok) return this.nfeVerdict(company, signedNFe, checked.rejection, now);
-    const { key, facts } = checked.document;
+    const { key, facts, alert } = checked.document;
     const cnpj = facts.emitCnpj!;
     const model = facts.mod!;
     const serie = Number(facts.serie);
@@ -157,9 +161,10 @@ export class SandboxAuthority implements TaxAuthority {
       }
 
       const late = facts.tpEmis === '9' && now.getTime() - Date.parse(facts.dhEmi!) > SANDBOX_DEADLINES.offlineTransmissionMs;
-      const outcome = late ? NFE.autorizadoForaDePrazo : NFE.autorizado;
+      // Late beats the alert: 150 has no room for a message of its own here.
+      const outcome = late ? NFE.autorizadoForaDePrazo : alert ? AUTHORIZED_WITH_ALERT : NFE.autorizado;
       const nProt = this.protocolNumber(key, now);
-      const verdict = this.nfeVerdict(company, signedNFe, outcome, now, nProt);
+      const verdict = this.nfeVerdict(company, signedNFe, outcome, now, nProt, late ? undefined : alert);
       this.store.insertNfe({
         access_key: key,
         company_id: company.id,
@@ -417,8 +422,8 @@ export class SandboxAuthority implements TaxAuthority {
   // Answers. A document too broken to echo (the schema already failed) still gets an answer:
   // the minimal element built from what the authority knows, or '' when even the key is unknown.
 
-  private nfeVerdict(company: AuthorityCompany, xml: string, outcome: Rejection, at: Date, nProt?: string): NfeVerdict {
-    const verdict = { cStat: outcome.cStat, xMotivo: outcome.xMotivo, verAplic: this.verAplic, dhRecbto: at, nProt };
+  private nfeVerdict(company: AuthorityCompany, xml: string, outcome: Rejection, at: Date, nProt?: string, message?: VerdictMessage): NfeVerdict {
+    const verdict = { cStat: outcome.cStat, xMotivo: outcome.xMotivo, verAplic: this.verAplic, dhRecbto: at, nProt, message };
     const protNFe = answer(
       () => nfeProtocolFor(xml, verdict),
       () => nfeProtocol({ ...verdict, key: keyIn(xml, 'NFe'), tpAmb: tpAmbOf(company) }),

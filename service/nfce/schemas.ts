@@ -65,6 +65,38 @@ const Product = Type.Object(
   strict,
 );
 
+const Reduction = Type.Optional(
+  Type.Object({ pRedAliq: opt('Percentual de redução da alíquota'), pAliqEfet: opt('Alíquota efetiva') }, { ...strict, description: 'Redução de alíquota (gRed)' }),
+);
+
+const IbsCbs = Type.Object(
+  {
+    CST: str('CST do IBS/CBS, 3 dígitos (ex.: 000 tributação integral, 200 alíquota reduzida, 410 imunidade)'),
+    cClassTrib: str('Classificação tributária do IBS/CBS, 6 dígitos (ex.: 000001), do mesmo CST'),
+    gIBSCBS: Type.Optional(
+      Type.Object(
+        {
+          vBC: opt('Base de cálculo: valor do item menos o desconto (a partir de 2027, sem o IBS e a CBS contidos no preço)'),
+          gIBSUF: Type.Optional(Type.Object({ pIBSUF: opt('Alíquota do IBS da UF'), gRed: Reduction, vIBSUF: opt('Valor do IBS da UF') }, strict)),
+          gIBSMun: Type.Optional(Type.Object({ pIBSMun: opt('Alíquota do IBS do município'), gRed: Reduction, vIBSMun: opt('Valor do IBS do município') }, strict)),
+          vIBS: opt('vIBSUF + vIBSMun'),
+          gCBS: Type.Optional(Type.Object({ pCBS: opt('Alíquota da CBS'), gRed: Reduction, vCBS: opt('Valor da CBS') }, strict)),
+        },
+        {
+          ...strict,
+          description:
+            'Valores do IBS/CBS: opcionais; o serviço calcula os que faltam e confere os informados (alíquotas vigentes na data de emissão, valores com tolerância de 0,01)',
+        },
+      ),
+    ),
+  },
+  {
+    ...strict,
+    description:
+      'Reforma tributária: classificação do IBS/CBS do item. Ausente: a classificação padrão da empresa. Só vai para a NFC-e quando a empresa informa IBS/CBS (CRT 3, ou Simples com a opção ativada)',
+  },
+);
+
 const Item = Type.Object(
   {
     prod: Product,
@@ -74,6 +106,7 @@ const Item = Type.Object(
         PIS: Type.Optional(TaxGroup),
         COFINS: Type.Optional(TaxGroup),
         vTotTrib: opt('Tributos aproximados do item (Lei 12.741/2012)'),
+        IBSCBS: Type.Optional(IbsCbs),
       },
       strict,
     ),
@@ -112,7 +145,7 @@ export const NfceBody = Type.Object(
     dest: Type.Optional(
       Type.Object(
         { cpf: opt('CPF do consumidor'), cnpj: opt('CNPJ do consumidor'), idEstrangeiro: opt('Documento de estrangeiro'), xNome: opt('Nome') },
-        { ...strict, description: 'Consumidor (opcional)' },
+        { ...strict, description: 'Consumidor: opcional até R$ 10.000,00; acima disso (ou do limite da UF), o CPF ou o CNPJ é obrigatório (NT 2026.002, rejeição 750)' },
       ),
     ),
     vTotTrib: opt('Total aproximado de tributos; calculado quando ausente'),

@@ -46,7 +46,11 @@ let sequence = 0;
  * Registers a company (SP, homologação) through the real CLI, with a test certificate whose
  * private key the test keeps. `csc: false` registers it without a CSC.
  */
-export async function registerCompany(serviceUrl: string, dataDir: string, options: { csc?: boolean; cnpj?: string } = {}): Promise<TestCompany> {
+export async function registerCompany(
+  serviceUrl: string,
+  dataDir: string,
+  options: { csc?: boolean; cnpj?: string; /** More `balcao company create` options (crt, ambiente...). */ extra?: Record<string, string> } = {},
+): Promise<TestCompany> {
   sequence += 1;
   const cnpj = options.cnpj ?? cnpjOf(`${String(10_000_000 + sequence * 7919).slice(0, 8)}0001`);
   const nome = `LOJA NFCE TESTE ${sequence}`;
@@ -62,6 +66,7 @@ export async function registerCompany(serviceUrl: string, dataDir: string, optio
     certificado: pfxFile,
     senha: password,
     ...(options.csc !== false && { 'csc-id': DEMO_CSC.id, csc: DEMO_CSC.token }),
+    ...options.extra,
   });
   return { companyId, token, cnpj, certificate, client: api(serviceUrl, token) };
 }

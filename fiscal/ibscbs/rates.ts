@@ -1,0 +1,163 @@
+// IBS and CBS rates (tax reform, LC 214/2025) by date: the published ones as data with validity
+// periods, and the company's own overrides for a period, chosen by the issue date (dhEmi).
+//
+// Why as data: the rates change by calendar year during the transition (2026 is a test year at
+// fixed rates; 2027–2028 other fixed IBS rates and the CBS at its "alíquota vigente", still to be
+// published), and SEFAZ rejects a document whose rate differs from the one in force (1026, 1036,
+// 1037). A new publication is a new row here; a rate the law fixes but nobody has published yet
+// (the CBS of 2027) is `null`, and a company must state it as an override until it is.
+//
+// Rates are percent, written with 2 to 4 decimals (TDec_0302_04RTC) and held as bigint at scale 4
+// (0.10 % → 1000n). Dates are Brasília calendar dates (`YYYY-MM-DD`), the date part of dhEmi as
+// written.
+
+import { FieldError, type IssueCollector } from '../errors.ts';
+import { decimal, isAbsent, trimZeros } from '../layout-fields.ts';
+import { formatDecimal } from '../money.ts';
+
+/** A rate in percent at scale 4: 0.10 % is 1000n, 100 % is 1_000_000n. */
+export type Rate = bigint;
+
+export const RATE_SCALE = 4;
+/** 100 % at scale 4. */
+export const HUNDRED_PERCENT: Rate = 1_000_000n;
+
+export type RateName = 'pIBSUF' | 'pIBSMun' | 'pCBS';
+export const RATE_NAMES: readonly RateName[] = ['pIBSUF', 'pIBSMun', 'pCBS'];
+
+export type RatePeriod = {
+  /** First and last day, inclusive. */
+  from: string;
+  to: string;
+  /** Decimal strings; null: fixed by law as "the rate in force" but not published yet. */
+  pIBSUF: string | null;
+  pIBSMun: string | null;
+  pCBS: string | null;
+  /**
+   * Whether the item's price already contains the IBS and CBS (NT 2026.008: from 2027 vProd
+   * includes them). In 2026 the amounts are informative and outside the price.
+   */
+  inPrice: boolean;
+  /** Where the figures come from. */
+  source: string;
+};
+
+/**
+ * The published rates. 2026: NT 2025.002 rules UB18-10, UB37-10, UB56-10 (rejections 1026, 1036,
+ * 1037). 2027–2028: IBS-UF 0.05 % and IBS-Mun 0.05 % (LC 214/2025, art. 343 and NT 2025.002 for
+ * 2027–2028); the CBS is "the rate in force" and the NT says "aguardar legislação": null until
+ * published. From 2029 on nothing is published: every rate must come from the company.
+ */
+export const PUBLISHED_RATES: readonly RatePeriod[] = Object.freeze([
+  { from: '2026-01-01', to: '2026-12-31', pIBSUF: '0.10', pIBSMun: '0.00', pCBS: '0.90', inPrice: false, source: 'NT 2025.002 (UB18-10, UB37-10, UB56-10)' },
+  { from: '2027-01-01', to: '2028-12-31', pIBSUF: '0.05', pIBSMun: '0.05', pCBS: null, inPrice: true, source: 'LC 214/2025; NT 2025.002 e NT 2026.008' },
+]);
+
+/** The first day the reform groups exist for: before it an NFC-e never carries them. */
+export const REFORM_START = '2026-01-01';
+
+/** A company's own rates for a period: what it states (any of the three), the rest published. */
+export type RateOverride = { from: string; to?: string; pIBSUF?: string; pIBSMun?: string; pCBS?: string };
+
+export type RatesAt = {
+  date: string;
+  /** Undefined: neither published nor overridden for that day. */
+  pIBSUF?: Rate;
+  pIBSMun?: Rate;
+  pCBS?: Rate;
+  inPrice: boolean;
+  /** Which rates came from the company. */
+  overridden: RateName[];
+};
+
+const DATE = /^(20[0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$/;
+
+function isCalendarDate(value: string): boolean {
+  if (!DATE.test(value)) return false;
+  const d = new Date(`${value}T00:00:00Z`);
+  return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === value;
+}
+
+/** A rate as the layout writes it (TDec_0302_04RTC, at most 100 %): units at scale 4. */
+export function parseRate(value: unknown, field: string): Rate {
+  return decimal(value, field, { scale: RATE_SCALE, intDigits: 3, minScale: 2, max: HUNDRED_PERCENT }).units;
+}
+
+/** "0.10", "8.80", "0.0575": 2 to 4 decimals, as TDec_0302_04RTC takes them. */
+export function formatRate(rate: Rate): string {
+  return trimZeros(formatDecimal(rate, RATE_SCALE), 2);
+}
+
+/**
+ * Checks a company's overrides: dates real and from 2026 on, `to` (when given) not before `from`,
+ * at least one rate each, periods not overlapping. Returns them normalised and sorted by `from`;
+ * undefined when anything was reported (under `field[i].…`).
+ */
+export function checkRateOverrides(value: unknown, field: string, issues: IssueCollector): RateOverride[] | undefined {
+  if (isAbsent(value)) return [];
+  if (!Array.isArray(value)) {
+    issues.add(field, 'deve ser uma lista de períodos');
+    return undefined;
+  }
+  const before = issues.issues.length;
+  const out: RateOverride[] = [];
+  value.forEach((raw, i) => {
+    const base = `${field}[${i}]`;
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+      issues.add(base, 'deve ser um objeto { from, to?, pIBSUF?, pIBSMun?, pCBS? }');
+      return;
+    }
+    const r = raw as Record<string, unknown>;
+    for (const k of Object.keys(r)) if (!['from', 'to', ...RATE_NAMES].includes(k)) issues.add(`${base}.${k}`, 'campo não previsto');
+    const from = typeof r.from === 'string' && isCalendarDate(r.from) ? r.from : undefined;
+    if (!from) issues.add(`${base}.from`, 'data inicial obrigatória, AAAA-MM-DD');
+    else if (from < REFORM_START) issues.add(`${base}.from`, `o IBS e a CBS começam em ${REFORM_START}`);
+    let to: string | undefined;
+    if (!isAbsent(r.to)) {
+      to = typeof r.to === 'string' && isCalendarDate(r.to) ? r.to : undefined;
+      if (!to) issues.add(`${base}.to`, 'data final deve ser AAAA-MM-DD');
+      else if (from && to < from) issues.add(`${base}.to`, 'data final anterior à inicial');
+    }
+    const override: RateOverride = { from: from ?? '', ...(to && { to }) };
+    for (const name of RATE_NAMES) {
+      if (isAbsent(r[name])) continue;
+      const rate = issues.capture(() => parseRate(r[name], `${base}.${name}`));
+      if (rate !== undefined) override[name] = formatRate(rate);
+    }
+    if (!RATE_NAMES.some((n) => !isAbsent(r[n]))) issues.add(base, 'informe ao menos uma alíquota (pIBSUF, pIBSMun ou pCBS)');
+    out.push(override);
+  });
+  if (issues.issues.length !== before) return undefined;
+  out.sort((a, b) => (a.from < b.from ? -1 : a.from > b.from ? 1 : 0));
+  for (let i = 1; i < out.length; i++) {
+    const prev = out[i - 1]!;
+    if (prev.to === undefined || prev.to >= out[i]!.from) {
+      issues.add(field, `períodos sobrepostos: o que começa em ${prev.from} e o que começa em ${out[i]!.from}`);
+      return undefined;
+    }
+  }
+  return out;
+}
+
+/** The published period of a day, if any. */
+export function publishedPeriodOf(date: string): RatePeriod | undefined {
+  return PUBLISHED_RATES.find((p) => p.from <= date && date <= p.to);
+}
+
+/**
+ * The rates in force on `date` (`YYYY-MM-DD`): the published ones, replaced by those the company
+ * states for a period covering the day. `overrides` must have passed checkRateOverrides.
+ */
+export function ratesAt(date: string, overrides: readonly RateOverride[] = []): RatesAt {
+  if (!isCalendarDate(date)) throw new FieldError('dhEmi', `data inválida: ${date}`);
+  const published = publishedPeriodOf(date);
+  const own = overrides.find((o) => o.from <= date && (o.to === undefined || date <= o.to));
+  const out: RatesAt = { date, inPrice: published?.inPrice ?? date >= '2027-01-01', overridden: [] };
+  for (const name of RATE_NAMES) {
+    const stated = own?.[name];
+    const value = stated ?? published?.[name] ?? null;
+    if (stated !== undefined) out.overridden.push(name);
+    if (value !== null) out[name] = parseRate(value, name);
+  }
+  return out;
+}
