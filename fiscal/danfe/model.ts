@@ -411,7 +411,7 @@ export function danfeModel(xml: string, options: DanfeModelOptions = {}): DanfeM
   const infProt = section(xml.slice(infNFe.end), 'infProt');
   const cStat = textOf(infProt, 'cStat');
   const authorization =
-    infProt && (cStat === '100' || cStat === '150') && textOf(infProt, 'chNFe') === key
+    infProt && (cStat === '100' || cStat === '120' || cStat === '150') && textOf(infProt, 'chNFe') === key
       ? { protocol: required(infProt, 'nProt', 'infProt'), at: formatDateTimeBR(required(infProt, 'dhRecbto', 'infProt'), 'infProt.dhRecbto', tz) }
       : undefined;
   const contingency = tpEmis === '9';

@@ -38,7 +38,8 @@ export type OriginalNfce = {
   items: OriginalItem[];
 };
 
-const AUTHORIZED = new Set(['100', '150']);
+// 120: authorized with an alert to the emitter (the document is valid).
+const AUTHORIZED = new Set(['100', '120', '150']);
 
 type El = Element;
 

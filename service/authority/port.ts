@@ -32,6 +32,11 @@ export type NfeVerdict = {
   receivedAt: string;
   /** The `<protNFe>` element, ready for nfeProc. */
   protNFe: string;
+  /**
+   * 539 (the number is authorized under another key): what the authority said of that key when
+   * asked, so the caller can tell which document holds the number. Absent where unknown.
+   */
+  duplicateOf?: { key: string; cStat: string; xMotivo: string; nProt?: string };
 };
 
 export type NfeConsultation =
@@ -92,7 +97,27 @@ export class AuthorityUnavailableError extends Error {
   }
 }
 
-/** cStat values that mean the document is authorized for use. */
-export const AUTHORIZED = new Set(['100', '150']);
+/**
+ * The authority refused the company's certificate during the TLS handshake (missing, expired,
+ * revoked, not issued by a CA it trusts): nothing was sent, and nothing will be until the
+ * certificate is fixed. Not an outage: the message names the certificate.
+ */
+export class AuthorityCertificateError extends Error {
+  constructor(
+    message: string,
+    /** The TLS alert or error code, e.g. ERR_SSL_TLSV1_ALERT_UNKNOWN_CA. */
+    readonly code?: string,
+  ) {
+    super(message);
+    this.name = 'AuthorityCertificateError';
+  }
+}
+
+/**
+ * cStat values that mean the document is authorized for use: 100, 150 (fora de prazo) and 120,
+ * the authorization that comes with an alert for the emitter (the document is valid; the alert
+ * is in xMotivo / infFisco).
+ */
+export const AUTHORIZED = new Set(['100', '120', '150']);
 /** cStat values that mean the event was registered. */
 export const EVENT_REGISTERED = new Set(['135', '136', '155']);
