@@ -119,6 +119,7 @@ export class SefazSimulator {
   readonly #limits: typeof NT_2018_002;
   readonly #paths = officialPaths();
   readonly #companies = new Map<string, AuthorityCompany>();
+  readonly #fingerprints = new Map<string, string>();
   readonly #receipts = new Map<string, Receipt>();
   readonly #counts = new Map<string, number[]>();
   readonly #blockedUntil = new Map<string, number>();
@@ -175,7 +176,12 @@ export class SefazSimulator {
    * connection on, and requests made with it are judged as this company's (CSC, UF, environment).
    */
   enroll(company: AuthorityCompany): void {
-    const fingerprint = new X509Certificate(company.credentials.certificatePem).fingerprint256;
+    const pem = company.credentials.certificatePem;
+    let fingerprint = this.#fingerprints.get(pem);
+    if (fingerprint === undefined) {
+      fingerprint = new X509Certificate(pem).fingerprint256;
+      this.#fingerprints.set(pem, fingerprint);
+    }
     const known = this.#companies.has(fingerprint);
     this.#companies.set(fingerprint, company);
     if (!known) this.refreshTrust();
