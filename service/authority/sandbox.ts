@@ -110,7 +110,8 @@ export class SandboxAuthority implements TaxAuthority {
   private readonly settings: SandboxAuthorityOptions['settings'];
   private readonly clock: SandboxAuthorityOptions['clock'];
   private readonly verAplic: string;
-  private readonly nfeProtocolDigits: 15 | 17;
+  /** NF-e/NFC-e protocol length for the next authorizations (an authorizer may switch to 17). */
+  nfeProtocolDigits: 15 | 17;
 
   constructor(options: SandboxAuthorityOptions) {
     // Compiling the schemas costs tens of milliseconds: paid at start-up, not by the first sale.
