@@ -11,7 +11,7 @@
 //   AuthorityUnavailableError (outcome unknown: the caller consults before sending again).
 
 import { X509Certificate } from 'node:crypto';
-import { rootCertificates } from 'node:tls';
+import { createSecureContext, rootCertificates } from 'node:tls';
 import { Agent, request } from 'undici';
 import type { SigningCredentials } from '../../../fiscal/signature.ts';
 import { AuthorityCertificateError, AuthorityUnavailableError } from '../port.ts';
@@ -89,11 +89,12 @@ export class SefazTransport {
   private agentFor(credentials: SigningCredentials): Agent {
     let agent = this.#agents.get(credentials.certificatePem);
     if (!agent) {
+      // One secure context per certificate: building it parses Node's ~150 roots, which would
+      // otherwise happen again for every connection the pool opens.
+      const secureContext = createSecureContext({ key: credentials.privateKeyPem, cert: credentials.certificatePem, ca: this.#ca, minVersion: 'TLSv1.2' });
       agent = new Agent({
         connect: {
-          key: credentials.privateKeyPem,
-          cert: credentials.certificatePem,
-          ca: this.#ca,
+          secureContext,
           minVersion: 'TLSv1.2',
           rejectUnauthorized: true,
           timeout: Math.min(CONNECT_TIMEOUT_MS, this.#timeoutMs),

@@ -120,6 +120,7 @@ export class SefazSimulator {
   readonly #paths = officialPaths();
   readonly #companies = new Map<string, AuthorityCompany>();
   readonly #fingerprints = new Map<string, string>();
+  readonly #peers = new WeakMap<TLSSocket, string>();
   readonly #receipts = new Map<string, Receipt>();
   readonly #counts = new Map<string, number[]>();
   readonly #blockedUntil = new Map<string, number>();
@@ -268,8 +269,14 @@ export class SefazSimulator {
   }
 
   private companyOf(req: IncomingMessage): AuthorityCompany {
-    const peer = (req.socket as TLSSocket).getPeerCertificate();
-    const fingerprint = peer?.raw ? new X509Certificate(peer.raw).fingerprint256 : '';
+    const socket = req.socket as TLSSocket;
+    // A kept-alive connection carries many requests with the certificate of its handshake.
+    let fingerprint = this.#peers.get(socket);
+    if (fingerprint === undefined) {
+      const peer = socket.getPeerCertificate();
+      fingerprint = peer?.raw ? new X509Certificate(peer.raw).fingerprint256 : '';
+      this.#peers.set(socket, fingerprint);
+    }
     const company = this.#companies.get(fingerprint);
     // The handshake only lets enrolled certificates in; this guards a certificate dropped since.
     if (!company) throw new BadRequest(403, undefined, 'Certificado do transmissor não credenciado (280)');
@@ -289,9 +296,15 @@ export class SefazSimulator {
     const charset = /;\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(contentType)?.[1];
     if (charset && !/^utf-?8$/i.test(charset)) throw new Refusal('402', 'Rejeição: XML da área de dados com codificação diferente de UTF-8');
     const text = raw.toString('utf8');
+    // The message as sent, byte for byte (its signature covers those bytes). The envelope is
+    // parsed without it: the message is judged by its schema (libxml2), and a DOM of a whole
+    // NF-e would cost more than the rest of the frame.
+    const wrapperName = requestWrapper(service);
+    const m = new RegExp(`(<(?:[A-Za-z_][\\w.-]*:)?${wrapperName}(?:\\s[^>]*)?>)([\\s\\S]*)(</(?:[A-Za-z_][\\w.-]*:)?${wrapperName}>)`).exec(text);
+    const frame = m ? text.slice(0, m.index) + m[1] + m[3] + text.slice(m.index + m[0].length) : text;
     let root: XmlElement;
     try {
-      root = parseXml(text);
+      root = parseXml(frame);
     } catch (err) {
       throw new BadRequest(500, 'Sender', err instanceof AnswerFormatError ? err.message : 'XML malformado');
     }
@@ -300,16 +313,13 @@ export class SefazSimulator {
     const body = child(root, SOAP12_NS, 'Body');
     const wrapper = body && elements(body)[0];
     const ns = wsdlNamespace(service);
-    const wrapperName = requestWrapper(service);
     if (!wrapper || wrapper.localName !== wrapperName || wrapper.namespaceURI !== ns) {
       throw new BadRequest(500, 'Sender', `Esperado {${ns}}${wrapperName} no Body`);
     }
     const soapHeader = child(root, SOAP12_NS, 'Header');
     const header = soapHeader && child(soapHeader, ns, 'mdfeCabecMsg');
     const cUF = header ? textIn(header, ns, 'cUF') : undefined;
-    // The message as sent, byte for byte (its signature covers those bytes).
-    const m = new RegExp(`<(?:[A-Za-z_][\\w.-]*:)?${wrapperName}(?:\\s[^>]*)?>([\\s\\S]*)</(?:[A-Za-z_][\\w.-]*:)?${wrapperName}>`).exec(text);
-    let message = m?.[1] ?? '';
+    let message = m?.[2] ?? '';
     if (SERVICES[service].gzip) {
       try {
         message = gunzipSync(Buffer.from(message.trim(), 'base64')).toString('utf8');
