@@ -43,12 +43,14 @@ const unavailable = (what: string) =>
   });
 
 export function authorityCompany(issuer: Issuer): AuthorityCompany {
-  const { company, certificate } = issuer;
+  const { company, certificate, emitter } = issuer;
   return {
     id: company.id,
     cnpj: company.cnpj,
     uf: company.address.uf,
     environment: company.ambiente,
+    // The same registration whatever the document: the CSC is part of it (an MDF-e does not use it).
+    ...(emitter.csc && { csc: emitter.csc }),
     credentials: { privateKeyPem: certificate.privateKeyPem, certificatePem: certificate.certificatePem },
   };
 }
