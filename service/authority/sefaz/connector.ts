@@ -239,6 +239,11 @@ export class SefazAuthority implements TaxAuthority {
   async authorizeNfe(company: AuthorityCompany, signedNFe: string): Promise<NfeVerdict> {
     const nfe = bareMessage(signedNFe);
     const key = keyOf(nfe, 'NFe');
+    if (key.slice(20, 22) === '55') {
+      // The NF-e (model 55) has its own hosts in every UF, not in endpoints.json yet: sending it
+      // to the NFC-e host would only get it rejected there.
+      throw new SefazMessageError('NF-e modelo 55: os endpoints da NF-e ainda não estão na tabela do conector SEFAZ (só NFC-e e MDF-e); nada foi enviado');
+    }
     const digest = digestValueOf(nfe);
     const held = this.held<NfeVerdict>('documento', company, key, digest);
     if (held) return held;
