@@ -167,7 +167,8 @@ export function nfeProtocol(p: ProtocolParams): string {
       text('verAplic', tString(p.verAplic, 'verAplic', 1, 20)),
       text('chNFe', key),
       text('dhRecbto', brasiliaDateTime(p.dhRecbto, 'dhRecbto')),
-      text('nProt', prot(p.nProt, 'nProt', false)),
+      // 17 digits: the longer protocol of NT 2025.002 (PL_010 accepts it; SP issues it).
+      text('nProt', prot(p.nProt, 'nProt', true)),
       text('digVal', digVal(p.digVal)),
       // PL_010 widened TStat to 4 digits: the tax reform's rejections are 1xxx.
       text('cStat', stat(p.cStat, 'cStat', '3-4')),

@@ -300,9 +300,32 @@ describe('schemas', () => {
     evCancMDFe: [NS_MDFE, 'evCancMDFe'],
     evEncMDFe: [NS_MDFE, 'evEncMDFe'],
     rodo: [NS_MDFE, 'rodo'],
+    enviNFe: [NS_NFE, 'enviNFe'],
+    retEnviNFe: [NS_NFE, 'retEnviNFe'],
+    consReciNFe: [NS_NFE, 'consReciNFe'],
+    retConsReciNFe: [NS_NFE, 'retConsReciNFe'],
+    consSitNFe: [NS_NFE, 'consSitNFe'],
+    retConsSitNFe: [NS_NFE, 'retConsSitNFe'],
+    consStatServ: [NS_NFE, 'consStatServ'],
+    retConsStatServ: [NS_NFE, 'retConsStatServ'],
+    envEvento: [NS_NFE, 'envEvento'],
+    retEnvEvento: [NS_NFE, 'retEnvEvento'],
+    retInutNFe: [NS_NFE, 'retInutNFe'],
+    retMDFe: [NS_MDFE, 'retMDFe'],
+    retEventoMDFe: [NS_MDFE, 'retEventoMDFe'],
+    consSitMDFe: [NS_MDFE, 'consSitMDFe'],
+    retConsSitMDFe: [NS_MDFE, 'retConsSitMDFe'],
+    consStatServMDFe: [NS_MDFE, 'consStatServMDFe'],
+    retConsStatServMDFe: [NS_MDFE, 'retConsStatServMDFe'],
+    consMDFeNaoEnc: [NS_MDFE, 'consMDFeNaoEnc'],
+    retConsMDFeNaoEnc: [NS_MDFE, 'retConsMDFeNaoEnc'],
+    enviMDFe: [NS_MDFE, 'enviMDFe'],
+    retEnviMDFe: [NS_MDFE, 'retEnviMDFe'],
+    consReciMDFe: [NS_MDFE, 'consReciMDFe'],
+    retConsReciMDFe: [NS_MDFE, 'retConsReciMDFe'],
   };
 
-  it('the set covers exactly the documents we issue', () => {
+  it('the set covers exactly the documents and web-service messages we handle', () => {
     expect([...schemaNames].sort()).toEqual(Object.keys(ROOTS).sort());
     expect(schemaFile('procInutNFe')).toBe('procInutNFe_v4.00.xsd');
   });

@@ -82,6 +82,34 @@ const SCHEMAS = {
   evEncMDFe: { pkg: 'mdfe', file: 'evEncMDFe_v3.00.xsd', root: 'evEncMDFe' },
   // infModal content of a road manifest (also usable on its own).
   rodo: { pkg: 'mdfe', file: 'mdfeModalRodoviario_v3.00.xsd', root: 'rodo' },
+  // The messages of the NF-e/NFC-e web services (the body of each SOAP request) and their answers.
+  enviNFe: { pkg: 'nfe', file: 'enviNFe_v4.00.xsd', root: 'enviNFe' },
+  retEnviNFe: { pkg: 'nfe', file: 'retEnviNFe_v4.00.xsd', root: 'retEnviNFe' },
+  consReciNFe: { pkg: 'nfe', file: 'consReciNFe_v4.00.xsd', root: 'consReciNFe' },
+  retConsReciNFe: { pkg: 'nfe', file: 'retConsReciNFe_v4.00.xsd', root: 'retConsReciNFe' },
+  consSitNFe: { pkg: 'nfe', file: 'consSitNFe_v4.00.xsd', root: 'consSitNFe' },
+  retConsSitNFe: { pkg: 'nfe', file: 'retConsSitNFe_v4.00.xsd', root: 'retConsSitNFe' },
+  consStatServ: { pkg: 'nfe', file: 'consStatServ_v4.00.xsd', root: 'consStatServ' },
+  retConsStatServ: { pkg: 'nfe', file: 'retConsStatServ_v4.00.xsd', root: 'retConsStatServ' },
+  // envEvento with any detEvento (the generic layout); the cancellation batches above type it fully.
+  envEvento: { pkg: 'nfe', file: 'envEvento_v1.00.xsd', root: 'envEvento' },
+  retEnvEvento: { pkg: 'nfe', file: 'retEnvEvento_v1.00.xsd', root: 'retEnvEvento' },
+  retInutNFe: { pkg: 'nfe', file: 'retInutNFe_v4.00.xsd', root: 'retInutNFe' },
+  // The messages of the MDF-e web services. MDFeRecepcaoSinc carries the MDFe itself (gzip +
+  // base64), so `mdfe` is its request schema; the asynchronous enviMDFe/consReciMDFe pair is
+  // listed for the simulator, which answers it as SEFAZ does since NT 2024.001 (996).
+  retMDFe: { pkg: 'mdfe', file: 'retMDFe_v3.00.xsd', root: 'retMDFe' },
+  retEventoMDFe: { pkg: 'mdfe', file: 'retEventoMDFe_v3.00.xsd', root: 'retEventoMDFe' },
+  consSitMDFe: { pkg: 'mdfe', file: 'consSitMDFe_v3.00.xsd', root: 'consSitMDFe' },
+  retConsSitMDFe: { pkg: 'mdfe', file: 'retConsSitMDFe_v3.00.xsd', root: 'retConsSitMDFe' },
+  consStatServMDFe: { pkg: 'mdfe', file: 'consStatServMDFe_v3.00.xsd', root: 'consStatServMDFe' },
+  retConsStatServMDFe: { pkg: 'mdfe', file: 'retConsStatServMDFe_v3.00.xsd', root: 'retConsStatServMDFe' },
+  consMDFeNaoEnc: { pkg: 'mdfe', file: 'consMDFeNaoEnc_v3.00.xsd', root: 'consMDFeNaoEnc' },
+  retConsMDFeNaoEnc: { pkg: 'mdfe', file: 'retConsMDFeNaoEnc_v3.00.xsd', root: 'retConsMDFeNaoEnc' },
+  enviMDFe: { pkg: 'mdfe', file: 'enviMDFe_v3.00.xsd', root: 'enviMDFe' },
+  retEnviMDFe: { pkg: 'mdfe', file: 'retEnviMDFe_v3.00.xsd', root: 'retEnviMDFe' },
+  consReciMDFe: { pkg: 'mdfe', file: 'consReciMDFe_v3.00.xsd', root: 'consReciMDFe' },
+  retConsReciMDFe: { pkg: 'mdfe', file: 'retConsReciMDFe_v3.00.xsd', root: 'retConsReciMDFe' },
 } as const satisfies Record<string, SchemaSpec>;
 
 export type SchemaName = keyof typeof SCHEMAS;

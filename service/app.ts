@@ -7,7 +7,7 @@ import swagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { TaxAuthority } from './authority/port.ts';
 import type { ServiceMode } from './clock.ts';
-import { createServiceDeps, type ServiceDeps } from './deps.ts';
+import { createServiceDeps, type SandboxTransport, type ServiceDeps } from './deps.ts';
 import { authenticate, identifyIfPresent } from './http/auth.ts';
 import { ApiError, errorHandler, notFoundHandler } from './http/errors.ts';
 import { coerceQueryAndParams } from './http/query-coercion.ts';
@@ -35,6 +35,8 @@ export type BuildAppOptions = {
   realNow?: () => number;
   /** Production mode only: the real tax authority behind the port (service/authority/port.ts). */
   authority?: TaxAuthority;
+  /** Sandbox mode only: reach the simulated authority in-process (default) or over the wire. */
+  sandboxTransport?: SandboxTransport;
 };
 
 export type ServiceApp = FastifyInstance & { deps: ServiceDeps };

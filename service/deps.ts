@@ -5,6 +5,8 @@ import type { AuthorityCompany, TaxAuthority } from './authority/port.ts';
 import { AuthorityAvailability } from './authority/availability.ts';
 import { AuthorityUnavailableError } from './authority/port.ts';
 import { SandboxAuthority, type SandboxAuthoritySettings } from './authority/sandbox.ts';
+import { SefazAuthority } from './authority/sefaz/connector.ts';
+import { SefazSimulator } from './authority/sefaz/simulator/server.ts';
 import { CompanyClock, type ServiceMode } from './clock.ts';
 import { Companies } from './companies.ts';
 import { Idempotency } from './idempotency.ts';
@@ -32,9 +34,17 @@ export type DepsOptions = {
   realNow?: () => number;
   /** Production mode: the real tax authority (a SEFAZ client implementing authority/port.ts). */
   authority?: TaxAuthority;
+  /**
+   * Sandbox mode: how the service reaches the simulated authority. `in-process` (default): a
+   * method call. `wire`: the SEFAZ connector, over HTTPS with mutual TLS, to the SEFAZ simulator
+   * on a loopback port, both deciding with the same sandbox rule book.
+   */
+  sandboxTransport?: SandboxTransport;
 };
 
-export function createServiceDeps({ mode, store, secrets, realNow, authority }: DepsOptions): ServiceDeps {
+export type SandboxTransport = 'in-process' | 'wire';
+
+export function createServiceDeps({ mode, store, secrets, realNow, authority, sandboxTransport }: DepsOptions): ServiceDeps {
   return {
     mode,
     store,
@@ -43,7 +53,7 @@ export function createServiceDeps({ mode, store, secrets, realNow, authority }: 
     idempotency: new Idempotency(store),
     companies: new Companies({ store, secrets }),
     webhooks: new WebhookSettings(store, secrets),
-    authority: new ServiceAuthority(mode, store, realNow, authority),
+    authority: new ServiceAuthority(mode, store, realNow, authority, sandboxTransport),
   };
 }
 
@@ -53,9 +63,9 @@ type AuthorityCall<T> = (authority: TaxAuthority) => Promise<T>;
  * The service's tax authority. Sandbox mode: the simulated one (authority/sandbox.ts) in its own
  * file beside the service database, created on first use (compiling its schemas costs ~150 ms,
  * which a process that never issues should not pay; `warmUp` pays it at start). Production mode:
- * the TaxAuthority handed in (`DepsOptions.authority`, a real SEFAZ client); this repository has
- * none yet, so without one every call is "unavailable" (NFC-e wait in processando, 503 to an
- * MDF-e issuer).
+ * the TaxAuthority handed in (`DepsOptions.authority`, the SEFAZ connector of
+ * authority/sefaz/connector.ts); without one every call is "unavailable" (NFC-e wait in
+ * processando, 503 to an MDF-e issuer).
  *
  * The sandbox reads its settings and the company clock synchronously, on every call; the store
  * is asynchronous. So each call first reads this company's settings and clock offset from the
@@ -63,30 +73,49 @@ type AuthorityCall<T> = (authority: TaxAuthority) => Promise<T>;
  * answer from that reading; its clock is real time plus the offset, as CompanyClock computes it.
  * A process that stops leaves the sandbox's SQLite file as any crash would: every decision was
  * committed before it was answered.
+ *
+ * Over the wire (`sandboxTransport: 'wire'`) the same sandbox sits behind the SEFAZ simulator on
+ * a loopback port with a CA made at start, and the calls go through the real connector: SOAP,
+ * schemas, mutual TLS with the company's certificate, the anti-656 guard. The company is enrolled
+ * with the simulator before each call (its certificate trusted, its CSC known), as a company is
+ * registered at SEFAZ before it issues.
  */
 export class ServiceAuthority implements TaxAuthority {
   /** Whether each company's latest call was answered (authority/availability.ts). */
   readonly availability: AuthorityAvailability;
   readonly #readings = new Map<string, { settings: SandboxAuthoritySettings; offsetMinutes: number }>();
   #sandbox: SandboxAuthority | undefined;
+  #wire: Promise<{ simulator: SefazSimulator; connector: SefazAuthority }> | undefined;
+  #closed = false;
 
   constructor(
     private readonly mode: ServiceMode,
     private readonly store: SandboxStore,
     private readonly realNow: () => number = Date.now,
     private readonly production?: TaxAuthority,
+    private readonly sandboxTransport: SandboxTransport = 'in-process',
   ) {
     this.availability = new AuthorityAvailability(realNow);
   }
 
-  /** Creates the sandbox now (schemas compiled), so the first issuance does not pay for it. */
+  /** Creates the sandbox now (schemas compiled, simulator listening), so the first issuance does not pay for it. */
   warmUp(): void {
-    if (this.mode === 'sandbox') this.sandbox();
+    if (this.mode !== 'sandbox') return;
+    this.sandbox();
+    if (this.sandboxTransport === 'wire') this.wire().catch(() => undefined);
   }
 
-  /** Closes the sandbox's file; later calls answer "unavailable". For the app's last onClose. */
-  close(): void {
+  /** Closes the sandbox's file (and the simulator, the connector); later calls answer "unavailable". For the app's last onClose. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    if (this.#wire) {
+      const wire = await this.#wire.catch(() => undefined);
+      await wire?.connector.close();
+      await wire?.simulator.close();
+    }
     this.#sandbox?.close();
+    const production = this.production as (TaxAuthority & { close?: () => unknown }) | undefined;
+    await production?.close?.();
   }
 
   private sandbox(): SandboxAuthority {
@@ -95,6 +124,13 @@ export class ServiceAuthority implements TaxAuthority {
       settings: (companyId) => this.#readings.get(companyId)?.settings ?? { latencyMs: 0, available: true },
       clock: (companyId) => new Date(this.realNow() + (this.#readings.get(companyId)?.offsetMinutes ?? 0) * 60_000),
     }));
+  }
+
+  private wire(): Promise<{ simulator: SefazSimulator; connector: SefazAuthority }> {
+    return (this.#wire ??= SefazSimulator.start({ authority: this.sandbox() }).then((simulator) => ({
+      simulator,
+      connector: new SefazAuthority({ origin: simulator.origin, extraCa: [simulator.caPem] }),
+    })));
   }
 
   private async call<T>(company: AuthorityCompany, fn: AuthorityCall<T>): Promise<T> {
@@ -118,7 +154,11 @@ export class ServiceAuthority implements TaxAuthority {
       this.store.getClockOffsetMinutes(company.id),
     ]);
     this.#readings.set(company.id, { settings: { latencyMs: settings.latencyMs, available: settings.disponivel }, offsetMinutes });
-    return fn(this.sandbox());
+    if (this.sandboxTransport === 'in-process') return fn(this.sandbox());
+    if (this.#closed) throw new AuthorityUnavailableError('Autoridade fiscal simulada encerrada');
+    const { simulator, connector } = await this.wire();
+    simulator.enroll(company);
+    return fn(connector);
   }
 
   nfeStatus: TaxAuthority['nfeStatus'] = (c) => this.call(c, (a) => a.nfeStatus(c));

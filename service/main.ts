@@ -8,24 +8,42 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { buildApp } from './app.ts';
 import { EXIT_USAGE, parseCommand, parseOptions, UsageError } from './cli-args.ts';
+import { SefazAuthority } from './authority/sefaz/connector.ts';
+import { SefazConfigError, sefazOptions, type SefazSettings } from './authority/sefaz/config.ts';
 import type { ServiceMode } from './clock.ts';
+import type { SandboxTransport } from './deps.ts';
 import { createLogger } from './logger.ts';
 import { openService } from './open-service.ts';
 
 const USAGE = `Uso: balcao service --port PORTA --data DIR [--host 127.0.0.1] [--modo sandbox|producao]
+                      [--sandbox-wire] [--sefaz-url https://HOST:PORTA] [--sefaz-ca ARQUIVO.pem]
 
 Inicia o serviço de emissão (API HTTP de NFC-e, NF-e de devolução e MDF-e).
   --port PORTA   porta TCP (0 = uma porta livre qualquer)
   --data DIR     pasta de dados (banco service.sqlite e chave mestra master.key)
   --host ENDEREÇO  interface de escuta (padrão 127.0.0.1, só esta máquina)
-  --modo sandbox|producao  sandbox (padrão): autoridade fiscal simulada e controles /api/v1/sandbox
+  --modo sandbox|producao  sandbox (padrão): autoridade fiscal simulada e controles /api/v1/sandbox;
+                 producao: a SEFAZ real (SOAP 1.2 com TLS mútuo, certificado A1 da empresa)
+  --sandbox-wire (sandbox) fala com a autoridade simulada pela rede: o conector SEFAZ real, por
+                 HTTPS com TLS mútuo, contra o simulador SEFAZ numa porta local
+  --sefaz-url URL  (producao) troca a origem (esquema, host e porta) de todos os endpoints da
+                 SEFAZ, mantendo o caminho oficial; o mesmo que BALCAO_SEFAZ_URL
+  --sefaz-ca ARQUIVO  (producao) certificados PEM acrescentados às raízes confiáveis (a cadeia
+                 ICP-Brasil); o mesmo que BALCAO_SEFAZ_CA
 `;
 
 // In-flight requests get this long after a stop signal; then open connections are cut. An
 // unfinished issuance keeps its idempotency key locked and is settled on the next start.
 const DEFAULT_GRACE_MS = 30_000;
 
-type ServiceArgs = { port: number; host: string; dataDir: string; mode: ServiceMode };
+type ServiceArgs = {
+  port: number;
+  host: string;
+  dataDir: string;
+  mode: ServiceMode;
+  sandboxTransport: SandboxTransport;
+  sefaz: SefazSettings;
+};
 
 function parse(args: string[]): ServiceArgs | 'help' {
   const { values: v } = parseOptions(args, {
@@ -33,6 +51,9 @@ function parse(args: string[]): ServiceArgs | 'help' {
     data: { type: 'string' },
     host: { type: 'string' },
     modo: { type: 'string' },
+    'sandbox-wire': { type: 'boolean' },
+    'sefaz-url': { type: 'string' },
+    'sefaz-ca': { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   });
   if (v.help) return 'help';
@@ -41,7 +62,18 @@ function parse(args: string[]): ServiceArgs | 'help' {
   if (v.data === undefined || v.data === '') throw new UsageError('--data: obrigatório');
   const modo = v.modo ?? 'sandbox';
   if (modo !== 'sandbox' && modo !== 'producao') throw new UsageError('--modo: deve ser sandbox ou producao');
-  return { port: Number(v.port), host: v.host ?? '127.0.0.1', dataDir: v.data, mode: modo === 'producao' ? 'production' : 'sandbox' };
+  if (v['sandbox-wire'] && modo !== 'sandbox') throw new UsageError('--sandbox-wire: só no modo sandbox');
+  for (const option of ['sefaz-url', 'sefaz-ca'] as const) {
+    if (v[option] !== undefined && modo !== 'producao') throw new UsageError(`--${option}: só no modo producao`);
+  }
+  return {
+    port: Number(v.port),
+    host: v.host ?? '127.0.0.1',
+    dataDir: v.data,
+    mode: modo === 'producao' ? 'production' : 'sandbox',
+    sandboxTransport: v['sandbox-wire'] ? 'wire' : 'in-process',
+    sefaz: { url: v['sefaz-url'], ca: v['sefaz-ca'] },
+  };
 }
 
 export async function run(args: string[]): Promise<number> {
@@ -58,14 +90,20 @@ export async function run(args: string[]): Promise<number> {
   try {
     return await serve(parsed, log);
   } catch (err) {
+    if (err instanceof SefazConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      return EXIT_USAGE;
+    }
     log.fatal({ err }, 'o serviço não pôde iniciar');
     return 1;
   }
 }
 
-async function serve({ port, host, dataDir, mode }: ServiceArgs, log: Logger): Promise<number> {
+async function serve({ port, host, dataDir, mode, sandboxTransport, sefaz }: ServiceArgs, log: Logger): Promise<number> {
+  // The SEFAZ settings are checked before anything opens: a wrong CA file fails the start.
+  const authority = mode === 'production' ? new SefazAuthority(sefazOptions(sefaz)) : undefined;
   const { store, secrets } = await openService(dataDir);
-  const app = buildApp({ store, secrets, mode, logger: log });
+  const app = buildApp({ store, secrets, mode, logger: log, authority, sandboxTransport });
   try {
     await app.listen({ port, host });
   } catch (err) {
@@ -79,7 +117,7 @@ async function serve({ port, host, dataDir, mode }: ServiceArgs, log: Logger): P
   // Lifecycle lines (listening, stopping, stopped) are what supervisors wait for: they are
   // written whatever BALCAO_LOG_LEVEL says.
   const lifecycle = log.isLevelEnabled('info') ? log : log.child({}, { level: 'info' });
-  lifecycle.info({ url: `http://${urlHost}:${address.port}`, mode, dataDir }, 'listening');
+  lifecycle.info({ url: `http://${urlHost}:${address.port}`, mode, dataDir, ...(mode === 'sandbox' && { sandboxTransport }) }, 'listening');
 
   const graceMs = Number(process.env.BALCAO_SHUTDOWN_GRACE_MS ?? DEFAULT_GRACE_MS);
   return new Promise<number>((resolve) => {

@@ -297,7 +297,7 @@ describe('production mode', () => {
 
 describe('balcao subcommands: help and usage', () => {
   it('--help prints the usage on stdout and exits 0; bad usage prints the error then the usage on stderr and exits 2', async () => {
-    for (const command of [['service'], ['company'], ['start']]) {
+    for (const command of [['service'], ['company'], ['start'], ['sefaz']]) {
       const help = await runCli([...command, '--help']);
       expect(help.code).toBe(0);
       expect(help.stdout).toMatch(new RegExp(`^Uso: balcao ${command[0]}`));

@@ -127,7 +127,7 @@ export type MdfeUnloadingMunicipality = {
   infNFe?: MdfeLinkedNFe[];
 };
 
-/** Cargo insurance (specification 2.1 names; `seg_CNPJ` is the insurer's CNPJ, `infSeg/CNPJ`). */
+/** Cargo insurance (the API's names, docs/api.md "MDF-e"; `seg_CNPJ` is the insurer's CNPJ, `infSeg/CNPJ`). */
 export type MdfeInsurance = {
   /** 1 emitente do MDF-e, 2 contratante do transporte. */
   respSeg: string;

@@ -32,6 +32,11 @@ export type NfeVerdict = {
   receivedAt: string;
   /** The `<protNFe>` element, ready for nfeProc. */
   protNFe: string;
+  /**
+   * 539 (the number is authorized under another key): what the authority said of that key when
+   * asked, so the caller can tell which document holds the number. Absent where unknown.
+   */
+  duplicateOf?: { key: string; cStat: string; xMotivo: string; nProt?: string };
 };
 
 export type NfeConsultation =
@@ -94,6 +99,22 @@ export class AuthorityUnavailableError extends Error {
   constructor(message = 'Autoridade fiscal indisponível') {
     super(message);
     this.name = 'AuthorityUnavailableError';
+  }
+}
+
+/**
+ * The authority refused the company's certificate during the TLS handshake (missing, expired,
+ * revoked, not issued by a CA it trusts): nothing was sent, and nothing will be until the
+ * certificate is fixed. Not an outage: the message names the certificate.
+ */
+export class AuthorityCertificateError extends Error {
+  constructor(
+    message: string,
+    /** The TLS alert or error code, e.g. ERR_SSL_TLSV1_ALERT_UNKNOWN_CA. */
+    readonly code?: string,
+  ) {
+    super(message);
+    this.name = 'AuthorityCertificateError';
   }
 }
 

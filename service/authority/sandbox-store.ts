@@ -209,6 +209,9 @@ function prepareStatements(db: Database.Database) {
       `SELECT * FROM mdfe WHERE cnpj = ? AND plate = ? AND state = 'autorizado' AND NOT (serie = ? AND number = ?)
        ORDER BY authorized_at_ms LIMIT 1`,
     ),
+    openMdfes: db.prepare<[string], { access_key: string; n_prot: string }>(
+      "SELECT access_key, n_prot FROM mdfe WHERE cnpj = ? AND state = 'autorizado' ORDER BY authorized_at_ms",
+    ),
     insertMdfe: db.prepare<[NewMdfe]>(
       `INSERT INTO mdfe (access_key, company_id, cnpj, serie, number, plate, uf_ini, uf_fim, state, c_stat, x_motivo, n_prot,
          received_at, authorized_at_ms, prot_mdfe)
@@ -329,6 +332,11 @@ export class SandboxStore {
   /** An authorized (neither closed nor cancelled) manifest of the plate, other than this number. */
   openMdfeOfPlate(cnpj: string, plate: string, serie: number, number: number): MdfeRow | undefined {
     return this.stmt.openMdfeOfPlate.get(cnpj, plate, serie, number);
+  }
+
+  /** The CNPJ's authorized manifests, neither closed nor cancelled, oldest first. */
+  openMdfes(cnpj: string): { access_key: string; n_prot: string }[] {
+    return this.stmt.openMdfes.all(cnpj);
   }
 
   insertMdfe(row: NewMdfe): void {

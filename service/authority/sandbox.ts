@@ -84,6 +84,11 @@ export type SandboxAuthorityOptions = {
   clock: (companyId: string) => Date;
   /** verAplic of the answers (1..20 characters). */
   verAplic?: string;
+  /**
+   * Digits of the NF-e/NFC-e protocol numbers: 15 (default), or the 17 of NT 2025.002 (SP),
+   * which a client must take as it comes. MDF-e protocols keep 15 (their schema's TProt).
+   */
+  nfeProtocolDigits?: 15 | 17;
 };
 
 export const DEFAULT_VER_APLIC = 'BALCAO-SANDBOX-1.0';
@@ -110,6 +115,8 @@ export class SandboxAuthority implements TaxAuthority {
   private readonly settings: SandboxAuthorityOptions['settings'];
   private readonly clock: SandboxAuthorityOptions['clock'];
   private readonly verAplic: string;
+  /** NF-e/NFC-e protocol length for the next authorizations (an authorizer may switch to 17). */
+  nfeProtocolDigits: 15 | 17;
 
   constructor(options: SandboxAuthorityOptions) {
     // Compiling the schemas costs tens of milliseconds: paid at start-up, not by the first sale.
@@ -117,6 +124,7 @@ export class SandboxAuthority implements TaxAuthority {
     this.settings = options.settings;
     this.clock = options.clock;
     this.verAplic = options.verAplic ?? DEFAULT_VER_APLIC;
+    this.nfeProtocolDigits = options.nfeProtocolDigits ?? 15;
     this.store = new SandboxStore(options.file);
   }
 
@@ -163,7 +171,7 @@ export class SandboxAuthority implements TaxAuthority {
       const late = facts.tpEmis === '9' && now.getTime() - Date.parse(facts.dhEmi!) > SANDBOX_DEADLINES.offlineTransmissionMs;
       // Late beats the alert: 150 has no room for a message of its own here.
       const outcome = late ? NFE.autorizadoForaDePrazo : alert ? AUTHORIZED_WITH_ALERT : NFE.autorizado;
-      const nProt = this.protocolNumber(key, now);
+      const nProt = this.protocolNumber(key, now, this.nfeProtocolDigits);
       const verdict = this.nfeVerdict(company, signedNFe, outcome, now, nProt, late ? undefined : alert);
       this.store.insertNfe({
         access_key: key,
@@ -412,10 +420,16 @@ export class SandboxAuthority implements TaxAuthority {
     return query();
   }
 
-  /** "1" + cUF (from a key or a cUF) + YY of the company clock + 10-digit sequence. */
-  private protocolNumber(keyOrCUF: string, now: Date): string {
+  /** "1" + cUF (from a key or a cUF) + YY of the company clock + a 10-digit (or 12-digit) sequence. */
+  private protocolNumber(keyOrCUF: string, now: Date, digits: 15 | 17 = 15): string {
     const yy = brasiliaDate(now).slice(2, 4);
-    return `1${keyOrCUF.slice(0, 2)}${yy}${String(this.store.next('protocolo')).padStart(10, '0')}`;
+    return `1${keyOrCUF.slice(0, 2)}${yy}${String(this.store.next('protocolo')).padStart(digits - 5, '0')}`;
+  }
+
+  /** The emitter's authorized manifests, neither closed nor cancelled (MDFeConsNaoEnc). */
+  async openMdfes(company: AuthorityCompany): Promise<{ key: string; nProt: string }[]> {
+    await this.gate(company);
+    return this.read(() => this.store.openMdfes(company.cnpj)).map((r) => ({ key: r.access_key, nProt: r.n_prot }));
   }
 
   // -------------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyError, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify';
 import { FieldError, type FieldIssue } from '../../fiscal/errors.ts';
+import { AuthorityCertificateError } from '../authority/port.ts';
 
 export const ERROR_STATUS = {
   requisicao_invalida: 400,
@@ -245,6 +246,13 @@ export function toApiError(error: unknown, request: FastifyRequest): ApiError {
     return request.routeOptions.config?.fieldErrorStatus === 400
       ? new ApiError('requisicao_invalida', 'Requisição inválida.', { details: error.issues })
       : new ApiError('validacao', 'Os dados não passaram na validação.', { details: error.issues });
+  }
+  if (error instanceof AuthorityCertificateError) {
+    // The authority refused the company's certificate at the TLS handshake: nothing was sent,
+    // and nothing will be until the certificate is fixed. The message names the certificate.
+    return new ApiError('validacao', 'A SEFAZ recusou o certificado digital da empresa; nada foi enviado.', {
+      details: [{ field: 'certificado', message: error.message }],
+    });
   }
   const e = error as Partial<FastifyError> & { validation?: FastifySchemaValidationError[]; validationContext?: string };
   if (Array.isArray(e.validation)) {

@@ -22,7 +22,7 @@ import { issueMdfe } from '../../fiscal/mdfe/build.ts';
 import type { MdfeRequest } from '../../fiscal/mdfe/types.ts';
 import { wrapProcEventoMDFe } from '../../fiscal/protocol.ts';
 import { firstText } from '../../fiscal/xml.ts';
-import { AUTHORIZED, AuthorityUnavailableError, EVENT_REGISTERED, type AuthorityCompany, type EventVerdict, type MdfeVerdict } from '../authority/port.ts';
+import { AUTHORIZED, AuthorityCertificateError, AuthorityUnavailableError, EVENT_REGISTERED, type AuthorityCompany, type EventVerdict, type MdfeVerdict } from '../authority/port.ts';
 import { brasiliaDay } from '../clock.ts';
 import type { Issuer } from '../companies.ts';
 import type { ServiceDeps } from '../deps.ts';
@@ -43,12 +43,14 @@ const unavailable = (what: string) =>
   });
 
 export function authorityCompany(issuer: Issuer): AuthorityCompany {
-  const { company, certificate } = issuer;
+  const { company, certificate, emitter } = issuer;
   return {
     id: company.id,
     cnpj: company.cnpj,
     uf: company.address.uf,
     environment: company.ambiente,
+    // The same registration whatever the document: the CSC is part of it (an MDF-e does not use it).
+    ...(emitter.csc && { csc: emitter.csc }),
     credentials: { privateKeyPem: certificate.privateKeyPem, certificatePem: certificate.certificatePem },
   };
 }
@@ -143,6 +145,11 @@ export class MdfeIssuance {
     try {
       verdict = await this.deps.authority.authorizeMdfe(company, xml);
     } catch (err) {
+      if (err instanceof AuthorityCertificateError) {
+        // Refused at the TLS handshake: nothing reached the authority, the number stays free.
+        await this.store.discardAttempt(record.id, attempt);
+        throw err;
+      }
       // Unknown outcome: only the authority knows whether it decided. Ask it.
       const settled = await this.settleUnknown(company, record, attempt, err instanceof AuthorityUnavailableError);
       if (settled) return { record: settled, documents };

@@ -1,4 +1,4 @@
-// What the API shows of a manifest: the fields of specification 2.2 plus `situacao` and the
+// What the API shows of a manifest (docs/api.md, "MDF-e"): the issuance answer's fields plus `situacao` and the
 // facts a caller lists and filters by; the full view adds the linked documents and the events.
 // Instants are ISO 8601 in the Brasília zone (docs/api.md, "Errors").
 

@@ -1,6 +1,6 @@
 // What POST /api/v1/nfce checks before it accepts a receipt, and the document it then stores.
 //
-// - JSON (specification 2.3): built now with the fiscal builder, unsigned, which checks every
+// - JSON (docs/api.md, "NFC-e"): built now with the fiscal builder, unsigned, which checks every
 //   value and yields the access key, cNF and dhEmi (the company clock). The queue signs the same
 //   request later with the same cNF and dhEmi: the key in the 202 is final.
 // - Offline contingency `{ xml }`: the NFC-e the terminal issued and signed with tpEmis 9. It must

@@ -36,7 +36,7 @@
 import { setImmediate as yieldToIo } from 'node:timers/promises';
 import { FieldError } from '../../fiscal/errors.ts';
 import { wrapNfeProc } from '../../fiscal/protocol.ts';
-import { AUTHORIZED, AuthorityUnavailableError, type NfeVerdict } from '../authority/port.ts';
+import { AUTHORIZED, AuthorityCertificateError, AuthorityUnavailableError, type NfeVerdict } from '../authority/port.ts';
 import type { ServiceDeps } from '../deps.ts';
 import { nfceIssuer, type NfceIssuer } from './issuer.ts';
 import { NfceSigner } from './signer.ts';
@@ -336,6 +336,7 @@ export class AuthorizationQueue<W extends QueuedDocument, S> {
     const unavailable = err instanceof AuthorityUnavailableError;
     const label = this.#lane.label;
     if (unavailable) this.#log.debug({ documentId: work.id, attempts, delayMs: delay }, `${label}: autoridade indisponível, nova tentativa`);
+    else if (err instanceof AuthorityCertificateError) this.#log.warn({ documentId: work.id, err }, `${label}: certificado recusado pela SEFAZ; nada foi enviado, nova tentativa`);
     else this.#log.error({ documentId: work.id, err }, `${label}: falha inesperada, nova tentativa`);
     try {
       await this.#lane.postpone(work.id, new Date(Date.now() + delay), (err as Error)?.message ?? String(err));

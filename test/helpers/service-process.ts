@@ -59,6 +59,13 @@ export type StartOptions = {
   dataDir?: string;
   env?: Record<string, string>;
   mode?: 'sandbox' | 'producao';
+  /**
+   * Sandbox mode: how the service reaches its simulated tax authority. `wire`: through the SEFAZ
+   * connector and the SEFAZ simulator, over HTTPS with mutual TLS on loopback (--sandbox-wire).
+   */
+  transport?: Transport;
+  /** Extra arguments for `balcao service` (e.g. --sefaz-url, --sefaz-ca). */
+  args?: string[];
   /** Port to bind; 0 (default) lets the OS pick a free one. */
   port?: number;
   /** How long to wait for the ready line. */
@@ -68,6 +75,14 @@ export type StartOptions = {
 };
 
 export type Exit = { code: number | null; signal: NodeJS.Signals | null };
+
+/** How a sandbox service reaches its tax authority: the suites that matter run over both. */
+export type Transport = 'in-process' | 'wire';
+export const TRANSPORTS: readonly Transport[] = ['in-process', 'wire'];
+
+// A production-mode service must never try the real SEFAZ from a test: unless the test points it
+// somewhere, its endpoints go to a closed loopback port (connection refused → "unavailable").
+const NO_SEFAZ = 'https://127.0.0.1:9';
 
 export type ServiceProcess = {
   readonly url: string;
@@ -90,10 +105,12 @@ function waitForExit(child: ChildProcess): Promise<Exit> {
 }
 
 async function launch(dataDir: string, port: number, options: StartOptions, output: string[]) {
-  const args = [...(options.launcher ?? COMPILED), 'service', '--port', String(port), '--data', dataDir, '--modo', options.mode ?? 'sandbox'];
+  const args = [...(options.launcher ?? COMPILED), 'service', '--port', String(port), '--data', dataDir, '--modo', options.mode ?? 'sandbox', ...(options.args ?? [])];
+  if (options.transport === 'wire') args.push('--sandbox-wire');
+  const production = options.mode === 'producao' && !options.env?.BALCAO_SEFAZ_URL && !(options.args ?? []).includes('--sefaz-url');
   const child = spawn(process.execPath, args, {
     cwd: repoRoot,
-    env: { ...process.env, ...options.env },
+    env: { ...process.env, ...(production && { BALCAO_SEFAZ_URL: NO_SEFAZ }), ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.add(child);
