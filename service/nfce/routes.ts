@@ -12,8 +12,9 @@
 //   The DANFE of a contingency receipt still processando is printed (pending authorization, as
 //   the law allows); the DANFE of a rejected receipt → 422 estado_invalido; its XML is the signed
 //   NFe that was rejected.
-// - Cancelling an already cancelled document → 200 with the document (a client retry after a
-//   lost answer is safe); any other state but autorizado → 422 estado_invalido.
+// - Cancelling a document that is not autorizado, an already cancelled one included → 422
+//   estado_invalido (as the MDF-e does). A client whose first answer was lost reads the state
+//   with GET: `cancelado` means its earlier call worked.
 // - Cancellation refused by the authority → 422 validacao with its cStat and xMotivo; the
 //   authority unreachable → 503 autoridade_indisponivel (nothing recorded; retry).
 // - Inutilização of a range already voided through this service → 200 with the stored answer
@@ -52,7 +53,7 @@ import {
   VoidView,
   XmlResponse,
 } from './schemas.ts';
-import type { NfceRecord } from './store.ts';
+import type { NfceRecord, NfceStatus } from './store.ts';
 import { nfceView, webhookEvent } from './view.ts';
 
 const MINUTE = 60_000;
@@ -65,6 +66,13 @@ const RETRY_AFTER_SECONDS = '1';
 const ALREADY_CANCELLED = new Set(['420', '573']);
 
 const NOT_FOUND = 'NFC-e não encontrada.';
+/** The states as a refusal names them. */
+const STATE_NAMES: Record<NfceStatus, string> = {
+  processando: 'em processamento',
+  autorizado: 'autorizada',
+  rejeitado: 'rejeitada',
+  cancelado: 'cancelada',
+};
 
 const stillProcessing = (id: string, message: string) =>
   new ApiError('em_processamento', message, { id, headers: { 'retry-after': RETRY_AFTER_SECONDS } });
@@ -248,7 +256,7 @@ export const nfceRoutes: ApiRoutes = async (app, { deps }) => {
   );
 
   // One cancellation at a time per document: a client's retry waits for the first and then
-  // finds the document cancelled, instead of racing it to the authority.
+  // finds the document cancelled (422 estado_invalido), instead of racing it to the authority.
   const cancelling = new Map<string, Promise<unknown>>();
   const oneAtATime = async <T>(id: string, run: () => Promise<T>): Promise<T> => {
     const turn = (cancelling.get(id) ?? Promise.resolve()).catch(() => undefined).then(run);
@@ -266,7 +274,10 @@ export const nfceRoutes: ApiRoutes = async (app, { deps }) => {
       schema: {
         tags: ['nfce'],
         summary: 'Cancela a NFC-e: até 30 minutos após a autorização (evento 110111), ou até 168 horas por substituição (110112)',
-        description: `Depois do prazo, o remédio é a devolução: ${RETURN_REMEDY}. Cancelar de novo uma NFC-e cancelada responde 200 com ela.`,
+        description:
+          `Depois do prazo, o remédio é a devolução: ${RETURN_REMEDY}. Só uma NFC-e autorizada pode ser cancelada: ` +
+          'cancelar uma NFC-e já cancelada (ou rejeitada, ou em processamento) responde 422 estado_invalido; ' +
+          'quem perdeu a resposta do primeiro cancelamento consulta GET /api/v1/nfce/{id}.',
         params: IdParams,
         body: CancelBody,
         response: { 200: NfceView, ...errorResponses(400, 401, 404, 413, 415, 422, 503) },
@@ -283,9 +294,8 @@ export const nfceRoutes: ApiRoutes = async (app, { deps }) => {
       }
       return oneAtATime(request.params.id, async () => {
         const document = await documentOf(request, request.params.id);
-        if (document.status === 'cancelado') return nfceView(document);
         if (document.status !== 'autorizado') {
-          throw new ApiError('estado_invalido', `Só uma NFC-e autorizada pode ser cancelada; esta está ${document.status}.`);
+          throw new ApiError('estado_invalido', `Só uma NFC-e autorizada pode ser cancelada; esta está ${STATE_NAMES[document.status]}.`);
         }
         const now = await deps.clock.now(company.id);
         const window = substitute === undefined ? CANCEL_WINDOW_MS.cancelamento : CANCEL_WINDOW_MS.substituicao;
