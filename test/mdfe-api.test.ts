@@ -252,6 +252,22 @@ describe('POST /api/v1/mdfe/emitir: the tax authority rejects (201, autorizado f
     await authorized(main, manifest(() => {}, nextNumber(), placa));
   });
 
+  it('611 before 204: the number of the open manifest of that very plate, sent again, is 611 (close it first); 204 once it is closed', async () => {
+    // The plate's open manifest is the one holding the number: both rules are broken, and 611
+    // comes first in the authority's order.
+    const placa = plate();
+    const first = await authorized(main, manifest(() => {}, nextNumber(), placa));
+    const again = manifest(() => {}, first.numero, placa);
+    const blocked = await emit(main, again);
+    expect(blocked.status).toBe(201);
+    expect(blocked.body).toMatchObject(rejection('611', /^Rejeição: Existe MDF-e não encerrado para esta placa/));
+    expect(blocked.body.motivo).toContain(first.chave);
+
+    expect((await main.post(`/api/v1/mdfe/${first.mdfe_id}/encerrar`, { uf: 'BA', codigo_municipio: '2927408' })).status).toBe(200);
+    const duplicate = await emit(main, again);
+    expect(duplicate.body).toMatchObject(rejection('204', 'Rejeição: Duplicidade de MDF-e'));
+  });
+
   it('the rules are checked in the order 745, 699, 698, 725, 578, 663, 611, 204', async () => {
     // Two authorized manifests hold a plate (611) and a number (204); then a request breaking
     // every rule is corrected one rule at a time, each correction revealing the next code.

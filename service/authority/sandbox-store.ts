@@ -205,9 +205,8 @@ function prepareStatements(db: Database.Database) {
     ),
     mdfeByKey: db.prepare<[string], MdfeRow>('SELECT * FROM mdfe WHERE access_key = ?'),
     mdfeByNumber: db.prepare<[string, number, number], MdfeRow>('SELECT * FROM mdfe WHERE cnpj = ? AND serie = ? AND number = ?'),
-    openMdfeOfPlate: db.prepare<[string, string, number, number], MdfeRow>(
-      `SELECT * FROM mdfe WHERE cnpj = ? AND plate = ? AND state = 'autorizado' AND NOT (serie = ? AND number = ?)
-       ORDER BY authorized_at_ms LIMIT 1`,
+    openMdfeOfPlate: db.prepare<[string, string], MdfeRow>(
+      `SELECT * FROM mdfe WHERE cnpj = ? AND plate = ? AND state = 'autorizado' ORDER BY authorized_at_ms LIMIT 1`,
     ),
     insertMdfe: db.prepare<[NewMdfe]>(
       `INSERT INTO mdfe (access_key, company_id, cnpj, serie, number, plate, uf_ini, uf_fim, state, c_stat, x_motivo, n_prot,
@@ -327,8 +326,8 @@ export class SandboxStore {
   }
 
   /** An authorized (neither closed nor cancelled) manifest of the plate, other than this number. */
-  openMdfeOfPlate(cnpj: string, plate: string, serie: number, number: number): MdfeRow | undefined {
-    return this.stmt.openMdfeOfPlate.get(cnpj, plate, serie, number);
+  openMdfeOfPlate(cnpj: string, plate: string): MdfeRow | undefined {
+    return this.stmt.openMdfeOfPlate.get(cnpj, plate);
   }
 
   insertMdfe(row: NewMdfe): void {
