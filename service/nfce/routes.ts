@@ -36,7 +36,7 @@ import { brasiliaDay, formatBrasilia } from '../clock.ts';
 import { companyOf, ownedOr404 } from '../http/auth.ts';
 import { ApiError, errorHandler, errorResponses, invalidRequest } from '../http/errors.ts';
 import type { ApiRoutes } from '../http/type-provider.ts';
-import { IdempotencyHeaders, readIdempotencyKey, requestFingerprint, sendReplay } from '../idempotency.ts';
+import { decodeIdempotencyHeader, IdempotencyHeaders, readIdempotencyKey, requestFingerprint, sendReplay, type ClaimResult } from '../idempotency.ts';
 import { acceptContingency, acceptJson } from './accept.ts';
 import { nfceIssuer } from './issuer.ts';
 import { concurrencyFromEnv, NfceQueue } from './queue.ts';
@@ -124,6 +124,7 @@ export const nfceRoutes: ApiRoutes = async (app, { deps }) => {
     '/nfce',
     {
       errorHandler: issueErrorHandler,
+      preValidation: decodeIdempotencyHeader,
       schema: {
         tags: ['nfce'],
         summary: 'Emite uma NFC-e (enfileirada: responde 202 com a chave; o resultado vem por GET ou webhook)',
@@ -141,6 +142,17 @@ export const nfceRoutes: ApiRoutes = async (app, { deps }) => {
     },
     async (request, reply) => {
       const company = companyOf(request);
+      const body = request.body;
+      const key = readIdempotencyKey(request.headers['idempotency-key'], body);
+      const fingerprint = requestFingerprint(body);
+      // A key already bound to a document answers as bound (replay, 409, reuse) before the body
+      // is checked again: an authorized receipt replays even if the company has since lost its
+      // CSC or its certificate expired. The claim itself is made below, atomically with the
+      // document, once the body has passed.
+      if (key !== undefined) {
+        const bound = await deps.idempotency.peek({ companyId: company.id, docType: 'nfce', key, fingerprint });
+        if (bound) return answerBound(reply, company.id, bound);
+      }
       const now = await deps.clock.now(company.id);
       const issuer = await nfceIssuer(deps, company.id, now);
       if (!issuer.emitter.csc) {
@@ -150,11 +162,9 @@ export const nfceRoutes: ApiRoutes = async (app, { deps }) => {
             'Cadastre o CSC e o seu identificador nas configurações da empresa.',
         );
       }
-      const body = request.body;
       const id = randomUUID();
       const accepted = 'xml' in body ? acceptContingency(body.xml, issuer, id) : acceptJson(body, issuer, id, now);
-      const key = readIdempotencyKey(request.headers['idempotency-key'], body);
-      const claim = key === undefined ? undefined : { companyId: company.id, docType: 'nfce' as const, key, fingerprint: requestFingerprint(body), documentId: id };
+      const claim = key === undefined ? undefined : { companyId: company.id, docType: 'nfce' as const, key, fingerprint, documentId: id };
       const result = await deps.store.nfce.insertDocument({ ...accepted, idempotencyKey: key ?? null }, claim);
       switch (result.kind) {
         case 'new':
@@ -165,26 +175,35 @@ export const nfceRoutes: ApiRoutes = async (app, { deps }) => {
             status: 'processando',
             message: `NFC-e recebida e em processamento; acompanhe por GET /api/v1/nfce/${id} ou pelo webhook.`,
           });
-        case 'replay':
-          return replay(reply, company.id, result.documentId);
-        case 'in_progress':
-          throw stillProcessing(
-            result.documentId,
-            'Uma requisição com esta chave de idempotência ainda está em processamento; repita em instantes com a mesma chave.',
-          );
-        case 'mismatch':
-          throw new ApiError(
-            'chave_idempotencia_reutilizada',
-            'Esta chave de idempotência já foi usada com outro conteúdo; use uma chave nova para uma operação diferente.',
-          );
         case 'same_key':
           if (result.status === 'processando') {
             throw stillProcessing(result.documentId, 'Esta NFC-e (mesma chave de acesso) já foi recebida e está em processamento; repita em instantes.');
           }
           return replay(reply, company.id, result.documentId);
+        default:
+          // Bound between the look above and the claim: a concurrent twin won.
+          return answerBound(reply, company.id, result);
       }
     },
   );
+
+  /** The answer to a key bound to a document (docs/api.md, "Idempotency"). */
+  async function answerBound(reply: FastifyReply, companyId: string, bound: Exclude<ClaimResult, { kind: 'new' }>) {
+    switch (bound.kind) {
+      case 'replay':
+        return replay(reply, companyId, bound.documentId);
+      case 'in_progress':
+        throw stillProcessing(
+          bound.documentId,
+          'Uma requisição com esta chave de idempotência ainda está em processamento; repita em instantes com a mesma chave.',
+        );
+      case 'mismatch':
+        throw new ApiError(
+          'chave_idempotencia_reutilizada',
+          'Esta chave de idempotência já foi usada com outro conteúdo; use uma chave nova para uma operação diferente.',
+        );
+    }
+  }
 
   app.get(
     '/nfce/:id',
