@@ -7,11 +7,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MDFE_REJECTIONS } from '../fiscal/mdfe/build.ts';
 import type { MdfeRequest } from '../fiscal/mdfe/types.ts';
 import { sampleMdfeRequest } from '../fiscal/samples.ts';
+import { readDb } from './helpers/nfce.ts';
 import { api, createCompany, startService, tempDataDir, type ServiceProcess } from './helpers/service-process.ts';
 
 type Client = ReturnType<typeof api>;
 
 let service: ServiceProcess;
+let dataDir: string;
 /** One company per concern, so clocks, plates and numbers never interfere. */
 let main: Client;
 let other: Client;
@@ -31,7 +33,7 @@ function cnpj(base12: string): string {
 }
 
 beforeAll(async () => {
-  const dataDir = tempDataDir();
+  dataDir = tempDataDir();
   // Different CNPJs: the authority keeps numbers and plates per CNPJ, as SEFAZ does.
   const companies = await Promise.all(
     [
@@ -367,6 +369,23 @@ describe('idempotency (doc type mdfe)', () => {
     expect((await main.get(`/api/v1/mdfe/${rejected.body.mdfe_id}`)).body.situacao).toBe('rejeitado');
     const replay = await emit(main, { ...broken, prodPred: manifest().prodPred }, { 'Idempotency-Key': key });
     expect(replay.body).toMatchObject({ mdfe_id: fixed.body.mdfe_id, idempotent_replay: true });
+  });
+
+  it('a request refused before the authority is asked (422 validacao) stores nothing, not even its key', async () => {
+    const key = `recusada-${counter}`;
+    const broken = manifest((r) => (r.ide.infMunCarrega[0]!.cMunCarrega = '3599999')); // no such municipality
+    const refused = await emit(main, broken, { 'Idempotency-Key': key });
+    expect(refused.status).toBe(422);
+    expect(refused.body).toEqual(contractError('validacao'));
+    const stored = readDb(dataDir, (db) => ({
+      keys: db.prepare("SELECT count(*) FROM idempotency_keys WHERE doc_type = 'mdfe' AND key = ?").pluck().get(key),
+      manifests: db.prepare('SELECT count(*) FROM mdfe WHERE referencia_externa = ?').pluck().get(key),
+    }));
+    expect(stored).toEqual({ keys: 0, manifests: 0 });
+    // The key is as free as one never used: the corrected request is a first call.
+    const fixed = await emit(main, manifest(() => {}, broken.ide.nMDF, broken.rodo.veicTracao.placa), { 'Idempotency-Key': key });
+    expect(fixed.status).toBe(201);
+    expect(fixed.body).toMatchObject({ autorizado: true, referencia_externa: key });
   });
 
   it('409 em_processamento while the same key is still running, then the replay', async () => {
