@@ -9,12 +9,13 @@ import type { TaxAuthority } from './authority/port.ts';
 import type { ServiceMode } from './clock.ts';
 import { createServiceDeps, type ServiceDeps } from './deps.ts';
 import { authenticate, identifyIfPresent } from './http/auth.ts';
-import { ApiError, errorHandler, notFoundHandler } from './http/errors.ts';
+import { ApiError, errorHandler, invalidRequest, notFoundHandler } from './http/errors.ts';
 import { coerceQueryAndParams } from './http/query-coercion.ts';
 import { documentRoutes } from './http/routes.ts';
 import { sandboxRoutes } from './http/sandbox-routes.ts';
 import type { ApiRoutes, TypeBoxTypeProvider } from './http/type-provider.ts';
 import { webhookRoutes } from './http/webhook-routes.ts';
+import { clientErrorHandler, frameworkErrors } from './http/wire-errors.ts';
 import type { SecretBox } from './secrets.ts';
 import type { ServiceStore } from './store.ts';
 import { WebhookDelivery } from './webhooks/delivery.ts';
@@ -47,6 +48,12 @@ export function buildApp(options: BuildAppOptions): ServiceApp {
   const app = Fastify({
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
     bodyLimit: BODY_LIMIT_BYTES,
+    // Answers of Node's parser and of the router, in the contract's shape (http/wire-errors.ts).
+    clientErrorHandler: clientErrorHandler(options.logger),
+    frameworkErrors,
+    // An HTTP/1.1 request without Host is refused below, with the contract's body; Node's own
+    // refusal has none.
+    http: { requireHostHeader: false },
     // Our own 503 (below) speaks the contract's error body; fastify's would not.
     return503OnClosing: false,
     // Request ids are ours (UUIDs), never taken from a client header that could forge log lines.
@@ -65,6 +72,9 @@ export function buildApp(options: BuildAppOptions): ServiceApp {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('deps', deps);
+  // An expectation other than 100-continue (the only one HTTP defines) is ignored and the request
+  // served as without it, which HTTP allows: Node's own 417 would have no contract body.
+  app.server.on('checkExpectation', (request, response) => app.server.emit('request', request, response));
   // Added first so it runs last: onClose hooks run newest first, and the document queues (whose
   // in-flight work may still be talking to the sandbox) stop in the route plugins' hooks.
   app.addHook('onClose', async () => deps.authority.close());
@@ -97,6 +107,10 @@ export function buildApp(options: BuildAppOptions): ServiceApp {
   });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    const { httpVersionMajor, httpVersionMinor } = request.raw;
+    if (request.headers.host === undefined && (httpVersionMajor > 1 || (httpVersionMajor === 1 && httpVersionMinor >= 1))) {
+      throw invalidRequest('Requisição HTTP/1.1 sem o cabeçalho Host.', [{ field: 'Host', message: 'obrigatório em HTTP/1.1' }]);
+    }
     if (closing) {
       throw new ApiError('servico_indisponivel', 'O serviço está sendo encerrado; tente novamente em instantes.', {
         headers: { connection: 'close', 'retry-after': '1' },
