@@ -109,12 +109,20 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
  * fastify preValidation hook of the issuance routes: the `Idempotency-Key` header as the API
- * means it. Node hands header values over as Latin-1 (one character per byte); the key is
+ * means it, sent once. Node hands header values over as Latin-1 (one character per byte); the key is
  * Unicode text, so its bytes are read as UTF-8, and the same key arrives the same whether it
  * travels in the header or in `referencia_externa`. Bytes that are not UTF-8 are refused
  * (400 naming the header) rather than guessed at.
  */
 export async function decodeIdempotencyHeader(request: FastifyRequest): Promise<void> {
+  // Node joins a repeated header into one value ("k1, k2"), which is also a valid single key:
+  // only the raw header lines tell the two apart. A repeated key header is ambiguous: refused.
+  const raw = request.raw.rawHeaders;
+  let lines = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.toLowerCase() === 'idempotency-key') lines += 1;
+  if (lines > 1) {
+    throw invalidRequest('Chave de idempotência inválida.', [{ field: IDEMPOTENCY_HEADER, message: 'enviado mais de uma vez' }]);
+  }
   const value = request.headers['idempotency-key'];
   if (typeof value !== 'string') return;
   let decoded: string;

@@ -235,6 +235,26 @@ describe('the key itself', () => {
     expect(keysOf(c)).toHaveLength(inBody.length + 3);
   });
 
+  it('two Idempotency-Key headers → 400 naming the header (not taken as the one key "k1, k2"); one header with a comma is one key', async () => {
+    const c = await company();
+    const twice = (path: string, body: unknown, keys: string[]) =>
+      rawRequest(service.url, jsonPost(service.url, path, { token: c.token, headers: keys.map((k) => ['Idempotency-Key', k] as [string, string]), body }));
+    for (const keys of [['k1', 'k2'], ['mesma', 'mesma']]) {
+      const res = await twice('/api/v1/nfce', nfceBody(1), keys);
+      expect(res.status, res.text).toBe(400);
+      expect(res.body.error).toMatchObject({ code: 'requisicao_invalida', details: [{ field: 'Idempotency-Key', message: 'enviado mais de uma vez' }] });
+    }
+    const mdfe = await twice('/api/v1/mdfe/emitir', sampleMdfeRequest({ nMDF: 1 }), ['v1', 'v2']);
+    expect(mdfe.status).toBe(400);
+    expect(mdfe.body.error.details).toEqual([{ field: 'Idempotency-Key', message: 'enviado mais de uma vez' }]);
+    expect(documentsOf(c)).toHaveLength(0);
+    expect(keysOf(c)).toEqual([]);
+
+    const single = await twice('/api/v1/nfce', nfceBody(1), ['k1, k2']);
+    expect(single.status).toBe(202);
+    expect(await waitFor(c.client, single.body.id)).toMatchObject({ status: 'autorizado', referencia_externa: 'k1, k2' });
+  });
+
   it('is scoped per company', async () => {
     const c = await company();
     const d = await company();
