@@ -13,6 +13,7 @@ import { ApiError, errorHandler, invalidRequest, notFoundHandler } from './http/
 import { coerceQueryAndParams } from './http/query-coercion.ts';
 import { documentRoutes } from './http/routes.ts';
 import { sandboxRoutes } from './http/sandbox-routes.ts';
+import { httpTimeouts, requestTimeoutFromEnv } from './http/timeouts.ts';
 import type { ApiRoutes, TypeBoxTypeProvider } from './http/type-provider.ts';
 import { webhookRoutes } from './http/webhook-routes.ts';
 import { clientErrorHandler, frameworkErrors } from './http/wire-errors.ts';
@@ -36,6 +37,8 @@ export type BuildAppOptions = {
   realNow?: () => number;
   /** Production mode only: the real tax authority behind the port (service/authority/port.ts). */
   authority?: TaxAuthority;
+  /** How long a request may take to arrive (http/timeouts.ts); default: BALCAO_REQUEST_TIMEOUT_MS or 30 s. */
+  requestTimeoutMs?: number;
 };
 
 export type ServiceApp = FastifyInstance & { deps: ServiceDeps };
@@ -45,15 +48,24 @@ const notJson = () =>
 
 export function buildApp(options: BuildAppOptions): ServiceApp {
   const deps = createServiceDeps(options);
+  const timeouts = httpTimeouts(options.requestTimeoutMs ?? requestTimeoutFromEnv());
   const app = Fastify({
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
     bodyLimit: BODY_LIMIT_BYTES,
     // Answers of Node's parser and of the router, in the contract's shape (http/wire-errors.ts).
     clientErrorHandler: clientErrorHandler(options.logger),
     frameworkErrors,
-    // An HTTP/1.1 request without Host is refused below, with the contract's body; Node's own
-    // refusal has none.
-    http: { requireHostHeader: false },
+    // Slow clients are cut (408) so they cannot pile up; slow answers are not (http/timeouts.ts).
+    requestTimeout: timeouts.requestTimeout,
+    keepAliveTimeout: timeouts.keepAliveTimeout,
+    http: {
+      requestTimeout: timeouts.requestTimeout,
+      headersTimeout: timeouts.headersTimeout,
+      connectionsCheckingInterval: timeouts.connectionsCheckingInterval,
+      // An HTTP/1.1 request without Host is refused below, with the contract's body; Node's own
+      // refusal has none.
+      requireHostHeader: false,
+    },
     // Our own 503 (below) speaks the contract's error body; fastify's would not.
     return503OnClosing: false,
     // Request ids are ours (UUIDs), never taken from a client header that could forge log lines.

@@ -5,11 +5,16 @@
 // line of 20 KB, an HTTP/1.1 request without Host, an expectation other than 100-continue.
 // Every 4xx and 5xx carries the error body of docs/api.md, "Errors", with a code whose status
 // is the one sent, and an X-Request-Id like every other answer.
+//
+// And clients too slow to send their request: a body or headers that trickle in, a connection
+// that sends nothing. A service with a short request timeout (BALCAO_REQUEST_TIMEOUT_MS) cuts
+// them, so their number stays bounded; a slow answer (the authority taking its time) is not cut.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_STATUS } from '../service/http/errors.ts';
-import { rawRequest, type RawAnswer } from './helpers/raw-http.ts';
-import { createCompany, startService, tempDataDir, type ServiceProcess } from './helpers/service-process.ts';
+import { sampleMdfeRequest } from '../fiscal/samples.ts';
+import { answerOf, openSocket, rawRequest, type RawAnswer } from './helpers/raw-http.ts';
+import { api, createCompany, startService, tempDataDir, type ServiceProcess } from './helpers/service-process.ts';
 
 let service: ServiceProcess;
 let token: string;
@@ -110,5 +115,81 @@ describe('requests Node would answer itself', () => {
       request('POST /api/v1/sandbox/autoridade HTTP/1.1', `Content-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: sem-cabecalho\r\n`) + body,
     );
     expectContractError(anonymous, 401, 'nao_autorizado');
+  });
+});
+
+describe('slow clients', () => {
+  const TIMEOUT_MS = 1_500;
+  let slow: ServiceProcess;
+  let slowToken: string;
+
+  beforeAll(async () => {
+    const dataDir = tempDataDir();
+    ({ token: slowToken } = await createCompany(dataDir));
+    slow = await startService({ dataDir, env: { BALCAO_REQUEST_TIMEOUT_MS: String(TIMEOUT_MS) } });
+  });
+
+  afterAll(async () => {
+    await slow?.stop();
+  });
+
+  /** Writes `first`, then `drip` every 100 ms until the server closes; the answer, read for up to 10 s. */
+  async function trickle(first: string, drip: string): Promise<RawAnswer> {
+    const socket = await openSocket(slow.url);
+    const answer = answerOf(socket, 10_000);
+    socket.write(first);
+    const timer = setInterval(() => socket.writable && socket.write(drip), 100);
+    try {
+      return await answer;
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
+  it('a body that trickles in is cut after the request timeout: 408 tempo_esgotado, connection closed', async () => {
+    const head =
+      'POST /api/v1/sandbox/autoridade HTTP/1.1\r\nHost: 127.0.0.1\r\n' +
+      `Authorization: Bearer ${slowToken}\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{"latencia_ms":`;
+    const answer = await trickle(head, ' ');
+    expectContractError(answer, 408, 'tempo_esgotado');
+    expect(answer.closedAfterMs).toBeGreaterThanOrEqual(TIMEOUT_MS - 100);
+    expect(answer.closedAfterMs).toBeLessThan(TIMEOUT_MS + 2_000);
+  });
+
+  it('headers that trickle in are cut too', async () => {
+    const answer = await trickle('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n', 'X-Gota: a\r\n');
+    expectContractError(answer, 408, 'tempo_esgotado');
+    expect(answer.closedAfterMs).toBeLessThan(TIMEOUT_MS + 2_000);
+  });
+
+  it('a connection that sends nothing is closed', async () => {
+    const socket = await openSocket(slow.url);
+    const answer = await answerOf(socket, 10_000);
+    expect(answer.closedAfterMs).toBeLessThan(TIMEOUT_MS + 2_000);
+  });
+
+  it('an idle keep-alive connection between two requests is not a slow request: it serves the second one', async () => {
+    const socket = await openSocket(slow.url);
+    const received: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => received.push(chunk));
+    let closed = false;
+    socket.once('close', () => (closed = true));
+    const get = 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n';
+    socket.write(get);
+    await expect.poll(() => Buffer.concat(received).toString('latin1')).toMatch(/\{"status":"ok"\}$/);
+    await new Promise((r) => setTimeout(r, TIMEOUT_MS + 1_000));
+    expect(closed).toBe(false);
+    expect(Buffer.concat(received).toString('latin1').match(/HTTP\/1\.1 /g)).toHaveLength(1);
+    socket.write(get);
+    await expect.poll(() => Buffer.concat(received).toString('latin1').match(/HTTP\/1\.1 200 /g)?.length).toBe(2);
+    socket.destroy();
+  });
+
+  it('a slow answer is not a slow request: an MDF-e whose authority takes longer than the timeout is issued', async () => {
+    const client = api(slow.url, slowToken);
+    await client.post('/api/v1/sandbox/autoridade', { latencia_ms: TIMEOUT_MS + 1_000 });
+    const res = await client.post('/api/v1/mdfe/emitir', sampleMdfeRequest({ nMDF: 1 }));
+    expect(res.status, res.text).toBe(201);
+    expect(res.body.autorizado).toBe(true);
   });
 });
