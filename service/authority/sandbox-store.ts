@@ -6,6 +6,7 @@
 // Statements are prepared once: an authorization runs a handful of them and must cost well
 // under a millisecond here (the XML checks are the expensive part).
 
+import { closeSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 
 // Bumped when the schema changes; a newer file is refused rather than misread.
@@ -234,6 +235,9 @@ export class SandboxStore {
   private readonly stmt: Statements;
 
   constructor(file: string) {
+    // Created owner-only before SQLite opens it, like service.sqlite (service/db.ts): the -wal
+    // and -shm files take its permissions, and all three hold the documents it authorized.
+    if (file !== ':memory:' && file !== '') closeSync(openSync(file, 'a', 0o600));
     this.db = new Database(file);
     try {
       this.db.pragma('journal_mode = WAL');
