@@ -9,12 +9,14 @@ import type { TaxAuthority } from './authority/port.ts';
 import type { ServiceMode } from './clock.ts';
 import { createServiceDeps, type SandboxTransport, type ServiceDeps } from './deps.ts';
 import { authenticate, identifyIfPresent } from './http/auth.ts';
-import { ApiError, errorHandler, notFoundHandler } from './http/errors.ts';
+import { ApiError, errorHandler, invalidRequest, notFoundHandler } from './http/errors.ts';
 import { coerceQueryAndParams } from './http/query-coercion.ts';
 import { documentRoutes } from './http/routes.ts';
 import { sandboxRoutes } from './http/sandbox-routes.ts';
+import { httpTimeouts, requestTimeoutFromEnv } from './http/timeouts.ts';
 import type { ApiRoutes, TypeBoxTypeProvider } from './http/type-provider.ts';
 import { webhookRoutes } from './http/webhook-routes.ts';
+import { clientErrorHandler, frameworkErrors } from './http/wire-errors.ts';
 import type { SecretBox } from './secrets.ts';
 import type { ServiceStore } from './store.ts';
 import { WebhookDelivery } from './webhooks/delivery.ts';
@@ -37,6 +39,8 @@ export type BuildAppOptions = {
   authority?: TaxAuthority;
   /** Sandbox mode only: reach the simulated authority in-process (default) or over the wire. */
   sandboxTransport?: SandboxTransport;
+  /** How long a request may take to arrive (http/timeouts.ts); default: BALCAO_REQUEST_TIMEOUT_MS or 30 s. */
+  requestTimeoutMs?: number;
 };
 
 export type ServiceApp = FastifyInstance & { deps: ServiceDeps };
@@ -46,9 +50,24 @@ const notJson = () =>
 
 export function buildApp(options: BuildAppOptions): ServiceApp {
   const deps = createServiceDeps(options);
+  const timeouts = httpTimeouts(options.requestTimeoutMs ?? requestTimeoutFromEnv());
   const app = Fastify({
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
     bodyLimit: BODY_LIMIT_BYTES,
+    // Answers of Node's parser and of the router, in the contract's shape (http/wire-errors.ts).
+    clientErrorHandler: clientErrorHandler(options.logger),
+    frameworkErrors,
+    // Slow clients are cut (408) so they cannot pile up; slow answers are not (http/timeouts.ts).
+    requestTimeout: timeouts.requestTimeout,
+    keepAliveTimeout: timeouts.keepAliveTimeout,
+    http: {
+      requestTimeout: timeouts.requestTimeout,
+      headersTimeout: timeouts.headersTimeout,
+      connectionsCheckingInterval: timeouts.connectionsCheckingInterval,
+      // An HTTP/1.1 request without Host is refused below, with the contract's body; Node's own
+      // refusal has none.
+      requireHostHeader: false,
+    },
     // Our own 503 (below) speaks the contract's error body; fastify's would not.
     return503OnClosing: false,
     // Request ids are ours (UUIDs), never taken from a client header that could forge log lines.
@@ -67,6 +86,9 @@ export function buildApp(options: BuildAppOptions): ServiceApp {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('deps', deps);
+  // An expectation other than 100-continue (the only one HTTP defines) is ignored and the request
+  // served as without it, which HTTP allows: Node's own 417 would have no contract body.
+  app.server.on('checkExpectation', (request, response) => app.server.emit('request', request, response));
   // Added first so it runs last: onClose hooks run newest first, and the document queues (whose
   // in-flight work may still be talking to the sandbox) stop in the route plugins' hooks.
   app.addHook('onClose', async () => deps.authority.close());
@@ -99,6 +121,10 @@ export function buildApp(options: BuildAppOptions): ServiceApp {
   });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    const { httpVersionMajor, httpVersionMinor } = request.raw;
+    if (request.headers.host === undefined && (httpVersionMajor > 1 || (httpVersionMajor === 1 && httpVersionMinor >= 1))) {
+      throw invalidRequest('Requisição HTTP/1.1 sem o cabeçalho Host.', [{ field: 'Host', message: 'obrigatório em HTTP/1.1' }]);
+    }
     if (closing) {
       throw new ApiError('servico_indisponivel', 'O serviço está sendo encerrado; tente novamente em instantes.', {
         headers: { connection: 'close', 'retry-after': '1' },

@@ -7,6 +7,9 @@
 //   ... create the document with `documentId` (key, if any, = claim.key) ...
 //   ... when it ends: deps.idempotency.settle({ companyId, docType, key, documentId }, 'authorized' | 'rejected')
 //
+// The NFC-e, whose claim is made in the same transaction as the document, looks first (`peek`)
+// so that a bound key answers before the body is checked, and claims with the insert.
+//
 // The key is bound to the document id at claim time, so a 409 can always name the document in
 // flight. A document whose outcome is unknown (the process died mid-call) is simply never
 // settled: its key stays locked until the document type's restart recovery settles it
@@ -17,7 +20,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, invalidRequest } from './http/errors.ts';
 import { companyOf } from './http/auth.ts';
-import type { ClaimRequest, ClaimResult, DocumentType, KeyAttempt, KeyOutcome } from './idempotency-rules.ts';
+import { decideClaim, type ClaimRequest, type ClaimResult, type DocumentType, type KeyAttempt, type KeyOutcome } from './idempotency-rules.ts';
 import type { IdempotencyStore, PendingKey } from './store.ts';
 
 export type { ClaimRequest, ClaimResult, DocumentType, KeyAttempt, KeyOutcome } from './idempotency-rules.ts';
@@ -30,7 +33,7 @@ export const MAX_KEY_LENGTH = 200;
 /** For route schemas (OpenAPI): the optional header every issuance endpoint accepts. */
 export const IdempotencyHeaders = Type.Object({
   'idempotency-key': Type.Optional(
-    Type.String({ minLength: 1, maxLength: MAX_KEY_LENGTH, description: 'Chave de idempotência (1 a 200 caracteres)' }),
+    Type.String({ minLength: 1, maxLength: MAX_KEY_LENGTH, description: 'Chave de idempotência (1 a 200 caracteres Unicode, em UTF-8)' }),
   ),
 });
 
@@ -56,8 +59,21 @@ export function requestFingerprint(body: unknown): string {
 
 const characters = (s: string): number => [...s].length;
 
+/**
+ * A UTF-16 surrogate not paired with its partner: JSON can carry one (`"\ud800"`), but it is no
+ * Unicode character and has no UTF-8 form, so the database would store it as something else
+ * than the key looked up later (a key that then stays locked for ever). With the `u` flag a
+ * well-formed pair is one code point and does not match.
+ */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
 function checkKey(value: unknown, field: string): string {
   if (typeof value !== 'string') throw invalidRequest('Chave de idempotência inválida.', [{ field, message: 'deve ser texto' }]);
+  if (LONE_SURROGATE.test(value)) {
+    throw invalidRequest('Chave de idempotência inválida.', [
+      { field, message: 'não é texto Unicode válido: contém um substituto UTF-16 isolado (como \\ud800)' },
+    ]);
+  }
   const length = characters(value);
   if (length === 0) throw invalidRequest('Chave de idempotência inválida.', [{ field, message: 'não pode ser vazia' }]);
   if (length > MAX_KEY_LENGTH) {
@@ -89,6 +105,37 @@ export function readIdempotencyKey(header: string | string[] | undefined, body: 
   return fromHeader ?? fromBody;
 }
 
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * fastify preValidation hook of the issuance routes: the `Idempotency-Key` header as the API
+ * means it, sent once. Node hands header values over as Latin-1 (one character per byte); the key is
+ * Unicode text, so its bytes are read as UTF-8, and the same key arrives the same whether it
+ * travels in the header or in `referencia_externa`. Bytes that are not UTF-8 are refused
+ * (400 naming the header) rather than guessed at.
+ */
+export async function decodeIdempotencyHeader(request: FastifyRequest): Promise<void> {
+  // Node joins a repeated header into one value ("k1, k2"), which is also a valid single key:
+  // only the raw header lines tell the two apart. A repeated key header is ambiguous: refused.
+  const raw = request.raw.rawHeaders;
+  let lines = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.toLowerCase() === 'idempotency-key') lines += 1;
+  if (lines > 1) {
+    throw invalidRequest('Chave de idempotência inválida.', [{ field: IDEMPOTENCY_HEADER, message: 'enviado mais de uma vez' }]);
+  }
+  const value = request.headers['idempotency-key'];
+  if (typeof value !== 'string') return;
+  let decoded: string;
+  try {
+    decoded = utf8.decode(Buffer.from(value, 'latin1'));
+  } catch {
+    throw invalidRequest('Chave de idempotência inválida.', [
+      { field: IDEMPOTENCY_HEADER, message: 'não é UTF-8 válido: envie a chave como texto Unicode codificado em UTF-8' },
+    ]);
+  }
+  request.headers['idempotency-key'] = decoded;
+}
+
 export type BeginResult =
   /** No key: every call is a new attempt. */
   | { kind: 'unkeyed' }
@@ -111,6 +158,17 @@ export class Idempotency {
   /** The atomic claim: `new` for exactly one of any number of concurrent identical calls. */
   claim(request: ClaimRequest): Promise<ClaimResult> {
     return this.store.claimIdempotencyKey(request);
+  }
+
+  /**
+   * What a claim would answer now, without claiming: the refusal (`replay`, `in_progress`,
+   * `mismatch`), or undefined when the claim would be `new`. For a route that must check its
+   * body before it can claim atomically (with the document, NFC-e): a key already bound to a
+   * document answers as bound, whatever the body's checks would say today.
+   */
+  async peek(request: Omit<ClaimRequest, 'documentId'>): Promise<Exclude<ClaimResult, { kind: 'new' }> | undefined> {
+    const decision = decideClaim(await this.store.findIdempotencyKey(request.companyId, request.docType, request.key), request.fingerprint);
+    return decision.action === 'refuse' ? decision.result : undefined;
   }
 
   /** Records how the attempt ended: `authorized` replays from now on, `rejected` frees the key. */

@@ -15,6 +15,7 @@ import {
   type KeyAttempt,
   type KeyOutcome,
   type KeyState,
+  type StoredKey,
 } from './idempotency-rules.ts';
 import { SqliteMdfeStore } from './mdfe/sqlite-store.ts';
 import { SqliteNfceStore } from './nfce/sqlite-store.ts';
@@ -305,6 +306,10 @@ export class SqliteStore implements ServiceStore {
     return this.transaction(() => this.claimKeyInTx(request));
   }
 
+  async findIdempotencyKey(companyId: string, docType: DocumentType, key: string): Promise<StoredKey | undefined> {
+    return this.storedKey(companyId, docType, key);
+  }
+
   async settleIdempotencyKey(attempt: KeyAttempt, outcome: KeyOutcome): Promise<boolean> {
     return this.transaction(() => this.settleKeyInTx(attempt, outcome));
   }
@@ -339,14 +344,17 @@ export class SqliteStore implements ServiceStore {
     }));
   }
 
+  private storedKey(companyId: string, docType: DocumentType, key: string): StoredKey | undefined {
+    return this.statement(
+      `SELECT state, fingerprint, document_id AS documentId FROM idempotency_keys
+        WHERE company_id = ? AND doc_type = ? AND key = ?`,
+    ).get(companyId, docType, key) as StoredKey | undefined;
+  }
+
   /** Building block: the claim, for use inside a transaction that also creates the document. */
   protected claimKeyInTx(request: ClaimRequest): ClaimResult {
     const { companyId, docType, key, fingerprint, documentId } = request;
-    const existing = this.statement(
-      `SELECT state, fingerprint, document_id AS documentId FROM idempotency_keys
-        WHERE company_id = ? AND doc_type = ? AND key = ?`,
-    ).get(companyId, docType, key) as { state: KeyState; fingerprint: string; documentId: string } | undefined;
-    const decision = decideClaim(existing, fingerprint);
+    const decision = decideClaim(this.storedKey(companyId, docType, key), fingerprint);
     const now = iso();
     switch (decision.action) {
       case 'insert':

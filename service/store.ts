@@ -9,7 +9,7 @@
 
 import type { Environment, QrCodeVersion } from '../fiscal/company.ts';
 import type { IbsCbsSettings } from '../fiscal/ibscbs/settings.ts';
-import type { ClaimRequest, ClaimResult, DocumentType, KeyAttempt, KeyOutcome } from './idempotency-rules.ts';
+import type { ClaimRequest, ClaimResult, DocumentType, KeyAttempt, KeyOutcome, StoredKey } from './idempotency-rules.ts';
 import type { MdfeStore } from './mdfe/store.ts';
 import type { NfceStore } from './nfce/store.ts';
 import type { NfeStore } from './nfe/store.ts';
@@ -119,6 +119,8 @@ export type PendingKey = KeyAttempt & { createdAt: string; updatedAt: string };
 export interface IdempotencyStore {
   /** The atomic claim of docs/api.md, "Idempotency" (rules in idempotency-rules.ts). */
   claimIdempotencyKey(request: ClaimRequest): Promise<ClaimResult>;
+  /** The key as stored, without claiming it (undefined when never claimed, or forgotten). */
+  findIdempotencyKey(companyId: string, docType: DocumentType, key: string): Promise<StoredKey | undefined>;
   /**
    * Records the outcome of the attempt `attempt.documentId`. False (and nothing changes) when
    * the key has moved on to another attempt or the transition is not allowed.

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MDFE_REJECTIONS } from '../fiscal/mdfe/build.ts';
 import type { MdfeRequest } from '../fiscal/mdfe/types.ts';
 import { sampleMdfeRequest } from '../fiscal/samples.ts';
+import { readDb } from './helpers/nfce.ts';
 import { api, createCompany, startService, tempDataDir, TRANSPORTS, type ServiceProcess } from './helpers/service-process.ts';
 
 // Twice: in-process, and over the wire (SEFAZ connector → SEFAZ simulator, mutual TLS on loopback).
@@ -14,6 +15,7 @@ describe.each(TRANSPORTS)('over the %s authority', (transport) => {
   type Client = ReturnType<typeof api>;
 
   let service: ServiceProcess;
+  let dataDir: string;
   /** One company per concern, so clocks, plates and numbers never interfere. */
   let main: Client;
   let other: Client;
@@ -33,7 +35,7 @@ describe.each(TRANSPORTS)('over the %s authority', (transport) => {
   }
 
   beforeAll(async () => {
-    const dataDir = tempDataDir();
+    dataDir = tempDataDir();
     // Different CNPJs: the authority keeps numbers and plates per CNPJ, as SEFAZ does.
     const companies = await Promise.all(
       [
@@ -254,6 +256,22 @@ describe.each(TRANSPORTS)('over the %s authority', (transport) => {
       await authorized(main, manifest(() => {}, nextNumber(), placa));
     });
 
+    it('611 before 204: the number of the open manifest of that very plate, sent again, is 611 (close it first); 204 once it is closed', async () => {
+      // The plate's open manifest is the one holding the number: both rules are broken, and 611
+      // comes first in the authority's order.
+      const placa = plate();
+      const first = await authorized(main, manifest(() => {}, nextNumber(), placa));
+      const again = manifest(() => {}, first.numero, placa);
+      const blocked = await emit(main, again);
+      expect(blocked.status).toBe(201);
+      expect(blocked.body).toMatchObject(rejection('611', /^Rejeição: Existe MDF-e não encerrado para esta placa/));
+      expect(blocked.body.motivo).toContain(first.chave);
+
+      expect((await main.post(`/api/v1/mdfe/${first.mdfe_id}/encerrar`, { uf: 'BA', codigo_municipio: '2927408' })).status).toBe(200);
+      const duplicate = await emit(main, again);
+      expect(duplicate.body).toMatchObject(rejection('204', 'Rejeição: Duplicidade de MDF-e'));
+    });
+
     it('the rules are checked in the order 745, 699, 698, 725, 578, 663, 611, 204', async () => {
       // Two authorized manifests hold a plate (611) and a number (204); then a request breaking
       // every rule is corrected one rule at a time, each correction revealing the next code.
@@ -353,6 +371,23 @@ describe.each(TRANSPORTS)('over the %s authority', (transport) => {
       expect((await main.get(`/api/v1/mdfe/${rejected.body.mdfe_id}`)).body.situacao).toBe('rejeitado');
       const replay = await emit(main, { ...broken, prodPred: manifest().prodPred }, { 'Idempotency-Key': key });
       expect(replay.body).toMatchObject({ mdfe_id: fixed.body.mdfe_id, idempotent_replay: true });
+    });
+
+    it('a request refused before the authority is asked (422 validacao) stores nothing, not even its key', async () => {
+      const key = `recusada-${counter}`;
+      const broken = manifest((r) => (r.ide.infMunCarrega[0]!.cMunCarrega = '3599999')); // no such municipality
+      const refused = await emit(main, broken, { 'Idempotency-Key': key });
+      expect(refused.status).toBe(422);
+      expect(refused.body).toEqual(contractError('validacao'));
+      const stored = readDb(dataDir, (db) => ({
+        keys: db.prepare("SELECT count(*) FROM idempotency_keys WHERE doc_type = 'mdfe' AND key = ?").pluck().get(key),
+        manifests: db.prepare('SELECT count(*) FROM mdfe WHERE referencia_externa = ?').pluck().get(key),
+      }));
+      expect(stored).toEqual({ keys: 0, manifests: 0 });
+      // The key is as free as one never used: the corrected request is a first call.
+      const fixed = await emit(main, manifest(() => {}, broken.ide.nMDF, broken.rodo.veicTracao.placa), { 'Idempotency-Key': key });
+      expect(fixed.status).toBe(201);
+      expect(fixed.body).toMatchObject({ autorizado: true, referencia_externa: key });
     });
 
     it('409 em_processamento while the same key is still running, then the replay', async () => {

@@ -265,7 +265,7 @@ describe.each(TRANSPORTS)('over the %s authority', (transport) => {
   });
 
   describe('cancellation (POST /api/v1/nfce/{id}/cancelar)', () => {
-    it('within 30 minutes → 200 cancelado; again → 200 with the same document; the number stays consumed', async () => {
+    it('within 30 minutes → 200 cancelado; again → 422 estado_invalido, the document unchanged; the number stays consumed', async () => {
       const c = await registerCompany(service.url, dataDir);
       const doc = await issue(c, 1);
       await c.client.post('/api/v1/sandbox/relogio', { avancar_minutos: 29 });
@@ -276,9 +276,13 @@ describe.each(TRANSPORTS)('over the %s authority', (transport) => {
       expect(res.body.protocolo_cancelamento).toMatch(/^\d{15}$/);
       expect((await c.client.get(`/api/v1/nfce/${doc.id}`)).body).toEqual(res.body);
 
+      // Cancelled is not authorized: a second cancellation is refused as for any other state
+      // (as the MDF-e does); a client whose answer was lost reads the state with GET.
       const again = await c.client.post(`/api/v1/nfce/${doc.id}/cancelar`, { justificativa: JUSTIFICATIVA });
-      expect(again.status).toBe(200);
-      expect(again.body).toEqual(res.body);
+      expect(again.status).toBe(422);
+      expect(again.body).toEqual(contractError('estado_invalido'));
+      expect(again.body.error.message).toContain('cancelada');
+      expect((await c.client.get(`/api/v1/nfce/${doc.id}`)).body).toEqual(res.body);
 
       // Still the authorized nfeProc; the DANFE now carries the cancelled mark.
       const xml = await c.client.get(`/api/v1/nfce/${doc.id}/xml`);
@@ -526,7 +530,7 @@ describe.each(TRANSPORTS)('over the %s authority', (transport) => {
   });
 
   describe('the pieces a client builds on', () => {
-    it('describes every NFC-e route in the OpenAPI document, with the replay flag of 200', async () => {
+    it('describes every NFC-e route in the OpenAPI document, with the replay flag of 200 and the 422 of a second cancellation', async () => {
       const doc = (await api(service.url).get('/api/v1/openapi.json')).body;
       for (const path of ['/api/v1/nfce', '/api/v1/nfce/{id}', '/api/v1/nfce/{id}/xml', '/api/v1/nfce/{id}/danfe', '/api/v1/nfce/{id}/cancelar', '/api/v1/nfce/inutilizar']) {
         expect(doc.paths[path], path).toBeDefined();
@@ -536,6 +540,10 @@ describe.each(TRANSPORTS)('over the %s authority', (transport) => {
       expect(post.responses['200'].content['application/json'].schema.properties.idempotent_replay).toBeDefined();
       expect(post.parameters.some((p: { name: string; in: string }) => p.name === 'idempotency-key' && p.in === 'header')).toBe(true);
       expect(Object.keys(doc.paths['/api/v1/nfce/{id}/danfe'].get.responses['200'].content)).toEqual(['application/pdf', 'application/octet-stream']);
+      // A second cancellation is a 422 estado_invalido, and the route says so.
+      const cancel = doc.paths['/api/v1/nfce/{id}/cancelar'].post;
+      expect(cancel.description).toMatch(/já cancelada[^.]*422 estado_invalido/);
+      expect(cancel.description).not.toMatch(/responde 200/);
     });
 
     it('the DANFE model reads the receipt the service stored', async () => {

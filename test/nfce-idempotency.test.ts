@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleMdfeRequest } from '../fiscal/samples.ts';
 import { cardWithoutGroup, nfceBody, readDb, registerCompany, waitFor, type TestCompany } from './helpers/nfce.ts';
+import { jsonPost, rawRequest } from './helpers/raw-http.ts';
 import { startService, tempDataDir, TRANSPORTS, type ServiceProcess } from './helpers/service-process.ts';
 
 // Twice: in-process, and over the wire (SEFAZ connector → SEFAZ simulator, mutual TLS on loopback).
@@ -28,6 +29,11 @@ describe.each(TRANSPORTS)('over the %s authority', (transport) => {
       numero: number;
       status: string;
     }[];
+  const keysOf = (c: TestCompany) =>
+    readDb(dataDir, (db) => db.prepare('SELECT doc_type, state FROM idempotency_keys WHERE company_id = ?').all(c.companyId)) as { doc_type: string; state: string }[];
+  /** POST /api/v1/nfce over a bare socket: the header's bytes go out as given (fetch sends only Latin-1). */
+  const rawNfce = (c: TestCompany, body: unknown, key: string | Buffer) =>
+    rawRequest(service.url, jsonPost(service.url, '/api/v1/nfce', { token: c.token, headers: [['Idempotency-Key', key]], body }));
   const authorityRows = () => readDb(dataDir, (db) => db.prepare('SELECT count(*) FROM nfe').pluck().get() as number, 'sandbox-authority.sqlite');
 
   describe('same key', () => {
@@ -64,6 +70,26 @@ describe.each(TRANSPORTS)('over the %s authority', (transport) => {
       const again = await c.client.post('/api/v1/nfce', nfceBody(1), { headers: { 'idempotency-key': 'pedido-cancelado' } });
       expect(again.status).toBe(200);
       expect(again.body).toEqual({ ...cancelled.body, idempotent_replay: true });
+    });
+
+    it('after an authorization, the replay answers even when the same body would now be refused (certificate expired on the company clock)', async () => {
+      const c = await company();
+      const first = await c.client.post('/api/v1/nfce', nfceBody(1), { headers: { 'idempotency-key': 'antes-do-vencimento' } });
+      const doc = await waitFor(c.client, first.body.id);
+      expect(doc.status).toBe('autorizado');
+      // A year and a day later the test certificate (valid 365 days) has expired: a new receipt is refused...
+      await c.client.post('/api/v1/sandbox/relogio', { avancar_minutos: 366 * 24 * 60 });
+      const fresh = await c.client.post('/api/v1/nfce', nfceBody(2));
+      expect(fresh.status).toBe(422);
+      expect(fresh.body.error.details).toEqual([expect.objectContaining({ field: 'certificado' })]);
+      // ...but the key of the authorized one still answers with it, and a different body with that key is still a reuse.
+      const replay = await c.client.post('/api/v1/nfce', nfceBody(1), { headers: { 'idempotency-key': 'antes-do-vencimento' } });
+      expect(replay.status, replay.text).toBe(200);
+      expect(replay.body).toEqual({ ...doc, idempotent_replay: true });
+      const reuse = await c.client.post('/api/v1/nfce', nfceBody(2), { headers: { 'idempotency-key': 'antes-do-vencimento' } });
+      expect(reuse.status).toBe(422);
+      expect(reuse.body.error.code).toBe('chave_idempotencia_reutilizada');
+      expect(documentsOf(c)).toHaveLength(1);
     });
 
     it('while the first is processando → 409 em_processamento with Retry-After and its id; then the replay', async () => {
@@ -143,6 +169,92 @@ describe.each(TRANSPORTS)('over the %s authority', (transport) => {
       const ok = await c.client.post('/api/v1/nfce', { ...nfceBody(1), referencia_externa: max });
       expect(ok.status).toBe(202);
       expect((await waitFor(c.client, ok.body.id)).referencia_externa).toBe(max);
+    });
+
+    it('not well-formed Unicode (a lone surrogate in referencia_externa, header bytes that are not UTF-8) → 400 naming the field; nothing stored', async () => {
+      const c = await company();
+      // The key of the report: an RTL mark, a lone surrogate and an emoji.
+      for (const key of ['k\u200f\ud800😀', '\udc00', 'pedido-\ud83d']) {
+        const res = await c.client.post('/api/v1/nfce', { ...nfceBody(1), referencia_externa: key });
+        expect(res.status, JSON.stringify(key)).toBe(400);
+        expect(res.body.error).toMatchObject({
+          code: 'requisicao_invalida',
+          details: [{ field: 'referencia_externa', message: expect.stringContaining('Unicode') }],
+        });
+      }
+      // The same through the MDF-e's claim (and, being the same code, the NF-e's).
+      const mdfe = await c.client.post('/api/v1/mdfe/emitir', { ...sampleMdfeRequest({ nMDF: 1 }), referencia_externa: 'viagem-\ud800' });
+      expect(mdfe.status).toBe(400);
+      expect(mdfe.body.error.details).toEqual([{ field: 'referencia_externa', message: expect.stringContaining('Unicode') }]);
+      // The header is read as UTF-8: bytes that are not (a lone 0xE9, an encoded surrogate) are refused.
+      for (const bytes of [Buffer.from('pedido-\xe9', 'latin1'), Buffer.from([0x6b, 0xed, 0xa0, 0x80]), Buffer.from([0x6b, 0xff, 0xfe])]) {
+        const res = await rawNfce(c, nfceBody(1), bytes);
+        expect(res.status, bytes.toString('hex')).toBe(400);
+        expect(res.body.error).toMatchObject({
+          code: 'requisicao_invalida',
+          details: [{ field: 'Idempotency-Key', message: expect.stringContaining('UTF-8') }],
+        });
+      }
+      expect(documentsOf(c)).toHaveLength(0);
+      expect(keysOf(c)).toEqual([]);
+    });
+
+    it('keys at the edges (control characters, RTL marks, emoji, 200 four-byte characters), in the body or the header: replayed with the same id, never left locked', async () => {
+      const c = await company();
+      const fourBytes = '𝔸'.repeat(200); // U+1D538: 4 bytes in UTF-8, 2 UTF-16 units, 1 character
+      const inBody = ['nul-\u0000-fim', 'ctl-\u0001\u0007\u001b\u007f\u0085', 'tab\tand\nnewline', 'rtl-\u200f\u202eabc\u202c\u061c', 'emoji-😀👍🏽🇧🇷‍👩‍👧', fourBytes, '😀'.repeat(200)];
+      let nNF = 0;
+      for (const key of inBody) {
+        const body = { ...nfceBody(++nNF), referencia_externa: key };
+        const first = await c.client.post('/api/v1/nfce', body);
+        expect(first.status, JSON.stringify(key)).toBe(202);
+        const doc = await waitFor(c.client, first.body.id);
+        expect(doc).toMatchObject({ status: 'autorizado', referencia_externa: key });
+        const again = await c.client.post('/api/v1/nfce', body);
+        expect(again.status, JSON.stringify(key)).toBe(200);
+        expect(again.body.id).toBe(first.body.id);
+      }
+      // In the header, as UTF-8 bytes (the HTTP parser itself refuses control characters there):
+      // the same key as in the body.
+      for (const key of ['rtl-\u200f\u202eabc\u202c', 'emoji-😀👍🏽🇧🇷', '𝕂'.repeat(200)]) {
+        const body = nfceBody(++nNF);
+        const first = await rawNfce(c, body, key);
+        expect(first.status, first.text).toBe(202);
+        expect(await waitFor(c.client, first.body.id)).toMatchObject({ status: 'autorizado', referencia_externa: key });
+        const viaHeader = await rawNfce(c, body, key);
+        expect(viaHeader.status, viaHeader.text).toBe(200);
+        expect(viaHeader.body.id).toBe(first.body.id);
+        const viaBody = await c.client.post('/api/v1/nfce', { ...body, referencia_externa: key });
+        expect(viaBody.status, viaBody.text).toBe(200);
+        expect(viaBody.body.id).toBe(first.body.id);
+      }
+      // 201 four-byte characters: one too many, in either place.
+      expect((await c.client.post('/api/v1/nfce', { ...nfceBody(++nNF), referencia_externa: '𝔸'.repeat(201) })).status).toBe(400);
+      expect((await rawNfce(c, nfceBody(nNF), '𝔸'.repeat(201))).status).toBe(400);
+
+      expect(documentsOf(c)).toHaveLength(inBody.length + 3);
+      expect(keysOf(c).every((k) => k.state === 'authorized')).toBe(true);
+      expect(keysOf(c)).toHaveLength(inBody.length + 3);
+    });
+
+    it('two Idempotency-Key headers → 400 naming the header (not taken as the one key "k1, k2"); one header with a comma is one key', async () => {
+      const c = await company();
+      const twice = (path: string, body: unknown, keys: string[]) =>
+        rawRequest(service.url, jsonPost(service.url, path, { token: c.token, headers: keys.map((k) => ['Idempotency-Key', k] as [string, string]), body }));
+      for (const keys of [['k1', 'k2'], ['mesma', 'mesma']]) {
+        const res = await twice('/api/v1/nfce', nfceBody(1), keys);
+        expect(res.status, res.text).toBe(400);
+        expect(res.body.error).toMatchObject({ code: 'requisicao_invalida', details: [{ field: 'Idempotency-Key', message: 'enviado mais de uma vez' }] });
+      }
+      const mdfe = await twice('/api/v1/mdfe/emitir', sampleMdfeRequest({ nMDF: 1 }), ['v1', 'v2']);
+      expect(mdfe.status).toBe(400);
+      expect(mdfe.body.error.details).toEqual([{ field: 'Idempotency-Key', message: 'enviado mais de uma vez' }]);
+      expect(documentsOf(c)).toHaveLength(0);
+      expect(keysOf(c)).toEqual([]);
+
+      const single = await twice('/api/v1/nfce', nfceBody(1), ['k1, k2']);
+      expect(single.status).toBe(202);
+      expect(await waitFor(c.client, single.body.id)).toMatchObject({ status: 'autorizado', referencia_externa: 'k1, k2' });
     });
 
     it('is scoped per company', async () => {

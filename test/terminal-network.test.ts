@@ -288,6 +288,13 @@ describe('an answer lost after the request reached the service', () => {
     expect(calls.length).toBeGreaterThanOrEqual(2);
     expect(calls[0]).toMatchObject({ dropped: true, status: 200 });
     expect(new Set(calls.map((c) => c.key))).toEqual(new Set([command.idempotency_key]));
+    // The retry finds the receipt no longer authorized (422 estado_invalido, as for any second
+    // cancellation), and the terminal reads its state before calling that a refusal.
+    const retry = calls.at(-1)!;
+    expect(retry).toMatchObject({ dropped: false, status: 422 });
+    expect(JSON.parse(retry.body!).error.code).toBe('estado_invalido');
+    const after = proxy.log.slice(proxy.log.indexOf(retry) + 1);
+    expect(after.find((e) => e.method === 'GET' && e.path === `/api/v1/nfce/${row.service_id}`)).toMatchObject({ status: 200 });
     expect(command).toMatchObject({ state: 'done' });
     expect((await http.get(`/api/v1/nfce/${row.service_id}`)).body).toMatchObject({ status: 'cancelado' });
     expect(terminal.auditLog(receipt.id).map((a) => a.action)).toEqual(['cancelamento_solicitado', 'cancelamento_confirmado']);

@@ -1,7 +1,7 @@
 // The terminal's SQLite file: opened with the pragmas that make "the sale is finished" mean "the
 // sale is on disk", and brought to the current schema with the shared migration runner.
 
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { migrate, migrationSetDir } from '../../migrations/migrate.ts';
@@ -10,7 +10,11 @@ export const POS_DB_FILE = 'pos.sqlite';
 
 export function openPosDatabase(dataDir: string): Database.Database {
   mkdirSync(dataDir, { recursive: true });
-  const db = new Database(join(dataDir, POS_DB_FILE));
+  const file = join(dataDir, POS_DB_FILE);
+  // Created owner-only before SQLite opens it: SQLite gives the -wal and -shm files the
+  // database file's permissions, and all three hold the store's sales and fiscal documents.
+  closeSync(openSync(file, 'a', 0o600));
+  const db = new Database(file);
   try {
     // WAL: the screen reads while the worker writes. synchronous=FULL: every commit is fsynced
     // to the WAL before it returns, so a finished sale survives a power cut, not only a crash.

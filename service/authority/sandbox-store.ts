@@ -6,6 +6,7 @@
 // Statements are prepared once: an authorization runs a handful of them and must cost well
 // under a millisecond here (the XML checks are the expensive part).
 
+import { closeSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 
 // Bumped when the schema changes; a newer file is refused rather than misread.
@@ -205,9 +206,8 @@ function prepareStatements(db: Database.Database) {
     ),
     mdfeByKey: db.prepare<[string], MdfeRow>('SELECT * FROM mdfe WHERE access_key = ?'),
     mdfeByNumber: db.prepare<[string, number, number], MdfeRow>('SELECT * FROM mdfe WHERE cnpj = ? AND serie = ? AND number = ?'),
-    openMdfeOfPlate: db.prepare<[string, string, number, number], MdfeRow>(
-      `SELECT * FROM mdfe WHERE cnpj = ? AND plate = ? AND state = 'autorizado' AND NOT (serie = ? AND number = ?)
-       ORDER BY authorized_at_ms LIMIT 1`,
+    openMdfeOfPlate: db.prepare<[string, string], MdfeRow>(
+      `SELECT * FROM mdfe WHERE cnpj = ? AND plate = ? AND state = 'autorizado' ORDER BY authorized_at_ms LIMIT 1`,
     ),
     openMdfes: db.prepare<[string], { access_key: string; n_prot: string }>(
       "SELECT access_key, n_prot FROM mdfe WHERE cnpj = ? AND state = 'autorizado' ORDER BY authorized_at_ms",
@@ -238,6 +238,9 @@ export class SandboxStore {
   private readonly stmt: Statements;
 
   constructor(file: string) {
+    // Created owner-only before SQLite opens it, like service.sqlite (service/db.ts): the -wal
+    // and -shm files take its permissions, and all three hold the documents it authorized.
+    if (file !== ':memory:' && file !== '') closeSync(openSync(file, 'a', 0o600));
     this.db = new Database(file);
     try {
       this.db.pragma('journal_mode = WAL');
@@ -330,8 +333,8 @@ export class SandboxStore {
   }
 
   /** An authorized (neither closed nor cancelled) manifest of the plate, other than this number. */
-  openMdfeOfPlate(cnpj: string, plate: string, serie: number, number: number): MdfeRow | undefined {
-    return this.stmt.openMdfeOfPlate.get(cnpj, plate, serie, number);
+  openMdfeOfPlate(cnpj: string, plate: string): MdfeRow | undefined {
+    return this.stmt.openMdfeOfPlate.get(cnpj, plate);
   }
 
   /** The CNPJ's authorized manifests, neither closed nor cancelled, oldest first. */

@@ -642,15 +642,18 @@ describe('MDF-e', () => {
     expect((await authority.authorizeMdfe(companyA, signMdfe(r).xml)).cStat).toBe('100');
   });
 
-  it('611 while the plate has an open manifest; accepted after closing it; 204 for a number already authorized', async () => {
+  it('611 while the plate has an open manifest (its own number re-sent included: 611 before 204); accepted after closing it; 204 for a number already authorized', async () => {
     const first = await authorized(50, 'EEE5E55');
     const second = signMdfe(manifest(51, 'EEE5E55'));
     const blocked = await authority.authorizeMdfe(companyA, second.xml);
     expect(blocked.cStat).toBe('611');
     expect(blocked.xMotivo).toBe(`${MDFE.naoEncerrado.xMotivo} [chMDFe:${first.doc.key}]`);
 
-    // Re-sending the open manifest itself is a duplicate, not a block by itself.
-    expect(await authority.authorizeMdfe(companyA, first.doc.xml)).toMatchObject(MDFE.duplicidade);
+    // Re-sending the open manifest itself breaks both rules: 611 comes before 204.
+    expect(await authority.authorizeMdfe(companyA, first.doc.xml)).toMatchObject({
+      cStat: '611',
+      xMotivo: `${MDFE.naoEncerrado.xMotivo} [chMDFe:${first.doc.key}]`,
+    });
 
     const closing = close(first.doc.key, first.nProt);
     const closed = await authority.registerMdfeEvent(companyA, closing);
@@ -658,6 +661,8 @@ describe('MDF-e', () => {
     expect(validateXml(wrapProcEventoMDFe(closing, closed.retEvento), 'procEventoMDFe').errors).toEqual([]);
     expect(await authority.consultMdfe(companyA, first.doc.key)).toMatchObject({ found: true, state: 'encerrado' });
 
+    // Closed, the first is only a duplicate now: 204.
+    expect(await authority.authorizeMdfe(companyA, first.doc.xml)).toMatchObject(MDFE.duplicidade);
     expect((await authority.authorizeMdfe(companyA, second.xml)).cStat).toBe('100');
     // Same number, another key (another cMDF): still 204.
     const sameNumber = issueMdfe(manifest(50, 'FFF6F66'), { emitter: emitterA, dhEmi: new Date(), credentials: credsA });

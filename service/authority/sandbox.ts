@@ -306,9 +306,9 @@ export class SandboxAuthority implements TaxAuthority {
     const plate = (facts.placa ?? '').toUpperCase();
 
     return this.decide(() => {
-      // The manifest's own number is left out: re-sending it is a duplicate (204), not a
-      // manifest blocking itself.
-      const open = this.store.openMdfeOfPlate(cnpj, plate, serie, number);
+      // 611 before 204 (docs/api.md, "MDF-e"): an open manifest of the plate blocks even when it
+      // is the one holding this number, so re-sending an open manifest says "close it first".
+      const open = this.store.openMdfeOfPlate(cnpj, plate);
       if (open) {
         const xMotivo = `${MDFE.naoEncerrado.xMotivo} [chMDFe:${open.access_key}]`;
         return this.mdfeVerdict(company, signedMDFe, { cStat: MDFE.naoEncerrado.cStat, xMotivo }, now);

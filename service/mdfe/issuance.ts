@@ -98,8 +98,9 @@ export class MdfeIssuance {
   }
 
   /**
-   * Steps 2–4 for a request whose key (if any) is already claimed for `documentId`. The key is
-   * freed if nothing reached the authority.
+   * Steps 2–4 for a request whose key (if any) is already claimed for `documentId`. A request
+   * refused before its manifest is stored leaves no trace (the claim is forgotten); one the
+   * authority never received is discarded and its key freed.
    */
   async issue(companyId: string, body: MdfeRequest, documentId: string, key: string | undefined): Promise<IssueOutcome> {
     const attempt: KeyAttempt | undefined = key === undefined ? undefined : { companyId, docType: 'mdfe', key, documentId };
@@ -136,7 +137,9 @@ export class MdfeIssuance {
       await this.store.insertProcessing(fresh, documents);
       record = { ...fresh, situacao: 'processando', status: null, motivo: null, protocolo: null, autorizadoEm: null, encerradoEm: null, canceladoEm: null, updatedAt: createdAt };
     } catch (err) {
-      if (attempt) await this.store.releaseKey(attempt);
+      // Refused before anything was stored or sent (422 validacao, ...): the request leaves
+      // nothing behind, its key's claim included, as for the NF-e de devolução.
+      if (attempt) await this.deps.idempotency.forget(attempt);
       throw err;
     }
 

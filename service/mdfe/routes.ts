@@ -11,7 +11,7 @@ import { brasiliaDayRange } from '../clock.ts';
 import { companyOf } from '../http/auth.ts';
 import { ApiError, errorResponses, invalidRequest, notFound } from '../http/errors.ts';
 import type { ApiRoutes } from '../http/type-provider.ts';
-import { IdempotencyHeaders, sendReplay } from '../idempotency.ts';
+import { decodeIdempotencyHeader, IdempotencyHeaders, sendReplay } from '../idempotency.ts';
 import { damdfeModel, renderDamdfe } from './damdfe.ts';
 import { MdfeIssuance, newDocumentId } from './issuance.ts';
 import { CancelBody, CloseBody, IdParams, ListQuery, MdfeBody, MdfeList, MdfeView, RouteBody, RouteView } from './schemas.ts';
@@ -64,6 +64,7 @@ export const mdfeRoutes: ApiRoutes = async (app, { deps }) => {
   app.post(
     '/mdfe/emitir',
     {
+      preValidation: decodeIdempotencyHeader,
       schema: {
         tags: ['mdfe'],
         summary: 'Emite um MDF-e (síncrono: a resposta traz o veredito da autoridade fiscal)',

@@ -12,8 +12,9 @@
 //   The DANFE of a contingency receipt still processando is printed (pending authorization, as
 //   the law allows); the DANFE of a rejected receipt → 422 estado_invalido; its XML is the signed
 //   NFe that was rejected.
-// - Cancelling an already cancelled document → 200 with the document (a client retry after a
-//   lost answer is safe); any other state but autorizado → 422 estado_invalido.
+// - Cancelling a document that is not autorizado, an already cancelled one included → 422
+//   estado_invalido (as the MDF-e does). A client whose first answer was lost reads the state
+//   with GET: `cancelado` means its earlier call worked.
 // - Cancellation refused by the authority → 422 validacao with its cStat and xMotivo; the
 //   authority unreachable → 503 autoridade_indisponivel (nothing recorded; retry).
 // - Inutilização of a range already voided through this service → 200 with the stored answer
@@ -35,7 +36,7 @@ import { brasiliaDay, formatBrasilia } from '../clock.ts';
 import { companyOf, ownedOr404 } from '../http/auth.ts';
 import { ApiError, errorHandler, errorResponses, invalidRequest } from '../http/errors.ts';
 import type { ApiRoutes } from '../http/type-provider.ts';
-import { IdempotencyHeaders, readIdempotencyKey, requestFingerprint, sendReplay } from '../idempotency.ts';
+import { decodeIdempotencyHeader, IdempotencyHeaders, readIdempotencyKey, requestFingerprint, sendReplay, type ClaimResult } from '../idempotency.ts';
 import { acceptContingency, acceptJson } from './accept.ts';
 import { AuthorityProbe, probeIntervalFromEnv } from './availability-probe.ts';
 import { nfceIssuer } from './issuer.ts';
@@ -53,7 +54,7 @@ import {
   VoidView,
   XmlResponse,
 } from './schemas.ts';
-import type { NfceRecord } from './store.ts';
+import type { NfceRecord, NfceStatus } from './store.ts';
 import { nfceView, webhookEvent } from './view.ts';
 
 const MINUTE = 60_000;
@@ -66,6 +67,13 @@ const RETRY_AFTER_SECONDS = '1';
 const ALREADY_CANCELLED = new Set(['420', '573']);
 
 const NOT_FOUND = 'NFC-e não encontrada.';
+/** The states as a refusal names them. */
+const STATE_NAMES: Record<NfceStatus, string> = {
+  processando: 'em processamento',
+  autorizado: 'autorizada',
+  rejeitado: 'rejeitada',
+  cancelado: 'cancelada',
+};
 
 const stillProcessing = (id: string, message: string) =>
   new ApiError('em_processamento', message, { id, headers: { 'retry-after': RETRY_AFTER_SECONDS } });
@@ -122,6 +130,7 @@ export const nfceRoutes: ApiRoutes = async (app, { deps }) => {
     '/nfce',
     {
       errorHandler: issueErrorHandler,
+      preValidation: decodeIdempotencyHeader,
       schema: {
         tags: ['nfce'],
         summary: 'Emite uma NFC-e (enfileirada: responde 202 com a chave; o resultado vem por GET ou webhook)',
@@ -139,6 +148,17 @@ export const nfceRoutes: ApiRoutes = async (app, { deps }) => {
     },
     async (request, reply) => {
       const company = companyOf(request);
+      const body = request.body;
+      const key = readIdempotencyKey(request.headers['idempotency-key'], body);
+      const fingerprint = requestFingerprint(body);
+      // A key already bound to a document answers as bound (replay, 409, reuse) before the body
+      // is checked again: an authorized receipt replays even if the company has since lost its
+      // CSC or its certificate expired. The claim itself is made below, atomically with the
+      // document, once the body has passed.
+      if (key !== undefined) {
+        const bound = await deps.idempotency.peek({ companyId: company.id, docType: 'nfce', key, fingerprint });
+        if (bound) return answerBound(reply, company.id, bound);
+      }
       const now = await deps.clock.now(company.id);
       const issuer = await nfceIssuer(deps, company.id, now);
       if (!issuer.emitter.csc) {
@@ -148,11 +168,9 @@ export const nfceRoutes: ApiRoutes = async (app, { deps }) => {
             'Cadastre o CSC e o seu identificador nas configurações da empresa.',
         );
       }
-      const body = request.body;
       const id = randomUUID();
       const accepted = 'xml' in body ? acceptContingency(body.xml, issuer, id) : acceptJson(body, issuer, id, now);
-      const key = readIdempotencyKey(request.headers['idempotency-key'], body);
-      const claim = key === undefined ? undefined : { companyId: company.id, docType: 'nfce' as const, key, fingerprint: requestFingerprint(body), documentId: id };
+      const claim = key === undefined ? undefined : { companyId: company.id, docType: 'nfce' as const, key, fingerprint, documentId: id };
       const result = await deps.store.nfce.insertDocument({ ...accepted, idempotencyKey: key ?? null }, claim);
       switch (result.kind) {
         case 'new':
@@ -164,26 +182,35 @@ export const nfceRoutes: ApiRoutes = async (app, { deps }) => {
             message: `NFC-e recebida e em processamento; acompanhe por GET /api/v1/nfce/${id} ou pelo webhook.`,
             autoridade: deps.authority.availability.of(company.id),
           });
-        case 'replay':
-          return replay(reply, company.id, result.documentId);
-        case 'in_progress':
-          throw stillProcessing(
-            result.documentId,
-            'Uma requisição com esta chave de idempotência ainda está em processamento; repita em instantes com a mesma chave.',
-          );
-        case 'mismatch':
-          throw new ApiError(
-            'chave_idempotencia_reutilizada',
-            'Esta chave de idempotência já foi usada com outro conteúdo; use uma chave nova para uma operação diferente.',
-          );
         case 'same_key':
           if (result.status === 'processando') {
             throw stillProcessing(result.documentId, 'Esta NFC-e (mesma chave de acesso) já foi recebida e está em processamento; repita em instantes.');
           }
           return replay(reply, company.id, result.documentId);
+        default:
+          // Bound between the look above and the claim: a concurrent twin won.
+          return answerBound(reply, company.id, result);
       }
     },
   );
+
+  /** The answer to a key bound to a document (docs/api.md, "Idempotency"). */
+  async function answerBound(reply: FastifyReply, companyId: string, bound: Exclude<ClaimResult, { kind: 'new' }>) {
+    switch (bound.kind) {
+      case 'replay':
+        return replay(reply, companyId, bound.documentId);
+      case 'in_progress':
+        throw stillProcessing(
+          bound.documentId,
+          'Uma requisição com esta chave de idempotência ainda está em processamento; repita em instantes com a mesma chave.',
+        );
+      case 'mismatch':
+        throw new ApiError(
+          'chave_idempotencia_reutilizada',
+          'Esta chave de idempotência já foi usada com outro conteúdo; use uma chave nova para uma operação diferente.',
+        );
+    }
+  }
 
   app.get(
     '/nfce/:id',
@@ -260,7 +287,7 @@ export const nfceRoutes: ApiRoutes = async (app, { deps }) => {
   );
 
   // One cancellation at a time per document: a client's retry waits for the first and then
-  // finds the document cancelled, instead of racing it to the authority.
+  // finds the document cancelled (422 estado_invalido), instead of racing it to the authority.
   const cancelling = new Map<string, Promise<unknown>>();
   const oneAtATime = async <T>(id: string, run: () => Promise<T>): Promise<T> => {
     const turn = (cancelling.get(id) ?? Promise.resolve()).catch(() => undefined).then(run);
@@ -278,7 +305,10 @@ export const nfceRoutes: ApiRoutes = async (app, { deps }) => {
       schema: {
         tags: ['nfce'],
         summary: 'Cancela a NFC-e: até 30 minutos após a autorização (evento 110111), ou até 168 horas por substituição (110112)',
-        description: `Depois do prazo, o remédio é a devolução: ${RETURN_REMEDY}. Cancelar de novo uma NFC-e cancelada responde 200 com ela.`,
+        description:
+          `Depois do prazo, o remédio é a devolução: ${RETURN_REMEDY}. Só uma NFC-e autorizada pode ser cancelada: ` +
+          'cancelar uma NFC-e já cancelada (ou rejeitada, ou em processamento) responde 422 estado_invalido; ' +
+          'quem perdeu a resposta do primeiro cancelamento consulta GET /api/v1/nfce/{id}.',
         params: IdParams,
         body: CancelBody,
         response: { 200: NfceView, ...errorResponses(400, 401, 404, 413, 415, 422, 503) },
@@ -295,9 +325,8 @@ export const nfceRoutes: ApiRoutes = async (app, { deps }) => {
       }
       return oneAtATime(request.params.id, async () => {
         const document = await documentOf(request, request.params.id);
-        if (document.status === 'cancelado') return nfceView(document);
         if (document.status !== 'autorizado') {
-          throw new ApiError('estado_invalido', `Só uma NFC-e autorizada pode ser cancelada; esta está ${document.status}.`);
+          throw new ApiError('estado_invalido', `Só uma NFC-e autorizada pode ser cancelada; esta está ${STATE_NAMES[document.status]}.`);
         }
         const now = await deps.clock.now(company.id);
         const window = substitute === undefined ? CANCEL_WINDOW_MS.cancelamento : CANCEL_WINDOW_MS.substituicao;

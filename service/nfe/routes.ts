@@ -8,7 +8,7 @@ import type { FastifyRequest } from 'fastify';
 import { companyOf, ownedOr404 } from '../http/auth.ts';
 import { ApiError, errorResponses } from '../http/errors.ts';
 import type { ApiRoutes } from '../http/type-provider.ts';
-import { IdempotencyHeaders, sendReplay } from '../idempotency.ts';
+import { decodeIdempotencyHeader, IdempotencyHeaders, sendReplay } from '../idempotency.ts';
 import { Returns } from './issuance.ts';
 import { nfeQueue } from './queue-lane.ts';
 import { Accepted, DevolucaoBody, IdParams, NfeReplay, NfeView, XmlResponse } from './schemas.ts';
@@ -36,6 +36,7 @@ export const nfeRoutes: ApiRoutes = async (app, { deps }) => {
   app.post(
     '/nfe/devolucao',
     {
+      preValidation: decodeIdempotencyHeader,
       schema: {
         tags: ['nfe'],
         summary: 'Emite a NF-e de devolução (modelo 55, entrada) de mercadorias vendidas com uma NFC-e (enfileirada: 202)',

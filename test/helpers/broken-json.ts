@@ -75,14 +75,17 @@ const CLIENT_ERROR_CODES = [
   'requisicao_invalida',
   'nao_autorizado',
   'nao_encontrado',
+  'tempo_esgotado',
   'em_processamento',
   'payload_muito_grande',
+  'uri_muito_longa',
   'tipo_de_conteudo_invalido',
   'chave_idempotencia_reutilizada',
   'prazo_expirado',
   'estado_invalido',
   'csc_nao_configurado',
   'validacao',
+  'cabecalhos_muito_grandes',
 ];
 
 /** A 4xx (never a 500) whose body is the contract's `{ error: { code, message, details? } }`. */
