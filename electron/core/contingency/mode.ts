@@ -75,6 +75,12 @@ export class FailureDetector {
   private judged = false;
   /** What the service last said of the authority since the last reset (null: nothing). */
   private reported: 'disponivel' | 'indisponivel' | null = null;
+  /**
+   * A manager ended a period while the service still said the authority was down: that word
+   * does not take the terminal back into contingency until the service has said it answers
+   * again (the failures the terminal sees itself still count as ever).
+   */
+  private dismissed = false;
   private readonly processingSince = new Map<string, number>();
 
   constructor(
@@ -106,7 +112,9 @@ export class FailureDetector {
 
   /** The service's word on the authority (an answer's `autoridade.situacao`). */
   authority(situation: 'disponivel' | 'indisponivel' | 'desconhecida'): void {
-    if (situation !== 'desconhecida') this.reported = situation;
+    if (situation === 'desconhecida') return;
+    this.reported = situation;
+    if (situation === 'disponivel') this.dismissed = false;
   }
 
   /** A receipt seen in `state` (after the worker recorded an answer about it, or a screen action). */
@@ -132,7 +140,7 @@ export class FailureDetector {
   verdict(threshold: number, open: { automatic: boolean; cause: 'servico' | 'autoridade' } | undefined, awaitingVerdict: boolean): DetectorVerdict {
     if (!open) {
       if (this.serviceFailures >= threshold) return { enter: 'servico' };
-      if (this.authorityFailures >= threshold || this.reported === 'indisponivel') return { enter: 'autoridade' };
+      if (this.authorityFailures >= threshold || (this.reported === 'indisponivel' && !this.dismissed)) return { enter: 'autoridade' };
       return undefined;
     }
     if (!open.automatic || this.serviceFailures > 0 || this.authorityFailures > 0 || this.reported === 'indisponivel') return undefined;
@@ -147,9 +155,10 @@ export class FailureDetector {
   /**
    * After entering or leaving: start counting again (a receipt re-issued is a new receipt). The
    * service's word on the authority outlives entering (it is why the period began and what
-   * ends it), not leaving.
+   * ends it), not leaving. `byManager`: a manager ended the period (see `dismissed`).
    */
-  reset(now: number, keepReport = false): void {
+  reset(now: number, keepReport = false, byManager = false): void {
+    this.dismissed = byManager;
     this.serviceFailures = 0;
     this.authorityFailures = 0;
     this.answered = false;
@@ -328,7 +337,7 @@ export class ContingencyMode {
         details: { desde: open.started_at, automatica: open.automatic === 1, emitidas: this.store.contingencyReceiptStats().unsettled },
       });
     });
-    this.detector.reset(now);
+    this.detector.reset(now, false, manager !== null);
   }
 
   private blockedReason(period: { started_at: string }, unsettled: number, now: number): string | null {

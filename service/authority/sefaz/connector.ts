@@ -425,8 +425,10 @@ export class SefazAuthority implements TaxAuthority {
       return verdict;
     }
     if (verdict.cStat === '204') {
+      // Our own earlier attempt, its answer lost: the same document, authorized and still open.
+      // One the service already closed or cancelled is not that: a duplicate, as answered.
       const known = await this.consultMdfe(company, key);
-      if (known.found && firstText(known.verdict.protMDFe, 'digVal') === digest) return known.verdict;
+      if (known.found && known.state === 'autorizado' && firstText(known.verdict.protMDFe, 'digVal') === digest) return known.verdict;
     }
     this.#guard.rejected('documento', company.cnpj, key, digest, verdict.cStat, verdict);
     return verdict;
