@@ -30,11 +30,8 @@ import {
   type SandboxAuthority,
   type ServiceStore,
   type TokenOwner,
-  type WebhookAttemptResult,
-  type WebhookDelivery,
-  type WebhookEvent,
-  type WebhookRecord,
 } from './store.ts';
+import type { WebhookAttemptResult, WebhookDelivery, WebhookEvent, WebhookRecord } from './webhooks/store.ts';
 
 type CompanyRow = {
   id: string;

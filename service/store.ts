@@ -2,8 +2,9 @@
 // transaction), and returns a Promise so a PostgreSQL implementation can replace the SQLite one
 // (sqlite-store.ts) without touching a caller. No other module writes SQL.
 //
-// The interface is split by concern; document types (NFC-e, MDF-e) add their own part
-// (`NfceStore`, ...) and extend `ServiceStore` with it. Their operations that change a document
+// The interface is split by concern; document types (NFC-e, MDF-e) and the webhooks have their
+// own part (`NfceStore`, `WebhookStore`, ...) beside their code, and `ServiceStore` composes them:
+// it sits above them, and they never import it. Their operations that change a document
 // together with its idempotency key or a webhook event do it in the same transaction
 // (see the *InTx building blocks of SqliteStore).
 
@@ -13,6 +14,7 @@ import type { ClaimRequest, ClaimResult, DocumentType, KeyAttempt, KeyOutcome, S
 import type { MdfeStore } from './mdfe/store.ts';
 import type { NfceStore } from './nfce/store.ts';
 import type { NfeStore } from './nfe/store.ts';
+import type { WebhookStore } from './webhooks/store.ts';
 
 export type Crt = 1 | 2 | 3 | 4;
 
@@ -151,50 +153,6 @@ export interface SandboxStore {
    * (`<data>/sandbox-authority.sqlite`); undefined for a store without a data directory.
    */
   sandboxAuthorityFile(): string | undefined;
-}
-
-export type WebhookRecord = { url: string; secretSealed: Buffer; createdAt: string; updatedAt: string };
-
-export type WebhookEvent = {
-  eventId: string;
-  companyId: string;
-  tipo: string;
-  /** The exact JSON body to POST on every attempt. */
-  payload: string;
-  createdAt: Date;
-};
-
-export type WebhookDelivery = {
-  eventId: string;
-  companyId: string;
-  tipo: string;
-  payload: string;
-  attempts: number;
-  createdAt: string;
-};
-
-export type WebhookAttemptResult =
-  | { delivered: true; at: Date }
-  | { delivered: false; at: Date; error: string; nextAttemptAt: Date }
-  | { delivered: false; at: Date; error: string; giveUp: true };
-
-export interface WebhookStore {
-  putWebhook(companyId: string, webhook: { url: string; secretSealed: Buffer }): Promise<void>;
-  getWebhook(companyId: string): Promise<WebhookRecord | undefined>;
-  /** False when there was none. */
-  deleteWebhook(companyId: string): Promise<boolean>;
-  /**
-   * Queues an event for delivery if the company has a webhook now (false otherwise). Document
-   * state changes queue theirs inside their own transaction instead (SqliteStore.enqueueWebhookInTx).
-   */
-  enqueueWebhookEvent(event: WebhookEvent): Promise<boolean>;
-  /**
-   * Takes up to `limit` deliveries due at `now` and pushes their next attempt `leaseMs` ahead,
-   * so a second worker does not take them too; a worker that dies mid-delivery leaves them to be
-   * retried when the lease ends (at least once).
-   */
-  leaseDueWebhookDeliveries(now: Date, limit: number, leaseMs: number): Promise<WebhookDelivery[]>;
-  recordWebhookAttempt(eventId: string, result: WebhookAttemptResult): Promise<void>;
 }
 
 export interface ServiceStore extends CompanyStore, IdempotencyStore, SandboxStore, WebhookStore {

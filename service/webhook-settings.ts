@@ -4,7 +4,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { secretContext, type SecretBox } from './secrets.ts';
-import type { WebhookStore } from './store.ts';
+import type { WebhookStore } from './webhooks/store.ts';
 
 export type WebhookView = { url: string; segredo: string };
 

@@ -1,6 +1,11 @@
-// The layering of ARCHITECTURE.md is enforced by ESLint (eslint.layers.js). These tests lint small
-// sample sources under the real config to prove the rule bites where it must and stays quiet
-// where imports are allowed.
+// The layering of ARCHITECTURE.md is enforced by ESLint (eslint.layers.js), and the ban on import
+// cycles by dependency-cruiser. These tests check small sample sources under the real configs to
+// prove the rules bite where they must and stay quiet where imports are allowed.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
+import { cruise, type ICruiseResult, type IConfiguration } from 'dependency-cruiser';
 import { ESLint } from 'eslint';
 import { describe, expect, it } from 'vitest';
 
@@ -42,5 +47,47 @@ describe('layer rules', () => {
     ['renderer/x.tsx', "import type { a } from '../electron/api/terminal-api.ts';"],
   ])('%s: %s is allowed', async (file, source) => {
     expect(await restrictedImports(file, source + '\nexport const b = a;')).toEqual([]);
+  });
+});
+
+// Import cycles are dependency-cruiser's (.dependency-cruiser.cjs, run by `npm run lint`): a few
+// files in a temporary folder, cruised under the real rule set.
+describe('import cycle rule', () => {
+  const require = createRequire(import.meta.url);
+  const config = require('../.dependency-cruiser.cjs') as IConfiguration;
+
+  async function cycles(files: Record<string, string>): Promise<string[]> {
+    const dir = mkdtempSync(join(tmpdir(), 'balcao-cycles-'));
+    try {
+      for (const [name, source] of Object.entries(files)) {
+        mkdirSync(dirname(join(dir, name)), { recursive: true });
+        writeFileSync(join(dir, name), source);
+      }
+      const { tsConfig: _ignored, ...options } = config.options ?? {};
+      const result = await cruise([dir], { ...options, validate: true, ruleSet: { forbidden: config.forbidden } });
+      const output = result.output as ICruiseResult;
+      // One violation per cycle, named after the module it was found from.
+      return output.summary.violations.map((v) => `${v.rule.name}: ${relative(dir, resolve(v.from))}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  it('refuses a cycle inside a folder, also when only types go round', async () => {
+    expect(await cycles({ 'a.ts': "import type { B } from './b.ts';\nexport type A = B[];\n", 'b.ts': "import type { A } from './a.ts';\nexport type B = { a?: A };\n" })).toEqual([
+      expect.stringMatching(/^no-circular: [ab]\.ts$/),
+    ]);
+  });
+
+  it('refuses a cycle between folders', async () => {
+    const found = await cycles({
+      'store.ts': "import { parte } from './nfce/store.ts';\nexport const todas = [parte];\n",
+      'nfce/store.ts': "import { todas } from '../store.ts';\nexport const parte = () => todas;\n",
+    });
+    expect(found).toEqual([expect.stringMatching(/^no-circular: (store|nfce\/store)\.ts$/)]);
+  });
+
+  it('lets imports that go one way pass', async () => {
+    expect(await cycles({ 'a.ts': "import { b } from './b.ts';\nexport const a = b;\n", 'b.ts': 'export const b = 1;\n' })).toEqual([]);
   });
 });

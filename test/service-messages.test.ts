@@ -4,7 +4,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { fieldForPeople, refusalForPeople, SERVICE_ERROR_WORDS, transientForPeople, type ServiceOperation } from '../electron/core/service-messages.ts';
-import type { HttpFailure } from '../electron/core/outbox-rules.ts';
+import type { HttpFailure } from '../electron/core/failures.ts';
 import { ERROR_STATUS } from '../service/http/errors.ts';
 
 const OPERATIONS: ServiceOperation[] = ['emitir', 'consultar', 'cancelar', 'substituir', 'inutilizar', 'devolucao'];

@@ -6,18 +6,8 @@
 
 import type { IssuanceClient, NfceAccepted, NfceDocument, NfeAccepted, NfeDocument, Submission, DevolucaoBody } from './api-client.ts';
 import { audit, SYSTEM_ACTOR } from './managers.ts';
-import {
-  decideEmit,
-  decidePoll,
-  decideReturn,
-  decideReturnPoll,
-  documentOutcome,
-  returnOutcome,
-  type FollowDecision,
-  type Result,
-  type RetryPolicy,
-  type SubmitDecision,
-} from './outbox-rules.ts';
+import { decideEmit, decidePoll, decideReturn, decideReturnPoll, documentOutcome, returnOutcome, type FollowDecision, type RetryPolicy, type SubmitDecision } from './outbox-rules.ts';
+import { type Result } from './failures.ts';
 import type { OutboxRow, PosStore, ReceiptPatch, ReceiptRow, ReturnRow } from './pos-store.ts';
 import { iso } from './sales.ts';
 

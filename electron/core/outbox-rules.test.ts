@@ -1,19 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { classifyNetworkError, parseRetryAfter, ServiceHttpError, ServiceNetworkError, type NfceDocument } from './api-client.ts';
-import {
-  backoffMs,
-  decideCancel,
-  decideEmit,
-  decidePoll,
-  decideVoid,
-  DEFAULT_RETRY,
-  documentOutcome,
-  failureOf,
-  retryAfterMs,
-  type Failure,
-  type Result,
-} from './outbox-rules.ts';
+import { backoffMs, decideCancel, decideEmit, decidePoll, decideVoid, DEFAULT_RETRY, documentOutcome, retryAfterMs } from './outbox-rules.ts';
+import { failureOf, type Failure, type Result } from './failures.ts';
 
 const policy = DEFAULT_RETRY;
 const half = () => 0.5;

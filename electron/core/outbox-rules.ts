@@ -16,10 +16,10 @@
 //   with capped exponential backoff and jitter, applied to the whole queue (the service is the
 //   same for every receipt, so one probe at a time while it is down).
 
-import type { DevolucaoSubmission, InutilizarResult, NetworkFailureKind, NfceDocument, NfceSubmission, NfeDocument, Submission } from './api-client.ts';
-import { ServiceHttpError, ServiceNetworkError } from './api-client.ts';
+import type { DevolucaoSubmission, InutilizarResult, NfceDocument, NfceSubmission, NfeDocument, Submission } from './api-client.ts';
 import { toCents } from '../../fiscal/money.ts';
 import type { ReceiptPatch, ReturnPatch } from './pos-store.ts';
+import type { Failure, HttpFailure, Result } from './failures.ts';
 import { refusalForPeople, SERVICE_ERROR_WORDS, transientForPeople, type ServiceOperation } from './service-messages.ts';
 
 export type RetryPolicy = {
@@ -63,42 +63,6 @@ export function retryAfterMs(seconds: number | undefined, fallbackMs: number, ra
   const base = seconds === undefined ? fallbackMs : Math.max(0, seconds * 1000);
   return Math.round(base + random() * base * 0.1);
 }
-
-// =============================================================================================
-// Failures, as data
-
-export type HttpFailure = {
-  kind: 'http';
-  status: number;
-  code: string;
-  message: string;
-  details: { field: string; message: string }[];
-  /** The tax authority's refusal behind the service's 422, when it is one. */
-  rejeicao?: { cStat: string; xMotivo: string };
-  retryAfterSeconds?: number;
-  documentId?: string;
-};
-export type NetworkFailure = { kind: 'network'; failure: NetworkFailureKind; message: string };
-export type Failure = HttpFailure | NetworkFailure;
-
-export function failureOf(err: unknown): Failure {
-  if (err instanceof ServiceHttpError) {
-    return {
-      kind: 'http',
-      status: err.status,
-      code: err.code,
-      message: err.serviceMessage,
-      details: err.details,
-      ...(err.rejeicao && { rejeicao: err.rejeicao }),
-      ...(err.retryAfterSeconds !== undefined && { retryAfterSeconds: err.retryAfterSeconds }),
-      ...(err.documentId !== undefined && { documentId: err.documentId }),
-    };
-  }
-  if (err instanceof ServiceNetworkError) return { kind: 'network', failure: err.kind, message: err.message };
-  throw err; // a bug of ours, not a failure of the service
-}
-
-export type Result<T> = { ok: true; value: T } | { ok: false; failure: Failure };
 
 /** Statuses that say nothing about this receipt: the request is fine, try again later. */
 const RETRYABLE_4XX = new Set([401, 408, 429]);

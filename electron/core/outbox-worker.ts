@@ -30,18 +30,8 @@ import { authoritySituationOf, type AuthoritySituation, type IssuanceClient, typ
 import { audit, SYSTEM_ACTOR } from './managers.ts';
 import { receiptLane, returnLane, type DocumentLane, type LaneRow } from './outbox-lanes.ts';
 import { transientForPeople } from './service-messages.ts';
-import {
-  backoffMs,
-  decideCancel,
-  decideVoid,
-  DEFAULT_RETRY,
-  documentOutcome,
-  failureOf,
-  type Failure,
-  type Result,
-  type Retry,
-  type RetryPolicy,
-} from './outbox-rules.ts';
+import { backoffMs, decideCancel, decideVoid, DEFAULT_RETRY, documentOutcome, type Retry, type RetryPolicy } from './outbox-rules.ts';
+import { failureOf, type Failure, type Result } from './failures.ts';
 import type { OutboxRow, PosStore, ReceiptRow, ReturnRow } from './pos-store.ts';
 import { iso, type Clock } from './sales.ts';
 import { WakeableLoop } from './wakeable-loop.ts';

@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { NfeDocument } from './api-client.ts';
-import { decideReturn, decideReturnPoll, DEFAULT_RETRY, returnOutcome, type Failure, type Result } from './outbox-rules.ts';
+import { decideReturn, decideReturnPoll, DEFAULT_RETRY, returnOutcome } from './outbox-rules.ts';
+import { type Failure, type Result } from './failures.ts';
 import { createTerminal, type Terminal } from './terminal.ts';
 
 let dir: string;

@@ -5,7 +5,7 @@
 // fiscal core's own checks (which item, which field, why): they are kept, with the API's paths
 // (`det[0].prod.NCM`) said the way the screen says them ("item 1, NCM").
 
-import type { Failure, HttpFailure } from './outbox-rules.ts';
+import type { Failure, HttpFailure } from './failures.ts';
 
 /** What the terminal was asking the service for when it said no. */
 export type ServiceOperation = 'emitir' | 'consultar' | 'cancelar' | 'substituir' | 'inutilizar' | 'devolucao';

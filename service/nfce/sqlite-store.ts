@@ -5,7 +5,7 @@
 import type Database from 'better-sqlite3';
 import type { Environment } from '../../fiscal/company.ts';
 import type { ClaimRequest, ClaimResult, KeyAttempt, KeyOutcome } from '../idempotency-rules.ts';
-import type { WebhookEvent } from '../store.ts';
+import type { WebhookEvent } from '../webhooks/store.ts';
 import type {
   EventOf,
   InsertResult,

@@ -6,7 +6,7 @@
 
 import type { Environment } from '../../fiscal/company.ts';
 import type { ClaimRequest, ClaimResult } from '../idempotency-rules.ts';
-import type { WebhookEvent } from '../store.ts';
+import type { WebhookEvent } from '../webhooks/store.ts';
 
 export type NfceStatus = 'processando' | 'autorizado' | 'rejeitado' | 'cancelado';
 

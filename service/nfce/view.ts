@@ -3,7 +3,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { formatBrasilia } from '../clock.ts';
-import type { WebhookEvent } from '../store.ts';
+import type { WebhookEvent } from '../webhooks/store.ts';
 import type { NfceView } from './schemas.ts';
 import type { EventOf, NfceRecord } from './store.ts';
 

@@ -6,7 +6,7 @@
 import type Database from 'better-sqlite3';
 import type { Environment } from '../../fiscal/company.ts';
 import type { KeyAttempt, KeyOutcome } from '../idempotency-rules.ts';
-import type { WebhookEvent } from '../store.ts';
+import type { WebhookEvent } from '../webhooks/store.ts';
 import type { NewNfeDocument, NfeEventOf, NfeItemRecord, NfeRecord, NfeStatus, NfeStore, NfeVerdict, NfeWork, ReturnedNfce } from './store.ts';
 
 /** What SqliteStore lends this part. */

@@ -4,7 +4,7 @@
 // same transaction, like the NFC-e part.
 
 import type { Environment } from '../../fiscal/company.ts';
-import type { WebhookEvent } from '../store.ts';
+import type { WebhookEvent } from '../webhooks/store.ts';
 
 export type NfeStatus = 'processando' | 'autorizado' | 'rejeitado';
 

@@ -26,7 +26,7 @@
 
 import type { SecretBox } from '../secrets.ts';
 import { secretContext } from '../secrets.ts';
-import type { WebhookAttemptResult, WebhookDelivery as LeasedDelivery, WebhookStore } from '../store.ts';
+import type { WebhookAttemptResult, WebhookDelivery as LeasedDelivery, WebhookStore } from './store.ts';
 import { SIGNATURE_HEADER, signWebhookBody } from './signature.ts';
 
 export const BACKOFF_ENV = 'BALCAO_WEBHOOK_BACKOFF_MS';

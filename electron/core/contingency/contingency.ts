@@ -8,7 +8,7 @@ import type { ContingencySettings, ContingencyStatus, ManagerAuthorization } fro
 import type { AuthoritySituation, IssuanceClient } from '../api-client.ts';
 import { checked, TerminalError } from '../errors.ts';
 import { actorOfManager, audit, authorizeManager } from '../managers.ts';
-import type { Failure } from '../outbox-rules.ts';
+import type { Failure } from '../failures.ts';
 import type { ManagerRow, OutboxRow, PosStore, ReceiptRow, ReconciliationTaskRow } from '../pos-store.ts';
 import type { PrintCopy, ReceiptPrinter } from '../printing.ts';
 import { iso, type Clock, type OfflineIssuer } from '../sales.ts';

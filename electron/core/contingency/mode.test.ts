@@ -11,7 +11,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { generateTestCertificate } from '../../../fiscal/certificate.ts';
 import { demoEmitter } from '../../../fiscal/samples.ts';
 import type { CompanyProfile } from '../../api/terminal-api.ts';
-import type { Failure } from '../outbox-rules.ts';
+import type { Failure } from '../failures.ts';
 import { createTerminal, type Terminal } from '../terminal.ts';
 import { AUTOMATIC_REASONS, FailureDetector } from './mode.ts';
 

@@ -45,7 +45,7 @@
 import type { ContingencySettings, ContingencyStatus, ReconciliationTask } from '../../api/terminal-api.ts';
 import { TerminalError } from '../errors.ts';
 import type { ContingencyPeriodRow, ManagerRow, PosStore, ReceiptRow } from '../pos-store.ts';
-import type { Failure } from '../outbox-rules.ts';
+import type { Failure } from '../failures.ts';
 import { iso, type Clock, type OfflineIssuer } from '../sales.ts';
 import { actorOfManager, audit, SYSTEM_ACTOR } from '../managers.ts';
 import { issueOffline, type ContingencyCredentials } from './issue.ts';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { NfceDocument } from '../api-client.ts';
 import { seedDemoCatalog } from '../catalog.ts';
-import type { Failure, HttpFailure, Result } from '../outbox-rules.ts';
+import type { Failure, HttpFailure, Result } from '../failures.ts';
 import { PosStore } from '../pos-store.ts';
 import * as sales from '../sales.ts';
 import { decideLookup, decideReplay, decideSubstitution, decideVoidStep, reconciliationTaskView, supersedeInDoubt } from './reconcile.ts';
