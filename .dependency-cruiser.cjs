@@ -1,7 +1,12 @@
-// Import cycles, checked by dependency-cruiser as part of `npm run lint`: a cycle inside a folder
-// is as much a knot as one between folders, and a type-only import counts (tsPreCompilationDeps),
-// since a module's types belong to one side. The direction between layers is ESLint's
-// (eslint.layers.js); this file only forbids going round in circles.
+// Checked by dependency-cruiser as part of `npm run lint`, on resolved paths, type-only imports
+// included (tsPreCompilationDeps), since a module's types belong to one side:
+// - no import cycles: one inside a folder is as much a knot as one between folders;
+// - inside service/, imports point one way: the composition on top (app, main, routes, the
+//   commands), the document folders (nfce, nfe, mdfe) side by side under it, each read routes →
+//   issuance → store, and the machinery they share (authority, queue, webhooks, http and the
+//   modules at service/'s root) below them. Tests beside the code may reach anything.
+// The direction between the top-level layers is ESLint's (eslint.layers.js).
+const NOT_A_TEST = '\\.test\\.tsx?$';
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
@@ -11,6 +16,27 @@ module.exports = {
       comment: 'Ciclo de importações: um módulo depende, direta ou indiretamente, de si mesmo. Extraia o que os dois compartilham para um módulo abaixo de ambos.',
       from: {},
       to: { circular: true },
+    },
+    {
+      name: 'service-documents-side-by-side',
+      severity: 'error',
+      comment: 'Uma pasta de documento do serviço (nfce, nfe, mdfe) não importa de outra: o que elas compartilham desce para queue/, http/ ou a raiz de service/.',
+      from: { path: '^service/(nfce|nfe|mdfe)/', pathNot: NOT_A_TEST },
+      to: { path: '^service/(nfce|nfe|mdfe)/', pathNot: '^service/$1/' },
+    },
+    {
+      name: 'service-machinery-below-documents',
+      severity: 'error',
+      comment: 'authority/, queue/, webhooks/ e http/ ficam abaixo dos documentos: não importam de nfce/, nfe/ nem mdfe/.',
+      from: { path: '^service/(authority|queue|webhooks|http)/', pathNot: NOT_A_TEST },
+      to: { path: '^service/(nfce|nfe|mdfe)/' },
+    },
+    {
+      name: 'service-composition-on-top',
+      severity: 'error',
+      comment: 'A composição do serviço (app, main, routes, open-service, os comandos) fica no topo: nenhuma pasta de service/ a importa.',
+      from: { path: '^service/[^/]+/', pathNot: NOT_A_TEST },
+      to: { path: '^service/(app|main|routes|open-service|company-command|sefaz-command)\\.ts$' },
     },
   ],
   options: {

@@ -11,7 +11,7 @@ import { createServiceDeps, type SandboxTransport, type ServiceDeps } from './de
 import { authenticate, identifyIfPresent } from './http/auth.ts';
 import { ApiError, errorHandler, invalidRequest, notFoundHandler } from './http/errors.ts';
 import { coerceQueryAndParams } from './http/query-coercion.ts';
-import { documentRoutes } from './http/routes.ts';
+import { documentRoutes } from './routes.ts';
 import { sandboxRoutes } from './http/sandbox-routes.ts';
 import { httpTimeouts, requestTimeoutFromEnv } from './http/timeouts.ts';
 import type { ApiRoutes, TypeBoxTypeProvider } from './http/type-provider.ts';

@@ -30,6 +30,13 @@ export const REPLAY_HEADER = 'Idempotent-Replayed';
 export const BODY_KEY_FIELD = 'referencia_externa';
 export const MAX_KEY_LENGTH = 200;
 
+/** The key in the body of every issuance request (`referencia_externa`), for route schemas. */
+export const ReferenciaExterna = Type.String({
+  minLength: 1,
+  maxLength: MAX_KEY_LENGTH,
+  description: 'Chave de idempotência no corpo, alternativa ao cabeçalho Idempotency-Key (mesmo efeito)',
+});
+
 /** For route schemas (OpenAPI): the optional header every issuance endpoint accepts. */
 export const IdempotencyHeaders = Type.Object({
   'idempotency-key': Type.Optional(

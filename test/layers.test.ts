@@ -4,7 +4,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { cruise, type ICruiseResult, type IConfiguration } from 'dependency-cruiser';
 import { ESLint } from 'eslint';
 import { describe, expect, it } from 'vitest';
@@ -50,9 +50,9 @@ describe('layer rules', () => {
   });
 });
 
-// Import cycles are dependency-cruiser's (.dependency-cruiser.cjs, run by `npm run lint`): a few
-// files in a temporary folder, cruised under the real rule set.
-describe('import cycle rule', () => {
+// Import cycles and the direction inside service/ are dependency-cruiser's (.dependency-cruiser.cjs,
+// run by `npm run lint`): a few files in a temporary folder, cruised under the real rule set.
+describe('dependency-cruiser rules', () => {
   const require = createRequire(import.meta.url);
   const config = require('../.dependency-cruiser.cjs') as IConfiguration;
 
@@ -64,10 +64,10 @@ describe('import cycle rule', () => {
         writeFileSync(join(dir, name), source);
       }
       const { tsConfig: _ignored, ...options } = config.options ?? {};
-      const result = await cruise([dir], { ...options, validate: true, ruleSet: { forbidden: config.forbidden } });
+      const result = await cruise(['.'], { ...options, baseDir: dir, validate: true, ruleSet: { forbidden: config.forbidden } });
       const output = result.output as ICruiseResult;
       // One violation per cycle, named after the module it was found from.
-      return output.summary.violations.map((v) => `${v.rule.name}: ${relative(dir, resolve(v.from))}`);
+      return output.summary.violations.map((v) => `${v.rule.name}: ${v.from}`);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -89,5 +89,33 @@ describe('import cycle rule', () => {
 
   it('lets imports that go one way pass', async () => {
     expect(await cycles({ 'a.ts': "import { b } from './b.ts';\nexport const a = b;\n", 'b.ts': 'export const b = 1;\n' })).toEqual([]);
+  });
+
+  const service = (extra: Record<string, string>) => ({
+    'service/app.ts': 'export const app = 1;\n',
+    'service/clock.ts': 'export const clock = 1;\n',
+    'service/nfe/store.ts': 'export const nfe = 1;\n',
+    'service/queue/authorization-queue.ts': "import { clock } from '../clock.ts';\nexport const queue = clock;\n",
+    ...extra,
+  });
+
+  it.each([
+    ['service/nfce/issuance.ts', "import { nfe } from '../nfe/store.ts';\nexport const x = nfe;\n", 'service-documents-side-by-side'],
+    ['service/queue/x.ts', "import { nfe } from '../nfe/store.ts';\nexport const x = nfe;\n", 'service-machinery-below-documents'],
+    ['service/nfce/routes.ts', "import { app } from '../app.ts';\nexport const x = app;\n", 'service-composition-on-top'],
+    ['service/authority/sefaz/x.ts', "import { app } from '../../app.ts';\nexport const x = app;\n", 'service-composition-on-top'],
+  ])('inside service/, %s importing %s is refused (%s)', async (file, source, rule) => {
+    expect(await cycles(service({ [file]: source }))).toEqual([`${rule}: ${file}`]);
+  });
+
+  it('inside service/, the way down is allowed, and a test beside the code may reach anything', async () => {
+    expect(
+      await cycles(
+        service({
+          'service/nfce/issuance.ts': "import { queue } from '../queue/authorization-queue.ts';\nimport { clock } from '../clock.ts';\nexport const x = [queue, clock];\n",
+          'service/nfce/issuance.test.ts': "import { app } from '../app.ts';\nimport { nfe } from '../nfe/store.ts';\nexport const t = [app, nfe];\n",
+        }),
+      ),
+    ).toEqual([]);
   });
 });

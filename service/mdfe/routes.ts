@@ -16,7 +16,7 @@ import { damdfeModel, renderDamdfe } from './damdfe.ts';
 import { MdfeIssuance, newDocumentId } from './issuance.ts';
 import { CancelBody, CloseBody, IdParams, ListQuery, MdfeBody, MdfeList, MdfeView, RouteBody, RouteView } from './schemas.ts';
 import type { MdfeFilters } from './store.ts';
-import { fullView, summaryView } from './views.ts';
+import { fullView, summaryView } from './view.ts';
 
 const DEFAULT_LIMIT = 50;
 /** How often manifests left in flight by a stopped process are retried while the authority is unreachable. */

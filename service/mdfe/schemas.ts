@@ -11,7 +11,7 @@
 // optional here.
 
 import { Type, type TSchema } from '@sinclair/typebox';
-import { MAX_KEY_LENGTH } from '../idempotency.ts';
+import { ReferenciaExterna } from '../idempotency.ts';
 import { MDFE_SITUACOES } from './store.ts';
 
 const strict = { additionalProperties: false } as const;
@@ -166,9 +166,9 @@ export const MdfeBody = Type.Object(
     tot: Type.Object({ vCarga: Decimal('Valor da carga'), cUnid: Code('01 KG, 02 TON'), qCarga: Decimal('Quantidade') }, strict),
     lacres: Type.Optional(Type.Array(Type.Object({ nLacre: Text('Lacre', 60) }, strict), { maxItems: 1000 })),
     infAdic: Type.Optional(Type.Object({ infAdFisco: Type.Optional(Text('Informações ao fisco', 2000)), infCpl: Type.Optional(Text('Informações complementares', 5000)) }, strict)),
-    referencia_externa: Type.Optional(Type.String({ description: `Alternativa ao cabeçalho Idempotency-Key (1 a ${MAX_KEY_LENGTH} caracteres)` })),
+    referencia_externa: Type.Optional(ReferenciaExterna),
   },
-  { ...strict, description: 'MDF-e rodoviário (especificação 2.1)' },
+  { ...strict, description: 'MDF-e rodoviário (docs/api.md, MDF-e)' },
 );
 
 export const IdParams = Type.Object({ id: Type.String({ description: 'mdfe_id' }) });

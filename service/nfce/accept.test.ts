@@ -10,7 +10,7 @@ import { ApiError } from '../http/errors.ts';
 import { openService, type OpenedService } from '../open-service.ts';
 import type { ReplacedCertificate } from '../store.ts';
 import { acceptContingency, signingCertificateRefusal } from './accept.ts';
-import { nfceIssuer } from './issuer.ts';
+import { authorizingIssuer } from '../queue/issuer.ts';
 
 const CNPJ = '11222333000181';
 
@@ -134,7 +134,7 @@ describe('acceptContingency across a renewal made with updateCompany (real SQLit
     const renewed = generateTestCertificate({ cnpj: CNPJ, xNome: 'LOJA DA CONTINGENCIA', password: 'senha-2026' });
     const { company } = await updateCompany(opened, companyId, { certificate: { pfx: renewed.pfx, password: 'senha-2026' } });
 
-    const issuer = await nfceIssuer({ companies }, companyId, new Date());
+    const issuer = await authorizingIssuer({ companies }, companyId, new Date());
     expect(issuer.certificate.fingerprint256).toBe(renewed.certificate.fingerprint256);
     const accepted = acceptContingency(signedBefore.xml, issuer, 'doc-1');
     expect(accepted).toMatchObject({ chave: signedBefore.key, tpEmis: 9, contingencia: true, receivedXml: signedBefore.xml });

@@ -23,13 +23,13 @@ import { formatBrasilia } from '../clock.ts';
 import { ApiError } from '../http/errors.ts';
 import { BODY_KEY_FIELD } from '../idempotency.ts';
 import type { ReplacedCertificate } from '../store.ts';
-import type { NfceIssuer } from './issuer.ts';
+import type { AuthorizingIssuer } from '../queue/issuer.ts';
 import type { NfceBody } from './schemas.ts';
 import type { NewNfceDocument } from './store.ts';
 
 type Accepted = Omit<NewNfceDocument, 'idempotencyKey'>;
 
-export function acceptJson(body: NfceBody, issuer: NfceIssuer, id: string, now: Date): Accepted {
+export function acceptJson(body: NfceBody, issuer: AuthorizingIssuer, id: string, now: Date): Accepted {
   // The idempotency key travels in the body but is not part of the receipt.
   const { [BODY_KEY_FIELD]: _key, ...request } = body;
   const built = buildNfce(request as NfceRequest, { emitter: issuer.emitter, dhEmi: now, tpEmis: 1 });
@@ -55,7 +55,7 @@ export function acceptJson(body: NfceBody, issuer: NfceIssuer, id: string, now: 
 const refuse = (message: string) =>
   new ApiError('validacao', 'O XML de contingência não pode ser aceito; veja os detalhes.', { details: [{ field: 'xml', message }] });
 
-export function acceptContingency(xml: string, issuer: NfceIssuer, id: string): Accepted {
+export function acceptContingency(xml: string, issuer: AuthorizingIssuer, id: string): Accepted {
   const schema = validateXml(xml, 'nfe');
   if (!schema.valid) throw refuse(`não confere com o schema nfe_v4.00.xsd: ${schema.errors[0] ?? 'XML inválido'}`);
   const signature = verifyXmlSignature(xml);

@@ -7,7 +7,7 @@
 // which names every broken field at once: 422 `validacao`.
 
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { MAX_KEY_LENGTH } from '../idempotency.ts';
+import { ReferenciaExterna } from '../idempotency.ts';
 
 const strict = { additionalProperties: false } as const;
 
@@ -19,12 +19,6 @@ function Nullable<T extends TSchema>(schema: T) {
   const { type, ...rest } = schema as unknown as { type: string } & Record<string, unknown>;
   return Type.Unsafe<Static<T> | null>({ ...rest, type: [type, 'null'] });
 }
-
-export const ReferenciaExterna = Type.String({
-  minLength: 1,
-  maxLength: MAX_KEY_LENGTH,
-  description: 'Chave de idempotência no corpo, alternativa ao cabeçalho Idempotency-Key (mesmo efeito)',
-});
 
 const Card = Type.Object(
   {
@@ -153,7 +147,7 @@ export const NfceBody = Type.Object(
     infAdFisco: opt('Informações de interesse do fisco'),
     referencia_externa: Type.Optional(ReferenciaExterna),
   },
-  { ...strict, description: 'NFC-e (especificação 2.3): valores monetários e quantidades como texto decimal' },
+  { ...strict, description: 'NFC-e: valores monetários e quantidades como texto decimal' },
 );
 export type NfceBody = Static<typeof NfceBody>;
 
@@ -174,8 +168,9 @@ export const IssueBody = Type.Unsafe<NfceBody | ContingencyBody>({
   if: { type: 'object', required: ['xml'] },
   then: ContingencyBody,
   else: NfceBody,
-  description: 'NFC-e em JSON (especificação 2.3) ou { "xml": "<NFe ...assinada...>" } emitida em contingência',
+  description: 'NFC-e em JSON ou { "xml": "<NFe ...assinada...>" } emitida em contingência',
 });
+export type IssueBody = Static<typeof IssueBody>;
 
 /** What the service last learned of the company's tax authority (authority/availability.ts). */
 export const AuthorityStatus = Type.Object(
@@ -252,6 +247,7 @@ export const CancelBody = Type.Object(
   },
   strict,
 );
+export type CancelBody = Static<typeof CancelBody>;
 
 export const VoidBody = Type.Object(
   {
@@ -262,6 +258,7 @@ export const VoidBody = Type.Object(
   },
   strict,
 );
+export type VoidBody = Static<typeof VoidBody>;
 
 export const VoidView = Type.Object({
   protocolo: Type.String(),

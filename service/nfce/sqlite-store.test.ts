@@ -11,7 +11,7 @@ import { createCompany } from '../companies.ts';
 import type { ClaimRequest } from '../idempotency-rules.ts';
 import { openService, type OpenedService } from '../open-service.ts';
 import type { NewNfceDocument } from './store.ts';
-import { webhookEvent } from './view.ts';
+import { nfceWebhookEvent } from './view.ts';
 
 let dir: string;
 let opened: OpenedService;
@@ -109,8 +109,8 @@ describe('the queue side', () => {
     expect((await nfce().dueDocuments(new Date(Date.now() + 1000), 100, new Set([d.id]))).map((w) => w.id)).not.toContain(d.id);
 
     const verdict = { status: 'autorizado', codigoStatus: '100', motivo: 'Autorizado', protocolo: '135260000000001', autorizadoEm: '2026-11-22T10:00:01-03:00', nfeProc: '<nfeProc/>' } as const;
-    expect(await nfce().recordVerdict(d.id, verdict, webhookEvent('nfce.autorizada'))).toBe(true);
-    expect(await nfce().recordVerdict(d.id, verdict, webhookEvent('nfce.autorizada'))).toBe(false);
+    expect(await nfce().recordVerdict(d.id, verdict, nfceWebhookEvent('nfce.autorizada'))).toBe(true);
+    expect(await nfce().recordVerdict(d.id, verdict, nfceWebhookEvent('nfce.autorizada'))).toBe(false);
     expect(await opened.store.claimIdempotencyKey(claim('veredito', randomUUID()))).toEqual({ kind: 'replay', documentId: d.id });
     const [delivery] = (await opened.store.leaseDueWebhookDeliveries(new Date(Date.now() + 1000), 100, 1000)).filter((e) => e.payload.includes(d.id));
     expect(delivery).toMatchObject({ tipo: 'nfce.autorizada' });
@@ -121,7 +121,7 @@ describe('the queue side', () => {
   it('a rejection frees the key for a real new attempt', async () => {
     const d = document({ idempotencyKey: 'rejeitada' });
     await nfce().insertDocument(d, claim('rejeitada', d.id));
-    await nfce().recordVerdict(d.id, { status: 'rejeitado', codigoStatus: '391', motivo: 'Rejeição' }, webhookEvent('nfce.rejeitada'));
+    await nfce().recordVerdict(d.id, { status: 'rejeitado', codigoStatus: '391', motivo: 'Rejeição' }, nfceWebhookEvent('nfce.rejeitada'));
     const retry = document({ idempotencyKey: 'rejeitada', numero: d.numero });
     expect(await nfce().insertDocument(retry, claim('rejeitada', retry.id, 'corrigido'))).toEqual({ kind: 'new' });
   });

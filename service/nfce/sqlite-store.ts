@@ -7,7 +7,7 @@ import type { Environment } from '../../fiscal/company.ts';
 import type { ClaimRequest, ClaimResult, KeyAttempt, KeyOutcome } from '../idempotency-rules.ts';
 import type { WebhookEvent } from '../webhooks/store.ts';
 import type {
-  EventOf,
+  NfceEventOf,
   InsertResult,
   InutilizacaoRecord,
   NewNfceDocument,
@@ -320,7 +320,7 @@ export class SqliteNfceStore implements NfceStore {
     );
   }
 
-  async recordVerdict(id: string, v: NfceVerdict, eventOf: EventOf): Promise<boolean> {
+  async recordVerdict(id: string, v: NfceVerdict, eventOf: NfceEventOf): Promise<boolean> {
     return this.#commit.run(() => {
       const now = iso();
       const changed =
@@ -352,7 +352,7 @@ export class SqliteNfceStore implements NfceStore {
     }, true);
   }
 
-  async recordCancellation(id: string, c: NfceCancellation, eventOf: EventOf): Promise<boolean> {
+  async recordCancellation(id: string, c: NfceCancellation, eventOf: NfceEventOf): Promise<boolean> {
     return this.#commit.run(() => {
       const changed = this.b
         .statement(

@@ -119,7 +119,7 @@ export type InutilizacaoRecord = {
 };
 
 /** Builds the webhook event of a state change from the document in its new state. */
-export type EventOf = (document: NfceRecord) => WebhookEvent;
+export type NfceEventOf = (document: NfceRecord) => WebhookEvent;
 
 export interface NfceStore {
   /**
@@ -146,9 +146,9 @@ export interface NfceStore {
    * rejected) and queues the webhook event, in one transaction. False when it was no longer
    * processando (nothing changes).
    */
-  recordVerdict(id: string, verdict: NfceVerdict, eventOf: EventOf): Promise<boolean>;
+  recordVerdict(id: string, verdict: NfceVerdict, eventOf: NfceEventOf): Promise<boolean>;
   /** autorizado → cancelado with the event, and its webhook event, in one transaction. */
-  recordCancellation(id: string, cancellation: NfceCancellation, eventOf: EventOf): Promise<boolean>;
+  recordCancellation(id: string, cancellation: NfceCancellation, eventOf: NfceEventOf): Promise<boolean>;
   insertInutilizacao(record: InutilizacaoRecord): Promise<void>;
   findInutilizacao(companyId: string, serie: number, first: number, last: number): Promise<InutilizacaoRecord | undefined>;
 }

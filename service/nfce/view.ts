@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { formatBrasilia } from '../clock.ts';
 import type { WebhookEvent } from '../webhooks/store.ts';
 import type { NfceView } from './schemas.ts';
-import type { EventOf, NfceRecord } from './store.ts';
+import type { NfceEventOf, NfceRecord } from './store.ts';
 
 const brasilia = (instant: string | null): string | null => (instant === null ? null : formatBrasilia(new Date(instant)));
 
@@ -39,7 +39,7 @@ export type NfceEventType = 'nfce.autorizada' | 'nfce.rejeitada' | 'nfce.cancela
  * The webhook event of a state change (docs/api.md, "NFC-e"): built inside the transaction that
  * makes the change, from the document in its new state, so `dados` is what GET shows right after.
  */
-export function webhookEvent(tipo: NfceEventType): EventOf {
+export function nfceWebhookEvent(tipo: NfceEventType): NfceEventOf {
   return (document: NfceRecord): WebhookEvent => {
     const eventId = randomUUID();
     const createdAt = new Date();

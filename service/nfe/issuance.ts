@@ -23,8 +23,8 @@ import type { DevolucaoRequest } from '../../fiscal/nfe/types.ts';
 import type { ServiceDeps } from '../deps.ts';
 import { ApiError } from '../http/errors.ts';
 import type { KeyAttempt } from '../idempotency.ts';
-import { nfceIssuer } from '../nfce/issuer.ts';
-import type { QueueLogger } from '../nfce/queue.ts';
+import { authorizingIssuer } from '../queue/issuer.ts';
+import type { QueueLogger } from '../queue/authorization-queue.ts';
 import type { DevolucaoBody } from './schemas.ts';
 import type { NfeRecord } from './store.ts';
 
@@ -84,7 +84,7 @@ export class Returns {
       });
     }
     const now = await this.deps.clock.now(companyId);
-    const issuer = await nfceIssuer(this.deps, companyId, now);
+    const issuer = await authorizingIssuer(this.deps, companyId, now);
     const returned = await store.returnedQuantities(companyId, body.chave_nfce);
     const numero = await store.nextNumber(companyId, NFE_SERIE);
     const { referencia_externa: _key, ...request } = body;

@@ -10,7 +10,7 @@ import { ApiError, errorResponses } from '../http/errors.ts';
 import type { ApiRoutes } from '../http/type-provider.ts';
 import { decodeIdempotencyHeader, IdempotencyHeaders, sendReplay } from '../idempotency.ts';
 import { Returns } from './issuance.ts';
-import { nfeQueue } from './queue-lane.ts';
+import { nfeQueue } from './lane.ts';
 import { Accepted, DevolucaoBody, IdParams, NfeReplay, NfeView, XmlResponse } from './schemas.ts';
 import type { NfeRecord } from './store.ts';
 import { nfeView } from './view.ts';

@@ -5,7 +5,7 @@
 // checked by the fiscal builder, which names every broken field at once: 422 `validacao`.
 
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { ReferenciaExterna } from '../nfce/schemas.ts';
+import { ReferenciaExterna } from '../idempotency.ts';
 
 const strict = { additionalProperties: false } as const;
 

@@ -5,7 +5,7 @@
 // against the caller (cStat 656).
 
 import type { ServiceDeps } from '../deps.ts';
-import { nfceIssuer } from './issuer.ts';
+import { authorizingIssuer } from './issuer.ts';
 
 export const PROBE_INTERVAL_MS = 60_000;
 const TICK_MS = 5_000;
@@ -54,7 +54,7 @@ export class AuthorityProbe {
   private async probe(companyId: string): Promise<void> {
     this.#probing.add(companyId);
     try {
-      const issuer = await nfceIssuer(this.deps, companyId, await this.deps.clock.now(companyId));
+      const issuer = await authorizingIssuer(this.deps, companyId, await this.deps.clock.now(companyId));
       // The answer, or its absence, is recorded by the authority itself (deps.ts ServiceAuthority).
       await this.deps.authority.nfeStatus(issuer.authority);
     } catch (err) {

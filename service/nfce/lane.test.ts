@@ -19,8 +19,9 @@ import { createCompany, updateCompany } from '../companies.ts';
 import { createServiceDeps, type ServiceDeps } from '../deps.ts';
 import { openService, type OpenedService } from '../open-service.ts';
 import { acceptJson } from './accept.ts';
-import { nfceIssuer } from './issuer.ts';
-import { AuthorizationQueue, NfceQueue, nfceLane, type QueueLane } from './queue.ts';
+import { authorizingIssuer } from '../queue/issuer.ts';
+import { AuthorizationQueue, type QueueLane } from '../queue/authorization-queue.ts';
+import { NfceQueue, nfceLane } from './lane.ts';
 import type { NfceBody } from './schemas.ts';
 import type { NfceSend, NfceWork } from './store.ts';
 
@@ -51,7 +52,7 @@ let cnpjs = 0;
 async function companyWithQueued(count: number, cnpj = CNPJS[cnpjs++]!) {
   const { companyId } = await createCompany(opened, { cnpj, uf: 'SP', nome: 'Loja da Fila', cscId: DEMO_CSC.id, csc: DEMO_CSC.token });
   const now = await deps.clock.now(companyId);
-  const issuer = await nfceIssuer(deps, companyId, now);
+  const issuer = await authorizingIssuer(deps, companyId, now);
   const ids: string[] = [];
   for (let nNF = 1; nNF <= count; nNF++) {
     const accepted = acceptJson(sampleNfceRequest({ nNF }) as NfceBody, issuer, randomUUID(), now);

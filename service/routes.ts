@@ -3,9 +3,9 @@
 // with the service dependencies. A plugin that needs background work (a queue, the restart
 // recovery of its idempotency keys) starts it in an onReady hook and stops it in onClose.
 
-import { mdfeRoutes } from '../mdfe/routes.ts';
-import { nfceRoutes } from '../nfce/routes.ts';
-import { nfeRoutes } from '../nfe/routes.ts';
-import type { ApiRoutes } from './type-provider.ts';
+import { mdfeRoutes } from './mdfe/routes.ts';
+import { nfceRoutes } from './nfce/routes.ts';
+import { nfeRoutes } from './nfe/routes.ts';
+import type { ApiRoutes } from './http/type-provider.ts';
 
 export const documentRoutes: readonly ApiRoutes[] = [nfceRoutes, mdfeRoutes, nfeRoutes];

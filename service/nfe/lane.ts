@@ -1,10 +1,10 @@
-// The returns' lane of the authorization queue (service/nfce/queue.ts): the same steps as the
+// The returns' lane of the authorization queue (queue/authorization-queue.ts): the same steps as the
 // NFC-e (commit before sending, consult before re-sending, verdict + key + webhook event in one
 // transaction, backoff while the authority is away, recovery after a crash), over the NF-e
 // documents. A return is signed when it is accepted, so there is nothing to sign here.
 
 import type { ServiceDeps } from '../deps.ts';
-import { AuthorizationQueue, type QueueLane, type QueueLogger } from '../nfce/queue.ts';
+import { AuthorizationQueue, type QueueLane, type QueueLogger } from '../queue/authorization-queue.ts';
 import type { NfeWork } from './store.ts';
 import { nfeWebhookEvent } from './view.ts';
 

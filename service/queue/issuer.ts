@@ -1,11 +1,12 @@
-// The company as the NFC-e code needs it: the fiscal emitter with its credentials (Companies
-// decrypts and parses them once per process) and the same company as the tax authority sees it.
+// The company as the code that authorizes documents needs it (the queues, the events, the
+// inutilização, the status probe): the fiscal emitter with its credentials (Companies decrypts and
+// parses them once per process) and the same company as the tax authority sees it.
 
 import type { AuthorityCompany } from '../authority/port.ts';
 import type { Issuer } from '../companies.ts';
 import type { ServiceDeps } from '../deps.ts';
 
-export type NfceIssuer = Issuer & { authority: AuthorityCompany };
+export type AuthorizingIssuer = Issuer & { authority: AuthorityCompany };
 
 // Companies hands out the same Issuer object for a company all day: derive its authority view once.
 const authorityViews = new WeakMap<Issuer, AuthorityCompany>();
@@ -31,7 +32,7 @@ function authorityView(issuer: Issuer): AuthorityCompany {
  * The issuer of `companyId` at `now` (its clock). Throws FieldError `certificado` when the
  * certificate is not valid then (422 validacao); a company that vanished is an internal error.
  */
-export async function nfceIssuer(deps: Pick<ServiceDeps, 'companies'>, companyId: string, now: Date): Promise<NfceIssuer> {
+export async function authorizingIssuer(deps: Pick<ServiceDeps, 'companies'>, companyId: string, now: Date): Promise<AuthorizingIssuer> {
   const issuer = await deps.companies.issuer(companyId, now);
   if (!issuer) throw new Error(`empresa ${companyId} não encontrada`);
   return { ...issuer, authority: authorityView(issuer) };

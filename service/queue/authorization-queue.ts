@@ -1,5 +1,6 @@
-// The NFC-e issuance queue: takes `processando` documents in order and brings each to a verdict,
-// exactly once, whatever crashes in between.
+// The authorization queue: takes the `processando` documents of a document type in order and
+// brings each to a verdict, exactly once, whatever crashes in between. The NFC-e (nfce/lane.ts)
+// and the NF-e de devolução (nfe/lane.ts) run on it.
 //
 // One document's way:
 // 1. Taken (due, not in flight here). Without a signed XML yet, it is built and signed with the
@@ -30,18 +31,15 @@
 //
 // The steps above are the same for every NF-e model the service authorizes: AuthorizationQueue
 // runs them over a QueueLane, which says where a document type's queued documents are, how one
-// is signed and how its verdict is recorded. NfceQueue is the NFC-e's lane (signing on the
-// worker thread); the NF-e de devolução has its own (service/nfe/queue-lane.ts).
+// is signed and how its verdict is recorded (nfce/lane.ts signs on a worker thread; nfe/lane.ts
+// has nothing to sign).
 
 import { setImmediate as yieldToIo } from 'node:timers/promises';
 import { FieldError } from '../../fiscal/errors.ts';
 import { wrapNfeProc } from '../../fiscal/protocol.ts';
 import { AUTHORIZED, AuthorityCertificateError, AuthorityUnavailableError, type NfeVerdict } from '../authority/port.ts';
 import type { ServiceDeps } from '../deps.ts';
-import { nfceIssuer, type NfceIssuer } from './issuer.ts';
-import { NfceSigner } from './signer.ts';
-import type { NfceSend, NfceWork } from './store.ts';
-import { webhookEvent } from './view.ts';
+import { authorizingIssuer, type AuthorizingIssuer } from './issuer.ts';
 
 /** cStat 204: "Duplicidade de NF-e" (the same key is already authorized). */
 const DUPLICATE = '204';
@@ -56,7 +54,7 @@ export type QueueLogger = {
   error(obj: object, msg: string): void;
 };
 
-export type NfceQueueOptions = {
+export type QueueOptions = {
   deps: Pick<ServiceDeps, 'store' | 'clock' | 'companies' | 'authority'>;
   log: QueueLogger;
   /** Documents in flight at most. */
@@ -98,7 +96,7 @@ export interface QueueLane<W extends QueuedDocument, S> {
    * The signed XML to send and the send to commit first (carrying the XML when it was signed
    * now). A FieldError means the document can no longer be signed: it is rejected, unsent.
    */
-  prepare(work: W, issuer: NfceIssuer): Promise<{ xml: string; send: S }>;
+  prepare(work: W, issuer: AuthorizingIssuer): Promise<{ xml: string; send: S }>;
   beginSends(sends: readonly S[]): Promise<void>;
   postpone(id: string, at: Date, error: string): Promise<void>;
   /** Records the authorization (with its nfeProc), settles the key, queues the webhook event. */
@@ -109,7 +107,7 @@ export interface QueueLane<W extends QueuedDocument, S> {
   close?(): Promise<void>;
 }
 
-type Prepared<W, S> = { work: W; issuer: NfceIssuer; xml: string; send: S };
+type Prepared<W, S> = { work: W; issuer: AuthorizingIssuer; xml: string; send: S };
 
 type Answer =
   | { kind: 'authorized'; verdict: NfeVerdict; cancelled: boolean }
@@ -117,11 +115,11 @@ type Answer =
   /** Unavailable, or anything unexpected: the outcome is not known. */
   | { kind: 'unknown'; err: unknown };
 
-export type AuthorizationQueueOptions<W extends QueuedDocument, S> = NfceQueueOptions & { lane: QueueLane<W, S> };
+export type AuthorizationQueueOptions<W extends QueuedDocument, S> = QueueOptions & { lane: QueueLane<W, S> };
 
 /** Brings the processando documents of one lane to a verdict (see the header). */
 export class AuthorizationQueue<W extends QueuedDocument, S> {
-  readonly #deps: NfceQueueOptions['deps'];
+  readonly #deps: QueueOptions['deps'];
   readonly #lane: QueueLane<W, S>;
   readonly #log: QueueLogger;
   readonly #concurrency: number;
@@ -267,7 +265,7 @@ export class AuthorizationQueue<W extends QueuedDocument, S> {
 
   private async prepare(work: W): Promise<Prepared<W, S>> {
     const now = await this.#deps.clock.now(work.companyId);
-    const issuer = await nfceIssuer(this.#deps, work.companyId, now);
+    const issuer = await authorizingIssuer(this.#deps, work.companyId, now);
     const { xml, send } = await this.#lane.prepare(work, issuer);
     return { work, issuer, xml, send };
   }
@@ -354,68 +352,5 @@ export class AuthorizationQueue<W extends QueuedDocument, S> {
   private done(id: string): void {
     this.#busy.delete(id);
     if (this.#stopped && this.#busy.size === 0) this.#drained?.();
-  }
-}
-
-/** The NFC-e lane: documents of ServiceStore.nfce, built and signed on the signing thread. */
-export function nfceLane(deps: NfceQueueOptions['deps'], log: QueueLogger): QueueLane<NfceWork, NfceSend> {
-  const signer = new NfceSigner((err) => log.error({ err }, 'fila da NFC-e: thread de assinatura indisponível; assinando no laço principal'));
-  const store = deps.store.nfce;
-  return {
-    label: 'NFC-e',
-    due: (now, limit, busy) => store.dueDocuments(now, limit, busy),
-    async prepare(work, issuer) {
-      if (work.signedXml !== null) return { xml: work.signedXml, send: { id: work.id } };
-      if (issuer.emitter.environment !== work.ambiente) {
-        // The company moved environment (balcao company update) while this receipt waited: a
-        // test sale signed for produção would become a real fiscal document. Refused here, its
-        // number is free for a receipt issued again in the new environment.
-        throw new FieldError(
-          'ambiente',
-          `a empresa passou de ${work.ambiente} para ${issuer.emitter.environment} depois que a NFC-e foi recebida; emita-a novamente`,
-        );
-      }
-      const { privateKeyPem, certificatePem } = issuer.certificate;
-      const issued = await signer.sign(work.requestJson!, {
-        emitter: issuer.emitter,
-        credentials: { privateKeyPem, certificatePem },
-        dhEmi: work.dhEmi,
-        cNF: work.cNF,
-        tpEmis: 1,
-      });
-      if (issued.key !== work.chave) {
-        // The emitter's data that make up the key (UF, CNPJ) changed since the request was accepted.
-        throw new FieldError('chave', `a chave de acesso mudou (${work.chave} → ${issued.key}): os dados do emitente mudaram`);
-      }
-      return { xml: issued.xml, send: { id: work.id, signed: { xml: issued.xml, qrcode: issued.qrCode } } };
-    },
-    beginSends: (sends) => store.beginSends(sends),
-    postpone: (id, at, error) => store.postpone(id, at, error),
-    async authorized(work, { verdict, nfeProc, cancelled }) {
-      await store.recordVerdict(
-        work.id,
-        {
-          status: 'autorizado',
-          codigoStatus: verdict.cStat,
-          motivo: verdict.xMotivo,
-          protocolo: verdict.nProt ?? null,
-          autorizadoEm: verdict.receivedAt,
-          nfeProc,
-          cancelado: cancelled,
-        },
-        webhookEvent(cancelled ? 'nfce.cancelada' : 'nfce.autorizada'),
-      );
-    },
-    async rejected(work, { codigoStatus, motivo }) {
-      await store.recordVerdict(work.id, { status: 'rejeitado', codigoStatus, motivo }, webhookEvent('nfce.rejeitada'));
-    },
-    close: () => signer.close(),
-  };
-}
-
-/** The NFC-e issuance queue (see the header). */
-export class NfceQueue extends AuthorizationQueue<NfceWork, NfceSend> {
-  constructor(options: NfceQueueOptions) {
-    super({ ...options, lane: nfceLane(options.deps, options.log) });
   }
 }
