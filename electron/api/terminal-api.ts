@@ -241,7 +241,8 @@ export type ReturnView = {
 
 // ---- Printer -----------------------------------------------------------------------------------
 
-export type PrinterKind = 'virtual' | 'tcp' | 'usb' | 'serial' | 'device' | 'file';
+/** "system": a print queue of the operating system (CUPS, or a Windows print server over IPP). */
+export type PrinterKind = 'virtual' | 'tcp' | 'usb' | 'serial' | 'device' | 'file' | 'system';
 
 /** A serial printer's line, as the printer is set (its DIP switches or setup mode); 8 data bits always. */
 export type SerialLineSettings = {
@@ -257,7 +258,8 @@ export type PrinterSettings = {
   /**
    * "192.168.0.50:9100" (tcp); "04b8:0e15" (usb: vendor:product, or null for the first USB
    * printer found); "/dev/ttyUSB0" or "COM3" (serial); "/dev/usb/lp0" (device); a file path
-   * (file); null for virtual.
+   * (file); a queue name of this computer's CUPS ("TM-T20") or the queue's ipp://, ipps://,
+   * http:// or https:// URI (system); null for virtual.
    */
   address: string | null;
   /** Kind "serial" only. */

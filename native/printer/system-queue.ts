@@ -34,12 +34,11 @@
 // cups-test-server.ts): bytes arrive identical, a missing queue, a stopped queue, cupsd down and
 // a device that never answers each fail with their own message. macOS runs the same CUPS and
 // the same IPP, but was not tried. The Windows print server was NOT tested: no Windows machine
-// is available to this project. IPP is a standard protocol and Windows' IPP server implements
-// Print-Job, Get-Printer-Attributes, Get-Job-Attributes and Cancel-Job, but whether it hands
-// application/octet-stream to the printer untouched (RAW), and how it reports the job's end,
-// is what the Microsoft documentation says, not what we saw. The Windows spooler's own API
-// (winspool) is not used: it needs a native module or a helper program, which could not be
-// built or run here either.
+// is available to this project. The four operations used are the ones every IPP/1.1 server
+// must implement (RFC 8011, 5.2-5.3), but whether Windows hands an application/octet-stream job
+// to the printer untouched (RAW), and reports its end as CUPS does, was not verified. The
+// Windows spooler's own API (winspool) is not used: it needs a native module or a helper
+// program, which could not be built or run here either.
 
 import ippEncoder, { type IppRequest, type IppResponse } from 'ipp-encoder';
 import { userInfo } from 'node:os';
