@@ -77,6 +77,8 @@ export type TestQueue = {
   stopped?: boolean;
   /** A queue that refuses new jobs (cupsreject). */
   rejecting?: boolean;
+  /** A queue whose jobs only an authenticated administrator may cancel (stricter than the default policy). */
+  noCancel?: boolean;
 };
 
 export type CupsTestServer = {
@@ -110,11 +112,14 @@ function printersConf(queues: readonly TestQueue[]): string {
         `Accepting ${q.rejecting ? 'No' : 'Yes'}`,
         'Shared No',
         'ErrorPolicy stop-printer',
+        ...(q.noCancel ? [`OpPolicy ${NO_CANCEL_POLICY}`] : []),
         '</Printer>',
       ].join('\n'),
     )
     .join('\n');
 }
+
+const NO_CANCEL_POLICY = 'balcao-sem-cancelar';
 
 /** The distribution's default cupsd.conf (its access policies) with our listener and logging. */
 function cupsdConf(port: number): string {
@@ -122,7 +127,21 @@ function cupsdConf(port: number): string {
     .split('\n')
     .filter((line) => !/^\s*(Listen|Port|Browsing|BrowseLocalProtocols|IdleExitTimeout|LogLevel|WebInterface|MaxLogSize)\b/i.test(line))
     .join('\n');
-  return [`Listen 127.0.0.1:${port}`, 'Browsing No', 'WebInterface No', 'LogLevel debug', 'MaxLogSize 0', defaults].join('\n');
+  // Cancelling takes an administrator's password (as with the "authenticated" policy some
+  // sites use); an address rule would not do, since CUPS always lets localhost in.
+  const noCancel = [
+    `<Policy ${NO_CANCEL_POLICY}>`,
+    '  <Limit Cancel-Job Cancel-Jobs Cancel-My-Jobs>',
+    '    AuthType Basic',
+    '    Require user @SYSTEM',
+    '    Order deny,allow',
+    '  </Limit>',
+    '  <Limit All>',
+    '    Order deny,allow',
+    '  </Limit>',
+    '</Policy>',
+  ];
+  return [`Listen 127.0.0.1:${port}`, 'Browsing No', 'WebInterface No', 'LogLevel debug', 'MaxLogSize 0', defaults, ...noCancel].join('\n');
 }
 
 function waitForPort(port: number, child: ChildProcess, ms: number, log: () => string): Promise<void> {

@@ -62,6 +62,7 @@ describe('SystemQueuePrinter on Debian’s CUPS', () => {
       { name: 'parada', device: `socket://127.0.0.1:${device.port}`, stopped: true },
       { name: 'recusando', device: `socket://127.0.0.1:${device.port}`, rejecting: true },
       { name: 'sem-impressora', device: `socket://127.0.0.1:${deadPort}` },
+      { name: 'sem-cancelar', device: `socket://127.0.0.1:${deadPort}`, noCancel: true },
       // The serial backend fails at once on a port that does not exist: CUPS stops the queue.
       { name: 'quebrada', device: 'serial:/dev/balcao-porta-inexistente?baud=9600' },
     ]);
@@ -125,6 +126,17 @@ describe('SystemQueuePrinter on Debian’s CUPS', () => {
       { tag: 0x44, name: 'requested-attributes', value: ['job-id', 'job-state'] },
     ]);
     expect(all.job.get('job-state')).toEqual([JOB_STATE.canceled]);
+  }, 20_000);
+
+  it('says so when the server will not cancel a job that did not print: it may still come out', async () => {
+    const p = printer('sem-cancelar', { timeoutMs: 1500 });
+    const err = await printerRejection(p.send(Uint8Array.of(0x1b, 0x40)));
+    expect(err.code).toBe('timeout');
+    expect(err.message).toMatch(
+      /^A impressora da fila "sem-cancelar" não concluiu o trabalho a tempo \(.*\)\. Verifique .*ligada\. O trabalho \d+ não pôde ser cancelado e ainda pode sair quando a impressora voltar: confira a fila do sistema antes de reimprimir; o cupom fica guardado para reimpressão\.$/,
+    );
+    const left = await p.operation(0x0a, [{ tag: 0x44, name: 'which-jobs', value: 'not-completed' }]);
+    expect(left.job.get('job-id')).toHaveLength(1);
   }, 20_000);
 
   it('cancels the job of a queue that stopped on a device error, and refuses the next one until the queue is resumed', async () => {
