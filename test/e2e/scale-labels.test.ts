@@ -55,6 +55,10 @@ const line = (description: string) => page.getByRole('table').getByRole('row').f
 
 describe('scale labels and the system printer', () => {
   it('prints through a CUPS queue set on screen, and sells bread by a price label and by a weight label', async () => {
+    // The screen is up (its keys work) once the product input holds the focus.
+    const input = page.getByLabel('Código ou nome do produto');
+    await expect.poll(() => input.evaluate((el) => el === document.activeElement)).toBe(true);
+
     // 1. The printer: a CUPS queue.
     let settings = await openSettings(page, store, 'Impressora');
     await settings.getByLabel('Tipo de impressora').selectOption('Impressora do sistema (fila do CUPS ou do Windows)');
