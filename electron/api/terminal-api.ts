@@ -241,7 +241,8 @@ export type ReturnView = {
 
 // ---- Printer -----------------------------------------------------------------------------------
 
-export type PrinterKind = 'virtual' | 'tcp' | 'usb' | 'serial' | 'device' | 'file';
+/** "system": a print queue of the operating system (CUPS, or a Windows print server over IPP). */
+export type PrinterKind = 'virtual' | 'tcp' | 'usb' | 'serial' | 'device' | 'file' | 'system';
 
 /** A serial printer's line, as the printer is set (its DIP switches or setup mode); 8 data bits always. */
 export type SerialLineSettings = {
@@ -257,7 +258,8 @@ export type PrinterSettings = {
   /**
    * "192.168.0.50:9100" (tcp); "04b8:0e15" (usb: vendor:product, or null for the first USB
    * printer found); "/dev/ttyUSB0" or "COM3" (serial); "/dev/usb/lp0" (device); a file path
-   * (file); null for virtual.
+   * (file); a queue name of this computer's CUPS ("TM-T20") or the queue's ipp://, ipps://,
+   * http:// or https:// URI (system); null for virtual.
    */
   address: string | null;
   /** Kind "serial" only. */
@@ -285,6 +287,25 @@ export type PrintedReceipt = {
 
 /** The receipt as the screen previews it (the same layout the printer gets). */
 export type ReceiptPreview = { receiptId: string; svg: string; lines: string[] };
+
+// ---- Scale labels -------------------------------------------------------------------------------
+
+/**
+ * How this store's scales print their EAN-13 labels: "2", the product's code, zeros, the value
+ * (the item's total price or its weight in kg), the check digit (electron/core/scale-label.ts).
+ */
+export type ScaleLabelSettings = {
+  /** Off: a code starting with 2 is only looked up in the catalog. */
+  enabled: boolean;
+  /** Digits of the product's code after the leading 2. */
+  codeLength: 4 | 5 | 6;
+  /** Digits of the value before the check digit; code + value at most 11. */
+  valueLength: 5 | 6;
+  /** "price": the value is the item's total; "weight": its weight in kg. */
+  content: 'price' | 'weight';
+  /** Decimal places of the value: 0 to 2 for a price (2: centavos), 0 to 4 for a weight (3: grams). */
+  decimals: number;
+};
 
 // ---- Settings and company profile --------------------------------------------------------------
 
@@ -326,6 +347,7 @@ export type TerminalSettings = {
   company: CompanyProfile | null;
   certificate: CertificateView;
   contingency: ContingencySettings;
+  scaleLabels: ScaleLabelSettings;
 };
 
 export type SettingsPatch = {
@@ -335,6 +357,7 @@ export type SettingsPatch = {
   printer?: PrinterSettings;
   company?: CompanyProfile & { cscToken?: string };
   contingency?: Partial<ContingencySettings>;
+  scaleLabels?: ScaleLabelSettings;
 };
 
 // ---- Catalog import ----------------------------------------------------------------------------
@@ -406,6 +429,7 @@ export type TerminalErrorCode =
   | 'nao_encontrado'
   | 'estado_invalido'
   | 'produto_nao_encontrado'
+  | 'etiqueta_invalida'
   | 'quantidade_invalida'
   | 'documento_invalido'
   | 'pagamento_invalido'
@@ -439,7 +463,11 @@ export interface TerminalApi {
   getSale(saleId: string): Promise<SaleView>;
   /** Sales left open (e.g. before a restart), oldest first. */
   openSales(): Promise<SaleView[]>;
-  /** `code` is the product code or its GTIN; quantity defaults to "1". */
+  /**
+   * `code` is the product code or its GTIN, or a scale label (when enabled: the product, its
+   * weighed quantity and its total come from the label; no quantity may be given); quantity
+   * defaults to "1".
+   */
   addItem(saleId: string, input: { code: string; quantity?: string }): Promise<SaleView>;
   removeItem(saleId: string, itemId: number): Promise<SaleView>;
   /** CPF (11 digits) or CNPJ (14); punctuation is ignored; null removes it. */

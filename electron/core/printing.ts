@@ -24,6 +24,7 @@ import {
   type PrinterTransport,
 } from '../../native/printer/transports.ts';
 import { DEFAULT_SERIAL_LINE, SERIAL_BAUD_RATES, SerialPrinter } from '../../native/printer/serial.ts';
+import { parseSystemQueue, SystemQueuePrinter } from '../../native/printer/system-queue.ts';
 import { formatUsbAddress, parseUsbAddress, UsbPrinter } from '../../native/printer/usb.ts';
 import type { PrintedReceipt, PrinterSettings, PrinterStatusView, SerialLineSettings } from '../api/terminal-api.ts';
 import { checked, TerminalError } from './errors.ts';
@@ -63,8 +64,8 @@ export function validatePrinterSettings(input: unknown, field = 'printer'): Prin
   if (typeof input !== 'object' || input === null) throw invalid(field, 'Configuração da impressora ausente');
   const s = input as Record<string, unknown>;
   const kind = s.kind;
-  if (kind !== 'virtual' && kind !== 'tcp' && kind !== 'usb' && kind !== 'serial' && kind !== 'device' && kind !== 'file') {
-    throw invalid(`${field}.kind`, 'Tipo de impressora deve ser virtual, tcp (rede), usb, serial, device (dispositivo) ou file (arquivo)');
+  if (kind !== 'virtual' && kind !== 'tcp' && kind !== 'usb' && kind !== 'serial' && kind !== 'device' && kind !== 'file' && kind !== 'system') {
+    throw invalid(`${field}.kind`, 'Tipo de impressora deve ser virtual, tcp (rede), usb, serial, device (dispositivo), file (arquivo) ou system (impressora do sistema)');
   }
   const profile = s.profile;
   if (typeof profile !== 'string' || !Object.hasOwn(PRINTER_PROFILES, profile)) {
@@ -87,7 +88,9 @@ export function validatePrinterSettings(input: unknown, field = 'printer'): Prin
   } else {
     address = typeof s.address === 'string' ? s.address.trim() : '';
     if (kind === 'tcp') parseTcpAddress(address, `${field}.address`);
-    else if (!address || address.length > 4096 || address.includes('\0')) {
+    else if (kind === 'system') {
+      if (!parseSystemQueue(address)) throw invalid(`${field}.address`, ADDRESS_HELP.system);
+    } else if (!address || address.length > 4096 || address.includes('\0')) {
       throw invalid(`${field}.address`, ADDRESS_HELP[kind]);
     }
   }
@@ -98,8 +101,11 @@ export function validatePrinterSettings(input: unknown, field = 'printer'): Prin
 
 const USB_ADDRESS_HELP = 'Endereço USB: fabricante:produto em hexadecimal (ex.: 04b8:0e15), ou em branco para a primeira impressora USB encontrada';
 
-const ADDRESS_HELP: Record<'serial' | 'device' | 'file', string> = {
+const ADDRESS_HELP: Record<'serial' | 'device' | 'file' | 'system', string> = {
   serial: 'Informe a porta serial da impressora (ex.: /dev/ttyUSB0 ou COM3)',
+  system:
+    'Fila da impressora do sistema: o nome da fila no CUPS deste computador (ex.: TM-T20, sem espaços, barras, aspas, ? ou #), ' +
+    'ou o endereço da fila (ex.: ipp://servidor:631/printers/TM-T20; no Windows, http://servidor/printers/TM-T20/.printer)',
   device: 'Informe o dispositivo da impressora (ex.: /dev/usb/lp0)',
   file: 'Informe o caminho do arquivo',
 };
@@ -159,6 +165,8 @@ export function transportFor(settings: PrinterSettings, dataDir: string): Printe
       return new DeviceFilePrinter({ path: settings.address ?? '' });
     case 'file':
       return new AppendFilePrinter(settings.address ?? '');
+    case 'system':
+      return new SystemQueuePrinter({ address: settings.address ?? '' });
   }
 }
 

@@ -8,6 +8,8 @@ import { buildNfce } from '../../fiscal/nfce/build.ts';
 import { loadMigrations, migrationSetDir } from '../../migrations/migrate.ts';
 import type { NfceRequest } from '../../fiscal/nfce/types.ts';
 import { demoEmitter, DEMO_PRODUCTS } from '../../fiscal/samples.ts';
+import { ean13 } from '../../test/helpers/scale-labels.ts';
+import type { ScaleLabelSettings } from '../api/terminal-api.ts';
 import { seedDemoCatalog, saveProduct } from './catalog.ts';
 import { POS_DB_FILE } from './db.ts';
 import { TerminalError } from './errors.ts';
@@ -298,5 +300,43 @@ describe('finish: the one transaction', () => {
     } finally {
       other.close();
     }
+  });
+});
+
+describe('scale labels (addItem)', () => {
+  const on = (s: Partial<ScaleLabelSettings> = {}): sales.SalesContext => ({
+    ...ctx,
+    scaleLabels: () => ({ enabled: true, codeLength: 6, valueLength: 5, content: 'weight', decimals: 3, ...s }),
+  });
+
+  it('finds the product by the label’s code as printed or without leading zeros, and refuses a code the catalog lacks, naming the field', () => {
+    const sale = sales.openSale(ctx);
+    const view = sales.addItem(on(), sale.id, { code: ean13('2' + '001006' + '01000') }); // 1,000 kg
+    expect(view.items[0]).toMatchObject({ code: '1006', quantity: '1', unitPriceCents: 1490, totalCents: 1490 });
+    const err = (() => {
+      try {
+        sales.addItem(on(), sale.id, { code: ean13('2' + '004242' + '01000') });
+      } catch (e) {
+        return e as TerminalError;
+      }
+    })();
+    expect(err).toBeInstanceOf(TerminalError);
+    expect(err).toMatchObject({ code: 'produto_nao_encontrado', field: 'code' });
+    expect(err!.message).toMatch(/^Produto 004242 da etiqueta de balança 20042420100\d{2} não encontrado no cadastro$/);
+    expect(store.items(sale.id)).toHaveLength(1);
+  });
+
+  it('a product registered under the 13 digits themselves is that product, one unit, labels on or off', () => {
+    const label = ean13('2' + '001006' + '01000');
+    saveProduct(store, { code: label, gtin: 'SEM GTIN', description: 'Bolo da casa', ncm: '19059090', cfop: '5102', unit: 'UN', price: '12.00', taxGroup: 'SN102' }, sales.iso(now));
+    const sale = sales.openSale(ctx);
+    expect(sales.addItem(on(), sale.id, { code: label }).items[0]).toMatchObject({ description: 'Bolo da casa', quantity: '1', totalCents: 1200 });
+  });
+
+  it('labels off: a code starting with 2 the catalog lacks is not found, and the message says where to turn labels on', () => {
+    const sale = sales.openSale(ctx);
+    expect(() => sales.addItem({ ...ctx, scaleLabels: () => ({ ...on().scaleLabels!(), enabled: false }) }, sale.id, { code: ean13('2' + '001006' + '01000') })).toThrow(
+      expect.objectContaining({ code: 'produto_nao_encontrado', message: expect.stringContaining('ative a leitura em Configurações → Balança') }),
+    );
   });
 });

@@ -12,10 +12,11 @@ import { FieldError } from '../../fiscal/errors.ts';
 import { consumerIdentificationRequired, identificationLimitCents } from '../../fiscal/nfce/consumer-identification.ts';
 import { formatDecimal, fromCents, parseDecimal } from '../../fiscal/money.ts';
 import type { NfceCard, NfceItem, NfcePayment, NfceRequest } from '../../fiscal/nfce/types.ts';
-import type { CardInput, ConsumerView, PaymentInput, PaymentView, SaleItemView, SaleView } from '../api/terminal-api.ts';
+import type { CardInput, ConsumerView, PaymentInput, PaymentView, SaleItemView, SaleView, ScaleLabelSettings } from '../api/terminal-api.ts';
 import { classificationOf, taxGroupOf } from './catalog.ts';
 import { checked, TerminalError } from './errors.ts';
-import type { PosStore, ReceiptRow, SaleItemRow, SalePaymentRow, SaleRow } from './pos-store.ts';
+import type { PosStore, ProductRow, ReceiptRow, SaleItemRow, SalePaymentRow, SaleRow } from './pos-store.ts';
+import { looksLikeScaleLabel, productCodesOf, readScaleLabel, scaleItem } from './scale-label.ts';
 
 /** Epoch milliseconds; injectable so tests can move time. */
 export type Clock = () => number;
@@ -28,6 +29,8 @@ export type SalesContext = {
   serie: number;
   /** The company's UF (its profile), for the consumer identification limit; unknown: the national one. */
   uf?: () => string | undefined;
+  /** How the store's scales print their labels (settings); absent: labels are not read. */
+  scaleLabels?: () => ScaleLabelSettings;
 };
 
 // =============================================================================================
@@ -263,17 +266,44 @@ export function openSale(ctx: SalesContext): SaleView {
   return saleView(ctx.store, ctx.store.sale(id)!, ctx.uf?.());
 }
 
+/**
+ * What a scanned or typed code enters: a product of the catalog (by code or GTIN) with the
+ * quantity given, or, when scale labels are on and no product has that code, the product a scale
+ * label names with the quantity and total the label carries (scale-label.ts).
+ */
+function itemFor(ctx: SalesContext, code: string, quantity: string | undefined): { product: ProductRow; qty: bigint; total: bigint } {
+  const product = code ? ctx.store.productByCodeOrGtin(code) : undefined;
+  if (product) {
+    const qty = parseQuantity(quantity ?? '1');
+    return { product, qty, total: itemTotalCents(qty, BigInt(product.price_cents)) };
+  }
+  const labels = ctx.scaleLabels?.();
+  if (labels?.enabled && looksLikeScaleLabel(code)) {
+    const label = readScaleLabel(code, labels)!;
+    const found = productCodesOf(label)
+      .map((c) => ctx.store.productByCodeOrGtin(c))
+      .find((p) => p !== undefined);
+    if (!found) {
+      throw new TerminalError('produto_nao_encontrado', `Produto ${label.productCode} da etiqueta de balança ${code} não encontrado no cadastro`, { field: 'code' });
+    }
+    if (quantity !== undefined && quantity !== '1') {
+      throw new TerminalError('quantidade_invalida', 'A quantidade vem da etiqueta da balança: leia a etiqueta sem informar a quantidade', { field: 'quantity' });
+    }
+    const item = scaleItem(label, BigInt(found.price_cents), found.unit);
+    return { product: found, qty: item.quantityUnits, total: item.totalCents };
+  }
+  const hint = looksLikeScaleLabel(code) && !labels?.enabled ? ' (se for etiqueta de balança, ative a leitura em Configurações → Balança)' : '';
+  throw new TerminalError('produto_nao_encontrado', `Produto não encontrado: ${code || '(vazio)'}${hint}`, { field: 'code' });
+}
+
 export function addItem(ctx: SalesContext, saleId: string, input: { code: string; quantity?: string }): SaleView {
   const { store } = ctx;
   return store.transaction(() => {
     const sale = openSaleRow(store, saleId);
     const code = typeof input?.code === 'string' ? input.code.trim() : '';
-    const product = code ? store.productByCodeOrGtin(code) : undefined;
-    if (!product) throw new TerminalError('produto_nao_encontrado', `Produto não encontrado: ${code || '(vazio)'}`, { field: 'code' });
-    const qty = parseQuantity(input.quantity ?? '1');
-    const total = itemTotalCents(qty, BigInt(product.price_cents));
+    const { product, qty, total } = itemFor(ctx, code, input?.quantity);
     if (total <= 0n) throw new TerminalError('quantidade_invalida', 'Quantidade pequena demais: o item daria R$ 0,00', { field: 'quantity' });
-    if (total > BigInt(Number.MAX_SAFE_INTEGER)) throw new TerminalError('quantidade_invalida', 'Quantidade grande demais', { field: 'quantity' });
+    if (total > BigInt(Number.MAX_SAFE_INTEGER) || qty >= 10n ** 15n) throw new TerminalError('quantidade_invalida', 'Quantidade grande demais', { field: 'quantity' });
     store.insertItem({
       sale_id: sale.id,
       product_code: product.code,

@@ -1,6 +1,6 @@
 // The terminal's settings, kept in its database: the issuance service (URL and token), the
-// series, the printer, the company profile with its CSC, the A1 certificate, and the offline
-// contingency limits.
+// series, the printer, the company profile with its CSC, the A1 certificate, the offline
+// contingency limits, and how the store's scales print their labels.
 //
 // Where a value comes from: the options the terminal is created with (serviceUrl, token,
 // series) only SEED the settings of a data directory opened for the first time; from then on
@@ -19,6 +19,7 @@ import type {
   CompanyProfile,
   ContingencySettings,
   PrinterSettings,
+  ScaleLabelSettings,
   SettingsPatch,
   TerminalSettings,
 } from '../api/terminal-api.ts';
@@ -27,6 +28,7 @@ import { emitterOf, validateCompanyProfile, validateCscToken } from './company-p
 import { TerminalError } from './errors.ts';
 import type { PosStore } from './pos-store.ts';
 import { DEFAULT_PRINTER_SETTINGS, validatePrinterSettings } from './printing.ts';
+import { DEFAULT_SCALE_LABEL_SETTINGS, validateScaleLabelSettings } from './scale-label.ts';
 import { iso, type Clock } from './sales.ts';
 import type { SecretBox } from './secret-box.ts';
 
@@ -52,6 +54,7 @@ export type SettingsChange = {
   printer?: PrinterSettings;
   company?: boolean;
   contingency?: boolean;
+  scaleLabels?: ScaleLabelSettings;
 };
 
 /** What offline contingency needs to sign and issue by itself. */
@@ -202,6 +205,11 @@ export class Settings {
     return { ...DEFAULT_CONTINGENCY_SETTINGS, ...this.json<Partial<ContingencySettings>>('contingency') };
   }
 
+  /** How the store's scales print their labels; off until the manager sets it. */
+  scaleLabels(): ScaleLabelSettings {
+    return this.json<ScaleLabelSettings>('scale_labels') ?? { ...DEFAULT_SCALE_LABEL_SETTINGS };
+  }
+
   /** What the screen sees: no token, no CSC, no certificate secrets. */
   view(): TerminalSettings {
     const company = this.company();
@@ -213,6 +221,7 @@ export class Settings {
       company: company && { ...company, cscSet: this.store.sealedSecret('csc_token') !== undefined },
       certificate: this.certificate(),
       contingency: this.contingencySettings(),
+      scaleLabels: this.scaleLabels(),
     };
   }
 
@@ -231,6 +240,7 @@ export class Settings {
     if (patch.token !== undefined) change.token = validateToken(patch.token);
     if (patch.series !== undefined) change.series = validateSeries(patch.series);
     if (patch.printer !== undefined) change.printer = validatePrinterSettings(patch.printer);
+    if (patch.scaleLabels !== undefined) change.scaleLabels = validateScaleLabelSettings(patch.scaleLabels);
     const contingency = patch.contingency === undefined ? undefined : validateContingency(patch.contingency, this.contingencySettings());
     let company: StoredCompany | undefined;
     let cscToken: string | undefined;
@@ -272,6 +282,10 @@ export class Settings {
       if (change.printer !== undefined) {
         audit.printer = { antes: this.printer, depois: change.printer };
         this.put('printer', change.printer, at);
+      }
+      if (change.scaleLabels !== undefined) {
+        audit.scaleLabels = { antes: this.scaleLabels(), depois: change.scaleLabels };
+        this.put('scale_labels', change.scaleLabels, at);
       }
       if (contingency !== undefined) {
         audit.contingency = { antes: this.contingencySettings(), depois: contingency };

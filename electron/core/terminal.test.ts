@@ -8,7 +8,12 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { buildNfce } from '../../fiscal/nfce/build.ts';
+import type { NfceRequest } from '../../fiscal/nfce/types.ts';
+import { demoEmitter } from '../../fiscal/samples.ts';
+import { ean13, withWrongCheckDigit } from '../../test/helpers/scale-labels.ts';
 import type { TerminalEvent } from '../api/terminal-api.ts';
+import { saveProduct } from './catalog.ts';
 import { createTerminal, type Terminal } from './terminal.ts';
 
 let dir: string;
@@ -140,5 +145,62 @@ describe('the screen API with the service down', () => {
     expect((await terminal.discardSale(sale.id)).state).toBe('discarded');
     expect(await terminal.openSales()).toEqual([]);
     expect(terminal.store.nextNumber(7)).toBe(1);
+  });
+});
+
+describe('scale labels at the counter', () => {
+  it('the manager sets the layout; price and weight labels enter the product, the weighed quantity and the exact total, and the receipt builds', async () => {
+    terminal = await open({ startWorker: false });
+    terminal.seedDemoCatalog();
+    saveProduct(terminal.store, { code: '2345', gtin: 'SEM GTIN', description: 'Queijo prato', ncm: '04069020', cfop: '5102', unit: 'KG', price: '59.90', taxGroup: 'SN102' }, new Date().toISOString());
+    const manager = await terminal.createManager({ name: 'Gerente', pin: '9876' });
+    const auth = { managerId: manager.id, pin: '9876' };
+    const priceLabel = ean13('2' + '2345' + '0' + '002102'); // Toledo 2CCCC0TTTTTT: R$ 21,02 of cheese
+    const weightLabel = ean13('2' + '01006' + '0' + '00355'); // 2CCCCC0PPPPP: 0,355 kg of bread
+
+    // Off (the default): a label is just a code the catalog does not have.
+    expect((await terminal.getSettings()).scaleLabels).toEqual({ enabled: false, codeLength: 4, valueLength: 6, content: 'price', decimals: 2 });
+    let sale = await terminal.openSale();
+    await expect(terminal.addItem(sale.id, { code: priceLabel })).rejects.toMatchObject({
+      code: 'produto_nao_encontrado',
+      field: 'code',
+      message: `Produto não encontrado: ${priceLabel} (se for etiqueta de balança, ative a leitura em Configurações → Balança)`,
+    });
+
+    await terminal.updateSettings({ scaleLabels: { enabled: true, codeLength: 4, valueLength: 6, content: 'price', decimals: 2 } }, auth);
+    sale = await terminal.addItem(sale.id, { code: priceLabel });
+    // 0,351 kg × R$ 59,90 = 21,0249 → R$ 21,02, the label's total.
+    expect(sale.items[0]).toMatchObject({ code: '2345', description: 'Queijo prato', unit: 'KG', quantity: '0.351', unitPriceCents: 5990, totalCents: 2102 });
+    await expect(terminal.addItem(sale.id, { code: withWrongCheckDigit(priceLabel) })).rejects.toMatchObject({
+      code: 'etiqueta_invalida',
+      field: 'code',
+      message: expect.stringMatching(/^Etiqueta de balança 22345000210\d{2} com dígito verificador inválido \(o último dígito deveria ser \d\)/),
+    });
+    await expect(terminal.addItem(sale.id, { code: priceLabel, quantity: '2' })).rejects.toMatchObject({ code: 'quantidade_invalida', field: 'quantity' });
+    await expect(terminal.addItem(sale.id, { code: ean13('2' + '9999' + '0' + '000500') })).rejects.toMatchObject({
+      code: 'produto_nao_encontrado',
+      message: expect.stringContaining('Produto 9999 da etiqueta de balança'),
+    });
+
+    await expect(terminal.updateSettings({ scaleLabels: { enabled: true, codeLength: 6, valueLength: 6, content: 'weight', decimals: 3 } }, auth)).rejects.toMatchObject({
+      code: 'configuracao_invalida',
+      field: 'scaleLabels.valueLength',
+    });
+    await terminal.updateSettings({ scaleLabels: { enabled: true, codeLength: 5, valueLength: 5, content: 'weight', decimals: 3 } }, auth);
+    sale = await terminal.addItem(sale.id, { code: weightLabel });
+    // 0,355 kg × R$ 14,90 = 5,2895 → R$ 5,29
+    expect(sale.items[1]).toMatchObject({ code: '1006', description: 'Pão francês', quantity: '0.355', unitPriceCents: 1490, totalCents: 529 });
+    expect(sale.totalCents).toBe(2102 + 529);
+    expect(terminal.store.auditLog().filter((a) => a.action === 'configuracoes_alteradas')).toHaveLength(2);
+
+    await terminal.addPayment(sale.id, { tPag: '01', amountCents: 3000 });
+    const { receipt } = await terminal.finishSale(sale.id);
+    const request = JSON.parse(terminal.store.receipt(receipt.id)!.request_json) as NfceRequest;
+    expect(request.det.map((d) => [d.prod.cProd, d.prod.cEAN, d.prod.qCom, d.prod.vUnCom, d.prod.vProd])).toEqual([
+      ['2345', 'SEM GTIN', '0.351', '59.90', '21.02'],
+      ['1006', 'SEM GTIN', '0.355', '14.90', '5.29'],
+    ]);
+    // The fiscal builder recomputes vProd = qCom × vUnCom (rejection 629) and the totals.
+    expect(() => buildNfce(request, { emitter: demoEmitter(), dhEmi: new Date(), tpEmis: 1 })).not.toThrow();
   });
 });

@@ -154,7 +154,13 @@ export class Terminal implements TerminalApi {
       box: options.secretBox ?? new FileKeySecretBox(options.dataDir),
       seed: { serviceUrl: options.serviceUrl, token: options.token, series: options.series },
     });
-    this.ctx = { store, clock: this.clock, serie: this.settings.series, uf: () => this.settings.company()?.address.UF };
+    this.ctx = {
+      store,
+      clock: this.clock,
+      serie: this.settings.series,
+      uf: () => this.settings.company()?.address.UF,
+      scaleLabels: () => this.settings.scaleLabels(),
+    };
     store.ensureSeries(this.ctx.serie);
     this.serviceClock = new ServiceClock(this.clock, () => this.refreshCancellationWindows());
     this.client = new IssuanceClient({

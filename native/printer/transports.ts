@@ -20,6 +20,11 @@
 //   the usblp kernel driver and appears as /dev/usb/lpN, a device that accepts the raw bytes
 //   as written: the USB path that needs nothing native. Not for serial ports, whose line it
 //   does not configure (SerialPrinter does).
+// - SystemQueuePrinter (system-queue.ts): a print queue of the operating system, over IPP: a
+//   queue of this computer's CUPS (Linux, macOS) by name, or a queue's ipp:// / http:// address
+//   (another CUPS server; a Windows print server with Internet Printing). The bytes go as one
+//   raw job and the job is followed until the queue reports it completed. Tested against
+//   Debian's CUPS; macOS and the Windows print server were NOT tested (no such machines here).
 // - VirtualPrinter: each job as a numbered .bin file (plus a PNG preview when given), for
 //   `npm start` without hardware and for end-to-end tests.
 // - MemoryPrinter: keeps jobs in memory, or fails on demand, for unit tests of callers.
@@ -28,13 +33,14 @@
 // so a broken native install costs that printer, never the terminal.
 //
 // Not built, on purpose:
-// - The Windows print spooler (OpenPrinter / StartDocPrinter / WritePrinter with the RAW
-//   datatype): the path for a USB printer installed with its Windows printer driver and no
-//   virtual COM port. It needs a native addon or a helper program (a PowerShell script calling
-//   winspool.drv would do), and neither can be run or tested without Windows, which this project
-//   has no machine for; an untested spooler path that might lose receipts is worse than none.
-//   Such a printer is reached instead through its virtual COM port (SerialPrinter), the WinUSB
-//   driver (UsbPrinter), or the network (TcpPrinter).
+// - The Windows spooler's own API (OpenPrinter / StartDocPrinter / WritePrinter with the RAW
+//   datatype), for a printer installed on the terminal's own Windows with its driver and no
+//   virtual COM port and no IPP: it needs a native addon or a helper program (a PowerShell
+//   script calling winspool.drv would do), and neither can be run or tested without Windows,
+//   which this project has no machine for; an untested spooler path that might lose receipts
+//   is worse than none. Such a printer is reached instead through IPP when Windows' Internet
+//   Printing is on (SystemQueuePrinter, untested there), its virtual COM port (SerialPrinter),
+//   the WinUSB driver (UsbPrinter), or the network (TcpPrinter).
 // - Printer status over USB and serial: both links are two-way (the bulk IN endpoint, the RX
 //   line), so DLE EOT would work as it does over TCP, but it is not built yet; over USB and
 //   serial the terminal learns of paper out or an open cover from a job that fails (the printer

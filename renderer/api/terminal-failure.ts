@@ -29,6 +29,7 @@ const CODES: ReadonlySet<string> = new Set<TerminalErrorCode>([
   'nao_encontrado',
   'estado_invalido',
   'produto_nao_encontrado',
+  'etiqueta_invalida',
   'quantidade_invalida',
   'documento_invalido',
   'pagamento_invalido',

@@ -9,11 +9,13 @@ import { emptyAuthorization, ManagerFields } from '../components/ManagerFields.t
 import { loadSettings, useSettings } from '../state/settings-store.ts';
 import { useStatus } from '../state/status-store.ts';
 import { closeDialog } from '../state/ui-store.ts';
+import { ScaleLabelsSection } from './ScaleLabelsSection.tsx';
 import { CatalogSection, CertificateSection, CompanySection, ContingencySection, PrinterSection, ServiceSection } from './SettingsSections.tsx';
 
 const TABS = [
   { id: 'servico', label: 'Serviço' },
   { id: 'impressora', label: 'Impressora' },
+  { id: 'balanca', label: 'Balança' },
   { id: 'empresa', label: 'Empresa' },
   { id: 'contingencia', label: 'Contingência' },
   { id: 'certificado', label: 'Certificado' },
@@ -22,7 +24,7 @@ const TABS = [
 
 type Tab = (typeof TABS)[number]['id'];
 
-const NEEDS_SETTINGS: ReadonlySet<Tab> = new Set<Tab>(['servico', 'impressora', 'empresa', 'contingencia']);
+const NEEDS_SETTINGS: ReadonlySet<Tab> = new Set<Tab>(['servico', 'impressora', 'balanca', 'empresa', 'contingencia']);
 
 export function SettingsDialog() {
   const [auth, setAuth] = useState<ManagerAuthorization>(emptyAuthorization);
@@ -81,6 +83,7 @@ export function SettingsDialog() {
             {NEEDS_SETTINGS.has(tab) && !settings && !settingsError && <p className="muted">Carregando…</p>}
             {settings && tab === 'servico' && <ServiceSection settings={settings} auth={auth} />}
             {settings && tab === 'impressora' && <PrinterSection settings={settings} auth={auth} />}
+            {settings && tab === 'balanca' && <ScaleLabelsSection settings={settings} auth={auth} />}
             {settings && tab === 'empresa' && <CompanySection settings={settings} auth={auth} />}
             {settings && tab === 'contingencia' && <ContingencySection settings={settings} auth={auth} status={contingency} />}
             {tab === 'certificado' && <CertificateSection key={settings ? 'loaded' : 'none'} certificate={settings?.certificate ?? null} auth={auth} />}

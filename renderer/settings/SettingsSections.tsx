@@ -131,6 +131,7 @@ const KINDS: { id: PrinterSettings['kind']; label: string }[] = [
   { id: 'serial', label: 'Serial (RS-232 ou porta COM virtual)' },
   { id: 'device', label: 'Dispositivo do sistema (/dev/usb/lp0)' },
   { id: 'file', label: 'Arquivo' },
+  { id: 'system', label: 'Impressora do sistema (fila do CUPS ou do Windows)' },
 ];
 
 /** What goes in the address for each kind. */
@@ -141,6 +142,9 @@ const ADDRESS_HINTS: Record<PrinterSettings['kind'], string> = {
   serial: 'A porta serial (ex.: /dev/ttyUSB0 no Linux, COM3 no Windows).',
   device: 'O dispositivo que o sistema criou para a impressora (ex.: /dev/usb/lp0).',
   file: 'O arquivo que recebe os trabalhos de impressão.',
+  system:
+    'O nome da fila no CUPS deste computador (ex.: TM-T20; lpstat -p lista as filas), ou o endereço IPP da fila (ex.: ipp://servidor:631/printers/TM-T20; ' +
+    'no Windows, http://servidor/printers/TM-T20/.printer, com a Impressão via Internet ativada). Os bytes vão direto à impressora, sem passar pelo driver (como lp -o raw).',
 };
 
 /**
@@ -225,7 +229,7 @@ export function PrinterSection({ settings, auth }: SectionProps) {
       <h3>Impressora</h3>
       <Choice label="Tipo de impressora" value={p.kind} options={KINDS} onChange={(kind) => setP({ ...p, kind })} />
       <Text
-        label="Endereço da impressora (IP:porta, dispositivo ou arquivo)"
+        label={p.kind === 'system' ? 'Fila da impressora do sistema (nome ou endereço IPP)' : 'Endereço da impressora (IP:porta, dispositivo ou arquivo)'}
         hint={ADDRESS_HINTS[p.kind]}
         disabled={p.kind === 'virtual'}
         value={p.address ?? ''}
