@@ -9,6 +9,9 @@ const folder = (name) => ({
 });
 
 const forbidden = {
+  // The base every layer may stand on: imports nothing of ours (base/common runs anywhere, the
+  // screen included; base/node needs Node).
+  base: ['fiscal', 'service', 'electron', 'renderer', 'native'],
   fiscal: ['service', 'electron', 'renderer', 'native'],
   native: ['service', 'electron', 'renderer'],
   service: ['electron', 'renderer', 'native'],
@@ -22,7 +25,9 @@ const electronButApi = {
   group: ['**/electron/**', '!**/electron/api', '!**/electron/api/**'],
   message: 'A tela só importa de electron/api/ (tipos e protocolo), nunca do núcleo, do host ou do Electron.',
 };
-const extraPatterns = { renderer: [electronButApi] };
+// Nor Node's half of the base (keys, files): of base/, just base/common/.
+const baseNode = { group: ['**/base/node', '**/base/node/**'], message: 'A tela só importa de base/common/: base/node/ precisa do Node.' };
+const extraPatterns = { renderer: [electronButApi, baseNode] };
 
 export const layerRules = [
   {

@@ -20,7 +20,7 @@ import { MemoryPrinter } from '../native/printer/transports.ts';
 import { planCatalogImport } from '../electron/core/catalog-import.ts';
 import { PosStore } from '../electron/core/pos-store.ts';
 import { DEFAULT_PRINTER_SETTINGS, ReceiptPrinter } from '../electron/core/printing.ts';
-import { iso } from '../electron/core/sales.ts';
+import { iso } from '../base/common/clock.ts';
 import { gtin13 } from './catalog-search.bench.ts';
 import { percentile, timeEach, type BenchFigure, type BenchSuite } from './types.ts';
 

@@ -12,7 +12,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { TerminalEvent } from './api/terminal-api.ts';
-import type { SecretBox } from './core/secret-box.ts';
+import { keychainSecretBox, type SecretBox } from '../base/node/secret-box.ts';
 import { createTerminal, type Terminal } from './core/terminal.ts';
 import { IPC_CALL, IPC_EVENT } from './ipc-channels.ts';
 import { dispatch } from './ipc.ts';
@@ -108,12 +108,7 @@ function keychainBox(): { secretBox?: SecretBox } {
   const available = safeStorage.isEncryptionAvailable();
   const linuxBackend = process.platform === 'linux' && available ? safeStorage.getSelectedStorageBackend() : undefined;
   if (!useKeychain({ platform: process.platform, available, linuxBackend })) return {};
-  return {
-    secretBox: {
-      seal: (plain) => safeStorage.encryptString(plain.toString('base64')),
-      open: (sealed) => Buffer.from(safeStorage.decryptString(sealed), 'base64'),
-    },
-  };
+  return { secretBox: keychainSecretBox(safeStorage) };
 }
 
 function fail(err: unknown): void {

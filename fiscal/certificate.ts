@@ -7,6 +7,7 @@
 import { generateKeyPairSync, randomBytes, X509Certificate } from 'node:crypto';
 import forge from 'node-forge';
 import { FieldError } from './errors.ts';
+import { formatDateBR } from '../base/common/brasilia.ts';
 
 export type Certificate = {
   privateKeyPem: string;
@@ -57,7 +58,6 @@ function cnpjFromCommonName(cn: string | undefined): string | undefined {
   return m?.[1];
 }
 
-const formatDate = (d: Date): string => d.toLocaleDateString('pt-BR', { timeZone: 'America/Sao_Paulo' });
 
 function describeName(name: forge.pki.Certificate['subject']): string {
   return name.attributes.map((a: forge.pki.CertificateField) => `${a.shortName ?? a.name}=${String(a.value)}`).join(', ');
@@ -109,10 +109,10 @@ export function loadPfx(pfx: Buffer, password: string, options: LoadOptions = {}
 
   const now = options.now ?? new Date();
   if (now > certificate.notAfter) {
-    throw new FieldError('certificado', `certificado vencido em ${formatDate(certificate.notAfter)}`);
+    throw new FieldError('certificado', `certificado vencido em ${formatDateBR(certificate.notAfter)}`);
   }
   if (now < certificate.notBefore) {
-    throw new FieldError('certificado', `certificado válido somente a partir de ${formatDate(certificate.notBefore)}`);
+    throw new FieldError('certificado', `certificado válido somente a partir de ${formatDateBR(certificate.notBefore)}`);
   }
   if (options.expectedCnpj && options.expectedCnpj !== cnpj) {
     throw new FieldError('certificado', `o certificado é do CNPJ ${cnpj}, não do CNPJ da empresa ${options.expectedCnpj}`);

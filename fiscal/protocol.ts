@@ -12,7 +12,7 @@
 // answer's dhRegEvento only admits negative offsets -01:00..-04:00).
 
 import { parseAccessKey } from './access-key.ts';
-import { BRASILIA_TZ } from './br/uf.ts';
+import { wallClock } from '../base/common/brasilia.ts';
 import { FieldError } from './errors.ts';
 import { digestValueOf } from './signature.ts';
 import { el, firstText, text } from './xml.ts';
@@ -24,17 +24,6 @@ export const NS_MDFE = 'http://www.portalfiscal.inf.br/mdfe';
 // Dates in Brasília
 
 export type DateInput = Date | string;
-
-const wallClock = new Intl.DateTimeFormat('en-CA', {
-  timeZone: BRASILIA_TZ,
-  hourCycle: 'h23',
-  year: 'numeric',
-  month: '2-digit',
-  day: '2-digit',
-  hour: '2-digit',
-  minute: '2-digit',
-  second: '2-digit',
-});
 
 function toDate(value: DateInput, field: string): Date {
   const d = typeof value === 'string' ? new Date(value) : value;
@@ -49,17 +38,8 @@ function toDate(value: DateInput, field: string): Date {
 }
 
 function brasiliaParts(d: Date): { date: string; time: string; offset: string } {
-  const p = Object.fromEntries(wallClock.formatToParts(d).map((x) => [x.type, x.value]));
-  const date = `${p.year}-${p.month}-${p.day}`;
-  const time = `${p.hour}:${p.minute}:${p.second}`;
-  // Offset from the zone's rules rather than a fixed -03:00, so a future return of daylight
-  // saving time needs no code change. Seconds are dropped on both sides before comparing.
-  const asUtc = Date.parse(`${date}T${time}Z`);
-  const minutes = Math.round((asUtc - Math.floor(d.getTime() / 1000) * 1000) / 60_000);
-  const sign = minutes < 0 ? '-' : '+';
-  const abs = Math.abs(minutes);
-  const offset = `${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
-  return { date, time, offset };
+  const p = wallClock(d);
+  return { date: `${p.year}-${p.month}-${p.day}`, time: `${p.hour}:${p.minute}:${p.second}`, offset: p.offset };
 }
 
 /** `2026-11-22T14:03:05-03:00`: the instant in the Brasília zone, as TDateTimeUTC wants it. */

@@ -19,7 +19,7 @@ import {
 } from './companies.ts';
 import { serviceDbPath } from './db.ts';
 import { openService, type OpenedService } from './open-service.ts';
-import { secretContext } from './secrets.ts';
+import { openText, secretContext } from './secrets.ts';
 import type { CompanyRecord } from './store.ts';
 import { hashToken, isWellFormedToken } from './tokens.ts';
 
@@ -236,7 +236,7 @@ describe('updateCompany', () => {
     expect(emitter.csc).toEqual({ id: '000002', token: 'CSC-NOVO-987654' });
     expect(company.csc!.id).toBe('000002');
     expect(company.csc!.sealed.includes(Buffer.from('CSC-NOVO-987654'))).toBe(false);
-    expect(opened.secrets.openText(company.csc!.sealed, secretContext.csc(id))).toBe('CSC-NOVO-987654');
+    expect(openText(opened.secrets, company.csc!.sealed, secretContext.csc(id))).toBe('CSC-NOVO-987654');
   });
 
   it('renews the certificate: the new one is sealed and is what the company signs with', async () => {
@@ -249,7 +249,7 @@ describe('updateCompany', () => {
     expect(company.certificate.notAfter).toBe(renewed.certificate.notAfter.toISOString());
     expect(company.certificate.sha256).not.toBe(before.certificate.sha256);
     expect(opened.secrets.open(company.certificate.pfxSealed, secretContext.pfx(id)).equals(renewed.pfx)).toBe(true);
-    expect(opened.secrets.openText(company.certificate.passwordSealed, secretContext.pfxPassword(id))).toBe(renewed.password);
+    expect(openText(opened.secrets, company.certificate.passwordSealed, secretContext.pfxPassword(id))).toBe(renewed.password);
   });
 
   it("keeps the replaced certificate's public facts, dated by the update; the same certificate given again replaces nothing", async () => {

@@ -9,13 +9,14 @@
 import { randomUUID } from 'node:crypto';
 import { assertCnpj } from '../fiscal/br/documents.ts';
 import { assertCep, assertMunicipality, ufOfCep } from '../fiscal/br/catalogs.ts';
-import { BRASILIA_TZ, cUFOf } from '../fiscal/br/uf.ts';
+import { formatDateBR } from '../base/common/brasilia.ts';
+import { cUFOf } from '../fiscal/br/uf.ts';
 import { generateTestCertificate, loadPfx, type Certificate } from '../fiscal/certificate.ts';
 import type { Emitter, Environment, QrCodeVersion } from '../fiscal/company.ts';
 import { FieldError, IssueCollector } from '../fiscal/errors.ts';
 import type { IbsCbsSettings } from '../fiscal/ibscbs/settings.ts';
 import { checkIbsCbsOptions, optionsOf, type IbsCbsOptions } from './ibscbs-options.ts';
-import { secretContext, type SecretBox } from './secrets.ts';
+import { openText, secretContext, type SecretBox } from './secrets.ts';
 import type { CompanyAddress, CompanyRecord, CompanySettings, CompanyStore, Crt, ReplacedCertificate } from './store.ts';
 import { generateToken } from './tokens.ts';
 
@@ -359,12 +360,11 @@ export type Issuer = {
   replacedCertificates: readonly ReplacedCertificate[];
 };
 
-const formatDay = (d: Date): string => d.toLocaleDateString('pt-BR', { timeZone: BRASILIA_TZ });
 
 /** Decrypts and parses the company's certificate on file (the .pfx costs tens of milliseconds). */
 function openCertificate(secrets: SecretBox, company: CompanyRecord): Certificate {
   const pfx = secrets.open(company.certificate.pfxSealed, secretContext.pfx(company.id));
-  const password = secrets.openText(company.certificate.passwordSealed, secretContext.pfxPassword(company.id));
+  const password = openText(secrets, company.certificate.passwordSealed, secretContext.pfxPassword(company.id));
   // Validity is checked per use (Companies.issuer), against the company's clock; parse at a time
   // the certificate is valid so an expired one still loads and yields the precise message.
   const notAfter = new Date(company.certificate.notAfter);
@@ -394,7 +394,7 @@ function openIssuer(secrets: SecretBox, company: CompanyRecord, replacedCertific
     },
     crt: company.crt,
     environment: company.ambiente,
-    ...(company.csc && { csc: { id: company.csc.id, token: secrets.openText(company.csc.sealed, secretContext.csc(companyId)) } }),
+    ...(company.csc && { csc: { id: company.csc.id, token: openText(secrets, company.csc.sealed, secretContext.csc(companyId)) } }),
     qrCodeVersion: company.qrcodeVersao,
     ibsCbs: company.ibsCbs,
   };
@@ -451,8 +451,8 @@ export class Companies {
       return undefined;
     }
     const { notBefore, notAfter } = issuer.certificate;
-    if (now > notAfter) throw new FieldError('certificado', `certificado vencido em ${formatDay(notAfter)}`);
-    if (now < notBefore) throw new FieldError('certificado', `certificado válido somente a partir de ${formatDay(notBefore)}`);
+    if (now > notAfter) throw new FieldError('certificado', `certificado vencido em ${formatDateBR(notAfter)}`);
+    if (now < notBefore) throw new FieldError('certificado', `certificado válido somente a partir de ${formatDateBR(notBefore)}`);
     return issuer;
   }
 

@@ -2,13 +2,13 @@
 // database behind its store, and the master key, checked against the database.
 
 import { openServiceDatabase } from './db.ts';
-import { loadMasterKey, SecretBox, verifyMasterKey } from './secrets.ts';
+import { loadMasterKey, serviceSecretBox, verifyMasterKey, type SecretBox } from './secrets.ts';
 import { SqliteStore } from './sqlite-store.ts';
 
 export type OpenedService = { store: SqliteStore; secrets: SecretBox };
 
 export async function openService(dataDir: string, env: NodeJS.ProcessEnv = process.env): Promise<OpenedService> {
-  const secrets = new SecretBox(loadMasterKey(dataDir, env));
+  const secrets = serviceSecretBox(loadMasterKey(dataDir, env));
   const store = new SqliteStore(openServiceDatabase(dataDir));
   try {
     await verifyMasterKey(secrets, store);

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createCompany } from './companies.ts';
 import { serviceDbPath } from './db.ts';
 import { openService } from './open-service.ts';
-import { loadMasterKey, MASTER_KEY_ENV, MASTER_KEY_FILE, SecretBox, SecretError, secretContext } from './secrets.ts';
+import { loadMasterKey, MASTER_KEY_ENV, MASTER_KEY_FILE, openText, SecretBoxError, secretContext, serviceSecretBox } from './secrets.ts';
 
 const dirs: string[] = [];
 const tempDir = () => {
@@ -19,22 +19,22 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-describe('SecretBox', () => {
-  const box = new SecretBox(randomBytes(32));
+describe('the service\'s secret box', () => {
+  const box = serviceSecretBox(randomBytes(32));
 
   it('round-trips text and bytes, with a fresh IV every time', () => {
     const a = box.seal('CSC-DE-TESTE-123456', 'company/x/csc');
     const b = box.seal('CSC-DE-TESTE-123456', 'company/x/csc');
     expect(a.equals(b)).toBe(false);
-    expect(box.openText(a, 'company/x/csc')).toBe('CSC-DE-TESTE-123456');
+    expect(openText(box, a, 'company/x/csc')).toBe('CSC-DE-TESTE-123456');
     const bytes = randomBytes(3000);
     expect(box.open(box.seal(bytes, 'company/x/pfx'), 'company/x/pfx').equals(bytes)).toBe(true);
   });
 
   it('refuses a blob opened under another context (another company, another column)', () => {
     const sealed = box.seal('segredo', secretContext.csc('company-a'));
-    expect(() => box.open(sealed, secretContext.csc('company-b'))).toThrow(SecretError);
-    expect(() => box.open(sealed, secretContext.pfxPassword('company-a'))).toThrow(SecretError);
+    expect(() => box.open(sealed, secretContext.csc('company-b'))).toThrow(SecretBoxError);
+    expect(() => box.open(sealed, secretContext.pfxPassword('company-a'))).toThrow(SecretBoxError);
   });
 
   it('refuses a tampered blob and one sealed under another key', () => {
@@ -42,11 +42,11 @@ describe('SecretBox', () => {
     const tampered = Buffer.from(sealed);
     tampered[tampered.length - 1]! ^= 1;
     expect(() => box.open(tampered, 'ctx')).toThrow(/adulterado/);
-    expect(() => new SecretBox(randomBytes(32)).open(sealed, 'ctx')).toThrow(/chave mestra diferente/);
+    expect(() => serviceSecretBox(randomBytes(32)).open(sealed, 'ctx')).toThrow(/chave diferente/);
   });
 
   it('refuses a key of the wrong size', () => {
-    expect(() => new SecretBox(randomBytes(16))).toThrow(/32 bytes/);
+    expect(() => serviceSecretBox(randomBytes(16))).toThrow(/32 bytes/);
   });
 });
 

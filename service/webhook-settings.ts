@@ -3,7 +3,7 @@
 // every other credential.
 
 import { randomBytes } from 'node:crypto';
-import { secretContext, type SecretBox } from './secrets.ts';
+import { openText, secretContext, type SecretBox } from './secrets.ts';
 import type { WebhookStore } from './webhooks/store.ts';
 
 export type WebhookView = { url: string; segredo: string };
@@ -29,7 +29,7 @@ export class WebhookSettings {
   async get(companyId: string): Promise<WebhookView | undefined> {
     const record = await this.store.getWebhook(companyId);
     if (!record) return undefined;
-    return { url: record.url, segredo: this.secrets.openText(record.secretSealed, secretContext.webhookSecret(companyId)) };
+    return { url: record.url, segredo: openText(this.secrets, record.secretSealed, secretContext.webhookSecret(companyId)) };
   }
 
   remove(companyId: string): Promise<boolean> {

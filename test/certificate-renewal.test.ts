@@ -7,7 +7,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateTestCertificate } from '../fiscal/certificate.ts';
-import { formatBrasilia } from '../service/clock.ts';
+import { formatBrasilia } from '../base/common/brasilia.ts';
 import { contingencyXml, nfceBody, readDb, registerCompany, waitFor, type TestCompany } from './helpers/nfce.ts';
 import { runCli, startService, tempDataDir, type ServiceProcess } from './helpers/service-process.ts';
 

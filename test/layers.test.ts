@@ -32,6 +32,10 @@ describe('layer rules', () => {
     ['renderer/x.tsx', "import { a } from '../electron/preload.ts';"],
     ['renderer/app/x.tsx', "import { a } from '../../electron/ipc.ts';"],
     ['renderer/x.tsx', "import { a } from '../fiscal/money.ts';"],
+    ['renderer/x.tsx', "import { a } from '../base/node/secret-box.ts';"],
+    ['base/common/x.ts', "import { a } from '../../fiscal/money.ts';"],
+    ['base/node/x.ts', "import { a } from '../../service/secrets.ts';"],
+    ['base/common/x.ts', "import { a } from 'electron';"],
   ])('%s: %s is refused', async (file, source) => {
     expect(await restrictedImports(file, source + '\nexport const b = a ?? app ?? ipcMain;')).not.toHaveLength(0);
   });
@@ -45,6 +49,11 @@ describe('layer rules', () => {
     ['fiscal/nfce/x.ts', "import { a } from '../xml.ts';"],
     ['renderer/api/x.ts', "import { a } from '../../electron/api/bridge-protocol.ts';"],
     ['renderer/x.tsx', "import type { a } from '../electron/api/terminal-api.ts';"],
+    ['renderer/x.tsx', "import { a } from '../base/common/clock.ts';"],
+    ['fiscal/x.ts', "import { a } from '../base/common/brasilia.ts';"],
+    ['service/x.ts', "import { a } from '../base/node/secret-box.ts';"],
+    ['electron/core/x.ts', "import { a } from '../../base/node/secret-box.ts';"],
+    ['base/node/x.ts', "import { a } from '../common/clock.ts';"],
   ])('%s: %s is allowed', async (file, source) => {
     expect(await restrictedImports(file, source + '\nexport const b = a;')).toEqual([]);
   });

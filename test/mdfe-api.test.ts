@@ -9,6 +9,7 @@ import type { MdfeRequest } from '../fiscal/mdfe/types.ts';
 import { sampleMdfeRequest } from '../fiscal/samples.ts';
 import { readDb } from './helpers/nfce.ts';
 import { api, createCompany, startService, tempDataDir, TRANSPORTS, type ServiceProcess } from './helpers/service-process.ts';
+import { brasiliaDay } from '../base/common/brasilia.ts';
 
 // Twice: in-process, and over the wire (SEFAZ connector → SEFAZ simulator, mutual TLS on loopback).
 describe.each(TRANSPORTS)('over the %s authority', (transport) => {
@@ -479,7 +480,7 @@ describe.each(TRANSPORTS)('over the %s authority', (transport) => {
       const issued = await authorized(main);
       const res = await main.post(`/api/v1/mdfe/${issued.mdfe_id}/encerrar`, { uf: 'BA', codigo_municipio: '2927408' });
       expect(res.status).toBe(200);
-      const today = new Intl.DateTimeFormat('en-CA', { timeZone: 'America/Sao_Paulo' }).format(new Date());
+      const today = brasiliaDay(new Date());
       expect(res.body).toMatchObject({ mdfe_id: issued.mdfe_id, situacao: 'encerrado', status: '100', autorizado: true, encerrado_em: expect.any(String) });
       expect(res.body.eventos).toEqual([
         {

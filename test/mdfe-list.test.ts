@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MdfeRequest } from '../fiscal/mdfe/types.ts';
 import { sampleMdfeRequest } from '../fiscal/samples.ts';
 import { api, createCompany, startService, tempDataDir, type ServiceProcess } from './helpers/service-process.ts';
+import { brasiliaDay } from '../base/common/brasilia.ts';
 
 type Client = ReturnType<typeof api>;
 
@@ -57,7 +58,7 @@ async function issue(client: Client, body: MdfeRequest) {
   return res.body as { mdfe_id: string; emitido_em: string; situacao: string };
 }
 
-const brasiliaToday = () => new Intl.DateTimeFormat('en-CA', { timeZone: 'America/Sao_Paulo' }).format(new Date());
+const brasiliaToday = () => brasiliaDay(new Date());
 const shiftDay = (day: string, days: number) => new Date(Date.parse(`${day}T12:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
 
 describe('GET /api/v1/mdfe', () => {

@@ -18,6 +18,7 @@ import { freePort, startAppSocketPrinter, startCupsd, type AppSocketPrinter, typ
 import { SystemQueuePrinter } from '../native/printer/system-queue.ts';
 import { KEPT } from '../native/printer/transports.ts';
 import { decodeEscPos } from './escpos-decoder.ts';
+import { iso } from '../base/common/clock.ts';
 
 const XML = readFileSync(fixturePath('nfce_tpEmis1_qrV2_online_signed_testcert.xml'), 'utf8');
 const KEY = /Id="NFe([0-9]{44})"/.exec(XML)![1]!;
@@ -36,7 +37,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'balcao-system-printer-'));
   store = PosStore.open(dir);
   store.ensureSeries(1);
-  seedDemoCatalog(store, sales.iso(now));
+  seedDemoCatalog(store, iso(now));
   const ctx = { store, clock, serie: 1 };
   const sale = sales.openSale(ctx);
   sales.addItem(ctx, sale.id, { code: '1001' });

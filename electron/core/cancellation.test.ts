@@ -8,6 +8,7 @@ import { TerminalError } from './errors.ts';
 import { authorizeManager, createManager, MAX_FAILED_PINS, PIN_LOCK_MS, verifyPin, hashPin } from './managers.ts';
 import { PosStore, type ReceiptRow } from './pos-store.ts';
 import * as sales from './sales.ts';
+import { iso } from '../../base/common/clock.ts';
 
 const MIN = 60_000;
 let dir: string;
@@ -20,7 +21,7 @@ beforeEach(() => {
   store = PosStore.open(dir);
   now = Date.parse('2026-11-22T15:00:00.000Z');
   store.ensureSeries(1);
-  seedDemoCatalog(store, sales.iso(now));
+  seedDemoCatalog(store, iso(now));
 });
 
 afterEach(() => {
@@ -35,7 +36,7 @@ function authorizedReceipt(autorizadoEm: string, seenAt: number): ReceiptRow {
   sales.addItem(ctx, sale.id, { code: '1001' });
   sales.addPayment(ctx, sale.id, { tPag: '01', amountCents: 1890 });
   const { receipt } = sales.finishSale(ctx, sale.id);
-  store.updateReceipt(receipt.id, { state: 'authorized', service_id: 'svc-1', autorizado_em: autorizadoEm, authorized_seen_at: sales.iso(seenAt) }, sales.iso(now));
+  store.updateReceipt(receipt.id, { state: 'authorized', service_id: 'svc-1', autorizado_em: autorizadoEm, authorized_seen_at: iso(seenAt) }, iso(now));
   return store.receipt(receipt.id)!;
 }
 
@@ -43,10 +44,10 @@ describe('the cancellation window, as the terminal measures it', () => {
   it('starts at the earlier of autorizado_em and the moment the terminal learned it; ends 60 s early', () => {
     const seen = Date.parse('2026-11-22T15:00:02.000Z');
     // Service clock behind ours by 10 min: its autorizado_em is the earlier, so the bound.
-    expect(windowStart({ autorizado_em: '2026-11-22T11:50:01-03:00', authorized_seen_at: sales.iso(seen) })).toBe(Date.parse('2026-11-22T14:50:01Z'));
+    expect(windowStart({ autorizado_em: '2026-11-22T11:50:01-03:00', authorized_seen_at: iso(seen) })).toBe(Date.parse('2026-11-22T14:50:01Z'));
     // Service clock ahead by 31 min: our own observation bounds it.
-    expect(windowStart({ autorizado_em: '2026-11-22T12:31:00-03:00', authorized_seen_at: sales.iso(seen) })).toBe(seen);
-    expect(localDeadline({ autorizado_em: null, authorized_seen_at: sales.iso(seen) })).toBe(seen + CANCEL_WINDOW_MS - CANCEL_SAFETY_MARGIN_MS);
+    expect(windowStart({ autorizado_em: '2026-11-22T12:31:00-03:00', authorized_seen_at: iso(seen) })).toBe(seen);
+    expect(localDeadline({ autorizado_em: null, authorized_seen_at: iso(seen) })).toBe(seen + CANCEL_WINDOW_MS - CANCEL_SAFETY_MARGIN_MS);
     expect(windowStart({ autorizado_em: null, authorized_seen_at: null })).toBeUndefined();
     expect(CANCEL_WINDOW_MS - CANCEL_SAFETY_MARGIN_MS).toBe(29 * MIN);
   });
@@ -54,7 +55,7 @@ describe('the cancellation window, as the terminal measures it', () => {
   it("with the service's clock known (offset), counts from autorizado_em on that clock and gives the deadline in local time", () => {
     const seen = Date.parse('2026-11-22T15:00:02.000Z');
     // The service's clock runs 31 minutes ahead of ours and said so in its answers' Date.
-    const ahead = { autorizado_em: '2026-11-22T12:31:00-03:00', authorized_seen_at: sales.iso(seen) };
+    const ahead = { autorizado_em: '2026-11-22T12:31:00-03:00', authorized_seen_at: iso(seen) };
     expect(windowStart(ahead, 31 * MIN - 2000)).toBe(Date.parse('2026-11-22T15:31:00Z'));
     expect(localDeadline(ahead, 31 * MIN - 2000)).toBe(seen + 29 * MIN);
     // The service's clock moved forward 31 minutes after the authorization was seen: the window,

@@ -27,7 +27,7 @@ import type { CancellationInfo } from '../api/terminal-api.ts';
 import { checked, TerminalError } from './errors.ts';
 import { actorOfManager, audit } from './managers.ts';
 import type { ManagerRow, PosStore, ReceiptRow } from './pos-store.ts';
-import { iso, type Clock } from './sales.ts';
+import { iso, type Clock } from '../../base/common/clock.ts';
 
 export const CANCEL_WINDOW_MS = 30 * 60_000;
 export const CANCEL_SAFETY_MARGIN_MS = 60_000;

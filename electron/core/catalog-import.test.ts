@@ -10,7 +10,7 @@ import { importCatalogCsv, parsePriceCents, planCatalogImport } from './catalog-
 import { seedDemoCatalog } from './catalog.ts';
 import { createManager } from './managers.ts';
 import { PosStore } from './pos-store.ts';
-import { iso } from './sales.ts';
+import { iso } from '../../base/common/clock.ts';
 
 let dir: string;
 let store: PosStore;

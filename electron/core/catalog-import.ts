@@ -22,7 +22,7 @@ import { productRow } from './catalog.ts';
 import { TerminalError } from './errors.ts';
 import { actorOfManager, audit, authorizeManager } from './managers.ts';
 import type { PosStore, ProductRow } from './pos-store.ts';
-import { iso, type Clock } from './sales.ts';
+import { iso, type Clock } from '../../base/common/clock.ts';
 
 export const CSV_COLUMNS = ['codigo', 'gtin', 'descricao', 'ncm', 'cfop', 'unidade', 'preco', 'grupo_tributario'] as const;
 /** Optional columns, both or neither: the product's IBS/CBS classification. */

@@ -9,7 +9,7 @@ import { randomBytes, randomUUID, scrypt as scryptCb, timingSafeEqual, type Scry
 import type { ManagerView } from '../api/terminal-api.ts';
 import { TerminalError } from './errors.ts';
 import type { AuditRow, ManagerRow, PosStore } from './pos-store.ts';
-import { iso, type Clock } from './sales.ts';
+import { iso, type Clock } from '../../base/common/clock.ts';
 
 const SCRYPT = { N: 2 ** 15, r: 8, p: 1 } as const;
 const KEY_LENGTH = 32;

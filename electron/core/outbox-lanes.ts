@@ -9,7 +9,7 @@ import { audit, SYSTEM_ACTOR } from './managers.ts';
 import { decideEmit, decidePoll, decideReturn, decideReturnPoll, documentOutcome, returnOutcome, type FollowDecision, type RetryPolicy, type SubmitDecision } from './outbox-rules.ts';
 import { type Result } from './failures.ts';
 import type { OutboxRow, PosStore, ReceiptPatch, ReceiptRow, ReturnRow } from './pos-store.ts';
-import { iso } from './sales.ts';
+import { iso } from '../../base/common/clock.ts';
 
 /** What a document the service returned means for its outbox entry. */
 export type Settled = { entry: 'sent' } | { entry: 'done' } | { entry: 'blocked'; note: string | null };

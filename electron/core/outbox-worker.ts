@@ -33,7 +33,7 @@ import { transientForPeople } from './service-messages.ts';
 import { backoffMs, decideCancel, decideVoid, DEFAULT_RETRY, documentOutcome, type Retry, type RetryPolicy } from './outbox-rules.ts';
 import { failureOf, type Failure, type Result } from './failures.ts';
 import type { OutboxRow, PosStore, ReceiptRow, ReturnRow } from './pos-store.ts';
-import { iso, type Clock } from './sales.ts';
+import { iso, type Clock } from '../../base/common/clock.ts';
 import { WakeableLoop } from './wakeable-loop.ts';
 
 export type OutboxWorkerOptions = {

@@ -18,6 +18,7 @@ import { TerminalError } from './errors.ts';
 import { PosStore } from './pos-store.ts';
 import { DEFAULT_PRINTER_SETTINGS, parseTcpAddress, ReceiptPrinter, transportFor, validatePrinterSettings, VIRTUAL_PRINTER_DIR, type PrintCopy } from './printing.ts';
 import * as sales from './sales.ts';
+import { iso } from '../../base/common/clock.ts';
 
 const XML = readFileSync(fixturePath('nfce_tpEmis1_qrV2_online_signed_testcert.xml'), 'utf8');
 const KEY = /Id="NFe([0-9]{44})"/.exec(XML)![1]!;
@@ -41,7 +42,7 @@ beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'balcao-printing-'));
   store = PosStore.open(dir);
   store.ensureSeries(1);
-  seedDemoCatalog(store, sales.iso(now));
+  seedDemoCatalog(store, iso(now));
   receiptId = finishedReceipt();
 });
 
@@ -65,11 +66,11 @@ describe('ReceiptPrinter', () => {
     expect(printed.qrCodes).toHaveLength(1);
     expect(printed.lines.map((l) => l.text).join(' ')).toContain(KEY.match(/.{4}/g)!.slice(0, 4).join(' '));
     expect(printer.recent()).toEqual([
-      { receiptId, copy: 'reimpressao', printedAt: sales.iso(now) },
-      { receiptId, copy: 'unica', printedAt: sales.iso(now) },
+      { receiptId, copy: 'reimpressao', printedAt: iso(now) },
+      { receiptId, copy: 'unica', printedAt: iso(now) },
     ]);
     expect(printer.recent(1)).toHaveLength(1);
-    expect(await printer.status()).toEqual({ ready: true, name: 'Impressora virtual', problem: null, lastPrintAt: sales.iso(now) });
+    expect(await printer.status()).toEqual({ ready: true, name: 'Impressora virtual', problem: null, lastPrintAt: iso(now) });
     expect(statuses.length).toBe(2);
   });
 

@@ -29,7 +29,7 @@ import { formatUsbAddress, parseUsbAddress, UsbPrinter } from '../../native/prin
 import type { PrintedReceipt, PrinterSettings, PrinterStatusView, SerialLineSettings } from '../api/terminal-api.ts';
 import { checked, TerminalError } from './errors.ts';
 import type { PosStore } from './pos-store.ts';
-import { iso, type Clock } from './sales.ts';
+import { iso, type Clock } from '../../base/common/clock.ts';
 
 /**
  * Which copy a job is: "consumidor" / "estabelecimento" (a contingency receipt prints both),

@@ -16,6 +16,7 @@ import { PosStore } from './pos-store.ts';
 import { DEFAULT_PRINTER_SETTINGS, ReceiptPrinter } from './printing.ts';
 import { AutoPrint, ReceiptDocuments } from './receipt-documents.ts';
 import * as sales from './sales.ts';
+import { iso } from '../../base/common/clock.ts';
 
 const XML = readFileSync(fixturePath('nfce_tpEmis1_qrV2_online_signed_testcert.xml'), 'utf8');
 // What GET /nfce/{id}/xml gives for an authorized receipt: the NFe with its protocol.
@@ -27,7 +28,7 @@ let memory: MemoryPrinter;
 let printer: ReceiptPrinter;
 let deadUrl: string;
 const clock = () => Date.parse('2026-11-22T15:00:00.000Z');
-const at = sales.iso(clock());
+const at = iso(clock());
 
 function receipt(): string {
   const ctx = { store, clock, serie: 1 };

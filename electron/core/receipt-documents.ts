@@ -17,7 +17,7 @@ import { ServiceHttpError, ServiceNetworkError, type IssuanceClient } from './ap
 import { TerminalError } from './errors.ts';
 import type { PosStore, ReceiptRow } from './pos-store.ts';
 import type { ReceiptPrinter } from './printing.ts';
-import { iso, type Clock } from './sales.ts';
+import { iso, type Clock } from '../../base/common/clock.ts';
 
 const ISSUED: readonly ReceiptRow['state'][] = ['authorized', 'cancelling', 'cancelled'];
 

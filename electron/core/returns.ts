@@ -33,7 +33,8 @@ import type { DevolucaoBody } from './api-client.ts';
 import { checked, TerminalError } from './errors.ts';
 import { actorOfManager, audit, authorizeManager } from './managers.ts';
 import type { PosStore, ReceiptRow, ReturnRow, SaleItemRow } from './pos-store.ts';
-import { formatQuantity, iso, normalizeConsumerDocument, type Clock } from './sales.ts';
+import { iso, type Clock } from '../../base/common/clock.ts';
+import { formatQuantity, normalizeConsumerDocument } from './sales.ts';
 
 export type ReturnsContext = { store: PosStore; clock: Clock };
 

@@ -15,6 +15,7 @@ import { POS_DB_FILE } from './db.ts';
 import { TerminalError } from './errors.ts';
 import { PosStore } from './pos-store.ts';
 import * as sales from './sales.ts';
+import { iso } from '../../base/common/clock.ts';
 
 let dir: string;
 let store: PosStore;
@@ -27,7 +28,7 @@ beforeEach(() => {
   now = Date.parse('2026-11-22T15:00:00.000Z');
   ctx = { store, clock: () => now, serie: 1 };
   store.ensureSeries(1);
-  seedDemoCatalog(store, sales.iso(now));
+  seedDemoCatalog(store, iso(now));
 });
 
 afterEach(() => {
@@ -79,7 +80,7 @@ describe('the terminal database', () => {
   });
 
   it('keeps the audit log append-only', () => {
-    store.appendAudit({ at: sales.iso(now), actor_kind: 'system', actor_id: 't', actor_name: 'T', action: 'x', receipt_id: null, reason: null, details: null });
+    store.appendAudit({ at: iso(now), actor_kind: 'system', actor_id: 't', actor_name: 'T', action: 'x', receipt_id: null, reason: null, details: null });
     expect(() => store.db.exec("UPDATE audit_log SET reason = 'mudou'")).toThrow(/somente inclusão/);
     expect(() => store.db.exec('DELETE FROM audit_log')).toThrow(/somente inclusão/);
     expect(store.auditLog()).toHaveLength(1);
@@ -122,7 +123,7 @@ describe('items and totals', () => {
   it('copies the product at the time of sale: a later price change does not touch it', () => {
     const sale = sales.openSale(ctx);
     sales.addItem(ctx, sale.id, { code: '1001' });
-    saveProduct(store, { code: '1001', gtin: '7891000100103', description: 'Café', ncm: '09012100', cfop: '5102', unit: 'UN', price: '99.99', taxGroup: 'SN102' }, sales.iso(now));
+    saveProduct(store, { code: '1001', gtin: '7891000100103', description: 'Café', ncm: '09012100', cfop: '5102', unit: 'UN', price: '99.99', taxGroup: 'SN102' }, iso(now));
     expect(sales.saleView(store, store.sale(sale.id)!).totalCents).toBe(1890);
   });
 });
@@ -248,17 +249,17 @@ describe('finish: the one transaction', () => {
   });
 
   it("carries each product's IBS/CBS classification in the request; products without one leave it to the company default", () => {
-    saveProduct(store, { code: '9001', gtin: 'SEM GTIN', description: 'Arroz 5kg', ncm: '10063021', cfop: '5102', unit: 'UN', price: '27.45', taxGroup: 'ISENTO40', ibsCbs: { CST: '200', cClassTrib: '200003' } }, sales.iso(now));
+    saveProduct(store, { code: '9001', gtin: 'SEM GTIN', description: 'Arroz 5kg', ncm: '10063021', cfop: '5102', unit: 'UN', price: '27.45', taxGroup: 'ISENTO40', ibsCbs: { CST: '200', cClassTrib: '200003' } }, iso(now));
     const id = saleWith([{ code: '9001' }, { code: '1001' }], [{ tPag: '01', amountCents: 10_000 }]);
     const { receipt } = sales.finishSale(ctx, id);
     const request = JSON.parse(receipt.request_json) as NfceRequest;
     expect(request.det[0]!.imposto.IBSCBS).toEqual({ CST: '200', cClassTrib: '200003' });
     expect(request.det[1]!.imposto).not.toHaveProperty('IBSCBS');
-    expect(() => saveProduct(store, { code: '9002', gtin: 'SEM GTIN', description: 'X', ncm: '10063021', cfop: '5102', unit: 'UN', price: '1.00', taxGroup: 'SN102', ibsCbs: { CST: '000', cClassTrib: '200003' } }, sales.iso(now))).toThrow(/rejeição 1024/);
+    expect(() => saveProduct(store, { code: '9002', gtin: 'SEM GTIN', description: 'X', ncm: '10063021', cfop: '5102', unit: 'UN', price: '1.00', taxGroup: 'SN102', ibsCbs: { CST: '000', cClassTrib: '200003' } }, iso(now))).toThrow(/rejeição 1024/);
   });
 
   it('above R$ 10.000,00 the sale says so and cannot finish without the consumer CPF or CNPJ (750); no number is taken', () => {
-    saveProduct(store, { code: '9100', gtin: 'SEM GTIN', description: 'Televisor', ncm: '85287200', cfop: '5102', unit: 'UN', price: '3500.00', taxGroup: 'SN102' }, sales.iso(now));
+    saveProduct(store, { code: '9100', gtin: 'SEM GTIN', description: 'Televisor', ncm: '85287200', cfop: '5102', unit: 'UN', price: '3500.00', taxGroup: 'SN102' }, iso(now));
     const exactly = saleWith([{ code: '9100', quantity: '2' }, { code: '9100', quantity: '0.8571' }], []);
     const limit = sales.saleView(store, store.sale(exactly)!);
     expect([limit.totalCents, limit.consumerRequired, limit.identificationLimitCents]).toEqual([999_985, false, 1_000_000]);
@@ -328,7 +329,7 @@ describe('scale labels (addItem)', () => {
 
   it('a product registered under the 13 digits themselves is that product, one unit, labels on or off', () => {
     const label = ean13('2' + '001006' + '01000');
-    saveProduct(store, { code: label, gtin: 'SEM GTIN', description: 'Bolo da casa', ncm: '19059090', cfop: '5102', unit: 'UN', price: '12.00', taxGroup: 'SN102' }, sales.iso(now));
+    saveProduct(store, { code: label, gtin: 'SEM GTIN', description: 'Bolo da casa', ncm: '19059090', cfop: '5102', unit: 'UN', price: '12.00', taxGroup: 'SN102' }, iso(now));
     const sale = sales.openSale(ctx);
     expect(sales.addItem(on(), sale.id, { code: label }).items[0]).toMatchObject({ description: 'Bolo da casa', quantity: '1', totalCents: 1200 });
   });

@@ -17,12 +17,9 @@ import { classificationOf, taxGroupOf } from './catalog.ts';
 import { checked, TerminalError } from './errors.ts';
 import type { PosStore, ProductRow, ReceiptRow, SaleItemRow, SalePaymentRow, SaleRow } from './pos-store.ts';
 import { looksLikeScaleLabel, productCodesOf, readScaleLabel, scaleItem } from './scale-label.ts';
+import { iso, type Clock } from '../../base/common/clock.ts';
 
 /** Epoch milliseconds; injectable so tests can move time. */
-export type Clock = () => number;
-
-export const iso = (ms: number): string => new Date(ms).toISOString();
-
 export type SalesContext = {
   store: PosStore;
   clock: Clock;

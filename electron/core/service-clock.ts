@@ -12,7 +12,7 @@
 // Until the first answer (a terminal started offline) the offset is unknown and the window falls
 // back to the terminal's own observations (cancellation.ts windowStart).
 
-import type { Clock } from './sales.ts';
+import { type Clock } from '../../base/common/clock.ts';
 
 /** A change smaller than this is the Date header's rounding, not the service's clock moving. */
 const NOTICEABLE_MS = 5_000;

@@ -12,7 +12,7 @@ import type { SettingsPatch } from '../api/terminal-api.ts';
 import { profileOfEmitter } from './company-profile.ts';
 import type { TerminalError } from './errors.ts';
 import { PosStore } from './pos-store.ts';
-import { FileKeySecretBox, type SecretBox } from './secret-box.ts';
+import { fileKeySecretBox, type SecretBox } from './secret-box.ts';
 import { Settings } from './settings.ts';
 
 let dir: string;
@@ -28,7 +28,7 @@ beforeEach(() => {
   now = Date.parse('2026-11-22T15:00:00.000Z');
   dir = mkdtempSync(join(tmpdir(), 'balcao-settings-'));
   store = PosStore.open(dir);
-  box = new FileKeySecretBox(dir);
+  box = fileKeySecretBox(dir);
 });
 afterEach(() => {
   store.close();
@@ -66,7 +66,7 @@ describe('Settings', () => {
 
   it('a token the secret key can no longer open is replaced by the one of the options', () => {
     open({ token: 'antigo', series: 1 });
-    box = new FileKeySecretBox(join(dir, 'outra-chave'));
+    box = fileKeySecretBox(join(dir, 'outra-chave'));
     expect(open({}).token).toBe('');
     expect(open({ token: 'novo' }).token).toBe('novo');
   });

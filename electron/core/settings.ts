@@ -29,8 +29,9 @@ import { TerminalError } from './errors.ts';
 import type { PosStore } from './pos-store.ts';
 import { DEFAULT_PRINTER_SETTINGS, validatePrinterSettings } from './printing.ts';
 import { DEFAULT_SCALE_LABEL_SETTINGS, validateScaleLabelSettings } from './scale-label.ts';
-import { iso, type Clock } from './sales.ts';
-import type { SecretBox } from './secret-box.ts';
+import { iso, type Clock } from '../../base/common/clock.ts';
+import { terminalSecretPurpose, type SecretBox } from './secret-box.ts';
+import { formatDateBR } from '../../base/common/brasilia.ts';
 
 export const DEFAULT_SERIES = 1;
 
@@ -160,7 +161,7 @@ export class Settings {
   }
 
   private putSecret(name: string, plain: Buffer, at: string): void {
-    this.store.putSealedSecret(name, this.box.seal(plain), at);
+    this.store.putSealedSecret(name, this.box.seal(plain, terminalSecretPurpose(name)), at);
   }
 
   /** The secret in clear; undefined when absent or when this box cannot open it. */
@@ -168,7 +169,7 @@ export class Settings {
     const sealed = this.store.sealedSecret(name);
     if (sealed === undefined) return undefined;
     try {
-      return this.box.open(sealed);
+      return this.box.open(sealed, terminalSecretPurpose(name));
     } catch {
       return undefined;
     }
@@ -391,7 +392,7 @@ export class Settings {
     }
     const certificate = this.loaded.certificate;
     const now = this.clock();
-    if (now > certificate.notAfter.getTime()) return { reason: `Certificado digital vencido em ${certificate.notAfter.toLocaleDateString('pt-BR', { timeZone: 'America/Sao_Paulo' })}` };
+    if (now > certificate.notAfter.getTime()) return { reason: `Certificado digital vencido em ${formatDateBR(certificate.notAfter)}` };
     if (now < certificate.notBefore.getTime()) return { reason: 'Certificado digital ainda não é válido' };
     return { credentials: { emitter: emitterOf(company, { id: company.cscId, token: cscToken }), certificate } };
   }

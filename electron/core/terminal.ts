@@ -51,11 +51,11 @@ import { ReceiptPrinter, type PrintCopy } from './printing.ts';
 import { requestReturn, returnView } from './returns.ts';
 import { AutoPrint, ReceiptDocuments } from './receipt-documents.ts';
 import * as sales from './sales.ts';
-import { iso, type Clock } from './sales.ts';
+import { iso, type Clock } from '../../base/common/clock.ts';
 import type { PrinterTransport } from '../../native/printer/transports.ts';
 import type { DanfeCopy } from '../../fiscal/danfe/model.ts';
 import { importCatalogCsv } from './catalog-import.ts';
-import { FileKeySecretBox, type SecretBox } from './secret-box.ts';
+import { fileKeySecretBox, type SecretBox } from './secret-box.ts';
 import { ServiceClock } from './service-clock.ts';
 import { Settings } from './settings.ts';
 
@@ -151,7 +151,7 @@ export class Terminal implements TerminalApi {
     this.settings = new Settings({
       store,
       clock: this.clock,
-      box: options.secretBox ?? new FileKeySecretBox(options.dataDir),
+      box: options.secretBox ?? fileKeySecretBox(options.dataDir),
       seed: { serviceUrl: options.serviceUrl, token: options.token, series: options.series },
     });
     this.ctx = {

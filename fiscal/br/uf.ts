@@ -19,9 +19,6 @@ export const UFS: readonly UF[] = Object.freeze((Object.keys(CUF_BY_UF) as UF[])
 
 const UF_BY_CUF: ReadonlyMap<string, UF> = new Map(UFS.map((uf) => [CUF_BY_UF[uf], uf]));
 
-/** Fiscal dates are stamped in Brasília time; one constant so nobody spells the zone twice. */
-export const BRASILIA_TZ = 'America/Sao_Paulo';
-
 /** Case-sensitive on purpose: TUf in the schemas only accepts upper case. */
 export function isUF(x: unknown): x is UF {
   return typeof x === 'string' && Object.hasOwn(CUF_BY_UF, x);

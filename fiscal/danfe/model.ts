@@ -36,7 +36,7 @@
 //   wording for it.
 
 import { formatAccessKey } from '../access-key.ts';
-import { BRASILIA_TZ } from '../br/uf.ts';
+import { BRASILIA_TZ, formatDateTimeBR as formatInstantBR } from '../../base/common/brasilia.ts';
 import { FieldError } from '../errors.ts';
 import { formatBRL, toCents } from '../money.ts';
 import { unescapeXml } from '../xml.ts';
@@ -317,26 +317,6 @@ function formatPhone(fone: string): string {
   return fone;
 }
 
-const clocks = new Map<string, Intl.DateTimeFormat>();
-
-function clock(timeZone: string): Intl.DateTimeFormat {
-  let f = clocks.get(timeZone);
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-CA', {
-      timeZone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-    });
-    clocks.set(timeZone, f);
-  }
-  return f;
-}
-
 /** An ISO 8601 instant with offset, as "dd/mm/aaaa hh:mm:ss" in `timeZone`. */
 export function formatDateTimeBR(value: string, field: string, timeZone: string = BRASILIA_TZ): string {
   // An offset-less time would be read in the process's zone: ambiguous on a fiscal receipt.
@@ -345,9 +325,7 @@ export function formatDateTimeBR(value: string, field: string, timeZone: string 
   }
   const ms = Date.parse(value);
   if (Number.isNaN(ms)) throw new FieldError(field, `data/hora inválida: "${value}"`);
-  const p: Record<string, string> = {};
-  for (const part of clock(timeZone).formatToParts(ms)) p[part.type] = part.value;
-  return `${p.day}/${p.month}/${p.year} ${p.hour}:${p.minute}:${p.second}`;
+  return formatInstantBR(ms, timeZone);
 }
 
 // =============================================================================================

@@ -10,7 +10,7 @@
 // While an authority is down and nothing else calls it, the status service is asked now and then
 // (nfce/availability-probe.ts), so "indisponivel" does not outlive the outage.
 
-import { formatBrasilia } from '../clock.ts';
+import { formatBrasilia } from '../../base/common/brasilia.ts';
 
 export type AuthoritySituation = 'disponivel' | 'indisponivel' | 'desconhecida';
 

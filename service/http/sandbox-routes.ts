@@ -3,7 +3,7 @@
 // these paths are unknown routes (404) and absent from the OpenAPI document.
 
 import { Type } from '@sinclair/typebox';
-import { formatBrasilia } from '../clock.ts';
+import { formatBrasilia } from '../../base/common/brasilia.ts';
 import { companyOf } from './auth.ts';
 import { errorResponses } from './errors.ts';
 import type { ApiRoutes } from './type-provider.ts';

@@ -17,7 +17,7 @@ import type QRCodeModule from 'qrcode';
 import { formatAccessKey } from '../../fiscal/access-key.ts';
 import { municipality } from '../../fiscal/br/catalogs.ts';
 import { lazyModule } from '../../fiscal/lazy-module.ts';
-import { formatBrasilia } from '../clock.ts';
+import { formatBrasilia } from '../../base/common/brasilia.ts';
 
 const pdfkit = lazyModule<typeof PDFKitDocument>('pdfkit');
 const bwipjs = lazyModule<typeof BwipJs>('bwip-js');

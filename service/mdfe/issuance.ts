@@ -23,7 +23,7 @@ import type { MdfeRequest } from '../../fiscal/mdfe/types.ts';
 import { wrapProcEventoMDFe } from '../../fiscal/protocol.ts';
 import { firstText } from '../../fiscal/xml.ts';
 import { AUTHORIZED, AuthorityCertificateError, AuthorityUnavailableError, EVENT_REGISTERED, type AuthorityCompany, type EventVerdict, type MdfeVerdict } from '../authority/port.ts';
-import { brasiliaDay } from '../clock.ts';
+import { brasiliaDay } from '../../base/common/brasilia.ts';
 import type { Issuer } from '../companies.ts';
 import type { ServiceDeps } from '../deps.ts';
 import { ApiError, invalidRequest, notFound } from '../http/errors.ts';

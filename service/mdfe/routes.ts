@@ -7,7 +7,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { suggestRoute, validateRoute } from '../../fiscal/percurso.ts';
 import type { MdfeRequest } from '../../fiscal/mdfe/types.ts';
 import { wrapMdfeProc } from '../../fiscal/protocol.ts';
-import { brasiliaDayRange } from '../clock.ts';
+import { brasiliaDayRange } from '../../base/common/brasilia.ts';
 import { companyOf } from '../http/auth.ts';
 import { ApiError, errorResponses, invalidRequest, notFound } from '../http/errors.ts';
 import type { ApiRoutes } from '../http/type-provider.ts';

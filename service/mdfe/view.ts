@@ -3,7 +3,7 @@
 // Instants are ISO 8601 in the Brasília zone (docs/api.md, "Errors").
 
 import type { Static } from '@sinclair/typebox';
-import { formatBrasilia } from '../clock.ts';
+import { formatBrasilia } from '../../base/common/brasilia.ts';
 import { EVENT_NAMES } from './issuance.ts';
 import type { MdfeSummary, MdfeView } from './schemas.ts';
 import type { MdfeDocument, MdfeEventRecord, MdfeRecord } from './store.ts';

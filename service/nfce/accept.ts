@@ -19,7 +19,7 @@ import { buildNfce, readNfceSummary, type NfceSummary } from '../../fiscal/nfce/
 import type { NfceRequest } from '../../fiscal/nfce/types.ts';
 import { validateXml } from '../../fiscal/schema.ts';
 import { verifyXmlSignature } from '../../fiscal/signature.ts';
-import { formatBrasilia } from '../clock.ts';
+import { formatBrasilia } from '../../base/common/brasilia.ts';
 import { ApiError } from '../http/errors.ts';
 import { BODY_KEY_FIELD } from '../idempotency.ts';
 import type { ReplacedCertificate } from '../store.ts';

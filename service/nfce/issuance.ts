@@ -24,7 +24,7 @@ import { buildInutilizacao } from '../../fiscal/inutilizacao.ts';
 import { DEFAULT_VERPROC } from '../../fiscal/nfce/build.ts';
 import { wrapProcEventoNFe, wrapProcInutNFe } from '../../fiscal/protocol.ts';
 import { AuthorityUnavailableError, EVENT_REGISTERED } from '../authority/port.ts';
-import { brasiliaDay, formatBrasilia } from '../clock.ts';
+import { brasiliaDay, formatBrasilia } from '../../base/common/brasilia.ts';
 import type { ServiceDeps } from '../deps.ts';
 import { ApiError, invalidRequest } from '../http/errors.ts';
 import type { ClaimResult } from '../idempotency.ts';

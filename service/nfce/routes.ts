@@ -14,7 +14,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { encodeEscPos, PRINTER_PROFILES } from '../../fiscal/danfe/escpos.ts';
 import { danfeModel } from '../../fiscal/danfe/model.ts';
 import { renderDanfePdf } from '../../fiscal/danfe/pdf.ts';
-import { formatBrasilia } from '../clock.ts';
+import { formatBrasilia } from '../../base/common/brasilia.ts';
 import { companyOf, ownedOr404 } from '../http/auth.ts';
 import { ApiError, errorHandler, errorResponses } from '../http/errors.ts';
 import type { ApiRoutes } from '../http/type-provider.ts';

@@ -2,7 +2,7 @@
 // its fields, instants in Brasília time with their offset.
 
 import { randomUUID } from 'node:crypto';
-import { formatBrasilia } from '../clock.ts';
+import { formatBrasilia } from '../../base/common/brasilia.ts';
 import type { WebhookEvent } from '../webhooks/store.ts';
 import type { NfceView } from './schemas.ts';
 import type { NfceEventOf, NfceRecord } from './store.ts';

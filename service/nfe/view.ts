@@ -3,7 +3,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { formatDecimal } from '../../fiscal/money.ts';
-import { formatBrasilia } from '../clock.ts';
+import { formatBrasilia } from '../../base/common/brasilia.ts';
 import type { WebhookEvent } from '../webhooks/store.ts';
 import type { NfeView } from './schemas.ts';
 import type { NfeEventOf, NfeRecord } from './store.ts';

@@ -25,7 +25,7 @@
 //   an event whose company removed its webhook is given up ("webhook removido").
 
 import type { SecretBox } from '../secrets.ts';
-import { secretContext } from '../secrets.ts';
+import { openText, secretContext } from '../secrets.ts';
 import type { WebhookAttemptResult, WebhookDelivery as LeasedDelivery, WebhookStore } from './store.ts';
 import { SIGNATURE_HEADER, signWebhookBody } from './signature.ts';
 
@@ -236,7 +236,7 @@ export class WebhookDelivery {
   async #attempt(delivery: LeasedDelivery, shutdown: AbortSignal): Promise<Outcome> {
     const webhook = await this.#store.getWebhook(delivery.companyId);
     if (!webhook) return { ok: false, error: 'webhook removido', permanent: true };
-    const secret = this.#secrets.openText(webhook.secretSealed, secretContext.webhookSecret(delivery.companyId));
+    const secret = openText(this.#secrets, webhook.secretSealed, secretContext.webhookSecret(delivery.companyId));
     const t = Math.floor(this.#now() / 1000);
     // The payload string is sent as is: fetch encodes it as UTF-8, the same bytes HMAC signs.
     const body = delivery.payload;

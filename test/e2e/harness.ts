@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { COMPILED, repoRoot, tempDataDir, type Exit, type Launcher } from '../helpers/service-process.ts';
+import { BRASILIA_TZ } from '../../base/common/brasilia.ts';
 
 /** What `balcao start` prints after `BALCAO_READY `. */
 export type StoreReady = {
@@ -131,7 +132,7 @@ export function launchChromium(): Promise<Browser> {
 
 /** A new page (own context: no state shared between tests) at the checkout URL (with its #chave). */
 export async function openCheckout(browser: Browser, checkoutUrl: string): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: 'pt-BR', timezoneId: 'America/Sao_Paulo' });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: 'pt-BR', timezoneId: BRASILIA_TZ });
   const page = await context.newPage();
   await page.goto(checkoutUrl);
   return page;

@@ -46,7 +46,8 @@ import type { ContingencySettings, ContingencyStatus, ReconciliationTask } from 
 import { TerminalError } from '../errors.ts';
 import type { ContingencyPeriodRow, ManagerRow, PosStore, ReceiptRow } from '../pos-store.ts';
 import type { Failure } from '../failures.ts';
-import { iso, type Clock, type OfflineIssuer } from '../sales.ts';
+import { iso, type Clock } from '../../../base/common/clock.ts';
+import { type OfflineIssuer } from '../sales.ts';
 import { actorOfManager, audit, SYSTEM_ACTOR } from '../managers.ts';
 import { issueOffline, type ContingencyCredentials } from './issue.ts';
 import { reconciliationTaskView, supersedeInDoubt } from './reconcile.ts';

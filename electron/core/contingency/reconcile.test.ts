@@ -12,6 +12,7 @@ import type { Failure, HttpFailure, Result } from '../failures.ts';
 import { PosStore } from '../pos-store.ts';
 import * as sales from '../sales.ts';
 import { decideLookup, decideReplay, decideSubstitution, decideVoidStep, reconciliationTaskView, supersedeInDoubt } from './reconcile.ts';
+import { iso } from '../../../base/common/clock.ts';
 
 const fail = (f: Failure): Result<never> => ({ ok: false, failure: f });
 const http = (status: number, code: string, message = 'mensagem', extra: { documentId?: string; details?: { field: string; message: string }[] } = {}): Failure => ({
@@ -91,7 +92,7 @@ function openStore(): { store: PosStore; ctx: sales.SalesContext } {
   dir = mkdtempSync(join(tmpdir(), 'balcao-reconcile-'));
   store = PosStore.open(dir);
   const clock = () => Date.parse('2026-11-22T15:00:00.000Z');
-  seedDemoCatalog(store, sales.iso(clock()));
+  seedDemoCatalog(store, iso(clock()));
   store.ensureSeries(1);
   return { store, ctx: { store, clock, serie: 1 } };
 }

@@ -38,7 +38,8 @@ import { backoffMs } from '../outbox-rules.ts';
 import { failureOf, type Failure, type HttpFailure, type Result } from '../failures.ts';
 import { refusalForPeople, transientForPeople } from '../service-messages.ts';
 import type { PosStore, ReceiptRow, ReconciliationOutcome, ReconciliationPatch, ReconciliationTaskRow } from '../pos-store.ts';
-import { buildNfceRequest, iso, type Clock, type OfflineIssuer } from '../sales.ts';
+import { iso, type Clock } from '../../../base/common/clock.ts';
+import { buildNfceRequest, type OfflineIssuer } from '../sales.ts';
 import { WakeableLoop } from '../wakeable-loop.ts';
 
 export const VOID_JUSTIFICATION = 'Número não utilizado: a venda foi emitida em contingência offline com outro número';

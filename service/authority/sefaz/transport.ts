@@ -15,6 +15,7 @@ import { createSecureContext, rootCertificates } from 'node:tls';
 import { Agent, request } from 'undici';
 import type { SigningCredentials } from '../../../fiscal/signature.ts';
 import { AuthorityCertificateError, AuthorityUnavailableError } from '../port.ts';
+import { formatDateBR } from '../../../base/common/brasilia.ts';
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
 const CONNECT_TIMEOUT_MS = 10_000;
@@ -49,7 +50,7 @@ export function describeCertificate(pem: string): string {
   try {
     const x = new X509Certificate(pem);
     const cn = x.subject.split('\n').find((l) => l.startsWith('CN=')) ?? x.subject.replace(/\n/g, ', ');
-    const until = new Date(x.validTo).toLocaleDateString('pt-BR', { timeZone: 'America/Sao_Paulo' });
+    const until = formatDateBR(new Date(x.validTo));
     return `${cn} (SHA-256 ${x.fingerprint256.slice(0, 23)}…, válido até ${until})`;
   } catch {
     return 'certificado ilegível';
