@@ -12,7 +12,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { TerminalEvent } from './api/terminal-api.ts';
-import { keychainSecretBox, type SecretBox } from '../base/node/secret-box.ts';
+import { keychainSecretBox, type SecretSealer } from '../base/node/secret-box.ts';
 import { createTerminal, type Terminal } from './core/terminal.ts';
 import { IPC_CALL, IPC_EVENT } from './ipc-channels.ts';
 import { dispatch } from './ipc.ts';
@@ -104,7 +104,7 @@ async function start(): Promise<void> {
  * Electron offers a real one (shell-policy.ts useKeychain); otherwise the core's default, a 0600
  * key file in the data directory.
  */
-function keychainBox(): { secretBox?: SecretBox } {
+function keychainBox(): { secretBox?: SecretSealer } {
   const available = safeStorage.isEncryptionAvailable();
   const linuxBackend = process.platform === 'linux' && available ? safeStorage.getSelectedStorageBackend() : undefined;
   if (!useKeychain({ platform: process.platform, available, linuxBackend })) return {};

@@ -17,7 +17,7 @@ import { httpTimeouts, requestTimeoutFromEnv } from './http/timeouts.ts';
 import type { ApiRoutes, TypeBoxTypeProvider } from './http/type-provider.ts';
 import { webhookRoutes } from './http/webhook-routes.ts';
 import { clientErrorHandler, frameworkErrors } from './http/wire-errors.ts';
-import type { SecretBox } from './secrets.ts';
+import type { SecretSealer } from './secrets.ts';
 import type { ServiceStore } from './store.ts';
 import { WebhookDelivery } from './webhooks/delivery.ts';
 
@@ -27,7 +27,7 @@ export const BODY_LIMIT_BYTES = 1024 * 1024;
 
 export type BuildAppOptions = {
   store: ServiceStore;
-  secrets: SecretBox;
+  secrets: SecretSealer;
   mode: ServiceMode;
   /** A pino logger (or any fastify-compatible one); omitted = silent. */
   logger?: FastifyBaseLogger;

@@ -16,7 +16,7 @@ import type { Emitter, Environment, QrCodeVersion } from '../fiscal/company.ts';
 import { FieldError, IssueCollector } from '../fiscal/errors.ts';
 import type { IbsCbsSettings } from '../fiscal/ibscbs/settings.ts';
 import { checkIbsCbsOptions, optionsOf, type IbsCbsOptions } from './ibscbs-options.ts';
-import { openText, secretContext, type SecretBox } from './secrets.ts';
+import { openText, secretContext, type SecretSealer } from './secrets.ts';
 import type { CompanyAddress, CompanyRecord, CompanySettings, CompanyStore, Crt, ReplacedCertificate } from './store.ts';
 import { generateToken } from './tokens.ts';
 
@@ -202,12 +202,12 @@ function checkCompany(input: CompanyInput, now: Date, certificateOnFile: boolean
 }
 
 // Sealed exactly alike at registration and at every update: same contexts, bound to the company.
-const sealCsc = (secrets: SecretBox, companyId: string, csc: NonNullable<Validated['csc']>): NonNullable<CompanyRecord['csc']> => ({
+const sealCsc = (secrets: SecretSealer, companyId: string, csc: NonNullable<Validated['csc']>): NonNullable<CompanyRecord['csc']> => ({
   id: csc.id,
   sealed: secrets.seal(csc.token, secretContext.csc(companyId)),
 });
 
-function sealCertificate(secrets: SecretBox, companyId: string, c: Validated['certificate']): CompanyRecord['certificate'] {
+function sealCertificate(secrets: SecretSealer, companyId: string, c: Validated['certificate']): CompanyRecord['certificate'] {
   return {
     pfxSealed: secrets.seal(c.pfx, secretContext.pfx(companyId)),
     passwordSealed: secrets.seal(c.password, secretContext.pfxPassword(companyId)),
@@ -218,7 +218,7 @@ function sealCertificate(secrets: SecretBox, companyId: string, c: Validated['ce
 
 export type CreatedCompany = { companyId: string; token: string };
 
-export type CompanyDeps = { store: CompanyStore; secrets: SecretBox };
+export type CompanyDeps = { store: CompanyStore; secrets: SecretSealer };
 
 /** Registers a company and its first API token. The token is returned here and never again. */
 export async function createCompany(deps: CompanyDeps, input: CompanyInput): Promise<CreatedCompany> {
@@ -281,7 +281,7 @@ type SettingsChange = { settings: CompanySettings; replaced?: Omit<ReplacedCerti
  * The settings `current` would have with `changes`, checked and with new secrets sealed; with a
  * new certificate, also the public facts of the one it replaces, which the store keeps.
  */
-function settingsAfter(secrets: SecretBox, current: CompanyRecord, changes: CompanyUpdateInput, now: Date): SettingsChange {
+function settingsAfter(secrets: SecretSealer, current: CompanyRecord, changes: CompanyUpdateInput, now: Date): SettingsChange {
   const toProduction = changes.ambiente === 'producao' && current.ambiente !== 'producao';
   const input = inputOf(current);
   if (toProduction) for (const field of STATED_FOR_PRODUCTION) delete input[field];
@@ -362,7 +362,7 @@ export type Issuer = {
 
 
 /** Decrypts and parses the company's certificate on file (the .pfx costs tens of milliseconds). */
-function openCertificate(secrets: SecretBox, company: CompanyRecord): Certificate {
+function openCertificate(secrets: SecretSealer, company: CompanyRecord): Certificate {
   const pfx = secrets.open(company.certificate.pfxSealed, secretContext.pfx(company.id));
   const password = openText(secrets, company.certificate.passwordSealed, secretContext.pfxPassword(company.id));
   // Validity is checked per use (Companies.issuer), against the company's clock; parse at a time
@@ -372,7 +372,7 @@ function openCertificate(secrets: SecretBox, company: CompanyRecord): Certificat
 }
 
 /** Decrypts and parses a company's credentials. */
-function openIssuer(secrets: SecretBox, company: CompanyRecord, replacedCertificates: readonly ReplacedCertificate[]): Issuer {
+function openIssuer(secrets: SecretSealer, company: CompanyRecord, replacedCertificates: readonly ReplacedCertificate[]): Issuer {
   const companyId = company.id;
   const certificate = openCertificate(secrets, company);
   const a = company.address;

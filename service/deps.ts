@@ -10,14 +10,14 @@ import { SefazSimulator } from './authority/sefaz/simulator/server.ts';
 import { CompanyClock, type ServiceMode } from './clock.ts';
 import { Companies } from './companies.ts';
 import { Idempotency } from './idempotency.ts';
-import type { SecretBox } from './secrets.ts';
+import type { SecretSealer } from './secrets.ts';
 import type { SandboxStore, ServiceStore } from './store.ts';
 import { WebhookSettings } from './webhook-settings.ts';
 
 export type ServiceDeps = {
   mode: ServiceMode;
   store: ServiceStore;
-  secrets: SecretBox;
+  secrets: SecretSealer;
   clock: CompanyClock;
   idempotency: Idempotency;
   companies: Companies;
@@ -29,7 +29,7 @@ export type ServiceDeps = {
 export type DepsOptions = {
   mode: ServiceMode;
   store: ServiceStore;
-  secrets: SecretBox;
+  secrets: SecretSealer;
   /** Real time source (ms since epoch); the company clocks add their sandbox offsets to it. */
   realNow?: () => number;
   /** Production mode: the real tax authority (a SEFAZ client implementing authority/port.ts). */

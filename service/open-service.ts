@@ -2,10 +2,10 @@
 // database behind its store, and the master key, checked against the database.
 
 import { openServiceDatabase } from './db.ts';
-import { loadMasterKey, serviceSecretBox, verifyMasterKey, type SecretBox } from './secrets.ts';
+import { loadMasterKey, serviceSecretBox, verifyMasterKey, type SecretSealer } from './secrets.ts';
 import { SqliteStore } from './sqlite-store.ts';
 
-export type OpenedService = { store: SqliteStore; secrets: SecretBox };
+export type OpenedService = { store: SqliteStore; secrets: SecretSealer };
 
 export async function openService(dataDir: string, env: NodeJS.ProcessEnv = process.env): Promise<OpenedService> {
   const secrets = serviceSecretBox(loadMasterKey(dataDir, env));

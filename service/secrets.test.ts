@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createCompany } from './companies.ts';
 import { serviceDbPath } from './db.ts';
 import { openService } from './open-service.ts';
-import { loadMasterKey, MASTER_KEY_ENV, MASTER_KEY_FILE, openText, SecretBoxError, secretContext, serviceSecretBox } from './secrets.ts';
+import { loadMasterKey, MASTER_KEY_ENV, MASTER_KEY_FILE, openText, SecretError, secretContext, serviceSecretBox } from './secrets.ts';
 
 const dirs: string[] = [];
 const tempDir = () => {
@@ -33,8 +33,8 @@ describe('the service\'s secret box', () => {
 
   it('refuses a blob opened under another context (another company, another column)', () => {
     const sealed = box.seal('segredo', secretContext.csc('company-a'));
-    expect(() => box.open(sealed, secretContext.csc('company-b'))).toThrow(SecretBoxError);
-    expect(() => box.open(sealed, secretContext.pfxPassword('company-a'))).toThrow(SecretBoxError);
+    expect(() => box.open(sealed, secretContext.csc('company-b'))).toThrow(SecretError);
+    expect(() => box.open(sealed, secretContext.pfxPassword('company-a'))).toThrow(SecretError);
   });
 
   it('refuses a tampered blob and one sealed under another key', () => {

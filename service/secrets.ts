@@ -3,9 +3,9 @@
 // one master key kept outside the database: BALCAO_MASTER_KEY, or `<data>/master.key`.
 
 import { join } from 'node:path';
-import { AesGcmSecretBox, decodeKey, readOrCreateKeyFile, SecretBoxError, type SecretBox } from '../base/node/secret-box.ts';
+import { SecretBox, decodeKey, readOrCreateKeyFile, SecretError, type SecretSealer } from '../base/node/secret-box.ts';
 
-export { SecretBoxError, type SecretBox } from '../base/node/secret-box.ts';
+export { SecretError, type SecretSealer } from '../base/node/secret-box.ts';
 
 export const MASTER_KEY_FILE = 'master.key';
 export const MASTER_KEY_ENV = 'BALCAO_MASTER_KEY';
@@ -20,12 +20,12 @@ export const secretContext = {
 } as const;
 
 /** The service's box over `key`; it reads what the service sealed before the box was shared. */
-export function serviceSecretBox(key: Buffer): SecretBox {
-  return new AesGcmSecretBox(key, { legacy: 'service' });
+export function serviceSecretBox(key: Buffer): SecretSealer {
+  return new SecretBox(key, { legacy: 'service' });
 }
 
 /** `box.open` as text (UTF-8). */
-export function openText(box: SecretBox, sealed: Buffer, purpose: string): string {
+export function openText(box: SecretSealer, sealed: Buffer, purpose: string): string {
   return box.open(sealed, purpose).toString('utf8');
 }
 
@@ -44,12 +44,12 @@ export function loadMasterKey(dataDir: string, env: NodeJS.ProcessEnv = process.
  * use). Without it, a wrong key would only surface at the first issuance, or worse, new
  * companies would be sealed under a key the old ones do not share.
  */
-export async function verifyMasterKey(box: SecretBox, store: { masterKeyCheck(candidate: Buffer): Promise<Buffer> }): Promise<void> {
+export async function verifyMasterKey(box: SecretSealer, store: { masterKeyCheck(candidate: Buffer): Promise<Buffer> }): Promise<void> {
   const stored = await store.masterKeyCheck(box.seal('balcao-master-key-check', secretContext.masterKeyCheck));
   try {
     box.open(stored, secretContext.masterKeyCheck);
   } catch {
-    throw new SecretBoxError(
+    throw new SecretError(
       `A chave mestra em uso (${MASTER_KEY_ENV} ou ${MASTER_KEY_FILE}) não é a que cifrou este banco de dados; ` +
         'restaure a chave original (o banco não pode ser lido sem ela).',
     );

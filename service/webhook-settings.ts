@@ -3,7 +3,7 @@
 // every other credential.
 
 import { randomBytes } from 'node:crypto';
-import { openText, secretContext, type SecretBox } from './secrets.ts';
+import { openText, secretContext, type SecretSealer } from './secrets.ts';
 import type { WebhookStore } from './webhooks/store.ts';
 
 export type WebhookView = { url: string; segredo: string };
@@ -14,7 +14,7 @@ export const generateWebhookSecret = (): string => randomBytes(32).toString('bas
 export class WebhookSettings {
   constructor(
     private readonly store: WebhookStore,
-    private readonly secrets: SecretBox,
+    private readonly secrets: SecretSealer,
   ) {}
 
   async put(companyId: string, input: { url: string; segredo?: string }): Promise<WebhookView> {

@@ -1,5 +1,5 @@
 // Brasília time, the one way: fiscal documents, API answers and receipts show instants in the
-// Brasília zone. The offset comes from the time-zone database (America/Sao_Paulo), never a
+// Brasília zone. The offset comes from the time-zone database (BRASILIA_TZ below), never a
 // hard-coded -03:00: Brazil dropped DST in 2019, but dates before that, and any future change,
 // stay right. Intl.DateTimeFormat is far costlier to build than to use, so each is built once.
 

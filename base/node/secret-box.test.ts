@@ -6,7 +6,7 @@ import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AesGcmSecretBox, keychainSecretBox, readOrCreateKeyFile, SecretBoxError } from './secret-box.ts';
+import { SecretBox, keychainSecretBox, readOrCreateKeyFile, SecretError } from './secret-box.ts';
 
 const key = randomBytes(32);
 
@@ -27,8 +27,8 @@ function terminalFormat1(plain: string): Buffer {
   return Buffer.concat([Buffer.of(1), iv, body, cipher.getAuthTag()]);
 }
 
-describe('AesGcmSecretBox', () => {
-  const box = new AesGcmSecretBox(key);
+describe('SecretBox', () => {
+  const box = new SecretBox(key);
 
   it('seals with a fresh IV each time, never leaving the plain text in the output, and opens it again', () => {
     const a = box.seal('CSC-DE-TESTE-123456', 'company/x/csc');
@@ -43,8 +43,8 @@ describe('AesGcmSecretBox', () => {
 
   it('binds a value to its purpose: another purpose, another key, a tampered value and garbage are refused', () => {
     const sealed = box.seal('segredo', 'company/a/csc');
-    expect(() => box.open(sealed, 'company/b/csc')).toThrow(SecretBoxError);
-    expect(() => new AesGcmSecretBox(randomBytes(32)).open(sealed, 'company/a/csc')).toThrow(/chave diferente/);
+    expect(() => box.open(sealed, 'company/b/csc')).toThrow(SecretError);
+    expect(() => new SecretBox(randomBytes(32)).open(sealed, 'company/a/csc')).toThrow(/chave diferente/);
     const tampered = Buffer.from(sealed);
     tampered[tampered.length - 1]! ^= 1;
     expect(() => box.open(tampered, 'company/a/csc')).toThrow(/adulterado/);
@@ -52,17 +52,17 @@ describe('AesGcmSecretBox', () => {
   });
 
   it("reads what each side sealed before the box was shared, each only its own", () => {
-    const service = new AesGcmSecretBox(key, { legacy: 'service' });
-    const terminal = new AesGcmSecretBox(key, { legacy: 'terminal' });
+    const service = new SecretBox(key, { legacy: 'service' });
+    const terminal = new SecretBox(key, { legacy: 'terminal' });
     expect(service.open(serviceFormat1('csc antigo', 'company/x/csc'), 'company/x/csc').toString()).toBe('csc antigo');
-    expect(() => service.open(serviceFormat1('csc antigo', 'company/x/csc'), 'company/y/csc')).toThrow(SecretBoxError);
+    expect(() => service.open(serviceFormat1('csc antigo', 'company/x/csc'), 'company/y/csc')).toThrow(SecretError);
     expect(terminal.open(terminalFormat1('token antigo'), 'terminal/token').toString()).toBe('token antigo');
-    expect(() => service.open(terminalFormat1('token antigo'), 'terminal/token')).toThrow(SecretBoxError);
+    expect(() => service.open(terminalFormat1('token antigo'), 'terminal/token')).toThrow(SecretError);
     expect(() => box.open(serviceFormat1('x', 'p'), 'p')).toThrow(/formato desconhecido/);
   });
 
   it('refuses a key of the wrong size', () => {
-    expect(() => new AesGcmSecretBox(randomBytes(16))).toThrow(/32 bytes/);
+    expect(() => new SecretBox(randomBytes(16))).toThrow(/32 bytes/);
   });
 });
 

@@ -19,14 +19,15 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 
-export interface SecretBox {
+/** What seals and opens secrets: the SecretBox below, or the OS keychain (keychainSecretBox). */
+export interface SecretSealer {
   seal(plain: Buffer | string, purpose: string): Buffer;
-  /** Throws SecretBoxError when the value does not open (another key, another purpose, damage). */
+  /** Throws SecretError when the value does not open (another key, another purpose, damage). */
   open(sealed: Buffer, purpose: string): Buffer;
 }
 
-export class SecretBoxError extends Error {
-  override name = 'SecretBoxError';
+export class SecretError extends Error {
+  override name = 'SecretError';
 }
 
 export const KEY_BYTES = 32;
@@ -40,12 +41,12 @@ export type LegacyFormat = 'service' | 'terminal';
 
 const bytesOf = (plain: Buffer | string): Buffer => (typeof plain === 'string' ? Buffer.from(plain, 'utf8') : plain);
 
-export class AesGcmSecretBox implements SecretBox {
+export class SecretBox implements SecretSealer {
   readonly #key: Buffer;
   readonly #legacy: LegacyFormat | undefined;
 
   constructor(key: Buffer, options: { legacy?: LegacyFormat } = {}) {
-    if (key.length !== KEY_BYTES) throw new SecretBoxError(`a chave dos segredos deve ter ${KEY_BYTES} bytes (recebidos ${key.length})`);
+    if (key.length !== KEY_BYTES) throw new SecretError(`a chave dos segredos deve ter ${KEY_BYTES} bytes (recebidos ${key.length})`);
     this.#key = Buffer.from(key);
     this.#legacy = options.legacy;
   }
@@ -59,7 +60,7 @@ export class AesGcmSecretBox implements SecretBox {
   }
 
   open(sealed: Buffer, purpose: string): Buffer {
-    if (sealed.length < 1 + IV_BYTES + TAG_BYTES) throw new SecretBoxError(`segredo cifrado curto demais (${purpose})`);
+    if (sealed.length < 1 + IV_BYTES + TAG_BYTES) throw new SecretError(`segredo cifrado curto demais (${purpose})`);
     const format = sealed[0];
     if (format === FORMAT_SHARED || (format === FORMAT_LEGACY && this.#legacy === 'service')) {
       return this.decrypt(sealed.subarray(1, 1 + IV_BYTES), sealed.subarray(1 + IV_BYTES, 1 + IV_BYTES + TAG_BYTES), sealed.subarray(1 + IV_BYTES + TAG_BYTES), purpose);
@@ -67,7 +68,7 @@ export class AesGcmSecretBox implements SecretBox {
     if (format === FORMAT_LEGACY && this.#legacy === 'terminal') {
       return this.decrypt(sealed.subarray(1, 1 + IV_BYTES), sealed.subarray(sealed.length - TAG_BYTES), sealed.subarray(1 + IV_BYTES, sealed.length - TAG_BYTES), null, purpose);
     }
-    throw new SecretBoxError(`segredo cifrado em formato desconhecido (${purpose})`);
+    throw new SecretError(`segredo cifrado em formato desconhecido (${purpose})`);
   }
 
   /** `aad` null: a legacy terminal value, sealed without one. */
@@ -78,7 +79,7 @@ export class AesGcmSecretBox implements SecretBox {
     try {
       return Buffer.concat([decipher.update(body), decipher.final()]);
     } catch (err) {
-      throw new SecretBoxError(`não foi possível decifrar ${purpose}: chave diferente da usada para cifrar, ou dado adulterado`, { cause: err });
+      throw new SecretError(`não foi possível decifrar ${purpose}: chave diferente da usada para cifrar, ou dado adulterado`, { cause: err });
     }
   }
 }
@@ -93,7 +94,7 @@ const KEYCHAIN_PREFIX = 'balcao-v2\n';
  * inside the sealed text and is checked on opening; a value sealed before purposes (plain
  * base64) still opens.
  */
-export function keychainSecretBox(keychain: KeychainCipher): SecretBox {
+export function keychainSecretBox(keychain: KeychainCipher): SecretSealer {
   return {
     seal: (plain, purpose) => keychain.encryptString(`${KEYCHAIN_PREFIX}${purpose}\n${bytesOf(plain).toString('base64')}`),
     open(sealed, purpose) {
@@ -101,11 +102,11 @@ export function keychainSecretBox(keychain: KeychainCipher): SecretBox {
       try {
         text = keychain.decryptString(sealed);
       } catch (err) {
-        throw new SecretBoxError(`o chaveiro do sistema não abriu ${purpose}`, { cause: err });
+        throw new SecretError(`o chaveiro do sistema não abriu ${purpose}`, { cause: err });
       }
       if (!text.startsWith(KEYCHAIN_PREFIX)) return Buffer.from(text, 'base64');
       const [sealedFor, data] = text.slice(KEYCHAIN_PREFIX.length).split('\n');
-      if (sealedFor !== purpose || data === undefined) throw new SecretBoxError(`segredo selado para outro uso (${sealedFor}), não ${purpose}`);
+      if (sealedFor !== purpose || data === undefined) throw new SecretError(`segredo selado para outro uso (${sealedFor}), não ${purpose}`);
       return Buffer.from(data, 'base64');
     },
   };
@@ -120,7 +121,7 @@ export function decodeKey(text: string, origin: string): Buffer {
   const key = Buffer.from(trimmed, 'base64');
   // Buffer.from ignores junk silently; a round trip proves the text really was base64.
   if (key.length !== KEY_BYTES || key.toString('base64').replace(/=+$/, '') !== trimmed.replace(/=+$/, '')) {
-    throw new SecretBoxError(`${origin}: a chave deve ser ${KEY_BYTES} bytes em base64 (44 caracteres)`);
+    throw new SecretError(`${origin}: a chave deve ser ${KEY_BYTES} bytes em base64 (44 caracteres)`);
   }
   return key;
 }
@@ -135,7 +136,7 @@ export function readOrCreateKeyFile(file: string): Buffer {
   if (!existsSync(file)) publishNewKey(file);
   if (process.platform !== 'win32') {
     const mode = statSync(file).mode & 0o777;
-    if (mode & 0o077) throw new SecretBoxError(`${file} pode ser lido por outros usuários (permissões ${mode.toString(8)}); execute chmod 600 ${file}`);
+    if (mode & 0o077) throw new SecretError(`${file} pode ser lido por outros usuários (permissões ${mode.toString(8)}); execute chmod 600 ${file}`);
   }
   const content = readFileSync(file);
   if (content.length === KEY_BYTES) return content;

@@ -8,9 +8,9 @@
 // reported as unreadable, and the manager enters it again.
 
 import { join } from 'node:path';
-import { AesGcmSecretBox, readOrCreateKeyFile, type SecretBox } from '../../base/node/secret-box.ts';
+import { SecretBox, readOrCreateKeyFile, type SecretSealer } from '../../base/node/secret-box.ts';
 
-export { SecretBoxError, type SecretBox } from '../../base/node/secret-box.ts';
+export { SecretError, type SecretSealer } from '../../base/node/secret-box.ts';
 
 /** File name of the key inside the data directory. */
 export const SECRET_KEY_FILE = 'segredos.key';
@@ -19,6 +19,6 @@ export const SECRET_KEY_FILE = 'segredos.key';
 export const terminalSecretPurpose = (name: string): string => `terminal/${name}`;
 
 /** The key-file box of `dataDir` (created with its key on first use); reads the terminal's first format too. */
-export function fileKeySecretBox(dataDir: string): SecretBox {
-  return new AesGcmSecretBox(readOrCreateKeyFile(join(dataDir, SECRET_KEY_FILE)), { legacy: 'terminal' });
+export function fileKeySecretBox(dataDir: string): SecretSealer {
+  return new SecretBox(readOrCreateKeyFile(join(dataDir, SECRET_KEY_FILE)), { legacy: 'terminal' });
 }

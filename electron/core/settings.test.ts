@@ -12,12 +12,12 @@ import type { SettingsPatch } from '../api/terminal-api.ts';
 import { profileOfEmitter } from './company-profile.ts';
 import type { TerminalError } from './errors.ts';
 import { PosStore } from './pos-store.ts';
-import { fileKeySecretBox, type SecretBox } from './secret-box.ts';
+import { fileKeySecretBox, type SecretSealer } from './secret-box.ts';
 import { Settings } from './settings.ts';
 
 let dir: string;
 let store: PosStore;
-let box: SecretBox;
+let box: SecretSealer;
 let now = Date.parse('2026-11-22T15:00:00.000Z');
 const clock = () => now;
 const demo = profileOfEmitter(demoEmitter());

@@ -30,7 +30,7 @@ import type { PosStore } from './pos-store.ts';
 import { DEFAULT_PRINTER_SETTINGS, validatePrinterSettings } from './printing.ts';
 import { DEFAULT_SCALE_LABEL_SETTINGS, validateScaleLabelSettings } from './scale-label.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
-import { terminalSecretPurpose, type SecretBox } from './secret-box.ts';
+import { terminalSecretPurpose, type SecretSealer } from './secret-box.ts';
 import { formatDateBR } from '../../base/common/brasilia.ts';
 
 export const DEFAULT_SERIES = 1;
@@ -118,7 +118,7 @@ function certificateError(err: unknown): unknown {
 export type SettingsOptions = {
   store: PosStore;
   clock: Clock;
-  box: SecretBox;
+  box: SecretSealer;
   /** First-open values (TerminalOptions). */
   seed: { serviceUrl?: string; token?: string; series?: number };
 };
@@ -126,7 +126,7 @@ export type SettingsOptions = {
 export class Settings {
   private readonly store: PosStore;
   private readonly clock: Clock;
-  private readonly box: SecretBox;
+  private readonly box: SecretSealer;
   private loaded: { fingerprint: string; certificate: Certificate } | undefined;
 
   constructor(options: SettingsOptions) {

@@ -55,7 +55,7 @@ import { iso, type Clock } from '../../base/common/clock.ts';
 import type { PrinterTransport } from '../../native/printer/transports.ts';
 import type { DanfeCopy } from '../../fiscal/danfe/model.ts';
 import { importCatalogCsv } from './catalog-import.ts';
-import { fileKeySecretBox, type SecretBox } from './secret-box.ts';
+import { fileKeySecretBox, type SecretSealer } from './secret-box.ts';
 import { ServiceClock } from './service-clock.ts';
 import { Settings } from './settings.ts';
 
@@ -87,7 +87,7 @@ export type TerminalOptions = {
   /** Replaces the printer the settings describe (tests: MemoryPrinter from native/printer/transports.ts). */
   printerTransport?: PrinterTransport;
   /** Seals the secrets at rest; default: a key file in the data directory (secret-box.ts). */
-  secretBox?: SecretBox;
+  secretBox?: SecretSealer;
   /** Offline contingency: how long an accepted receipt may wait for the authority before that counts as a failure. */
   authorityTimeoutMs?: number;
 };

@@ -24,7 +24,7 @@
 // - The URL and the secret are read when sending, so a PUT /webhook applies to pending events;
 //   an event whose company removed its webhook is given up ("webhook removido").
 
-import type { SecretBox } from '../secrets.ts';
+import type { SecretSealer } from '../secrets.ts';
 import { openText, secretContext } from '../secrets.ts';
 import type { WebhookAttemptResult, WebhookDelivery as LeasedDelivery, WebhookStore } from './store.ts';
 import { SIGNATURE_HEADER, signWebhookBody } from './signature.ts';
@@ -81,7 +81,7 @@ export type DeliveryLogger = {
 
 export type WebhookDeliveryOptions = {
   store: WebhookStore;
-  secrets: SecretBox;
+  secrets: SecretSealer;
   logger?: DeliveryLogger;
   /** Base delays between attempts (last one repeats); default: backoffFromEnv(). */
   backoffMs?: readonly number[];
@@ -104,7 +104,7 @@ const silent: DeliveryLogger = { debug: () => undefined, warn: () => undefined, 
 
 export class WebhookDelivery {
   readonly #store: WebhookStore;
-  readonly #secrets: SecretBox;
+  readonly #secrets: SecretSealer;
   readonly #log: DeliveryLogger;
   readonly #backoff: readonly number[];
   readonly #timeoutMs: number;
