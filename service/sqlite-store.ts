@@ -5,6 +5,9 @@
 import { dirname, join } from 'node:path';
 import type Database from 'better-sqlite3';
 import type { Environment } from '../fiscal/company.ts';
+import { loadMigrations, migrationSetDir } from '../migrations/migrate.ts';
+import type { SandboxMemory } from './authority/sandbox-memory.ts';
+import { SqliteSandboxMemory } from './authority/sandbox-store.ts';
 import { companyFromRow, settingsRow, type CompanyRow } from './company-rows.ts';
 import {
   canSettle,
@@ -321,8 +324,13 @@ export class SqliteStore implements ServiceStore {
     return offset ?? 0;
   }
 
+  /** `<data>/sandbox-authority.sqlite`, beside this database; undefined for one in memory. */
   sandboxAuthorityFile(): string | undefined {
     return this.db.memory ? undefined : join(dirname(this.db.name), 'sandbox-authority.sqlite');
+  }
+
+  openSandboxAuthorityMemory(): SandboxMemory {
+    return new SqliteSandboxMemory(this.sandboxAuthorityFile() ?? ':memory:');
   }
 
   async advanceClock(companyId: string, minutes: number): Promise<number> {
@@ -434,8 +442,18 @@ export class SqliteStore implements ServiceStore {
     });
   }
 
+  /** One process owns the file (see the header). */
+  readonly shared = false;
+
   async ping(): Promise<void> {
     this.statement('SELECT 1').get();
+  }
+
+  async checkReady(): Promise<void> {
+    // The service migrates its file when it opens it; a tool may open it without (db.ts).
+    const applied = new Set(this.statement('SELECT id FROM schema_migrations').pluck().all() as string[]);
+    const missing = loadMigrations(migrationSetDir('service')).filter((m) => !applied.has(m.id));
+    if (missing.length) throw new Error(`migrações pendentes no banco: ${missing.map((m) => m.id).join(', ')}`);
   }
 
   async close(): Promise<void> {
