@@ -41,6 +41,8 @@ export type BuildAppOptions = {
   sandboxTransport?: SandboxTransport;
   /** How long a request may take to arrive (http/timeouts.ts); default: BALCAO_REQUEST_TIMEOUT_MS or 30 s. */
   requestTimeoutMs?: number;
+  /** GET /metrics also reports the process's own metrics (the service process; not in-process tests). */
+  processMetrics?: boolean;
 };
 
 export type ServiceApp = FastifyInstance & { deps: ServiceDeps };
@@ -161,12 +163,27 @@ export function buildApp(options: BuildAppOptions): ServiceApp {
     },
   });
 
-  // With a company's token, also what the service last learned of that company's tax authority,
-  // so a terminal can issue in offline contingency without waiting on a sale to find out.
-  app.get('/healthz', { schema: { hide: true }, onRequest: identifyIfPresent(deps.store) }, async (request) => {
-    await deps.store.ping();
-    return request.company ? { status: 'ok', autoridade: deps.authority.availability.of(request.company.id) } : { status: 'ok' };
+  // Liveness: the process answers (the database is /readyz's business: a process is not
+  // restarted because its database is away). With a company's token, also what the service last
+  // learned of that company's tax authority, so a terminal can issue in offline contingency
+  // without waiting on a sale to find out.
+  app.get('/healthz', { schema: { hide: true }, onRequest: identifyIfPresent(deps.store) }, async (request) =>
+    request.company ? { status: 'ok', autoridade: deps.authority.availability.of(request.company.id) } : { status: 'ok' },
+  );
+
+  // Readiness: the database answers and its schema is the one this code ships. A load balancer
+  // sends traffic only to a ready process; 503 in the contract's shape otherwise.
+  app.get('/readyz', { schema: { hide: true } }, async () => {
+    try {
+      await deps.store.checkReady();
+    } catch (err) {
+      throw new ApiError('servico_indisponivel', `O serviço não está pronto: ${(err as Error).message}`, { headers: { 'retry-after': '5' } });
+    }
+    return { status: 'ok' };
   });
+
+  // Prometheus (metrics.ts). Open like /healthz: counts and durations, nothing of a company's.
+  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => reply.type(deps.metrics.contentType).send(await deps.metrics.text()));
 
   app.get(OPENAPI_PATH, { schema: { hide: true } }, async () => app.swagger());
 

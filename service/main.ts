@@ -2,7 +2,12 @@
 // otherwise (ARCHITECTURE.md: nothing listens beyond loopback unless configured). When ready it
 // logs one line `{"msg":"listening","url":"http://127.0.0.1:PORT"}`, which supervisors and the
 // test harness wait for. On a signal it stops accepting, lets in-flight requests finish, closes
-// the database and exits 0.
+// the database and exits 0 (on PostgreSQL, releasing its lease first: what it held is free for
+// the other processes at once).
+//
+// Its data: a folder (SQLite, one process) or a PostgreSQL database several processes share
+// (storage.ts). Every log line carries the process's pid and, on PostgreSQL, its id in the
+// database (`processo`, the one its leases name).
 
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
@@ -13,14 +18,16 @@ import { SefazConfigError, sefazOptions, type SefazSettings } from './authority/
 import type { ServiceMode } from './clock.ts';
 import type { SandboxTransport } from './deps.ts';
 import { createLogger } from './logger.ts';
+import { PgStore } from './pg-store.ts';
 import { openService } from './open-service.ts';
+import { describeStorage, STORAGE_OPTIONS, STORAGE_USAGE, storageOf, type Storage } from './storage.ts';
 
-const USAGE = `Uso: balcao service --port PORTA --data DIR [--host 127.0.0.1] [--modo sandbox|producao]
+const USAGE = `Uso: balcao service --port PORTA (--data DIR | --database URL) [--host 127.0.0.1] [--modo sandbox|producao]
                       [--sandbox-wire] [--sefaz-url https://HOST:PORTA] [--sefaz-ca ARQUIVO.pem]
 
 Inicia o serviço de emissão (API HTTP de NFC-e, NF-e de devolução e MDF-e).
   --port PORTA   porta TCP (0 = uma porta livre qualquer)
-  --data DIR     pasta de dados (banco service.sqlite e chave mestra master.key)
+${STORAGE_USAGE}
   --host ENDEREÇO  interface de escuta (padrão 127.0.0.1, só esta máquina)
   --modo sandbox|producao  sandbox (padrão): autoridade fiscal simulada e controles /api/v1/sandbox;
                  producao: a SEFAZ real (SOAP 1.2 com TLS mútuo, certificado A1 da empresa)
@@ -39,7 +46,7 @@ const DEFAULT_GRACE_MS = 30_000;
 type ServiceArgs = {
   port: number;
   host: string;
-  dataDir: string;
+  storage: Storage;
   mode: ServiceMode;
   sandboxTransport: SandboxTransport;
   sefaz: SefazSettings;
@@ -48,7 +55,7 @@ type ServiceArgs = {
 function parse(args: string[]): ServiceArgs | 'help' {
   const { values: v } = parseOptions(args, {
     port: { type: 'string' },
-    data: { type: 'string' },
+    ...STORAGE_OPTIONS,
     host: { type: 'string' },
     modo: { type: 'string' },
     'sandbox-wire': { type: 'boolean' },
@@ -59,7 +66,7 @@ function parse(args: string[]): ServiceArgs | 'help' {
   if (v.help) return 'help';
   if (v.port === undefined) throw new UsageError('--port: obrigatório');
   if (!/^[0-9]{1,5}$/.test(v.port) || Number(v.port) > 65535) throw new UsageError('--port: deve ser um número de 0 a 65535');
-  if (v.data === undefined || v.data === '') throw new UsageError('--data: obrigatório');
+  const storage = storageOf(v);
   const modo = v.modo ?? 'sandbox';
   if (modo !== 'sandbox' && modo !== 'producao') throw new UsageError('--modo: deve ser sandbox ou producao');
   if (v['sandbox-wire'] && modo !== 'sandbox') throw new UsageError('--sandbox-wire: só no modo sandbox');
@@ -69,7 +76,7 @@ function parse(args: string[]): ServiceArgs | 'help' {
   return {
     port: Number(v.port),
     host: v.host ?? '127.0.0.1',
-    dataDir: v.data,
+    storage,
     mode: modo === 'producao' ? 'production' : 'sandbox',
     sandboxTransport: v['sandbox-wire'] ? 'wire' : 'in-process',
     sefaz: { url: v['sefaz-url'], ca: v['sefaz-ca'] },
@@ -99,11 +106,12 @@ export async function run(args: string[]): Promise<number> {
   }
 }
 
-async function serve({ port, host, dataDir, mode, sandboxTransport, sefaz }: ServiceArgs, log: Logger): Promise<number> {
+async function serve({ port, host, storage, mode, sandboxTransport, sefaz }: ServiceArgs, baseLog: Logger): Promise<number> {
   // The SEFAZ settings are checked before anything opens: a wrong CA file fails the start.
   const authority = mode === 'production' ? new SefazAuthority(sefazOptions(sefaz)) : undefined;
-  const { store, secrets } = await openService(dataDir);
-  const app = buildApp({ store, secrets, mode, logger: log, authority, sandboxTransport });
+  const { store, secrets } = await openService(storage, process.env, { holdsWork: true, log: baseLog });
+  const log = store instanceof PgStore ? baseLog.child({ processo: store.processId }) : baseLog;
+  const app = buildApp({ store, secrets, mode, logger: log, authority, sandboxTransport, processMetrics: true });
   try {
     await app.listen({ port, host });
   } catch (err) {
@@ -117,7 +125,8 @@ async function serve({ port, host, dataDir, mode, sandboxTransport, sefaz }: Ser
   // Lifecycle lines (listening, stopping, stopped) are what supervisors wait for: they are
   // written whatever BALCAO_LOG_LEVEL says.
   const lifecycle = log.isLevelEnabled('info') ? log : log.child({}, { level: 'info' });
-  lifecycle.info({ url: `http://${urlHost}:${address.port}`, mode, dataDir, ...(mode === 'sandbox' && { sandboxTransport }) }, 'listening');
+  const where = storage.kind === 'sqlite' ? { dataDir: storage.dataDir } : { database: describeStorage(storage) };
+  lifecycle.info({ url: `http://${urlHost}:${address.port}`, mode, ...where, ...(mode === 'sandbox' && { sandboxTransport }) }, 'listening');
 
   const graceMs = Number(process.env.BALCAO_SHUTDOWN_GRACE_MS ?? DEFAULT_GRACE_MS);
   return new Promise<number>((resolve) => {
