@@ -137,6 +137,17 @@ export async function pendingMigrations(pool: pg.Pool): Promise<string[]> {
   }
 }
 
+/**
+ * An idempotency key as stored (its UTF-8 bytes: migrations/service-postgres/, header) and back.
+ * Both take and give null for "no key".
+ */
+export function keyBytes(key: string): Buffer;
+export function keyBytes(key: string | null): Buffer | null;
+export function keyBytes(key: string | null): Buffer | null {
+  return key === null ? null : Buffer.from(key, 'utf8');
+}
+export const keyText = (bytes: Buffer | null): string | null => (bytes === null ? null : bytes.toString('utf8'));
+
 /** PostgreSQL's unique_violation, on the named constraint or index if given. */
 export function isUniqueViolation(err: unknown, constraint?: string): boolean {
   const e = err as { code?: string; constraint?: string };

@@ -30,7 +30,7 @@ import {
 import { PgMdfeStore } from './mdfe/pg-store.ts';
 import { PgNfceStore } from './nfce/pg-store.ts';
 import { PgNfeStore } from './nfe/pg-store.ts';
-import { holderGone, inTransaction, openPostgres, pendingMigrations, ProcessLease, type PgBlocks, type PostgresSettings } from './pg-db.ts';
+import { holderGone, inTransaction, keyBytes, keyText, openPostgres, pendingMigrations, ProcessLease, type PgBlocks, type PostgresSettings } from './pg-db.ts';
 import {
   DEFAULT_SANDBOX_AUTHORITY,
   type CompanyRecord,
@@ -260,14 +260,14 @@ export class PgStore implements ServiceStore {
     const { companyId, docType, key, documentId } = attempt;
     const removed = await this.pool.query(
       `DELETE FROM idempotency_keys WHERE company_id = $1 AND doc_type = $2 AND key = $3 AND document_id = $4 AND state = 'processing'`,
-      [companyId, docType, key, documentId],
+      [companyId, docType, keyBytes(key), documentId],
     );
     return removed.rowCount === 1;
   }
 
   async pendingIdempotencyKeys(docType: DocumentType): Promise<PendingKey[]> {
     const rows = (
-      await this.pool.query<{ company_id: string; doc_type: DocumentType; key: string; document_id: string; created_at: string; updated_at: string }>(
+      await this.pool.query<{ company_id: string; doc_type: DocumentType; key: Buffer; document_id: string; created_at: string; updated_at: string }>(
         `SELECT company_id, doc_type, key, document_id, created_at, updated_at
            FROM idempotency_keys k WHERE doc_type = $1 AND state = 'processing' AND ${holderGone('k.claimed_by', '$2')}
           ORDER BY updated_at`,
@@ -277,7 +277,7 @@ export class PgStore implements ServiceStore {
     return rows.map((r) => ({
       companyId: r.company_id,
       docType: r.doc_type,
-      key: r.key,
+      key: keyText(r.key)!,
       documentId: r.document_id,
       createdAt: r.created_at,
       updatedAt: r.updated_at,
@@ -288,7 +288,7 @@ export class PgStore implements ServiceStore {
     const r = await db.query<StoredKey>(
       `SELECT state, fingerprint, document_id AS "documentId" FROM idempotency_keys
         WHERE company_id = $1 AND doc_type = $2 AND key = $3${forUpdate ? ' FOR UPDATE' : ''}`,
-      [companyId, docType, key],
+      [companyId, docType, keyBytes(key)],
     );
     return r.rows[0];
   }
@@ -305,7 +305,7 @@ export class PgStore implements ServiceStore {
     const inserted = await client.query(
       `INSERT INTO idempotency_keys (company_id, doc_type, key, fingerprint, document_id, state, claimed_by, created_at, updated_at)
        VALUES ($1, $2, $3, $4, $5, 'processing', $6, $7, $7) ON CONFLICT DO NOTHING`,
-      [companyId, docType, key, fingerprint, documentId, this.#lease.id, now],
+      [companyId, docType, keyBytes(key), fingerprint, documentId, this.#lease.id, now],
     );
     if (inserted.rowCount === 1) return { kind: 'new' };
     const decision = decideClaim(await this.storedKey(client, companyId, docType, key, true), fingerprint);
@@ -317,7 +317,7 @@ export class PgStore implements ServiceStore {
         await client.query(
           `UPDATE idempotency_keys SET fingerprint = $1, document_id = $2, state = 'processing', claimed_by = $3, updated_at = $4
             WHERE company_id = $5 AND doc_type = $6 AND key = $7`,
-          [fingerprint, documentId, this.#lease.id, now, companyId, docType, key],
+          [fingerprint, documentId, this.#lease.id, now, companyId, docType, keyBytes(key)],
         );
         return { kind: 'new' };
       case 'refuse':
@@ -340,7 +340,7 @@ export class PgStore implements ServiceStore {
           WHERE company_id = $1 AND doc_type = $2 AND key = $3 AND document_id = $4 AND state = 'processing'
        )
        SELECT (SELECT state FROM current) AS state`,
-      [companyId, docType, key, documentId, outcome, iso()],
+      [companyId, docType, keyBytes(key), documentId, outcome, iso()],
     );
     const current = r.rows[0]?.state;
     return current !== null && current !== undefined && canSettle(current, outcome);
@@ -362,9 +362,9 @@ export class PgStore implements ServiceStore {
     const row = (
       await this.pool.query<{ latency_ms: number; disponivel: boolean }>(
         `INSERT INTO sandbox_authority (company_id, latency_ms, disponivel, updated_at)
-         VALUES ($1, coalesce($2, $5), coalesce($3, $6), $4)
-         ON CONFLICT (company_id) DO UPDATE SET latency_ms = coalesce($2, sandbox_authority.latency_ms),
-           disponivel = coalesce($3, sandbox_authority.disponivel), updated_at = $4
+         VALUES ($1, coalesce($2::integer, $5::integer), coalesce($3::boolean, $6::boolean), $4)
+         ON CONFLICT (company_id) DO UPDATE SET latency_ms = coalesce($2::integer, sandbox_authority.latency_ms),
+           disponivel = coalesce($3::boolean, sandbox_authority.disponivel), updated_at = $4
          RETURNING latency_ms, disponivel`,
         [
           companyId,

@@ -9,6 +9,10 @@
 -- authority wrote (dhEmi, dhRecbto) are kept as it wrote them. Secrets are AES-256-GCM blobs
 -- sealed by service/secrets.ts (bytea columns ending in _enc). Only the leases use timestamptz:
 -- they are compared with the database's clock (now()), the one clock every process shares.
+--
+-- Idempotency keys (idempotency_keys.key, the documents' idempotency_key and the manifests'
+-- referencia_externa) are BYTEA holding the key's UTF-8: a key is any Unicode text of 1 to 200
+-- characters (docs/api.md), U+0000 included, which PostgreSQL's text type cannot hold.
 
 -- One row per running service process. A process renews heartbeat_at every lease/5 (BALCAO_LEASE_MS);
 -- a row not renewed for the lease's length is a dead process, and whatever it held (queued
@@ -81,7 +85,7 @@ CREATE INDEX replaced_certificates_company ON replaced_certificates (company_id,
 CREATE TABLE idempotency_keys (
   company_id TEXT NOT NULL REFERENCES companies (id) ON DELETE CASCADE,
   doc_type TEXT NOT NULL,
-  key TEXT NOT NULL CHECK (char_length(key) BETWEEN 1 AND 200),
+  key BYTEA NOT NULL CHECK (length(key) BETWEEN 1 AND 800),
   fingerprint TEXT NOT NULL,
   document_id TEXT NOT NULL,
   state TEXT NOT NULL CHECK (state IN ('processing', 'authorized', 'rejected')),
@@ -141,7 +145,7 @@ CREATE TABLE nfce_documents (
   seq BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,
   id TEXT PRIMARY KEY,
   company_id TEXT NOT NULL REFERENCES companies (id) ON DELETE CASCADE,
-  idempotency_key TEXT,
+  idempotency_key BYTEA,
   serie INTEGER NOT NULL CHECK (serie BETWEEN 0 AND 999),
   numero INTEGER NOT NULL CHECK (numero BETWEEN 1 AND 999999999),
   chave TEXT NOT NULL CHECK (length(chave) = 44),
@@ -216,7 +220,7 @@ CREATE TABLE mdfe (
   autorizado_em TEXT,
   encerrado_em TEXT,
   cancelado_em TEXT,
-  referencia_externa TEXT,
+  referencia_externa BYTEA,
   qrcode TEXT NOT NULL,
   valor_carga TEXT NOT NULL,
   xml TEXT NOT NULL,
@@ -260,7 +264,7 @@ CREATE TABLE nfe_documents (
   id TEXT PRIMARY KEY,
   company_id TEXT NOT NULL REFERENCES companies (id) ON DELETE CASCADE,
   tipo TEXT NOT NULL CHECK (tipo IN ('devolucao')),
-  idempotency_key TEXT,
+  idempotency_key BYTEA,
   serie INTEGER NOT NULL CHECK (serie BETWEEN 0 AND 999),
   numero INTEGER NOT NULL CHECK (numero BETWEEN 1 AND 999999999),
   chave TEXT NOT NULL CHECK (length(chave) = 44),

@@ -5,7 +5,7 @@
 // A manifest being issued names the process whose request issues it (issued_by): the recovery
 // of another process settles it only once that process's lease ran out (`processing`).
 
-import { holderGone, type PgBlocks } from '../pg-db.ts';
+import { holderGone, keyBytes, keyText, type PgBlocks } from '../pg-db.ts';
 import type { KeyAttempt } from '../idempotency-rules.ts';
 import type {
   MdfeDocument,
@@ -39,7 +39,7 @@ type Row = {
   autorizado_em: string | null;
   encerrado_em: string | null;
   cancelado_em: string | null;
-  referencia_externa: string | null;
+  referencia_externa: Buffer | null;
   qrcode: string;
   valor_carga: string;
   created_at: string;
@@ -71,7 +71,7 @@ function fromRow(r: Row): MdfeRecord {
     autorizadoEm: r.autorizado_em,
     encerradoEm: r.encerrado_em,
     canceladoEm: r.cancelado_em,
-    referenciaExterna: r.referencia_externa,
+    referenciaExterna: keyText(r.referencia_externa),
     qrcode: r.qrcode,
     valorCarga: r.valor_carga,
     createdAt: r.created_at,
@@ -115,7 +115,7 @@ export class PgMdfeStore implements MdfeStore {
           m.ufInicio,
           m.ufFim,
           m.emitidoEm,
-          m.referenciaExterna,
+          keyBytes(m.referenciaExterna),
           m.qrcode,
           m.valorCarga,
           m.xml,

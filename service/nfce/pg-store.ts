@@ -12,7 +12,7 @@
 
 import type { Environment } from '../../fiscal/company.ts';
 import type { ClaimRequest } from '../idempotency-rules.ts';
-import { holderGone, isUniqueViolation, type PgBlocks } from '../pg-db.ts';
+import { holderGone, isUniqueViolation, keyBytes, keyText, type PgBlocks } from '../pg-db.ts';
 import type {
   Backlog,
   InsertResult,
@@ -32,7 +32,7 @@ import type {
 type RecordRow = {
   id: string;
   company_id: string;
-  idempotency_key: string | null;
+  idempotency_key: Buffer | null;
   serie: number;
   numero: number;
   chave: string;
@@ -68,7 +68,7 @@ function recordOf(r: RecordRow): NfceRecord {
   return {
     id: r.id,
     companyId: r.company_id,
-    idempotencyKey: r.idempotency_key,
+    idempotencyKey: keyText(r.idempotency_key),
     serie: r.serie,
     numero: r.numero,
     chave: r.chave,
@@ -102,7 +102,7 @@ function documentParams(d: NewNfceDocument): unknown[] {
   return [
     d.id,
     d.companyId,
-    d.idempotencyKey,
+    keyBytes(d.idempotencyKey),
     d.serie,
     d.numero,
     d.chave,
@@ -149,7 +149,7 @@ export class PgNfceStore implements NfceStore {
                VALUES ($2, 'nfce', $18, $19, $1, 'processing', $20, $17, $17) ON CONFLICT DO NOTHING RETURNING 1
              )
              INSERT INTO nfce_documents (${INSERT_COLUMNS}) SELECT ${INSERT_VALUES} WHERE EXISTS (SELECT 1 FROM claimed)`,
-            [...documentParams(d), claim.key, claim.fingerprint, this.b.lease.id],
+            [...documentParams(d), keyBytes(claim.key), claim.fingerprint, this.b.lease.id],
           )
         : await this.b.pool.query(`INSERT INTO nfce_documents (${INSERT_COLUMNS}) VALUES (${INSERT_VALUES})`, documentParams(d));
       if (inserted.rowCount === 1) return { kind: 'new' };

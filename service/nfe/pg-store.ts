@@ -4,14 +4,14 @@
 // and a company's returns are numbered one at a time across processes (numberingTurn).
 
 import type { Environment } from '../../fiscal/company.ts';
-import { holderGone, type PgBlocks } from '../pg-db.ts';
+import { holderGone, keyBytes, keyText, type PgBlocks } from '../pg-db.ts';
 import type { NewNfeDocument, NfeEventOf, NfeItemRecord, NfeRecord, NfeStatus, NfeStore, NfeVerdict, NfeWork, ReturnedNfce } from './store.ts';
 
 type RecordRow = {
   id: string;
   company_id: string;
   tipo: 'devolucao';
-  idempotency_key: string | null;
+  idempotency_key: Buffer | null;
   serie: number;
   numero: number;
   chave: string;
@@ -46,7 +46,7 @@ function recordOf(r: RecordRow, items: ItemRow[]): NfeRecord {
     id: r.id,
     companyId: r.company_id,
     tipo: r.tipo,
-    idempotencyKey: r.idempotency_key,
+    idempotencyKey: keyText(r.idempotency_key),
     serie: r.serie,
     numero: r.numero,
     chave: r.chave,
@@ -148,7 +148,7 @@ export class PgNfeStore implements NfeStore {
           d.id,
           d.companyId,
           d.tipo,
-          d.idempotencyKey,
+          keyBytes(d.idempotencyKey),
           d.serie,
           d.numero,
           d.chave,
