@@ -5,7 +5,8 @@
 //
 // Tests that look inside the service's database or the sandbox authority's (to prove a document
 // is stored once, a key settled, a document sent once) do it through `db` and `authority`, in
-// SQL both engines read alike: `?` parameters, no rowid (order by a column).
+// SQL both engines read alike: `?` parameters, no rowid (order by a column). Store-level tests
+// also write through it (to age a process's heartbeat, say).
 
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -14,6 +15,9 @@ import { inject } from 'vitest';
 import type { SandboxMemory } from '../../service/authority/sandbox-memory.ts';
 import { PgSandboxMemory } from '../../service/authority/sandbox-pg-memory.ts';
 import { SqliteSandboxMemory } from '../../service/authority/sandbox-store.ts';
+import { openService, type OpenedService } from '../../service/open-service.ts';
+import { postgresSettings } from '../../service/pg-db.ts';
+import type { Storage } from '../../service/storage.ts';
 import { createDatabase, dropDatabase } from './postgres.ts';
 import { tempDataDir, type ServiceData, type Transport } from './service-process.ts';
 
@@ -113,3 +117,13 @@ export const SETUPS: readonly Setup[] = [
   { store: 'sqlite', transport: 'wire' },
   { store: 'postgres', transport: 'in-process' },
 ];
+
+/**
+ * The service's store and secrets opened on `storage` in this process, as `balcao service` opens
+ * them (for store-level tests): on PostgreSQL as a process that holds work (its lease registered).
+ */
+export async function openTestService(storage: TestStorage): Promise<OpenedService> {
+  if (storage.kind === 'sqlite') return openService(storage.dataDir, {});
+  const where: Storage = { kind: 'postgres', settings: postgresSettings(storage.database!, {}), masterKeyFile: join(storage.dataDir, 'master.key') };
+  return openService(where, {}, { holdsWork: true });
+}
