@@ -11,6 +11,7 @@ import { createServiceDeps, type SandboxTransport, type ServiceDeps } from './de
 import { authenticate, identifyIfPresent } from './http/auth.ts';
 import { ApiError, errorHandler, invalidRequest, notFoundHandler } from './http/errors.ts';
 import { coerceQueryAndParams } from './http/query-coercion.ts';
+import { inReadScope } from './read-scope.ts';
 import { documentRoutes } from './routes.ts';
 import { sandboxRoutes } from './http/sandbox-routes.ts';
 import { httpTimeouts, requestTimeoutFromEnv } from './http/timeouts.ts';
@@ -141,9 +142,21 @@ export function buildApp(options: BuildAppOptions): ServiceApp {
     // move forward (contract 5): a terminal reads HTTP's own Date header to judge the 30-minute
     // cancellation window on the service's time, not on its own clock. In production the
     // company clock is real time, so Date means what it always means.
-    if (request.company) reply.header('date', (await deps.clock.now(request.company.id)).toUTCString());
+    if (request.company) {
+      const { id } = request.company;
+      reply.header('date', (await inReadScope(() => deps.clock.now(id), request.reads)).toUTCString());
+    }
     return payload;
   });
+  // What a request reads once (read-scope.ts): its scope made first, seeded by the token lookup,
+  // and entered from preValidation on (after the body is read: a stream's callbacks would not
+  // carry it), so the handler and its continuations share it.
+  app.decorateRequest('reads');
+  app.addHook('onRequest', (request, _reply, done) => {
+    request.reads = new Map();
+    done();
+  });
+  app.addHook('preValidation', (request, _reply, done) => inReadScope(done, request.reads));
   app.addHook('preValidation', coerceQueryAndParams);
 
   void app.register(swagger, {

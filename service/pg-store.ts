@@ -30,7 +30,7 @@ import {
 import { PgMdfeStore } from './mdfe/pg-store.ts';
 import { PgNfceStore } from './nfce/pg-store.ts';
 import { PgNfeStore } from './nfe/pg-store.ts';
-import { holderGone, inTransaction, keyBytes, keyText, openPostgres, pendingMigrations, ProcessLease, type PgBlocks, type PostgresSettings } from './pg-db.ts';
+import { holderGone, inTransaction, keyBytes, keyText, newPool, openPostgres, pendingMigrations, ProcessLease, type PgBlocks, type PostgresSettings } from './pg-db.ts';
 import {
   DEFAULT_SANDBOX_AUTHORITY,
   type CompanyRecord,
@@ -44,6 +44,9 @@ import {
 import type { WebhookAttemptResult, WebhookDelivery, WebhookEvent, WebhookRecord } from './webhooks/store.ts';
 
 const iso = (d: Date = new Date()): string => d.toISOString();
+
+/** Connections of the sandbox authority's pool, per process: as many as the NFC-e queue sends at once by default. */
+const SANDBOX_POOL_SIZE = 8;
 
 const COMPANY_COLUMNS: readonly (keyof CompanyRow)[] = [
   'id',
@@ -98,7 +101,7 @@ export class PgStore implements ServiceStore {
   /** Opens the pool, migrates, and (holdsWork) registers this process. */
   static async open(settings: PostgresSettings, options: PgStoreOptions = {}): Promise<PgStore> {
     const pool = await openPostgres(settings);
-    const store = new PgStore(pool, settings.leaseMs);
+    const store = new PgStore(pool, settings);
     if (options.holdsWork) {
       try {
         await store.#lease.start(options.log);
@@ -112,9 +115,9 @@ export class PgStore implements ServiceStore {
 
   private constructor(
     private readonly pool: pg.Pool,
-    leaseMs: number,
+    private readonly settings: PostgresSettings,
   ) {
-    this.#lease = new ProcessLease(pool, leaseMs);
+    this.#lease = new ProcessLease(pool, settings.leaseMs);
     this.#blocks = {
       pool,
       transaction: (fn) => inTransaction(pool, fn),
@@ -236,15 +239,28 @@ export class PgStore implements ServiceStore {
 
   async findTokenOwner(tokenSha256: Buffer): Promise<TokenOwner | undefined> {
     const row = (
-      await this.pool.query<{ token_sha256: Buffer; id: string; cnpj: string; uf: string; ambiente: TokenOwner['company']['ambiente'] }>(
-        `SELECT t.token_sha256, c.id, c.cnpj, c.uf, c.ambiente
-           FROM api_tokens t JOIN companies c ON c.id = t.company_id
+      await this.pool.query<{
+        token_sha256: Buffer;
+        id: string;
+        cnpj: string;
+        uf: string;
+        ambiente: TokenOwner['company']['ambiente'];
+        settings_version: number;
+        offset_minutes: number;
+      }>(
+        `SELECT t.token_sha256, c.id, c.cnpj, c.uf, c.ambiente, c.settings_version, coalesce(k.offset_minutes, 0) AS offset_minutes
+           FROM api_tokens t JOIN companies c ON c.id = t.company_id LEFT JOIN company_clock k ON k.company_id = c.id
           WHERE t.token_sha256 = $1`,
         [tokenSha256],
       )
     ).rows[0];
     if (!row) return undefined;
-    return { tokenSha256: row.token_sha256, company: { id: row.id, cnpj: row.cnpj, uf: row.uf, ambiente: row.ambiente } };
+    return {
+      tokenSha256: row.token_sha256,
+      company: { id: row.id, cnpj: row.cnpj, uf: row.uf, ambiente: row.ambiente },
+      settingsVersion: row.settings_version,
+      clockOffsetMinutes: row.offset_minutes,
+    };
   }
 
   // --- idempotency ----------------------------------------------------------------------------
@@ -384,6 +400,21 @@ export class PgStore implements ServiceStore {
     return { latencyMs: row.latency_ms, disponivel: row.disponivel };
   }
 
+  async getSandboxReading(companyId: string): Promise<{ authority: SandboxAuthority; offsetMinutes: number }> {
+    const row = (
+      await this.pool.query<{ latency_ms: number | null; disponivel: boolean | null; offset_minutes: number | null }>(
+        `SELECT (SELECT latency_ms FROM sandbox_authority WHERE company_id = $1) AS latency_ms,
+                (SELECT disponivel FROM sandbox_authority WHERE company_id = $1) AS disponivel,
+                (SELECT offset_minutes FROM company_clock WHERE company_id = $1) AS offset_minutes`,
+        [companyId],
+      )
+    ).rows[0]!;
+    return {
+      authority: row.latency_ms === null ? { ...DEFAULT_SANDBOX_AUTHORITY } : { latencyMs: row.latency_ms, disponivel: row.disponivel! },
+      offsetMinutes: row.offset_minutes ?? 0,
+    };
+  }
+
   async getClockOffsetMinutes(companyId: string): Promise<number> {
     const r = await this.pool.query<{ offset_minutes: number }>('SELECT offset_minutes FROM company_clock WHERE company_id = $1', [companyId]);
     return r.rows[0]?.offset_minutes ?? 0;
@@ -401,8 +432,9 @@ export class PgStore implements ServiceStore {
     return r.rows[0]!.offset_minutes;
   }
 
+  /** On a small pool of its own (sandbox-pg-memory.ts), closed with it. */
   openSandboxAuthorityMemory(): SandboxMemory {
-    return new PgSandboxMemory(this.pool);
+    return new PgSandboxMemory(newPool(this.settings, SANDBOX_POOL_SIZE, 'balcao-sandbox-authority'), true);
   }
 
   // --- webhooks -------------------------------------------------------------------------------

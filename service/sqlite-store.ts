@@ -195,12 +195,19 @@ export class SqliteStore implements ServiceStore {
 
   async findTokenOwner(tokenSha256: Buffer): Promise<TokenOwner | undefined> {
     const row = this.statement(
-      `SELECT t.token_sha256, c.id, c.cnpj, c.uf, c.ambiente
-         FROM api_tokens t JOIN companies c ON c.id = t.company_id
+      `SELECT t.token_sha256, c.id, c.cnpj, c.uf, c.ambiente, c.settings_version, coalesce(k.offset_minutes, 0) AS offset_minutes
+         FROM api_tokens t JOIN companies c ON c.id = t.company_id LEFT JOIN company_clock k ON k.company_id = c.id
         WHERE t.token_sha256 = ?`,
-    ).get(tokenSha256) as { token_sha256: Buffer; id: string; cnpj: string; uf: string; ambiente: Environment } | undefined;
+    ).get(tokenSha256) as
+      | { token_sha256: Buffer; id: string; cnpj: string; uf: string; ambiente: Environment; settings_version: number; offset_minutes: number }
+      | undefined;
     if (!row) return undefined;
-    return { tokenSha256: row.token_sha256, company: { id: row.id, cnpj: row.cnpj, uf: row.uf, ambiente: row.ambiente } };
+    return {
+      tokenSha256: row.token_sha256,
+      company: { id: row.id, cnpj: row.cnpj, uf: row.uf, ambiente: row.ambiente },
+      settingsVersion: row.settings_version,
+      clockOffsetMinutes: row.offset_minutes,
+    };
   }
 
   // --- idempotency ----------------------------------------------------------------------------
@@ -315,6 +322,10 @@ export class SqliteStore implements ServiceStore {
       | { latency_ms: number; disponivel: number }
       | undefined;
     return row ? { latencyMs: row.latency_ms, disponivel: row.disponivel === 1 } : { ...DEFAULT_SANDBOX_AUTHORITY };
+  }
+
+  async getSandboxReading(companyId: string): Promise<{ authority: SandboxAuthority; offsetMinutes: number }> {
+    return { authority: this.readSandboxAuthority(companyId), offsetMinutes: await this.getClockOffsetMinutes(companyId) };
   }
 
   async getClockOffsetMinutes(companyId: string): Promise<number> {

@@ -79,6 +79,9 @@ export type ReplacedCertificate = {
 export type TokenOwner = {
   tokenSha256: Buffer;
   company: { id: string; cnpj: string; uf: string; ambiente: Environment };
+  /** Read with the token, so the request need not read them again (read-scope.ts). */
+  settingsVersion: number;
+  clockOffsetMinutes: number;
 };
 
 export interface CompanyStore {
@@ -152,6 +155,8 @@ export interface SandboxStore {
   /** Applies the fields present and returns the resulting settings. */
   updateSandboxAuthority(companyId: string, patch: Partial<SandboxAuthority>): Promise<SandboxAuthority>;
   getClockOffsetMinutes(companyId: string): Promise<number>;
+  /** Both at once, as the sandbox authority reads them on every call (one round trip where it counts). */
+  getSandboxReading(companyId: string): Promise<{ authority: SandboxAuthority; offsetMinutes: number }>;
   /** Adds `minutes` (≥ 0) to the company's clock offset; returns the new offset. */
   advanceClock(companyId: string, minutes: number): Promise<number>;
   /**

@@ -42,6 +42,7 @@ import { FieldError } from '../../fiscal/errors.ts';
 import { wrapNfeProc } from '../../fiscal/protocol.ts';
 import { AUTHORIZED, AuthorityCertificateError, AuthorityUnavailableError, type NfeVerdict } from '../authority/port.ts';
 import type { ServiceDeps } from '../deps.ts';
+import { inReadScope } from '../read-scope.ts';
 import { authorizingIssuer, type AuthorizingIssuer } from './issuer.ts';
 
 /** cStat 204: "Duplicidade de NF-e" (the same key is already authorized). */
@@ -233,7 +234,8 @@ export class AuthorizationQueue<W extends QueuedDocument, S> {
   private async launch(batch: W[]): Promise<void> {
     for (const work of batch) this.#busy.add(work.id);
     this.#sending += batch.length;
-    const outcomes = await Promise.allSettled(batch.map((work) => this.prepare(work)));
+    // One reading of each company's clock and settings version for the batch (read-scope.ts).
+    const outcomes = await inReadScope(() => Promise.allSettled(batch.map((work) => this.prepare(work))));
     if (this.#stopped) {
       // Stopped while signing: nothing of the batch is committed or sent, so nothing reaches the
       // authority after the signal; the next start takes these documents again, as they were.
