@@ -168,10 +168,7 @@ export class ServiceAuthority implements TaxAuthority {
       if (!this.production) throw new AuthorityUnavailableError('Nenhuma autoridade fiscal real configurada neste serviço');
       return fn(this.production);
     }
-    const [settings, offsetMinutes] = await Promise.all([
-      this.store.getSandboxAuthority(company.id),
-      this.store.getClockOffsetMinutes(company.id),
-    ]);
+    const { authority: settings, offsetMinutes } = await this.store.getSandboxReading(company.id);
     this.#readings.set(company.id, { settings: { latencyMs: settings.latencyMs, available: settings.disponivel }, offsetMinutes });
     if (this.sandboxTransport === 'in-process') return fn(this.sandbox());
     if (this.#closed) throw new AuthorityUnavailableError('Autoridade fiscal simulada encerrada');

@@ -5,7 +5,10 @@
 // the database sees the same authority, as every client of a SEFAZ sees the same SEFAZ.
 //
 // The stateful rules run inside `decide`: one transaction, serialized with every other decision
-// about the same emitter (CNPJ), from any process, and committed before the answer leaves. A
+// it could conflict with, from any process, and committed before the answer leaves: a decision
+// about one number of an emitter (an authorization) only with those about the same number and
+// with the emitter's decisions about ranges or events; those (voiding, events, MDF-e) with every
+// decision about the emitter (DecisionScope). A
 // decision that could not be made (the store busy or unreachable) throws
 // AuthorityUnavailableError: to the caller that is an unknown outcome, as a dropped connection.
 
@@ -85,6 +88,11 @@ export interface SandboxRecords {
   nextProtocol(): Promise<number>;
   nfe(key: string): Promise<NfeRow | undefined>;
   nfeByNumber(cnpj: string, model: string, serie: number, number: number): Promise<NfeRow | undefined>;
+  /**
+   * What an NF-e's authorization is decided on, read at once: the document with this key, the one
+   * holding its number, and whether a voided range holds the number.
+   */
+  nfeAuthorizationFacts(key: string, cnpj: string, model: string, serie: number, number: number): Promise<{ same?: NfeRow; other?: NfeRow; voided: boolean }>;
   /** The first authorized number of the series inside [first, last], if any. */
   authorizedInRange(cnpj: string, model: string, serie: number, first: number, last: number): Promise<number | undefined>;
   insertNfe(row: NewNfe): Promise<void>;
@@ -105,11 +113,17 @@ export interface SandboxRecords {
   insertMdfeEvent(row: EventRow): Promise<void>;
 }
 
+/**
+ * What a decision is about: an emitter (CNPJ), and one of its numbers (an NF-e's model, series and
+ * number) when it touches no other.
+ */
+export type DecisionScope = { cnpj: string; number?: string };
+
 export interface SandboxMemory {
   /** False once closed: every call then answers "unavailable". */
   readonly open: boolean;
-  /** Runs a decision about the emitter `cnpj` (see the header). */
-  decide<T>(cnpj: string, decision: (records: SandboxRecords) => Promise<T>): Promise<T>;
+  /** Runs a decision about `scope` (see the header). */
+  decide<T>(scope: DecisionScope, decision: (records: SandboxRecords) => Promise<T>): Promise<T>;
   nfe(key: string): Promise<NfeRow | undefined>;
   mdfe(key: string): Promise<MdfeRow | undefined>;
   /** The CNPJ's authorized manifests, neither closed nor cancelled, oldest first. */

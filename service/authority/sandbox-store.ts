@@ -12,7 +12,7 @@
 import { closeSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { AuthorityUnavailableError } from './port.ts';
-import type { EventRow, MdfeRow, NewMdfe, NewNfe, NfeRow, Reception, SandboxMemory, SandboxRecords, VoidedRange } from './sandbox-memory.ts';
+import type { DecisionScope, EventRow, MdfeRow, NewMdfe, NewNfe, NfeRow, Reception, SandboxMemory, SandboxRecords, VoidedRange } from './sandbox-memory.ts';
 
 // Bumped when the schema changes; a newer file is refused rather than misread. 2: nfe_recepcao.
 const SCHEMA_VERSION = 2;
@@ -238,7 +238,7 @@ export class SqliteSandboxMemory implements SandboxMemory {
     return run;
   }
 
-  decide<T>(_cnpj: string, decision: (records: SandboxRecords) => Promise<T>): Promise<T> {
+  decide<T>(_scope: DecisionScope, decision: (records: SandboxRecords) => Promise<T>): Promise<T> {
     return this.turn(async () => {
       try {
         // IMMEDIATE: the write lock before the first read, so two decisions about the same
@@ -279,6 +279,11 @@ export class SqliteSandboxMemory implements SandboxMemory {
     nextProtocol: async () => this.stmt.nextValue.get('protocolo')!.value,
     nfe: async (key) => this.stmt.nfeByKey.get(key),
     nfeByNumber: async (cnpj, model, serie, number) => this.stmt.nfeByNumber.get(cnpj, model, serie, number),
+    nfeAuthorizationFacts: async (key, cnpj, model, serie, number) => ({
+      same: this.stmt.nfeByKey.get(key),
+      other: this.stmt.nfeByNumber.get(cnpj, model, serie, number),
+      voided: this.stmt.voidedOverlap.get(cnpj, model, serie, number, number) !== undefined,
+    }),
     authorizedInRange: async (cnpj, model, serie, first, last) => this.stmt.nfeInRange.get(cnpj, model, serie, first, last)?.number,
     insertNfe: async (row) => void this.stmt.insertNfe.run(row),
     recordReception: async (reception) => void this.stmt.insertReception.run(reception),

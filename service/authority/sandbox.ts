@@ -69,7 +69,7 @@ import {
 import { checkEvent, checkInut, checkMdfe, checkNfe, MDFE, NFE, type Rejection } from './sandbox-rules.ts';
 import { AUTHORIZED_WITH_ALERT } from './sandbox-reform-rules.ts';
 import type { VerdictMessage } from '../../fiscal/protocol.ts';
-import type { MdfeRow, NfeRow, SandboxMemory, SandboxRecords } from './sandbox-memory.ts';
+import type { DecisionScope, MdfeRow, NfeRow, SandboxMemory, SandboxRecords } from './sandbox-memory.ts';
 import { SqliteSandboxMemory } from './sandbox-store.ts';
 
 export type SandboxAuthoritySettings = {
@@ -162,7 +162,8 @@ export class SandboxAuthority implements TaxAuthority {
     const { key, facts } = checked.document;
     const cnpj = facts.emitCnpj!;
 
-    return this.decide(cnpj, async (m) => {
+    // One number: decided beside the emitter's other numbers, not after them.
+    return this.decide({ cnpj, number: `${facts.mod}/${facts.serie}/${facts.nNF}` }, async (m) => {
       const verdict = await this.judgeNfe(m, company, signedNFe, checked.document, now);
       await m.recordReception({ access_key: key, cnpj, c_stat: verdict.cStat, received_at: verdict.receivedAt });
       return verdict;
@@ -180,20 +181,17 @@ export class SandboxAuthority implements TaxAuthority {
     const model = facts.mod!;
     const serie = Number(facts.serie);
     const number = Number(facts.nNF);
-    const same = await m.nfe(key);
+    const { same, other, voided } = await m.nfeAuthorizationFacts(key, cnpj, model, serie, number);
     if (same) {
       if (same.cancelled_at) return this.nfeVerdict(company, signedNFe, NFE.jaCancelada, now);
       const duplicate = `${NFE.duplicidade.xMotivo} [nProt:${same.n_prot}][dhAut:${same.received_at}]`;
       return this.nfeVerdict(company, signedNFe, { cStat: NFE.duplicidade.cStat, xMotivo: duplicate }, now);
     }
-    const other = await m.nfeByNumber(cnpj, model, serie, number);
     if (other) {
       const duplicate = `${NFE.duplicidadeNumero.xMotivo} [chNFe:${other.access_key}][nProt:${other.n_prot}]`;
       return this.nfeVerdict(company, signedNFe, { cStat: NFE.duplicidadeNumero.cStat, xMotivo: duplicate }, now);
     }
-    if (await m.voidedOverlap(cnpj, model, serie, number, number)) {
-      return this.nfeVerdict(company, signedNFe, NFE.numeroInutilizado, now);
-    }
+    if (voided) return this.nfeVerdict(company, signedNFe, NFE.numeroInutilizado, now);
     const late = facts.tpEmis === '9' && now.getTime() - Date.parse(facts.dhEmi!) > SANDBOX_DEADLINES.offlineTransmissionMs;
     // Late beats the alert: 150 has no room for a message of its own here.
     const outcome = late ? NFE.autorizadoForaDePrazo : alert ? AUTHORIZED_WITH_ALERT : NFE.autorizado;
@@ -234,7 +232,7 @@ export class SandboxAuthority implements TaxAuthority {
     const nSeq = Number(facts.nSeqEvento);
     const refuse = (r: Rejection) => this.eventVerdict('nfe', company, signedEvento, r, now);
 
-    return this.decide(key.slice(6, 20), async (m) => {
+    return this.decide({ cnpj: key.slice(6, 20) }, async (m) => {
       const nfe = await m.nfe(key);
       if (!nfe || nfe.cnpj !== company.cnpj) return refuse(NFE.eventoExigeAutorizada);
       if (await m.nfeEvent(key, tpEvento, nSeq)) return refuse(NFE.eventoDuplicado);
@@ -290,7 +288,7 @@ export class SandboxAuthority implements TaxAuthority {
     const cnpj = facts.cnpj!;
     const model = facts.mod!;
 
-    return this.decide(cnpj, async (m) => {
+    return this.decide({ cnpj }, async (m) => {
       if ((await m.authorizedInRange(cnpj, model, serie, first, last)) !== undefined) {
         return this.voidingVerdict(company, signedInutNFe, NFE.faixaUsada, now);
       }
@@ -330,7 +328,7 @@ export class SandboxAuthority implements TaxAuthority {
     const number = Number(facts.nMDF);
     const plate = (facts.placa ?? '').toUpperCase();
 
-    return this.decide(cnpj, async (m) => {
+    return this.decide({ cnpj }, async (m) => {
       // 611 before 204 (docs/api.md, "MDF-e"): an open manifest of the plate blocks even when it
       // is the one holding this number, so re-sending an open manifest says "close it first".
       const open = await m.openMdfeOfPlate(cnpj, plate);
@@ -378,7 +376,7 @@ export class SandboxAuthority implements TaxAuthority {
     const tpEvento = facts.tpEvento!;
     const refuse = (r: Rejection) => this.eventVerdict('mdfe', company, signedEvento, r, now);
 
-    return this.decide(key.slice(6, 20), async (m) => {
+    return this.decide({ cnpj: key.slice(6, 20) }, async (m) => {
       const mdfe = await m.mdfe(key);
       if (!mdfe || mdfe.cnpj !== company.cnpj) return refuse(MDFE.naoConsta);
       if (mdfe.state === 'cancelado') return refuse(MDFE.jaCancelado);
@@ -427,9 +425,9 @@ export class SandboxAuthority implements TaxAuthority {
    * before the answer leaves (sandbox-memory.ts). A decision that could not be made there (its
    * memory busy, unreachable or closed) is an unknown outcome to the caller: unavailable.
    */
-  private decide<T>(cnpj: string, decision: (m: SandboxRecords) => Promise<T>): Promise<T> {
+  private decide<T>(scope: DecisionScope, decision: (m: SandboxRecords) => Promise<T>): Promise<T> {
     if (!this.store.open) throw new AuthorityUnavailableError(CLOSED_MESSAGE);
-    return this.store.decide(cnpj, decision);
+    return this.store.decide(scope, decision);
   }
 
   /** "1" + cUF (from a key or a cUF) + YY of the company clock + a 10-digit (or 12-digit) sequence. */
