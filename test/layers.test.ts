@@ -54,6 +54,8 @@ describe('layer rules', () => {
     ['service/x.ts', "import { a } from '../base/node/secret-box.ts';"],
     ['electron/core/x.ts', "import { a } from '../../base/node/secret-box.ts';"],
     ['base/node/x.ts', "import { a } from '../common/clock.ts';"],
+    ['electron/api/x.ts', "import type { a } from '../../base/common/api/nfce.ts';"],
+    ['service/nfce/x.ts', "import { a } from '../../base/common/api/nfce.ts';"],
   ])('%s: %s is allowed', async (file, source) => {
     expect(await restrictedImports(file, source + '\nexport const b = a;')).toEqual([]);
   });

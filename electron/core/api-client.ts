@@ -7,46 +7,26 @@
 //   may not have reached the service, so only a retry with the same idempotency key is safe.
 // Every call has a timeout; nothing here retries (the outbox worker decides).
 
+import type { AuthorityStatus, CancelBody, NfceAccepted as NfceAcceptedView, NfceView, VoidBody, VoidView } from '../../base/common/api/nfce.ts';
+import type { DevolucaoBody, NfeAccepted, NfeView } from '../../base/common/api/nfe.ts';
 import type { NfceRequest } from '../../fiscal/nfce/types.ts';
 
 /** The embedded service of `npm start` (bin/start.ts: loopback, port 8765 unless BALCAO_PORT). */
 export const DEFAULT_SERVICE_URL = 'http://127.0.0.1:8765';
 export const DEFAULT_TIMEOUT_MS = 15_000;
 
-export type NfceStatus = 'processando' | 'autorizado' | 'rejeitado' | 'cancelado';
-
-/** GET /api/v1/nfce/{id} (contract 3): at least these fields. */
 /** What the service last learned of the tax authority (GET /healthz, NFC-e answers while waiting). */
-export type AuthoritySituation = 'disponivel' | 'indisponivel' | 'desconhecida';
-export type AuthorityStatus = { situacao: AuthoritySituation; desde: string | null };
+export type { AuthorityStatus } from '../../base/common/api/nfce.ts';
+export type AuthoritySituation = AuthorityStatus['situacao'];
+export type { NfceStatus } from '../../base/common/api/nfce.ts';
 
-export type NfceDocument = {
-  id: string;
-  chave: string;
-  numero: number;
-  serie: number;
-  status: NfceStatus;
-  codigo_status: string | null;
-  motivo: string | null;
-  protocolo: string | null;
-  autorizado_em: string | null;
-  cancelado_em: string | null;
-  valor_total: string;
-  qrcode: string | null;
-  url_consulta: string | null;
-  contingencia: boolean;
-  /** Protocol of the cancellation event, once cancelled. */
-  protocolo_cancelamento?: string | null;
-  ambiente: 'homologacao' | 'producao';
-  referencia_externa: string | null;
-  /** Present (true) on a replay of an authorized issuance. */
-  idempotent_replay?: boolean;
-  /** While processando: whether the authority answers the service. */
-  autoridade?: AuthorityStatus;
-};
+// The API's own types (base/common/api/): what the service answers and takes, written once.
+
+/** GET /api/v1/nfce/{id}; `idempotent_replay` on the replay of an authorized issuance. */
+export type NfceDocument = NfceView & { idempotent_replay?: boolean };
 
 /** 202 of POST /api/v1/nfce (docs/api.md, "NFC-e"). */
-export type NfceAccepted = { id: string; chave: string; status: 'processando'; message: string; autoridade?: AuthorityStatus };
+export type NfceAccepted = NfceAcceptedView;
 
 /** GET /healthz with the terminal's token. */
 export type Health = { ok: boolean; autoridade: AuthoritySituation | null };
@@ -56,44 +36,18 @@ export type Submission<Accepted, Document> = { status: 202; replay: false; body:
 
 export type NfceSubmission = Submission<NfceAccepted, NfceDocument>;
 
-export type CancelBody = { justificativa: string; chave_substituta?: string };
-export type InutilizarBody = { serie: number; numero_inicial: number; numero_final: number; justificativa: string };
-export type InutilizarResult = { protocolo: string; codigo_status: string; motivo: string };
+export type { CancelBody } from '../../base/common/api/nfce.ts';
+export type InutilizarBody = VoidBody;
+export type InutilizarResult = VoidView;
 
-/**
- * POST /api/v1/nfe/devolucao (contract 3; the payload is the service's, service/nfe/schemas.ts):
- * the return referencing an NFC-e's key, with the items (nItem of the NFC-e) and quantities.
- */
-export type DevolucaoBody = {
-  chave_nfce: string;
-  itens: { numero_item: number; quantidade: string }[];
-  /** Why the goods came back, 15 to 255 characters. */
-  justificativa: string;
-  /** Who brings them back: required when the NFC-e named no consumer. */
-  destinatario?: { cpf?: string; cnpj?: string; nome?: string };
-};
+/** POST /api/v1/nfe/devolucao: the return referencing an NFC-e's key, with the items and quantities. */
+export type { DevolucaoBody } from '../../base/common/api/nfe.ts';
 
-/** GET /api/v1/nfe/{id}: a return. `status` is the authority's cStat, `situacao` the state. */
-export type NfeDocument = {
-  id: string;
-  tipo: 'devolucao';
-  situacao: 'processando' | 'autorizado' | 'rejeitado';
-  status: string | null;
-  motivo: string | null;
-  serie: number;
-  numero: number;
-  chave: string;
-  chave_nfce: string;
-  protocolo: string | null;
-  autorizado_em: string | null;
-  valor_total: string;
-  itens: { numero_item: number; quantidade: string; valor: string }[];
-  /** Present (true) on a replay of an authorized return. */
-  idempotent_replay?: boolean;
-};
+/** GET /api/v1/nfe/{id}: a return; `idempotent_replay` on the replay of an authorized one. */
+export type NfeDocument = NfeView & { idempotent_replay?: boolean };
 
 /** 202 of POST /api/v1/nfe/devolucao. */
-export type NfeAccepted = { id: string; tipo: 'devolucao'; situacao: 'processando'; serie: number; numero: number; chave: string; message: string };
+export type { NfeAccepted } from '../../base/common/api/nfe.ts';
 
 export type DevolucaoSubmission = Submission<NfeAccepted, NfeDocument>;
 
