@@ -364,151 +364,31 @@ function paymentName(tPag: string, xPag: string | undefined): string {
 /**
  * The DANFE NFC-e model of an `NFe` or `nfeProc` document. Throws FieldError when the document
  * lacks what the DANFE must show (key, ide, emitter, totals, QR Code).
+ *
+ * The document is read in one order (the first problem found is the one reported), then the
+ * divisions are laid out in the order of docs/fiscal.md, "Divisions and order".
  */
 export function danfeModel(xml: string, options: DanfeModelOptions = {}): DanfeModel {
   if (typeof xml !== 'string' || xml.length === 0) throw new FieldError('xml', 'XML da NFC-e obrigatório');
   const tz = options.timeZone ?? BRASILIA_TZ;
-  const { at, section, sections, textOf, required } = reader(xml);
+  const r = reader(xml);
+  const doc = identification(xml, r, tz);
+  const { key, inf } = doc;
+  const prot = authorizationOf(xml.slice(doc.end), key, r, tz);
+  const contingency = doc.tpEmis === '9';
+  const pendingAuthorization = contingency && !prot.authorization;
+  const supl = r.section(xml, 'infNFeSupl');
+  const qrCode = r.required(supl, 'qrCode', 'infNFeSupl');
+  const urlChave = r.required(supl, 'urlChave', 'infNFeSupl');
 
-  const infNFe = at(xml, 'infNFe');
-  if (!infNFe) throw new FieldError('xml', 'documento sem infNFe');
-  const id = /\bId\s*=\s*["']NFe([0-9A-Z]{44})["']/.exec(infNFe.attrs);
-  if (!id) throw new FieldError('xml', 'documento sem infNFe/@Id (chave de acesso)');
-  const key = id[1]!;
-  const inf = infNFe.body;
-
-  const ide = section(inf, 'ide');
-  const mod = required(ide, 'mod', 'ide');
-  if (mod !== '65') throw new FieldError('xml', `o DANFE NFC-e é do modelo 65 (o documento é modelo ${mod})`);
-  const tpAmb = required(ide, 'tpAmb', 'ide');
-  const tpEmis = required(ide, 'tpEmis', 'ide');
-  const nNF = required(ide, 'nNF', 'ide');
-  const serie = required(ide, 'serie', 'ide');
-  const issuedAt = formatDateTimeBR(required(ide, 'dhEmi', 'ide'), 'ide.dhEmi', tz);
-  const number = nNF.padStart(9, '0');
-  const series = serie.padStart(3, '0');
-
-  // Protocol: only an authorization (100; 150 "autorizado fora de prazo"; 120 "autorizado com
-  // alerta", NT 2026.002, whose alert is for the emitter, not the consumer) prints as one.
-  const infProt = section(xml.slice(infNFe.end), 'infProt');
-  const cStat = textOf(infProt, 'cStat');
-  const authorization =
-    infProt && (cStat === '100' || cStat === '120' || cStat === '150') && textOf(infProt, 'chNFe') === key
-      ? { protocol: required(infProt, 'nProt', 'infProt'), at: formatDateTimeBR(required(infProt, 'dhRecbto', 'infProt'), 'infProt.dhRecbto', tz) }
-      : undefined;
-  const contingency = tpEmis === '9';
-  const pendingAuthorization = contingency && !authorization;
-
-  const supl = section(xml, 'infNFeSupl');
-  const qrCode = required(supl, 'qrCode', 'infNFeSupl');
-  const urlChave = required(supl, 'urlChave', 'infNFeSupl');
-
-  // I - header
-  const emit = section(inf, 'emit');
-  const cnpj = textOf(emit, 'CNPJ');
-  const cpf = cnpj ? undefined : textOf(emit, 'CPF');
-  if (!cnpj && !cpf) throw new FieldError('xml', 'NFC-e sem emit/CNPJ');
-  const ie = textOf(emit, 'IE');
-  const im = textOf(emit, 'IM');
-  const enderEmit = section(emit, 'enderEmit');
-  const fone = textOf(enderEmit, 'fone');
-  const header: DanfeLine[] = [
-    text(required(emit, 'xNome', 'emit'), 'center', { bold: true }),
-    together('center', cnpj ? `CNPJ: ${formatCnpj(cnpj)}` : `CPF: ${formatCpf(cpf!)}`, ie ? `IE: ${ie}` : undefined, im ? `IM: ${im}` : undefined),
-    ...addressLines(textOf, enderEmit).map((l) => text(l, 'center')),
-    ...(fone ? [text(`Fone: ${formatPhone(fone)}`, 'center')] : []),
-  ];
-
-  // III - items
-  const items: DanfeLine[] = [
-    {
-      kind: 'itemHeader',
-      item: { number: '#', code: 'Código', description: 'Descrição', quantity: 'Qtde', unit: 'Un', unitValue: 'Vl.Unit.', total: 'Vl.Total' },
-    },
-  ];
-  const dets = sections(inf, 'det');
-  if (dets.length === 0) throw new FieldError('xml', 'NFC-e sem itens (det)');
-  for (const [i, det] of dets.entries()) {
-    const prod = section(det.body, 'prod');
-    const where = `det[${i}].prod`;
-    const nItem = /\bnItem\s*=\s*["']([0-9]+)["']/.exec(det.attrs)?.[1] ?? String(i + 1);
-    const vDesc = textOf(prod, 'vDesc');
-    const discount = vDesc !== undefined ? toCents(vDesc, `${where}.vDesc`) : 0n;
-    items.push({
-      kind: 'item',
-      item: {
-        number: nItem.padStart(3, '0'),
-        code: required(prod, 'cProd', where),
-        description: required(prod, 'xProd', where),
-        quantity: formatDecimalBR(required(prod, 'qCom', where), 0, `${where}.qCom`),
-        unit: required(prod, 'uCom', where),
-        unitValue: formatDecimalBR(required(prod, 'vUnCom', where), 2, `${where}.vUnCom`),
-        total: money(required(prod, 'vProd', where), `${where}.vProd`),
-        ...(discount > 0n ? { discount: formatBRL(-discount) } : {}),
-      },
-    });
-  }
-
-  // IV - totals and payments
-  const tot = section(inf, 'ICMSTot');
-  const cents = (name: string): bigint => {
-    const v = textOf(tot, name);
-    return v === undefined ? 0n : toCents(v, `ICMSTot.${name}`);
-  };
-  const vNF = required(tot, 'vNF', 'ICMSTot');
-  const vDesc = cents('vDesc');
-  const vFrete = cents('vFrete');
-  const acrescimo = cents('vOutro') + cents('vSeg');
-  const total = money(vNF, 'ICMSTot.vNF');
-  const totals: DanfeLine[] = [
-    pair('Qtde. total de itens', String(dets.length)),
-    pair('Valor total R$', money(required(tot, 'vProd', 'ICMSTot'), 'ICMSTot.vProd')),
-    ...(vDesc > 0n ? [pair('Desconto R$', formatBRL(-vDesc))] : []),
-    ...(vFrete > 0n ? [pair('Frete R$', formatBRL(vFrete))] : []),
-    ...(acrescimo > 0n ? [pair('Acréscimo R$', formatBRL(acrescimo))] : []),
-    pair('Valor a Pagar R$', total, true),
-  ];
-
-  const pag = section(inf, 'pag');
-  const detPags = pag === undefined ? [] : sections(pag, 'detPag');
-  let isCash = false;
-  const payments: DanfeLine[] = [pair('FORMA DE PAGAMENTO', 'VALOR PAGO R$', true)];
-  for (const [i, d] of detPags.entries()) {
-    const tPag = required(d.body, 'tPag', `pag.detPag[${i}]`);
-    if (tPag === '01') isCash = true;
-    const vPag = textOf(d.body, 'vPag');
-    payments.push(pair(paymentName(tPag, textOf(d.body, 'xPag')), vPag === undefined ? '0,00' : money(vPag, `pag.detPag[${i}].vPag`)));
-  }
-  const vTroco = textOf(pag, 'vTroco');
-  if (vTroco !== undefined) payments.push(pair('Troco R$', money(vTroco, 'pag.vTroco')));
-
-  // V / Va - taxes and the contributor's message
-  const vTotTrib = textOf(tot, 'vTotTrib');
-  const taxes: DanfeLine[] =
-    vTotTrib === undefined
-      ? []
-      : [together('left', 'Tributos Totais Incidentes', '(Lei Federal 12.741/2012):', `R$ ${money(vTotTrib, 'ICMSTot.vTotTrib')}`)];
-  const infAdic = section(inf, 'infAdic');
-  const infCpl = textOf(infAdic, 'infCpl');
-  const contributor: DanfeLine[] = (infCpl ?? '')
-    .split(';')
-    .map((s) => s.trim())
-    .filter(Boolean)
-    .map((s) => text(s));
-
-  // VI - fiscal message, identification, access-key query
-  const infAdFisco = textOf(infAdic, 'infAdFisco');
-  // The xMsg of a cStat 120 is the authority's alert to the emitter (NT 2026.002), not a message
-  // for the consumer: it is not printed. Other authorities' messages are.
-  const xMsg = cStat === '120' ? undefined : textOf(infProt, 'xMsg');
-  const fiscal: DanfeLine[] = [
-    ...(tpAmb === '2' ? [text(DANFE_TEXTS.homologacao, 'center', { bold: true, parts: ['EMITIDA EM AMBIENTE DE HOMOLOGAÇÃO -', 'SEM VALOR FISCAL'] })] : []),
-    ...(pendingAuthorization ? [text(DANFE_TEXTS.contingencia, 'center', { bold: true }), text(DANFE_TEXTS.pendente, 'center', { bold: true })] : []),
-    ...(infAdFisco ? [text(infAdFisco, 'center')] : []),
-    ...(xMsg ? [text(xMsg, 'center')] : []),
-    together('center', `NFC-e nº ${number}`, `Série ${series}`, issuedAt),
-    { kind: 'copy' },
-  ];
+  const header = headerLines(inf, r);
+  const items = itemLines(inf, r);
+  const totals = totalLines(inf, r, items.count);
+  const payments = paymentLines(inf, r);
+  const taxes = taxLines(totals.tot, r);
+  const infAdic = r.section(inf, 'infAdic');
+  const contributor = contributorLines(infAdic, r);
+  const fiscal = fiscalLines(doc, pendingAuthorization, infAdic, prot, r);
   const groups = formatAccessKey(key).split(' ');
   const keyDivision: DanfeLine[] = [
     text(DANFE_TEXTS.consulteChave, 'center', { bold: true }),
@@ -516,59 +396,18 @@ export function danfeModel(xml: string, options: DanfeModelOptions = {}): DanfeM
     text(DANFE_TEXTS.chave, 'center', { bold: true }),
     { kind: 'key', groups },
   ];
-
-  // VII - consumer
-  const dest = section(inf, 'dest');
-  const consumer: DanfeLine[] = [];
-  const destCpf = textOf(dest, 'CPF');
-  const destCnpj = textOf(dest, 'CNPJ');
-  const destForeign = textOf(dest, 'idEstrangeiro');
-  if (destCpf) consumer.push(text(`CONSUMIDOR - CPF ${formatCpf(destCpf)}`, 'center', { bold: true }));
-  else if (destCnpj) consumer.push(text(`CONSUMIDOR - CNPJ ${formatCnpj(destCnpj)}`, 'center', { bold: true }));
-  else if (destForeign !== undefined) consumer.push(text(`CONSUMIDOR - Id. Estrangeiro ${destForeign}`.trim(), 'center', { bold: true }));
-  else consumer.push(text(DANFE_TEXTS.naoIdentificado, 'center', { bold: true }));
-  if (dest) {
-    const xNome = textOf(dest, 'xNome');
-    if (xNome) consumer.push(text(xNome, 'center'));
-    consumer.push(...addressLines(textOf, section(dest, 'enderDest')).map((l) => text(l, 'center')));
-  }
-
-  // VIII - QR Code and protocol
-  const qr: DanfeLine[] = [text(DANFE_TEXTS.consultaQr, 'center', { bold: true }), { kind: 'qrcode', payload: qrCode }];
-  if (authorization) {
-    qr.push(
-      together('center', 'Protocolo de Autorização:', authorization.protocol),
-      together('center', 'Data de Autorização:', authorization.at),
-    );
-  }
-
-  const cancelled = options.cancelled
-    ? {
-        protocol: options.cancelled.nProt,
-        at: formatDateTimeBR(options.cancelled.at, 'cancelled.at', tz),
-      }
-    : undefined;
-  if (cancelled && !/^[0-9]{15,17}$/.test(cancelled.protocol)) {
-    throw new FieldError('cancelled.nProt', 'protocolo do cancelamento deve ter 15 ou 17 dígitos');
-  }
+  const consumer = consumerLines(inf, r);
+  const qr = qrLines(qrCode, prot.authorization);
+  const cancelled = cancellationOf(options, tz);
 
   const division = (id: DanfeDivisionId, lines: DanfeLine[]): DanfeDivision[] => (lines.length ? [{ id, name: DIVISION_NAMES[id], lines }] : []);
   const divisions = [
     ...division('cabecalho', header),
     ...division('identificacaoDanfe', [text(DANFE_TEXTS.fixed, 'center', { bold: true })]),
-    ...division(
-      'cancelamento',
-      cancelled
-        ? [
-            text(DANFE_TEXTS.cancelada, 'center', { bold: true, large: true }),
-            text(`Cancelamento em ${cancelled.at}`, 'center'),
-            text(`Protocolo de Cancelamento: ${cancelled.protocol}`, 'center'),
-          ]
-        : [],
-    ),
-    ...division('itens', items),
-    ...division('totais', totals),
-    ...division('pagamentos', payments),
+    ...division('cancelamento', cancellationLines(cancelled)),
+    ...division('itens', items.lines),
+    ...division('totais', totals.lines),
+    ...division('pagamentos', payments.lines),
     ...division('tributos', taxes),
     ...division('contribuinte', contributor),
     ...division('mensagemFiscal', fiscal),
@@ -582,21 +421,238 @@ export function danfeModel(xml: string, options: DanfeModelOptions = {}): DanfeM
   return {
     key,
     keyFormatted: groups.join(' '),
-    number,
-    series,
-    issuedAt,
-    environment: tpAmb === '1' ? 'producao' : 'homologacao',
+    number: doc.number,
+    series: doc.series,
+    issuedAt: doc.issuedAt,
+    environment: doc.tpAmb === '1' ? 'producao' : 'homologacao',
     contingency,
     pendingAuthorization,
-    ...(authorization ? { authorization } : {}),
+    ...(prot.authorization ? { authorization: prot.authorization } : {}),
     ...(cancelled ? { cancelled } : {}),
-    isCash,
-    total,
+    isCash: payments.isCash,
+    total: totals.total,
     qrCode,
     urlChave,
     copies,
     divisions,
   };
+}
+
+/** What the document says of itself: key, ide, and where infNFe ends (the protocol follows it). */
+type Identification = { key: string; inf: string; end: number; tpAmb: string; tpEmis: string; number: string; series: string; issuedAt: string };
+
+function identification(xml: string, r: Reader, tz: string): Identification {
+  const infNFe = r.at(xml, 'infNFe');
+  if (!infNFe) throw new FieldError('xml', 'documento sem infNFe');
+  const id = /\bId\s*=\s*["']NFe([0-9A-Z]{44})["']/.exec(infNFe.attrs);
+  if (!id) throw new FieldError('xml', 'documento sem infNFe/@Id (chave de acesso)');
+  const inf = infNFe.body;
+  const ide = r.section(inf, 'ide');
+  const mod = r.required(ide, 'mod', 'ide');
+  if (mod !== '65') throw new FieldError('xml', `o DANFE NFC-e é do modelo 65 (o documento é modelo ${mod})`);
+  const tpAmb = r.required(ide, 'tpAmb', 'ide');
+  const tpEmis = r.required(ide, 'tpEmis', 'ide');
+  const nNF = r.required(ide, 'nNF', 'ide');
+  const serie = r.required(ide, 'serie', 'ide');
+  const issuedAt = formatDateTimeBR(r.required(ide, 'dhEmi', 'ide'), 'ide.dhEmi', tz);
+  return { key: id[1]!, inf, end: infNFe.end, tpAmb, tpEmis, number: nNF.padStart(9, '0'), series: serie.padStart(3, '0'), issuedAt };
+}
+
+type Protocol = { infProt?: string; cStat?: string; authorization?: { protocol: string; at: string } };
+
+/**
+ * The protocol after infNFe. Only an authorization (100; 150 "autorizado fora de prazo"; 120
+ * "autorizado com alerta", NT 2026.002, whose alert is for the emitter, not the consumer) prints
+ * as one.
+ */
+function authorizationOf(afterInfNFe: string, key: string, r: Reader, tz: string): Protocol {
+  const infProt = r.section(afterInfNFe, 'infProt');
+  const cStat = r.textOf(infProt, 'cStat');
+  const authorization =
+    infProt && (cStat === '100' || cStat === '120' || cStat === '150') && r.textOf(infProt, 'chNFe') === key
+      ? { protocol: r.required(infProt, 'nProt', 'infProt'), at: formatDateTimeBR(r.required(infProt, 'dhRecbto', 'infProt'), 'infProt.dhRecbto', tz) }
+      : undefined;
+  return { infProt, cStat, authorization };
+}
+
+/** I - header: the emitter. */
+function headerLines(inf: string, { section, textOf, required }: Reader): DanfeLine[] {
+  const emit = section(inf, 'emit');
+  const cnpj = textOf(emit, 'CNPJ');
+  const cpf = cnpj ? undefined : textOf(emit, 'CPF');
+  if (!cnpj && !cpf) throw new FieldError('xml', 'NFC-e sem emit/CNPJ');
+  const ie = textOf(emit, 'IE');
+  const im = textOf(emit, 'IM');
+  const enderEmit = section(emit, 'enderEmit');
+  const fone = textOf(enderEmit, 'fone');
+  return [
+    text(required(emit, 'xNome', 'emit'), 'center', { bold: true }),
+    together('center', cnpj ? `CNPJ: ${formatCnpj(cnpj)}` : `CPF: ${formatCpf(cpf!)}`, ie ? `IE: ${ie}` : undefined, im ? `IM: ${im}` : undefined),
+    ...addressLines(textOf, enderEmit).map((l) => text(l, 'center')),
+    ...(fone ? [text(`Fone: ${formatPhone(fone)}`, 'center')] : []),
+  ];
+}
+
+/** III - items, after their column header; `count` for the totals. */
+function itemLines(inf: string, { section, sections, textOf, required }: Reader): { lines: DanfeLine[]; count: number } {
+  const lines: DanfeLine[] = [
+    {
+      kind: 'itemHeader',
+      item: { number: '#', code: 'Código', description: 'Descrição', quantity: 'Qtde', unit: 'Un', unitValue: 'Vl.Unit.', total: 'Vl.Total' },
+    },
+  ];
+  const dets = sections(inf, 'det');
+  if (dets.length === 0) throw new FieldError('xml', 'NFC-e sem itens (det)');
+  for (const [i, det] of dets.entries()) {
+    const prod = section(det.body, 'prod');
+    const where = `det[${i}].prod`;
+    const nItem = /\bnItem\s*=\s*["']([0-9]+)["']/.exec(det.attrs)?.[1] ?? String(i + 1);
+    const vDesc = textOf(prod, 'vDesc');
+    const discount = vDesc !== undefined ? toCents(vDesc, `${where}.vDesc`) : 0n;
+    lines.push({
+      kind: 'item',
+      item: {
+        number: nItem.padStart(3, '0'),
+        code: required(prod, 'cProd', where),
+        description: required(prod, 'xProd', where),
+        quantity: formatDecimalBR(required(prod, 'qCom', where), 0, `${where}.qCom`),
+        unit: required(prod, 'uCom', where),
+        unitValue: formatDecimalBR(required(prod, 'vUnCom', where), 2, `${where}.vUnCom`),
+        total: money(required(prod, 'vProd', where), `${where}.vProd`),
+        ...(discount > 0n ? { discount: formatBRL(-discount) } : {}),
+      },
+    });
+  }
+  return { lines, count: dets.length };
+}
+
+/** IV - totals; `tot` (ICMSTot) for the taxes, `total` (vNF, printed) for the model. */
+function totalLines(inf: string, { section, textOf, required }: Reader, itemCount: number): { lines: DanfeLine[]; tot?: string; total: string } {
+  const tot = section(inf, 'ICMSTot');
+  const cents = (name: string): bigint => {
+    const v = textOf(tot, name);
+    return v === undefined ? 0n : toCents(v, `ICMSTot.${name}`);
+  };
+  const vNF = required(tot, 'vNF', 'ICMSTot');
+  const vDesc = cents('vDesc');
+  const vFrete = cents('vFrete');
+  const acrescimo = cents('vOutro') + cents('vSeg');
+  const total = money(vNF, 'ICMSTot.vNF');
+  const lines: DanfeLine[] = [
+    pair('Qtde. total de itens', String(itemCount)),
+    pair('Valor total R$', money(required(tot, 'vProd', 'ICMSTot'), 'ICMSTot.vProd')),
+    ...(vDesc > 0n ? [pair('Desconto R$', formatBRL(-vDesc))] : []),
+    ...(vFrete > 0n ? [pair('Frete R$', formatBRL(vFrete))] : []),
+    ...(acrescimo > 0n ? [pair('Acréscimo R$', formatBRL(acrescimo))] : []),
+    pair('Valor a Pagar R$', total, true),
+  ];
+  return { lines, tot, total };
+}
+
+/** IV - payments and the change; `isCash` opens the drawer. */
+function paymentLines(inf: string, { section, sections, textOf, required }: Reader): { lines: DanfeLine[]; isCash: boolean } {
+  const pag = section(inf, 'pag');
+  const detPags = pag === undefined ? [] : sections(pag, 'detPag');
+  let isCash = false;
+  const lines: DanfeLine[] = [pair('FORMA DE PAGAMENTO', 'VALOR PAGO R$', true)];
+  for (const [i, d] of detPags.entries()) {
+    const tPag = required(d.body, 'tPag', `pag.detPag[${i}]`);
+    if (tPag === '01') isCash = true;
+    const vPag = textOf(d.body, 'vPag');
+    lines.push(pair(paymentName(tPag, textOf(d.body, 'xPag')), vPag === undefined ? '0,00' : money(vPag, `pag.detPag[${i}].vPag`)));
+  }
+  const vTroco = textOf(pag, 'vTroco');
+  if (vTroco !== undefined) lines.push(pair('Troco R$', money(vTroco, 'pag.vTroco')));
+  return { lines, isCash };
+}
+
+/** V - taxes: only the Lei 12.741 total. */
+function taxLines(tot: string | undefined, { textOf }: Reader): DanfeLine[] {
+  const vTotTrib = textOf(tot, 'vTotTrib');
+  return vTotTrib === undefined
+    ? []
+    : [together('left', 'Tributos Totais Incidentes', '(Lei Federal 12.741/2012):', `R$ ${money(vTotTrib, 'ICMSTot.vTotTrib')}`)];
+}
+
+/** Va - the contributor's message, ";" taken as a line break. */
+function contributorLines(infAdic: string | undefined, { textOf }: Reader): DanfeLine[] {
+  const infCpl = textOf(infAdic, 'infCpl');
+  return (infCpl ?? '')
+    .split(';')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((s) => text(s));
+}
+
+/** VI - fiscal message area and the receipt's identification, with the copy placeholder. */
+function fiscalLines(doc: Identification, pendingAuthorization: boolean, infAdic: string | undefined, prot: Protocol, { textOf }: Reader): DanfeLine[] {
+  const infAdFisco = textOf(infAdic, 'infAdFisco');
+  // The xMsg of a cStat 120 is the authority's alert to the emitter (NT 2026.002), not a message
+  // for the consumer: it is not printed. Other authorities' messages are.
+  const xMsg = prot.cStat === '120' ? undefined : textOf(prot.infProt, 'xMsg');
+  return [
+    ...(doc.tpAmb === '2' ? [text(DANFE_TEXTS.homologacao, 'center', { bold: true, parts: ['EMITIDA EM AMBIENTE DE HOMOLOGAÇÃO -', 'SEM VALOR FISCAL'] })] : []),
+    ...(pendingAuthorization ? [text(DANFE_TEXTS.contingencia, 'center', { bold: true }), text(DANFE_TEXTS.pendente, 'center', { bold: true })] : []),
+    ...(infAdFisco ? [text(infAdFisco, 'center')] : []),
+    ...(xMsg ? [text(xMsg, 'center')] : []),
+    together('center', `NFC-e nº ${doc.number}`, `Série ${doc.series}`, doc.issuedAt),
+    { kind: 'copy' },
+  ];
+}
+
+/** VII - the consumer, or CONSUMIDOR NÃO IDENTIFICADO. */
+function consumerLines(inf: string, { section, textOf }: Reader): DanfeLine[] {
+  const dest = section(inf, 'dest');
+  const lines: DanfeLine[] = [];
+  const destCpf = textOf(dest, 'CPF');
+  const destCnpj = textOf(dest, 'CNPJ');
+  const destForeign = textOf(dest, 'idEstrangeiro');
+  if (destCpf) lines.push(text(`CONSUMIDOR - CPF ${formatCpf(destCpf)}`, 'center', { bold: true }));
+  else if (destCnpj) lines.push(text(`CONSUMIDOR - CNPJ ${formatCnpj(destCnpj)}`, 'center', { bold: true }));
+  else if (destForeign !== undefined) lines.push(text(`CONSUMIDOR - Id. Estrangeiro ${destForeign}`.trim(), 'center', { bold: true }));
+  else lines.push(text(DANFE_TEXTS.naoIdentificado, 'center', { bold: true }));
+  if (dest) {
+    const xNome = textOf(dest, 'xNome');
+    if (xNome) lines.push(text(xNome, 'center'));
+    lines.push(...addressLines(textOf, section(dest, 'enderDest')).map((l) => text(l, 'center')));
+  }
+  return lines;
+}
+
+/** VIII - the QR Code and, when authorized, the protocol. */
+function qrLines(qrCode: string, authorization: Protocol['authorization']): DanfeLine[] {
+  const lines: DanfeLine[] = [text(DANFE_TEXTS.consultaQr, 'center', { bold: true }), { kind: 'qrcode', payload: qrCode }];
+  if (authorization) {
+    lines.push(
+      together('center', 'Protocolo de Autorização:', authorization.protocol),
+      together('center', 'Data de Autorização:', authorization.at),
+    );
+  }
+  return lines;
+}
+
+/** The cancellation event of a cancelled reprint, as printed. */
+function cancellationOf(options: DanfeModelOptions, tz: string): { protocol: string; at: string } | undefined {
+  const cancelled = options.cancelled
+    ? {
+        protocol: options.cancelled.nProt,
+        at: formatDateTimeBR(options.cancelled.at, 'cancelled.at', tz),
+      }
+    : undefined;
+  if (cancelled && !/^[0-9]{15,17}$/.test(cancelled.protocol)) {
+    throw new FieldError('cancelled.nProt', 'protocolo do cancelamento deve ter 15 ou 17 dígitos');
+  }
+  return cancelled;
+}
+
+function cancellationLines(cancelled: { protocol: string; at: string } | undefined): DanfeLine[] {
+  return cancelled
+    ? [
+        text(DANFE_TEXTS.cancelada, 'center', { bold: true, large: true }),
+        text(`Cancelamento em ${cancelled.at}`, 'center'),
+        text(`Protocolo de Cancelamento: ${cancelled.protocol}`, 'center'),
+      ]
+    : [];
 }
 
 /** Every printable string of the model in order, copy placeholders left out (tests, search). */
