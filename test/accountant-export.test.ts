@@ -2,7 +2,11 @@
 // GET /api/v1/nfce/exportacao and /api/v1/mdfe/exportacao stream a ZIP that holds each fiscal
 // document of the period once, named by its key and valid against its official schema, with its
 // events and the inutilizações, and a summary (resumo.csv) read from the documents themselves.
+// Then a day at a real terminal (online sales, a cancellation, sales issued in offline
+// contingency and transmitted later): the ZIP the manager exports from the checkout against the
+// manager's report of the same day, total by total.
 
+import { readFileSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brasiliaDay } from '../fiscal/br/brasilia-time.ts';
@@ -11,11 +15,15 @@ import { validateXml, type SchemaName } from '../fiscal/schema.ts';
 import { contingencyXml, nfceBody, registerCompany, waitFor, type TestCompany } from './helpers/nfce.ts';
 import { startService, tempDataDir, type ServiceProcess } from './helpers/service-process.ts';
 import { readZip, type ZipEntries } from './helpers/zip.ts';
+import { eventually, setUpContingency, storeCompanyWithCertificate, testTerminal } from './terminal-fixtures.ts';
+import type { Terminal } from '../electron/core/terminal.ts';
+import { MemoryPrinter } from '../native/printer/transports.ts';
 
 const JUSTIFICATIVA = 'Cliente desistiu da compra no caixa';
 
 let service: ServiceProcess;
 let dataDir: string;
+const terminals: Terminal[] = [];
 
 beforeAll(async () => {
   dataDir = tempDataDir();
@@ -23,6 +31,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  for (const t of terminals) await t.close();
   await service?.stop();
 });
 
@@ -168,5 +177,80 @@ describe('GET /api/v1/mdfe/exportacao', () => {
       ['2', 'cancelado', 'DEF4G56'],
       ['3', 'autorizado', 'HIJ7K89'],
     ]);
+  });
+});
+
+describe('a day at the checkout: the ZIP the manager exports against the manager’s report', () => {
+  it('holds each authorized, cancelled and contingency receipt once, valid, with its event, and a summary whose totals equal the report’s', async () => {
+    const company = await storeCompanyWithCertificate(dataDir);
+    const terminal = await testTerminal({ serviceUrl: service.url, token: company.token, series: 1, printerTransport: new MemoryPrinter() });
+    terminals.push(terminal);
+    const manager = await terminal.createManager({ name: 'Gerente Ana', pin: '2580' });
+    const auth = { managerId: manager.id, pin: '2580' };
+    await setUpContingency(terminal, company, auth);
+
+    const sell = async (codes: string[], pay: (total: number) => { tPag: string; amountCents: number; card?: { tpIntegra: '2'; tBand: string } }[]) => {
+      let sale = await terminal.openSale();
+      for (const code of codes) sale = await terminal.addItem(sale.id, { code });
+      for (const p of pay(sale.totalCents)) sale = await terminal.addPayment(sale.id, p);
+      return (await terminal.finishSale(sale.id)).receipt;
+    };
+    const cash = (total: number) => [{ tPag: '01', amountCents: Math.ceil(total / 1000) * 1000 + 1000 }];
+    const card = (total: number) => [{ tPag: '03', amountCents: total, card: { tpIntegra: '2' as const, tBand: '01' } }];
+    const split = (total: number) => [{ tPag: '17', amountCents: 500 }, { tPag: '01', amountCents: total }];
+
+    const online = [await sell(['1001', '1002'], cash), await sell(['1003'], card), await sell(['1004', '1001'], split), await sell(['1005'], cash)];
+    const authorized = async (ids: string[]) =>
+      eventually('NFC-e autorizadas', async () => {
+        const views = await Promise.all(ids.map((id) => terminal.getReceipt(id)));
+        return views.every((v) => v.state === 'authorized') && views;
+      });
+    await authorized(online.map((r) => r.id));
+    const cancelled = await terminal.cancelReceipt(online[1]!.id, { ...auth, justification: JUSTIFICATIVA });
+    expect(cancelled.state).toBe('cancelled');
+
+    // An outage the manager declares: two sales issued at the terminal, transmitted once it ends.
+    await terminal.enterContingency({ ...auth, justification: 'Link de internet da loja fora do ar' });
+    const offline = [await sell(['1007'], cash), await sell(['1008', '1002'], card)];
+    expect(offline.every((r) => r.contingency)).toBe(true);
+    await terminal.leaveContingency(auth);
+    await authorized(offline.map((r) => r.id));
+
+    const today = brasiliaDay(new Date());
+    const report = await terminal.salesReport({ ...auth, de: today, ate: today });
+    const exported = await terminal.exportDocuments({ ...auth, kind: 'nfce', de: today, ate: today });
+    expect(exported).toMatchObject({ fileName: `nfce-${company.cnpj}-${today}-a-${today}.zip`, notTransmitted: 0 });
+    const entries = await readZip(readFileSync(exported.path));
+    expect(exported.bytes).toBe(readFileSync(exported.path).length);
+
+    // Each receipt once, by key, valid against procNFe; the cancellation's event beside it.
+    const receipts = await Promise.all([...online, ...offline].map((r) => terminal.getReceipt(r.id)));
+    const keys = receipts.map((r) => r.chave!);
+    expect([...entries.keys()].sort()).toEqual([...keys.map((k) => `${k}-nfce.xml`), `${cancelled.chave}-evento-110111.xml`, 'resumo.csv'].sort());
+    for (const k of keys) expectValid(entries.get(`${k}-nfce.xml`), 'procNFe', k);
+    expectValid(entries.get(`${cancelled.chave}-evento-110111.xml`), 'procEventoCancNFe', 'evento');
+
+    // The summary against the report: count, total, change, each payment method, the
+    // cancellations and the contingency receipts.
+    const rows = summaryOf(entries).filter((r) => r.documento === 'nfce');
+    const sales = rows.filter((r) => r.situacao === 'autorizada' || r.situacao === 'contingencia_pendente');
+    const sum = (list: Record<string, string>[], column: string) => list.reduce((t, r) => t + cents(r[column] ?? '0'), 0);
+    expect(report.totals).toEqual({ count: sales.length, totalCents: sum(sales, 'valor_total'), changeCents: sum(sales, 'troco') });
+    expect(report.byPayment.map((p) => [p.tPag, p.amountCents])).toEqual(
+      Object.keys(rows[0]!)
+        .filter((c) => c.startsWith('pagamento_'))
+        .map((c) => [c.slice('pagamento_'.length), sum(sales, c)] as const)
+        .filter(([, v]) => v > 0),
+    );
+    expect(report.cancelled.map((c) => [c.chave, c.totalCents])).toEqual(rows.filter((r) => r.situacao === 'cancelada').map((r) => [r.chave, cents(r.valor_total!)]));
+    expect(report.contingency.map((c) => c.chave).sort()).toEqual(rows.filter((r) => r.contingencia === 'sim').map((r) => r.chave).sort());
+    expect(report.contingency.every((c) => c.authorized)).toBe(true);
+
+    // And both are the sales' own amounts: five sales stand, one was cancelled.
+    const standing = [...online, ...offline].filter((r) => r.id !== online[1]!.id);
+    expect(report.totals).toMatchObject({ count: 5, totalCents: standing.reduce((t, r) => t + r.totalCents, 0) });
+    expect(report.byHour.reduce((t, h) => t + h.totalCents, 0)).toBe(report.totals.totalCents);
+    expect(report.byProduct.reduce((t, p) => t + p.totalCents, 0)).toBe(report.totals.totalCents);
+    expect(report.byProduct.find((p) => p.code === '1001')).toMatchObject({ quantity: '2' });
   });
 });

@@ -39,6 +39,7 @@ beforeAll(async () => {
   writeFileSync(join(staticDir, 'index.html'), '<!doctype html><title>Caixa</title><p>tela de teste</p>');
   terminal = await createTerminal({ dataDir: join(dir, 'terminal'), serviceUrl: 'http://127.0.0.1:9', token: 'blc_teste', series: 1, startWorker: false });
   terminal.seedDemoCatalog();
+  await terminal.openCashSession({ floatCents: 0, operator: 'Caixa de teste' });
   const counted = new Proxy(terminal, {
     get(target, prop, receiver) {
       // A bug inside the core, as the host sees it: a plain Error with internals in its message.
