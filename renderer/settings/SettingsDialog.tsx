@@ -9,7 +9,9 @@ import { emptyAuthorization, ManagerFields } from '../components/ManagerFields.t
 import { loadSettings, useSettings } from '../state/settings-store.ts';
 import { useStatus } from '../state/status-store.ts';
 import { closeDialog } from '../state/ui-store.ts';
-import { CatalogSection, CertificateSection, CompanySection, ContingencySection, PrinterSection, ServiceSection } from './SettingsSections.tsx';
+import { ExportSection } from '../reports/ExportSection.tsx';
+import { ReportsSection } from '../reports/ReportsSection.tsx';
+import { CashSection, CatalogSection, CertificateSection, CompanySection, ContingencySection, PrinterSection, ServiceSection } from './SettingsSections.tsx';
 
 const TABS = [
   { id: 'servico', label: 'Serviço' },
@@ -18,11 +20,14 @@ const TABS = [
   { id: 'contingencia', label: 'Contingência' },
   { id: 'certificado', label: 'Certificado' },
   { id: 'catalogo', label: 'Catálogo' },
+  { id: 'caixa', label: 'Caixa' },
+  { id: 'relatorios', label: 'Relatórios' },
+  { id: 'exportacao', label: 'Exportação' },
 ] as const;
 
 type Tab = (typeof TABS)[number]['id'];
 
-const NEEDS_SETTINGS: ReadonlySet<Tab> = new Set<Tab>(['servico', 'impressora', 'empresa', 'contingencia']);
+const NEEDS_SETTINGS: ReadonlySet<Tab> = new Set<Tab>(['servico', 'impressora', 'empresa', 'contingencia', 'caixa']);
 
 export function SettingsDialog() {
   const [auth, setAuth] = useState<ManagerAuthorization>(emptyAuthorization);
@@ -85,6 +90,9 @@ export function SettingsDialog() {
             {settings && tab === 'contingencia' && <ContingencySection settings={settings} auth={auth} status={contingency} />}
             {tab === 'certificado' && <CertificateSection key={settings ? 'loaded' : 'none'} certificate={settings?.certificate ?? null} auth={auth} />}
             {tab === 'catalogo' && <CatalogSection auth={auth} />}
+            {settings && tab === 'caixa' && <CashSection settings={settings} auth={auth} />}
+            {tab === 'relatorios' && <ReportsSection auth={auth} />}
+            {tab === 'exportacao' && <ExportSection auth={auth} />}
           </div>
         </div>
       )}
