@@ -108,7 +108,7 @@ function MovementForm(props: { kind: CashMovementKind; session: CashSessionView;
     const failure = await addMovement({ kind, amountCents, reason, ...(needsPin && { managerId: auth.managerId, pin: auth.pin }) });
     setBusy(false);
     if (failure) setError(failure.message);
-    else onDone(`${kind === 'sangria' ? 'Sangria' : 'Suprimento'} de ${formatCents(amountCents)} registrado${kind === 'sangria' ? 'a' : ''}.`);
+    else onDone(`${kind === 'sangria' ? 'Sangria' : 'Suprimento'} de ${formatCents(amountCents)} registrad${kind === 'sangria' ? 'a' : 'o'}.`);
   };
 
   return (
