@@ -398,8 +398,8 @@ export class IssuanceClient {
   // Terminals and series; the accountant's export
 
   /** PUT /api/v1/terminais/{id}: claims the series; 409 serie_em_uso when another checkout holds one. */
-  async claimTerminal(terminalId: string, claim: TerminalClaim): Promise<TerminalClaimed> {
-    const raw = await this.call('PUT', `/api/v1/terminais/${encodeURIComponent(terminalId)}`, { body: claim });
+  async claimTerminal(terminalId: string, claim: TerminalClaim, options: { timeoutMs?: number } = {}): Promise<TerminalClaimed> {
+    const raw = await this.call('PUT', `/api/v1/terminais/${encodeURIComponent(terminalId)}`, { body: claim, ...options });
     return IssuanceClient.json(raw, 'PUT /api/v1/terminais/{id}');
   }
 

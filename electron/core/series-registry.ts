@@ -10,7 +10,10 @@
 // - At start (and every minute until the service answers) the current series are claimed in the
 //   background, which also registers a checkout set up by its first-start seed. Should the
 //   service say another checkout holds them, finishing a sale is refused with the same words
-//   until the manager picks another series.
+//   until the manager picks another series. Until the service has confirmed this checkout's
+//   series once (kept in the settings, `series_claim`), a sale waits for the claim in flight
+//   (at most CLAIM_TIMEOUT_MS): a new checkout seeded with a taken series must not sell a single
+//   number in it. Once confirmed, nothing waits: an outage later never slows a sale.
 // - A service that does not know the register (404) is taken as consent: older services.
 
 import { IssuanceClient, ServiceHttpError, ServiceNetworkError } from './api-client.ts';
@@ -37,6 +40,7 @@ export class SeriesRegistry {
   private readonly client: IssuanceClient;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  private inflight: Promise<void> | undefined;
   /** Why this terminal may not issue in its series now (another checkout holds one); null when nothing is known against it. */
   conflict: string | null = null;
 
@@ -70,6 +74,7 @@ export class SeriesRegistry {
     try {
       await client.claimTerminal(target.terminal.id, { nome: target.terminal.name, series: seriesOf(target) });
       this.conflict = null;
+      this.settings.confirmSeriesClaim({ terminalId: target.terminal.id, serviceUrl: target.serviceUrl, series: seriesOf(target) });
     } catch (err) {
       if (err instanceof ServiceHttpError && err.code === 'serie_em_uso') throw new TerminalError('serie_em_uso', conflictOf(err), { field: 'series' });
       if (err instanceof ServiceHttpError && err.status === 404) return;
@@ -95,13 +100,22 @@ export class SeriesRegistry {
     clearTimeout(this.timer);
   }
 
-  private async claimInBackground(): Promise<void> {
+  private claimInBackground(): Promise<void> {
+    const run = this.attempt().finally(() => {
+      if (this.inflight === run) this.inflight = undefined;
+    });
+    this.inflight = run;
+    return run;
+  }
+
+  private async attempt(): Promise<void> {
     const target = this.current();
     if (this.stopped || target.token === '') return;
     let again = false;
     try {
-      await this.client.claimTerminal(target.terminal.id, { nome: target.terminal.name, series: seriesOf(target) });
+      await this.client.claimTerminal(target.terminal.id, { nome: target.terminal.name, series: seriesOf(target) }, { timeoutMs: CLAIM_TIMEOUT_MS });
       this.conflict = null;
+      this.settings.confirmSeriesClaim({ terminalId: target.terminal.id, serviceUrl: target.serviceUrl, series: seriesOf(target) });
     } catch (err) {
       if (err instanceof ServiceHttpError && err.code === 'serie_em_uso') {
         this.conflict = conflictOf(err);
@@ -114,6 +128,21 @@ export class SeriesRegistry {
       this.timer = setTimeout(() => void this.claimInBackground(), RETRY_MS);
       this.timer.unref();
     }
+  }
+
+  /** Whether the service ever confirmed the current series for this checkout, at the current service. */
+  private confirmed(): boolean {
+    const claim = this.settings.seriesClaim;
+    const target = this.current();
+    return claim !== null && claim.terminalId === target.terminal.id && claim.serviceUrl === target.serviceUrl && claim.series.join(',') === seriesOf(target).join(',');
+  }
+
+  /**
+   * Before a sale: while the current series was never confirmed, the claim in flight is waited
+   * for (bounded by its timeout), so a refusal is known before a number is taken.
+   */
+  async beforeSale(): Promise<void> {
+    if (this.inflight && !this.confirmed()) await this.inflight;
   }
 
   /** Refuses a sale while the service says another checkout holds this terminal's series. */

@@ -256,6 +256,16 @@ export class Settings {
     return this.json<TerminalIdentity>('terminal')!;
   }
 
+  /** What the service last confirmed this checkout holds: its id, the service and the series. */
+  get seriesClaim(): { terminalId: string; serviceUrl: string; series: number[] } | null {
+    return this.json<{ terminalId: string; serviceUrl: string; series: number[] }>('series_claim') ?? null;
+  }
+
+  /** The service confirmed `series` as this checkout's (series-registry.ts). */
+  confirmSeriesClaim(claim: { terminalId: string; serviceUrl: string; series: number[] }): void {
+    this.store.transaction(() => this.put('series_claim', claim, iso(this.clock())));
+  }
+
   get cash(): CashSettings {
     return { ...DEFAULT_CASH_SETTINGS, ...this.json<Partial<CashSettings>>('cash') };
   }

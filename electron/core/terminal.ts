@@ -430,7 +430,9 @@ export class Terminal implements TerminalApi {
     return { sale: sales.saleView(this.store, sale, this.ctx.uf?.()), receipt: view };
   }
 
+  /** finishSaleNow, once a first claim of this checkout's series is answered (series-registry.ts). */
   async finishSale(saleId: string): Promise<FinishedSale> {
+    await this.seriesRegistry.beforeSale();
     return this.finishSaleNow(saleId);
   }
 
