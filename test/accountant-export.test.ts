@@ -140,6 +140,23 @@ describe('GET /api/v1/nfce/exportacao (service only)', () => {
   });
 });
 
+describe('the OpenAPI document', () => {
+  it('describes both exports (the period, the ZIP) and the terminals registry', async () => {
+    const doc = (await (await fetch(`${service.url}/api/v1/openapi.json`)).json()) as { paths: Record<string, Record<string, any>> }; // eslint-disable-line @typescript-eslint/no-explicit-any
+    for (const kind of ['nfce', 'mdfe']) {
+      const op = doc.paths[`/api/v1/${kind}/exportacao`]!.get;
+      expect(op.parameters.map((p: { name: string; in: string; required: boolean }) => [p.name, p.in, p.required])).toEqual([
+        ['de', 'query', true],
+        ['ate', 'query', true],
+      ]);
+      expect(Object.keys(op.responses['200'].content)).toEqual(['application/zip']);
+      expect(op.responses['400']).toBeDefined();
+    }
+    expect(Object.keys(doc.paths['/api/v1/terminais/{terminal}']!)).toEqual(expect.arrayContaining(['put', 'get', 'delete']));
+    expect(doc.paths['/api/v1/terminais/{terminal}']!.put.responses['409']).toBeDefined();
+  });
+});
+
 describe('GET /api/v1/mdfe/exportacao', () => {
   it('holds each authorized manifest once with its closing or cancellation event, and a summary', async () => {
     const company = await registerCompany(service.url, dataDir);

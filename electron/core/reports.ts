@@ -10,7 +10,7 @@
 // not authorized yet (or refused) have no fiscal document: listed apart, from what the sale sent.
 
 import { stringify } from 'csv-stringify/sync';
-import { brasiliaDate, brasiliaDateTime } from '../../fiscal/protocol.ts';
+import { brasiliaDateTime } from '../../fiscal/protocol.ts';
 import { brasiliaHour, brasiliaPeriod } from '../../fiscal/br/brasilia-time.ts';
 import { FieldError } from '../../fiscal/errors.ts';
 import { formatDecimal, fromCents, parseDecimal } from '../../fiscal/money.ts';
@@ -169,6 +169,3 @@ export function salesReportCsv(report: SalesReport): ReportCsv {
   const name = report.de === report.ate ? report.de : `${report.de}-a-${report.ate}`;
   return { fileName: `vendas-${name}.csv`, csv: '\uFEFF' + stringify(rows, { delimiter: ';', record_delimiter: '\r\n' }) };
 }
-
-/** Today in Brasília, for the screen's default period. */
-export const brasiliaToday = (clock: Clock): string => brasiliaDate(new Date(clock()));
