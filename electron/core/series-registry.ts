@@ -5,8 +5,11 @@
 //
 // - A settings change that touches the series (or the service, the token, the pin, the name) is
 //   claimed BEFORE it is saved: a series another checkout of the company holds is refused
-//   (`serie_em_uso`, the holder named) and nothing changes; a service that cannot be asked
-//   refuses the change too (`servico_indisponivel`): a series is never taken unchecked.
+//   (`serie_em_uso`, the holder named) and nothing changes. A service that cannot be asked
+//   refuses a change of the series too (`servico_indisponivel`): a series is never taken
+//   unchecked. A change of the service alone (its address, token or pin: the manager may be
+//   pointing the checkout at a service still starting) is saved, and its claim is made in the
+//   background like the one at start.
 // - At start (and every minute until the service answers) the current series are claimed in the
 //   background, which also registers a checkout set up by its first-start seed. Should the
 //   service say another checkout holds them, finishing a sale is refused with the same words
@@ -78,6 +81,8 @@ export class SeriesRegistry {
     } catch (err) {
       if (err instanceof ServiceHttpError && err.code === 'serie_em_uso') throw new TerminalError('serie_em_uso', conflictOf(err), { field: 'series' });
       if (err instanceof ServiceHttpError && err.status === 404) return;
+      const sameSeries = seriesOf(target).join(',') === seriesOf(this.current()).join(',');
+      if (err instanceof ServiceNetworkError && sameSeries) return;
       if (err instanceof ServiceNetworkError) {
         throw new TerminalError('servico_indisponivel', `Não foi possível confirmar a série com o serviço de emissão (${err.message}); nada foi alterado`, { field: 'series' });
       }
