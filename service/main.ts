@@ -1,7 +1,9 @@
 // `balcao service`: runs the issuance API until SIGTERM/SIGINT. Binds to loopback unless told
-// otherwise (ARCHITECTURE.md: nothing listens beyond loopback unless configured). When ready it
-// logs one line `{"msg":"listening","url":"http://127.0.0.1:PORT"}`, which supervisors and the
-// test harness wait for. On a signal it stops accepting, lets in-flight requests finish, closes
+// otherwise (ARCHITECTURE.md: nothing listens beyond loopback unless configured), and beyond
+// loopback only over TLS (service/tls.ts): the operator's certificate, or one the service makes
+// and keeps, whose SHA-256 fingerprint the terminals pin. When ready it logs one line
+// `{"msg":"listening","url":"http://127.0.0.1:PORT"}` (with `tls: { sha256, origem }` when it
+// speaks HTTPS), which supervisors and the test harness wait for. On a signal it stops accepting, lets in-flight requests finish, closes
 // the database and exits 0.
 
 import type { AddressInfo } from 'node:net';
@@ -14,14 +16,21 @@ import type { ServiceMode } from './clock.ts';
 import type { SandboxTransport } from './deps.ts';
 import { createLogger } from './logger.ts';
 import { openService } from './open-service.ts';
+import { generatedTls, operatorTls, tlsChoice, TlsConfigError, type TlsMaterial } from './tls.ts';
 
 const USAGE = `Uso: balcao service --port PORTA --data DIR [--host 127.0.0.1] [--modo sandbox|producao]
+                      [--tls | --tls-cert ARQUIVO.pem --tls-key ARQUIVO.pem]
                       [--sandbox-wire] [--sefaz-url https://HOST:PORTA] [--sefaz-ca ARQUIVO.pem]
 
 Inicia o serviço de emissão (API HTTP de NFC-e, NF-e de devolução e MDF-e).
   --port PORTA   porta TCP (0 = uma porta livre qualquer)
   --data DIR     pasta de dados (banco service.sqlite e chave mestra master.key)
-  --host ENDEREÇO  interface de escuta (padrão 127.0.0.1, só esta máquina)
+  --host ENDEREÇO  interface de escuta (padrão 127.0.0.1, só esta máquina); fora desta máquina
+                 (ex.: 0.0.0.0, 192.168.0.10) o serviço só fala HTTPS
+  --tls          HTTPS também em 127.0.0.1; sem --tls-cert, com o certificado que o serviço gera na
+                 primeira vez (DIR/tls/) e cuja impressão digital SHA-256 ele mostra ao iniciar: é ela
+                 que cada caixa fixa nas configurações
+  --tls-cert ARQUIVO.pem, --tls-key ARQUIVO.pem  o certificado e a chave do operador (HTTPS)
   --modo sandbox|producao  sandbox (padrão): autoridade fiscal simulada e controles /api/v1/sandbox;
                  producao: a SEFAZ real (SOAP 1.2 com TLS mútuo, certificado A1 da empresa)
   --sandbox-wire (sandbox) fala com a autoridade simulada pela rede: o conector SEFAZ real, por
@@ -39,6 +48,8 @@ const DEFAULT_GRACE_MS = 30_000;
 type ServiceArgs = {
   port: number;
   host: string;
+  /** Undefined: plain HTTP (loopback only). */
+  tls: { cert: string; key: string } | 'generated' | undefined;
   dataDir: string;
   mode: ServiceMode;
   sandboxTransport: SandboxTransport;
@@ -54,6 +65,9 @@ function parse(args: string[]): ServiceArgs | 'help' {
     'sandbox-wire': { type: 'boolean' },
     'sefaz-url': { type: 'string' },
     'sefaz-ca': { type: 'string' },
+    tls: { type: 'boolean' },
+    'tls-cert': { type: 'string' },
+    'tls-key': { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   });
   if (v.help) return 'help';
@@ -66,9 +80,15 @@ function parse(args: string[]): ServiceArgs | 'help' {
   for (const option of ['sefaz-url', 'sefaz-ca'] as const) {
     if (v[option] !== undefined && modo !== 'producao') throw new UsageError(`--${option}: só no modo producao`);
   }
+  if ((v['tls-cert'] === undefined) !== (v['tls-key'] === undefined)) throw new UsageError('--tls-cert e --tls-key: informe os dois');
+  const host = v.host ?? '127.0.0.1';
+  if (host === '') throw new UsageError('--host: informe um endereço (ex.: 0.0.0.0 ou 192.168.0.10)');
+  // The token travels in every request: beyond this machine, never in clear.
+  const tls = tlsChoice(host, { tls: v.tls, cert: v['tls-cert'], key: v['tls-key'] });
   return {
     port: Number(v.port),
-    host: v.host ?? '127.0.0.1',
+    host,
+    tls,
     dataDir: v.data,
     mode: modo === 'producao' ? 'production' : 'sandbox',
     sandboxTransport: v['sandbox-wire'] ? 'wire' : 'in-process',
@@ -90,7 +110,7 @@ export async function run(args: string[]): Promise<number> {
   try {
     return await serve(parsed, log);
   } catch (err) {
-    if (err instanceof SefazConfigError) {
+    if (err instanceof SefazConfigError || err instanceof TlsConfigError) {
       process.stderr.write(`${err.message}\n`);
       return EXIT_USAGE;
     }
@@ -99,11 +119,13 @@ export async function run(args: string[]): Promise<number> {
   }
 }
 
-async function serve({ port, host, dataDir, mode, sandboxTransport, sefaz }: ServiceArgs, log: Logger): Promise<number> {
-  // The SEFAZ settings are checked before anything opens: a wrong CA file fails the start.
+async function serve({ port, host, tls: tlsChoice, dataDir, mode, sandboxTransport, sefaz }: ServiceArgs, log: Logger): Promise<number> {
+  // The SEFAZ and TLS settings are checked before anything opens: a wrong file fails the start.
   const authority = mode === 'production' ? new SefazAuthority(sefazOptions(sefaz)) : undefined;
+  const tls: TlsMaterial | undefined =
+    tlsChoice === undefined ? undefined : tlsChoice === 'generated' ? generatedTls(dataDir, [host]) : operatorTls(tlsChoice.cert, tlsChoice.key);
   const { store, secrets } = await openService(dataDir);
-  const app = buildApp({ store, secrets, mode, logger: log, authority, sandboxTransport });
+  const app = buildApp({ store, secrets, mode, logger: log, authority, sandboxTransport, ...(tls && { tls }) });
   try {
     await app.listen({ port, host });
   } catch (err) {
@@ -117,7 +139,18 @@ async function serve({ port, host, dataDir, mode, sandboxTransport, sefaz }: Ser
   // Lifecycle lines (listening, stopping, stopped) are what supervisors wait for: they are
   // written whatever BALCAO_LOG_LEVEL says.
   const lifecycle = log.isLevelEnabled('info') ? log : log.child({}, { level: 'info' });
-  lifecycle.info({ url: `http://${urlHost}:${address.port}`, mode, dataDir, ...(mode === 'sandbox' && { sandboxTransport }) }, 'listening');
+  lifecycle.info(
+    {
+      url: `${tls ? 'https' : 'http'}://${urlHost}:${address.port}`,
+      mode,
+      dataDir,
+      ...(mode === 'sandbox' && { sandboxTransport }),
+      ...(tls && { tls: { sha256: tls.fingerprint256, origem: tls.origin } }),
+    },
+    'listening',
+  );
+  // For people: the fingerprint each checkout pins (Configurações → Serviço).
+  if (tls) process.stderr.write(`Certificado TLS do serviço (${tls.origin === 'gerado' ? 'gerado pelo serviço' : 'do operador'}), SHA-256:\n  ${tls.fingerprint256}\n`);
 
   const graceMs = Number(process.env.BALCAO_SHUTDOWN_GRACE_MS ?? DEFAULT_GRACE_MS);
   return new Promise<number>((resolve) => {

@@ -113,6 +113,8 @@ describe('dependency-cruiser rules', () => {
   it.each([
     ['service/nfce/issuance.ts', "import { nfe } from '../nfe/store.ts';\nexport const x = nfe;\n", 'service-documents-side-by-side'],
     ['service/queue/x.ts', "import { nfe } from '../nfe/store.ts';\nexport const x = nfe;\n", 'service-machinery-below-documents'],
+    ['service/terminals/routes.ts', "import { nfe } from '../nfe/store.ts';\nexport const x = nfe;\n", 'service-documents-side-by-side'],
+    ['service/export/x.ts', "import { nfe } from '../nfe/store.ts';\nexport const x = nfe;\n", 'service-machinery-below-documents'],
     ['service/nfce/routes.ts', "import { app } from '../app.ts';\nexport const x = app;\n", 'service-composition-on-top'],
     ['service/authority/sefaz/x.ts', "import { app } from '../../app.ts';\nexport const x = app;\n", 'service-composition-on-top'],
   ])('inside service/, %s importing %s is refused (%s)', async (file, source, rule) => {

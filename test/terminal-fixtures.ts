@@ -32,7 +32,10 @@ export async function storeCompany(serviceDataDir: string): Promise<{ companyId:
   return { ...created, cnpj };
 }
 
-/** A terminal with the demo catalog, fast retries (tests wait for outcomes, not for backoff). */
+/**
+ * A terminal with the demo catalog, fast retries (tests wait for outcomes, not for backoff) and
+ * its till open (no sale finishes without one), as a cashier leaves it at the start of the day.
+ */
 export async function testTerminal(options: Omit<TerminalOptions, 'dataDir'> & { dataDir?: string }): Promise<Terminal> {
   const terminal = await createTerminal({
     dataDir: options.dataDir ?? tempDataDir('balcao-terminal-'),
@@ -41,7 +44,13 @@ export async function testTerminal(options: Omit<TerminalOptions, 'dataDir'> & {
     ...options,
   });
   terminal.seedDemoCatalog();
+  await openTill(terminal);
   return terminal;
+}
+
+/** Opens the till (float R$ 0,00) unless it is open already. */
+export async function openTill(terminal: Terminal): Promise<void> {
+  if (!(await terminal.cashSession())) await terminal.openCashSession({ floatCents: 0, operator: 'Caixa de teste' });
 }
 
 /** Polls `probe` until it returns something truthy. */

@@ -23,6 +23,7 @@ beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'balcao-returns-'));
   terminal = await createTerminal({ dataDir: dir, serviceUrl: 'http://127.0.0.1:9', token: 'blc_teste', series: 1, startWorker: false, settleWaitMs: 0 });
   terminal.seedDemoCatalog();
+  await terminal.openCashSession({ floatCents: 0, operator: 'Caixa de teste' });
   managerId = (await terminal.createManager({ name: 'Gerente Ana', pin: PIN })).id;
 });
 

@@ -8,9 +8,23 @@
 //   await terminal.close();
 
 import { randomUUID } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { justification as checkJustification } from '../../fiscal/events.ts';
+import { renderReportPdf } from '../../fiscal/report/pdf.ts';
+import { encodeReportEscPos } from '../../fiscal/report/report.ts';
 import type {
   CancelInput,
+  CashMovementInput,
+  CashReportPdf,
+  CashSessionView,
+  CloseCashInput,
+  DocumentExport,
+  DocumentExportInput,
+  OpenCashInput,
+  ReportCsv,
+  ReportPeriod,
+  SalesReport,
   CatalogImportReport,
   CertificateView,
   ContingencyStatus,
@@ -37,7 +51,8 @@ import type {
   TerminalSettings,
   VoidInput,
 } from '../api/terminal-api.ts';
-import { IssuanceClient } from './api-client.ts';
+import { IssuanceClient, ServiceHttpError, ServiceNetworkError } from './api-client.ts';
+import * as cash from './cash-session.ts';
 import { cancellationInfo, requestCancellation, WINDOW_OVER_MESSAGE, localDeadline } from './cancellation.ts';
 import { productView, saveProduct, seedDemoCatalog, type ProductInput } from './catalog.ts';
 import { Contingency } from './contingency/contingency.ts';
@@ -49,6 +64,8 @@ import { OutboxWorker } from './outbox-worker.ts';
 import { PosStore, type AuditRow, type ReceiptRow } from './pos-store.ts';
 import { ReceiptPrinter, type PrintCopy } from './printing.ts';
 import { requestReturn, returnView } from './returns.ts';
+import { reportPeriod, salesReport, salesReportCsv } from './reports.ts';
+import { SeriesRegistry } from './series-registry.ts';
 import { AutoPrint, ReceiptDocuments } from './receipt-documents.ts';
 import * as sales from './sales.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
@@ -70,6 +87,8 @@ export type TerminalOptions = {
   token?: string;
   /** The series this terminal issues in (0–999); default 1. */
   series?: number;
+  /** SHA-256 of an https:// service's certificate, pinned (settings.ts); seeds the settings like the URL. */
+  serviceFingerprint?: string | null;
   /** Epoch milliseconds; default Date.now. Tests move it to cross the cancellation window. */
   clock?: Clock;
   retry?: Partial<RetryPolicy>;
@@ -93,6 +112,10 @@ export type TerminalOptions = {
 };
 
 const NEEDS_OPERATOR: readonly ReceiptState[] = ['rejected', 'needs_attention'];
+
+/** Under the terminal's data directory: the accountant's exports and the closing reports' PDFs. */
+export const EXPORTS_DIR = 'exportacoes';
+export const REPORTS_DIR = 'relatorios';
 
 /** How old a reading of the service's clock may be when the screen shows a cancellation window. */
 const CLOCK_FRESH_MS = 1_000;
@@ -136,6 +159,9 @@ export class Terminal implements TerminalApi {
   readonly clock: Clock;
   /** The service's clock, learned from its answers: the cancellation window runs on it. */
   readonly serviceClock: ServiceClock;
+  /** The series this checkout claims at the service (several checkouts in one store). */
+  readonly seriesRegistry: SeriesRegistry;
+  readonly dataDir: string;
   private readonly ctx: sales.SalesContext;
   private startWorker: boolean;
   private readonly listeners = new Set<(event: TerminalEvent) => void>();
@@ -146,13 +172,14 @@ export class Terminal implements TerminalApi {
 
   constructor(store: PosStore, options: TerminalOptions) {
     this.store = store;
+    this.dataDir = options.dataDir;
     this.clock = options.clock ?? Date.now;
     this.settleWaitMs = options.settleWaitMs ?? 5_000;
     this.settings = new Settings({
       store,
       clock: this.clock,
       box: options.secretBox ?? fileKeySecretBox(options.dataDir),
-      seed: { serviceUrl: options.serviceUrl, token: options.token, series: options.series },
+      seed: { serviceUrl: options.serviceUrl, token: options.token, series: options.series, serviceFingerprint: options.serviceFingerprint },
     });
     this.ctx = {
       store,
@@ -160,6 +187,7 @@ export class Terminal implements TerminalApi {
       serie: this.settings.series,
       uf: () => this.settings.company()?.address.UF,
       scaleLabels: () => this.settings.scaleLabels(),
+      cashSession: () => cash.requireOpenSession(store).id,
     };
     store.ensureSeries(this.ctx.serie);
     this.serviceClock = new ServiceClock(this.clock, () => this.refreshCancellationWindows());
@@ -167,8 +195,10 @@ export class Terminal implements TerminalApi {
       baseUrl: this.settings.serviceUrl,
       token: this.settings.token,
       timeoutMs: options.requestTimeoutMs,
+      fingerprint256: this.settings.serviceFingerprint,
       onAnswerDated: (date) => this.serviceClock.observe(date),
     });
+    this.seriesRegistry = new SeriesRegistry({ settings: this.settings, client: this.client });
     this.worker = new OutboxWorker({
       store,
       client: this.client,
@@ -243,6 +273,7 @@ export class Terminal implements TerminalApi {
     if (!this.startWorker || this.closed || this.worker.isRunning || this.settings.token === '') return;
     this.worker.start();
     this.contingency.start();
+    this.seriesRegistry.start();
     // Receipts authorized while the terminal was down (or before it printed them).
     this.autoPrint.schedule();
   }
@@ -252,10 +283,12 @@ export class Terminal implements TerminalApi {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.checkpointTimer);
+    this.seriesRegistry.stop();
     await this.worker.stop();
     await this.contingency.stop();
     await this.autoPrint.stop();
     this.listeners.clear();
+    await this.client.close();
     this.store.close();
   }
 
@@ -388,6 +421,8 @@ export class Terminal implements TerminalApi {
     // What the service last said (the authority is down, say) is acted on before choosing how
     // to issue: a sale is never sent online when contingency is called for.
     this.contingency.evaluateNow();
+    // Another checkout of the company holds this one's series (series-registry.ts): no number is taken.
+    this.seriesRegistry.assertFree();
     const { sale, receipt } = sales.finishSale(this.ctx, saleId, this.contingency.offlineIssuer());
     this.worker.wake();
     if (receipt.tp_emis === 9) this.contingency.issued(receipt);
@@ -396,7 +431,9 @@ export class Terminal implements TerminalApi {
     return { sale: sales.saleView(this.store, sale, this.ctx.uf?.()), receipt: view };
   }
 
+  /** finishSaleNow, once a first claim of this checkout's series is answered (series-registry.ts). */
   async finishSale(saleId: string): Promise<FinishedSale> {
+    await this.seriesRegistry.beforeSale();
     return this.finishSaleNow(saleId);
   }
 
@@ -673,10 +710,15 @@ export class Terminal implements TerminalApi {
     return this.settings.view();
   }
 
-  /** Validated whole before the PIN is checked; applied live (service, token, series, printer). */
+  /**
+   * Validated whole before the PIN is checked; a change of what the service knows of this
+   * checkout (its series above all) is claimed there before anything is saved
+   * (series-registry.ts); applied live (service, token, pin, series, printer).
+   */
   async updateSettings(patch: SettingsPatch, auth: ManagerAuthorization): Promise<TerminalSettings> {
     const prepared = this.settings.prepare(patch);
     const manager = await authorizeManager(this.store, this.clock, auth, 'configuracoes');
+    if (prepared.touchesSeries) await this.seriesRegistry.claimBeforeSaving(prepared.after);
     return this.applySettings(prepared, actorOfManager(manager), null);
   }
 
@@ -695,8 +737,8 @@ export class Terminal implements TerminalApi {
       audit(this.store, this.clock, { actor, action: 'configuracoes_alteradas', reason, details: done.audit });
       return done;
     });
-    if (change.serviceUrl !== undefined || change.token !== undefined) {
-      this.client.reconfigure({ baseUrl: change.serviceUrl, token: change.token });
+    if (change.serviceUrl !== undefined || change.token !== undefined || change.serviceFingerprint !== undefined) {
+      this.client.reconfigure({ baseUrl: change.serviceUrl, token: change.token, fingerprint256: change.serviceFingerprint });
       this.worker.serviceChanged();
     }
     if (change.series !== undefined) {
@@ -704,6 +746,9 @@ export class Terminal implements TerminalApi {
       this.ctx.serie = change.series;
     }
     if (change.printer !== undefined) this.printer.reconfigure(change.printer);
+    // What the service knows of this checkout follows the settings (claimed already when a
+    // manager changed them; the system's own changes are claimed now, in the background).
+    if (prepared.touchesSeries && this.worker.isRunning) this.seriesRegistry.start();
     this.startWorkerIfConfigured();
     return this.settings.view();
   }
@@ -720,6 +765,141 @@ export class Terminal implements TerminalApi {
 
   async importCatalogCsv(csv: string, auth: ManagerAuthorization): Promise<CatalogImportReport> {
     return importCatalogCsv(this.store, this.clock, csv, auth);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Cash sessions (cash-session.ts)
+
+  private get cashCtx(): cash.CashContext {
+    return { store: this.store, clock: this.clock, pinAboveCents: () => this.settings.cash.pinAboveCents };
+  }
+
+  private companyName(): string | undefined {
+    const company = this.settings.company();
+    return company ? (company.xFant ?? company.xNome) : undefined;
+  }
+
+  private cashView(row: Parameters<typeof cash.cashSessionView>[1]): CashSessionView {
+    return cash.cashSessionView(this.store, row, this.settings.cash.pinAboveCents, this.companyName());
+  }
+
+  private cashSessionRow(sessionId: string) {
+    const row = typeof sessionId === 'string' ? this.store.cashSession(sessionId) : undefined;
+    if (!row) throw new TerminalError('nao_encontrado', 'Caixa não encontrado');
+    return row;
+  }
+
+  async cashSession(): Promise<CashSessionView | null> {
+    const open = this.store.openCashSession();
+    return open ? this.cashView(open) : null;
+  }
+
+  async openCashSession(input: OpenCashInput): Promise<CashSessionView> {
+    return this.cashView(cash.openCashSession(this.cashCtx, input));
+  }
+
+  async addCashMovement(input: CashMovementInput): Promise<CashSessionView> {
+    return this.cashView(await cash.addCashMovement(this.cashCtx, input));
+  }
+
+  /** Closed and on disk before the report is printed; a printer failure is shown, not thrown. */
+  async closeCashSession(input: CloseCashInput): Promise<CashSessionView> {
+    const closed = cash.closeCashSession(this.cashCtx, input);
+    await Promise.all([this.printClosing(closed.id), this.saveClosingPdf(closed.id)]);
+    return this.cashView(this.cashSessionRow(closed.id));
+  }
+
+  async recentCashSessions(limit = 10): Promise<CashSessionView[]> {
+    const n = Number.isInteger(limit) ? Math.max(1, Math.min(100, limit)) : 10;
+    return this.store.recentCashSessions(n).map((r) => this.cashView(r));
+  }
+
+  async printCashReport(sessionId: string): Promise<CashSessionView> {
+    const row = this.cashSessionRow(sessionId);
+    if (!row.closed_at) throw new TerminalError('estado_invalido', 'Este caixa ainda está aberto: o relatório sai no fechamento');
+    await this.printClosing(row.id);
+    const after = this.cashSessionRow(row.id);
+    if (after.report_print_error) throw new TerminalError('impressora', after.report_print_error);
+    return this.cashView(after);
+  }
+
+  async cashReportPdf(sessionId: string): Promise<CashReportPdf> {
+    const row = this.cashSessionRow(sessionId);
+    const pdf = await renderReportPdf(cash.closedSessionReport(this.store, row, this.companyName()), { subject: `Caixa nº ${row.number}` });
+    return { fileName: closingPdfName(row.number), pdfBase64: pdf.toString('base64') };
+  }
+
+  /** The closing report on the thermal printer: the same profile and paper as the receipts. */
+  private async printClosing(sessionId: string): Promise<void> {
+    const row = this.cashSessionRow(sessionId);
+    const { profile, paperWidth } = this.printer.settings;
+    const bytes = encodeReportEscPos(cash.closedSessionReport(this.store, row, this.companyName()), { profile, paperWidth });
+    let error: string | null = null;
+    try {
+      await this.printer.printDocument(bytes);
+    } catch (err) {
+      if (!(err instanceof TerminalError)) throw err;
+      error = err.message;
+    }
+    this.store.relaxedTransaction(() => this.store.setCashReportPrint(row.id, error ? null : iso(this.clock()), error));
+  }
+
+  /** The closing report's PDF, kept in <data>/relatorios/ beside the database. */
+  private async saveClosingPdf(sessionId: string): Promise<void> {
+    const { fileName, pdfBase64 } = await this.cashReportPdf(sessionId);
+    const dir = join(this.dataDir, REPORTS_DIR);
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    await writeFile(join(dir, fileName), Buffer.from(pdfBase64, 'base64'), { mode: 0o600 });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Reports and the accountant's export (reports.ts)
+
+  async salesReport(input: ManagerAuthorization & ReportPeriod): Promise<SalesReport> {
+    reportPeriod(input);
+    await authorizeManager(this.store, this.clock, input, 'relatorio');
+    return salesReport(this.store, this.documents, this.clock, input);
+  }
+
+  async salesReportCsv(input: ManagerAuthorization & ReportPeriod): Promise<ReportCsv> {
+    return salesReportCsv(await this.salesReport(input));
+  }
+
+  /** Where exportDocuments saves its files (the browser-mode host serves them from here). */
+  get exportsDir(): string {
+    return join(this.dataDir, EXPORTS_DIR);
+  }
+
+  /**
+   * The accountant's ZIP of the period (every checkout of the company: the service's record),
+   * streamed from the service to <data>/exportacoes/. This terminal's contingency receipts the
+   * service does not have yet are not in it: counted in `notTransmitted`.
+   */
+  async exportDocuments(input: DocumentExportInput): Promise<DocumentExport> {
+    const period = reportPeriod(input);
+    const kind = input?.kind;
+    if (kind !== 'nfce' && kind !== 'mdfe') throw new TerminalError('estado_invalido', 'Exportação de NFC-e ou de MDF-e', { field: 'kind' });
+    const manager = await authorizeManager(this.store, this.clock, input, 'exportacao');
+    await mkdir(this.exportsDir, { recursive: true, mode: 0o700 });
+    const cnpj = this.settings.company()?.cnpj;
+    const fileName = `${kind}-${cnpj ? `${cnpj}-` : ''}${period.de}-a-${period.ate}.zip`;
+    const path = join(this.exportsDir, fileName);
+    let bytes: number;
+    try {
+      bytes = await this.client.downloadExport(kind, period.de, period.ate, path);
+    } catch (err) {
+      if (err instanceof ServiceNetworkError) throw new TerminalError('servico_indisponivel', `Não foi possível obter a exportação: ${err.message}`);
+      if (err instanceof ServiceHttpError) throw new TerminalError('erro_servico', `O serviço recusou a exportação (HTTP ${err.status})`);
+      throw err;
+    }
+    const from = period.start.getTime();
+    const to = period.end.getTime();
+    const notTransmitted =
+      kind === 'nfce'
+        ? this.store.pendingContingencyReceipts(100_000).filter((r) => r.state === 'pending' && Date.parse(r.created_at) >= from && Date.parse(r.created_at) < to).length
+        : 0;
+    audit(this.store, this.clock, { actor: actorOfManager(manager), action: 'exportacao_contabil', details: { tipo: kind, de: period.de, ate: period.ate, arquivo: fileName, bytes } });
+    return { fileName, bytes, path, notTransmitted };
   }
 
   // -------------------------------------------------------------------------------------------
@@ -782,6 +962,9 @@ export class Terminal implements TerminalApi {
     }
   }
 }
+
+/** `caixa-000003.pdf`: the closing report of session 3. */
+export const closingPdfName = (number: number): string => `caixa-${String(number).padStart(6, '0')}.pdf`;
 
 /** Opens (creating or migrating) the terminal's database and starts its worker. */
 export async function createTerminal(options: TerminalOptions): Promise<Terminal> {

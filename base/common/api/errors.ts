@@ -11,6 +11,7 @@ export const ERROR_STATUS = {
   nao_encontrado: 404,
   tempo_esgotado: 408,
   em_processamento: 409,
+  serie_em_uso: 409,
   payload_muito_grande: 413,
   uri_muito_longa: 414,
   tipo_de_conteudo_invalido: 415,
