@@ -1,18 +1,16 @@
-// The terminal core behind the screen API (electron/api/terminal-api.ts): the database, the
-// catalog, sales, the outbox worker, cancellations, corrections, voids and the audit log, for
-// one terminal issuing in one series. Plain Node: Electron's main process runs it, so do the
-// browser-mode host, the tests and terminal-process.ts.
+// The terminal core behind the screen API (electron/api/terminal-api.ts), for one checkout
+// issuing in one series: a facade. It owns the parts (the database, the outbox worker, the
+// printer, the settings, offline contingency) and hands each call to the module that decides
+// it: sales.ts, cancellation.ts, remedies.ts (correction, void), returns.ts, reprint.ts,
+// cash-session.ts, reports.ts, accountant-export.ts; what it keeps is waking the worker and
+// telling the screen. Plain Node: Electron's main process runs it, so do the browser-mode host,
+// the tests and terminal-process.ts.
 //
 //   const terminal = await createTerminal({ dataDir, serviceUrl, token, series: 1 });
 //   const sale = await terminal.openSale(); ... await terminal.finishSale(sale.id);
 //   await terminal.close();
 
-import { randomUUID } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { justification as checkJustification } from '../../fiscal/events.ts';
-import { renderReportPdf } from '../../fiscal/report/pdf.ts';
-import { encodeReportEscPos } from '../../fiscal/report/report.ts';
 import type {
   CancelInput,
   CashMovementInput,
@@ -38,7 +36,6 @@ import type {
   ProductView,
   QueueStatus,
   ReasonedAuthorization,
-  ReceiptState,
   ReceiptView,
   ReceiptPreview,
   ReprintResult,
@@ -51,29 +48,33 @@ import type {
   TerminalSettings,
   VoidInput,
 } from '../api/terminal-api.ts';
-import { IssuanceClient, ServiceHttpError, ServiceNetworkError } from './api-client.ts';
+import { exportDocuments, EXPORTS_DIR } from './accountant-export.ts';
+import { IssuanceClient } from './api-client.ts';
 import * as cash from './cash-session.ts';
-import { cancellationInfo, requestCancellation, WINDOW_OVER_MESSAGE, localDeadline } from './cancellation.ts';
+import { cashSessionRow, closingReportPdf, printClosingReport, saveClosingPdf, type ClosingReportContext } from './closing-report.ts';
+import { cancellationInfo, cancelReceipt } from './cancellation.ts';
 import { productView, saveProduct, seedDemoCatalog, type ProductInput } from './catalog.ts';
 import { Contingency } from './contingency/contingency.ts';
-import { CONTINGENCY_COPIES } from './contingency/issue.ts';
 import { checked, TerminalError } from './errors.ts';
 import { actorOfManager, audit, authorizeManager, createManager, listManagers, SYSTEM_ACTOR, type Actor } from './managers.ts';
 import type { RetryPolicy } from './outbox-rules.ts';
 import { OutboxWorker } from './outbox-worker.ts';
 import { PosStore, type AuditRow, type ReceiptRow } from './pos-store.ts';
-import { ReceiptPrinter, type PrintCopy } from './printing.ts';
+import { ReceiptPrinter } from './printing.ts';
 import { requestReturn, returnView } from './returns.ts';
+import { existingReceipt } from './receipt-row.ts';
+import { NEEDS_OPERATOR, correctAndResubmit, requestVoid, type RemediesContext } from './remedies.ts';
 import { reportPeriod, salesReport, salesReportCsv } from './reports.ts';
+import { printMissingCopies, reprintReceipt, type Printed, type ReprintContext } from './reprint.ts';
 import { SeriesRegistry } from './series-registry.ts';
 import { AutoPrint, ReceiptDocuments } from './receipt-documents.ts';
 import * as sales from './sales.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
 import type { PrinterTransport } from '../../native/printer/transports.ts';
-import type { DanfeCopy } from '../../fiscal/danfe/model.ts';
 import { importCatalogCsv } from './catalog-import.ts';
 import { fileKeySecretBox, type SecretSealer } from './secret-box.ts';
 import { ServiceClock } from './service-clock.ts';
+import { settle } from './settle-wait.ts';
 import { Settings } from './settings.ts';
 
 export type TerminalOptions = {
@@ -111,37 +112,11 @@ export type TerminalOptions = {
   authorityTimeoutMs?: number;
 };
 
-const NEEDS_OPERATOR: readonly ReceiptState[] = ['rejected', 'needs_attention'];
-
-/** Under the terminal's data directory: the accountant's exports and the closing reports' PDFs. */
-export const EXPORTS_DIR = 'exportacoes';
-export const REPORTS_DIR = 'relatorios';
-
 /** How old a reading of the service's clock may be when the screen shows a cancellation window. */
 const CLOCK_FRESH_MS = 1_000;
 const CLOCK_SYNC_TIMEOUT_MS = 2_000;
 /** A service found down this recently is not asked again for the time (the worker probes it). */
 const CLOCK_SYNC_OFFLINE_MS = 10_000;
-
-/** The reason a manager gives for a reprint or a correction: 1 to 255 characters. */
-function reasonOf(auth: ReasonedAuthorization | undefined, what: string): string {
-  const reason = typeof auth?.reason === 'string' ? auth.reason.trim() : '';
-  if (!reason || reason.length > 255) throw new TerminalError('justificativa_invalida', `Informe o motivo ${what} (até 255 caracteres)`, { field: 'reason' });
-  return reason;
-}
-
-/**
- * A receipt that has a DANFE to print: authorized (or being cancelled), or issued in contingency
- * and awaiting authorization, printed from its own signed XML (the store's copy must exist until
- * it is authorized: a jammed printer cannot leave it without).
- */
-function printable(r: ReceiptRow, verb: string): ReceiptRow {
-  const pendingContingency = r.tp_emis === 9 && (r.state === 'pending' || r.state === 'processing');
-  if (r.state !== 'authorized' && r.state !== 'cancelling' && !pendingContingency) {
-    throw new TerminalError('estado_invalido', `Só uma NFC-e autorizada pode ser ${verb}`);
-  }
-  return r;
-}
 
 export class Terminal implements TerminalApi {
   readonly store: PosStore;
@@ -469,9 +444,7 @@ export class Terminal implements TerminalApi {
   }
 
   private receiptRow(receiptId: string): ReceiptRow {
-    const r = typeof receiptId === 'string' ? this.store.receipt(receiptId) : undefined;
-    if (!r) throw new TerminalError('nao_encontrado', 'NFC-e não encontrada');
-    return r;
+    return existingReceipt(this.store, receiptId);
   }
 
   async recentReceipts(limit = 50): Promise<ReceiptView[]> {
@@ -484,24 +457,16 @@ export class Terminal implements TerminalApi {
     return this.view(this.receiptRow(receiptId));
   }
 
-  /** Resolves with the receipt once `done(view)` holds, or as it is after `timeoutMs`. */
-  async waitForReceipt(receiptId: string, done: (r: ReceiptView) => boolean, timeoutMs: number): Promise<ReceiptView> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const current = this.view(this.receiptRow(receiptId));
-      if (done(current) || Date.now() >= deadline || this.closed) return current;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(finish, Math.min(200, Math.max(0, deadline - Date.now())));
-        const off = this.subscribe((e) => {
-          if (e.type === 'receipt' && e.receipt.id === receiptId) finish();
-        });
-        function finish() {
-          clearTimeout(timer);
-          off();
-          resolve();
-        }
-      });
-    }
+  /** Resolves with the receipt once `done(view)` holds, or as it is after `timeoutMs` (settle-wait.ts). */
+  waitForReceipt(receiptId: string, done: (r: ReceiptView) => boolean, timeoutMs: number): Promise<ReceiptView> {
+    return settle({
+      read: () => this.view(this.receiptRow(receiptId)),
+      done,
+      timeoutMs,
+      clock: this.clock,
+      onNews: (news) => this.subscribe((e) => e.type === 'receipt' && e.receipt.id === receiptId && news()),
+      stopped: () => this.closed,
+    });
   }
 
   /**
@@ -511,145 +476,50 @@ export class Terminal implements TerminalApi {
    */
   async cancelReceipt(receiptId: string, input: CancelInput, options: { skipLocalWindowCheck?: boolean } = {}): Promise<ReceiptView> {
     await this.syncServiceClock();
-    const r = this.receiptRow(receiptId);
-    if (r.state !== 'authorized') {
-      throw new TerminalError('estado_invalido', r.state === 'cancelled' || r.state === 'cancelling' ? 'Esta NFC-e já foi cancelada ou está sendo cancelada' : 'Só uma NFC-e autorizada pode ser cancelada');
-    }
-    const serviceOffsetMs = this.serviceOffsetMs;
-    const deadline = localDeadline(r, serviceOffsetMs);
-    if (!options.skipLocalWindowCheck && (deadline === undefined || this.clock() >= deadline)) {
-      throw new TerminalError('prazo_expirado', WINDOW_OVER_MESSAGE, { remedy: 'devolucao' });
-    }
-    checked('justificativa_invalida', 'justification', () => checkJustification(input?.justification, 'justification'));
-    const manager = await authorizeManager(this.store, this.clock, input, 'cancelamento', r.id);
-    requestCancellation(this.store, this.clock, { receipt: r, manager, justification: input.justification, serviceOffsetMs, ...options });
+    await cancelReceipt(this.store, this.clock, receiptId, input, { serviceOffsetMs: this.serviceOffsetMs, ...options });
     this.worker.wake();
-    this.emitReceipt(r.id);
-    return this.waitForReceipt(r.id, (v) => v.state !== 'cancelling', this.settleWaitMs);
+    this.emitReceipt(receiptId);
+    return this.waitForReceipt(receiptId, (v) => v.state !== 'cancelling', this.settleWaitMs);
   }
 
+  // -------------------------------------------------------------------------------------------
+  // Correction and void of a rejected receipt: remedies.ts
+
   async correctAndResubmit(receiptId: string, correction: CorrectionInput, auth: ReasonedAuthorization): Promise<ReceiptView> {
-    const reason = reasonOf(auth, 'da correção');
-    const r0 = this.receiptRow(receiptId);
-    if (!NEEDS_OPERATOR.includes(r0.state)) throw new TerminalError('estado_invalido', 'Só uma NFC-e rejeitada ou com pendência pode ser corrigida');
-    const actor = actorOfManager(await authorizeManager(this.store, this.clock, auth, 'correcao', r0.id));
-    const consumer =
-      correction?.consumer === undefined ? undefined : correction.consumer === null || correction.consumer.trim() === '' ? null : sales.normalizeConsumerDocument(correction.consumer);
-    this.store.transaction(() => {
-      const r = this.receiptRow(receiptId);
-      if (!NEEDS_OPERATOR.includes(r.state)) throw new TerminalError('estado_invalido', 'Só uma NFC-e rejeitada ou com pendência pode ser corrigida');
-      if (r.tp_emis === 9) throw new TerminalError('estado_invalido', 'NFC-e emitida em contingência não pode ser corrigida: ela foi assinada e impressa como está');
-      const emit = this.store.liveOutbox(r.id, 'emit');
-      if (!emit || emit.state !== 'blocked') throw new TerminalError('estado_invalido', 'Esta NFC-e não está aguardando correção');
-      const sale = this.store.sale(r.sale_id)!;
-      const before = { payments: this.store.payments(sale.id).map(sales.paymentView), consumer: sale.consumer_doc };
-      if (correction?.payments !== undefined) {
-        if (!Array.isArray(correction.payments)) throw new TerminalError('pagamento_invalido', 'Pagamentos inválidos', { field: 'payments' });
-        sales.replacePayments(this.ctx, sale, correction.payments);
-      }
-      if (consumer !== undefined) this.store.setConsumer(sale.id, consumer?.document ?? null);
-      const updated = this.store.sale(sale.id)!;
-      const items = this.store.items(sale.id);
-      const payments = this.store.payments(sale.id);
-      const s = sales.assertPaymentsSettle(items, payments);
-      const request = sales.buildNfceRequest(updated, items, payments, r.serie, r.nnf);
-      const now = this.clock();
-      const at = iso(now);
-      this.store.updateSaleChange(sale.id, s.changeCents);
-      this.store.updateReceipt(
-        r.id,
-        { state: 'pending', request_json: JSON.stringify(request), attention: null, codigo_status: null, motivo: null, corrections: r.corrections + 1 },
-        at,
-      );
-      // Same entry, same key, same number: after a rejection the key is free again at the
-      // service, and the new attempt replaces the rejected one.
-      this.store.updateOutbox(emit.seq, { state: 'pending', payload: JSON.stringify(request), attempts: 0, last_error: null, next_attempt_at: now }, at);
-      audit(this.store, this.clock, {
-        actor,
-        action: 'correcao_reenvio',
-        receiptId: r.id,
-        reason,
-        details: {
-          nNF: r.nnf,
-          rejeicao: r.codigo_status ? { codigo_status: r.codigo_status, motivo: r.motivo } : null,
-          pendencia: r.attention,
-          antes: before,
-          depois: { payments: payments.map(sales.paymentView), consumer: updated.consumer_doc },
-        },
-      });
-    });
+    await correctAndResubmit(this.remediesCtx, receiptId, correction, auth);
     this.worker.wake();
     this.emitReceipt(receiptId);
     return this.getReceipt(receiptId);
   }
 
   async voidReceipt(receiptId: string, input: VoidInput): Promise<ReceiptView> {
-    const r0 = this.receiptRow(receiptId);
-    if (!NEEDS_OPERATOR.includes(r0.state)) throw new TerminalError('estado_invalido', 'Só o número de uma NFC-e rejeitada ou com pendência pode ser inutilizado');
-    const justificativa = checked('justificativa_invalida', 'justification', () => checkJustification(input?.justification, 'justification'));
-    const manager = await authorizeManager(this.store, this.clock, input, 'inutilizacao', r0.id);
-    this.store.transaction(() => {
-      const r = this.receiptRow(receiptId);
-      if (!NEEDS_OPERATOR.includes(r.state)) throw new TerminalError('estado_invalido', 'Só o número de uma NFC-e rejeitada ou com pendência pode ser inutilizado');
-      if (r.tp_emis !== 1) throw new TerminalError('estado_invalido', 'Número de NFC-e emitida em contingência não pode ser inutilizado');
-      const emit = this.store.liveOutbox(r.id, 'emit');
-      if (emit && emit.state !== 'blocked') throw new TerminalError('estado_invalido', 'Esta NFC-e ainda está sendo enviada');
-      const now = this.clock();
-      const at = iso(now);
-      this.store.insertOutbox({
-        kind: 'void',
-        receipt_id: r.id,
-        idempotency_key: randomUUID(),
-        payload: JSON.stringify({ serie: r.serie, numero_inicial: r.nnf, numero_final: r.nnf, justificativa }),
-        state: 'pending',
-        next_attempt_at: now,
-        created_at: at,
-      });
-      this.store.updateReceipt(r.id, { state: 'voiding', attention: null }, at);
-      audit(this.store, this.clock, {
-        actor: actorOfManager(manager),
-        action: 'inutilizacao_solicitada',
-        receiptId: r.id,
-        reason: justificativa,
-        details: { serie: r.serie, nNF: r.nnf, codigo_status: r.codigo_status, motivo: r.motivo },
-      });
-    });
+    await requestVoid(this.remediesCtx, receiptId, input);
     this.worker.wake();
     this.emitReceipt(receiptId);
     return this.waitForReceipt(receiptId, (v) => v.state !== 'voiding', this.settleWaitMs);
   }
 
+  private get remediesCtx(): RemediesContext {
+    return { store: this.store, clock: this.clock, sales: this.ctx };
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Printing from the screen: reprint.ts
+
   async reprint(receiptId: string, auth: ReasonedAuthorization): Promise<ReprintResult> {
-    const reason = reasonOf(auth, 'da reimpressão');
-    const r = printable(this.receiptRow(receiptId), 'reimpressa');
-    const actor = actorOfManager(await authorizeManager(this.store, this.clock, auth, 'reimpressao', r.id));
-    // Rendered here from the authorized XML (kept after the first fetch), for this terminal's
-    // printer profile and paper width.
-    const job = await this.printer.render(r.id, 'reimpressao', await this.documents.xml(r));
-    let failure: TerminalError | undefined;
-    try {
-      await this.printer.print(job);
-    } catch (err) {
-      if (!(err instanceof TerminalError) || err.code !== 'impressora') throw err;
-      failure = err;
-    }
-    audit(this.store, this.clock, {
-      actor,
-      action: 'reimpressao',
-      receiptId: r.id,
-      reason,
-      details: { nNF: r.nnf, bytes: job.escpos.length, impresso: !failure, ...(failure && { erro: failure.message }) },
-    });
-    if (failure) throw failure;
-    return { receipt: this.view(r), escposBase64: Buffer.from(job.escpos).toString('base64') };
+    return this.printed(await reprintReceipt(this.reprintCtx, receiptId, auth));
   }
 
   async printReceipt(receiptId: string): Promise<ReprintResult> {
-    const r = printable(this.receiptRow(receiptId), 'impressa');
-    const xml = await this.documents.xml(r);
-    const copies: readonly PrintCopy[] = r.tp_emis === 9 ? CONTINGENCY_COPIES : ['unica'];
-    const jobs = await this.printer.printMissing(r.id, copies, (copy) => this.printer.render(r.id, copy, xml, r.tp_emis === 9 ? { copy: copy as DanfeCopy } : {}));
-    return { receipt: this.view(r), escposBase64: Buffer.concat(jobs.map((j) => j.escpos)).toString('base64') };
+    return this.printed(await printMissingCopies(this.reprintCtx, receiptId));
+  }
+
+  private get reprintCtx(): ReprintContext {
+    return { store: this.store, clock: this.clock, printer: this.printer, documents: this.documents };
+  }
+
+  private printed({ receipt, escpos }: Printed): ReprintResult {
+    return { receipt: this.view(receipt), escposBase64: Buffer.from(escpos).toString('base64') };
   }
 
   // -------------------------------------------------------------------------------------------
@@ -783,10 +653,8 @@ export class Terminal implements TerminalApi {
     return cash.cashSessionView(this.store, row, this.settings.cash.pinAboveCents, this.companyName());
   }
 
-  private cashSessionRow(sessionId: string) {
-    const row = typeof sessionId === 'string' ? this.store.cashSession(sessionId) : undefined;
-    if (!row) throw new TerminalError('nao_encontrado', 'Caixa não encontrado');
-    return row;
+  private get closingCtx(): ClosingReportContext {
+    return { store: this.store, clock: this.clock, printer: this.printer, dataDir: this.dataDir, companyName: () => this.companyName() };
   }
 
   async cashSession(): Promise<CashSessionView | null> {
@@ -805,8 +673,8 @@ export class Terminal implements TerminalApi {
   /** Closed and on disk before the report is printed; a printer failure is shown, not thrown. */
   async closeCashSession(input: CloseCashInput): Promise<CashSessionView> {
     const closed = cash.closeCashSession(this.cashCtx, input);
-    await Promise.all([this.printClosing(closed.id), this.saveClosingPdf(closed.id)]);
-    return this.cashView(this.cashSessionRow(closed.id));
+    await Promise.all([printClosingReport(this.closingCtx, closed.id), saveClosingPdf(this.closingCtx, closed.id)]);
+    return this.cashView(cashSessionRow(this.store, closed.id));
   }
 
   async recentCashSessions(limit = 10): Promise<CashSessionView[]> {
@@ -815,41 +683,16 @@ export class Terminal implements TerminalApi {
   }
 
   async printCashReport(sessionId: string): Promise<CashSessionView> {
-    const row = this.cashSessionRow(sessionId);
+    const row = cashSessionRow(this.store, sessionId);
     if (!row.closed_at) throw new TerminalError('estado_invalido', 'Este caixa ainda está aberto: o relatório sai no fechamento');
-    await this.printClosing(row.id);
-    const after = this.cashSessionRow(row.id);
+    await printClosingReport(this.closingCtx, row.id);
+    const after = cashSessionRow(this.store, row.id);
     if (after.report_print_error) throw new TerminalError('impressora', after.report_print_error);
     return this.cashView(after);
   }
 
   async cashReportPdf(sessionId: string): Promise<CashReportPdf> {
-    const row = this.cashSessionRow(sessionId);
-    const pdf = await renderReportPdf(cash.closedSessionReport(this.store, row, this.companyName()), { subject: `Caixa nº ${row.number}` });
-    return { fileName: closingPdfName(row.number), pdfBase64: pdf.toString('base64') };
-  }
-
-  /** The closing report on the thermal printer: the same profile and paper as the receipts. */
-  private async printClosing(sessionId: string): Promise<void> {
-    const row = this.cashSessionRow(sessionId);
-    const { profile, paperWidth } = this.printer.settings;
-    const bytes = encodeReportEscPos(cash.closedSessionReport(this.store, row, this.companyName()), { profile, paperWidth });
-    let error: string | null = null;
-    try {
-      await this.printer.printDocument(bytes);
-    } catch (err) {
-      if (!(err instanceof TerminalError)) throw err;
-      error = err.message;
-    }
-    this.store.relaxedTransaction(() => this.store.setCashReportPrint(row.id, error ? null : iso(this.clock()), error));
-  }
-
-  /** The closing report's PDF, kept in <data>/relatorios/ beside the database. */
-  private async saveClosingPdf(sessionId: string): Promise<void> {
-    const { fileName, pdfBase64 } = await this.cashReportPdf(sessionId);
-    const dir = join(this.dataDir, REPORTS_DIR);
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-    await writeFile(join(dir, fileName), Buffer.from(pdfBase64, 'base64'), { mode: 0o600 });
+    return closingReportPdf(this.closingCtx, sessionId);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -870,36 +713,9 @@ export class Terminal implements TerminalApi {
     return join(this.dataDir, EXPORTS_DIR);
   }
 
-  /**
-   * The accountant's ZIP of the period (every checkout of the company: the service's record),
-   * streamed from the service to <data>/exportacoes/. This terminal's contingency receipts the
-   * service does not have yet are not in it: counted in `notTransmitted`.
-   */
+  /** The accountant's ZIP of the period, saved in exportsDir (accountant-export.ts). */
   async exportDocuments(input: DocumentExportInput): Promise<DocumentExport> {
-    const period = reportPeriod(input);
-    const kind = input?.kind;
-    if (kind !== 'nfce' && kind !== 'mdfe') throw new TerminalError('estado_invalido', 'Exportação de NFC-e ou de MDF-e', { field: 'kind' });
-    const manager = await authorizeManager(this.store, this.clock, input, 'exportacao');
-    await mkdir(this.exportsDir, { recursive: true, mode: 0o700 });
-    const cnpj = this.settings.company()?.cnpj;
-    const fileName = `${kind}-${cnpj ? `${cnpj}-` : ''}${period.de}-a-${period.ate}.zip`;
-    const path = join(this.exportsDir, fileName);
-    let bytes: number;
-    try {
-      bytes = await this.client.downloadExport(kind, period.de, period.ate, path);
-    } catch (err) {
-      if (err instanceof ServiceNetworkError) throw new TerminalError('servico_indisponivel', `Não foi possível obter a exportação: ${err.message}`);
-      if (err instanceof ServiceHttpError) throw new TerminalError('erro_servico', `O serviço recusou a exportação (HTTP ${err.status})`);
-      throw err;
-    }
-    const from = period.start.getTime();
-    const to = period.end.getTime();
-    const notTransmitted =
-      kind === 'nfce'
-        ? this.store.pendingContingencyReceipts(100_000).filter((r) => r.state === 'pending' && Date.parse(r.created_at) >= from && Date.parse(r.created_at) < to).length
-        : 0;
-    audit(this.store, this.clock, { actor: actorOfManager(manager), action: 'exportacao_contabil', details: { tipo: kind, de: period.de, ate: period.ate, arquivo: fileName, bytes } });
-    return { fileName, bytes, path, notTransmitted };
+    return exportDocuments({ store: this.store, clock: this.clock, client: this.client, exportsDir: this.exportsDir, cnpj: () => this.settings.company()?.cnpj }, input);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -940,31 +756,22 @@ export class Terminal implements TerminalApi {
     return this.store.returns(receiptId).map((r) => returnView(this.store, r));
   }
 
-  /** Resolves with the return once `done(view)` holds, or as it is after `timeoutMs`. */
-  async waitForReturn(returnId: string, done: (r: ReturnView) => boolean, timeoutMs: number): Promise<ReturnView> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const row = this.store.returnRow(returnId);
-      if (!row) throw new TerminalError('nao_encontrado', 'Devolução não encontrada');
-      const current = returnView(this.store, row);
-      if (done(current) || Date.now() >= deadline || this.closed) return current;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(finish, Math.min(200, Math.max(0, deadline - Date.now())));
-        const off = this.subscribe((e) => {
-          if (e.type === 'return' && e.devolucao.id === returnId) finish();
-        });
-        function finish() {
-          clearTimeout(timer);
-          off();
-          resolve();
-        }
-      });
-    }
+  /** Resolves with the return once `done(view)` holds, or as it is after `timeoutMs` (settle-wait.ts). */
+  waitForReturn(returnId: string, done: (r: ReturnView) => boolean, timeoutMs: number): Promise<ReturnView> {
+    return settle({
+      read: () => {
+        const row = this.store.returnRow(returnId);
+        if (!row) throw new TerminalError('nao_encontrado', 'Devolução não encontrada');
+        return returnView(this.store, row);
+      },
+      done,
+      timeoutMs,
+      clock: this.clock,
+      onNews: (news) => this.subscribe((e) => e.type === 'return' && e.devolucao.id === returnId && news()),
+      stopped: () => this.closed,
+    });
   }
 }
-
-/** `caixa-000003.pdf`: the closing report of session 3. */
-export const closingPdfName = (number: number): string => `caixa-${String(number).padStart(6, '0')}.pdf`;
 
 /** Opens (creating or migrating) the terminal's database and starts its worker. */
 export async function createTerminal(options: TerminalOptions): Promise<Terminal> {
