@@ -37,6 +37,7 @@
 
 import { formatAccessKey } from '../access-key.ts';
 import { BRASILIA_TZ, formatDateTimeBR as formatInstantBR } from '../../base/common/brasilia.ts';
+import { formatCnpj, formatCpf } from '../../base/common/tax-ids.ts';
 import { FieldError } from '../errors.ts';
 import { formatBRL, toCents } from '../money.ts';
 import { nfeReader as reader } from '../nfe-reader.ts';
@@ -214,17 +215,6 @@ export function formatDecimalBR(value: string, minDecimals: number, field: strin
 }
 
 const money = (value: string, field: string): string => formatBRL(toCents(value, field));
-
-/** CNPJ (numeric or alphanumeric) as 00.000.000/0000-00; CPF as 000.000.000-00. */
-export function formatCnpj(cnpj: string): string {
-  return /^[0-9A-Z]{12}[0-9]{2}$/.test(cnpj)
-    ? `${cnpj.slice(0, 2)}.${cnpj.slice(2, 5)}.${cnpj.slice(5, 8)}/${cnpj.slice(8, 12)}-${cnpj.slice(12)}`
-    : cnpj;
-}
-
-export function formatCpf(cpf: string): string {
-  return /^[0-9]{11}$/.test(cpf) ? `${cpf.slice(0, 3)}.${cpf.slice(3, 6)}.${cpf.slice(6, 9)}-${cpf.slice(9)}` : cpf;
-}
 
 function formatCep(cep: string): string {
   return /^[0-9]{8}$/.test(cep) ? `${cep.slice(0, 5)}-${cep.slice(5)}` : cep;
