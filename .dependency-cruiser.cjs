@@ -2,9 +2,9 @@
 // included (tsPreCompilationDeps), since a module's types belong to one side:
 // - no import cycles: one inside a folder is as much a knot as one between folders;
 // - inside service/, imports point one way: the composition on top (app, main, routes, the
-//   commands), the document folders (nfce, nfe, mdfe) side by side under it, each read routes →
-//   issuance → store, and the machinery they share (authority, queue, webhooks, http and the
-//   modules at service/'s root) below them. Tests beside the code may reach anything.
+//   commands), the document folders (nfce, nfe, mdfe, and terminals, the checkouts' registry)
+//   side by side under it, each read routes → issuance → store, and the machinery they share
+//   (authority, queue, webhooks, http, export and the modules at service/'s root) below them. Tests beside the code may reach anything.
 // The direction between the top-level layers is ESLint's (eslint.layers.js).
 const NOT_A_TEST = '\\.test\\.tsx?$';
 /** @type {import('dependency-cruiser').IConfiguration} */
@@ -20,16 +20,16 @@ module.exports = {
     {
       name: 'service-documents-side-by-side',
       severity: 'error',
-      comment: 'Uma pasta de documento do serviço (nfce, nfe, mdfe) não importa de outra: o que elas compartilham desce para queue/, http/ ou a raiz de service/.',
-      from: { path: '^service/(nfce|nfe|mdfe)/', pathNot: NOT_A_TEST },
-      to: { path: '^service/(nfce|nfe|mdfe)/', pathNot: '^service/$1/' },
+      comment: 'Uma pasta de documento do serviço (nfce, nfe, mdfe, terminals) não importa de outra: o que elas compartilham desce para queue/, http/, export/ ou a raiz de service/.',
+      from: { path: '^service/(nfce|nfe|mdfe|terminals)/', pathNot: NOT_A_TEST },
+      to: { path: '^service/(nfce|nfe|mdfe|terminals)/', pathNot: '^service/$1/' },
     },
     {
       name: 'service-machinery-below-documents',
       severity: 'error',
-      comment: 'authority/, queue/, webhooks/ e http/ ficam abaixo dos documentos: não importam de nfce/, nfe/ nem mdfe/.',
-      from: { path: '^service/(authority|queue|webhooks|http)/', pathNot: NOT_A_TEST },
-      to: { path: '^service/(nfce|nfe|mdfe)/' },
+      comment: 'authority/, queue/, webhooks/, http/ e export/ ficam abaixo dos documentos: não importam de nfce/, nfe/, mdfe/ nem terminals/.',
+      from: { path: '^service/(authority|queue|webhooks|http|export)/', pathNot: NOT_A_TEST },
+      to: { path: '^service/(nfce|nfe|mdfe|terminals)/' },
     },
     {
       name: 'service-composition-on-top',

@@ -28,6 +28,8 @@ const electronButApi = {
 // Nor Node's half of the base (keys, files): of base/, just base/common/.
 const baseNode = { group: ['**/base/node', '**/base/node/**'], message: 'A tela só importa de base/common/: base/node/ precisa do Node.' };
 const extraPatterns = { renderer: [electronButApi, baseNode] };
+// base/common/ runs in the screen too: nothing of Node's.
+const nodeBuiltins = { group: ['node:*'], message: 'base/common/ roda também na tela: nada do Node (isso vai em base/node/).' };
 
 export const layerRules = [
   {
@@ -44,4 +46,10 @@ export const layerRules = [
       'no-restricted-imports': ['error', { paths: [electronPkg], patterns: [...banned.map(folder), ...(extraPatterns[layer] ?? [])] }],
     },
   })),
+  {
+    files: ['base/common/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { paths: [electronPkg], patterns: [...forbidden.base.map(folder), nodeBuiltins] }],
+    },
+  },
 ];

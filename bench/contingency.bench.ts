@@ -80,6 +80,7 @@ async function catchUp(): Promise<CatchUp> {
   const service = await startService({ dataDir: serviceDir });
   const dir = mkdtempSync(join(tmpdir(), 'balcao-bench-contingency-'));
   const terminal = await createTerminal({ dataDir: dir, serviceUrl: service.url, token: company.token, series: 1, printerTransport: new MemoryPrinter() });
+  await terminal.openCashSession({ floatCents: 0, operator: 'bench' }); // no sale finishes without an open till
   try {
     const control = await api(service.url, company.token).post('/api/v1/sandbox/autoridade', { latencia_ms: 0, disponivel: true });
     if (control.status !== 200) throw new Error(`sandbox/autoridade: HTTP ${control.status}`);
@@ -155,6 +156,7 @@ async function authorityKnownDown(): Promise<KnownDown> {
       const dir = mkdtempSync(join(tmpdir(), 'balcao-bench-known-down-terminal-'));
       const printer = new MemoryPrinter();
       const terminal = await createTerminal({ dataDir: dir, serviceUrl: service.url, token: company.token, series: 10 + trial, printerTransport: printer });
+      await terminal.openCashSession({ floatCents: 0, operator: 'bench' }); // no sale finishes without an open till
       try {
         terminal.seedDemoCatalog();
         const manager = await terminal.createManager({ name: 'Bench', pin: '2580' });

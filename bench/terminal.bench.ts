@@ -36,6 +36,7 @@ async function prepareSale(terminal: Terminal, n: number): Promise<string> {
 async function finishLatency(): Promise<number[]> {
   const dir = mkdtempSync(join(tmpdir(), 'balcao-bench-terminal-'));
   const terminal = await createTerminal({ dataDir: dir, token: 'bench', series: 1, startWorker: false });
+  await terminal.openCashSession({ floatCents: 0, operator: 'bench' }); // no sale finishes without an open till
   try {
     terminal.seedDemoCatalog();
     for (let i = 0; i < 50; i++) terminal.finishSaleNow(await prepareSale(terminal, i)); // warm-up
@@ -87,6 +88,7 @@ async function drainRate(): Promise<{ rate: number; seconds: number; ceiling: nu
   // Each authorized receipt is still fetched and printed (ESC/POS), as with a store's real
   // printer; the virtual printer's PNG picture, a demo aid, is left out of the figure.
   const terminal = await createTerminal({ dataDir: dir, serviceUrl: service.url, token, series: 1, startWorker: false, printerTransport: new MemoryPrinter() });
+  await terminal.openCashSession({ floatCents: 0, operator: 'bench' }); // no sale finishes without an open till
   try {
     const control = await api(service.url, token).post('/api/v1/sandbox/autoridade', { latencia_ms: 0, disponivel: true });
     if (control.status !== 200) throw new Error(`sandbox/autoridade: HTTP ${control.status}`);

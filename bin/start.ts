@@ -212,7 +212,7 @@ export async function run(args: string[]): Promise<number> {
     const staticDir = screen.state === 'missing' ? join(repoRoot, 'renderer', 'dist') : screen.staticDir;
     let host: BrowserHost;
     try {
-      host = await startBrowserHost({ terminal, staticDir, port: parsed.terminalPort });
+      host = await startBrowserHost({ terminal, staticDir, port: parsed.terminalPort, downloadsDir: terminal.exportsDir });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new Error(`a porta ${parsed.terminalPort} da tela do caixa já está em uso (use --terminal-port)`);
       throw err;

@@ -6,3 +6,6 @@ export const IPC_CALL = 'balcao:call';
 
 /** `webContents.send(IPC_EVENT, event)`: one TerminalEvent. */
 export const IPC_EVENT = 'balcao:event';
+
+/** `ipcRenderer.invoke(IPC_SAVE_EXPORT, fileName)` → { saved: path | null } | { error }: the native save dialog. */
+export const IPC_SAVE_EXPORT = 'balcao:save-export';

@@ -8,13 +8,15 @@
 // allow-listed methods, only to our own top frame.
 
 import { app, BrowserWindow, dialog, ipcMain, net, protocol, safeStorage, session, type IpcMainInvokeEvent } from 'electron';
+import { copyFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { TerminalEvent } from './api/terminal-api.ts';
 import { keychainSecretBox, type SecretSealer } from '../base/node/secret-box.ts';
 import { createTerminal, type Terminal } from './core/terminal.ts';
-import { IPC_CALL, IPC_EVENT } from './ipc-channels.ts';
+import { isDownloadName } from './api/bridge-protocol.ts';
+import { IPC_CALL, IPC_EVENT, IPC_SAVE_EXPORT } from './ipc-channels.ts';
 import { dispatch } from './ipc.ts';
 import { APP_INDEX_URL, APP_SCHEME, ELECTRON_RESPONSE_HEADERS, isAppUrl, resolveAppFile, secureWebPreferences, shellOptions, useKeychain } from './shell-policy.ts';
 
@@ -77,6 +79,25 @@ async function start(): Promise<void> {
       return { error: { code: 'estado_invalido', message: 'Origem não autorizada' } };
     }
     return dispatch(core, method, args, { onInternalError: (err, name) => console.error(`erro interno em ${name}:`, err) }).then((out) => out.body);
+  });
+
+  // The accountant's export, saved where the manager picks (a folder, a USB stick): only a file
+  // the terminal made, named as it names them, and only for our own screen.
+  ipcMain.handle(IPC_SAVE_EXPORT, async (event: IpcMainInvokeEvent, fileName: unknown) => {
+    const frame = event.senderFrame;
+    if (!frame || frame.parent !== null || !isAppUrl(frame.url)) return { error: 'Origem não autorizada' };
+    if (typeof fileName !== 'string' || !isDownloadName(fileName)) return { error: 'Arquivo desconhecido' };
+    const source = join(core.exportsDir, fileName);
+    if (!existsSync(source)) return { error: 'Arquivo não encontrado' };
+    const options = { title: 'Salvar exportação para o contador', defaultPath: join(app.getPath('documents'), fileName), filters: [{ name: 'ZIP', extensions: ['zip'] }] };
+    const chosen = window ? await dialog.showSaveDialog(window, options) : await dialog.showSaveDialog(options);
+    if (chosen.canceled || !chosen.filePath) return { saved: null };
+    try {
+      await copyFile(source, chosen.filePath);
+      return { saved: chosen.filePath };
+    } catch (err) {
+      return { error: `Não foi possível gravar em ${chosen.filePath}: ${(err as Error).message}` };
+    }
   });
 
   window = new BrowserWindow({

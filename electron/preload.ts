@@ -5,7 +5,7 @@
 import { contextBridge, ipcRenderer, type IpcRendererEvent } from 'electron';
 import type { BridgeMethod, BridgeResult, ElectronBridge } from './api/bridge-protocol.ts';
 import type { TerminalEvent } from './api/terminal-api.ts';
-import { IPC_CALL, IPC_EVENT } from './ipc-channels.ts';
+import { IPC_CALL, IPC_EVENT, IPC_SAVE_EXPORT } from './ipc-channels.ts';
 
 const bridge: ElectronBridge = {
   call: (method: BridgeMethod, args: unknown[]) => ipcRenderer.invoke(IPC_CALL, method, args) as Promise<BridgeResult>,
@@ -17,6 +17,7 @@ const bridge: ElectronBridge = {
       ipcRenderer.removeListener(IPC_EVENT, relay);
     };
   },
+  saveExport: (fileName: string) => ipcRenderer.invoke(IPC_SAVE_EXPORT, fileName) as Promise<{ saved: string | null } | { error: string }>,
 };
 
 contextBridge.exposeInMainWorld('balcao', bridge);

@@ -64,8 +64,12 @@ describe('window and policy', () => {
   it('reads kiosk mode, the data folder and the first-start seed from argv and env', () => {
     expect(shellOptions(['electron', '.'], {}, '/home/caixa/.config/Balcão')).toEqual({ kiosk: false, dataDir: '/home/caixa/.config/Balcão/terminal', seed: {} });
     expect(
-      shellOptions(['electron', '.', '--kiosk'], { BALCAO_DATA: '/srv/pdv', BALCAO_SERVICE_URL: 'http://10.0.0.2:8765', BALCAO_TOKEN: 'blc_x', BALCAO_SERIE: '3' }, '/u'),
-    ).toEqual({ kiosk: true, dataDir: '/srv/pdv', seed: { serviceUrl: 'http://10.0.0.2:8765', token: 'blc_x', series: 3 } });
+      shellOptions(
+        ['electron', '.', '--kiosk'],
+        { BALCAO_DATA: '/srv/pdv', BALCAO_SERVICE_URL: 'https://10.0.0.2:8765', BALCAO_TOKEN: 'blc_x', BALCAO_SERIE: '3', BALCAO_SERVICE_FINGERPRINT: 'AB:CD' },
+        '/u',
+      ),
+    ).toEqual({ kiosk: true, dataDir: '/srv/pdv', seed: { serviceUrl: 'https://10.0.0.2:8765', token: 'blc_x', series: 3, serviceFingerprint: 'AB:CD' } });
     expect(shellOptions([], { BALCAO_KIOSK: '1' }, '/u').kiosk).toBe(true);
     expect(() => shellOptions([], { BALCAO_SERIE: 'um' }, '/u')).toThrow(/BALCAO_SERIE/);
   });

@@ -81,9 +81,10 @@ export type ShellOptions = {
   dataDir: string;
   /**
    * First-start settings (later the stored settings win; the manager changes them on screen):
-   * BALCAO_SERVICE_URL, BALCAO_TOKEN, BALCAO_SERIE.
+   * BALCAO_SERVICE_URL, BALCAO_TOKEN, BALCAO_SERIE, BALCAO_SERVICE_FINGERPRINT (the SHA-256 of the
+   * service's certificate that `balcao service` prints, for a service on the store's network).
    */
-  seed: { serviceUrl?: string; token?: string; series?: number };
+  seed: { serviceUrl?: string; token?: string; series?: number; serviceFingerprint?: string };
 };
 
 export function shellOptions(argv: readonly string[], env: NodeJS.ProcessEnv, userDataDir: string): ShellOptions {
@@ -96,6 +97,7 @@ export function shellOptions(argv: readonly string[], env: NodeJS.ProcessEnv, us
       ...(env.BALCAO_SERVICE_URL && { serviceUrl: env.BALCAO_SERVICE_URL }),
       ...(env.BALCAO_TOKEN && { token: env.BALCAO_TOKEN }),
       ...(series !== undefined && { series: Number(series) }),
+      ...(env.BALCAO_SERVICE_FINGERPRINT && { serviceFingerprint: env.BALCAO_SERVICE_FINGERPRINT }),
     },
   };
 }

@@ -61,11 +61,13 @@ export function canonicalizeById(xml: string, id: string): string | undefined {
 }
 
 // ---------------------------------------------------------------------------------------------
+// How the pass is fast: it reads the text once, by character codes and indexOf, with no regular
+// expression per token and no object per element, and it copies the canonical form through
+// from the input. In the documents we write nearly every token is already canonical (an end
+// tag always is; a start tag without attributes is unless it is the apex or self-closing; text
+// is unless it holds `&` or `>`), so a capture is a few slices of the input, with only the
+// tokens that differ (the apex, a self-closing tag, an attribute list, an escape) written out.
 
-const NAME = /[A-Za-z_][A-Za-z0-9._-]*/y;
-const ATTRIBUTE = / ([A-Za-z_][A-Za-z0-9._:-]*)="([^"<\t\n\r]*)"/y;
-const TAG_END = /(?: ?(\/))?>/y;
-const END_TAG = /<\/([A-Za-z_][A-Za-z0-9._-]*)>/y;
 const DECLARATION = /<\?xml\s[^<>?]*\?>/y;
 /** Characters XML forbids or that xmldom and C14N treat differently (carriage return). */
 const OUTSIDE_SUBSET = /[\x00-\x08\x0B-\x1F\uFFFE\uFFFF]|\p{Cs}/u;
@@ -74,8 +76,23 @@ const REFERENCE = /&(?:#x([0-9A-Fa-f]+)|#([0-9]+)|(amp|lt|gt|quot|apos));/g;
 const NAMED: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
 const BASE64 = /^[A-Za-z0-9+/=\s]*$/;
 const BLANK = /^\s*$/;
+/** What an attribute value may not hold (besides its closing quote). */
+const NOT_IN_ATTRIBUTE = /[<\t\n\r]/;
 /** The attributes xml-crypto resolves a Reference URI against: a second holder of the Id is a twin. */
 const ID_ATTRIBUTES = new Set(['Id', 'ID', 'id']);
+
+const GT = 0x3e;
+const SLASH = 0x2f;
+const SPACE = 0x20;
+const QUOTE = 0x22;
+const EQUALS = 0x3d;
+
+/** [A-Za-z_]: the first character of a name. */
+const isNameStart = (c: number): boolean => (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || c === 0x5f;
+/** [A-Za-z0-9._-]: the other characters of an element name. */
+const isNameChar = (c: number): boolean => isNameStart(c) || (c >= 0x30 && c <= 0x39) || c === 0x2e || c === 0x2d;
+/** [A-Za-z0-9._:-]: the other characters of an attribute name (a colon is then refused). */
+const isAttributeNameChar = (c: number): boolean => isNameChar(c) || c === 0x3a;
 
 /** The text a run of character data stands for, or undefined for a reference outside XML's Char. */
 function decode(raw: string): string | undefined {
@@ -106,8 +123,6 @@ const escapeAttr = (s: string): string =>
 
 const byName = ([a]: [string, string], [b]: [string, string]): number => (a < b ? -1 : a > b ? 1 : 0);
 
-// A top-level function, not a closure in the loop: under tsx (keepNames) every closure created
-// costs a defineProperty, which once took half the time of the whole pass.
 function startTag(name: string, renderNs: boolean, ns: string, sortedAttrs: [string, string][]): string {
   let tag = renderNs ? `<${name} xmlns="${escapeAttr(ns)}"` : `<${name}`;
   for (const [n, v] of sortedAttrs) tag += ` ${n}="${escapeAttr(v)}"`;
@@ -116,10 +131,6 @@ function startTag(name: string, renderNs: boolean, ns: string, sortedAttrs: [str
 
 /** What an open element is to the one Signature: the profile's elements, by name, or 'none'. */
 type Role = 'none' | 'Signature' | 'SignedInfo' | 'SignatureValue' | 'KeyInfo' | 'X509Data' | 'X509Certificate';
-
-type Frame = { name: string; ns: string; role: Role };
-
-type Capture = { depth: number; out: string[] };
 
 /** Progress through the one Signature's children; `bad` once it leaves the profile's shape. */
 type SignatureState = { next: number; x509Data: boolean; certificate: boolean; bad: boolean; value: string; cert: string };
@@ -146,6 +157,242 @@ function childRole(parent: Role, name: string, sig: SignatureState): Role {
 }
 
 /**
+ * The canonical form of one element being captured: `out` holds what is written so far, and
+ * the input from `from` on is still canonical as it stands.
+ */
+class Capture {
+  out = '';
+  constructor(
+    /** Depth of the captured element (the number of its open ancestors). */
+    readonly depth: number,
+    public from: number,
+  ) {}
+
+  /** The input token [start, end) is written as `canonical` instead. */
+  replace(xml: string, start: number, end: number, canonical: string): void {
+    this.out += xml.slice(this.from, start) + canonical;
+    this.from = end;
+  }
+
+  /** The captured element ends at `end`: its canonical form. */
+  finish(xml: string, end: number): string {
+    return this.out + xml.slice(this.from, end);
+  }
+}
+
+/** A start tag as read: its name, attributes (xmlns apart), and where it ends. */
+type StartTag = { name: string; attrs: [string, string][] | undefined; xmlns: number; ns: string | undefined; end: number; selfClosing: boolean };
+
+/** The state of one pass over a document (see canonicalizeDocument). */
+class Pass {
+  // The open elements, as parallel stacks: name, default namespace, role.
+  readonly names: string[] = [];
+  readonly nss: string[] = [];
+  readonly roles: Role[] = [];
+  element: Capture | undefined;
+  elementOut: string | undefined;
+  elementName = '';
+  signedInfo: Capture | undefined;
+  signedInfoOut: string | undefined;
+  idHolders = 0;
+  signatures = 0;
+  sig: SignatureState | undefined;
+  rootClosed = false;
+
+  constructor(
+    readonly xml: string,
+    readonly id: string,
+  ) {}
+
+  /** Character data [start, end); false when it leaves the subset. */
+  text(start: number, end: number): boolean {
+    const raw = this.xml.slice(start, end);
+    const depth = this.names.length;
+    if (depth === 0) return BLANK.test(raw);
+    // Every reference is checked, inside the captures or not: the reference's parser must not
+    // be able to fail on a part of the document this pass did not look at.
+    const text = decode(raw);
+    if (text === undefined) return false;
+    if ((this.element || this.signedInfo) && (raw.includes('&') || raw.includes('>'))) {
+      const escaped = escapeText(text);
+      if (escaped !== raw) this.replace(start, end, escaped);
+    }
+    const sig = this.sig;
+    const role = this.roles[depth - 1]!;
+    if (sig && role !== 'none' && role !== 'SignedInfo') {
+      if (role === 'SignatureValue') sig.value += raw;
+      else if (role === 'X509Certificate') sig.cert += raw;
+      else if (!BLANK.test(raw)) sig.bad = true;
+    }
+    return true;
+  }
+
+  /** Writes the token [start, end) as `canonical` in every open capture. */
+  replace(start: number, end: number, canonical: string): void {
+    this.element?.replace(this.xml, start, end, canonical);
+    this.signedInfo?.replace(this.xml, start, end, canonical);
+  }
+
+  /** The end tag at `lt`; the index after it, or -1 when it does not close the open element. */
+  endTag(lt: number): number {
+    const name = this.names.pop();
+    if (name === undefined) return -1;
+    const end = lt + 2 + name.length;
+    if (!this.xml.startsWith(name, lt + 2) || this.xml.charCodeAt(end) !== GT) return -1;
+    const role = this.roles.pop()!;
+    this.nss.pop();
+    this.close(role, end + 1);
+    return end + 1;
+  }
+
+  /** An element has closed (its end tag, or a self-closing tag, ends at `end`). */
+  close(role: Role, end: number): void {
+    const depth = this.names.length;
+    if (this.element && this.element.depth === depth) {
+      this.elementOut = this.element.finish(this.xml, end);
+      this.element = undefined;
+    }
+    if (this.signedInfo && this.signedInfo.depth === depth) {
+      this.signedInfoOut = this.signedInfo.finish(this.xml, end);
+      this.signedInfo = undefined;
+    }
+    const sig = this.sig;
+    if (role === 'Signature' && sig && !(sig.next === SIGNATURE_CHILDREN.length && sig.x509Data && sig.certificate)) sig.bad = true;
+    if (depth === 0) this.rootClosed = true;
+  }
+
+  /** The start tag at `lt`; the index after it, or -1 when it leaves the subset. */
+  startTag(lt: number): number {
+    if (this.rootClosed) return -1;
+    const tag = this.readStartTag(lt);
+    if (!tag) return -1;
+    const { name, attrs } = tag;
+    const depth = this.names.length;
+    const parentNs = depth ? this.nss[depth - 1]! : '';
+    const ns = tag.ns ?? parentNs;
+    let isTarget = false;
+    if (attrs) {
+      for (const [attrName, value] of attrs) {
+        if (value === this.id && ID_ATTRIBUTES.has(attrName)) {
+          if (++this.idHolders > 1) return -1;
+          if (attrName === 'Id') isTarget = true;
+        }
+      }
+    }
+
+    // A Signature inside the signed element would give the enveloped transform work to do (any
+    // namespace: the transform only removes xmldsig's, but the case is not worth telling apart).
+    if (name === 'Signature' && (this.element || isTarget)) return -1;
+    const role = this.roleOf(name, ns, attrs, depth);
+
+    if (isTarget) {
+      this.element = new Capture(depth, lt);
+      this.elementName = name;
+    }
+    const opensSignedInfo = role === 'SignedInfo';
+    if (opensSignedInfo) this.signedInfo = new Capture(depth, lt);
+    if (this.element || this.signedInfo) this.writeStartTag(lt, tag, ns, parentNs, isTarget, opensSignedInfo);
+    if (tag.selfClosing) {
+      this.close(role, tag.end);
+    } else {
+      this.names.push(name);
+      this.nss.push(ns);
+      this.roles.push(role);
+    }
+    return tag.end;
+  }
+
+  /** The role of an element `name` in namespace `ns` whose parent is at `depth` − 1. */
+  private roleOf(name: string, ns: string, attrs: [string, string][] | undefined, depth: number): Role {
+    const sig = this.sig;
+    if (name === 'Signature' && ns === DSIG_NS) {
+      if (++this.signatures === 1) {
+        this.sig = { next: 0, x509Data: false, certificate: false, bad: false, value: '', cert: '' };
+        return 'Signature';
+      }
+      if (sig) sig.bad = true;
+      return 'none';
+    }
+    const parentRole = depth ? this.roles[depth - 1]! : undefined;
+    if (sig && parentRole && parentRole !== 'none' && parentRole !== 'SignedInfo') {
+      // Inside the Signature, outside SignedInfo (compared whole by the verifier): only the
+      // profile's elements, in the xmldsig namespace, with no attribute but an Id.
+      const role = ns === DSIG_NS && (!attrs || attrs.every(([n]) => n === 'Id')) ? childRole(parentRole, name, sig) : 'none';
+      if (role === 'none') sig.bad = true;
+      return role;
+    }
+    return 'none';
+  }
+
+  /**
+   * The start tag in the open captures: as it stands when already canonical, else rewritten.
+   * The apex renders its in-scope default namespace; a descendant only a change of it (C14N
+   * drops redundant declarations).
+   */
+  private writeStartTag(lt: number, tag: StartTag, ns: string, parentNs: string, isTarget: boolean, opensSignedInfo: boolean): void {
+    const attrs = tag.attrs ?? [];
+    if (attrs.length > 1) attrs.sort(byName);
+    const closing = tag.selfClosing ? `</${tag.name}>` : '';
+    // Plain `<name>`, neither an apex nor a change of namespace: canonical as it stands.
+    const plain = !tag.selfClosing && attrs.length === 0 && tag.xmlns === 0 && !isTarget && !opensSignedInfo;
+    if (this.element && !plain) {
+      const canonical = startTag(tag.name, isTarget ? ns !== '' : ns !== parentNs, ns, attrs) + closing;
+      if (tag.selfClosing || canonical !== this.xml.slice(lt, tag.end)) this.element.replace(this.xml, lt, tag.end, canonical);
+    }
+    if (this.signedInfo && !plain) {
+      const canonical = startTag(tag.name, opensSignedInfo ? ns !== '' : ns !== parentNs, ns, attrs) + closing;
+      if (tag.selfClosing || canonical !== this.xml.slice(lt, tag.end)) this.signedInfo.replace(this.xml, lt, tag.end, canonical);
+    }
+  }
+
+  /**
+   * Reads `<name( attr="value")*( ?/)?>` at `lt`: exactly one space before each attribute,
+   * double quotes, no prefixed attribute, no duplicate. Undefined when it is not that.
+   */
+  private readStartTag(lt: number): StartTag | undefined {
+    const xml = this.xml;
+    let i = lt + 1;
+    if (!isNameStart(xml.charCodeAt(i))) return undefined;
+    while (isNameChar(xml.charCodeAt(++i)));
+    const name = xml.slice(lt + 1, i);
+    let attrs: [string, string][] | undefined;
+    let xmlns = 0;
+    let ns: string | undefined;
+    for (;;) {
+      // ` name="value"`; anything else ends the attributes, and must then end the tag.
+      if (xml.charCodeAt(i) !== SPACE || !isNameStart(xml.charCodeAt(i + 1))) break;
+      let j = i + 2;
+      while (isAttributeNameChar(xml.charCodeAt(j))) j++;
+      if (xml.charCodeAt(j) !== EQUALS || xml.charCodeAt(j + 1) !== QUOTE) break;
+      const close = xml.indexOf('"', j + 2);
+      if (close < 0) break;
+      const raw = xml.slice(j + 2, close);
+      if (NOT_IN_ATTRIBUTE.test(raw)) break;
+      const attrName = xml.slice(i + 1, j);
+      i = close + 1;
+      if (attrName.includes(':')) return undefined; // prefixed names and namespace prefixes
+      // No literal tab or line break gets here, so attribute-value normalization has nothing to
+      // do: only the references are decoded (a &#9; stays a tab).
+      const value = decode(raw);
+      if (value === undefined) return undefined;
+      if (attrName === 'xmlns') {
+        xmlns++;
+        ns = value;
+        continue;
+      }
+      attrs ??= [];
+      if (attrs.some(([n]) => n === attrName)) return undefined;
+      attrs.push([attrName, value]);
+    }
+    let c = xml.charCodeAt(i);
+    if (c === SPACE) c = xml.charCodeAt(++i) === SLASH ? SLASH : -1;
+    if (c === GT) return { name, attrs, xmlns, ns, end: i + 1, selfClosing: false };
+    if (c === SLASH && xml.charCodeAt(i + 1) === GT) return { name, attrs, xmlns, ns, end: i + 2, selfClosing: true };
+    return undefined;
+  }
+}
+
+/**
  * One pass over the document: the canonical form of the element whose `Id` is `id`, and the parts
  * of its Signature. Undefined as soon as the document leaves the subset this implements, when no
  * element or more than one carries that Id, or when the element contains a Signature.
@@ -157,154 +404,23 @@ export function canonicalizeDocument(xml: string, id: string): CanonicalDocument
   if (DECLARATION.test(xml)) i = DECLARATION.lastIndex;
   else if (xml.startsWith('<?', i)) return undefined;
 
-  const stack: Frame[] = [];
-  let element: Capture | undefined;
-  let elementOut: string | undefined;
-  let elementName = '';
-  let signedInfo: Capture | undefined;
-  let signedInfoOut: string | undefined;
-  let idHolders = 0;
-  let signatures = 0;
-  let sig: SignatureState | undefined;
-  let rootClosed = false;
-
-  // Shared by end tags and self-closing tags.
-  const close = (frame: Frame): void => {
-    const tag = `</${frame.name}>`;
-    element?.out.push(tag);
-    signedInfo?.out.push(tag);
-    if (element && element.depth === stack.length) {
-      elementOut = element.out.join('');
-      element = undefined;
-    }
-    if (signedInfo && signedInfo.depth === stack.length) {
-      signedInfoOut = signedInfo.out.join('');
-      signedInfo = undefined;
-    }
-    if (frame.role === 'Signature' && sig && !(sig.next === SIGNATURE_CHILDREN.length && sig.x509Data && sig.certificate)) sig.bad = true;
-    if (stack.length === 0) rootClosed = true;
-  };
-
+  const pass = new Pass(xml, id);
   while (i < xml.length) {
     const lt = xml.indexOf('<', i);
     const textEnd = lt < 0 ? xml.length : lt;
-    if (textEnd > i) {
-      const raw = xml.slice(i, textEnd);
-      if (stack.length === 0) {
-        if (!BLANK.test(raw)) return undefined;
-      } else {
-        // Every reference is checked, inside the captures or not: the reference's parser must not
-        // be able to fail on a part of the document this pass did not look at.
-        const text = decode(raw);
-        if (text === undefined) return undefined;
-        if (element || signedInfo) {
-          const escaped = escapeText(text);
-          element?.out.push(escaped);
-          signedInfo?.out.push(escaped);
-        }
-        const role = stack[stack.length - 1]!.role;
-        if (sig && role !== 'none' && role !== 'SignedInfo') {
-          if (role === 'SignatureValue') sig.value += raw;
-          else if (role === 'X509Certificate') sig.cert += raw;
-          else if (!BLANK.test(raw)) sig.bad = true;
-        }
-      }
-    }
+    if (textEnd > i && !pass.text(i, textEnd)) return undefined;
     if (lt < 0) break;
-    i = lt;
-    const next = xml.charCodeAt(i + 1);
+    const next = xml.charCodeAt(lt + 1);
     if (next === 0x21 /* ! */ || next === 0x3f /* ? */) return undefined;
-
-    if (next === 0x2f /* / */) {
-      END_TAG.lastIndex = i;
-      const m = END_TAG.exec(xml);
-      const frame = stack.pop();
-      if (!m || !frame || frame.name !== m[1]) return undefined;
-      i = END_TAG.lastIndex;
-      close(frame);
-      continue;
-    }
-
-    // Start tag.
-    if (rootClosed) return undefined;
-    NAME.lastIndex = i + 1;
-    const nameMatch = NAME.exec(xml);
-    if (!nameMatch) return undefined;
-    const name = nameMatch[0];
-    i = NAME.lastIndex;
-    const parent = stack[stack.length - 1];
-    const parentNs = parent ? parent.ns : '';
-    let ns = parentNs;
-    let isTarget = false;
-    const attrs: [string, string][] = [];
-    for (;;) {
-      ATTRIBUTE.lastIndex = i;
-      const a = ATTRIBUTE.exec(xml);
-      if (!a) break;
-      i = ATTRIBUTE.lastIndex;
-      const attrName = a[1]!;
-      if (attrName.includes(':')) return undefined; // prefixed names and namespace prefixes
-      // No literal tab or line break gets here, so attribute-value normalization has nothing to
-      // do: only the references are decoded (a &#9; stays a tab).
-      const value = decode(a[2]!);
-      if (value === undefined) return undefined;
-      if (attrName === 'xmlns') {
-        ns = value;
-        continue;
-      }
-      if (attrs.some(([n]) => n === attrName)) return undefined;
-      attrs.push([attrName, value]);
-      if (value === id && ID_ATTRIBUTES.has(attrName)) {
-        if (++idHolders > 1) return undefined;
-        if (attrName === 'Id') isTarget = true;
-      }
-    }
-    TAG_END.lastIndex = i;
-    const end = TAG_END.exec(xml);
-    if (!end) return undefined;
-    i = TAG_END.lastIndex;
-    const selfClosing = end[1] !== undefined;
-
-    // A Signature inside the signed element would give the enveloped transform work to do (any
-    // namespace: the transform only removes xmldsig's, but the case is not worth telling apart).
-    if (name === 'Signature' && (element || isTarget)) return undefined;
-    let role: Role = 'none';
-    if (name === 'Signature' && ns === DSIG_NS) {
-      if (++signatures === 1) {
-        sig = { next: 0, x509Data: false, certificate: false, bad: false, value: '', cert: '' };
-        role = 'Signature';
-      } else if (sig) {
-        sig.bad = true;
-      }
-    } else if (sig && parent && parent.role !== 'none' && parent.role !== 'SignedInfo') {
-      // Inside the Signature, outside SignedInfo (compared whole by the verifier): only the
-      // profile's elements, in the xmldsig namespace, with no attribute but an Id.
-      role = ns === DSIG_NS && attrs.every(([n]) => n === 'Id') ? childRole(parent.role, name, sig) : 'none';
-      if (role === 'none') sig.bad = true;
-    }
-
-    if (isTarget) {
-      element = { depth: stack.length, out: [] };
-      elementName = name;
-    }
-    const opensSignedInfo = role === 'SignedInfo';
-    if (opensSignedInfo) signedInfo = { depth: stack.length, out: [] };
-    if (element || signedInfo) {
-      if (attrs.length > 1) attrs.sort(byName);
-      // The apex renders its in-scope default namespace; a descendant only a change of it (C14N
-      // drops redundant declarations).
-      element?.out.push(startTag(name, isTarget ? ns !== '' : ns !== parentNs, ns, attrs));
-      signedInfo?.out.push(startTag(name, opensSignedInfo ? ns !== '' : ns !== parentNs, ns, attrs));
-    }
-    const frame: Frame = { name, ns, role };
-    if (selfClosing) close(frame);
-    else stack.push(frame);
+    i = next === SLASH ? pass.endTag(lt) : pass.startTag(lt);
+    if (i < 0) return undefined;
   }
-  if (stack.length !== 0 || !rootClosed || elementOut === undefined) return undefined;
+  if (pass.names.length !== 0 || !pass.rootClosed || pass.elementOut === undefined) return undefined;
 
-  const result: CanonicalDocument = { element: elementOut, elementName, signatures };
-  if (signatures === 1 && sig && !sig.bad && signedInfoOut !== undefined && BASE64.test(sig.value) && BASE64.test(sig.cert)) {
-    result.signature = { signedInfo: signedInfoOut, signatureValue: sig.value, certificate: sig.cert };
+  const { sig, signatures } = pass;
+  const result: CanonicalDocument = { element: pass.elementOut, elementName: pass.elementName, signatures };
+  if (signatures === 1 && sig && !sig.bad && pass.signedInfoOut !== undefined && BASE64.test(sig.value) && BASE64.test(sig.cert)) {
+    result.signature = { signedInfo: pass.signedInfoOut, signatureValue: sig.value, certificate: sig.cert };
   }
   return result;
 }

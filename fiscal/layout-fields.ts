@@ -31,16 +31,28 @@ export function trimZeros(s: string, minScale: number): string {
 /** A decimal string within a TDec type's limits, written the way its pattern accepts. */
 export function decimal(value: unknown, field: string, spec: DecSpec): Dec {
   if (value === undefined || value === null || value === '') throw new FieldError(field, 'obrigatório');
-  const units = parseDecimal(value, spec.scale, field);
-  if (units >= 10n ** BigInt(spec.intDigits + spec.scale)) {
-    throw new FieldError(field, `no máximo ${spec.intDigits} dígitos na parte inteira`);
-  }
+  // The text is derived from the digits as given (the pattern allows no leading zeros), which
+  // is what formatting the parsed units would give, without the round trip through a bigint.
+  const m = typeof value === 'string' ? PLAIN_DECIMAL.exec(value) : null;
+  const int = m?.[1];
+  const frac = m?.[2] ?? '';
+  if (int === undefined || frac.length > spec.scale) parseDecimal(value, spec.scale, field); // throws the reason
+  const padded = frac.padEnd(spec.scale, '0');
+  const units = BigInt(int! + padded);
+  // The integer part has no leading zero, so its length is its number of digits.
+  if (int!.length > spec.intDigits) throw new FieldError(field, `no máximo ${spec.intDigits} dígitos na parte inteira`);
   if (spec.max !== undefined && units > spec.max) {
     throw new FieldError(field, `no máximo ${trimZeros(formatDecimal(spec.max, spec.scale), 0)}`);
   }
   if (spec.positive && units === 0n) throw new FieldError(field, 'deve ser maior que zero (ou omitido)');
-  return { units, text: trimZeros(formatDecimal(units, spec.scale), spec.minScale) };
+  let kept = frac.replace(TRAILING_ZEROS, '');
+  if (kept.length < spec.minScale) kept = padded.slice(0, spec.minScale);
+  return { units, text: kept ? `${int}.${kept}` : int! };
 }
+
+/** The decimal strings parseDecimal accepts (fiscal/money.ts), with the parts apart. */
+const PLAIN_DECIMAL = /^(0|[1-9][0-9]*)(?:\.([0-9]+))?$/;
+const TRAILING_ZEROS = /0+$/;
 
 export const isAbsent = (v: unknown): boolean => v === undefined || v === null || v === '';
 
@@ -52,8 +64,16 @@ export const isAbsent = (v: unknown): boolean => v === undefined || v === null |
 export function tString(value: unknown, field: string, min: number, max: number): string {
   if (isAbsent(value)) throw new FieldError(field, 'obrigatório');
   if (typeof value !== 'string') throw new FieldError(field, 'deve ser texto');
-  const v = value.replace(/[\t\r\n]+/g, ' ').trim();
+  // Nearly every value is already clean: one test spares the replace, the trim and the loop.
+  const clean = CLEAN_TSTRING.test(value);
+  const v = clean ? value : value.replace(/[\t\r\n]+/g, ' ').trim();
   if (!v) throw new FieldError(field, 'obrigatório');
+  if (!clean) checkLatin1(v, field);
+  if (v.length < min || v.length > max) throw new FieldError(field, `deve ter de ${min} a ${max} caracteres`);
+  return v;
+}
+
+function checkLatin1(v: string, field: string): void {
   for (const ch of v) {
     const cp = ch.codePointAt(0)!;
     if (cp < 0x20 || cp > 0xff) {
@@ -63,9 +83,14 @@ export function tString(value: unknown, field: string, min: number, max: number)
       );
     }
   }
-  if (v.length < min || v.length > max) throw new FieldError(field, `deve ter de ${min} a ${max} caracteres`);
-  return v;
 }
+
+/**
+ * Latin-1 printable text that the normalization above leaves as it is: no tab or line break,
+ * nothing outside U+0020–U+00FF, and neither end blank (a space or a no-break space, which
+ * trim() would remove).
+ */
+const CLEAN_TSTRING = /^[\x21-\x7e\xa1-\xff](?:[\x20-\xff]*[\x21-\x7e\xa1-\xff])?$/;
 
 export const optTString = (value: unknown, field: string, min: number, max: number): string | undefined =>
   isAbsent(value) ? undefined : tString(value, field, min, max);
@@ -86,9 +111,11 @@ export function integer(value: unknown, field: string, min: number, max: number)
 
 /** qCom × vUnCom (scales 4 and 10) rounded half-up to cents. */
 export function productCents(q: bigint, vUn: bigint): bigint {
-  const divisor = 10n ** 12n; // scale 14 → 2
-  return (q * vUn + divisor / 2n) / divisor;
+  return (q * vUn + HALF_SCALE_14_TO_2) / SCALE_14_TO_2;
 }
+
+const SCALE_14_TO_2 = 10n ** 12n;
+const HALF_SCALE_14_TO_2 = SCALE_14_TO_2 / 2n;
 
 export function asObject(value: unknown, field: string, issues: IssueCollector): Record<string, unknown> | undefined {
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;

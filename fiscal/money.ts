@@ -39,10 +39,5 @@ export function normalizeDecimal(value: unknown, scale: number, field: string): 
   return formatDecimal(parseDecimal(value, scale, field), scale);
 }
 
-/** Brazilian display form for screens and receipts: 1234567n → "12.345,67". */
-export function formatBRL(cents: bigint): string {
-  const s = fromCents(cents);
-  const [int, frac] = s.replace('-', '').split('.');
-  const grouped = int!.replace(/\B(?=(\d{3})+(?!\d))/g, '.');
-  return `${s.startsWith('-') ? '-' : ''}${grouped},${frac}`;
-}
+/** Brazilian display form for screens and receipts: 1234567n → "12.345,67" (base/common/money.ts). */
+export { formatBRL } from '../base/common/money.ts';

@@ -141,7 +141,26 @@ export const COFINS_VARIANTS: VariantTable = contributionVariants('COFINS');
 export type TaxOut = { variant: string; fields: [string, string][]; cents: Record<string, bigint>; raw: Record<string, unknown> };
 
 export function fieldsOf(nodes: readonly TaxNode[]): string[] {
-  return nodes.flatMap((n) => ('field' in n ? [n.field] : 'seq' in n ? fieldsOf(n.seq) : n.choice.flatMap(fieldsOf)));
+  let fields = fieldLists.get(nodes);
+  if (!fields) {
+    fields = nodes.flatMap((n) => ('field' in n ? [n.field] : 'seq' in n ? fieldsOf(n.seq) : n.choice.flatMap(fieldsOf)));
+    fieldLists.set(nodes, fields);
+  }
+  return fields;
+}
+
+// The tables never change: their field lists (and sets) are computed once per node list, not
+// once per item.
+const fieldLists = new WeakMap<readonly TaxNode[], string[]>();
+const fieldSets = new WeakMap<readonly TaxNode[], ReadonlySet<string>>();
+
+function fieldSetOf(nodes: readonly TaxNode[]): ReadonlySet<string> {
+  let set = fieldSets.get(nodes);
+  if (!set) {
+    set = new Set(fieldsOf(nodes));
+    fieldSets.set(nodes, set);
+  }
+  return set;
 }
 
 function taxValue(kind: Kind, value: unknown, path: string): { text: string; cents?: bigint } {
@@ -224,7 +243,7 @@ export function taxGroup(group: unknown, variants: VariantTable, path: string, i
     return undefined;
   }
   const before = issues.issues.length;
-  const known = new Set(fieldsOf(nodes));
+  const known = fieldSetOf(nodes);
   for (const k of Object.keys(data)) if (!known.has(k)) issues.add(`${base}.${k}`, `campo não previsto no grupo ${variant}`);
   const out: TaxOut = { variant, fields: [], cents: {}, raw: data as Record<string, unknown> };
   walkTax(nodes, out.raw, base, out, issues);

@@ -4,10 +4,15 @@
 
 /** Escapes text and attribute values: `&`, `<`, `>`, `"` and `'` (the five XML entities). */
 export function escapeXml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) =>
+  // Most values have nothing to escape: testing first spares the replace and its callback.
+  if (!NEEDS_ESCAPE.test(value)) return value;
+  return value.replace(ESCAPED, (c) =>
     c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '"' ? '&quot;' : '&#39;',
   );
 }
+
+const NEEDS_ESCAPE = /[&<>"']/;
+const ESCAPED = /[&<>"']/g;
 
 /** Inverse of escapeXml for the entities we emit (and the numeric forms a reader may meet). */
 export function unescapeXml(value: string): string {
@@ -29,13 +34,25 @@ export type Attrs = Record<string, string | number | undefined>;
  * `el('infAdic', undefined, infCpl && text('infCpl', infCpl))`.
  */
 export function el(name: string, attrs: Attrs | undefined, ...children: (Child | Child[])[]): string {
-  let open = `<${name}`;
+  let out = `<${name}`;
   if (attrs) {
-    for (const [k, v] of Object.entries(attrs)) if (v !== undefined) open += ` ${k}="${escapeXml(String(v))}"`;
+    for (const k of Object.keys(attrs)) {
+      const v = attrs[k];
+      if (v !== undefined) out += ` ${k}="${escapeXml(String(v))}"`;
+    }
   }
-  let body = '';
-  for (const c of children.flat()) if (c) body += c;
-  return `${open}>${body}</${name}>`;
+  out += '>';
+  // Plain loops: `children.flat()` allocated an array per element, once the largest cost of
+  // writing a document.
+  for (let i = 0; i < children.length; i++) {
+    const c = children[i];
+    if (Array.isArray(c)) {
+      for (let j = 0; j < c.length; j++) if (c[j]) out += c[j];
+    } else if (c) {
+      out += c;
+    }
+  }
+  return `${out}</${name}>`;
 }
 
 /** A leaf element with escaped text; undefined → absent (returns undefined). */

@@ -5,6 +5,7 @@ import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { connectTerminal, NoTerminalError } from './api/connect.ts';
 import { App } from './app/App.tsx';
+import { loadCash } from './state/cash-store.ts';
 import { wireEvents } from './state/events.ts';
 import { resumeSale } from './state/sale-store.ts';
 import { setTerminal } from './state/terminal.ts';
@@ -17,6 +18,7 @@ try {
   setTerminal(api);
   wireEvents(api);
   void resumeSale();
+  void loadCash();
   root.render(
     <StrictMode>
       <App />

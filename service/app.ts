@@ -1,6 +1,6 @@
 // The HTTP application: JSON only, at most 1 MiB per body, the contract's error bodies, bearer
 // authentication on /api/v1 (except the OpenAPI document), the sandbox and webhook settings
-// routes, and the seam where document types mount their routes (http/routes.ts).
+// routes, and the seam where document types mount their routes (routes.ts).
 
 import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
@@ -32,7 +32,7 @@ export type BuildAppOptions = {
   mode: ServiceMode;
   /** A pino logger (or any fastify-compatible one); omitted = silent. */
   logger?: FastifyBaseLogger;
-  /** Route plugins mounted under /api/v1 behind authentication; default: http/routes.ts. */
+  /** Route plugins mounted under /api/v1 behind authentication; default: routes.ts. */
   routes?: readonly ApiRoutes[];
   /** Real time source, for the company clocks. */
   realNow?: () => number;
@@ -44,6 +44,8 @@ export type BuildAppOptions = {
   requestTimeoutMs?: number;
   /** GET /metrics also reports the process's own metrics (the service process; not in-process tests). */
   processMetrics?: boolean;
+  /** Serve HTTPS with this certificate and key (PEM); plain HTTP without (loopback only, service/main.ts). */
+  tls?: { cert: string; key: string };
 };
 
 export type ServiceApp = FastifyInstance & { deps: ServiceDeps };
@@ -54,7 +56,11 @@ const notJson = () =>
 export function buildApp(options: BuildAppOptions): ServiceApp {
   const deps = createServiceDeps(options);
   const timeouts = httpTimeouts(options.requestTimeoutMs ?? requestTimeoutFromEnv());
+  // Fastify's types would follow the `https` option to another server type (hence `as object`);
+  // the routes only ever see requests and replies, the same either way.
+  const https = options.tls ? ({ https: { cert: options.tls.cert, key: options.tls.key, minVersion: 'TLSv1.2' } } as object) : {};
   const app = Fastify({
+    ...https,
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
     bodyLimit: BODY_LIMIT_BYTES,
     // Answers of Node's parser and of the router, in the contract's shape (http/wire-errors.ts).

@@ -18,7 +18,10 @@
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { MAX_KEY_LENGTH } from '../base/common/api/schema.ts';
 import { ApiError, invalidRequest } from './http/errors.ts';
+
+export { MAX_KEY_LENGTH, ReferenciaExterna } from '../base/common/api/schema.ts';
 import { companyOf } from './http/auth.ts';
 import { decideClaim, type ClaimRequest, type ClaimResult, type DocumentType, type KeyAttempt, type KeyOutcome } from './idempotency-rules.ts';
 import type { IdempotencyStore, PendingKey } from './store.ts';
@@ -28,14 +31,6 @@ export type { ClaimRequest, ClaimResult, DocumentType, KeyAttempt, KeyOutcome } 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 export const REPLAY_HEADER = 'Idempotent-Replayed';
 export const BODY_KEY_FIELD = 'referencia_externa';
-export const MAX_KEY_LENGTH = 200;
-
-/** The key in the body of every issuance request (`referencia_externa`), for route schemas. */
-export const ReferenciaExterna = Type.String({
-  minLength: 1,
-  maxLength: MAX_KEY_LENGTH,
-  description: 'Chave de idempotência no corpo, alternativa ao cabeçalho Idempotency-Key (mesmo efeito)',
-});
 
 /** For route schemas (OpenAPI): the optional header every issuance endpoint accepts. */
 export const IdempotencyHeaders = Type.Object({

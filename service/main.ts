@@ -1,9 +1,11 @@
 // `balcao service`: runs the issuance API until SIGTERM/SIGINT. Binds to loopback unless told
-// otherwise (ARCHITECTURE.md: nothing listens beyond loopback unless configured). When ready it
-// logs one line `{"msg":"listening","url":"http://127.0.0.1:PORT"}`, which supervisors and the
-// test harness wait for. On a signal it stops accepting, lets in-flight requests finish, closes
-// the database and exits 0 (on PostgreSQL, releasing its lease first: what it held is free for
-// the other processes at once).
+// otherwise (ARCHITECTURE.md: nothing listens beyond loopback unless configured), and beyond
+// loopback only over TLS (service/tls.ts): the operator's certificate, or one the service makes
+// and keeps, whose SHA-256 fingerprint the terminals pin. When ready it logs one line
+// `{"msg":"listening","url":"http://127.0.0.1:PORT"}` (with `tls: { sha256, origem }` when it
+// speaks HTTPS), which supervisors and the test harness wait for. On a signal it stops accepting,
+// lets in-flight requests finish, closes the database and exits 0 (on PostgreSQL, releasing its
+// lease first: what it held is free for the other processes at once).
 //
 // Its data: a folder (SQLite, one process) or a PostgreSQL database several processes share
 // (storage.ts). Every log line carries the process's pid and, on PostgreSQL, its id in the
@@ -21,14 +23,21 @@ import { createLogger } from './logger.ts';
 import { PgStore } from './pg-store.ts';
 import { openService } from './open-service.ts';
 import { describeStorage, STORAGE_OPTIONS, STORAGE_USAGE, storageOf, type Storage } from './storage.ts';
+import { generatedTls, operatorTls, tlsChoice, TlsConfigError, type TlsMaterial } from './tls.ts';
 
 const USAGE = `Uso: balcao service --port PORTA (--data DIR | --database URL) [--host 127.0.0.1] [--modo sandbox|producao]
+                      [--tls | --tls-cert ARQUIVO.pem --tls-key ARQUIVO.pem]
                       [--sandbox-wire] [--sefaz-url https://HOST:PORTA] [--sefaz-ca ARQUIVO.pem]
 
 Inicia o serviço de emissão (API HTTP de NFC-e, NF-e de devolução e MDF-e).
   --port PORTA   porta TCP (0 = uma porta livre qualquer)
 ${STORAGE_USAGE}
-  --host ENDEREÇO  interface de escuta (padrão 127.0.0.1, só esta máquina)
+  --host ENDEREÇO  interface de escuta (padrão 127.0.0.1, só esta máquina); fora desta máquina
+                 (ex.: 0.0.0.0, 192.168.0.10) o serviço só fala HTTPS
+  --tls          HTTPS também em 127.0.0.1; sem --tls-cert, com o certificado que o serviço gera na
+                 primeira vez (DIR/tls/) e cuja impressão digital SHA-256 ele mostra ao iniciar: é ela
+                 que cada caixa fixa nas configurações (com --database, informe --tls-cert e --tls-key)
+  --tls-cert ARQUIVO.pem, --tls-key ARQUIVO.pem  o certificado e a chave do operador (HTTPS)
   --modo sandbox|producao  sandbox (padrão): autoridade fiscal simulada e controles /api/v1/sandbox;
                  producao: a SEFAZ real (SOAP 1.2 com TLS mútuo, certificado A1 da empresa)
   --sandbox-wire (sandbox) fala com a autoridade simulada pela rede: o conector SEFAZ real, por
@@ -46,6 +55,8 @@ const DEFAULT_GRACE_MS = 30_000;
 type ServiceArgs = {
   port: number;
   host: string;
+  /** Undefined: plain HTTP (loopback only). */
+  tls: { cert: string; key: string } | 'generated' | undefined;
   storage: Storage;
   mode: ServiceMode;
   sandboxTransport: SandboxTransport;
@@ -61,6 +72,9 @@ function parse(args: string[]): ServiceArgs | 'help' {
     'sandbox-wire': { type: 'boolean' },
     'sefaz-url': { type: 'string' },
     'sefaz-ca': { type: 'string' },
+    tls: { type: 'boolean' },
+    'tls-cert': { type: 'string' },
+    'tls-key': { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   });
   if (v.help) return 'help';
@@ -73,9 +87,20 @@ function parse(args: string[]): ServiceArgs | 'help' {
   for (const option of ['sefaz-url', 'sefaz-ca'] as const) {
     if (v[option] !== undefined && modo !== 'producao') throw new UsageError(`--${option}: só no modo producao`);
   }
+  if ((v['tls-cert'] === undefined) !== (v['tls-key'] === undefined)) throw new UsageError('--tls-cert e --tls-key: informe os dois');
+  const host = v.host ?? '127.0.0.1';
+  if (host === '') throw new UsageError('--host: informe um endereço (ex.: 0.0.0.0 ou 192.168.0.10)');
+  // The token travels in every request: beyond this machine, never in clear.
+  const tls = tlsChoice(host, { tls: v.tls, cert: v['tls-cert'], key: v['tls-key'] });
+  // A generated certificate is kept in the data folder: a database has none, and several
+  // processes must present the one certificate the terminals pin.
+  if (tls === 'generated' && storage.kind === 'postgres') {
+    throw new UsageError('--database: o HTTPS (--tls, ou --host fora desta máquina) precisa de --tls-cert e --tls-key, o mesmo certificado em todos os processos');
+  }
   return {
     port: Number(v.port),
-    host: v.host ?? '127.0.0.1',
+    host,
+    tls,
     storage,
     mode: modo === 'producao' ? 'production' : 'sandbox',
     sandboxTransport: v['sandbox-wire'] ? 'wire' : 'in-process',
@@ -97,7 +122,7 @@ export async function run(args: string[]): Promise<number> {
   try {
     return await serve(parsed, log);
   } catch (err) {
-    if (err instanceof SefazConfigError) {
+    if (err instanceof SefazConfigError || err instanceof TlsConfigError) {
       process.stderr.write(`${err.message}\n`);
       return EXIT_USAGE;
     }
@@ -106,12 +131,18 @@ export async function run(args: string[]): Promise<number> {
   }
 }
 
-async function serve({ port, host, storage, mode, sandboxTransport, sefaz }: ServiceArgs, baseLog: Logger): Promise<number> {
-  // The SEFAZ settings are checked before anything opens: a wrong CA file fails the start.
+async function serve({ port, host, tls: tlsChoice, storage, mode, sandboxTransport, sefaz }: ServiceArgs, baseLog: Logger): Promise<number> {
+  // The SEFAZ and TLS settings are checked before anything opens: a wrong file fails the start.
   const authority = mode === 'production' ? new SefazAuthority(sefazOptions(sefaz)) : undefined;
+  const tls: TlsMaterial | undefined =
+    tlsChoice === undefined
+      ? undefined
+      : tlsChoice === 'generated'
+        ? generatedTls(storage.kind === 'sqlite' ? storage.dataDir : '', [host])
+        : operatorTls(tlsChoice.cert, tlsChoice.key);
   const { store, secrets } = await openService(storage, process.env, { holdsWork: true, log: baseLog });
   const log = store instanceof PgStore ? baseLog.child({ processo: store.processId }) : baseLog;
-  const app = buildApp({ store, secrets, mode, logger: log, authority, sandboxTransport, processMetrics: true });
+  const app = buildApp({ store, secrets, mode, logger: log, authority, sandboxTransport, processMetrics: true, ...(tls && { tls }) });
   try {
     await app.listen({ port, host });
   } catch (err) {
@@ -126,7 +157,18 @@ async function serve({ port, host, storage, mode, sandboxTransport, sefaz }: Ser
   // written whatever BALCAO_LOG_LEVEL says.
   const lifecycle = log.isLevelEnabled('info') ? log : log.child({}, { level: 'info' });
   const where = storage.kind === 'sqlite' ? { dataDir: storage.dataDir } : { database: describeStorage(storage) };
-  lifecycle.info({ url: `http://${urlHost}:${address.port}`, mode, ...where, ...(mode === 'sandbox' && { sandboxTransport }) }, 'listening');
+  lifecycle.info(
+    {
+      url: `${tls ? 'https' : 'http'}://${urlHost}:${address.port}`,
+      mode,
+      ...where,
+      ...(mode === 'sandbox' && { sandboxTransport }),
+      ...(tls && { tls: { sha256: tls.fingerprint256, origem: tls.origin } }),
+    },
+    'listening',
+  );
+  // For people: the fingerprint each checkout pins (Configurações → Serviço).
+  if (tls) process.stderr.write(`Certificado TLS do serviço (${tls.origin === 'gerado' ? 'gerado pelo serviço' : 'do operador'}), SHA-256:\n  ${tls.fingerprint256}\n`);
 
   const graceMs = Number(process.env.BALCAO_SHUTDOWN_GRACE_MS ?? DEFAULT_GRACE_MS);
   return new Promise<number>((resolve) => {

@@ -30,6 +30,7 @@ import {
 import { PgMdfeStore } from './mdfe/pg-store.ts';
 import { PgNfceStore } from './nfce/pg-store.ts';
 import { PgNfeStore } from './nfe/pg-store.ts';
+import { PgTerminalStore } from './terminals/pg-store.ts';
 import { holderGone, inTransaction, keyBytes, keyText, newPool, openPostgres, pendingMigrations, ProcessLease, type PgBlocks, type PostgresSettings } from './pg-db.ts';
 import {
   DEFAULT_SANDBOX_AUTHORITY,
@@ -96,6 +97,7 @@ export class PgStore implements ServiceStore {
   readonly mdfe: PgMdfeStore;
   readonly nfce: PgNfceStore;
   readonly nfe: PgNfeStore;
+  readonly terminals: PgTerminalStore;
   #closed = false;
 
   /** Opens the pool, migrates, and (holdsWork) registers this process. */
@@ -129,6 +131,7 @@ export class PgStore implements ServiceStore {
     this.mdfe = new PgMdfeStore(this.#blocks);
     this.nfce = new PgNfceStore(this.#blocks);
     this.nfe = new PgNfeStore(this.#blocks);
+    this.terminals = new PgTerminalStore(this.#blocks);
   }
 
   /** This process's id in `service_processes` (logged, so a lease can be traced to its process). */

@@ -22,6 +22,7 @@ import {
 } from './idempotency-rules.ts';
 import { SqliteMdfeStore } from './mdfe/sqlite-store.ts';
 import { SqliteNfceStore } from './nfce/sqlite-store.ts';
+import { SqliteTerminalStore } from './terminals/sqlite-store.ts';
 import { SqliteNfeStore } from './nfe/sqlite-store.ts';
 import {
   DEFAULT_SANDBOX_AUTHORITY,
@@ -62,6 +63,12 @@ export class SqliteStore implements ServiceStore {
     transaction: (fn) => this.transaction(fn),
     settleKeyInTx: (attempt, outcome) => this.settleKeyInTx(attempt, outcome),
     enqueueWebhookInTx: (event) => this.enqueueWebhookInTx(event),
+  });
+
+  /** Terminals and their series (service/terminals/sqlite-store.ts). */
+  readonly terminals = new SqliteTerminalStore({
+    statement: (sql) => this.statement(sql),
+    transaction: (fn) => this.transaction(fn),
   });
 
   constructor(protected readonly db: Database.Database) {}

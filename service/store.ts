@@ -16,6 +16,7 @@ import type { ClaimRequest, ClaimResult, DocumentType, KeyAttempt, KeyOutcome, S
 import type { MdfeStore } from './mdfe/store.ts';
 import type { NfceStore } from './nfce/store.ts';
 import type { NfeStore } from './nfe/store.ts';
+import type { TerminalStore } from './terminals/store.ts';
 import type { WebhookStore } from './webhooks/store.ts';
 
 export type Crt = 1 | 2 | 3 | 4;
@@ -175,6 +176,8 @@ export interface ServiceStore extends CompanyStore, IdempotencyStore, SandboxSto
   readonly nfce: NfceStore;
   /** NF-e documents: the returns (service/nfe/store.ts). */
   readonly nfe: NfeStore;
+  /** The company's checkouts and the NFC-e series each holds (service/terminals/store.ts). */
+  readonly terminals: TerminalStore;
   /**
    * The sealed master-key check value: the stored one, or `candidate` stored now when the
    * database has none yet (first start).

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EVENTS_PATH, RPC_PATH } from '../electron/api/bridge-protocol.ts';
+import { DOWNLOADS_PATH, EVENTS_PATH, RPC_PATH } from '../electron/api/bridge-protocol.ts';
 import type { TerminalApi, TerminalEvent } from '../electron/api/terminal-api.ts';
 import { createTerminal, type Terminal } from '../electron/core/terminal.ts';
 import { startBrowserHost, type BrowserHost } from '../electron/host/server.ts';
@@ -28,6 +28,7 @@ const { WebSocket } = createRequire(import.meta.url)('ws') as { WebSocket: new (
 let dir: string;
 let terminal: Terminal;
 let host: BrowserHost;
+let downloads: string;
 /** Subscriptions currently open on the core, counted through the API the host uses. */
 let liveSubscriptions = 0;
 const logLines: string[] = [];
@@ -39,6 +40,7 @@ beforeAll(async () => {
   writeFileSync(join(staticDir, 'index.html'), '<!doctype html><title>Caixa</title><p>tela de teste</p>');
   terminal = await createTerminal({ dataDir: join(dir, 'terminal'), serviceUrl: 'http://127.0.0.1:9', token: 'blc_teste', series: 1, startWorker: false });
   terminal.seedDemoCatalog();
+  await terminal.openCashSession({ floatCents: 0, operator: 'Caixa de teste' });
   const counted = new Proxy(terminal, {
     get(target, prop, receiver) {
       // A bug inside the core, as the host sees it: a plain Error with internals in its message.
@@ -54,7 +56,17 @@ beforeAll(async () => {
       };
     },
   }) as TerminalApi;
-  host = await startBrowserHost({ terminal: counted, staticDir, logger: pino({ level: 'error' }, { write: (line: string) => void logLines.push(line) }) });
+  // An export the terminal made, and a file beside its folder that must never be served.
+  downloads = join(dir, 'terminal', 'exportacoes');
+  mkdirSync(downloads, { recursive: true });
+  writeFileSync(join(downloads, 'nfce-11222333000181-2026-11-01-a-2026-11-30.zip'), 'PK-teste');
+  writeFileSync(join(dir, 'terminal', 'segredo.zip'), 'segredo');
+  host = await startBrowserHost({
+    terminal: counted,
+    staticDir,
+    downloadsDir: downloads,
+    logger: pino({ level: 'error' }, { write: (line: string) => void logLines.push(line) }),
+  });
 });
 
 afterAll(async () => {
@@ -185,6 +197,19 @@ describe('browser-mode host', () => {
       const res = await rpc(method, []);
       expect(res.status, method).toBe(404);
       expect(JSON.parse(res.body)).toMatchObject({ error: { code: 'nao_encontrado' } });
+    }
+  });
+
+  it('hands an export over only to the page with the secret, only by the names the terminal gives, only from its folder', async () => {
+    const path = `${DOWNLOADS_PATH}/nfce-11222333000181-2026-11-01-a-2026-11-30.zip`;
+    expect((await raw({ path })).status).toBe(401);
+    expect((await raw({ path, headers: { authorization: 'Bearer errada' } })).status).toBe(401);
+    expect((await raw({ path, headers: { authorization: `Bearer ${host.secret}`, origin: 'http://evil.example' } })).status).toBe(403);
+    const ok = await raw({ path, headers: { authorization: `Bearer ${host.secret}` } });
+    expect(ok).toMatchObject({ status: 200, body: 'PK-teste' });
+    expect(ok.headers['content-disposition']).toBe('attachment; filename="nfce-11222333000181-2026-11-01-a-2026-11-30.zip"');
+    for (const name of ['..%2Fsegredo.zip', 'segredo.zip', '%2E%2E%2Fsegredo.zip', 'nfce-..%2F..%2Fsegredo.zip']) {
+      expect((await raw({ path: `${DOWNLOADS_PATH}/${name}`, headers: { authorization: `Bearer ${host.secret}` } })).status, name).toBe(404);
     }
   });
 

@@ -36,6 +36,7 @@ describe('layer rules', () => {
     ['base/common/x.ts', "import { a } from '../../fiscal/money.ts';"],
     ['base/node/x.ts', "import { a } from '../../service/secrets.ts';"],
     ['base/common/x.ts', "import { a } from 'electron';"],
+    ['base/common/x.ts', "import { a } from 'node:crypto';"],
   ])('%s: %s is refused', async (file, source) => {
     expect(await restrictedImports(file, source + '\nexport const b = a ?? app ?? ipcMain;')).not.toHaveLength(0);
   });
@@ -54,6 +55,10 @@ describe('layer rules', () => {
     ['service/x.ts', "import { a } from '../base/node/secret-box.ts';"],
     ['electron/core/x.ts', "import { a } from '../../base/node/secret-box.ts';"],
     ['base/node/x.ts', "import { a } from '../common/clock.ts';"],
+    ['base/node/x.ts', "import { a } from 'node:crypto';"],
+    ['base/common/x.ts', "import { a } from '@brazilian-utils/brazilian-utils/is-valid-cpf';"],
+    ['electron/api/x.ts', "import type { a } from '../../base/common/api/nfce.ts';"],
+    ['service/nfce/x.ts', "import { a } from '../../base/common/api/nfce.ts';"],
   ])('%s: %s is allowed', async (file, source) => {
     expect(await restrictedImports(file, source + '\nexport const b = a;')).toEqual([]);
   });
@@ -111,6 +116,8 @@ describe('dependency-cruiser rules', () => {
   it.each([
     ['service/nfce/issuance.ts', "import { nfe } from '../nfe/store.ts';\nexport const x = nfe;\n", 'service-documents-side-by-side'],
     ['service/queue/x.ts', "import { nfe } from '../nfe/store.ts';\nexport const x = nfe;\n", 'service-machinery-below-documents'],
+    ['service/terminals/routes.ts', "import { nfe } from '../nfe/store.ts';\nexport const x = nfe;\n", 'service-documents-side-by-side'],
+    ['service/export/x.ts', "import { nfe } from '../nfe/store.ts';\nexport const x = nfe;\n", 'service-machinery-below-documents'],
     ['service/nfce/routes.ts', "import { app } from '../app.ts';\nexport const x = app;\n", 'service-composition-on-top'],
     ['service/authority/sefaz/x.ts', "import { app } from '../../app.ts';\nexport const x = app;\n", 'service-composition-on-top'],
   ])('inside service/, %s importing %s is refused (%s)', async (file, source, rule) => {

@@ -17,7 +17,8 @@ let terminal: Terminal;
 let host: BrowserHost;
 let screen: ScreenTerminal;
 
-const over = (origin: string, secret: string) => terminalOver({ call: rpcCall(origin, secret), onEvent: () => () => {}, onLink: () => () => {} });
+const over = (origin: string, secret: string) =>
+  terminalOver({ call: rpcCall(origin, secret), onEvent: () => () => {}, onLink: () => () => {}, saveExport: async () => ({ error: 'sem arquivos aqui' }) });
 
 async function failureOf(p: Promise<unknown>): Promise<TerminalFailure> {
   try {
@@ -64,6 +65,18 @@ describe('renderer bridge over the browser-mode host', () => {
     expect(badDocument.code).toBe('documento_invalido');
     expect(badDocument.field).toBe('consumer');
     expect(badDocument.message).toMatch(/CPF/);
+  });
+
+  it('carries the till’s refusal as the till’s: a sale cannot finish with the till closed', async () => {
+    let sale = await screen.openSale();
+    sale = await screen.addItem(sale.id, { code: '1001' });
+    await screen.addPayment(sale.id, { tPag: '01', amountCents: sale.totalCents });
+    const closed = await failureOf(screen.finishSale(sale.id));
+    expect(closed.code).toBe('caixa_fechado');
+    expect(closed.message).toMatch(/^Caixa fechado/);
+    await screen.openCashSession({ floatCents: 10_000, operator: 'Maria' });
+    expect((await screen.finishSale(sale.id)).receipt.nNF).toBe(1);
+    expect((await screen.cashSession())!.countMethods).toEqual([{ tPag: '01', description: 'Dinheiro' }]);
   });
 
   it('says so in Portuguese when the host cannot be reached or the secret is wrong', async () => {

@@ -4,7 +4,7 @@
 
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createCompany, tempDataDir } from './helpers/service-process.ts';
+import { createCompany, tempDataDir, type ServiceData } from './helpers/service-process.ts';
 import { createTerminal, type Terminal, type TerminalOptions } from '../electron/core/terminal.ts';
 import type { CompanyProfile, ContingencySettings } from '../electron/api/terminal-api.ts';
 import { generateTestCertificate, type Certificate } from '../fiscal/certificate.ts';
@@ -32,7 +32,10 @@ export async function storeCompany(serviceDataDir: string): Promise<{ companyId:
   return { ...created, cnpj };
 }
 
-/** A terminal with the demo catalog, fast retries (tests wait for outcomes, not for backoff). */
+/**
+ * A terminal with the demo catalog, fast retries (tests wait for outcomes, not for backoff) and
+ * its till open (no sale finishes without one), as a cashier leaves it at the start of the day.
+ */
 export async function testTerminal(options: Omit<TerminalOptions, 'dataDir'> & { dataDir?: string }): Promise<Terminal> {
   const terminal = await createTerminal({
     dataDir: options.dataDir ?? tempDataDir('balcao-terminal-'),
@@ -41,7 +44,13 @@ export async function testTerminal(options: Omit<TerminalOptions, 'dataDir'> & {
     ...options,
   });
   terminal.seedDemoCatalog();
+  await openTill(terminal);
   return terminal;
+}
+
+/** Opens the till (float R$ 0,00) unless it is open already. */
+export async function openTill(terminal: Terminal): Promise<void> {
+  if (!(await terminal.cashSession())) await terminal.openCashSession({ floatCents: 0, operator: 'Caixa de teste' });
 }
 
 /** Polls `probe` until it returns something truthy. */
@@ -58,7 +67,7 @@ export async function eventually<T>(what: string, probe: () => T | undefined | f
 // ---- Offline contingency ----------------------------------------------------------------------
 
 /** A company with CSC AND its A1 certificate at the service, plus what a terminal needs to issue for it offline. */
-export async function storeCompanyWithCertificate(serviceDataDir: string): Promise<{
+export async function storeCompanyWithCertificate(serviceDataDir: string | ServiceData): Promise<{
   companyId: string;
   token: string;
   cnpj: string;

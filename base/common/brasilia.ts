@@ -88,3 +88,19 @@ export function brasiliaDayRange(day: string): { start: Date; end: Date } | unde
   const startOf = (utcDayMs: number) => utcDayMs - offsetMinutesAt(new Date(utcDayMs + 12 * 3600_000)) * 60_000;
   return { start: new Date(startOf(utcMidnight)), end: new Date(startOf(utcMidnight + 24 * 3600_000)) };
 }
+
+/**
+ * The [start, end) instants of the Brasília days `de` to `ate`, both included; undefined when
+ * either is malformed or `de` comes after `ate`.
+ */
+export function brasiliaPeriod(de: string, ate: string): { start: Date; end: Date } | undefined {
+  const first = brasiliaDayRange(de);
+  const last = brasiliaDayRange(ate);
+  if (!first || !last || first.start >= last.end) return undefined;
+  return { start: first.start, end: last.end };
+}
+
+/** The hour of the day (0–23) in Brasília. */
+export function brasiliaHour(date: Date | number): number {
+  return Number(wallClock(date).hour);
+}

@@ -51,6 +51,16 @@ export const BRIDGE_ARITY = {
   enterContingency: 1,
   leaveContingency: 1,
   resumeContingencyTask: 2,
+  cashSession: 0,
+  openCashSession: 1,
+  addCashMovement: 1,
+  closeCashSession: 1,
+  recentCashSessions: 1,
+  printCashReport: 1,
+  cashReportPdf: 1,
+  salesReport: 1,
+  salesReportCsv: 1,
+  exportDocuments: 1,
   listManagers: 0,
   queueStatus: 0,
 } as const satisfies { [M in BridgeMethod]: Arity<M> };
@@ -69,6 +79,11 @@ export type BridgeResult = { result: unknown } | { error: TerminalErrorData };
 export type ElectronBridge = {
   call(method: BridgeMethod, args: unknown[]): Promise<BridgeResult>;
   onEvent(listener: (event: TerminalEvent) => void): () => void;
+  /**
+   * Asks where to save an export the terminal made (a native save dialog, a USB stick included)
+   * and copies it there. Resolves with the path, or null when the manager cancelled.
+   */
+  saveExport(fileName: string): Promise<{ saved: string | null } | { error: string }>;
 };
 
 // ---- Browser mode (electron/host/) ---------------------------------------------------------------
@@ -86,3 +101,13 @@ export const RPC_PATH = '/api/rpc';
 
 /** WebSocket `{EVENTS_PATH}?chave=<secret>`; each message is one JSON TerminalEvent. */
 export const EVENTS_PATH = '/api/events';
+
+/**
+ * `GET {DOWNLOADS_PATH}/<fileName>` with `Authorization: Bearer <secret>`: a file the terminal
+ * made for the manager (DocumentExport.fileName), as a download. Browser mode only; the desktop
+ * app saves it where the manager picks (ElectronBridge.saveExport).
+ */
+export const DOWNLOADS_PATH = '/api/downloads';
+
+/** The names the terminal gives its exports (`nfce-11222333000181-2026-11-01-a-2026-11-30.zip`). */
+export const isDownloadName = (name: string): boolean => /^(nfce|mdfe)-[0-9A-Za-z-]{10,80}\.zip$/.test(name);

@@ -338,8 +338,19 @@ export type CompanyProfile = {
 
 export type CertificateView = { subject: string; cnpj: string; notAfter: string } | null;
 
+/** Sangria and suprimento above `pinAboveCents` need the manager's PIN (0: every one does). */
+export type CashSettings = { pinAboveCents: Cents };
+
 export type TerminalSettings = {
+  /** This checkout as the service knows it: its own id (made on the first start) and its name. */
+  terminal: { id: string; name: string };
   serviceUrl: string;
+  /**
+   * SHA-256 fingerprint (`AB:CD:…`, 32 bytes) of the service's certificate, pinned: with an
+   * https:// service the terminal accepts that certificate and no other. Null: an https://
+   * service must present a certificate the system trusts.
+   */
+  serviceFingerprint: string | null;
   /** The token is never sent back to the screen. */
   tokenSet: boolean;
   series: number;
@@ -348,16 +359,26 @@ export type TerminalSettings = {
   certificate: CertificateView;
   contingency: ContingencySettings;
   scaleLabels: ScaleLabelSettings;
+  cash: CashSettings;
 };
 
+/**
+ * A change of `series` (or of the contingency's series, the service, the token or the terminal's
+ * name) is first claimed at the service (PUT /api/v1/terminais/{id}): refused with `serie_em_uso`
+ * when another checkout of the company holds the series, and nothing is saved.
+ */
 export type SettingsPatch = {
+  terminalName?: string;
   serviceUrl?: string;
+  /** null removes the pin. */
+  serviceFingerprint?: string | null;
   token?: string;
   series?: number;
   printer?: PrinterSettings;
   company?: CompanyProfile & { cscToken?: string };
   contingency?: Partial<ContingencySettings>;
   scaleLabels?: ScaleLabelSettings;
+  cash?: CashSettings;
 };
 
 // ---- Catalog import ----------------------------------------------------------------------------
@@ -418,6 +439,130 @@ export type ContingencyStatus = {
   openTasks: ReconciliationTask[];
 };
 
+// ---- Cash sessions (caixa) ---------------------------------------------------------------------
+// The till is opened with the float the cashier counted; sangrias (withdrawals) and suprimentos
+// (additions) are recorded with a reason, behind the manager's PIN above CashSettings.pinAboveCents;
+// the closing takes the cashier's count per payment method, blind (the expected amounts are
+// shown only after the count), and prints a report. No sale finishes without an open session.
+
+export type CashMovementKind = 'sangria' | 'suprimento';
+
+export type CashMovementView = { id: number; kind: CashMovementKind; amountCents: Cents; reason: string; at: string; authorizedBy: string | null };
+
+export type CashCountLine = {
+  tPag: string;
+  /** "Dinheiro", "Cartão de Crédito", ... */
+  description: string;
+  expectedCents: Cents;
+  countedCents: Cents;
+  /** counted − expected: negative is money missing. */
+  differenceCents: Cents;
+};
+
+export type CashClosingView = {
+  closedAt: string;
+  closedBy: string;
+  /** Cash in the drawer: float + cash received − change − sangrias + suprimentos. */
+  cash: {
+    floatCents: Cents;
+    /** Cash the sales received (before change). */
+    receivedCents: Cents;
+    changeCents: Cents;
+    sangriasCents: Cents;
+    suprimentosCents: Cents;
+    expectedCents: Cents;
+    countedCents: Cents;
+    differenceCents: Cents;
+  };
+  /** Every method counted, cash first. */
+  methods: CashCountLine[];
+  /** Sum of the differences of every method. */
+  differenceCents: Cents;
+  /**
+   * The session's sales. Counted: every finished sale whose receipt is not cancelled or voided
+   * (awaiting authorization, issued in contingency, or waiting for a correction, the money was
+   * received). Cancelled and voided sales are out of the expected amounts: their money went back.
+   */
+  sales: {
+    count: number;
+    totalCents: Cents;
+    contingencyCount: number;
+    /** Not authorized yet (awaiting the service, or refused and waiting for the operator). */
+    unauthorizedCount: number;
+    cancelledCount: number;
+    cancelledCents: Cents;
+  };
+  /** The report as printed (one string per printed line). */
+  report: string[];
+  /** The report came out of the thermal printer; `printError` says why not. */
+  printed: boolean;
+  printError: string | null;
+};
+
+export type CashSessionView = {
+  id: string;
+  /** 1, 2, 3… on this terminal. */
+  number: number;
+  state: 'open' | 'closed';
+  openedAt: string;
+  openedBy: string;
+  floatCents: Cents;
+  movements: CashMovementView[];
+  /** What the closing asks the cashier to count: cash, and every method the session's sales used. */
+  countMethods: { tPag: string; description: string }[];
+  pinAboveCents: Cents;
+  closing: CashClosingView | null;
+};
+
+export type OpenCashInput = { floatCents: Cents; operator: string };
+
+/** managerId and pin are needed when amountCents is above CashSettings.pinAboveCents. */
+export type CashMovementInput = { kind: CashMovementKind; amountCents: Cents; reason: string; managerId?: string; pin?: string };
+
+export type CloseCashInput = { counts: { tPag: string; countedCents: Cents }[]; operator: string };
+
+/** The closing report as a PDF (80 mm wide, the printed report's lines). */
+export type CashReportPdf = { fileName: string; pdfBase64: string };
+
+// ---- Reports and the accountant's export --------------------------------------------------------
+// Figures read from each receipt's fiscal XML (the authorized nfeProc, or the signed XML of a
+// contingency receipt), never from a separate counter: the same reader as the service's export
+// summary (fiscal/nfce/sale-facts.ts). Days are Brasília days.
+
+export type ReportPeriod = { de: string; ate: string };
+
+export type ReportReceipt = { receiptId: string; serie: number; nNF: number; chave: string | null; totalCents: Cents; issuedAt: string };
+
+export type SalesReport = ReportPeriod & {
+  generatedAt: string;
+  /** Fiscal documents of the period: authorized (online or in contingency) and contingency ones still awaiting the authority. */
+  totals: { count: number; totalCents: Cents; changeCents: Cents };
+  /** What the payments say (vPag), per method, change not deducted. */
+  byPayment: { tPag: string; description: string; count: number; amountCents: Cents }[];
+  /** The 24 hours of a Brasília day. */
+  byHour: { hour: number; count: number; totalCents: Cents }[];
+  /** By product code, largest total first; quantity as a decimal string. */
+  byProduct: { code: string; description: string; unit: string; quantity: string; totalCents: Cents }[];
+  cancelled: ReportReceipt[];
+  /** Issued in offline contingency (authorized since or not). */
+  contingency: (ReportReceipt & { authorized: boolean })[];
+  /** Finished sales without a fiscal document yet (awaiting authorization, or refused): not in the totals. */
+  unauthorized: (ReportReceipt & { state: ReceiptState })[];
+};
+
+export type ReportCsv = { fileName: string; csv: string };
+
+export type DocumentExportInput = ManagerAuthorization & ReportPeriod & { kind: 'nfce' | 'mdfe' };
+
+export type DocumentExport = {
+  fileName: string;
+  bytes: number;
+  /** Where the terminal saved it (its data folder): the screen downloads it from there (browser mode) or copies it where the manager chooses (desktop). */
+  path: string;
+  /** This terminal's contingency receipts of the period not yet transmitted: not in the file (export again later). */
+  notTransmitted: number;
+};
+
 export type TerminalEvent =
   | { type: 'receipt'; receipt: ReceiptView }
   | { type: 'queue'; status: QueueStatus }
@@ -444,7 +589,9 @@ export type TerminalErrorCode =
   | 'configuracao_invalida'
   | 'certificado_invalido'
   | 'contingencia_limite'
-  | 'impressora';
+  | 'impressora'
+  | 'caixa_fechado'
+  | 'serie_em_uso';
 
 export type TerminalErrorData = {
   code: TerminalErrorCode;
@@ -523,6 +670,23 @@ export interface TerminalApi {
   leaveContingency(auth: ManagerAuthorization): Promise<ContingencyStatus>;
   /** Manager-authorized: sends an open task (`canResume`) on again, with the same keys. */
   resumeContingencyTask(taskId: string, auth: ManagerAuthorization): Promise<ContingencyStatus>;
+
+  /** The open cash session, or null when the till is closed. */
+  cashSession(): Promise<CashSessionView | null>;
+  openCashSession(input: OpenCashInput): Promise<CashSessionView>;
+  addCashMovement(input: CashMovementInput): Promise<CashSessionView>;
+  /** Closes the open session with the cashier's count, prints the report and keeps its PDF. */
+  closeCashSession(input: CloseCashInput): Promise<CashSessionView>;
+  /** The latest sessions, newest first (closed ones with their closing). */
+  recentCashSessions(limit?: number): Promise<CashSessionView[]>;
+  /** Prints a closed session's report again. */
+  printCashReport(sessionId: string): Promise<CashSessionView>;
+  cashReportPdf(sessionId: string): Promise<CashReportPdf>;
+
+  salesReport(input: ManagerAuthorization & ReportPeriod): Promise<SalesReport>;
+  salesReportCsv(input: ManagerAuthorization & ReportPeriod): Promise<ReportCsv>;
+  /** Manager-authorized: the accountant's ZIP of the period, fetched from the service and saved by the terminal. */
+  exportDocuments(input: DocumentExportInput): Promise<DocumentExport>;
 
   listManagers(): Promise<ManagerView[]>;
   queueStatus(): Promise<QueueStatus>;

@@ -7,46 +7,33 @@
 //   may not have reached the service, so only a retry with the same idempotency key is safe.
 // Every call has a timeout; nothing here retries (the outbox worker decides).
 
+import { createWriteStream } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { fetch as undiciFetch, type Agent } from 'undici';
+import type { AuthorityStatus, CancelBody, NfceAccepted as NfceAcceptedView, NfceView, VoidBody, VoidView } from '../../base/common/api/nfce.ts';
+import type { DevolucaoBody, NfeAccepted, NfeView } from '../../base/common/api/nfe.ts';
 import type { NfceRequest } from '../../fiscal/nfce/types.ts';
+import { pinnedAgent, PinMismatchError } from './pinned-tls.ts';
 
 /** The embedded service of `npm start` (bin/start.ts: loopback, port 8765 unless BALCAO_PORT). */
 export const DEFAULT_SERVICE_URL = 'http://127.0.0.1:8765';
 export const DEFAULT_TIMEOUT_MS = 15_000;
 
-export type NfceStatus = 'processando' | 'autorizado' | 'rejeitado' | 'cancelado';
-
-/** GET /api/v1/nfce/{id} (contract 3): at least these fields. */
 /** What the service last learned of the tax authority (GET /healthz, NFC-e answers while waiting). */
-export type AuthoritySituation = 'disponivel' | 'indisponivel' | 'desconhecida';
-export type AuthorityStatus = { situacao: AuthoritySituation; desde: string | null };
+export type { AuthorityStatus } from '../../base/common/api/nfce.ts';
+export type AuthoritySituation = AuthorityStatus['situacao'];
+export type { NfceStatus } from '../../base/common/api/nfce.ts';
 
-export type NfceDocument = {
-  id: string;
-  chave: string;
-  numero: number;
-  serie: number;
-  status: NfceStatus;
-  codigo_status: string | null;
-  motivo: string | null;
-  protocolo: string | null;
-  autorizado_em: string | null;
-  cancelado_em: string | null;
-  valor_total: string;
-  qrcode: string | null;
-  url_consulta: string | null;
-  contingencia: boolean;
-  /** Protocol of the cancellation event, once cancelled. */
-  protocolo_cancelamento?: string | null;
-  ambiente: 'homologacao' | 'producao';
-  referencia_externa: string | null;
-  /** Present (true) on a replay of an authorized issuance. */
-  idempotent_replay?: boolean;
-  /** While processando: whether the authority answers the service. */
-  autoridade?: AuthorityStatus;
-};
+// The API's own types (base/common/api/): what the service answers and takes, written once.
+
+/** GET /api/v1/nfce/{id}; `idempotent_replay` on the replay of an authorized issuance. */
+export type NfceDocument = NfceView & { idempotent_replay?: boolean };
 
 /** 202 of POST /api/v1/nfce (docs/api.md, "NFC-e"). */
-export type NfceAccepted = { id: string; chave: string; status: 'processando'; message: string; autoridade?: AuthorityStatus };
+export type NfceAccepted = NfceAcceptedView;
 
 /** GET /healthz with the terminal's token. */
 export type Health = { ok: boolean; autoridade: AuthoritySituation | null };
@@ -56,44 +43,18 @@ export type Submission<Accepted, Document> = { status: 202; replay: false; body:
 
 export type NfceSubmission = Submission<NfceAccepted, NfceDocument>;
 
-export type CancelBody = { justificativa: string; chave_substituta?: string };
-export type InutilizarBody = { serie: number; numero_inicial: number; numero_final: number; justificativa: string };
-export type InutilizarResult = { protocolo: string; codigo_status: string; motivo: string };
+export type { CancelBody } from '../../base/common/api/nfce.ts';
+export type InutilizarBody = VoidBody;
+export type InutilizarResult = VoidView;
 
-/**
- * POST /api/v1/nfe/devolucao (contract 3; the payload is the service's, service/nfe/schemas.ts):
- * the return referencing an NFC-e's key, with the items (nItem of the NFC-e) and quantities.
- */
-export type DevolucaoBody = {
-  chave_nfce: string;
-  itens: { numero_item: number; quantidade: string }[];
-  /** Why the goods came back, 15 to 255 characters. */
-  justificativa: string;
-  /** Who brings them back: required when the NFC-e named no consumer. */
-  destinatario?: { cpf?: string; cnpj?: string; nome?: string };
-};
+/** POST /api/v1/nfe/devolucao: the return referencing an NFC-e's key, with the items and quantities. */
+export type { DevolucaoBody } from '../../base/common/api/nfe.ts';
 
-/** GET /api/v1/nfe/{id}: a return. `status` is the authority's cStat, `situacao` the state. */
-export type NfeDocument = {
-  id: string;
-  tipo: 'devolucao';
-  situacao: 'processando' | 'autorizado' | 'rejeitado';
-  status: string | null;
-  motivo: string | null;
-  serie: number;
-  numero: number;
-  chave: string;
-  chave_nfce: string;
-  protocolo: string | null;
-  autorizado_em: string | null;
-  valor_total: string;
-  itens: { numero_item: number; quantidade: string; valor: string }[];
-  /** Present (true) on a replay of an authorized return. */
-  idempotent_replay?: boolean;
-};
+/** GET /api/v1/nfe/{id}: a return; `idempotent_replay` on the replay of an authorized one. */
+export type NfeDocument = NfeView & { idempotent_replay?: boolean };
 
 /** 202 of POST /api/v1/nfe/devolucao. */
-export type NfeAccepted = { id: string; tipo: 'devolucao'; situacao: 'processando'; serie: number; numero: number; chave: string; message: string };
+export type { NfeAccepted } from '../../base/common/api/nfe.ts';
 
 export type DevolucaoSubmission = Submission<NfeAccepted, NfeDocument>;
 
@@ -131,7 +92,7 @@ export class ServiceHttpError extends Error {
   }
 }
 
-export type NetworkFailureKind = 'refused' | 'timeout' | 'reset' | 'dns' | 'other';
+export type NetworkFailureKind = 'refused' | 'timeout' | 'reset' | 'dns' | 'certificate' | 'other';
 
 export class ServiceNetworkError extends Error {
   override name = 'ServiceNetworkError';
@@ -142,7 +103,8 @@ export class ServiceNetworkError extends Error {
   constructor(kind: NetworkFailureKind, detail: string, options?: { cause?: unknown }) {
     super(`${NETWORK_MESSAGES[kind]} (${detail})`, options);
     this.kind = kind;
-    this.mayHaveReachedService = kind !== 'refused' && kind !== 'dns';
+    // A refused certificate ends the handshake before the request is written.
+    this.mayHaveReachedService = kind !== 'refused' && kind !== 'dns' && kind !== 'certificate';
   }
 }
 
@@ -151,6 +113,7 @@ const NETWORK_MESSAGES: Record<NetworkFailureKind, string> = {
   timeout: 'O serviço de emissão não respondeu a tempo',
   reset: 'A conexão com o serviço de emissão caiu',
   dns: 'Endereço do serviço de emissão não encontrado',
+  certificate: 'Certificado do serviço de emissão não reconhecido',
   other: 'Falha de comunicação com o serviço de emissão',
 };
 
@@ -208,6 +171,13 @@ const CODE_KINDS: Record<string, NetworkFailureKind> = {
   UND_ERR_CONNECT_TIMEOUT: 'timeout',
   UND_ERR_HEADERS_TIMEOUT: 'timeout',
   UND_ERR_BODY_TIMEOUT: 'timeout',
+  BALCAO_PIN_MISMATCH: 'certificate',
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'certificate',
+  SELF_SIGNED_CERT_IN_CHAIN: 'certificate',
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'certificate',
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: 'certificate',
+  CERT_HAS_EXPIRED: 'certificate',
+  ERR_TLS_CERT_ALTNAME_INVALID: 'certificate',
 };
 
 /** Turns whatever fetch threw into a ServiceNetworkError. */
@@ -215,8 +185,12 @@ export function classifyNetworkError(err: unknown): ServiceNetworkError {
   if (err instanceof ServiceNetworkError) return err;
   const e = err as { name?: string; message?: string; code?: string; cause?: { code?: string; message?: string; name?: string } };
   if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return new ServiceNetworkError('timeout', e.message ?? 'tempo esgotado', { cause: err });
+  if (e?.cause instanceof PinMismatchError) return new ServiceNetworkError('certificate', e.cause.message, { cause: err });
   const code = e?.cause?.code ?? e?.code;
-  const kind: NetworkFailureKind = (code ? CODE_KINDS[code] : undefined) ?? (/other side closed|terminated|socket/i.test(`${e?.message} ${e?.cause?.message}`) ? 'reset' : 'other');
+  // OpenSSL's verification codes (an untrusted, expired, misnamed or misused certificate).
+  const certificate = code !== undefined && /CERT|SELF_SIGNED|ISSUER|PURPOSE|ALTNAME/.test(code);
+  const kind: NetworkFailureKind =
+    (code ? CODE_KINDS[code] : undefined) ?? (certificate ? 'certificate' : /other side closed|terminated|socket/i.test(`${e?.message} ${e?.cause?.message}`) ? 'reset' : 'other');
   return new ServiceNetworkError(kind, code ?? e?.cause?.message ?? e?.message ?? String(err), { cause: err });
 }
 
@@ -228,7 +202,13 @@ export type IssuanceClientOptions = {
   timeoutMs?: number;
   /** Hears the Date header of every answer, errors included (service-clock.ts). */
   onAnswerDated?: (date: string | null) => void;
+  /** The pinned SHA-256 of an https:// service's certificate (pinned-tls.ts); null or absent: the system's trust. */
+  fingerprint256?: string | null;
 };
+
+/** PUT /api/v1/terminais/{id}: this checkout and every series it issues in. */
+export type TerminalClaim = { nome: string; series: number[] };
+export type TerminalClaimed = { terminal: string; nome: string; series: number[] };
 
 type Raw = { status: number; headers: Headers; body: unknown; bytes: Uint8Array };
 
@@ -238,18 +218,43 @@ export class IssuanceClient {
   private token: string;
   private readonly timeoutMs: number;
   private readonly onAnswerDated: (date: string | null) => void;
+  private fingerprint: string | null;
+  private pinned: Agent | undefined;
 
   constructor(options: IssuanceClientOptions) {
     this.baseUrl = (options.baseUrl ?? DEFAULT_SERVICE_URL).replace(/\/+$/, '');
     this.token = options.token;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.onAnswerDated = options.onAnswerDated ?? (() => {});
+    this.fingerprint = options.fingerprint256 ?? null;
   }
 
-  /** Points the client at another service or token; requests in flight finish with the old ones. */
-  reconfigure(options: { baseUrl?: string; token?: string }): void {
+  /** Points the client at another service, token or pin; requests in flight finish with the old ones. */
+  reconfigure(options: { baseUrl?: string; token?: string; fingerprint256?: string | null }): void {
     if (options.baseUrl !== undefined) this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     if (options.token !== undefined) this.token = options.token;
+    if (options.fingerprint256 !== undefined && options.fingerprint256 !== this.fingerprint) {
+      this.fingerprint = options.fingerprint256;
+      const old = this.pinned;
+      this.pinned = undefined;
+      void old?.close().catch(() => undefined);
+    }
+  }
+
+  /** Closes the pinned connections, if any. */
+  async close(): Promise<void> {
+    await this.pinned?.close().catch(() => undefined);
+    this.pinned = undefined;
+  }
+
+  /**
+   * fetch for this service: with a pinned https:// service, undici's own fetch through the
+   * pinning dispatcher (pinned-tls.ts); otherwise the global fetch.
+   */
+  private send(url: string, init: RequestInit): Promise<Response> {
+    if (this.fingerprint === null || !url.startsWith('https:')) return fetch(url, init);
+    this.pinned ??= pinnedAgent(this.fingerprint);
+    return undiciFetch(url, { ...(init as object), dispatcher: this.pinned }) as unknown as Promise<Response>;
   }
 
   /** One HTTP exchange. Resolves for 2xx; rejects with ServiceHttpError or ServiceNetworkError. */
@@ -264,7 +269,7 @@ export class IssuanceClient {
     let res: Response;
     let bytes: Uint8Array;
     try {
-      res = await fetch(this.baseUrl + path, { method, headers, body, signal: AbortSignal.timeout(options.timeoutMs ?? this.timeoutMs) });
+      res = await this.send(this.baseUrl + path, { method, headers, body, signal: AbortSignal.timeout(options.timeoutMs ?? this.timeoutMs) });
       this.onAnswerDated(res.headers.get('date'));
       // Reading the body is part of the exchange: a connection cut mid-body is a lost answer.
       bytes = new Uint8Array(await res.arrayBuffer());
@@ -341,6 +346,52 @@ export class IssuanceClient {
 
   async getNfe(id: string): Promise<NfeDocument> {
     return IssuanceClient.json(await this.call('GET', `/api/v1/nfe/${encodeURIComponent(id)}`), 'GET /api/v1/nfe/{id}');
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Terminals and series; the accountant's export
+
+  /** PUT /api/v1/terminais/{id}: claims the series; 409 serie_em_uso when another checkout holds one. */
+  async claimTerminal(terminalId: string, claim: TerminalClaim, options: { timeoutMs?: number } = {}): Promise<TerminalClaimed> {
+    const raw = await this.call('PUT', `/api/v1/terminais/${encodeURIComponent(terminalId)}`, { body: claim, ...options });
+    return IssuanceClient.json(raw, 'PUT /api/v1/terminais/{id}');
+  }
+
+  /**
+   * GET /api/v1/{nfce|mdfe}/exportacao, streamed to `file` (written beside it and renamed when
+   * whole, so a cut download never looks complete). Resolves with the bytes written.
+   */
+  async downloadExport(kind: 'nfce' | 'mdfe', de: string, ate: string, file: string, timeoutMs = 10 * 60_000): Promise<number> {
+    const url = `${this.baseUrl}/api/v1/${kind}/exportacao?de=${encodeURIComponent(de)}&ate=${encodeURIComponent(ate)}`;
+    const partial = `${file}.parcial`;
+    let res: Response;
+    try {
+      res = await this.send(url, { headers: { authorization: `Bearer ${this.token}`, accept: 'application/zip' }, signal: AbortSignal.timeout(timeoutMs) });
+      this.onAnswerDated(res.headers.get('date'));
+    } catch (err) {
+      throw classifyNetworkError(err);
+    }
+    if (res.status !== 200 || !res.body) {
+      const text = await res.text().catch(() => '');
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = undefined;
+      }
+      throw new ServiceHttpError(res.status, parsed, parseRetryAfter(res.headers.get('retry-after')));
+    }
+    let bytes = 0;
+    try {
+      const body = Readable.fromWeb(res.body as unknown as WebReadableStream);
+      body.on('data', (chunk: Buffer) => (bytes += chunk.length));
+      await pipeline(body, createWriteStream(partial, { mode: 0o600 }));
+      await rename(partial, file);
+    } catch (err) {
+      await rm(partial, { force: true });
+      throw classifyNetworkError(err);
+    }
+    return bytes;
   }
 
   // -------------------------------------------------------------------------------------------

@@ -23,11 +23,12 @@
 
 import { randomUUID } from 'node:crypto';
 import { justification as checkJustification } from '../../fiscal/events.ts';
-import type { CancellationInfo } from '../api/terminal-api.ts';
+import type { CancelInput, CancellationInfo } from '../api/terminal-api.ts';
 import { checked, TerminalError } from './errors.ts';
-import { actorOfManager, audit } from './managers.ts';
+import { actorOfManager, audit, authorizeManager } from './managers.ts';
 import type { ManagerRow, PosStore, ReceiptRow } from './pos-store.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
+import { existingReceipt } from './receipt-row.ts';
 
 export const CANCEL_WINDOW_MS = 30 * 60_000;
 export const CANCEL_SAFETY_MARGIN_MS = 60_000;
@@ -82,19 +83,42 @@ export type CancelRequest = {
   skipLocalWindowCheck?: boolean;
 };
 
+/** Refuses a receipt that is not authorized, or whose window is over (unless the test skips it). */
+function assertCancellable(r: ReceiptRow, now: number, serviceOffsetMs: number | undefined, skipLocalWindowCheck: boolean | undefined): void {
+  if (r.state === 'cancelling' || r.state === 'cancelled') throw new TerminalError('estado_invalido', 'Esta NFC-e já foi cancelada ou está sendo cancelada');
+  if (r.state !== 'authorized') throw new TerminalError('estado_invalido', 'Só uma NFC-e autorizada pode ser cancelada');
+  const deadline = localDeadline(r, serviceOffsetMs);
+  if (!skipLocalWindowCheck && (deadline === undefined || now >= deadline)) {
+    throw new TerminalError('prazo_expirado', WINDOW_OVER_MESSAGE, { remedy: 'devolucao' });
+  }
+}
+
+/**
+ * The manager's cancellation from the screen: the receipt and its window are checked before the
+ * PIN is asked (no point asking for it), and again when the command is written.
+ */
+export async function cancelReceipt(
+  store: PosStore,
+  clock: Clock,
+  receiptId: string,
+  input: CancelInput,
+  options: Pick<CancelRequest, 'serviceOffsetMs' | 'skipLocalWindowCheck'>,
+): Promise<void> {
+  const r = existingReceipt(store, receiptId);
+  assertCancellable(r, clock(), options.serviceOffsetMs, options.skipLocalWindowCheck);
+  checked('justificativa_invalida', 'justification', () => checkJustification(input?.justification, 'justification'));
+  const manager = await authorizeManager(store, clock, input, 'cancelamento', r.id);
+  requestCancellation(store, clock, { receipt: r, manager, justification: input.justification, ...options });
+}
+
 /** Checks and queues the cancellation; returns the outbox seq. Call with a verified manager. */
 export function requestCancellation(store: PosStore, clock: Clock, req: CancelRequest): number {
   const justificativa = checked('justificativa_invalida', 'justification', () => checkJustification(req.justification, 'justification'));
   return store.transaction(() => {
-    const r = store.receipt(req.receipt.id);
-    if (!r) throw new TerminalError('nao_encontrado', 'NFC-e não encontrada');
-    if (r.state === 'cancelling' || r.state === 'cancelled') throw new TerminalError('estado_invalido', 'Esta NFC-e já foi cancelada ou está sendo cancelada');
-    if (r.state !== 'authorized') throw new TerminalError('estado_invalido', 'Só uma NFC-e autorizada pode ser cancelada');
+    const r = existingReceipt(store, req.receipt.id);
     const now = clock();
+    assertCancellable(r, now, req.serviceOffsetMs, req.skipLocalWindowCheck);
     const deadline = localDeadline(r, req.serviceOffsetMs);
-    if (!req.skipLocalWindowCheck && (deadline === undefined || now >= deadline)) {
-      throw new TerminalError('prazo_expirado', WINDOW_OVER_MESSAGE, { remedy: 'devolucao' });
-    }
     const at = iso(now);
     const seq = store.insertOutbox({
       kind: 'cancel',

@@ -115,3 +115,10 @@ export async function authorizeManager(
   if (!ok) throw new TerminalError('pin_invalido', 'PIN incorreto', { field: 'pin' });
   return manager;
 }
+
+/** The reason a manager gives for a reprint or a correction: 1 to 255 characters. */
+export function managerReason(auth: { reason?: unknown } | undefined, what: string): string {
+  const reason = typeof auth?.reason === 'string' ? auth.reason.trim() : '';
+  if (!reason || reason.length > 255) throw new TerminalError('justificativa_invalida', `Informe o motivo ${what} (até 255 caracteres)`, { field: 'reason' });
+  return reason;
+}

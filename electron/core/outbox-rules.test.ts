@@ -33,8 +33,11 @@ function doc(status: NfceDocument['status'], over: Partial<NfceDocument> = {}): 
     qrcode: 'https://qr',
     url_consulta: 'https://consulta',
     contingencia: false,
+    protocolo_cancelamento: status === 'cancelado' ? '135260000000002' : null,
+    emitido_em: '2026-11-22T11:59:00-03:00',
     ambiente: 'homologacao',
     referencia_externa: 'k1',
+    criado_em: '2026-11-22T11:59:00-03:00',
     ...over,
   };
 }
@@ -65,7 +68,7 @@ describe('backoff', () => {
 
 describe('emission: POST /api/v1/nfce', () => {
   it('202: accepted, poll soon', () => {
-    const accepted = { id: 'd1', chave: 'k', status: 'processando', message: 'ok' } as const;
+    const accepted = { id: 'd1', chave: 'k', status: 'processando', message: 'ok', autoridade: { situacao: 'disponivel', desde: null } } as const;
     const d = decideEmit({ ok: true, value: { status: 202, replay: false, body: accepted } }, policy, half);
     expect(d).toEqual({ action: 'accepted', accepted, pollInMs: policy.pollFirstMs });
   });

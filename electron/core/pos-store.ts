@@ -268,6 +268,39 @@ export type PrintJobRow = {
   finished_at: string | null;
 };
 
+// ---- Cash sessions (cash-session.ts) ----
+
+export type CashSessionRow = {
+  id: string;
+  number: number;
+  opened_at: string;
+  opened_by: string;
+  float_cents: number;
+  closed_at: string | null;
+  closed_by: string | null;
+  /** The closing as computed, shown and printed (cash-session.ts CashClosing), JSON. */
+  closing_json: string | null;
+  report_printed_at: string | null;
+  report_print_error: string | null;
+};
+
+export type CashMovementKind = 'sangria' | 'suprimento';
+
+export type CashMovementRow = {
+  id: number;
+  session_id: string;
+  kind: CashMovementKind;
+  amount_cents: number;
+  reason: string;
+  manager_id: string | null;
+  at: string;
+};
+
+export type CashCountRow = { session_id: string; tpag: string; expected_cents: number; counted_cents: number };
+
+/** A finished sale of a session with the state of its receipt, for the till's figures. */
+export type CashSessionSaleRow = { sale_id: string; total_cents: number; change_cents: number; receipt_state: ReceiptState; tp_emis: number };
+
 // Whitelists for the generic updates: the column names are interpolated into SQL, so only
 // these can ever reach it.
 const RECEIPT_COLUMNS = new Set<string>([
@@ -426,16 +459,26 @@ export class PosStore {
     this.st("UPDATE sales SET state = 'discarded' WHERE id = ? AND state = 'open'").run(saleId);
   }
 
-  markSaleFinished(saleId: string, finishedAt: string, totalCents: number, changeCents: number): void {
+  /** `cashSessionId`: the session open when it finished (null only for callers without one: unit tests of sales.ts). */
+  markSaleFinished(saleId: string, finishedAt: string, totalCents: number, changeCents: number, cashSessionId: string | null = null): void {
     const r = this.st(
-      "UPDATE sales SET state = 'finished', finished_at = ?, total_cents = ?, change_cents = ? WHERE id = ? AND state = 'open'",
-    ).run(finishedAt, totalCents, changeCents, saleId);
+      "UPDATE sales SET state = 'finished', finished_at = ?, total_cents = ?, change_cents = ?, cash_session_id = ? WHERE id = ? AND state = 'open'",
+    ).run(finishedAt, totalCents, changeCents, cashSessionId, saleId);
     if (r.changes !== 1) throw new Error(`venda ${saleId} não está aberta`);
   }
 
   /** After a correction of a finished sale's payments. */
   updateSaleChange(saleId: string, changeCents: number): void {
     this.st('UPDATE sales SET change_cents = ? WHERE id = ?').run(changeCents, saleId);
+  }
+
+  /** Open sales that have an item on them (an empty open sale is nothing to finish). */
+  openSalesWithItems(): number {
+    return this.st(
+      "SELECT count(*) FROM sales s WHERE s.state = 'open' AND EXISTS (SELECT 1 FROM sale_items i WHERE i.sale_id = s.id AND i.removed_at IS NULL)",
+    )
+      .pluck()
+      .get() as number;
   }
 
   countSales(state?: SaleRow['state']): number {
@@ -512,6 +555,11 @@ export class PosStore {
 
   recentReceipts(limit: number): ReceiptRow[] {
     return this.st('SELECT * FROM receipts ORDER BY created_at DESC, nnf DESC LIMIT ?').all(limit) as ReceiptRow[];
+  }
+
+  /** Receipts written in [from, until) (UTC ISO instants), oldest first: the reports' candidates. */
+  receiptsCreatedBetween(from: string, until: string): ReceiptRow[] {
+    return this.st('SELECT * FROM receipts WHERE created_at >= ? AND created_at < ? ORDER BY created_at, nnf').all(from, until) as ReceiptRow[];
   }
 
   allReceipts(): ReceiptRow[] {
@@ -779,6 +827,81 @@ export class PosStore {
         ? this.st('SELECT * FROM audit_log ORDER BY id').all()
         : this.st('SELECT * FROM audit_log WHERE receipt_id = ? ORDER BY id').all(receiptId)
     ) as AuditRow[];
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Cash sessions (cash-session.ts)
+
+  openCashSession(): CashSessionRow | undefined {
+    return this.st('SELECT * FROM cash_sessions WHERE closed_at IS NULL').get() as CashSessionRow | undefined;
+  }
+
+  cashSession(id: string): CashSessionRow | undefined {
+    return this.st('SELECT * FROM cash_sessions WHERE id = ?').get(id) as CashSessionRow | undefined;
+  }
+
+  /** Newest first. */
+  recentCashSessions(limit: number): CashSessionRow[] {
+    return this.st('SELECT * FROM cash_sessions ORDER BY number DESC LIMIT ?').all(limit) as CashSessionRow[];
+  }
+
+  nextCashSessionNumber(): number {
+    return (this.st('SELECT coalesce(max(number), 0) + 1 FROM cash_sessions').pluck().get() as number) ?? 1;
+  }
+
+  insertCashSession(s: Pick<CashSessionRow, 'id' | 'number' | 'opened_at' | 'opened_by' | 'float_cents'>): void {
+    this.st('INSERT INTO cash_sessions (id, number, opened_at, opened_by, float_cents) VALUES (@id, @number, @opened_at, @opened_by, @float_cents)').run(s);
+  }
+
+  closeCashSession(id: string, closedAt: string, closedBy: string, closingJson: string): void {
+    const r = this.st('UPDATE cash_sessions SET closed_at = ?, closed_by = ?, closing_json = ? WHERE id = ? AND closed_at IS NULL').run(closedAt, closedBy, closingJson, id);
+    if (r.changes !== 1) throw new Error(`caixa ${id} não está aberto`);
+  }
+
+  /** The closing report came out (`at`) or failed (`error`). */
+  setCashReportPrint(id: string, at: string | null, error: string | null): void {
+    this.st('UPDATE cash_sessions SET report_printed_at = ?, report_print_error = ? WHERE id = ?').run(at, error, id);
+  }
+
+  insertCashMovement(m: Omit<CashMovementRow, 'id'>): number {
+    const r = this.st(
+      'INSERT INTO cash_movements (session_id, kind, amount_cents, reason, manager_id, at) VALUES (@session_id, @kind, @amount_cents, @reason, @manager_id, @at)',
+    ).run(m);
+    return Number(r.lastInsertRowid);
+  }
+
+  cashMovements(sessionId: string): (CashMovementRow & { manager_name: string | null })[] {
+    return this.st(
+      'SELECT m.*, g.name AS manager_name FROM cash_movements m LEFT JOIN managers g ON g.id = m.manager_id WHERE m.session_id = ? ORDER BY m.id',
+    ).all(sessionId) as (CashMovementRow & { manager_name: string | null })[];
+  }
+
+  insertCashCount(c: CashCountRow): void {
+    this.st('INSERT INTO cash_counts (session_id, tpag, expected_cents, counted_cents) VALUES (@session_id, @tpag, @expected_cents, @counted_cents)').run(c);
+  }
+
+  cashCounts(sessionId: string): CashCountRow[] {
+    return this.st('SELECT * FROM cash_counts WHERE session_id = ? ORDER BY tpag').all(sessionId) as CashCountRow[];
+  }
+
+  /** The session's finished sales, with their receipts' states. */
+  cashSessionSales(sessionId: string): CashSessionSaleRow[] {
+    return this.st(
+      `SELECT s.id AS sale_id, s.total_cents, coalesce(s.change_cents, 0) AS change_cents, r.state AS receipt_state, r.tp_emis
+         FROM sales s JOIN receipts r ON r.sale_id = s.id
+        WHERE s.cash_session_id = ? AND s.state = 'finished' ORDER BY s.finished_at, s.id`,
+    ).all(sessionId) as CashSessionSaleRow[];
+  }
+
+  /** Payments of the given sales, summed per tPag. */
+  paymentsBySaleIds(saleIds: readonly string[]): { tpag: string; amount_cents: number }[] {
+    if (!saleIds.length) return [];
+    const totals = new Map<string, number>();
+    const q = this.st('SELECT tpag, amount_cents FROM sale_payments WHERE sale_id = ?');
+    for (const id of saleIds) {
+      for (const p of q.all(id) as { tpag: string; amount_cents: number }[]) totals.set(p.tpag, (totals.get(p.tpag) ?? 0) + p.amount_cents);
+    }
+    return [...totals].sort(([a], [b]) => a.localeCompare(b)).map(([tpag, amount_cents]) => ({ tpag, amount_cents }));
   }
 
   // -------------------------------------------------------------------------------------------

@@ -330,6 +330,27 @@ export class ReceiptPrinter {
     });
   }
 
+  /**
+   * A job that is not a receipt (the cash session's closing report): the same printer, queue,
+   * profile and status, without a row in the receipts' print log (the caller records the
+   * outcome). Rejects with TerminalError('impressora', message) when the printer fails.
+   */
+  printDocument(escpos: Uint8Array): Promise<void> {
+    return this.enqueue(async () => {
+      if (!(escpos instanceof Uint8Array) || escpos.length === 0) throw new TerminalError('estado_invalido', 'Trabalho de impressão vazio', { field: 'escpos' });
+      const transport = this.transportNow;
+      try {
+        await transport.send(escpos);
+      } catch (err) {
+        const message =
+          err instanceof PrinterError ? err.message : printerMessage('desconhecido', transport.description, (err as Error)?.message ?? String(err));
+        this.setProblem(message);
+        throw new TerminalError('impressora', message);
+      }
+      this.setProblem(null, true);
+    });
+  }
+
   /** Resolves once every job queued so far has settled. */
   async idle(): Promise<void> {
     await this.queue.catch(() => undefined);

@@ -23,6 +23,7 @@ beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'balcao-returns-'));
   terminal = await createTerminal({ dataDir: dir, serviceUrl: 'http://127.0.0.1:9', token: 'blc_teste', series: 1, startWorker: false, settleWaitMs: 0 });
   terminal.seedDemoCatalog();
+  await terminal.openCashSession({ floatCents: 0, operator: 'Caixa de teste' });
   managerId = (await terminal.createManager({ name: 'Gerente Ana', pin: PIN })).id;
 });
 
@@ -154,6 +155,12 @@ describe('the decisions on the service\'s answers (outbox-rules.ts)', () => {
     protocolo: situacao === 'autorizado' ? '135260000000002' : null,
     autorizado_em: situacao === 'autorizado' ? '2026-11-23T10:00:00-03:00' : null,
     valor_total: '54.90',
+    nfce_id: 'c1',
+    emitido_em: '2026-11-23T09:59:00-03:00',
+    justificativa: 'Cliente devolveu as mercadorias',
+    ambiente: 'homologacao',
+    referencia_externa: null,
+    criado_em: '2026-11-23T09:59:00-03:00',
     itens: [],
     ...over,
   });

@@ -34,6 +34,7 @@ import { checked, TerminalError } from './errors.ts';
 import { actorOfManager, audit, authorizeManager } from './managers.ts';
 import type { PosStore, ReceiptRow, ReturnRow, SaleItemRow } from './pos-store.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
+import { existingReceipt } from './receipt-row.ts';
 import { formatQuantity, normalizeConsumerDocument } from './sales.ts';
 
 export type ReturnsContext = { store: PosStore; clock: Clock };
@@ -121,11 +122,7 @@ function destinatarioOf(store: PosStore, r: ReceiptRow, consumer: ReturnInput['c
  */
 export async function requestReturn(ctx: ReturnsContext, receiptId: string, input: ReturnInput): Promise<string> {
   const { store, clock } = ctx;
-  const receipt = (): ReceiptRow => {
-    const r = typeof receiptId === 'string' ? store.receipt(receiptId) : undefined;
-    if (!r) throw new TerminalError('nao_encontrado', 'NFC-e não encontrada');
-    return r;
-  };
+  const receipt = (): ReceiptRow => existingReceipt(store, receiptId);
   const first = receipt();
   assertReturnable(store, first);
   const reason = checked('justificativa_invalida', 'reason', () => checkJustification(input?.reason, 'reason'));

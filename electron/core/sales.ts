@@ -28,6 +28,12 @@ export type SalesContext = {
   uf?: () => string | undefined;
   /** How the store's scales print their labels (settings); absent: labels are not read. */
   scaleLabels?: () => ScaleLabelSettings;
+  /**
+   * The open cash session's id, or the cashier's error when the till is closed (cash-session.ts
+   * requireOpenSession), asked inside the finishing transaction. The terminal always sets it;
+   * only this module's own unit tests finish sales without a till.
+   */
+  cashSession?: () => string;
 };
 
 // =============================================================================================
@@ -461,7 +467,8 @@ export type OfflineIssuer = {
 /**
  * Finishes the sale durably: checks it, takes the next number of the series, builds the
  * request, writes the receipt (with a fresh idempotency key, used by every attempt from now
- * on) and its outbox entry, and marks the sale finished, all in one IMMEDIATE transaction.
+ * on) and its outbox entry, and marks the sale finished in the open cash session, all in one
+ * IMMEDIATE transaction.
  * When this returns, all of it is on disk (synchronous=FULL); if the process dies before, none
  * of it is, and the number was not taken.
  */
@@ -479,6 +486,8 @@ export function finishSale(ctx: SalesContext, saleId: string, offline?: OfflineI
         field: 'consumer',
       });
     }
+    // Before the number is taken: a closed till refuses the sale with nothing written.
+    const cashSessionId = ctx.cashSession?.() ?? null;
     const now = ctx.clock();
     const at = iso(now);
     const serie = offline?.serie ?? ctx.serie;
@@ -516,7 +525,7 @@ export function finishSale(ctx: SalesContext, saleId: string, offline?: OfflineI
       next_attempt_at: now,
       created_at: at,
     });
-    store.markSaleFinished(sale.id, at, s.totalCents, s.changeCents);
+    store.markSaleFinished(sale.id, at, s.totalCents, s.changeCents, cashSessionId);
     return { sale: store.sale(sale.id)!, receipt: store.receipt(receiptId)! };
   });
 }

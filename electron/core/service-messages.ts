@@ -6,6 +6,7 @@
 // (`det[0].prod.NCM`) said the way the screen says them ("item 1, NCM").
 
 import type { Failure, HttpFailure } from './failures.ts';
+import type { ErrorCode } from '../../base/common/api/errors.ts';
 
 /** What the terminal was asking the service for when it said no. */
 export type ServiceOperation = 'emitir' | 'consultar' | 'cancelar' | 'substituir' | 'inutilizar' | 'devolucao';
@@ -22,14 +23,16 @@ const OBJECT: Record<ServiceOperation, string> = {
 const SUPPORT = 'avise o suporte do Balcão';
 
 /**
- * Every error code of the service, in the screen's words. A new code the service learns is
- * added here too (test/service-messages.test.ts compares this table with the service's list).
+ * Every error code of the service, in the screen's words. The type check keeps this table and
+ * the contract's list (base/common/api/errors.ts) equal: a code missing here, or one the
+ * service cannot answer, does not compile.
  */
 export const SERVICE_ERROR_WORDS = {
   requisicao_invalida: `o pedido do terminal saiu num formato que o serviço não aceita (um defeito do terminal: ${SUPPORT})`,
   nao_autorizado: 'o token de acesso deste terminal não vale mais: o gerente deve conferir o token em Configurações',
   nao_encontrado: 'o serviço não encontrou o documento (confira se o terminal está ligado ao serviço e à empresa certos, em Configurações)',
   em_processamento: 'o mesmo pedido ainda está em andamento no serviço; o terminal aguarda o resultado',
+  serie_em_uso: 'a série desta NFC-e é de outro caixa da empresa: o gerente deve escolher outra série em Configurações',
   payload_muito_grande: 'o documento ficou grande demais para o serviço: divida a venda em duas',
   uri_muito_longa: `o pedido do terminal saiu num formato que o serviço não aceita (um defeito do terminal: ${SUPPORT})`,
   cabecalhos_muito_grandes: `o pedido do terminal saiu num formato que o serviço não aceita (um defeito do terminal: ${SUPPORT})`,
@@ -43,7 +46,7 @@ export const SERVICE_ERROR_WORDS = {
   erro_interno: 'o serviço de emissão teve uma falha interna; o terminal tenta de novo sozinho',
   autoridade_indisponivel: 'a SEFAZ não está respondendo; o terminal tenta de novo sozinho (e, com o certificado configurado, emite em contingência)',
   servico_indisponivel: 'o serviço de emissão está reiniciando; o terminal tenta de novo sozinho',
-} as const satisfies Record<string, string>;
+} as const satisfies Record<ErrorCode, string>;
 
 export type KnownServiceError = keyof typeof SERVICE_ERROR_WORDS;
 

@@ -50,11 +50,14 @@ function refusal(run: () => unknown): { code: string; field?: string; message: s
 
 describe('Settings', () => {
   it('options seed a new data directory; afterwards the stored settings win', () => {
-    const first = open({ serviceUrl: 'http://10.0.0.5:8765/', token: 'tok-1', series: 3 });
-    expect(first.view()).toMatchObject({ serviceUrl: 'http://10.0.0.5:8765', tokenSet: true, series: 3, company: null, certificate: null });
+    const first = open({ serviceUrl: 'https://10.0.0.5:8765/', token: 'tok-1', series: 3 });
+    expect(first.view()).toMatchObject({ serviceUrl: 'https://10.0.0.5:8765', tokenSet: true, series: 3, company: null, certificate: null, serviceFingerprint: null, cash: { pinAboveCents: 0 } });
+    // The checkout's own id, made once and kept: the service knows its series by it.
+    expect(first.terminal).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), name: expect.any(String) });
     expect(first.printer).toEqual({ kind: 'virtual', address: null, profile: 'epson-tm-t20', paperWidth: 80 });
-    const again = open({ serviceUrl: 'http://outro:1', token: 'tok-2', series: 9 });
-    expect([again.serviceUrl, again.token, again.series]).toEqual(['http://10.0.0.5:8765', 'tok-1', 3]);
+    const again = open({ serviceUrl: 'https://outro:1', token: 'tok-2', series: 9 });
+    expect([again.serviceUrl, again.token, again.series]).toEqual(['https://10.0.0.5:8765', 'tok-1', 3]);
+    expect(again.terminal).toEqual(first.terminal);
   });
 
   it('without options: the embedded service, series 1, no token (set later, then kept)', () => {
@@ -90,6 +93,12 @@ describe('Settings', () => {
     const cases: [SettingsPatch, string][] = [
       [{ serviceUrl: 'ftp://x' }, 'serviceUrl'],
       [{ serviceUrl: 'http://user:senha@x' }, 'serviceUrl'],
+      // The token never crosses the store's network in clear: http:// only to this machine.
+      [{ serviceUrl: 'http://192.168.0.10:8765' }, 'serviceUrl'],
+      [{ serviceFingerprint: 'AB:CD' }, 'serviceFingerprint'],
+      [{ terminalName: '   ' }, 'terminalName'],
+      [{ cash: { pinAboveCents: -1 } }, 'cash.pinAboveCents'],
+      [{ cash: { pinAboveCents: 10.5 } }, 'cash.pinAboveCents'],
       [{ token: 'com espaço' }, 'token'],
       [{ series: 1000 }, 'series'],
       [{ series: 1.5 }, 'series'],
@@ -105,7 +114,16 @@ describe('Settings', () => {
       expect(refusal(() => s.prepare({ series: 5, ...patch }))).toMatchObject({ code: 'configuracao_invalida', field });
     }
     expect(s.series).toBe(3);
-    expect(store.db.prepare("SELECT count(*) FROM settings WHERE key <> 'service_url' AND key <> 'series'").pluck().get()).toBe(0);
+    expect(store.db.prepare("SELECT count(*) FROM settings WHERE key NOT IN ('service_url', 'series', 'terminal')").pluck().get()).toBe(0);
+  });
+
+  it('takes the pin in any usual spelling and keeps it as Node prints it; loopback may stay http://', () => {
+    const s = open();
+    const hex = '1eaf164ffb64bb3d7d6751a220adf510c4dc700122a0a44c227dc65af4051580';
+    update(s, { serviceUrl: 'https://192.168.0.10:8765', serviceFingerprint: `SHA256 Fingerprint=${hex}` });
+    expect(s.serviceFingerprint).toBe(hex.toUpperCase().match(/../g)!.join(':'));
+    update(s, { serviceFingerprint: null, serviceUrl: 'http://localhost:8765', terminalName: ' Caixa  2 ', cash: { pinAboveCents: 5000 } });
+    expect(s.view()).toMatchObject({ serviceFingerprint: null, serviceUrl: 'http://localhost:8765', terminal: { name: 'Caixa 2' }, cash: { pinAboveCents: 5000 } });
   });
 
   it('contingency settings: defaults, then a partial patch keeps the rest', () => {

@@ -11,10 +11,13 @@
 // by the SecretBox before they reach the database, never returned to the screen (tokenSet,
 // cscSet) and never written to the audit log.
 
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { loadPfx, type Certificate } from '../../fiscal/certificate.ts';
 import type { Emitter } from '../../fiscal/company.ts';
 import { FieldError } from '../../fiscal/errors.ts';
 import type {
+  CashSettings,
   CertificateView,
   CompanyProfile,
   ContingencySettings,
@@ -27,6 +30,7 @@ import { DEFAULT_SERVICE_URL } from './api-client.ts';
 import { emitterOf, validateCompanyProfile, validateCscToken } from './company-profile.ts';
 import { TerminalError } from './errors.ts';
 import type { PosStore } from './pos-store.ts';
+import { normalizeFingerprint } from './pinned-tls.ts';
 import { DEFAULT_PRINTER_SETTINGS, validatePrinterSettings } from './printing.ts';
 import { DEFAULT_SCALE_LABEL_SETTINGS, validateScaleLabelSettings } from './scale-label.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
@@ -34,6 +38,9 @@ import { terminalSecretPurpose, type SecretSealer } from './secret-box.ts';
 import { formatDateBR } from '../../base/common/brasilia.ts';
 
 export const DEFAULT_SERIES = 1;
+
+/** Every sangria and suprimento asks for the manager's PIN until the manager sets a limit. */
+export const DEFAULT_CASH_SETTINGS: Readonly<CashSettings> = Object.freeze({ pinAboveCents: 0 });
 
 export const DEFAULT_CONTINGENCY_SETTINGS: Readonly<ContingencySettings> = Object.freeze({
   failureThreshold: 3,
@@ -47,11 +54,17 @@ type CertificateFacts = { subject: string; cnpj: string; notAfter: string; finge
 
 type StoredCompany = Omit<CompanyProfile, 'cscSet'>;
 
+/** This checkout as the service knows it (PUT /api/v1/terminais/{id}). */
+type TerminalIdentity = { id: string; name: string };
+
 /** What a settings change touched, for the terminal to apply live. */
 export type SettingsChange = {
+  terminalName?: string;
   serviceUrl?: string;
+  serviceFingerprint?: string | null;
   token?: string;
   series?: number;
+  cash?: boolean;
   printer?: PrinterSettings;
   company?: boolean;
   contingency?: boolean;
@@ -63,6 +76,13 @@ export type ContingencyCredentials = { emitter: Emitter; certificate: Certificat
 
 const bad = (field: string, message: string) => new TerminalError('configuracao_invalida', message, { field });
 
+const LOOPBACK = /^(localhost|127\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[::1\])$/i;
+
+/**
+ * http:// or https:// without credentials, query or fragment. Plain http:// only to this machine
+ * (the embedded service): the token goes in every request and must never cross the store's
+ * network in clear.
+ */
 export function validateServiceUrl(value: unknown, field = 'serviceUrl'): string {
   let url: URL | undefined;
   try {
@@ -73,7 +93,33 @@ export function validateServiceUrl(value: unknown, field = 'serviceUrl'): string
   if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password || url.search || url.hash) {
     throw bad(field, 'Endereço do serviço de emissão inválido: use http:// ou https:// (ex.: http://127.0.0.1:8765)');
   }
+  if (url.protocol === 'http:' && !LOOPBACK.test(url.hostname)) {
+    throw bad(field, 'Serviço em outra máquina só por https:// (o token não pode passar pela rede da loja sem criptografia), ex.: https://192.168.0.10:8765');
+  }
   return url.href.replace(/\/+$/, '');
+}
+
+/** A certificate fingerprint (SHA-256, 64 hex digits, with or without ":"), as `AB:CD:…`; null removes it. */
+export function validateFingerprint(value: unknown, field = 'serviceFingerprint'): string | null {
+  if (value === null || value === '') return null;
+  const normalized = typeof value === 'string' ? normalizeFingerprint(value) : undefined;
+  if (!normalized) throw bad(field, 'Impressão digital do certificado: SHA-256 com 64 dígitos hexadecimais (ex.: 1E:AF:16:…), como o serviço mostra ao iniciar');
+  return normalized;
+}
+
+export function validateTerminalName(value: unknown, field = 'terminalName'): string {
+  const name = typeof value === 'string' ? value.trim().replace(/\s+/g, ' ') : '';
+  if (name.length < 1 || name.length > 60) throw bad(field, 'Nome deste caixa: de 1 a 60 caracteres (ex.: Caixa 2)');
+  return name;
+}
+
+export function validateCash(value: unknown, field = 'cash'): CashSettings {
+  const p = (typeof value === 'object' && value !== null ? value : {}) as Partial<Record<keyof CashSettings, unknown>>;
+  const limit = p.pinAboveCents;
+  if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 0 || limit > 100_000_000) {
+    throw bad(`${field}.pinAboveCents`, 'Limite sem PIN de sangria e suprimento: valor em centavos de R$ 0,00 a R$ 1.000.000,00');
+  }
+  return { pinAboveCents: limit };
 }
 
 export function validateToken(value: unknown, field = 'token'): string {
@@ -120,7 +166,29 @@ export type SettingsOptions = {
   clock: Clock;
   box: SecretSealer;
   /** First-open values (TerminalOptions). */
-  seed: { serviceUrl?: string; token?: string; series?: number };
+  seed: { serviceUrl?: string; token?: string; series?: number; serviceFingerprint?: string | null };
+};
+
+/** The checkout's default name: the computer's. */
+function defaultTerminalName(): string {
+  const name = hostname().trim().slice(0, 60);
+  return name === '' ? 'Caixa' : name;
+}
+
+/** A validated settings change, written by `commit()` once the manager is authorized. */
+export type PreparedSettings = {
+  /** What the settings will be that the service must agree with (the series a checkout claims). */
+  after: {
+    terminal: TerminalIdentity;
+    serviceUrl: string;
+    serviceFingerprint: string | null;
+    token: string;
+    series: number;
+    contingencySeries: number | null;
+  };
+  /** The change touches what the service knows of this checkout (its series, name, or the service itself). */
+  touchesSeries: boolean;
+  commit: () => { change: SettingsChange; audit: Record<string, unknown> };
 };
 
 export class Settings {
@@ -140,9 +208,13 @@ export class Settings {
     const serviceUrl = seed.serviceUrl === undefined ? undefined : validateServiceUrl(seed.serviceUrl);
     const token = seed.token === undefined ? undefined : validateToken(seed.token);
     const series = seed.series === undefined ? undefined : validateSeries(seed.series);
+    const fingerprint = seed.serviceFingerprint === undefined ? undefined : validateFingerprint(seed.serviceFingerprint);
     const at = iso(this.clock());
     this.store.transaction(() => {
+      // The checkout's own id, made once: the service knows it by it (its series).
+      if (this.json('terminal') === undefined) this.put('terminal', { id: randomUUID(), name: defaultTerminalName() }, at);
       if (this.json('service_url') === undefined) this.put('service_url', serviceUrl ?? DEFAULT_SERVICE_URL, at);
+      if (this.json('service_fingerprint') === undefined && fingerprint !== undefined) this.put('service_fingerprint', fingerprint, at);
       if (this.json('series') === undefined && series !== undefined) this.put('series', series, at);
       if (token !== undefined && this.readableSecret('token') === undefined) this.putSecret('token', Buffer.from(token), at);
     });
@@ -177,6 +249,29 @@ export class Settings {
 
   get serviceUrl(): string {
     return this.json<string>('service_url') ?? DEFAULT_SERVICE_URL;
+  }
+
+  /** The pinned fingerprint of the service's certificate, or null. */
+  get serviceFingerprint(): string | null {
+    return this.json<string | null>('service_fingerprint') ?? null;
+  }
+
+  get terminal(): TerminalIdentity {
+    return this.json<TerminalIdentity>('terminal')!;
+  }
+
+  /** What the service last confirmed this checkout holds: its id, the service and the series. */
+  get seriesClaim(): { terminalId: string; serviceUrl: string; series: number[] } | null {
+    return this.json<{ terminalId: string; serviceUrl: string; series: number[] }>('series_claim') ?? null;
+  }
+
+  /** The service confirmed `series` as this checkout's (series-registry.ts). */
+  confirmSeriesClaim(claim: { terminalId: string; serviceUrl: string; series: number[] }): void {
+    this.store.transaction(() => this.put('series_claim', claim, iso(this.clock())));
+  }
+
+  get cash(): CashSettings {
+    return { ...DEFAULT_CASH_SETTINGS, ...this.json<Partial<CashSettings>>('cash') };
   }
 
   /** The service token; '' when none is configured (nothing can be sent until the manager sets one). */
@@ -215,7 +310,9 @@ export class Settings {
   view(): TerminalSettings {
     const company = this.company();
     return {
+      terminal: this.terminal,
       serviceUrl: this.serviceUrl,
+      serviceFingerprint: this.serviceFingerprint,
       tokenSet: this.token !== '',
       series: this.series,
       printer: this.printer,
@@ -223,6 +320,7 @@ export class Settings {
       certificate: this.certificate(),
       contingency: this.contingencySettings(),
       scaleLabels: this.scaleLabels(),
+      cash: this.cash,
     };
   }
 
@@ -234,10 +332,13 @@ export class Settings {
    * write, to be committed once the manager is authorized: `commit()` writes it in one
    * transaction and returns what changed and the audit's description of it (no secrets).
    */
-  prepare(patch: SettingsPatch): { commit: () => { change: SettingsChange; audit: Record<string, unknown> } } {
+  prepare(patch: SettingsPatch): PreparedSettings {
     if (typeof patch !== 'object' || patch === null) throw bad('patch', 'Nada a alterar');
     const change: SettingsChange = {};
+    if (patch.terminalName !== undefined) change.terminalName = validateTerminalName(patch.terminalName);
     if (patch.serviceUrl !== undefined) change.serviceUrl = validateServiceUrl(patch.serviceUrl);
+    if (patch.serviceFingerprint !== undefined) change.serviceFingerprint = validateFingerprint(patch.serviceFingerprint);
+    const cash = patch.cash === undefined ? undefined : validateCash(patch.cash);
     if (patch.token !== undefined) change.token = validateToken(patch.token);
     if (patch.series !== undefined) change.series = validateSeries(patch.series);
     if (patch.printer !== undefined) change.printer = validatePrinterSettings(patch.printer);
@@ -255,7 +356,22 @@ export class Settings {
         throw bad('company.cscToken', 'CSC: informe o código junto com o novo identificador');
       }
     }
-    return { commit: () => this.commit(change, contingency, company, cscToken) };
+    const after = {
+      terminal: { id: this.terminal.id, name: change.terminalName ?? this.terminal.name },
+      serviceUrl: change.serviceUrl ?? this.serviceUrl,
+      serviceFingerprint: change.serviceFingerprint !== undefined ? change.serviceFingerprint : this.serviceFingerprint,
+      token: change.token ?? this.token,
+      series: change.series ?? this.series,
+      contingencySeries: contingency !== undefined ? contingency.series : this.contingencySettings().series,
+    };
+    const claims =
+      change.terminalName !== undefined ||
+      change.serviceUrl !== undefined ||
+      change.serviceFingerprint !== undefined ||
+      change.token !== undefined ||
+      change.series !== undefined ||
+      (contingency !== undefined && contingency.series !== this.contingencySettings().series);
+    return { after, touchesSeries: claims, commit: () => this.commit(change, contingency, company, cscToken, cash) };
   }
 
   private commit(
@@ -263,11 +379,25 @@ export class Settings {
     contingency: ContingencySettings | undefined,
     company: StoredCompany | undefined,
     cscToken: string | undefined,
+    cash: CashSettings | undefined,
   ): { change: SettingsChange; audit: Record<string, unknown> } {
     const audit: Record<string, unknown> = {};
     const before = this.company();
     const at = iso(this.clock());
     this.store.transaction(() => {
+      if (change.terminalName !== undefined) {
+        audit.terminalName = { antes: this.terminal.name, depois: change.terminalName };
+        this.put('terminal', { ...this.terminal, name: change.terminalName }, at);
+      }
+      if (change.serviceFingerprint !== undefined) {
+        audit.serviceFingerprint = { antes: this.serviceFingerprint, depois: change.serviceFingerprint };
+        this.put('service_fingerprint', change.serviceFingerprint, at);
+      }
+      if (cash !== undefined) {
+        audit.cash = { antes: this.cash, depois: cash };
+        this.put('cash', cash, at);
+        change.cash = true;
+      }
       if (change.serviceUrl !== undefined) {
         audit.serviceUrl = { antes: this.serviceUrl, depois: change.serviceUrl };
         this.put('service_url', change.serviceUrl, at);

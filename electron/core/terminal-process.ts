@@ -8,7 +8,9 @@
 //       {"event":"ready"}, {"event":"finished","nNF":..}, {"event":"drained",...}.
 //       With the company and its certificate in the folder's settings, the terminal goes into
 //       offline contingency by itself while the service is away, and is drained only once it
-//       is out of it with every in-doubt sale reconciled.
+//       is out of it with every in-doubt sale reconciled. No sale finishes without an open cash
+//       session: when the till is closed, this command opens it (float --troco-inicial, R$ 0,00
+//       by default, operator "balcao terminal vendas"), as a cashier would at the start of a day.
 //   balcao terminal gerente --data DIR --nome NOME --pin PIN
 //       Registers a manager (PIN stored as a scrypt hash) and prints {"id","nome"}.
 //
@@ -29,6 +31,7 @@ const USAGE = `Uso:
       também nas execuções seguintes.
       --servico URL        serviço de emissão (padrão ${DEFAULT_SERVICE_URL})
       --intervalo-ms MS    pausa entre vendas (padrão 0)
+      --troco-inicial CENTAVOS  troco inicial do caixa, quando ele está fechado (padrão 0)
       --espera-base-ms MS, --espera-max-ms MS   novas tentativas: espera inicial e máxima
   balcao terminal gerente --data DIR --nome NOME --pin PIN
       Cadastra um gerente (o PIN é guardado só como hash).
@@ -51,6 +54,7 @@ function options(args: string[]) {
         serie: { type: 'string' },
         quantidade: { type: 'string' },
         'intervalo-ms': { type: 'string' },
+        'troco-inicial': { type: 'string' },
         'espera-base-ms': { type: 'string' },
         'espera-max-ms': { type: 'string' },
         nome: { type: 'string' },
@@ -123,6 +127,9 @@ async function runSales(args: ReturnType<typeof options>['values']): Promise<num
   // A sale left open by an earlier life of this process (killed mid-sale) is abandoned, as a
   // cashier would start it again; it took no number.
   for (const open of await terminal.openSales()) await terminal.discardSale(open.id);
+  if (!(await terminal.cashSession())) {
+    await terminal.openCashSession({ floatCents: int(args['troco-inicial'], 'troco-inicial', 0, 100_000_000, 0), operator: 'balcao terminal vendas' });
+  }
   say({ event: 'ready', finished: terminal.store.countSales('finished') });
 
   for (let n = terminal.store.countSales('finished'); n < total; n = terminal.store.countSales('finished')) {

@@ -49,8 +49,12 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const open = (over: Partial<Parameters<typeof createTerminal>[0]> = {}) =>
-  createTerminal({ dataDir: dir, serviceUrl: deadUrl, token: 'blc_teste', series: 7, retry: { baseMs: 20, capMs: 100 }, healthIntervalMs: 50, ...over });
+/** The terminal on `dir`, its till open (no sale finishes without one: cash-session.test.ts). */
+async function open(over: Partial<Parameters<typeof createTerminal>[0]> = {}): Promise<Terminal> {
+  const t = await createTerminal({ dataDir: dir, serviceUrl: deadUrl, token: 'blc_teste', series: 7, retry: { baseMs: 20, capMs: 100 }, healthIntervalMs: 50, ...over });
+  if (!(await t.cashSession())) await t.openCashSession({ floatCents: 0, operator: 'Caixa de teste' });
+  return t;
+}
 
 describe('the screen API with the service down', () => {
   it('sells, finishes durably, and keeps the receipt pending under the same key while the service is away', async () => {

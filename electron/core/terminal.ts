@@ -1,16 +1,28 @@
-// The terminal core behind the screen API (electron/api/terminal-api.ts): the database, the
-// catalog, sales, the outbox worker, cancellations, corrections, voids and the audit log, for
-// one terminal issuing in one series. Plain Node: Electron's main process runs it, so do the
-// browser-mode host, the tests and terminal-process.ts.
+// The terminal core behind the screen API (electron/api/terminal-api.ts), for one checkout
+// issuing in one series: a facade. It owns the parts (the database, the outbox worker, the
+// printer, the settings, offline contingency) and hands each call to the module that decides
+// it: sales.ts, cancellation.ts, remedies.ts (correction, void), returns.ts, reprint.ts,
+// cash-session.ts, reports.ts, accountant-export.ts; what it keeps is waking the worker and
+// telling the screen. Plain Node: Electron's main process runs it, so do the browser-mode host,
+// the tests and terminal-process.ts.
 //
 //   const terminal = await createTerminal({ dataDir, serviceUrl, token, series: 1 });
 //   const sale = await terminal.openSale(); ... await terminal.finishSale(sale.id);
 //   await terminal.close();
 
-import { randomUUID } from 'node:crypto';
-import { justification as checkJustification } from '../../fiscal/events.ts';
+import { join } from 'node:path';
 import type {
   CancelInput,
+  CashMovementInput,
+  CashReportPdf,
+  CashSessionView,
+  CloseCashInput,
+  DocumentExport,
+  DocumentExportInput,
+  OpenCashInput,
+  ReportCsv,
+  ReportPeriod,
+  SalesReport,
   CatalogImportReport,
   CertificateView,
   ContingencyStatus,
@@ -24,7 +36,6 @@ import type {
   ProductView,
   QueueStatus,
   ReasonedAuthorization,
-  ReceiptState,
   ReceiptView,
   ReceiptPreview,
   ReprintResult,
@@ -37,26 +48,33 @@ import type {
   TerminalSettings,
   VoidInput,
 } from '../api/terminal-api.ts';
+import { exportDocuments, EXPORTS_DIR } from './accountant-export.ts';
 import { IssuanceClient } from './api-client.ts';
-import { cancellationInfo, requestCancellation, WINDOW_OVER_MESSAGE, localDeadline } from './cancellation.ts';
+import * as cash from './cash-session.ts';
+import { cashSessionRow, closingReportPdf, printClosingReport, saveClosingPdf, type ClosingReportContext } from './closing-report.ts';
+import { cancellationInfo, cancelReceipt } from './cancellation.ts';
 import { productView, saveProduct, seedDemoCatalog, type ProductInput } from './catalog.ts';
 import { Contingency } from './contingency/contingency.ts';
-import { CONTINGENCY_COPIES } from './contingency/issue.ts';
 import { checked, TerminalError } from './errors.ts';
 import { actorOfManager, audit, authorizeManager, createManager, listManagers, SYSTEM_ACTOR, type Actor } from './managers.ts';
 import type { RetryPolicy } from './outbox-rules.ts';
 import { OutboxWorker } from './outbox-worker.ts';
 import { PosStore, type AuditRow, type ReceiptRow } from './pos-store.ts';
-import { ReceiptPrinter, type PrintCopy } from './printing.ts';
+import { ReceiptPrinter } from './printing.ts';
 import { requestReturn, returnView } from './returns.ts';
+import { existingReceipt } from './receipt-row.ts';
+import { NEEDS_OPERATOR, correctAndResubmit, requestVoid, type RemediesContext } from './remedies.ts';
+import { reportPeriod, salesReport, salesReportCsv } from './reports.ts';
+import { printMissingCopies, reprintReceipt, type Printed, type ReprintContext } from './reprint.ts';
+import { SeriesRegistry } from './series-registry.ts';
 import { AutoPrint, ReceiptDocuments } from './receipt-documents.ts';
 import * as sales from './sales.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
 import type { PrinterTransport } from '../../native/printer/transports.ts';
-import type { DanfeCopy } from '../../fiscal/danfe/model.ts';
 import { importCatalogCsv } from './catalog-import.ts';
 import { fileKeySecretBox, type SecretSealer } from './secret-box.ts';
 import { ServiceClock } from './service-clock.ts';
+import { settle } from './settle-wait.ts';
 import { Settings } from './settings.ts';
 
 export type TerminalOptions = {
@@ -70,6 +88,8 @@ export type TerminalOptions = {
   token?: string;
   /** The series this terminal issues in (0–999); default 1. */
   series?: number;
+  /** SHA-256 of an https:// service's certificate, pinned (settings.ts); seeds the settings like the URL. */
+  serviceFingerprint?: string | null;
   /** Epoch milliseconds; default Date.now. Tests move it to cross the cancellation window. */
   clock?: Clock;
   retry?: Partial<RetryPolicy>;
@@ -92,33 +112,11 @@ export type TerminalOptions = {
   authorityTimeoutMs?: number;
 };
 
-const NEEDS_OPERATOR: readonly ReceiptState[] = ['rejected', 'needs_attention'];
-
 /** How old a reading of the service's clock may be when the screen shows a cancellation window. */
 const CLOCK_FRESH_MS = 1_000;
 const CLOCK_SYNC_TIMEOUT_MS = 2_000;
 /** A service found down this recently is not asked again for the time (the worker probes it). */
 const CLOCK_SYNC_OFFLINE_MS = 10_000;
-
-/** The reason a manager gives for a reprint or a correction: 1 to 255 characters. */
-function reasonOf(auth: ReasonedAuthorization | undefined, what: string): string {
-  const reason = typeof auth?.reason === 'string' ? auth.reason.trim() : '';
-  if (!reason || reason.length > 255) throw new TerminalError('justificativa_invalida', `Informe o motivo ${what} (até 255 caracteres)`, { field: 'reason' });
-  return reason;
-}
-
-/**
- * A receipt that has a DANFE to print: authorized (or being cancelled), or issued in contingency
- * and awaiting authorization, printed from its own signed XML (the store's copy must exist until
- * it is authorized: a jammed printer cannot leave it without).
- */
-function printable(r: ReceiptRow, verb: string): ReceiptRow {
-  const pendingContingency = r.tp_emis === 9 && (r.state === 'pending' || r.state === 'processing');
-  if (r.state !== 'authorized' && r.state !== 'cancelling' && !pendingContingency) {
-    throw new TerminalError('estado_invalido', `Só uma NFC-e autorizada pode ser ${verb}`);
-  }
-  return r;
-}
 
 export class Terminal implements TerminalApi {
   readonly store: PosStore;
@@ -136,6 +134,9 @@ export class Terminal implements TerminalApi {
   readonly clock: Clock;
   /** The service's clock, learned from its answers: the cancellation window runs on it. */
   readonly serviceClock: ServiceClock;
+  /** The series this checkout claims at the service (several checkouts in one store). */
+  readonly seriesRegistry: SeriesRegistry;
+  readonly dataDir: string;
   private readonly ctx: sales.SalesContext;
   private startWorker: boolean;
   private readonly listeners = new Set<(event: TerminalEvent) => void>();
@@ -146,13 +147,14 @@ export class Terminal implements TerminalApi {
 
   constructor(store: PosStore, options: TerminalOptions) {
     this.store = store;
+    this.dataDir = options.dataDir;
     this.clock = options.clock ?? Date.now;
     this.settleWaitMs = options.settleWaitMs ?? 5_000;
     this.settings = new Settings({
       store,
       clock: this.clock,
       box: options.secretBox ?? fileKeySecretBox(options.dataDir),
-      seed: { serviceUrl: options.serviceUrl, token: options.token, series: options.series },
+      seed: { serviceUrl: options.serviceUrl, token: options.token, series: options.series, serviceFingerprint: options.serviceFingerprint },
     });
     this.ctx = {
       store,
@@ -160,6 +162,7 @@ export class Terminal implements TerminalApi {
       serie: this.settings.series,
       uf: () => this.settings.company()?.address.UF,
       scaleLabels: () => this.settings.scaleLabels(),
+      cashSession: () => cash.requireOpenSession(store).id,
     };
     store.ensureSeries(this.ctx.serie);
     this.serviceClock = new ServiceClock(this.clock, () => this.refreshCancellationWindows());
@@ -167,8 +170,10 @@ export class Terminal implements TerminalApi {
       baseUrl: this.settings.serviceUrl,
       token: this.settings.token,
       timeoutMs: options.requestTimeoutMs,
+      fingerprint256: this.settings.serviceFingerprint,
       onAnswerDated: (date) => this.serviceClock.observe(date),
     });
+    this.seriesRegistry = new SeriesRegistry({ settings: this.settings, client: this.client });
     this.worker = new OutboxWorker({
       store,
       client: this.client,
@@ -243,6 +248,7 @@ export class Terminal implements TerminalApi {
     if (!this.startWorker || this.closed || this.worker.isRunning || this.settings.token === '') return;
     this.worker.start();
     this.contingency.start();
+    this.seriesRegistry.start();
     // Receipts authorized while the terminal was down (or before it printed them).
     this.autoPrint.schedule();
   }
@@ -252,10 +258,12 @@ export class Terminal implements TerminalApi {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.checkpointTimer);
+    this.seriesRegistry.stop();
     await this.worker.stop();
     await this.contingency.stop();
     await this.autoPrint.stop();
     this.listeners.clear();
+    await this.client.close();
     this.store.close();
   }
 
@@ -388,6 +396,8 @@ export class Terminal implements TerminalApi {
     // What the service last said (the authority is down, say) is acted on before choosing how
     // to issue: a sale is never sent online when contingency is called for.
     this.contingency.evaluateNow();
+    // Another checkout of the company holds this one's series (series-registry.ts): no number is taken.
+    this.seriesRegistry.assertFree();
     const { sale, receipt } = sales.finishSale(this.ctx, saleId, this.contingency.offlineIssuer());
     this.worker.wake();
     if (receipt.tp_emis === 9) this.contingency.issued(receipt);
@@ -396,7 +406,9 @@ export class Terminal implements TerminalApi {
     return { sale: sales.saleView(this.store, sale, this.ctx.uf?.()), receipt: view };
   }
 
+  /** finishSaleNow, once a first claim of this checkout's series is answered (series-registry.ts). */
   async finishSale(saleId: string): Promise<FinishedSale> {
+    await this.seriesRegistry.beforeSale();
     return this.finishSaleNow(saleId);
   }
 
@@ -432,9 +444,7 @@ export class Terminal implements TerminalApi {
   }
 
   private receiptRow(receiptId: string): ReceiptRow {
-    const r = typeof receiptId === 'string' ? this.store.receipt(receiptId) : undefined;
-    if (!r) throw new TerminalError('nao_encontrado', 'NFC-e não encontrada');
-    return r;
+    return existingReceipt(this.store, receiptId);
   }
 
   async recentReceipts(limit = 50): Promise<ReceiptView[]> {
@@ -447,24 +457,16 @@ export class Terminal implements TerminalApi {
     return this.view(this.receiptRow(receiptId));
   }
 
-  /** Resolves with the receipt once `done(view)` holds, or as it is after `timeoutMs`. */
-  async waitForReceipt(receiptId: string, done: (r: ReceiptView) => boolean, timeoutMs: number): Promise<ReceiptView> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const current = this.view(this.receiptRow(receiptId));
-      if (done(current) || Date.now() >= deadline || this.closed) return current;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(finish, Math.min(200, Math.max(0, deadline - Date.now())));
-        const off = this.subscribe((e) => {
-          if (e.type === 'receipt' && e.receipt.id === receiptId) finish();
-        });
-        function finish() {
-          clearTimeout(timer);
-          off();
-          resolve();
-        }
-      });
-    }
+  /** Resolves with the receipt once `done(view)` holds, or as it is after `timeoutMs` (settle-wait.ts). */
+  waitForReceipt(receiptId: string, done: (r: ReceiptView) => boolean, timeoutMs: number): Promise<ReceiptView> {
+    return settle({
+      read: () => this.view(this.receiptRow(receiptId)),
+      done,
+      timeoutMs,
+      clock: this.clock,
+      onNews: (news) => this.subscribe((e) => e.type === 'receipt' && e.receipt.id === receiptId && news()),
+      stopped: () => this.closed,
+    });
   }
 
   /**
@@ -474,145 +476,50 @@ export class Terminal implements TerminalApi {
    */
   async cancelReceipt(receiptId: string, input: CancelInput, options: { skipLocalWindowCheck?: boolean } = {}): Promise<ReceiptView> {
     await this.syncServiceClock();
-    const r = this.receiptRow(receiptId);
-    if (r.state !== 'authorized') {
-      throw new TerminalError('estado_invalido', r.state === 'cancelled' || r.state === 'cancelling' ? 'Esta NFC-e já foi cancelada ou está sendo cancelada' : 'Só uma NFC-e autorizada pode ser cancelada');
-    }
-    const serviceOffsetMs = this.serviceOffsetMs;
-    const deadline = localDeadline(r, serviceOffsetMs);
-    if (!options.skipLocalWindowCheck && (deadline === undefined || this.clock() >= deadline)) {
-      throw new TerminalError('prazo_expirado', WINDOW_OVER_MESSAGE, { remedy: 'devolucao' });
-    }
-    checked('justificativa_invalida', 'justification', () => checkJustification(input?.justification, 'justification'));
-    const manager = await authorizeManager(this.store, this.clock, input, 'cancelamento', r.id);
-    requestCancellation(this.store, this.clock, { receipt: r, manager, justification: input.justification, serviceOffsetMs, ...options });
+    await cancelReceipt(this.store, this.clock, receiptId, input, { serviceOffsetMs: this.serviceOffsetMs, ...options });
     this.worker.wake();
-    this.emitReceipt(r.id);
-    return this.waitForReceipt(r.id, (v) => v.state !== 'cancelling', this.settleWaitMs);
+    this.emitReceipt(receiptId);
+    return this.waitForReceipt(receiptId, (v) => v.state !== 'cancelling', this.settleWaitMs);
   }
 
+  // -------------------------------------------------------------------------------------------
+  // Correction and void of a rejected receipt: remedies.ts
+
   async correctAndResubmit(receiptId: string, correction: CorrectionInput, auth: ReasonedAuthorization): Promise<ReceiptView> {
-    const reason = reasonOf(auth, 'da correção');
-    const r0 = this.receiptRow(receiptId);
-    if (!NEEDS_OPERATOR.includes(r0.state)) throw new TerminalError('estado_invalido', 'Só uma NFC-e rejeitada ou com pendência pode ser corrigida');
-    const actor = actorOfManager(await authorizeManager(this.store, this.clock, auth, 'correcao', r0.id));
-    const consumer =
-      correction?.consumer === undefined ? undefined : correction.consumer === null || correction.consumer.trim() === '' ? null : sales.normalizeConsumerDocument(correction.consumer);
-    this.store.transaction(() => {
-      const r = this.receiptRow(receiptId);
-      if (!NEEDS_OPERATOR.includes(r.state)) throw new TerminalError('estado_invalido', 'Só uma NFC-e rejeitada ou com pendência pode ser corrigida');
-      if (r.tp_emis === 9) throw new TerminalError('estado_invalido', 'NFC-e emitida em contingência não pode ser corrigida: ela foi assinada e impressa como está');
-      const emit = this.store.liveOutbox(r.id, 'emit');
-      if (!emit || emit.state !== 'blocked') throw new TerminalError('estado_invalido', 'Esta NFC-e não está aguardando correção');
-      const sale = this.store.sale(r.sale_id)!;
-      const before = { payments: this.store.payments(sale.id).map(sales.paymentView), consumer: sale.consumer_doc };
-      if (correction?.payments !== undefined) {
-        if (!Array.isArray(correction.payments)) throw new TerminalError('pagamento_invalido', 'Pagamentos inválidos', { field: 'payments' });
-        sales.replacePayments(this.ctx, sale, correction.payments);
-      }
-      if (consumer !== undefined) this.store.setConsumer(sale.id, consumer?.document ?? null);
-      const updated = this.store.sale(sale.id)!;
-      const items = this.store.items(sale.id);
-      const payments = this.store.payments(sale.id);
-      const s = sales.assertPaymentsSettle(items, payments);
-      const request = sales.buildNfceRequest(updated, items, payments, r.serie, r.nnf);
-      const now = this.clock();
-      const at = iso(now);
-      this.store.updateSaleChange(sale.id, s.changeCents);
-      this.store.updateReceipt(
-        r.id,
-        { state: 'pending', request_json: JSON.stringify(request), attention: null, codigo_status: null, motivo: null, corrections: r.corrections + 1 },
-        at,
-      );
-      // Same entry, same key, same number: after a rejection the key is free again at the
-      // service, and the new attempt replaces the rejected one.
-      this.store.updateOutbox(emit.seq, { state: 'pending', payload: JSON.stringify(request), attempts: 0, last_error: null, next_attempt_at: now }, at);
-      audit(this.store, this.clock, {
-        actor,
-        action: 'correcao_reenvio',
-        receiptId: r.id,
-        reason,
-        details: {
-          nNF: r.nnf,
-          rejeicao: r.codigo_status ? { codigo_status: r.codigo_status, motivo: r.motivo } : null,
-          pendencia: r.attention,
-          antes: before,
-          depois: { payments: payments.map(sales.paymentView), consumer: updated.consumer_doc },
-        },
-      });
-    });
+    await correctAndResubmit(this.remediesCtx, receiptId, correction, auth);
     this.worker.wake();
     this.emitReceipt(receiptId);
     return this.getReceipt(receiptId);
   }
 
   async voidReceipt(receiptId: string, input: VoidInput): Promise<ReceiptView> {
-    const r0 = this.receiptRow(receiptId);
-    if (!NEEDS_OPERATOR.includes(r0.state)) throw new TerminalError('estado_invalido', 'Só o número de uma NFC-e rejeitada ou com pendência pode ser inutilizado');
-    const justificativa = checked('justificativa_invalida', 'justification', () => checkJustification(input?.justification, 'justification'));
-    const manager = await authorizeManager(this.store, this.clock, input, 'inutilizacao', r0.id);
-    this.store.transaction(() => {
-      const r = this.receiptRow(receiptId);
-      if (!NEEDS_OPERATOR.includes(r.state)) throw new TerminalError('estado_invalido', 'Só o número de uma NFC-e rejeitada ou com pendência pode ser inutilizado');
-      if (r.tp_emis !== 1) throw new TerminalError('estado_invalido', 'Número de NFC-e emitida em contingência não pode ser inutilizado');
-      const emit = this.store.liveOutbox(r.id, 'emit');
-      if (emit && emit.state !== 'blocked') throw new TerminalError('estado_invalido', 'Esta NFC-e ainda está sendo enviada');
-      const now = this.clock();
-      const at = iso(now);
-      this.store.insertOutbox({
-        kind: 'void',
-        receipt_id: r.id,
-        idempotency_key: randomUUID(),
-        payload: JSON.stringify({ serie: r.serie, numero_inicial: r.nnf, numero_final: r.nnf, justificativa }),
-        state: 'pending',
-        next_attempt_at: now,
-        created_at: at,
-      });
-      this.store.updateReceipt(r.id, { state: 'voiding', attention: null }, at);
-      audit(this.store, this.clock, {
-        actor: actorOfManager(manager),
-        action: 'inutilizacao_solicitada',
-        receiptId: r.id,
-        reason: justificativa,
-        details: { serie: r.serie, nNF: r.nnf, codigo_status: r.codigo_status, motivo: r.motivo },
-      });
-    });
+    await requestVoid(this.remediesCtx, receiptId, input);
     this.worker.wake();
     this.emitReceipt(receiptId);
     return this.waitForReceipt(receiptId, (v) => v.state !== 'voiding', this.settleWaitMs);
   }
 
+  private get remediesCtx(): RemediesContext {
+    return { store: this.store, clock: this.clock, sales: this.ctx };
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Printing from the screen: reprint.ts
+
   async reprint(receiptId: string, auth: ReasonedAuthorization): Promise<ReprintResult> {
-    const reason = reasonOf(auth, 'da reimpressão');
-    const r = printable(this.receiptRow(receiptId), 'reimpressa');
-    const actor = actorOfManager(await authorizeManager(this.store, this.clock, auth, 'reimpressao', r.id));
-    // Rendered here from the authorized XML (kept after the first fetch), for this terminal's
-    // printer profile and paper width.
-    const job = await this.printer.render(r.id, 'reimpressao', await this.documents.xml(r));
-    let failure: TerminalError | undefined;
-    try {
-      await this.printer.print(job);
-    } catch (err) {
-      if (!(err instanceof TerminalError) || err.code !== 'impressora') throw err;
-      failure = err;
-    }
-    audit(this.store, this.clock, {
-      actor,
-      action: 'reimpressao',
-      receiptId: r.id,
-      reason,
-      details: { nNF: r.nnf, bytes: job.escpos.length, impresso: !failure, ...(failure && { erro: failure.message }) },
-    });
-    if (failure) throw failure;
-    return { receipt: this.view(r), escposBase64: Buffer.from(job.escpos).toString('base64') };
+    return this.printed(await reprintReceipt(this.reprintCtx, receiptId, auth));
   }
 
   async printReceipt(receiptId: string): Promise<ReprintResult> {
-    const r = printable(this.receiptRow(receiptId), 'impressa');
-    const xml = await this.documents.xml(r);
-    const copies: readonly PrintCopy[] = r.tp_emis === 9 ? CONTINGENCY_COPIES : ['unica'];
-    const jobs = await this.printer.printMissing(r.id, copies, (copy) => this.printer.render(r.id, copy, xml, r.tp_emis === 9 ? { copy: copy as DanfeCopy } : {}));
-    return { receipt: this.view(r), escposBase64: Buffer.concat(jobs.map((j) => j.escpos)).toString('base64') };
+    return this.printed(await printMissingCopies(this.reprintCtx, receiptId));
+  }
+
+  private get reprintCtx(): ReprintContext {
+    return { store: this.store, clock: this.clock, printer: this.printer, documents: this.documents };
+  }
+
+  private printed({ receipt, escpos }: Printed): ReprintResult {
+    return { receipt: this.view(receipt), escposBase64: Buffer.from(escpos).toString('base64') };
   }
 
   // -------------------------------------------------------------------------------------------
@@ -673,10 +580,15 @@ export class Terminal implements TerminalApi {
     return this.settings.view();
   }
 
-  /** Validated whole before the PIN is checked; applied live (service, token, series, printer). */
+  /**
+   * Validated whole before the PIN is checked; a change of what the service knows of this
+   * checkout (its series above all) is claimed there before anything is saved
+   * (series-registry.ts); applied live (service, token, pin, series, printer).
+   */
   async updateSettings(patch: SettingsPatch, auth: ManagerAuthorization): Promise<TerminalSettings> {
     const prepared = this.settings.prepare(patch);
     const manager = await authorizeManager(this.store, this.clock, auth, 'configuracoes');
+    if (prepared.touchesSeries) await this.seriesRegistry.claimBeforeSaving(prepared.after);
     return this.applySettings(prepared, actorOfManager(manager), null);
   }
 
@@ -695,8 +607,8 @@ export class Terminal implements TerminalApi {
       audit(this.store, this.clock, { actor, action: 'configuracoes_alteradas', reason, details: done.audit });
       return done;
     });
-    if (change.serviceUrl !== undefined || change.token !== undefined) {
-      this.client.reconfigure({ baseUrl: change.serviceUrl, token: change.token });
+    if (change.serviceUrl !== undefined || change.token !== undefined || change.serviceFingerprint !== undefined) {
+      this.client.reconfigure({ baseUrl: change.serviceUrl, token: change.token, fingerprint256: change.serviceFingerprint });
       this.worker.serviceChanged();
     }
     if (change.series !== undefined) {
@@ -704,6 +616,9 @@ export class Terminal implements TerminalApi {
       this.ctx.serie = change.series;
     }
     if (change.printer !== undefined) this.printer.reconfigure(change.printer);
+    // What the service knows of this checkout follows the settings (claimed already when a
+    // manager changed them; the system's own changes are claimed now, in the background).
+    if (prepared.touchesSeries && this.worker.isRunning) this.seriesRegistry.start();
     this.startWorkerIfConfigured();
     return this.settings.view();
   }
@@ -720,6 +635,87 @@ export class Terminal implements TerminalApi {
 
   async importCatalogCsv(csv: string, auth: ManagerAuthorization): Promise<CatalogImportReport> {
     return importCatalogCsv(this.store, this.clock, csv, auth);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Cash sessions (cash-session.ts)
+
+  private get cashCtx(): cash.CashContext {
+    return { store: this.store, clock: this.clock, pinAboveCents: () => this.settings.cash.pinAboveCents };
+  }
+
+  private companyName(): string | undefined {
+    const company = this.settings.company();
+    return company ? (company.xFant ?? company.xNome) : undefined;
+  }
+
+  private cashView(row: Parameters<typeof cash.cashSessionView>[1]): CashSessionView {
+    return cash.cashSessionView(this.store, row, this.settings.cash.pinAboveCents, this.companyName());
+  }
+
+  private get closingCtx(): ClosingReportContext {
+    return { store: this.store, clock: this.clock, printer: this.printer, dataDir: this.dataDir, companyName: () => this.companyName() };
+  }
+
+  async cashSession(): Promise<CashSessionView | null> {
+    const open = this.store.openCashSession();
+    return open ? this.cashView(open) : null;
+  }
+
+  async openCashSession(input: OpenCashInput): Promise<CashSessionView> {
+    return this.cashView(cash.openCashSession(this.cashCtx, input));
+  }
+
+  async addCashMovement(input: CashMovementInput): Promise<CashSessionView> {
+    return this.cashView(await cash.addCashMovement(this.cashCtx, input));
+  }
+
+  /** Closed and on disk before the report is printed; a printer failure is shown, not thrown. */
+  async closeCashSession(input: CloseCashInput): Promise<CashSessionView> {
+    const closed = cash.closeCashSession(this.cashCtx, input);
+    await Promise.all([printClosingReport(this.closingCtx, closed.id), saveClosingPdf(this.closingCtx, closed.id)]);
+    return this.cashView(cashSessionRow(this.store, closed.id));
+  }
+
+  async recentCashSessions(limit = 10): Promise<CashSessionView[]> {
+    const n = Number.isInteger(limit) ? Math.max(1, Math.min(100, limit)) : 10;
+    return this.store.recentCashSessions(n).map((r) => this.cashView(r));
+  }
+
+  async printCashReport(sessionId: string): Promise<CashSessionView> {
+    const row = cashSessionRow(this.store, sessionId);
+    if (!row.closed_at) throw new TerminalError('estado_invalido', 'Este caixa ainda está aberto: o relatório sai no fechamento');
+    await printClosingReport(this.closingCtx, row.id);
+    const after = cashSessionRow(this.store, row.id);
+    if (after.report_print_error) throw new TerminalError('impressora', after.report_print_error);
+    return this.cashView(after);
+  }
+
+  async cashReportPdf(sessionId: string): Promise<CashReportPdf> {
+    return closingReportPdf(this.closingCtx, sessionId);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Reports and the accountant's export (reports.ts)
+
+  async salesReport(input: ManagerAuthorization & ReportPeriod): Promise<SalesReport> {
+    reportPeriod(input);
+    await authorizeManager(this.store, this.clock, input, 'relatorio');
+    return salesReport(this.store, this.documents, this.clock, input);
+  }
+
+  async salesReportCsv(input: ManagerAuthorization & ReportPeriod): Promise<ReportCsv> {
+    return salesReportCsv(await this.salesReport(input));
+  }
+
+  /** Where exportDocuments saves its files (the browser-mode host serves them from here). */
+  get exportsDir(): string {
+    return join(this.dataDir, EXPORTS_DIR);
+  }
+
+  /** The accountant's ZIP of the period, saved in exportsDir (accountant-export.ts). */
+  async exportDocuments(input: DocumentExportInput): Promise<DocumentExport> {
+    return exportDocuments({ store: this.store, clock: this.clock, client: this.client, exportsDir: this.exportsDir, cnpj: () => this.settings.company()?.cnpj }, input);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -760,26 +756,20 @@ export class Terminal implements TerminalApi {
     return this.store.returns(receiptId).map((r) => returnView(this.store, r));
   }
 
-  /** Resolves with the return once `done(view)` holds, or as it is after `timeoutMs`. */
-  async waitForReturn(returnId: string, done: (r: ReturnView) => boolean, timeoutMs: number): Promise<ReturnView> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const row = this.store.returnRow(returnId);
-      if (!row) throw new TerminalError('nao_encontrado', 'Devolução não encontrada');
-      const current = returnView(this.store, row);
-      if (done(current) || Date.now() >= deadline || this.closed) return current;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(finish, Math.min(200, Math.max(0, deadline - Date.now())));
-        const off = this.subscribe((e) => {
-          if (e.type === 'return' && e.devolucao.id === returnId) finish();
-        });
-        function finish() {
-          clearTimeout(timer);
-          off();
-          resolve();
-        }
-      });
-    }
+  /** Resolves with the return once `done(view)` holds, or as it is after `timeoutMs` (settle-wait.ts). */
+  waitForReturn(returnId: string, done: (r: ReturnView) => boolean, timeoutMs: number): Promise<ReturnView> {
+    return settle({
+      read: () => {
+        const row = this.store.returnRow(returnId);
+        if (!row) throw new TerminalError('nao_encontrado', 'Devolução não encontrada');
+        return returnView(this.store, row);
+      },
+      done,
+      timeoutMs,
+      clock: this.clock,
+      onNews: (news) => this.subscribe((e) => e.type === 'return' && e.devolucao.id === returnId && news()),
+      stopped: () => this.closed,
+    });
   }
 }
 

@@ -10,14 +10,14 @@
 // - calls carrying a foreign Origin are refused, and the events socket demands our Origin too;
 // - a strict CSP and no-sniff / no-referrer / no-framing headers on every response.
 
-import { existsSync } from 'node:fs';
+import { createReadStream, existsSync, statSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import fastifyStatic from '@fastify/static';
 import fastifyWebsocket from '@fastify/websocket';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify';
 import pino from 'pino';
-import { EVENTS_PATH, RPC_PATH, SECRET_PARAM, type BridgeResult } from '../api/bridge-protocol.ts';
+import { DOWNLOADS_PATH, EVENTS_PATH, isDownloadName, RPC_PATH, SECRET_PARAM, type BridgeResult } from '../api/bridge-protocol.ts';
 import type { TerminalApi, TerminalErrorData, TerminalEvent } from '../api/terminal-api.ts';
 import { dispatch, INTERNAL_ERROR } from '../ipc.ts';
 import { allowedHost, bearer, hostNames, newSecret, ownOrigins, sameSecret, securityHeaders } from './security.ts';
@@ -32,6 +32,12 @@ export type BrowserHostOptions = {
   host?: string;
   /** Default: warnings and errors on stderr. */
   logger?: FastifyBaseLogger;
+  /**
+   * The folder of the files the terminal made for the manager to take away (the accountant's
+   * exports, Terminal.exportsDir), served at DOWNLOADS_PATH to the page that holds the secret:
+   * a browser cannot be handed a native folder dialog, so the file is a download.
+   */
+  downloadsDir?: string;
 };
 
 export type BrowserHost = {
@@ -123,6 +129,20 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Bro
       onInternalError: (err, method) => req.log.error({ err, method }, 'erro interno ao executar chamada do terminal'),
     });
     return reply.code(out.status).send(out.body);
+  });
+
+  // A file the terminal made (exportDocuments), streamed to the page that asked for it. Only
+  // plain names the terminal itself gives (bridge-protocol.ts isDownloadName), only from its folder.
+  app.get<{ Params: { name: string } }>(`${DOWNLOADS_PATH}/:name`, { onRequest: authorize }, async (req, reply) => {
+    const dir = options.downloadsDir;
+    const name = req.params.name;
+    const file = dir && isDownloadName(name) ? join(dir, name) : undefined;
+    if (!file || !existsSync(file) || !statSync(file).isFile()) return reply.code(404).send(errorBody({ code: 'nao_encontrado', message: 'Arquivo não encontrado' }));
+    return reply
+      .type('application/zip')
+      .header('content-disposition', `attachment; filename="${name}"`)
+      .header('content-length', String(statSync(file).size))
+      .send(createReadStream(file));
   });
 
   await app.register(fastifyWebsocket, { options: { maxPayload: 1024 } });

@@ -1,33 +1,22 @@
 // Taxpayer ids (CPF, CNPJ) and product barcodes (GTIN).
 //
-// The check-digit rules come from brazilian-utils; this module adds the strictness the fiscal
-// API needs. The library accepts masks ("123.456.789-09") and lower-case alphanumeric CNPJs,
-// but the XML carries exactly the schema form (TCpf `[0-9]{11}`, TCnpj `[0-9A-Z]{12}[0-9]{2}`),
-// so anything else is rejected here instead of being silently normalised: the value the caller
-// sent is the value that will be signed. GTIN is hand-written because brazilian-utils 2.4.0 has
-// no GTIN/EAN validator.
-//
-// Subpath imports: the package root pulls in every table it ships (~35 ms to import).
+// The check digits are base/common/tax-ids.ts's (brazilian-utils, shared with the screen); this
+// module adds the field errors the fiscal API answers with. The XML carries exactly the schema
+// form (TCpf `[0-9]{11}`, TCnpj `[0-9A-Z]{12}[0-9]{2}`), so a mask or a lower-case letter is
+// refused here instead of being silently normalised: the value the caller sent is the value
+// that will be signed. GTIN is hand-written because brazilian-utils 2.4.0 has no GTIN/EAN
+// validator.
 
-import { isValidCnpj as libIsValidCnpj } from '@brazilian-utils/brazilian-utils/is-valid-cnpj';
-import { isValidCpf as libIsValidCpf } from '@brazilian-utils/brazilian-utils/is-valid-cpf';
+import { isValidCnpj, isValidCpf } from '../../base/common/tax-ids.ts';
 import { FieldError } from '../errors.ts';
 
-const CPF_FORMAT = /^[0-9]{11}$/;
+export { isValidCnpj, isValidCpf };
+
 // Alphanumeric CNPJ (IN RFB 2.229/2024): 12 base characters, check digits always numeric.
 const CNPJ_FORMAT = /^[0-9A-Z]{12}[0-9]{2}$/;
 const GTIN_FORMAT = /^(?:[0-9]{8}|[0-9]{12,14})$/;
 
 export const SEM_GTIN = 'SEM GTIN';
-
-export function isValidCpf(value: string): boolean {
-  return typeof value === 'string' && CPF_FORMAT.test(value) && libIsValidCpf(value);
-}
-
-/** Accepts numeric and alphanumeric CNPJs, both in schema form (no mask, upper case). */
-export function isValidCnpj(value: string): boolean {
-  return typeof value === 'string' && CNPJ_FORMAT.test(value) && libIsValidCnpj(value, { version: 2 });
-}
 
 export function assertCpf(value: unknown, field: string): string {
   if (typeof value !== 'string' || value === '') throw new FieldError(field, 'CPF obrigatório');
@@ -35,7 +24,7 @@ export function assertCpf(value: unknown, field: string): string {
     throw new FieldError(field, 'CPF deve conter somente dígitos, sem pontuação ou espaços');
   }
   if (value.length !== 11) throw new FieldError(field, `CPF deve ter 11 dígitos (recebidos ${value.length})`);
-  if (!libIsValidCpf(value)) throw new FieldError(field, 'CPF inválido (dígito verificador não confere)');
+  if (!isValidCpf(value)) throw new FieldError(field, 'CPF inválido (dígito verificador não confere)');
   return value;
 }
 
@@ -53,7 +42,7 @@ export function assertCnpj(value: unknown, field: string): string {
   }
   if (value.length !== 14) throw new FieldError(field, `CNPJ deve ter 14 caracteres (recebidos ${value.length})`);
   if (!CNPJ_FORMAT.test(value)) throw new FieldError(field, 'CNPJ inválido: os dois dígitos verificadores devem ser numéricos');
-  if (!libIsValidCnpj(value, { version: 2 })) {
+  if (!isValidCnpj(value)) {
     throw new FieldError(field, 'CNPJ inválido (dígito verificador não confere)');
   }
   return value;

@@ -223,7 +223,7 @@ export function encodeLineText(value: string, strategy: CodePageStrategy): Uint8
  * page, ASCII for transliteration. The layout measures these with `.length`; the NF-e layout's
  * strings are Latin-1 (TString), so there are no surrogate pairs to count.
  */
-const spelledFor =
+export const spelledFor =
   (strategy: CodePageStrategy) =>
   (s: string): string =>
     strategy === 'transliterate' ? transliterate(s) : s.normalize('NFC');
@@ -289,7 +289,7 @@ export function wrapText(value: string, width: number, parts?: string[], len: (s
 const spaces = (n: number): string => (n > 0 ? ' '.repeat(n) : '');
 
 /** Label left, value right; the label wraps, the value sits on its last line. */
-function pairLines(label: string, value: string, columns: number, indent: number, len: (s: string) => number): string[] {
+export function pairLines(label: string, value: string, columns: number, indent: number, len: (s: string) => number): string[] {
   const pad = spaces(indent);
   const lv = len(value);
   if (indent + len(label) + 1 + lv <= columns) return [pad + label + spaces(columns - indent - len(label) - lv) + value];

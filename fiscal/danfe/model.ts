@@ -37,9 +37,10 @@
 
 import { formatAccessKey } from '../access-key.ts';
 import { BRASILIA_TZ, formatDateTimeBR as formatInstantBR } from '../../base/common/brasilia.ts';
+import { formatCnpj, formatCpf } from '../../base/common/tax-ids.ts';
 import { FieldError } from '../errors.ts';
 import { formatBRL, toCents } from '../money.ts';
-import { unescapeXml } from '../xml.ts';
+import { nfeReader as reader } from '../nfe-reader.ts';
 
 // =============================================================================================
 // Model types
@@ -196,87 +197,6 @@ const DIVISION_NAMES: Readonly<Record<DanfeDivisionId, string>> = {
 };
 
 // =============================================================================================
-// A tolerant reader for the NF-e XML: ours is compact, others' may be pretty-printed, use a
-// namespace prefix or wrap the QR in CDATA. Not a general parser: it relies on the layout's
-// elements never nesting inside an element of the same name.
-
-const openTags = new Map<string, RegExp>();
-
-function openTag(name: string): RegExp {
-  let re = openTags.get(name);
-  if (!re) {
-    re = new RegExp(`<([A-Za-z_][\\w.-]*:)?${name}(?=[\\s/>])([^>]*?)(/?)>`, 'g');
-    openTags.set(name, re);
-  }
-  return re;
-}
-
-type Element = { attrs: string; body: string; end: number };
-
-/** True for a character that may follow a tag name: blank, ">" or "/". */
-const endsName = (c: number): boolean => c === 0x3e || c === 0x2f || c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
-
-/**
- * The next `<name …>…</name>` from `from`. Unprefixed documents (ours, and nearly every NF-e)
- * take an indexOf path: a regex scanning a 100-item document from every "<" costs
- * milliseconds per lookup. `prefixed` documents (`<nfe:ide>`) use the regex.
- */
-function elementAt(xml: string, name: string, from: number, prefixed: boolean): Element | undefined {
-  let prefix = '';
-  let start: number;
-  let attrs: string;
-  let selfClosing: boolean;
-  if (!prefixed) {
-    let i = xml.indexOf(`<${name}`, from);
-    while (i >= 0 && !endsName(xml.charCodeAt(i + 1 + name.length))) i = xml.indexOf(`<${name}`, i + 1);
-    if (i < 0) return undefined;
-    const gt = xml.indexOf('>', i);
-    if (gt < 0) throw new FieldError('xml', `elemento <${name}> sem fechamento`);
-    selfClosing = xml.charCodeAt(gt - 1) === 0x2f;
-    attrs = xml.slice(i + 1 + name.length, selfClosing ? gt - 1 : gt);
-    start = gt + 1;
-  } else {
-    const re = openTag(name);
-    re.lastIndex = from;
-    const m = re.exec(xml);
-    if (!m) return undefined;
-    prefix = m[1] ?? '';
-    attrs = m[2]!;
-    selfClosing = m[3] === '/';
-    start = m.index + m[0].length;
-  }
-  if (selfClosing) return { attrs, body: '', end: start };
-  const close = `</${prefix}${name}>`;
-  const stop = xml.indexOf(close, start);
-  if (stop < 0) throw new FieldError('xml', `elemento <${name}> sem fechamento`);
-  return { attrs, body: xml.slice(start, stop), end: stop + close.length };
-}
-
-/** Reading helpers bound to one document's prefix style. */
-function reader(xml: string) {
-  const prefixed = /<[A-Za-z_][\w.-]*:(NFe|nfeProc|infNFe)[\s>]/.test(xml);
-  const at = (scope: string, name: string, from = 0): Element | undefined => elementAt(scope, name, from, prefixed);
-  const section = (scope: string | undefined, name: string): string | undefined => (scope === undefined ? undefined : at(scope, name)?.body);
-  const sections = (scope: string, name: string): Element[] => {
-    const out: Element[] = [];
-    for (let el = at(scope, name); el; el = at(scope, name, el.end)) out.push(el);
-    return out;
-  };
-  const textOf = (scope: string | undefined, name: string): string | undefined => {
-    const body = section(scope, name);
-    if (body === undefined) return undefined;
-    const cdata = /^\s*<!\[CDATA\[([\s\S]*?)\]\]>\s*$/.exec(body);
-    return (cdata ? cdata[1]! : body.includes('&') ? unescapeXml(body) : body).trim();
-  };
-  const required = (scope: string | undefined, name: string, where: string): string => {
-    const v = textOf(scope, name);
-    if (v === undefined || v === '') throw new FieldError('xml', `NFC-e sem ${where}/${name}`);
-    return v;
-  };
-  return { at, section, sections, textOf, required };
-}
-
-// =============================================================================================
 // pt-BR formatting
 
 const groupThousands = (digits: string): string => digits.replace(/\B(?=(\d{3})+(?!\d))/g, '.');
@@ -295,17 +215,6 @@ export function formatDecimalBR(value: string, minDecimals: number, field: strin
 }
 
 const money = (value: string, field: string): string => formatBRL(toCents(value, field));
-
-/** CNPJ (numeric or alphanumeric) as 00.000.000/0000-00; CPF as 000.000.000-00. */
-export function formatCnpj(cnpj: string): string {
-  return /^[0-9A-Z]{12}[0-9]{2}$/.test(cnpj)
-    ? `${cnpj.slice(0, 2)}.${cnpj.slice(2, 5)}.${cnpj.slice(5, 8)}/${cnpj.slice(8, 12)}-${cnpj.slice(12)}`
-    : cnpj;
-}
-
-export function formatCpf(cpf: string): string {
-  return /^[0-9]{11}$/.test(cpf) ? `${cpf.slice(0, 3)}.${cpf.slice(3, 6)}.${cpf.slice(6, 9)}-${cpf.slice(9)}` : cpf;
-}
 
 function formatCep(cep: string): string {
   return /^[0-9]{8}$/.test(cep) ? `${cep.slice(0, 5)}-${cep.slice(5)}` : cep;
@@ -364,151 +273,31 @@ function paymentName(tPag: string, xPag: string | undefined): string {
 /**
  * The DANFE NFC-e model of an `NFe` or `nfeProc` document. Throws FieldError when the document
  * lacks what the DANFE must show (key, ide, emitter, totals, QR Code).
+ *
+ * The document is read in one order (the first problem found is the one reported), then the
+ * divisions are laid out in the order of docs/fiscal.md, "Divisions and order".
  */
 export function danfeModel(xml: string, options: DanfeModelOptions = {}): DanfeModel {
   if (typeof xml !== 'string' || xml.length === 0) throw new FieldError('xml', 'XML da NFC-e obrigatório');
   const tz = options.timeZone ?? BRASILIA_TZ;
-  const { at, section, sections, textOf, required } = reader(xml);
+  const r = reader(xml);
+  const doc = identification(xml, r, tz);
+  const { key, inf } = doc;
+  const prot = authorizationOf(xml.slice(doc.end), key, r, tz);
+  const contingency = doc.tpEmis === '9';
+  const pendingAuthorization = contingency && !prot.authorization;
+  const supl = r.section(xml, 'infNFeSupl');
+  const qrCode = r.required(supl, 'qrCode', 'infNFeSupl');
+  const urlChave = r.required(supl, 'urlChave', 'infNFeSupl');
 
-  const infNFe = at(xml, 'infNFe');
-  if (!infNFe) throw new FieldError('xml', 'documento sem infNFe');
-  const id = /\bId\s*=\s*["']NFe([0-9A-Z]{44})["']/.exec(infNFe.attrs);
-  if (!id) throw new FieldError('xml', 'documento sem infNFe/@Id (chave de acesso)');
-  const key = id[1]!;
-  const inf = infNFe.body;
-
-  const ide = section(inf, 'ide');
-  const mod = required(ide, 'mod', 'ide');
-  if (mod !== '65') throw new FieldError('xml', `o DANFE NFC-e é do modelo 65 (o documento é modelo ${mod})`);
-  const tpAmb = required(ide, 'tpAmb', 'ide');
-  const tpEmis = required(ide, 'tpEmis', 'ide');
-  const nNF = required(ide, 'nNF', 'ide');
-  const serie = required(ide, 'serie', 'ide');
-  const issuedAt = formatDateTimeBR(required(ide, 'dhEmi', 'ide'), 'ide.dhEmi', tz);
-  const number = nNF.padStart(9, '0');
-  const series = serie.padStart(3, '0');
-
-  // Protocol: only an authorization (100; 150 "autorizado fora de prazo"; 120 "autorizado com
-  // alerta", NT 2026.002, whose alert is for the emitter, not the consumer) prints as one.
-  const infProt = section(xml.slice(infNFe.end), 'infProt');
-  const cStat = textOf(infProt, 'cStat');
-  const authorization =
-    infProt && (cStat === '100' || cStat === '120' || cStat === '150') && textOf(infProt, 'chNFe') === key
-      ? { protocol: required(infProt, 'nProt', 'infProt'), at: formatDateTimeBR(required(infProt, 'dhRecbto', 'infProt'), 'infProt.dhRecbto', tz) }
-      : undefined;
-  const contingency = tpEmis === '9';
-  const pendingAuthorization = contingency && !authorization;
-
-  const supl = section(xml, 'infNFeSupl');
-  const qrCode = required(supl, 'qrCode', 'infNFeSupl');
-  const urlChave = required(supl, 'urlChave', 'infNFeSupl');
-
-  // I - header
-  const emit = section(inf, 'emit');
-  const cnpj = textOf(emit, 'CNPJ');
-  const cpf = cnpj ? undefined : textOf(emit, 'CPF');
-  if (!cnpj && !cpf) throw new FieldError('xml', 'NFC-e sem emit/CNPJ');
-  const ie = textOf(emit, 'IE');
-  const im = textOf(emit, 'IM');
-  const enderEmit = section(emit, 'enderEmit');
-  const fone = textOf(enderEmit, 'fone');
-  const header: DanfeLine[] = [
-    text(required(emit, 'xNome', 'emit'), 'center', { bold: true }),
-    together('center', cnpj ? `CNPJ: ${formatCnpj(cnpj)}` : `CPF: ${formatCpf(cpf!)}`, ie ? `IE: ${ie}` : undefined, im ? `IM: ${im}` : undefined),
-    ...addressLines(textOf, enderEmit).map((l) => text(l, 'center')),
-    ...(fone ? [text(`Fone: ${formatPhone(fone)}`, 'center')] : []),
-  ];
-
-  // III - items
-  const items: DanfeLine[] = [
-    {
-      kind: 'itemHeader',
-      item: { number: '#', code: 'Código', description: 'Descrição', quantity: 'Qtde', unit: 'Un', unitValue: 'Vl.Unit.', total: 'Vl.Total' },
-    },
-  ];
-  const dets = sections(inf, 'det');
-  if (dets.length === 0) throw new FieldError('xml', 'NFC-e sem itens (det)');
-  for (const [i, det] of dets.entries()) {
-    const prod = section(det.body, 'prod');
-    const where = `det[${i}].prod`;
-    const nItem = /\bnItem\s*=\s*["']([0-9]+)["']/.exec(det.attrs)?.[1] ?? String(i + 1);
-    const vDesc = textOf(prod, 'vDesc');
-    const discount = vDesc !== undefined ? toCents(vDesc, `${where}.vDesc`) : 0n;
-    items.push({
-      kind: 'item',
-      item: {
-        number: nItem.padStart(3, '0'),
-        code: required(prod, 'cProd', where),
-        description: required(prod, 'xProd', where),
-        quantity: formatDecimalBR(required(prod, 'qCom', where), 0, `${where}.qCom`),
-        unit: required(prod, 'uCom', where),
-        unitValue: formatDecimalBR(required(prod, 'vUnCom', where), 2, `${where}.vUnCom`),
-        total: money(required(prod, 'vProd', where), `${where}.vProd`),
-        ...(discount > 0n ? { discount: formatBRL(-discount) } : {}),
-      },
-    });
-  }
-
-  // IV - totals and payments
-  const tot = section(inf, 'ICMSTot');
-  const cents = (name: string): bigint => {
-    const v = textOf(tot, name);
-    return v === undefined ? 0n : toCents(v, `ICMSTot.${name}`);
-  };
-  const vNF = required(tot, 'vNF', 'ICMSTot');
-  const vDesc = cents('vDesc');
-  const vFrete = cents('vFrete');
-  const acrescimo = cents('vOutro') + cents('vSeg');
-  const total = money(vNF, 'ICMSTot.vNF');
-  const totals: DanfeLine[] = [
-    pair('Qtde. total de itens', String(dets.length)),
-    pair('Valor total R$', money(required(tot, 'vProd', 'ICMSTot'), 'ICMSTot.vProd')),
-    ...(vDesc > 0n ? [pair('Desconto R$', formatBRL(-vDesc))] : []),
-    ...(vFrete > 0n ? [pair('Frete R$', formatBRL(vFrete))] : []),
-    ...(acrescimo > 0n ? [pair('Acréscimo R$', formatBRL(acrescimo))] : []),
-    pair('Valor a Pagar R$', total, true),
-  ];
-
-  const pag = section(inf, 'pag');
-  const detPags = pag === undefined ? [] : sections(pag, 'detPag');
-  let isCash = false;
-  const payments: DanfeLine[] = [pair('FORMA DE PAGAMENTO', 'VALOR PAGO R$', true)];
-  for (const [i, d] of detPags.entries()) {
-    const tPag = required(d.body, 'tPag', `pag.detPag[${i}]`);
-    if (tPag === '01') isCash = true;
-    const vPag = textOf(d.body, 'vPag');
-    payments.push(pair(paymentName(tPag, textOf(d.body, 'xPag')), vPag === undefined ? '0,00' : money(vPag, `pag.detPag[${i}].vPag`)));
-  }
-  const vTroco = textOf(pag, 'vTroco');
-  if (vTroco !== undefined) payments.push(pair('Troco R$', money(vTroco, 'pag.vTroco')));
-
-  // V / Va - taxes and the contributor's message
-  const vTotTrib = textOf(tot, 'vTotTrib');
-  const taxes: DanfeLine[] =
-    vTotTrib === undefined
-      ? []
-      : [together('left', 'Tributos Totais Incidentes', '(Lei Federal 12.741/2012):', `R$ ${money(vTotTrib, 'ICMSTot.vTotTrib')}`)];
-  const infAdic = section(inf, 'infAdic');
-  const infCpl = textOf(infAdic, 'infCpl');
-  const contributor: DanfeLine[] = (infCpl ?? '')
-    .split(';')
-    .map((s) => s.trim())
-    .filter(Boolean)
-    .map((s) => text(s));
-
-  // VI - fiscal message, identification, access-key query
-  const infAdFisco = textOf(infAdic, 'infAdFisco');
-  // The xMsg of a cStat 120 is the authority's alert to the emitter (NT 2026.002), not a message
-  // for the consumer: it is not printed. Other authorities' messages are.
-  const xMsg = cStat === '120' ? undefined : textOf(infProt, 'xMsg');
-  const fiscal: DanfeLine[] = [
-    ...(tpAmb === '2' ? [text(DANFE_TEXTS.homologacao, 'center', { bold: true, parts: ['EMITIDA EM AMBIENTE DE HOMOLOGAÇÃO -', 'SEM VALOR FISCAL'] })] : []),
-    ...(pendingAuthorization ? [text(DANFE_TEXTS.contingencia, 'center', { bold: true }), text(DANFE_TEXTS.pendente, 'center', { bold: true })] : []),
-    ...(infAdFisco ? [text(infAdFisco, 'center')] : []),
-    ...(xMsg ? [text(xMsg, 'center')] : []),
-    together('center', `NFC-e nº ${number}`, `Série ${series}`, issuedAt),
-    { kind: 'copy' },
-  ];
+  const header = headerLines(inf, r);
+  const items = itemLines(inf, r);
+  const totals = totalLines(inf, r, items.count);
+  const payments = paymentLines(inf, r);
+  const taxes = taxLines(totals.tot, r);
+  const infAdic = r.section(inf, 'infAdic');
+  const contributor = contributorLines(infAdic, r);
+  const fiscal = fiscalLines(doc, pendingAuthorization, infAdic, prot, r);
   const groups = formatAccessKey(key).split(' ');
   const keyDivision: DanfeLine[] = [
     text(DANFE_TEXTS.consulteChave, 'center', { bold: true }),
@@ -516,59 +305,18 @@ export function danfeModel(xml: string, options: DanfeModelOptions = {}): DanfeM
     text(DANFE_TEXTS.chave, 'center', { bold: true }),
     { kind: 'key', groups },
   ];
-
-  // VII - consumer
-  const dest = section(inf, 'dest');
-  const consumer: DanfeLine[] = [];
-  const destCpf = textOf(dest, 'CPF');
-  const destCnpj = textOf(dest, 'CNPJ');
-  const destForeign = textOf(dest, 'idEstrangeiro');
-  if (destCpf) consumer.push(text(`CONSUMIDOR - CPF ${formatCpf(destCpf)}`, 'center', { bold: true }));
-  else if (destCnpj) consumer.push(text(`CONSUMIDOR - CNPJ ${formatCnpj(destCnpj)}`, 'center', { bold: true }));
-  else if (destForeign !== undefined) consumer.push(text(`CONSUMIDOR - Id. Estrangeiro ${destForeign}`.trim(), 'center', { bold: true }));
-  else consumer.push(text(DANFE_TEXTS.naoIdentificado, 'center', { bold: true }));
-  if (dest) {
-    const xNome = textOf(dest, 'xNome');
-    if (xNome) consumer.push(text(xNome, 'center'));
-    consumer.push(...addressLines(textOf, section(dest, 'enderDest')).map((l) => text(l, 'center')));
-  }
-
-  // VIII - QR Code and protocol
-  const qr: DanfeLine[] = [text(DANFE_TEXTS.consultaQr, 'center', { bold: true }), { kind: 'qrcode', payload: qrCode }];
-  if (authorization) {
-    qr.push(
-      together('center', 'Protocolo de Autorização:', authorization.protocol),
-      together('center', 'Data de Autorização:', authorization.at),
-    );
-  }
-
-  const cancelled = options.cancelled
-    ? {
-        protocol: options.cancelled.nProt,
-        at: formatDateTimeBR(options.cancelled.at, 'cancelled.at', tz),
-      }
-    : undefined;
-  if (cancelled && !/^[0-9]{15,17}$/.test(cancelled.protocol)) {
-    throw new FieldError('cancelled.nProt', 'protocolo do cancelamento deve ter 15 ou 17 dígitos');
-  }
+  const consumer = consumerLines(inf, r);
+  const qr = qrLines(qrCode, prot.authorization);
+  const cancelled = cancellationOf(options, tz);
 
   const division = (id: DanfeDivisionId, lines: DanfeLine[]): DanfeDivision[] => (lines.length ? [{ id, name: DIVISION_NAMES[id], lines }] : []);
   const divisions = [
     ...division('cabecalho', header),
     ...division('identificacaoDanfe', [text(DANFE_TEXTS.fixed, 'center', { bold: true })]),
-    ...division(
-      'cancelamento',
-      cancelled
-        ? [
-            text(DANFE_TEXTS.cancelada, 'center', { bold: true, large: true }),
-            text(`Cancelamento em ${cancelled.at}`, 'center'),
-            text(`Protocolo de Cancelamento: ${cancelled.protocol}`, 'center'),
-          ]
-        : [],
-    ),
-    ...division('itens', items),
-    ...division('totais', totals),
-    ...division('pagamentos', payments),
+    ...division('cancelamento', cancellationLines(cancelled)),
+    ...division('itens', items.lines),
+    ...division('totais', totals.lines),
+    ...division('pagamentos', payments.lines),
     ...division('tributos', taxes),
     ...division('contribuinte', contributor),
     ...division('mensagemFiscal', fiscal),
@@ -582,21 +330,238 @@ export function danfeModel(xml: string, options: DanfeModelOptions = {}): DanfeM
   return {
     key,
     keyFormatted: groups.join(' '),
-    number,
-    series,
-    issuedAt,
-    environment: tpAmb === '1' ? 'producao' : 'homologacao',
+    number: doc.number,
+    series: doc.series,
+    issuedAt: doc.issuedAt,
+    environment: doc.tpAmb === '1' ? 'producao' : 'homologacao',
     contingency,
     pendingAuthorization,
-    ...(authorization ? { authorization } : {}),
+    ...(prot.authorization ? { authorization: prot.authorization } : {}),
     ...(cancelled ? { cancelled } : {}),
-    isCash,
-    total,
+    isCash: payments.isCash,
+    total: totals.total,
     qrCode,
     urlChave,
     copies,
     divisions,
   };
+}
+
+/** What the document says of itself: key, ide, and where infNFe ends (the protocol follows it). */
+type Identification = { key: string; inf: string; end: number; tpAmb: string; tpEmis: string; number: string; series: string; issuedAt: string };
+
+function identification(xml: string, r: Reader, tz: string): Identification {
+  const infNFe = r.at(xml, 'infNFe');
+  if (!infNFe) throw new FieldError('xml', 'documento sem infNFe');
+  const id = /\bId\s*=\s*["']NFe([0-9A-Z]{44})["']/.exec(infNFe.attrs);
+  if (!id) throw new FieldError('xml', 'documento sem infNFe/@Id (chave de acesso)');
+  const inf = infNFe.body;
+  const ide = r.section(inf, 'ide');
+  const mod = r.required(ide, 'mod', 'ide');
+  if (mod !== '65') throw new FieldError('xml', `o DANFE NFC-e é do modelo 65 (o documento é modelo ${mod})`);
+  const tpAmb = r.required(ide, 'tpAmb', 'ide');
+  const tpEmis = r.required(ide, 'tpEmis', 'ide');
+  const nNF = r.required(ide, 'nNF', 'ide');
+  const serie = r.required(ide, 'serie', 'ide');
+  const issuedAt = formatDateTimeBR(r.required(ide, 'dhEmi', 'ide'), 'ide.dhEmi', tz);
+  return { key: id[1]!, inf, end: infNFe.end, tpAmb, tpEmis, number: nNF.padStart(9, '0'), series: serie.padStart(3, '0'), issuedAt };
+}
+
+type Protocol = { infProt?: string; cStat?: string; authorization?: { protocol: string; at: string } };
+
+/**
+ * The protocol after infNFe. Only an authorization (100; 150 "autorizado fora de prazo"; 120
+ * "autorizado com alerta", NT 2026.002, whose alert is for the emitter, not the consumer) prints
+ * as one.
+ */
+function authorizationOf(afterInfNFe: string, key: string, r: Reader, tz: string): Protocol {
+  const infProt = r.section(afterInfNFe, 'infProt');
+  const cStat = r.textOf(infProt, 'cStat');
+  const authorization =
+    infProt && (cStat === '100' || cStat === '120' || cStat === '150') && r.textOf(infProt, 'chNFe') === key
+      ? { protocol: r.required(infProt, 'nProt', 'infProt'), at: formatDateTimeBR(r.required(infProt, 'dhRecbto', 'infProt'), 'infProt.dhRecbto', tz) }
+      : undefined;
+  return { infProt, cStat, authorization };
+}
+
+/** I - header: the emitter. */
+function headerLines(inf: string, { section, textOf, required }: Reader): DanfeLine[] {
+  const emit = section(inf, 'emit');
+  const cnpj = textOf(emit, 'CNPJ');
+  const cpf = cnpj ? undefined : textOf(emit, 'CPF');
+  if (!cnpj && !cpf) throw new FieldError('xml', 'NFC-e sem emit/CNPJ');
+  const ie = textOf(emit, 'IE');
+  const im = textOf(emit, 'IM');
+  const enderEmit = section(emit, 'enderEmit');
+  const fone = textOf(enderEmit, 'fone');
+  return [
+    text(required(emit, 'xNome', 'emit'), 'center', { bold: true }),
+    together('center', cnpj ? `CNPJ: ${formatCnpj(cnpj)}` : `CPF: ${formatCpf(cpf!)}`, ie ? `IE: ${ie}` : undefined, im ? `IM: ${im}` : undefined),
+    ...addressLines(textOf, enderEmit).map((l) => text(l, 'center')),
+    ...(fone ? [text(`Fone: ${formatPhone(fone)}`, 'center')] : []),
+  ];
+}
+
+/** III - items, after their column header; `count` for the totals. */
+function itemLines(inf: string, { section, sections, textOf, required }: Reader): { lines: DanfeLine[]; count: number } {
+  const lines: DanfeLine[] = [
+    {
+      kind: 'itemHeader',
+      item: { number: '#', code: 'Código', description: 'Descrição', quantity: 'Qtde', unit: 'Un', unitValue: 'Vl.Unit.', total: 'Vl.Total' },
+    },
+  ];
+  const dets = sections(inf, 'det');
+  if (dets.length === 0) throw new FieldError('xml', 'NFC-e sem itens (det)');
+  for (const [i, det] of dets.entries()) {
+    const prod = section(det.body, 'prod');
+    const where = `det[${i}].prod`;
+    const nItem = /\bnItem\s*=\s*["']([0-9]+)["']/.exec(det.attrs)?.[1] ?? String(i + 1);
+    const vDesc = textOf(prod, 'vDesc');
+    const discount = vDesc !== undefined ? toCents(vDesc, `${where}.vDesc`) : 0n;
+    lines.push({
+      kind: 'item',
+      item: {
+        number: nItem.padStart(3, '0'),
+        code: required(prod, 'cProd', where),
+        description: required(prod, 'xProd', where),
+        quantity: formatDecimalBR(required(prod, 'qCom', where), 0, `${where}.qCom`),
+        unit: required(prod, 'uCom', where),
+        unitValue: formatDecimalBR(required(prod, 'vUnCom', where), 2, `${where}.vUnCom`),
+        total: money(required(prod, 'vProd', where), `${where}.vProd`),
+        ...(discount > 0n ? { discount: formatBRL(-discount) } : {}),
+      },
+    });
+  }
+  return { lines, count: dets.length };
+}
+
+/** IV - totals; `tot` (ICMSTot) for the taxes, `total` (vNF, printed) for the model. */
+function totalLines(inf: string, { section, textOf, required }: Reader, itemCount: number): { lines: DanfeLine[]; tot?: string; total: string } {
+  const tot = section(inf, 'ICMSTot');
+  const cents = (name: string): bigint => {
+    const v = textOf(tot, name);
+    return v === undefined ? 0n : toCents(v, `ICMSTot.${name}`);
+  };
+  const vNF = required(tot, 'vNF', 'ICMSTot');
+  const vDesc = cents('vDesc');
+  const vFrete = cents('vFrete');
+  const acrescimo = cents('vOutro') + cents('vSeg');
+  const total = money(vNF, 'ICMSTot.vNF');
+  const lines: DanfeLine[] = [
+    pair('Qtde. total de itens', String(itemCount)),
+    pair('Valor total R$', money(required(tot, 'vProd', 'ICMSTot'), 'ICMSTot.vProd')),
+    ...(vDesc > 0n ? [pair('Desconto R$', formatBRL(-vDesc))] : []),
+    ...(vFrete > 0n ? [pair('Frete R$', formatBRL(vFrete))] : []),
+    ...(acrescimo > 0n ? [pair('Acréscimo R$', formatBRL(acrescimo))] : []),
+    pair('Valor a Pagar R$', total, true),
+  ];
+  return { lines, tot, total };
+}
+
+/** IV - payments and the change; `isCash` opens the drawer. */
+function paymentLines(inf: string, { section, sections, textOf, required }: Reader): { lines: DanfeLine[]; isCash: boolean } {
+  const pag = section(inf, 'pag');
+  const detPags = pag === undefined ? [] : sections(pag, 'detPag');
+  let isCash = false;
+  const lines: DanfeLine[] = [pair('FORMA DE PAGAMENTO', 'VALOR PAGO R$', true)];
+  for (const [i, d] of detPags.entries()) {
+    const tPag = required(d.body, 'tPag', `pag.detPag[${i}]`);
+    if (tPag === '01') isCash = true;
+    const vPag = textOf(d.body, 'vPag');
+    lines.push(pair(paymentName(tPag, textOf(d.body, 'xPag')), vPag === undefined ? '0,00' : money(vPag, `pag.detPag[${i}].vPag`)));
+  }
+  const vTroco = textOf(pag, 'vTroco');
+  if (vTroco !== undefined) lines.push(pair('Troco R$', money(vTroco, 'pag.vTroco')));
+  return { lines, isCash };
+}
+
+/** V - taxes: only the Lei 12.741 total. */
+function taxLines(tot: string | undefined, { textOf }: Reader): DanfeLine[] {
+  const vTotTrib = textOf(tot, 'vTotTrib');
+  return vTotTrib === undefined
+    ? []
+    : [together('left', 'Tributos Totais Incidentes', '(Lei Federal 12.741/2012):', `R$ ${money(vTotTrib, 'ICMSTot.vTotTrib')}`)];
+}
+
+/** Va - the contributor's message, ";" taken as a line break. */
+function contributorLines(infAdic: string | undefined, { textOf }: Reader): DanfeLine[] {
+  const infCpl = textOf(infAdic, 'infCpl');
+  return (infCpl ?? '')
+    .split(';')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((s) => text(s));
+}
+
+/** VI - fiscal message area and the receipt's identification, with the copy placeholder. */
+function fiscalLines(doc: Identification, pendingAuthorization: boolean, infAdic: string | undefined, prot: Protocol, { textOf }: Reader): DanfeLine[] {
+  const infAdFisco = textOf(infAdic, 'infAdFisco');
+  // The xMsg of a cStat 120 is the authority's alert to the emitter (NT 2026.002), not a message
+  // for the consumer: it is not printed. Other authorities' messages are.
+  const xMsg = prot.cStat === '120' ? undefined : textOf(prot.infProt, 'xMsg');
+  return [
+    ...(doc.tpAmb === '2' ? [text(DANFE_TEXTS.homologacao, 'center', { bold: true, parts: ['EMITIDA EM AMBIENTE DE HOMOLOGAÇÃO -', 'SEM VALOR FISCAL'] })] : []),
+    ...(pendingAuthorization ? [text(DANFE_TEXTS.contingencia, 'center', { bold: true }), text(DANFE_TEXTS.pendente, 'center', { bold: true })] : []),
+    ...(infAdFisco ? [text(infAdFisco, 'center')] : []),
+    ...(xMsg ? [text(xMsg, 'center')] : []),
+    together('center', `NFC-e nº ${doc.number}`, `Série ${doc.series}`, doc.issuedAt),
+    { kind: 'copy' },
+  ];
+}
+
+/** VII - the consumer, or CONSUMIDOR NÃO IDENTIFICADO. */
+function consumerLines(inf: string, { section, textOf }: Reader): DanfeLine[] {
+  const dest = section(inf, 'dest');
+  const lines: DanfeLine[] = [];
+  const destCpf = textOf(dest, 'CPF');
+  const destCnpj = textOf(dest, 'CNPJ');
+  const destForeign = textOf(dest, 'idEstrangeiro');
+  if (destCpf) lines.push(text(`CONSUMIDOR - CPF ${formatCpf(destCpf)}`, 'center', { bold: true }));
+  else if (destCnpj) lines.push(text(`CONSUMIDOR - CNPJ ${formatCnpj(destCnpj)}`, 'center', { bold: true }));
+  else if (destForeign !== undefined) lines.push(text(`CONSUMIDOR - Id. Estrangeiro ${destForeign}`.trim(), 'center', { bold: true }));
+  else lines.push(text(DANFE_TEXTS.naoIdentificado, 'center', { bold: true }));
+  if (dest) {
+    const xNome = textOf(dest, 'xNome');
+    if (xNome) lines.push(text(xNome, 'center'));
+    lines.push(...addressLines(textOf, section(dest, 'enderDest')).map((l) => text(l, 'center')));
+  }
+  return lines;
+}
+
+/** VIII - the QR Code and, when authorized, the protocol. */
+function qrLines(qrCode: string, authorization: Protocol['authorization']): DanfeLine[] {
+  const lines: DanfeLine[] = [text(DANFE_TEXTS.consultaQr, 'center', { bold: true }), { kind: 'qrcode', payload: qrCode }];
+  if (authorization) {
+    lines.push(
+      together('center', 'Protocolo de Autorização:', authorization.protocol),
+      together('center', 'Data de Autorização:', authorization.at),
+    );
+  }
+  return lines;
+}
+
+/** The cancellation event of a cancelled reprint, as printed. */
+function cancellationOf(options: DanfeModelOptions, tz: string): { protocol: string; at: string } | undefined {
+  const cancelled = options.cancelled
+    ? {
+        protocol: options.cancelled.nProt,
+        at: formatDateTimeBR(options.cancelled.at, 'cancelled.at', tz),
+      }
+    : undefined;
+  if (cancelled && !/^[0-9]{15,17}$/.test(cancelled.protocol)) {
+    throw new FieldError('cancelled.nProt', 'protocolo do cancelamento deve ter 15 ou 17 dígitos');
+  }
+  return cancelled;
+}
+
+function cancellationLines(cancelled: { protocol: string; at: string } | undefined): DanfeLine[] {
+  return cancelled
+    ? [
+        text(DANFE_TEXTS.cancelada, 'center', { bold: true, large: true }),
+        text(`Cancelamento em ${cancelled.at}`, 'center'),
+        text(`Protocolo de Cancelamento: ${cancelled.protocol}`, 'center'),
+      ]
+    : [];
 }
 
 /** Every printable string of the model in order, copy placeholders left out (tests, search). */

@@ -111,9 +111,20 @@ export function checkClassification(value: { CST?: unknown; cClassTrib?: unknown
     cClassTrib: classCode as string,
     cst,
     classTrib,
-    pRedIBS: parseRate(classTrib.pRedIBS, 'pRedIBS'),
-    pRedCBS: parseRate(classTrib.pRedCBS, 'pRedCBS'),
+    ...reductionsOf(classCode as string, classTrib),
   };
+}
+
+// The reductions of a code, parsed once: every item of every document asks again.
+const reductions = new Map<string, { pRedIBS: Rate; pRedCBS: Rate }>();
+
+function reductionsOf(code: string, info: ClassTribInfo): { pRedIBS: Rate; pRedCBS: Rate } {
+  let r = reductions.get(code);
+  if (!r) {
+    r = { pRedIBS: parseRate(info.pRedIBS, 'pRedIBS'), pRedCBS: parseRate(info.pRedCBS, 'pRedCBS') };
+    reductions.set(code, r);
+  }
+  return r;
 }
 
 /** Like checkClassification, throwing a FieldError with every issue (for catalog and settings). */

@@ -71,7 +71,7 @@ export const withinCent = (amount: bigint, vBC: bigint, rate: Rate): boolean => 
 };
 
 /** The rate an amount is computed with: the effective one when reduced. */
-export const rateOf = (part: IbsCbsPart): Rate => part.red?.pAliqEfet ?? part.p;
+export const rateOf = (part: Omit<IbsCbsPart, 'v'>): Rate => part.red?.pAliqEfet ?? part.p;
 
 const part = (p: Rate, reduced: boolean, reduction: Rate): Omit<IbsCbsPart, 'v'> =>
   reduced ? { p, red: { pRedAliq: reduction, pAliqEfet: effectiveRate(p, reduction) } } : { p };
@@ -82,9 +82,12 @@ export function computeGroup(c: CheckedClassification, net: bigint, rates: Refor
   const uf = part(rates.pIBSUF, c.cst.gRed, c.pRedIBS);
   const mun = part(rates.pIBSMun, c.cst.gRed, c.pRedIBS);
   const cbs = part(rates.pCBS, c.cst.gRed, c.pRedCBS);
-  const sum = rateOf({ ...uf, v: 0n }) + rateOf({ ...mun, v: 0n }) + rateOf({ ...cbs, v: 0n });
+  const sum = rateOf(uf) + rateOf(mun) + rateOf(cbs);
   const vBC = rates.inPrice ? roundDiv(net * HUNDRED_PERCENT, HUNDRED_PERCENT + sum) : net;
-  const withAmount = (x: Omit<IbsCbsPart, 'v'>): IbsCbsPart => ({ ...x, v: amountOf(vBC, x.red?.pAliqEfet ?? x.p) });
+  const withAmount = (x: Omit<IbsCbsPart, 'v'>): IbsCbsPart => {
+    const v = amountOf(vBC, rateOf(x));
+    return x.red ? { p: x.p, red: x.red, v } : { p: x.p, v };
+  };
   const ufOut = withAmount(uf);
   const munOut = withAmount(mun);
   return { vBC, uf: ufOut, mun: munOut, vIBS: ufOut.v + munOut.v, cbs: withAmount(cbs) };

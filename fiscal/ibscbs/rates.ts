@@ -85,8 +85,17 @@ export function parseRate(value: unknown, field: string): Rate {
 
 /** "0.10", "8.80", "0.0575": 2 to 4 decimals, as TDec_0302_04RTC takes them. */
 export function formatRate(rate: Rate): string {
-  return trimZeros(formatDecimal(rate, RATE_SCALE), 2);
+  let text = rateTexts.get(rate);
+  if (text === undefined) {
+    text = trimZeros(formatDecimal(rate, RATE_SCALE), 2);
+    if (rateTexts.size >= 1024) rateTexts.clear(); // a handful of rates in use; never unbounded
+    rateTexts.set(rate, text);
+  }
+  return text;
 }
+
+// Every item of a document writes the same few rates.
+const rateTexts = new Map<Rate, string>();
 
 /**
  * Checks a company's overrides: dates real and from 2026 on, `to` (when given) not before `from`,

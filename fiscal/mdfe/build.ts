@@ -491,8 +491,73 @@ export function buildMdfe(input: MdfeRequest, ctx: MdfeBuildContext): BuiltMdfe 
   if (!isObject(input)) throw new FieldError('body', 'o corpo deve ser um objeto JSON');
   const c = new IssueCollector();
   const body = input as unknown as Record<string, unknown>;
-  const ide = group(c, body.ide, 'ide', true) ?? {};
+  const ide = checkIde(c, body, ctx);
+  const emit = emitGroup(c, ctx.emitter);
+  const rodo = roadModal(c, body.rodo);
+  const docs = documentGroups(c, body.infDoc, ide.ufFim);
+  const seg = insuranceGroups(c, body.seg, emit.cnpj);
+  const prodPred = productGroup(c, body.prodPred);
+  const tot = totalGroup(c, body.tot, docs.qCTe, docs.qNFe);
+  const seals = list(c, body.lacres, 'lacres', 0, 1000).map((item, i) => {
+    const g = group(c, item, `lacres[${i}]`, true) ?? {};
+    return el('lacres', undefined, text('nLacre', str(c, g.nLacre, `lacres[${i}].nLacre`, 1, 60, true)));
+  });
+  const infAdic = additionalInfo(c, body.infAdic);
 
+  let cMDF = ctx.cMDF;
+  if (cMDF !== undefined && ide.nMDF !== undefined && !isValidNumericCode(cMDF, ide.nMDF)) {
+    c.add('cMDF', 'código numérico inválido: 8 dígitos, sem repetição ou sequência, diferente de nMDF (NT 2019.001)');
+  }
+  c.throwIfAny();
+
+  cMDF ??= generateNumericCode(ide.nMDF!);
+  const dhEmi = ide.dhEmi!;
+  const key = buildAccessKey({
+    cUF: emit.cUF!,
+    yearMonth: dhEmi.slice(2, 4) + dhEmi.slice(5, 7),
+    cnpj: emit.cnpj!,
+    model: '58',
+    serie: ide.serie!,
+    number: ide.nMDF!,
+    tpEmis: ide.tpEmis,
+    code: cMDF,
+  });
+
+  const children: Child[] = [
+    ideXml(ide, key, cMDF, emit.cUF),
+    emit.xml,
+    el('infModal', { versaoModal: '3.00' }, rodo),
+    el('infDoc', undefined, docs.xml),
+    ...seg,
+    prodPred,
+    tot,
+    ...seals,
+    infAdic,
+  ];
+  const xml = el('MDFe', { xmlns: NS_MDFE }, el('infMDFe', { versao: '3.00', Id: `MDFe${key}` }, children));
+  return { key, cMDF, tpAmb: ide.tpAmb, tpEmis: ide.tpEmis, dhEmi, xml };
+}
+
+/** ide as checked (undefined fields were reported), with its loading and route groups written. */
+type CheckedIde = {
+  tpEmis: 1 | 2;
+  tpAmb: 1 | 2;
+  dhEmi?: string;
+  verProc?: string;
+  nMDF?: number;
+  serie?: number;
+  modal?: string;
+  tpEmit?: string;
+  tpTransp?: string;
+  ufIni?: string;
+  ufFim?: string;
+  loading: string[];
+  route: string[];
+  dhIniViagem?: string;
+};
+
+function checkIde(c: IssueCollector, body: Record<string, unknown>, ctx: MdfeBuildContext): CheckedIde {
+  const ide = group(c, body.ide, 'ide', true) ?? {};
   const tpEmis = ctx.tpEmis ?? 1;
   if (tpEmis !== 1 && tpEmis !== 2) c.add('tpEmis', 'deve ser 1 (normal) ou 2 (contingência)');
   const tpAmb = tpAmbOf(ctx.emitter?.environment);
@@ -524,14 +589,41 @@ export function buildMdfe(input: MdfeRequest, ctx: MdfeBuildContext): BuiltMdfe 
     return el('infPercurso', undefined, text('UFPer', uf(c, g.UFPer, `${p}.UFPer`, true)));
   });
   const dhIniViagem = absent(ide.dhIniViagem) ? undefined : c.capture(() => brasiliaDateTime(ide.dhIniViagem as DateInput, 'ide.dhIniViagem'));
+  return { tpEmis, tpAmb, dhEmi, verProc, nMDF, serie, modal, tpEmit, tpTransp, ufIni, ufFim, loading, route, dhIniViagem };
+}
 
-  const emit = emitGroup(c, ctx.emitter);
-  const rodo = roadModal(c, body.rodo);
+function ideXml(ide: CheckedIde, key: string, cMDF: string, cUF: string | undefined): string {
+  return el(
+    'ide',
+    undefined,
+    text('cUF', cUF),
+    text('tpAmb', ide.tpAmb),
+    text('tpEmit', ide.tpEmit),
+    text('tpTransp', ide.tpTransp),
+    text('mod', '58'),
+    text('serie', ide.serie),
+    text('nMDF', ide.nMDF),
+    text('cMDF', cMDF),
+    text('cDV', key[43]),
+    text('modal', ide.modal),
+    text('dhEmi', ide.dhEmi),
+    text('tpEmis', ide.tpEmis),
+    text('procEmi', '0'),
+    text('verProc', ide.verProc),
+    text('UFIni', ide.ufIni),
+    text('UFFim', ide.ufFim),
+    ide.loading,
+    ide.route,
+    text('dhIniViagem', ide.dhIniViagem),
+  );
+}
 
+/** infDoc: the unloading municipalities with their CT-e and NF-e, and how many of each. */
+function documentGroups(c: IssueCollector, v: unknown, ufFim: string | undefined): { xml: string[]; qCTe: number; qNFe: number } {
   let qCTe = 0;
   let qNFe = 0;
-  const infDoc = group(c, body.infDoc, 'infDoc', true) ?? {};
-  const unloading = list(c, infDoc.infMunDescarga, 'infDoc.infMunDescarga', 1, 1000).map((item, i) => {
+  const infDoc = group(c, v, 'infDoc', true) ?? {};
+  const xml = list(c, infDoc.infMunDescarga, 'infDoc.infMunDescarga', 1, 1000).map((item, i) => {
     const p = `infDoc.infMunDescarga[${i}]`;
     const g = group(c, item, p, true) ?? {};
     const ctes = list(c, g.infCTe, `${p}.infCTe`, 0, 20000).map((doc, j) => {
@@ -554,11 +646,11 @@ export function buildMdfe(input: MdfeRequest, ctx: MdfeBuildContext): BuiltMdfe 
       nfes,
     );
   });
+  return { xml, qCTe, qNFe };
+}
 
-  const seg = insuranceGroups(c, body.seg, emit.cnpj);
-  const prodPred = productGroup(c, body.prodPred);
-
-  const t = group(c, body.tot, 'tot', true) ?? {};
+function totalGroup(c: IssueCollector, v: unknown, qCTe: number, qNFe: number): string {
+  const t = group(c, v, 'tot', true) ?? {};
   const tot = el(
     'tot',
     undefined,
@@ -569,70 +661,14 @@ export function buildMdfe(input: MdfeRequest, ctx: MdfeBuildContext): BuiltMdfe 
     text('qCarga', decimal(c, t.qCarga, 'tot.qCarga', 4, 11)),
   );
   if (qCTe > 999_999 || qNFe > 999_999) c.add('infDoc', 'no máximo 999999 documentos de cada tipo');
+  return tot;
+}
 
-  const seals = list(c, body.lacres, 'lacres', 0, 1000).map((item, i) => {
-    const g = group(c, item, `lacres[${i}]`, true) ?? {};
-    return el('lacres', undefined, text('nLacre', str(c, g.nLacre, `lacres[${i}].nLacre`, 1, 60, true)));
-  });
-  const adic = group(c, body.infAdic, 'infAdic', false);
+function additionalInfo(c: IssueCollector, v: unknown): string | undefined {
+  const adic = group(c, v, 'infAdic', false);
   const infAdFisco = adic && str(c, adic.infAdFisco, 'infAdic.infAdFisco', 1, 2000, false);
   const infCpl = adic && str(c, adic.infCpl, 'infAdic.infCpl', 1, 5000, false);
-
-  let cMDF = ctx.cMDF;
-  if (cMDF !== undefined && nMDF !== undefined && !isValidNumericCode(cMDF, nMDF)) {
-    c.add('cMDF', 'código numérico inválido: 8 dígitos, sem repetição ou sequência, diferente de nMDF (NT 2019.001)');
-  }
-  c.throwIfAny();
-
-  cMDF ??= generateNumericCode(nMDF!);
-  const key = buildAccessKey({
-    cUF: emit.cUF!,
-    yearMonth: dhEmi!.slice(2, 4) + dhEmi!.slice(5, 7),
-    cnpj: emit.cnpj!,
-    model: '58',
-    serie: serie!,
-    number: nMDF!,
-    tpEmis,
-    code: cMDF,
-  });
-
-  const ideXml = el(
-    'ide',
-    undefined,
-    text('cUF', emit.cUF),
-    text('tpAmb', tpAmb),
-    text('tpEmit', tpEmit),
-    text('tpTransp', tpTransp),
-    text('mod', '58'),
-    text('serie', serie),
-    text('nMDF', nMDF),
-    text('cMDF', cMDF),
-    text('cDV', key[43]),
-    text('modal', modal),
-    text('dhEmi', dhEmi),
-    text('tpEmis', tpEmis),
-    text('procEmi', '0'),
-    text('verProc', verProc),
-    text('UFIni', ufIni),
-    text('UFFim', ufFim),
-    loading,
-    route,
-    text('dhIniViagem', dhIniViagem),
-  );
-
-  const children: Child[] = [
-    ideXml,
-    emit.xml,
-    el('infModal', { versaoModal: '3.00' }, rodo),
-    el('infDoc', undefined, unloading),
-    ...seg,
-    prodPred,
-    tot,
-    ...seals,
-    infAdFisco || infCpl ? el('infAdic', undefined, text('infAdFisco', infAdFisco), text('infCpl', infCpl)) : undefined,
-  ];
-  const xml = el('MDFe', { xmlns: NS_MDFE }, el('infMDFe', { versao: '3.00', Id: `MDFe${key}` }, children));
-  return { key, cMDF, tpAmb, tpEmis, dhEmi: dhEmi!, xml };
+  return infAdFisco || infCpl ? el('infAdic', undefined, text('infAdFisco', infAdFisco), text('infCpl', infCpl)) : undefined;
 }
 
 /**

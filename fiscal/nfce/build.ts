@@ -5,21 +5,11 @@
 // in API path style (`det[1].prod.NCM`); nothing is returned then. Money is bigint cents and
 // decimal strings throughout, never floating point.
 //
-// Decisions (documented here because the specification leaves them open):
-// - vProd of an item must equal qCom × vUnCom rounded half-up to the cent (and the same for
-//   qTrib × vUnTrib): SEFAZ rejects 629 otherwise, so we refuse it before it gets there.
-// - total.vProd must equal the sum of the items with indTot 1; total.vNF must equal
-//   vProd − vDesc − vICMSDeson (deduzido) + vST + vFCPST (frete, seguro, outras, II and IPI do
-//   not exist in our NFC-e); total.vDesc, when sent, must equal the items' vDesc.
-// - Payments: their sum may exceed vNF only by the change (vTroco). Without vTroco the
-//   difference is written as vTroco; with it, it must match.
-// - vTotTrib (Lei 12.741/2012, "valor aproximado dos tributos"): an item's own
-//   imposto.vTotTrib is kept. When the body's vTotTrib is given, what the items did not declare
-//   is spread over the other items in proportion to their net value (largest remainder, to the
-//   cent), so ICMSTot/vTotTrib always equals the sum of the items (rejection 685). When it is
-//   absent, each undeclared item gets net value × an approximate rate: ctx.vTotTribRate, else
-//   DEFAULT_VTOTTRIB_RATES by CRT. Those defaults are rough national averages, not the IBPT
-//   table by NCM; a store that must print precise figures sends its own.
+// One module per group of infNFe, each checking its part into the one IssueCollector of the
+// document and writing it once the whole document is sound: ide (./ide.ts), emit
+// (../emit-block.ts), dest (./dest.ts), det (./det.ts), total with vTotTrib (./total.ts), pag
+// (./pag.ts); the tax reform's decision for the document is ./reform.ts. Each states the
+// decisions it makes where the specification leaves them open. Document-wide ones:
 // - Tax reform (IBS/CBS, fiscal/ibscbs/): CRT 3 from 2026-01-01, and CRT 1/2/4 that opted in,
 //   write det/imposto/IBSCBS on every item, det/vItem, total/IBSCBSTot and total/vNFTot. The
 //   item's classification comes from the request or the company's default; the values are
@@ -28,118 +18,38 @@
 //   item's classification (a catalog fact), which is checked and left out; values are refused.
 // - NT 2026.002: above R$ 10.000,00 (or the UF's limit) the consumer's CPF or CNPJ is required
 //   (750), reported on `dest`; finNFe is always 1 (715).
-// - Card data is NOT required by the builder: a card payment without `card` is written without
-//   the group, so the (sandbox) authority can reject it with 391. `paymentRuleViolation` tells
-//   the caller in advance.
 
-import { buildAccessKey, generateNumericCode, isValidNumericCode } from '../access-key.ts';
+import { buildAccessKey } from '../access-key.ts';
 import { qrBaseUrlOf, urlChaveOf } from '../br/nfce-urls.ts';
-import { assertCfop, assertMunicipality, assertNcm } from '../br/catalogs.ts';
-import { assertCnpj, assertCpf, assertGtinOrSemGtin } from '../br/documents.ts';
-import type { Emitter } from '../company.ts';
 import { checkEmitter } from '../emit-block.ts';
 import { FieldError, IssueCollector } from '../errors.ts';
-import {
-  allocate,
-  asObject,
-  DEC,
-  decimal,
-  instant,
-  integer,
-  isAbsent,
-  optTString,
-  pattern,
-  productCents,
-  tString,
-  type Dec,
-} from '../layout-fields.ts';
+import { isAbsent, optTString, tString } from '../layout-fields.ts';
 import { fromCents } from '../money.ts';
 import { NS_NFE } from '../protocol.ts';
 import { nfceQrCodeOffline, nfceQrCodeOnline, type QrDest } from '../qrcode.ts';
 import { digestValueOf, signXml, type SigningCredentials } from '../signature.ts';
-import { ibsCbsTotals, ibsCbsTotXml, ibsCbsXml, vNFTotXml } from '../ibscbs/document.ts';
-import { itemIbsCbs, type IbsCbsItem, type ReformRates } from '../ibscbs/item.ts';
-import { RATE_NAMES, ratesAt } from '../ibscbs/rates.ts';
-import { checkIbsCbsSettings, reformApplies } from '../ibscbs/settings.ts';
-import {
-  COFINS_VARIANTS,
-  ICMS_VARIANTS,
-  icmsTot,
-  itemValue,
-  PIS_VARIANTS,
-  taxGroup,
-  totalXml as writeTotal,
-  writeTax,
-  type TaxOut,
-} from '../tax-groups.ts';
 import { el, firstText, text } from '../xml.ts';
-import { consumerIdentificationRequired, identificationRequiredMessage } from './consumer-identification.ts';
-import type { NfceCard, NfceRequest } from './types.ts';
+import { checkItems, detXml } from './det.ts';
+import { checkDest, checkIdentificationLimit, destXml, qrDestOf } from './dest.ts';
+import { checkIde, ideXml } from './ide.ts';
+import { checkChange, checkPayments, pagXml } from './pag.ts';
+import { documentReform } from './reform.ts';
+import { checkTotals, itemTaxBurden, totalXml } from './total.ts';
+import type { BuildNfceContext, NfceRequest } from './types.ts';
 
 // The tax tables moved to fiscal/tax-groups.ts (shared with the NF-e de devolução); kept
-// importable from here for the callers that know them by this module.
+// importable from here for the callers that know them by this module. The same for the
+// constants of each group, which live with the group.
 export { COFINS_VARIANTS, ICMS_VARIANTS, PIS_VARIANTS } from '../tax-groups.ts';
-
-// =============================================================================================
-// Constants of the layout and of the rules
-
-/** Rejection 373: item 1's description in homologação. */
-export const HOMOLOGACAO_XPROD = 'NOTA FISCAL EMITIDA EM AMBIENTE DE HOMOLOGACAO - SEM VALOR FISCAL';
-/** Rejection 598: dest/xNome in homologação. */
-export const HOMOLOGACAO_DEST_XNOME = 'NF-E EMITIDA EM AMBIENTE DE HOMOLOGACAO - SEM VALOR FISCAL';
-
-export const DEFAULT_VERPROC = 'Balcão 0.1.0';
-
-const RATE_LABELS = { pIBSUF: 'do IBS da UF', pIBSMun: 'do IBS do município', pCBS: 'da CBS' } as const;
-export const DEFAULT_NATOP = 'VENDA';
-
-/**
- * Approximate tax burden (percent of the item's net value) used for vTotTrib when the request
- * gives none. Simples Nacional and MEI: 4.00, the nominal rate of the first bracket of Anexo I
- * (comércio). Regime normal (and Simples above the sub-limit, which pays ICMS outside the DAS):
- * 31.45, i.e. 13.45 federal + 18.00 ICMS, the usual IBPT figures for a national good.
- */
-export const DEFAULT_VTOTTRIB_RATES: Readonly<Record<1 | 2 | 3 | 4, string>> = Object.freeze({
-  1: '4.00',
-  2: '31.45',
-  3: '31.45',
-  4: '4.00',
-});
-
-/** tPag codes after NT 2020.006 / NT 2023.004 (docs/fiscal.md, "Payments"). */
-export const TPAG_CODES: readonly string[] = [
-  '01', '02', '03', '04', '05', '10', '11', '12', '13', '14', '15', '16', '17', '18', '19', '20', '21', '22', '90', '91', '99',
-];
-
-/** Payments for which the body's top-level `card` applies and whose missing card is rejection 391. */
-export const CARD_TPAG: readonly string[] = ['03', '04'];
-
-export const REJECTION_TEXTS = {
-  391: 'Não informados os dados do cartão de crédito / débito nas Formas de Pagamento da Nota Fiscal',
-  392: 'Não informados os dados da operação de pagamento por cartão de crédito / débito',
-} as const;
+export { HOMOLOGACAO_XPROD } from './det.ts';
+export { HOMOLOGACAO_DEST_XNOME } from './dest.ts';
+export { DEFAULT_NATOP, DEFAULT_VERPROC } from './ide.ts';
+export { CARD_TPAG, paymentRuleViolation, REJECTION_TEXTS, TPAG_CODES, type PaymentRuleViolation } from './pag.ts';
+export { DEFAULT_VTOTTRIB_RATES } from './total.ts';
+export type { BuildNfceContext, ContingencyInput } from './types.ts';
 
 // =============================================================================================
 // Public API
-
-export type ContingencyInput = { dhCont: Date | string; xJust: string };
-
-export type BuildNfceContext = {
-  emitter: Emitter;
-  /** Issue instant: a Date or ISO 8601 with offset; written in the Brasília offset. */
-  dhEmi: Date | string;
-  /** 1 normal (online), 9 offline contingency. */
-  tpEmis: 1 | 9;
-  /** Required with tpEmis 9: entry into contingency (≤ dhEmi) and its justification (15–256). */
-  contingency?: ContingencyInput;
-  /** cNF of the key; generated (NT 2019.001 rules) when absent. Reuse it when re-issuing. */
-  cNF?: string;
-  verProc?: string;
-  /** Municipality of the taxable event; the emitter's cMun by default. */
-  cMunFG?: string;
-  /** Percent used to estimate vTotTrib when the request has none (e.g. "12.50"); see the header. */
-  vTotTribRate?: string;
-};
 
 export type IssueNfceContext = BuildNfceContext & {
   credentials: SigningCredentials;
@@ -180,521 +90,79 @@ export type IssuedNfce = {
   vTotTrib: string;
 };
 
-export type PaymentRuleViolation = { cStat: 391 | 392; xMotivo: string };
-
-type ItemOut = {
-  prod: [string, string | undefined][];
-  icms: TaxOut;
-  pis?: TaxOut;
-  cofins?: TaxOut;
-  vTotTribOwn?: bigint;
-  /** null: the item carries no IBSCBS. */
-  ibsCbs: IbsCbsItem | null;
-  vProd: bigint;
-  vDesc: bigint;
-  indTot: string;
-};
-
-type CardOut = { tpIntegra: string; CNPJ?: string; tBand?: string; cAut?: string; CNPJReceb?: string; idTermPag?: string };
-type PagOut = { indPag?: string; tPag: string; xPag?: string; vPag: Dec; dPag?: string; card?: CardOut };
-
-/** The card group that applies to a payment: its own, or the body's for a card tPag. */
-function cardOf(input: NfceRequest, pag: { tPag?: unknown; card?: NfceCard }, i: number): { card?: NfceCard; path: string } {
-  if (pag.card !== undefined && pag.card !== null) return { card: pag.card, path: `pag[${i}].card` };
-  if (typeof pag.tPag === 'string' && CARD_TPAG.includes(pag.tPag) && input.card) return { card: input.card, path: 'card' };
-  return { path: `pag[${i}].card` };
-}
-
-/**
- * Rules 391/392 of the payment group (docs/fiscal.md, "Payments"), for the (sandbox) authority and for
- * callers who want to warn before sending. The builder itself does not enforce them.
- */
-export function paymentRuleViolation(input: NfceRequest): PaymentRuleViolation | undefined {
-  if (!input || !Array.isArray(input.pag)) return undefined;
-  for (const [i, pag] of input.pag.entries()) {
-    if (!pag || typeof pag !== 'object') continue;
-    const { card } = cardOf(input, pag, i);
-    if (!card) {
-      if (CARD_TPAG.includes(pag.tPag)) return { cStat: 391, xMotivo: REJECTION_TEXTS[391] };
-      continue;
-    }
-    const tpIntegra = card.tpIntegra ?? '2';
-    if (tpIntegra === '1' && (isAbsent(card.CNPJ) || isAbsent(card.cAut))) {
-      return { cStat: 392, xMotivo: REJECTION_TEXTS[392] };
-    }
-  }
-  return undefined;
-}
-
 /** Checks the request and writes the unsigned NFC-e. Throws FieldError with every issue found. */
 export function buildNfce(input: NfceRequest, ctx: BuildNfceContext): BuiltNfce {
   return build(input, ctx, new IssueCollector());
 }
 
+/**
+ * Every group checked in schema order into `issues` (so the issues come in the document's
+ * order), then, when there are none, the document written.
+ */
 function build(input: NfceRequest, ctx: BuildNfceContext, issues: IssueCollector): BuiltNfce {
-  const cap = <T>(check: () => T): T | undefined => issues.capture(check);
-
   if (typeof input !== 'object' || input === null) throw new FieldError('body', 'corpo da NFC-e obrigatório');
   const emitter = ctx.emitter;
   if (!emitter) throw new FieldError('emit', 'dados do emitente não configurados');
 
-  // -------------------------------------------------------------------------------------------
-  // Emitter
   const emit = checkEmitter(emitter, issues);
-  const { tpAmb, uf, cUF, crt } = emit;
-  const emitCnpj = emit.cnpj;
+  const { tpAmb, uf, crt } = emit;
   const homolog = tpAmb === 2;
-  const address = emitter.address ?? ({} as Emitter['address']);
-
-  // -------------------------------------------------------------------------------------------
-  // ide
-  const ide = asObject(input.ide, 'ide', issues) ?? {};
-  const nNF = cap(() => integer(ide.nNF, 'ide.nNF', 1, 999_999_999));
-  const serie = cap(() => integer(ide.serie, 'ide.serie', 0, 999));
-  const natOp = cap(() => tString(ide.natOp ?? DEFAULT_NATOP, 'ide.natOp', 1, 60));
-  const indPres = cap(() => {
-    const v = ide.indPres ?? '1';
-    if (v !== '1' && v !== '4') {
-      throw new FieldError('ide.indPres', 'NFC-e só admite 1 (presencial) ou 4 (entrega em domicílio) (rejeição 717)');
-    }
-    return v;
-  });
-  const dhEmi = cap(() => instant(ctx.dhEmi, 'ide.dhEmi'));
-  const cMunFG = cap(() => assertMunicipality(ctx.cMunFG ?? address.cMun, uf, 'ide.cMunFG').code);
-  const verProc = cap(() => tString(ctx.verProc ?? DEFAULT_VERPROC, 'ide.verProc', 1, 20));
-  const tpEmis = ctx.tpEmis;
-  if (tpEmis !== 1 && tpEmis !== 9) issues.add('ide.tpEmis', 'NFC-e admite tpEmis 1 (normal) ou 9 (contingência offline)');
-  let contingency: { dhCont: string; xJust: string } | undefined;
-  if (tpEmis === 9) {
-    const c = ctx.contingency;
-    const dhCont = cap(() => instant(c?.dhCont, 'ide.dhCont'));
-    const xJust = cap(() => tString(c?.xJust, 'ide.xJust', 15, 256));
-    if (dhCont && dhEmi && dhCont.ms > dhEmi.ms) issues.add('ide.dhCont', 'entrada em contingência deve ser anterior ou igual à emissão (dhEmi)');
-    if (dhCont && xJust) contingency = { dhCont: dhCont.text, xJust };
-  } else if (ctx.contingency) {
-    issues.add('ide.dhCont', 'dhCont e xJust só são informados em contingência (tpEmis 9)');
-  }
-  const cNF = cap(() => {
-    if (ctx.cNF === undefined) return nNF === undefined ? undefined : generateNumericCode(nNF);
-    if (!/^[0-9]{8}$/.test(ctx.cNF) || (nNF !== undefined && !isValidNumericCode(ctx.cNF, nNF))) {
-      throw new FieldError('ide.cNF', 'código numérico inválido: 8 dígitos, sem repetição ou sequência, diferente de nNF (rejeição 897)');
-    }
-    return ctx.cNF;
-  });
-
-  // -------------------------------------------------------------------------------------------
-  // Tax reform: whether this NFC-e carries the IBS/CBS groups, and with which rates
-  const ibsCbsSettings = checkIbsCbsSettings(emitter.ibsCbs, 'emit.ibsCbs', issues);
-  const reformDate = dhEmi?.text.slice(0, 10);
-  let reform: ReformRates | undefined;
-  let reformOk = ibsCbsSettings !== undefined && reformDate !== undefined;
-  if (reformDate && ibsCbsSettings && reformApplies(crt, ibsCbsSettings, reformDate)) {
-    const r = ratesAt(reformDate, ibsCbsSettings.rates);
-    const missing = RATE_NAMES.filter((name) => r[name] === undefined);
-    for (const name of missing) {
-      issues.add(
-        'emit.ibsCbs.rates',
-        `alíquota ${RATE_LABELS[name]} vigente em ${reformDate} ainda não publicada: informe-a nas alíquotas do IBS/CBS por período da empresa`,
-      );
-    }
-    if (missing.length === 0) reform = { date: reformDate, pIBSUF: r.pIBSUF!, pIBSMun: r.pIBSMun!, pCBS: r.pCBS!, inPrice: r.inPrice };
-    else reformOk = false;
-  }
-  const reformAbsent =
-    reformDate !== undefined && reformDate < '2026-01-01'
-      ? `o IBS e a CBS começam em 2026-01-01; esta NFC-e é de ${reformDate}`
-      : `emitente com CRT ${crt} não informa IBS/CBS: a opção está desativada nas configurações da empresa`;
-
-  // -------------------------------------------------------------------------------------------
-  // dest
-  let destOut: { tag: 'CPF' | 'CNPJ' | 'idEstrangeiro'; doc: string; xNome?: string } | undefined;
-  if (input.dest !== undefined && input.dest !== null) {
-    const d = asObject(input.dest, 'dest', issues);
-    if (d) {
-      for (const k of ['IE', 'ie', 'indIEDest']) {
-        if (k in d) issues.add(`dest.${k}`, 'NFC-e não admite IE do destinatário (rejeição 729); indIEDest é sempre 9');
-      }
-      const ids = (['cpf', 'cnpj', 'idEstrangeiro'] as const).filter((k) => d[k] !== undefined && d[k] !== null);
-      if (ids.length !== 1) {
-        issues.add('dest', ids.length ? 'informe apenas um entre cpf, cnpj e idEstrangeiro' : 'informe o cpf, o cnpj ou o idEstrangeiro do consumidor');
-      } else {
-        const id = ids[0]!;
-        const doc = cap(() => {
-          if (id === 'cpf') return assertCpf(d.cpf, 'dest.cpf');
-          if (id === 'cnpj') {
-            const v = assertCnpj(d.cnpj, 'dest.cnpj');
-            if (!/^[0-9]{14}$/.test(v)) throw new FieldError('dest.cnpj', 'CNPJ alfanumérico ainda não é aceito pelo Balcão');
-            return v;
-          }
-          if (typeof d.idEstrangeiro !== 'string' || !/^([!-\u00ff]{5,20})?$/.test(d.idEstrangeiro)) {
-            throw new FieldError('dest.idEstrangeiro', 'documento do estrangeiro: de 5 a 20 caracteres sem espaços, ou vazio');
-          }
-          return d.idEstrangeiro;
-        });
-        const xNome = homolog ? HOMOLOGACAO_DEST_XNOME : cap(() => optTString(d.xNome, 'dest.xNome', 2, 60));
-        if (doc !== undefined) destOut = { tag: id === 'cpf' ? 'CPF' : id === 'cnpj' ? 'CNPJ' : 'idEstrangeiro', doc, xNome };
-      }
-    }
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // det
-  const items: ItemOut[] = [];
-  let itemsOk = true;
-  if (!Array.isArray(input.det) || input.det.length === 0) {
-    issues.add('det', 'informe ao menos um item');
-    itemsOk = false;
-  } else if (input.det.length > 990) {
-    issues.add('det', 'no máximo 990 itens');
-    itemsOk = false;
-  }
-  const simples = crt === 1 || crt === 4;
-  for (const [i, item] of (Array.isArray(input.det) ? input.det : []).entries()) {
-    const base = `det[${i}]`;
-    const before = issues.issues.length;
-    const it = asObject(item, base, issues);
-    const prod = it && asObject(it.prod, `${base}.prod`, issues);
-    const imposto = it && asObject(it.imposto, `${base}.imposto`, issues);
-    if (!prod || !imposto) {
-      itemsOk = false;
-      continue;
-    }
-    const p = `${base}.prod`;
-    const xProd = homolog && i === 0 ? HOMOLOGACAO_XPROD : cap(() => tString(prod.xProd, `${p}.xProd`, 1, 120));
-    const qCom = cap(() => decimal(prod.qCom, `${p}.qCom`, DEC.q));
-    const vUnCom = cap(() => decimal(prod.vUnCom, `${p}.vUnCom`, DEC.vUn));
-    const vProd = cap(() => decimal(prod.vProd, `${p}.vProd`, DEC.v));
-    const qTrib = cap(() => decimal(prod.qTrib, `${p}.qTrib`, DEC.q));
-    const vUnTrib = cap(() => decimal(prod.vUnTrib, `${p}.vUnTrib`, DEC.vUn));
-    const vDesc = isAbsent(prod.vDesc) ? undefined : cap(() => decimal(prod.vDesc, `${p}.vDesc`, DEC.vOpc));
-    if (qCom && vUnCom && vProd) {
-      const expected = productCents(qCom.units, vUnCom.units);
-      if (expected !== vProd.units) {
-        issues.add(`${p}.vProd`, `deve ser qCom × vUnCom arredondado ao centavo: esperado ${fromCents(expected)} (rejeição 629)`);
-      }
-    }
-    if (qTrib && vUnTrib && vProd) {
-      const expected = productCents(qTrib.units, vUnTrib.units);
-      if (expected !== vProd.units) {
-        issues.add(`${p}.vUnTrib`, `qTrib × vUnTrib deve resultar em vProd (${vProd.text}); resultou ${fromCents(expected)}`);
-      }
-    }
-    if (vDesc && vProd && vDesc.units > vProd.units) issues.add(`${p}.vDesc`, 'desconto maior que o valor do item');
-    const cfop = cap(() => {
-      const v = assertCfop(prod.CFOP, `${p}.CFOP`);
-      // NFC-e is always an internal operation (idDest 1): only 5xxx output CFOPs apply.
-      if (!v.startsWith('5')) throw new FieldError(`${p}.CFOP`, 'NFC-e só admite CFOP de saída interna (5xxx)');
-      return v;
-    });
-    const indTot = cap(() => pattern(prod.indTot, `${p}.indTot`, /^[01]$/, 'indTot deve ser 0 ou 1'));
-    const prodOut: [string, string | undefined][] = [
-      ['cProd', cap(() => tString(prod.cProd, `${p}.cProd`, 1, 60))],
-      ['cEAN', cap(() => assertGtinOrSemGtin(prod.cEAN, `${p}.cEAN`))],
-      ['xProd', xProd],
-      ['NCM', cap(() => assertNcm(prod.NCM, `${p}.NCM`))],
-      ['CFOP', cfop],
-      ['uCom', cap(() => tString(prod.uCom, `${p}.uCom`, 1, 6))],
-      ['qCom', qCom?.text],
-      ['vUnCom', vUnCom?.text],
-      ['vProd', vProd?.text],
-      ['cEANTrib', cap(() => assertGtinOrSemGtin(prod.cEANTrib, `${p}.cEANTrib`))],
-      ['uTrib', cap(() => tString(prod.uTrib, `${p}.uTrib`, 1, 6))],
-      ['qTrib', qTrib?.text],
-      ['vUnTrib', vUnTrib?.text],
-      ['vDesc', vDesc?.text],
-      ['indTot', indTot],
-    ];
-    const known = new Set([...prodOut.map(([n]) => n)]);
-    for (const k of Object.keys(prod)) if (!known.has(k)) issues.add(`${p}.${k}`, 'campo não suportado no item da NFC-e');
-
-    const t = `${base}.imposto`;
-    const icms = taxGroup(imposto.ICMS, ICMS_VARIANTS, `${t}.ICMS`, issues);
-    // The regime check needs only the variant's name, so it is reported even when its fields are wrong.
-    const icmsVariant = typeof imposto.ICMS === 'object' && imposto.ICMS ? Object.keys(imposto.ICMS) : [];
-    if (icmsVariant.length === 1 && icmsVariant[0]! in ICMS_VARIANTS && crt !== undefined) {
-      const isSn = icmsVariant[0]!.startsWith('ICMSSN');
-      if (simples && !isSn) issues.add(`${t}.ICMS`, `emitente do Simples Nacional (CRT ${crt}) informa CSOSN, grupo ICMSSNxxx (rejeição 590)`);
-      if (!simples && isSn) issues.add(`${t}.ICMS`, `emitente com CRT ${crt} informa CST, não CSOSN (rejeição 591)`);
-    }
-    const pis = isAbsent(imposto.PIS) ? undefined : taxGroup(imposto.PIS, PIS_VARIANTS, `${t}.PIS`, issues);
-    const cofins = isAbsent(imposto.COFINS) ? undefined : taxGroup(imposto.COFINS, COFINS_VARIANTS, `${t}.COFINS`, issues);
-    for (const k of Object.keys(imposto)) {
-      if (!['ICMS', 'PIS', 'COFINS', 'vTotTrib', 'IBSCBS'].includes(k)) {
-        issues.add(`${t}.${k}`, k === 'IPI' || k === 'II' ? `NFC-e não admite o grupo ${k} (rejeição ${k === 'IPI' ? 742 : 743})` : 'grupo não suportado na NFC-e');
-      }
-    }
-    const vTotTribOwn = isAbsent(imposto.vTotTrib) ? undefined : cap(() => decimal(imposto.vTotTrib, `${t}.vTotTrib`, DEC.v).units);
-    const net = vProd && (!vDesc || vDesc.units <= vProd.units) ? vProd.units - (vDesc?.units ?? 0n) : undefined;
-    const ibsCbs =
-      net !== undefined && reformOk
-        ? itemIbsCbs(imposto.IBSCBS, `${t}.IBSCBS`, net, reform, ibsCbsSettings!.defaultClassification, issues, reformAbsent)
-        : undefined;
-
-    if (issues.issues.length !== before || !icms || !vProd || !indTot || ibsCbs === undefined) {
-      itemsOk = false;
-      continue;
-    }
-    items.push({
-      prod: prodOut,
-      icms,
-      pis,
-      cofins,
-      vTotTribOwn,
-      ibsCbs,
-      vProd: vProd.units,
-      vDesc: vDesc?.units ?? 0n,
-      indTot,
-    });
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // Totals (only meaningful when every item is sound: otherwise they would only echo its issues)
-  const sum = (pick: (it: ItemOut) => bigint): bigint => items.reduce((a, it) => a + pick(it), 0n);
-  const tot = icmsTot(items);
-  const vNF = tot.vNF;
-
-  const total = asObject(input.total, 'total', issues);
-  const totalVProd = total && cap(() => decimal(total.vProd, 'total.vProd', DEC.v));
-  const totalVNF = total && cap(() => decimal(total.vNF, 'total.vNF', DEC.v));
-  const totalVDesc = total && !isAbsent(total.vDesc) ? cap(() => decimal(total.vDesc, 'total.vDesc', DEC.v)) : undefined;
-  if (itemsOk) {
-    if (vNF < 0n) issues.add('total.vNF', 'valor total negativo: descontos maiores que os produtos');
-    if (totalVProd && totalVProd.units !== tot.vProd) {
-      issues.add('total.vProd', `difere da soma dos itens: esperado ${fromCents(tot.vProd)} (rejeição 564)`);
-    }
-    if (totalVDesc && totalVDesc.units !== tot.vDesc) {
-      issues.add('total.vDesc', `difere da soma dos descontos dos itens: esperado ${fromCents(tot.vDesc)}`);
-    }
-    if (totalVNF && totalVNF.units !== vNF) {
-      issues.add('total.vNF', `difere do total calculado: esperado ${fromCents(vNF)} (rejeição 610)`);
-    }
-    const identified = destOut?.tag === 'CPF' || destOut?.tag === 'CNPJ';
-    if (uf && !identified && consumerIdentificationRequired(uf, vNF)) issues.add('dest', identificationRequiredMessage(uf));
-  }
-
-  // vTotTrib (see the header for the rule)
-  let itemTotTrib: bigint[] = [];
-  const givenTotTrib = isAbsent(input.vTotTrib) ? undefined : cap(() => decimal(input.vTotTrib, 'vTotTrib', DEC.v).units);
-  if (itemsOk) {
-    const net = items.map((it) => it.vProd - it.vDesc);
-    const missing = items.flatMap((it, i) => (it.vTotTribOwn === undefined ? [i] : []));
-    const own = sum((it) => it.vTotTribOwn ?? 0n);
-    itemTotTrib = items.map((it) => it.vTotTribOwn ?? 0n);
-    if (givenTotTrib !== undefined) {
-      const rest = givenTotTrib - own;
-      if (rest < 0n || (missing.length === 0 && rest !== 0n)) {
-        issues.add('vTotTrib', `difere da soma dos valores aproximados dos itens (${fromCents(own)}) (rejeição 685)`);
-      } else {
-        const shares = allocate(rest, missing.map((i) => (net[i]! > 0n ? net[i]! : 0n)));
-        missing.forEach((i, k) => (itemTotTrib[i] = shares[k]!));
-      }
-    } else {
-      const rate = cap(() => {
-        const r = ctx.vTotTribRate ?? (crt ? DEFAULT_VTOTTRIB_RATES[crt] : '0');
-        return decimal(r, 'vTotTribRate', { scale: 4, intDigits: 3, minScale: 2, max: 1_000_000n }).units;
-      });
-      if (rate !== undefined) {
-        for (const i of missing) {
-          const n = net[i]! > 0n ? net[i]! : 0n;
-          itemTotTrib[i] = (n * rate + 500_000n) / 1_000_000n; // percent at scale 4 → half-up cents
-        }
-      }
-    }
-  }
+  const ide = checkIde(input, ctx, uf, issues);
+  const reform = documentReform(emitter, crt, ide.dhEmi?.text, issues);
+  const dest = checkDest(input, homolog, issues);
+  const checked = checkItems(input, { crt, homolog, reform }, issues);
+  const tot = checkTotals(input, checked, issues);
+  if (checked.ok) checkIdentificationLimit(dest, uf, tot.vNF, issues);
+  const itemTotTrib = itemTaxBurden(input, checked, crt, ctx.vTotTribRate, issues);
   const vTotTrib = itemTotTrib.reduce((a, b) => a + b, 0n);
-
-  // -------------------------------------------------------------------------------------------
-  // pag
-  const pags: PagOut[] = [];
-  if (!Array.isArray(input.pag) || input.pag.length === 0) issues.add('pag', 'informe ao menos uma forma de pagamento');
-  else if (input.pag.length > 100) issues.add('pag', 'no máximo 100 formas de pagamento');
-  for (const [i, raw] of (Array.isArray(input.pag) ? input.pag : []).entries()) {
-    const base = `pag[${i}]`;
-    const pag = asObject(raw, base, issues);
-    if (!pag) continue;
-    const tPag = cap(() => {
-      const v = pattern(pag.tPag, `${base}.tPag`, /^[0-9]{2}$/, 'tPag deve ter 2 dígitos');
-      if (!TPAG_CODES.includes(v)) throw new FieldError(`${base}.tPag`, `meio de pagamento ${v} inexistente`);
-      return v;
-    });
-    const vPag = cap(() => decimal(pag.vPag, `${base}.vPag`, DEC.v));
-    const xPag = cap(() => (tPag === '99' ? tString(pag.xPag, `${base}.xPag`, 2, 60) : optTString(pag.xPag, `${base}.xPag`, 2, 60)));
-    const indPag = cap(() => (isAbsent(pag.indPag) ? undefined : pattern(pag.indPag, `${base}.indPag`, /^[01]$/, 'indPag deve ser 0 (à vista) ou 1 (a prazo)')));
-    const dPag = cap(() => (isAbsent(pag.dPag) ? undefined : pattern(pag.dPag, `${base}.dPag`, /^20[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$/, 'data deve ser AAAA-MM-DD')));
-    const { card, path } = cardOf(input, { tPag: pag.tPag, card: pag.card as NfceCard | undefined }, i);
-    let cardOut: CardOut | undefined;
-    if (card !== undefined) {
-      const c = asObject(card, path, issues);
-      if (c) {
-        cardOut = {
-          tpIntegra: cap(() => pattern(c.tpIntegra ?? '2', `${path}.tpIntegra`, /^[12]$/, 'tpIntegra deve ser 1 (integrado) ou 2 (não integrado)')) ?? '2',
-          CNPJ: cap(() => (isAbsent(c.CNPJ) ? undefined : assertCnpj(c.CNPJ, `${path}.CNPJ`))),
-          tBand: cap(() => (isAbsent(c.tBand) ? undefined : pattern(c.tBand, `${path}.tBand`, /^[0-9]{2}$/, 'bandeira deve ter 2 dígitos'))),
-          cAut: cap(() => optTString(c.cAut, `${path}.cAut`, 1, 128)),
-          CNPJReceb: cap(() => (isAbsent(c.CNPJReceb) ? undefined : assertCnpj(c.CNPJReceb, `${path}.CNPJReceb`))),
-          idTermPag: cap(() => optTString(c.idTermPag, `${path}.idTermPag`, 1, 40)),
-        };
-        for (const cnpjField of ['CNPJ', 'CNPJReceb'] as const) {
-          const v = cardOut[cnpjField];
-          if (v && !/^[0-9]{14}$/.test(v)) issues.add(`${path}.${cnpjField}`, 'CNPJ alfanumérico ainda não é aceito pelo Balcão');
-        }
-      }
-    }
-    if (tPag && vPag) pags.push({ indPag, tPag, xPag, vPag, dPag, card: cardOut });
-  }
-  let vTroco: bigint | undefined;
-  const givenTroco = isAbsent(input.vTroco) ? undefined : cap(() => decimal(input.vTroco, 'vTroco', DEC.v).units);
-  if (itemsOk && Array.isArray(input.pag) && pags.length === input.pag.length) {
-    const paid = pags.reduce((a, p) => a + p.vPag.units, 0n);
-    if (paid < vNF) {
-      issues.add('pag', `soma dos pagamentos (${fromCents(paid)}) menor que o total da nota (${fromCents(vNF)})`);
-    } else if (givenTroco !== undefined) {
-      if (givenTroco !== paid - vNF) issues.add('vTroco', `troco deve ser pagamentos − total = ${fromCents(paid - vNF)} (rejeição 869)`);
-      else vTroco = givenTroco;
-    } else if (paid > vNF) {
-      vTroco = paid - vNF;
-    }
-  }
-
-  const infCpl = cap(() => optTString(input.infCpl, 'infCpl', 1, 5000));
-  const infAdFisco = cap(() => optTString(input.infAdFisco, 'infAdFisco', 1, 2000));
+  const pags = checkPayments(input, issues);
+  const vTroco = checkChange(input, pags, tot.vNF, checked.ok, issues);
+  const infCpl = issues.capture(() => optTString(input.infCpl, 'infCpl', 1, 5000));
+  const infAdFisco = issues.capture(() => optTString(input.infAdFisco, 'infAdFisco', 1, 2000));
 
   issues.throwIfAny();
 
-  // -------------------------------------------------------------------------------------------
   // Writing (every value below has been checked: the `!` only tell the compiler so)
-  const written = dhEmi!.text;
+  const written = ide.dhEmi!.text;
   const key = buildAccessKey({
-    cUF: cUF!,
+    cUF: emit.cUF!,
     yearMonth: written.slice(2, 4) + written.slice(5, 7),
-    cnpj: emitCnpj!,
+    cnpj: emit.cnpj!,
     model: '65',
-    serie: serie!,
-    number: nNF!,
-    tpEmis,
-    code: cNF!,
+    serie: ide.serie!,
+    number: ide.nNF!,
+    tpEmis: ide.tpEmis,
+    code: ide.cNF!,
   });
-  const cDV = key.slice(43);
-
-  const ideXml = el(
-    'ide',
-    undefined,
-    text('cUF', cUF!),
-    text('cNF', cNF!),
-    text('natOp', natOp!),
-    text('mod', '65'),
-    text('serie', serie!),
-    text('nNF', nNF!),
-    text('dhEmi', written),
-    text('tpNF', '1'),
-    text('idDest', '1'),
-    text('cMunFG', cMunFG!),
-    text('tpImp', '4'),
-    text('tpEmis', tpEmis),
-    text('cDV', cDV),
-    text('tpAmb', tpAmb!),
-    text('finNFe', '1'),
-    text('indFinal', '1'),
-    text('indPres', indPres!),
-    // Delivery (indPres 4) is a non-face-to-face sale, for which indIntermed is mandatory; ours
-    // are sold on the store's own channel, hence 0 (no intermediary).
-    indPres === '4' && text('indIntermed', '0'),
-    text('procEmi', '0'),
-    text('verProc', verProc!),
-    contingency && text('dhCont', contingency.dhCont),
-    contingency && text('xJust', contingency.xJust),
-  );
-
-  const emitXml = emit.xml!;
-
-  const destXml =
-    destOut &&
-    el('dest', undefined, text(destOut.tag, destOut.doc), text('xNome', destOut.xNome), text('indIEDest', '9'));
-
+  const { items } = checked;
   // The reform groups go on every item, with vItem, or on none.
   const withReform = items.some((it) => it.ibsCbs !== null);
-  const detXml = items.map((it, i) =>
-    el(
-      'det',
-      { nItem: i + 1 },
-      el('prod', undefined, it.prod.map(([n, v]) => text(n, v))),
-      el(
-        'imposto',
-        undefined,
-        text('vTotTrib', fromCents(itemTotTrib[i]!)),
-        el('ICMS', undefined, writeTax(it.icms)),
-        it.pis && el('PIS', undefined, writeTax(it.pis)),
-        it.cofins && el('COFINS', undefined, writeTax(it.cofins)),
-        it.ibsCbs && ibsCbsXml(it.ibsCbs),
-      ),
-      withReform && text('vItem', fromCents(itemValue(it))),
-    ),
-  );
-
-  const money = (v: bigint) => fromCents(v);
-  const vNFTot = items.reduce((a, it) => a + (it.indTot === '1' ? itemValue(it) : 0n), 0n);
-  const totalXml = writeTotal(tot, vTotTrib, withReform ? [ibsCbsTotXml(ibsCbsTotals(items.map((it) => it.ibsCbs))), vNFTotXml(vNFTot)] : []);
-
-  const pagXml = el(
-    'pag',
-    undefined,
-    pags.map((p) =>
-      el(
-        'detPag',
-        undefined,
-        text('indPag', p.indPag),
-        text('tPag', p.tPag),
-        text('xPag', p.xPag),
-        text('vPag', p.vPag.text),
-        text('dPag', p.dPag),
-        p.card &&
-          el(
-            'card',
-            undefined,
-            text('tpIntegra', p.card.tpIntegra),
-            text('CNPJ', p.card.CNPJ),
-            text('tBand', p.card.tBand),
-            text('cAut', p.card.cAut),
-            text('CNPJReceb', p.card.CNPJReceb),
-            text('idTermPag', p.card.idTermPag),
-          ),
-      ),
-    ),
-    vTroco !== undefined && text('vTroco', money(vTroco)),
-  );
-
-  const infAdicXml =
-    (infCpl !== undefined || infAdFisco !== undefined) &&
-    el('infAdic', undefined, text('infAdFisco', infAdFisco), text('infCpl', infCpl));
-
   const infNFe = el(
     'infNFe',
     { Id: `NFe${key}`, versao: '4.00' },
-    ideXml,
-    emitXml,
-    destXml,
-    detXml,
-    totalXml,
+    ideXml(ide, key, emit.cUF!, tpAmb!),
+    emit.xml!,
+    destXml(dest),
+    detXml(items, itemTotTrib, withReform),
+    totalXml(tot, vTotTrib, items, withReform),
     el('transp', undefined, text('modFrete', '9')),
-    pagXml,
-    infAdicXml,
+    pagXml(pags, vTroco),
+    (infCpl !== undefined || infAdFisco !== undefined) && el('infAdic', undefined, text('infAdFisco', infAdFisco), text('infCpl', infCpl)),
   );
 
   return {
     key,
     xml: el('NFe', { xmlns: NS_NFE }, infNFe),
-    cNF: cNF!,
-    cDV,
+    cNF: ide.cNF!,
+    cDV: key.slice(43),
     dhEmi: written,
     tpAmb: tpAmb!,
-    tpEmis,
+    tpEmis: ide.tpEmis,
     uf: uf!,
-    vNF: money(vNF),
-    vTotTrib: money(vTotTrib),
-    vTroco: vTroco === undefined ? undefined : money(vTroco),
-    dest:
-      destOut &&
-      (destOut.tag === 'CPF' ? { cpf: destOut.doc } : destOut.tag === 'CNPJ' ? { cnpj: destOut.doc } : { idEstrangeiro: destOut.doc }),
+    vNF: fromCents(tot.vNF),
+    vTotTrib: fromCents(vTotTrib),
+    vTroco: vTroco === undefined ? undefined : fromCents(vTroco),
+    dest: qrDestOf(dest),
   };
 }
 

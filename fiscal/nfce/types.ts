@@ -1,6 +1,7 @@
 // The NFC-e request body of POST /api/v1/nfce (docs/api.md, "NFC-e"), as the service and the terminal both
 // send it. Monetary and quantity values are decimal strings.
 
+import type { Emitter } from '../company.ts';
 import type { IbsCbsInput } from '../ibscbs/item.ts';
 
 export type NfceProduct = {
@@ -76,4 +77,24 @@ export type NfceRequest = {
   /** Information of interest to the tax authority (infAdic/infAdFisco). */
   infAdFisco?: string;
   referencia_externa?: string;
+};
+
+export type ContingencyInput = { dhCont: Date | string; xJust: string };
+
+/** What the builder needs besides the request: the emitter and the issuing circumstances. */
+export type BuildNfceContext = {
+  emitter: Emitter;
+  /** Issue instant: a Date or ISO 8601 with offset; written in the Brasília offset. */
+  dhEmi: Date | string;
+  /** 1 normal (online), 9 offline contingency. */
+  tpEmis: 1 | 9;
+  /** Required with tpEmis 9: entry into contingency (≤ dhEmi) and its justification (15–256). */
+  contingency?: ContingencyInput;
+  /** cNF of the key; generated (NT 2019.001 rules) when absent. Reuse it when re-issuing. */
+  cNF?: string;
+  verProc?: string;
+  /** Municipality of the taxable event; the emitter's cMun by default. */
+  cMunFG?: string;
+  /** Percent used to estimate vTotTrib when the request has none (e.g. "12.50"); see fiscal/nfce/total.ts. */
+  vTotTribRate?: string;
 };

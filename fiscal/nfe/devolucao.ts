@@ -49,9 +49,9 @@ import { assertMunicipality } from '../br/catalogs.ts';
 import { assertCnpj, assertCpf } from '../br/documents.ts';
 import { cUFOf } from '../br/uf.ts';
 import type { Emitter } from '../company.ts';
-import { checkEmitter } from '../emit-block.ts';
+import { checkEmitter, type CheckedEmitter } from '../emit-block.ts';
 import { FieldError, IssueCollector } from '../errors.ts';
-import { asObject, DEC, decimal, instant, integer, isAbsent, optTString, pattern, trimZeros, tString } from '../layout-fields.ts';
+import { asObject, DEC, decimal, instant, integer, isAbsent, optTString, pattern, trimZeros, tString, type Dec } from '../layout-fields.ts';
 import { formatDecimal, fromCents, parseDecimal } from '../money.ts';
 import { DEFAULT_VERPROC, HOMOLOGACAO_DEST_XNOME } from '../nfce/build.ts';
 import { NS_NFE } from '../protocol.ts';
@@ -67,13 +67,14 @@ import {
   totalXml,
   writeTax,
   type TaxedItem,
+  type TaxOut,
   type VariantTable,
 } from '../tax-groups.ts';
 import { el, text } from '../xml.ts';
 import { ibsCbsTotals, ibsCbsTotXml, ibsCbsXml, vNFTotXml } from '../ibscbs/document.ts';
 import { amountOf, type IbsCbsItem, type IbsCbsPart } from '../ibscbs/item.ts';
 import { parseRate } from '../ibscbs/rates.ts';
-import { readOriginalNfce, type OriginalItem, type WrittenIbsCbs, type WrittenIbsCbsPart, type WrittenTaxGroup } from './original-nfce.ts';
+import { readOriginalNfce, type OriginalItem, type OriginalNfce, type WrittenIbsCbs, type WrittenIbsCbsPart, type WrittenTaxGroup } from './original-nfce.ts';
 import type { DevolucaoRequest } from './types.ts';
 
 export const DEVOLUCAO_NATOP = 'DEVOLUÇÃO DE VENDA';
@@ -207,20 +208,79 @@ export function buildDevolucao(input: DevolucaoRequest, ctx: BuildDevolucaoConte
   if (typeof input !== 'object' || input === null) throw new FieldError('body', 'corpo da devolução obrigatório');
   if (!ctx?.emitter) throw new FieldError('emit', 'dados do emitente não configurados');
   const issues = new IssueCollector();
-  const cap = <T>(check: () => T): T | undefined => issues.capture(check);
 
   const emit = checkEmitter(ctx.emitter, issues);
-  const homolog = emit.tpAmb === 2;
   const original = readOriginalNfce(ctx.nfceXml, 'chave_nfce');
+  checkReference(input, original, emit, issues);
+  const ide = checkIde(ctx, issues);
+  const justificativa = issues.capture(() => tString(input.justificativa, 'justificativa', 15, 255));
+  const dest = checkDestinatario(input, original, emit.tpAmb === 2, issues);
+  const idDest: '1' | '2' = dest.uf !== undefined && emit.uf !== undefined && dest.uf !== emit.uf ? '2' : '1';
+  const items = checkReturnedItems(input, original, ctx.returned, idDest, issues);
+
+  issues.throwIfAny();
+
+  // Writing (every value below has been checked: the `!` only tell the compiler so)
+  const written = ide.dhEmi!.text;
+  const key = buildAccessKey({
+    cUF: emit.cUF!,
+    yearMonth: written.slice(2, 4) + written.slice(5, 7),
+    cnpj: emit.cnpj!,
+    model: '55',
+    serie: ide.serie!,
+    number: ide.nNF!,
+    tpEmis: 1,
+    code: ide.cNF!,
+  });
+  const tot = icmsTot(items);
+  const vTotTrib = items.reduce((a, it) => a + (it.vTotTrib ?? 0n), 0n);
+  const withReform = items.some((it) => it.ibsCbs !== null);
+  const vNFTot = items.reduce((a, it) => a + (it.indTot === '1' ? itemValue(it) : 0n), 0n);
+  const infNFe = el(
+    'infNFe',
+    { Id: `NFe${key}`, versao: '4.00' },
+    ideXml(ide, key, emit, idDest, original.key),
+    emit.xml!,
+    el('dest', undefined, text(dest.dest!.tag, dest.dest!.doc), text('xNome', dest.xNome), dest.enderDest, text('indIEDest', '9')),
+    detXml(items, withReform, original.key),
+    totalXml(tot, vTotTrib, withReform ? [ibsCbsTotXml(ibsCbsTotals(items.map((it) => it.ibsCbs))), vNFTotXml(vNFTot)] : []),
+    el('transp', undefined, text('modFrete', '9')),
+    el('pag', undefined, el('detPag', undefined, text('tPag', '90'), text('vPag', '0.00'))),
+    el('infAdic', undefined, text('infCpl', infCplOf(original, justificativa!))),
+  );
+
+  return {
+    key,
+    xml: el('NFe', { xmlns: NS_NFE }, infNFe),
+    cNF: ide.cNF!,
+    dhEmi: written,
+    tpAmb: emit.tpAmb!,
+    idDest,
+    serie: ide.serie!,
+    nNF: ide.nNF!,
+    vNF: fromCents(tot.vNF),
+    items: items.map((it) => it.returned),
+    nfce: { key: original.key, serie: original.serie, nNF: original.nNF },
+  };
+}
+
+/** The NFC-e referred to must be the one named, a model 65 of this emitter and environment. */
+function checkReference(input: DevolucaoRequest, original: OriginalNfce, emit: CheckedEmitter, issues: IssueCollector): void {
   if (input.chave_nfce !== original.key) issues.add('chave_nfce', `difere da chave da NFC-e original (${original.key})`);
   if (original.mod !== '65') issues.add('chave_nfce', `o documento referido é do modelo ${original.mod}, não uma NFC-e (65)`);
   if (emit.cnpj && original.emitCnpj !== emit.cnpj) issues.add('chave_nfce', `NFC-e emitida por outro CNPJ (${original.emitCnpj})`);
   if (emit.tpAmb && original.tpAmb !== emit.tpAmb) {
-    issues.add('chave_nfce', `NFC-e emitida em ${original.tpAmb === 1 ? 'produção' : 'homologação'}, a devolução seria em ${homolog ? 'homologação' : 'produção'}`);
+    issues.add('chave_nfce', `NFC-e emitida em ${original.tpAmb === 1 ? 'produção' : 'homologação'}, a devolução seria em ${emit.tpAmb === 2 ? 'homologação' : 'produção'}`);
   }
+}
 
-  // -------------------------------------------------------------------------------------------
-  // ide
+// ---------------------------------------------------------------------------------------------
+// ide
+
+type CheckedIde = { serie?: number; nNF?: number; dhEmi?: { text: string; ms: number }; verProc?: string; cNF?: string };
+
+function checkIde(ctx: BuildDevolucaoContext, issues: IssueCollector): CheckedIde {
+  const cap = <T>(check: () => T): T | undefined => issues.capture(check);
   const serie = cap(() => integer(ctx.serie, 'ide.serie', 0, 999));
   const nNF = cap(() => integer(ctx.nNF, 'ide.nNF', 1, 999_999_999));
   const dhEmi = cap(() => instant(ctx.dhEmi, 'ide.dhEmi'));
@@ -232,13 +292,54 @@ export function buildDevolucao(input: DevolucaoRequest, ctx: BuildDevolucaoConte
     }
     return ctx.cNF;
   });
-  const justificativa = cap(() => tString(input.justificativa, 'justificativa', 15, 255));
+  return { serie, nNF, dhEmi, verProc, cNF };
+}
 
-  // -------------------------------------------------------------------------------------------
-  // dest
+function ideXml(ide: CheckedIde, key: string, emit: CheckedEmitter, idDest: '1' | '2', nfceKey: string): string {
+  return el(
+    'ide',
+    undefined,
+    text('cUF', emit.cUF!),
+    text('cNF', ide.cNF!),
+    text('natOp', DEVOLUCAO_NATOP),
+    text('mod', '55'),
+    text('serie', ide.serie!),
+    text('nNF', ide.nNF!),
+    text('dhEmi', ide.dhEmi!.text),
+    text('tpNF', '0'),
+    text('idDest', idDest),
+    text('cMunFG', emit.cMun!),
+    text('tpImp', '1'),
+    text('tpEmis', '1'),
+    text('cDV', key.slice(43)),
+    text('tpAmb', emit.tpAmb!),
+    text('finNFe', '4'),
+    text('indFinal', '1'),
+    text('indPres', '1'),
+    text('procEmi', '0'),
+    text('verProc', ide.verProc!),
+    el('NFref', undefined, text('refNFe', nfceKey)),
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// dest
+
+type CheckedDestinatario = {
+  /** The document; undefined only when something was reported. */
+  dest?: { tag: 'CPF' | 'CNPJ' | 'idEstrangeiro'; doc: string };
+  xNome: string;
+  /** `<enderDest>` and its UF, when the request gave a sound address. */
+  enderDest?: string;
+  uf?: string;
+};
+
+/** Who returns the goods: the NFC-e's consumer, or the one the request names (see the header). */
+function checkDestinatario(input: DevolucaoRequest, original: OriginalNfce, homolog: boolean, issues: IssueCollector): CheckedDestinatario {
+  const cap = <T>(check: () => T): T | undefined => issues.capture(check);
   const given = input.destinatario === undefined || input.destinatario === null ? undefined : asObject(input.destinatario, 'destinatario', issues);
   const givenIds = given ? (['cpf', 'cnpj'] as const).filter((k) => !isAbsent(given[k])) : [];
-  let dest: { tag: 'CPF' | 'CNPJ' | 'idEstrangeiro'; doc: string } | undefined;
+  let dest: CheckedDestinatario['dest'];
   if (givenIds.length > 1) issues.add('destinatario', 'informe apenas um entre cpf e cnpj');
   const givenDoc = givenIds.length === 1 ? givenIds[0]! : undefined;
   if (original.dest) {
@@ -264,52 +365,61 @@ export function buildDevolucao(input: DevolucaoRequest, ctx: BuildDevolucaoConte
   }
   const givenName = given ? cap(() => optTString(given.nome, 'destinatario.nome', 2, 60)) : undefined;
   const xNome = homolog ? HOMOLOGACAO_DEST_XNOME : (givenName ?? original.dest?.xNome ?? DEFAULT_DEST_XNOME);
+  const address = given && given.endereco !== undefined && given.endereco !== null ? checkAddress(given.endereco, issues) : undefined;
+  return { dest, xNome, enderDest: address?.xml, uf: address?.uf };
+}
 
-  let enderDest: string | undefined;
-  let destUf: string | undefined;
-  if (given && given.endereco !== undefined && given.endereco !== null) {
-    const a = asObject(given.endereco, 'destinatario.endereco', issues);
-    if (a) {
-      const p = 'destinatario.endereco';
-      const uf = cap(() => {
-        const value = typeof a.uf === 'string' ? a.uf : '';
-        cUFOf(value, `${p}.uf`);
-        return value;
-      });
-      const f = {
-        xLgr: cap(() => tString(a.logradouro, `${p}.logradouro`, 2, 60)),
-        nro: cap(() => tString(a.numero, `${p}.numero`, 1, 60)),
-        xCpl: cap(() => optTString(a.complemento, `${p}.complemento`, 1, 60)),
-        xBairro: cap(() => tString(a.bairro, `${p}.bairro`, 2, 60)),
-        cMun: cap(() => assertMunicipality(a.codigo_municipio, uf, `${p}.codigo_municipio`).code),
-        xMun: cap(() => tString(a.municipio, `${p}.municipio`, 2, 60)),
-        CEP: cap(() => (isAbsent(a.cep) ? undefined : pattern(a.cep, `${p}.cep`, /^[0-9]{8}$/, 'CEP deve ter 8 dígitos, sem hífen'))),
-        fone: cap(() => (isAbsent(a.telefone) ? undefined : pattern(a.telefone, `${p}.telefone`, /^[0-9]{6,14}$/, 'telefone deve ter de 6 a 14 dígitos'))),
-      };
-      if (uf && f.xLgr && f.nro && f.xBairro && f.cMun && f.xMun) {
-        destUf = uf;
-        enderDest = el(
-          'enderDest',
-          undefined,
-          text('xLgr', f.xLgr),
-          text('nro', f.nro),
-          text('xCpl', f.xCpl),
-          text('xBairro', f.xBairro),
-          text('cMun', f.cMun),
-          text('xMun', f.xMun),
-          text('UF', uf),
-          text('CEP', f.CEP),
-          text('cPais', '1058'),
-          text('xPais', 'BRASIL'),
-          text('fone', f.fone),
-        );
-      }
-    }
-  }
-  const idDest: '1' | '2' = destUf !== undefined && emit.uf !== undefined && destUf !== emit.uf ? '2' : '1';
+/** destinatario.endereco: `<enderDest>` and its UF, or undefined when anything was reported. */
+function checkAddress(endereco: unknown, issues: IssueCollector): { xml: string; uf: string } | undefined {
+  const cap = <T>(check: () => T): T | undefined => issues.capture(check);
+  const a = asObject(endereco, 'destinatario.endereco', issues);
+  if (!a) return undefined;
+  const p = 'destinatario.endereco';
+  const uf = cap(() => {
+    const value = typeof a.uf === 'string' ? a.uf : '';
+    cUFOf(value, `${p}.uf`);
+    return value;
+  });
+  const f = {
+    xLgr: cap(() => tString(a.logradouro, `${p}.logradouro`, 2, 60)),
+    nro: cap(() => tString(a.numero, `${p}.numero`, 1, 60)),
+    xCpl: cap(() => optTString(a.complemento, `${p}.complemento`, 1, 60)),
+    xBairro: cap(() => tString(a.bairro, `${p}.bairro`, 2, 60)),
+    cMun: cap(() => assertMunicipality(a.codigo_municipio, uf, `${p}.codigo_municipio`).code),
+    xMun: cap(() => tString(a.municipio, `${p}.municipio`, 2, 60)),
+    CEP: cap(() => (isAbsent(a.cep) ? undefined : pattern(a.cep, `${p}.cep`, /^[0-9]{8}$/, 'CEP deve ter 8 dígitos, sem hífen'))),
+    fone: cap(() => (isAbsent(a.telefone) ? undefined : pattern(a.telefone, `${p}.telefone`, /^[0-9]{6,14}$/, 'telefone deve ter de 6 a 14 dígitos'))),
+  };
+  if (!(uf && f.xLgr && f.nro && f.xBairro && f.cMun && f.xMun)) return undefined;
+  const xml = el(
+    'enderDest',
+    undefined,
+    text('xLgr', f.xLgr),
+    text('nro', f.nro),
+    text('xCpl', f.xCpl),
+    text('xBairro', f.xBairro),
+    text('cMun', f.cMun),
+    text('xMun', f.xMun),
+    text('UF', uf),
+    text('CEP', f.CEP),
+    text('cPais', '1058'),
+    text('xPais', 'BRASIL'),
+    text('fone', f.fone),
+  );
+  return { xml, uf };
+}
 
-  // -------------------------------------------------------------------------------------------
-  // Items
+// ---------------------------------------------------------------------------------------------
+// det
+
+/** The items that come back, each checked against its NFC-e line; only the sound ones. */
+function checkReturnedItems(
+  input: DevolucaoRequest,
+  original: OriginalNfce,
+  returned: ReadonlyMap<number, bigint> | undefined,
+  idDest: '1' | '2',
+  issues: IssueCollector,
+): ItemOut[] {
   const byNumber = new Map<number, OriginalItem>(original.items.map((it) => [it.nItem, it]));
   const lastItem = Math.max(...original.items.map((it) => it.nItem));
   const items: ItemOut[] = [];
@@ -319,146 +429,132 @@ export function buildDevolucao(input: DevolucaoRequest, ctx: BuildDevolucaoConte
     const base = `itens[${i}]`;
     const obj = asObject(raw, base, issues);
     if (!obj) continue;
-    const n = cap(() => integer(obj.numero_item, `${base}.numero_item`, 1, 990));
+    const n = issues.capture(() => integer(obj.numero_item, `${base}.numero_item`, 1, 990));
     const orig = n === undefined ? undefined : byNumber.get(n);
     if (n !== undefined && !orig) issues.add(`${base}.numero_item`, `a NFC-e não tem o item ${n} (itens de 1 a ${lastItem})`);
     if (n !== undefined && seen.has(n)) issues.add(`${base}.numero_item`, `item ${n} repetido: informe cada item uma vez, com a quantidade total`);
     if (n !== undefined) seen.add(n);
-    const q = cap(() => decimal(obj.quantidade, `${base}.quantidade`, DEC.q));
+    const q = issues.capture(() => decimal(obj.quantidade, `${base}.quantidade`, DEC.q));
     if (q && q.units === 0n) issues.add(`${base}.quantidade`, 'deve ser maior que zero');
     if (!orig || !q || q.units === 0n) continue;
-
-    const prod = new Map(orig.prod);
-    const where = `chave_nfce`;
-    const sold = cap(() => parseDecimal(prod.get('qCom'), 4, where));
-    if (sold === undefined || sold === 0n) continue;
-    const before = ctx.returned?.get(orig.nItem) ?? 0n;
-    const available = sold > before ? sold - before : 0n;
-    const uCom = prod.get('uCom') ?? '';
-    if (q.units > available) {
-      issues.add(
-        `${base}.quantidade`,
-        `maior que o disponível para devolução do item ${orig.nItem}: vendido ${QTY(sold)} ${uCom}, já devolvido ${QTY(before)}, disponível ${QTY(available)}`,
-      );
-      continue;
-    }
-    const share = (value: string, scale: 2 | 4): string => {
-      const units = parseDecimal(value, scale, where);
-      return formatDecimal(proportionalShare(units, sold, before, q.units), scale);
-    };
-    const cfop = returnCfop(prod.get('CFOP') ?? '', idDest);
-    if (!cfop) issues.add(`${base}.numero_item`, `o item ${orig.nItem} foi vendido com CFOP ${prod.get('CFOP')}, sem CFOP de devolução previsto aqui`);
-    const unsupported = orig.prod.map(([name]) => name).filter((name) => ['vFrete', 'vSeg', 'vOutro'].includes(name));
-    if (unsupported.length) issues.add(`${base}.numero_item`, `o item ${orig.nItem} tem ${unsupported.join(', ')}: não suportado na devolução`);
-    const prodOut: [string, string][] = [];
-    let vProd = 0n;
-    let vDesc = 0n;
-    for (const [name, value] of orig.prod) {
-      switch (name) {
-        case 'CFOP':
-          prodOut.push([name, cfop ?? value]);
-          break;
-        case 'qCom':
-          prodOut.push([name, q.text]);
-          break;
-        case 'qTrib':
-          prodOut.push([name, trimZeros(share(value, 4), 4)]);
-          break;
-        case 'vProd':
-          vProd = parseDecimal(share(value, 2), 2, where);
-          prodOut.push([name, fromCents(vProd)]);
-          break;
-        case 'vDesc':
-          // TDec_1302Opc: a zero discount is left out.
-          vDesc = parseDecimal(share(value, 2), 2, where);
-          if (vDesc > 0n) prodOut.push([name, fromCents(vDesc)]);
-          break;
-        default:
-          prodOut.push([name, value]);
-      }
-    }
-    const tax = `nfce.det[${orig.nItem}].imposto`;
-    const icms = taxGroup(scaledGroup(orig.icms, ICMS_VARIANTS, share), ICMS_VARIANTS, `${tax}.ICMS`, issues);
-    const pis = taxGroup(orig.pis ? scaledGroup(orig.pis, PIS_VARIANTS, share) : zeroContribution('PIS'), PIS_VARIANTS, `${tax}.PIS`, issues);
-    const cofins = taxGroup(
-      orig.cofins ? scaledGroup(orig.cofins, COFINS_VARIANTS, share) : zeroContribution('COFINS'),
-      COFINS_VARIANTS,
-      `${tax}.COFINS`,
-      issues,
-    );
-    const vTotTrib = orig.vTotTrib === undefined ? undefined : parseDecimal(share(orig.vTotTrib, 2), 2, where);
-    const ibsCbs = orig.ibsCbs
-      ? cap(() => {
-          const vBC = orig.ibsCbs!.group ? parseDecimal(share(orig.ibsCbs!.group.vBC, 2), 2, where) : undefined;
-          return returnedIbsCbs(orig.ibsCbs!, vBC, `${tax}.IBSCBS`);
-        })
-      : null;
-    if (!icms || !pis || !cofins || ibsCbs === undefined) continue;
-    const taxed: TaxedItem = { icms, pis, cofins, vProd, vDesc, indTot: prod.get('indTot') ?? '1' };
-    items.push({
-      ...taxed,
-      prod: prodOut,
-      vTotTrib,
-      ibsCbs,
-      nItemNfce: orig.nItem,
-      returned: {
-        numero_item: orig.nItem,
-        cProd: prod.get('cProd') ?? '',
-        xProd: prod.get('xProd') ?? '',
-        uCom,
-        quantidade: QTY(q.units),
-        units: q.units,
-        valor: fromCents(icmsTot([taxed]).vNF),
-      },
-    });
+    const item = checkReturnedItem(orig, q, base, returned?.get(orig.nItem) ?? 0n, idDest, issues);
+    if (item) items.push(item);
   }
+  return items;
+}
 
-  issues.throwIfAny();
+/** Where a problem of the NFC-e's own content is reported: the request names it by its key. */
+const ORIGINAL = 'chave_nfce';
 
-  // -------------------------------------------------------------------------------------------
-  // Writing (every value below has been checked: the `!` only tell the compiler so)
-  const written = dhEmi!.text;
-  const key = buildAccessKey({
-    cUF: emit.cUF!,
-    yearMonth: written.slice(2, 4) + written.slice(5, 7),
-    cnpj: emit.cnpj!,
-    model: '55',
-    serie: serie!,
-    number: nNF!,
-    tpEmis: 1,
-    code: cNF!,
-  });
-  const tot = icmsTot(items);
-  const vTotTrib = items.reduce((a, it) => a + (it.vTotTrib ?? 0n), 0n);
-  const withReform = items.some((it) => it.ibsCbs !== null);
-  const vNFTot = items.reduce((a, it) => a + (it.indTot === '1' ? itemValue(it) : 0n), 0n);
+/**
+ * `q` more units of the NFC-e line `orig`, of which `before` already came back: its prod and
+ * taxes scaled by the share returned; undefined when anything was reported.
+ */
+function checkReturnedItem(orig: OriginalItem, q: Dec, base: string, before: bigint, idDest: '1' | '2', issues: IssueCollector): ItemOut | undefined {
+  const prod = new Map(orig.prod);
+  const sold = issues.capture(() => parseDecimal(prod.get('qCom'), 4, ORIGINAL));
+  if (sold === undefined || sold === 0n) return undefined;
+  const available = sold > before ? sold - before : 0n;
+  const uCom = prod.get('uCom') ?? '';
+  if (q.units > available) {
+    issues.add(
+      `${base}.quantidade`,
+      `maior que o disponível para devolução do item ${orig.nItem}: vendido ${QTY(sold)} ${uCom}, já devolvido ${QTY(before)}, disponível ${QTY(available)}`,
+    );
+    return undefined;
+  }
+  const share = (value: string, scale: 2 | 4): string => {
+    const units = parseDecimal(value, scale, ORIGINAL);
+    return formatDecimal(proportionalShare(units, sold, before, q.units), scale);
+  };
+  const cfop = returnCfop(prod.get('CFOP') ?? '', idDest);
+  if (!cfop) issues.add(`${base}.numero_item`, `o item ${orig.nItem} foi vendido com CFOP ${prod.get('CFOP')}, sem CFOP de devolução previsto aqui`);
+  const unsupported = orig.prod.map(([name]) => name).filter((name) => ['vFrete', 'vSeg', 'vOutro'].includes(name));
+  if (unsupported.length) issues.add(`${base}.numero_item`, `o item ${orig.nItem} tem ${unsupported.join(', ')}: não suportado na devolução`);
+  const p = returnedProd(orig, q, cfop, share);
+  const taxes = returnedTaxes(orig, share, issues);
+  if (!taxes) return undefined;
+  const taxed: TaxedItem = { icms: taxes.icms, pis: taxes.pis, cofins: taxes.cofins, vProd: p.vProd, vDesc: p.vDesc, indTot: prod.get('indTot') ?? '1' };
+  return {
+    ...taxed,
+    prod: p.out,
+    vTotTrib: taxes.vTotTrib,
+    ibsCbs: taxes.ibsCbs,
+    nItemNfce: orig.nItem,
+    returned: {
+      numero_item: orig.nItem,
+      cProd: prod.get('cProd') ?? '',
+      xProd: prod.get('xProd') ?? '',
+      uCom,
+      quantidade: QTY(q.units),
+      units: q.units,
+      valor: fromCents(icmsTot([taxed]).vNF),
+    },
+  };
+}
 
-  const ide = el(
-    'ide',
-    undefined,
-    text('cUF', emit.cUF!),
-    text('cNF', cNF!),
-    text('natOp', DEVOLUCAO_NATOP),
-    text('mod', '55'),
-    text('serie', serie!),
-    text('nNF', nNF!),
-    text('dhEmi', written),
-    text('tpNF', '0'),
-    text('idDest', idDest),
-    text('cMunFG', emit.cMun!),
-    text('tpImp', '1'),
-    text('tpEmis', '1'),
-    text('cDV', key.slice(43)),
-    text('tpAmb', emit.tpAmb!),
-    text('finNFe', '4'),
-    text('indFinal', '1'),
-    text('indPres', '1'),
-    text('procEmi', '0'),
-    text('verProc', verProc!),
-    el('NFref', undefined, text('refNFe', original.key)),
+type Share = (value: string, scale: 2 | 4) => string;
+
+/** The NFC-e line's prod as it comes back: the return CFOP, the quantity returned, values scaled. */
+function returnedProd(orig: OriginalItem, q: Dec, cfop: string | undefined, share: Share): { out: [string, string][]; vProd: bigint; vDesc: bigint } {
+  const out: [string, string][] = [];
+  let vProd = 0n;
+  let vDesc = 0n;
+  for (const [name, value] of orig.prod) {
+    switch (name) {
+      case 'CFOP':
+        out.push([name, cfop ?? value]);
+        break;
+      case 'qCom':
+        out.push([name, q.text]);
+        break;
+      case 'qTrib':
+        out.push([name, trimZeros(share(value, 4), 4)]);
+        break;
+      case 'vProd':
+        vProd = parseDecimal(share(value, 2), 2, ORIGINAL);
+        out.push([name, fromCents(vProd)]);
+        break;
+      case 'vDesc':
+        // TDec_1302Opc: a zero discount is left out.
+        vDesc = parseDecimal(share(value, 2), 2, ORIGINAL);
+        if (vDesc > 0n) out.push([name, fromCents(vDesc)]);
+        break;
+      default:
+        out.push([name, value]);
+    }
+  }
+  return { out, vProd, vDesc };
+}
+
+/** The NFC-e line's taxes scaled by the share returned; undefined when anything was reported. */
+function returnedTaxes(
+  orig: OriginalItem,
+  share: Share,
+  issues: IssueCollector,
+): { icms: TaxOut; pis: TaxOut; cofins: TaxOut; vTotTrib?: bigint; ibsCbs: IbsCbsItem | null } | undefined {
+  const tax = `nfce.det[${orig.nItem}].imposto`;
+  const icms = taxGroup(scaledGroup(orig.icms, ICMS_VARIANTS, share), ICMS_VARIANTS, `${tax}.ICMS`, issues);
+  const pis = taxGroup(orig.pis ? scaledGroup(orig.pis, PIS_VARIANTS, share) : zeroContribution('PIS'), PIS_VARIANTS, `${tax}.PIS`, issues);
+  const cofins = taxGroup(
+    orig.cofins ? scaledGroup(orig.cofins, COFINS_VARIANTS, share) : zeroContribution('COFINS'),
+    COFINS_VARIANTS,
+    `${tax}.COFINS`,
+    issues,
   );
-  const destXml = el('dest', undefined, text(dest!.tag, dest!.doc), text('xNome', xNome), enderDest, text('indIEDest', '9'));
-  const detXml = items.map((it, k) =>
+  const vTotTrib = orig.vTotTrib === undefined ? undefined : parseDecimal(share(orig.vTotTrib, 2), 2, ORIGINAL);
+  const ibsCbs = orig.ibsCbs
+    ? issues.capture(() => {
+        const vBC = orig.ibsCbs!.group ? parseDecimal(share(orig.ibsCbs!.group.vBC, 2), 2, ORIGINAL) : undefined;
+        return returnedIbsCbs(orig.ibsCbs!, vBC, `${tax}.IBSCBS`);
+      })
+    : null;
+  if (!icms || !pis || !cofins || ibsCbs === undefined) return undefined;
+  return { icms, pis, cofins, vTotTrib, ibsCbs };
+}
+
+function detXml(items: readonly ItemOut[], withReform: boolean, nfceKey: string): string[] {
+  return items.map((it, k) =>
     el(
       'det',
       { nItem: k + 1 },
@@ -473,38 +569,17 @@ export function buildDevolucao(input: DevolucaoRequest, ctx: BuildDevolucaoConte
         it.ibsCbs && ibsCbsXml(it.ibsCbs),
       ),
       withReform && text('vItem', fromCents(itemValue(it))),
-      el('DFeReferenciado', undefined, text('chaveAcesso', original.key), text('nItem', it.nItemNfce)),
+      el('DFeReferenciado', undefined, text('chaveAcesso', nfceKey), text('nItem', it.nItemNfce)),
     ),
   );
-  const infCpl =
-    `Devolução de mercadoria da NFC-e série ${original.serie} nº ${original.nNF}, chave ${original.key}, ` +
-    `emitida em ${original.dhEmi.slice(8, 10)}/${original.dhEmi.slice(5, 7)}/${original.dhEmi.slice(0, 4)}. Motivo: ${justificativa!}`;
-  const infNFe = el(
-    'infNFe',
-    { Id: `NFe${key}`, versao: '4.00' },
-    ide,
-    emit.xml!,
-    destXml,
-    detXml,
-    totalXml(tot, vTotTrib, withReform ? [ibsCbsTotXml(ibsCbsTotals(items.map((it) => it.ibsCbs))), vNFTotXml(vNFTot)] : []),
-    el('transp', undefined, text('modFrete', '9')),
-    el('pag', undefined, el('detPag', undefined, text('tPag', '90'), text('vPag', '0.00'))),
-    el('infAdic', undefined, text('infCpl', infCpl)),
-  );
+}
 
-  return {
-    key,
-    xml: el('NFe', { xmlns: NS_NFE }, infNFe),
-    cNF: cNF!,
-    dhEmi: written,
-    tpAmb: emit.tpAmb!,
-    idDest,
-    serie: serie!,
-    nNF: nNF!,
-    vNF: fromCents(tot.vNF),
-    items: items.map((it) => it.returned),
-    nfce: { key: original.key, serie: original.serie, nNF: original.nNF },
-  };
+/** infAdic/infCpl: the NFC-e referred to and why the goods came back. */
+function infCplOf(original: OriginalNfce, justificativa: string): string {
+  return (
+    `Devolução de mercadoria da NFC-e série ${original.serie} nº ${original.nNF}, chave ${original.key}, ` +
+    `emitida em ${original.dhEmi.slice(8, 10)}/${original.dhEmi.slice(5, 7)}/${original.dhEmi.slice(0, 4)}. Motivo: ${justificativa}`
+  );
 }
 
 /** Builds and signs the return (Signature last in `<NFe>`; model 55 has no infNFeSupl). */

@@ -8,8 +8,13 @@ import type { TerminalEvent } from '../../electron/api/terminal-api.ts';
 /** Whether the screen currently hears the terminal's events (the page is "connected"). */
 export type LinkState = 'connecting' | 'up' | 'down';
 
+/** Where an export ended up: the path the manager chose (desktop), the browser's download, or nothing (cancelled). */
+export type SavedExport = { saved: string | null } | { error: string };
+
 export type Carrier = {
   call(method: BridgeMethod, args: unknown[]): Promise<BridgeResult>;
   onEvent(listener: (event: TerminalEvent) => void): () => void;
   onLink(listener: (state: LinkState) => void): () => void;
+  /** Hands an export the terminal made (DocumentExport.fileName) to the manager: a save dialog (desktop) or a download (browser). */
+  saveExport(fileName: string): Promise<SavedExport>;
 };

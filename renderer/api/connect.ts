@@ -9,8 +9,8 @@ import { electronBridge, electronCarrier } from './electron-carrier.ts';
 import { httpCarrier, takeSecret } from './http-carrier.ts';
 import { TerminalFailure } from './terminal-failure.ts';
 
-/** The screen API plus the state of the link that carries its events. */
-export type ScreenTerminal = TerminalApi & { onLink(listener: (state: LinkState) => void): () => void };
+/** The screen API plus the state of the link that carries its events, and where exports are saved. */
+export type ScreenTerminal = TerminalApi & { onLink(listener: (state: LinkState) => void): () => void; saveExport: Carrier['saveExport'] };
 
 export class NoTerminalError extends Error {}
 
@@ -35,6 +35,7 @@ export function terminalOver(carrier: Carrier): ScreenTerminal {
     ...(methods as unknown as Omit<TerminalApi, 'subscribe'>),
     subscribe: (listener) => carrier.onEvent(listener),
     onLink: (listener) => carrier.onLink(listener),
+    saveExport: (fileName) => carrier.saveExport(fileName),
   };
 }
 

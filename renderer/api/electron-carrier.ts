@@ -22,5 +22,7 @@ export function electronCarrier(bridge: ElectronBridge): Carrier {
       listener('up');
       return () => {};
     },
+    // The native save dialog, in the main process (electron/main.ts): any folder, a USB stick.
+    saveExport: (fileName) => bridge.saveExport(fileName),
   };
 }

@@ -3,9 +3,10 @@
 // The secret arrives once in the address fragment (#chave=...); the page keeps it in
 // sessionStorage and removes it from the address bar, so it is not bookmarked or shared.
 
-import { EVENTS_PATH, RPC_PATH, SECRET_PARAM, type BridgeResult } from '../../electron/api/bridge-protocol.ts';
+import { DOWNLOADS_PATH, EVENTS_PATH, RPC_PATH, SECRET_PARAM, type BridgeResult } from '../../electron/api/bridge-protocol.ts';
 import type { TerminalEvent } from '../../electron/api/terminal-api.ts';
-import type { Carrier, LinkState } from './carrier.ts';
+import type { Carrier, LinkState, SavedExport } from './carrier.ts';
+import { downloadBlob } from './download.ts';
 import { isTerminalErrorData } from './terminal-failure.ts';
 
 const STORAGE_KEY = 'balcao.chave';
@@ -95,8 +96,23 @@ export function httpCarrier(secret: string, origin = window.location.origin): Ca
   };
   open();
 
+  // A browser page cannot open a native folder dialog: the file comes as a download, which the
+  // browser saves where it saves downloads (or asks, when set to ask: a USB stick included).
+  const saveExport = async (fileName: string): Promise<SavedExport> => {
+    let res: Response;
+    try {
+      res = await fetch(new URL(`${DOWNLOADS_PATH}/${encodeURIComponent(fileName)}`, origin), { headers: { authorization: `Bearer ${secret}` } });
+    } catch (err) {
+      return { error: `Sem comunicação com o terminal (${(err as Error).message})` };
+    }
+    if (!res.ok) return { error: `O terminal não entregou o arquivo (HTTP ${res.status})` };
+    downloadBlob(fileName, await res.blob());
+    return { saved: fileName };
+  };
+
   return {
     call: rpcCall(origin, secret),
+    saveExport,
     onEvent(listener) {
       eventListeners.add(listener);
       return () => eventListeners.delete(listener);

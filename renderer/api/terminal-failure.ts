@@ -45,6 +45,8 @@ const CODES: ReadonlySet<string> = new Set<TerminalErrorCode>([
   'certificado_invalido',
   'contingencia_limite',
   'impressora',
+  'caixa_fechado',
+  'serie_em_uso',
 ]);
 
 /** Whether an envelope's `error` really is terminal error data (a carrier may answer garbage). */

@@ -27,6 +27,10 @@ export function ActionBar(props: { sale: SaleView | null; onQuantity: () => void
       <button type="button" onClick={() => openDialog({ kind: 'settings' })}>
         <kbd>F10</kbd> Gerente
       </button>
+      {/* No function key: F1, F5–F7, F11 and F12 belong to the browser (use-shortcuts.ts). */}
+      <button type="button" onClick={() => openDialog({ kind: 'cash' })}>
+        Caixa
+      </button>
     </nav>
   );
 }

@@ -2,6 +2,8 @@
 // receipt of the sale just finished, the printer's recent jobs, and one dialog at a time.
 
 import { useCallback, useEffect, useRef } from 'react';
+import { CashDialog } from '../cash/CashDialog.tsx';
+import { TillClosedPanel } from '../cash/TillClosedPanel.tsx';
 import { ErrorAlert } from '../components/ErrorAlert.tsx';
 import { ConsumerDialog } from '../checkout/ConsumerDialog.tsx';
 import { DiscardDialog } from '../checkout/DiscardDialog.tsx';
@@ -19,6 +21,7 @@ import { ReprintDialog } from '../receipts/ReprintDialog.tsx';
 import { ReturnDialog } from '../receipts/ReturnDialog.tsx';
 import { VoidDialog } from '../receipts/VoidDialog.tsx';
 import { SettingsDialog } from '../settings/SettingsDialog.tsx';
+import { useCash } from '../state/cash-store.ts';
 import { clearSaleError, useSale } from '../state/sale-store.ts';
 import { useUi, type DialogState } from '../state/ui-store.ts';
 import { StatusBar } from '../status/StatusBar.tsx';
@@ -52,6 +55,8 @@ function CurrentDialog(props: { dialog: DialogState }) {
       return <PreviewDialog key={dialog.receiptId} receiptId={dialog.receiptId} />;
     case 'settings':
       return <SettingsDialog />;
+    case 'cash':
+      return <CashDialog />;
   }
 }
 
@@ -64,6 +69,8 @@ export function App() {
   const inputRef = useRef<HTMLInputElement>(null);
   const quantityRef = useRef<HTMLInputElement>(null);
   const showReceipt = finished !== null && (sale === null || sale.items.length === 0);
+  // Known closed (not merely unknown yet): the counter gives way to opening the till.
+  const tillClosed = useCash((s) => s.loaded && s.session === null);
 
   const focusQuantity = useCallback(() => quantityRef.current?.select(), []);
   useShortcuts(focusQuantity);
@@ -72,7 +79,7 @@ export function App() {
   // closes, after a button was clicked or tapped, after the receipt panel gives way to a new
   // sale. Tab still reaches every button (focus moved by the keyboard is left alone).
   useEffect(() => {
-    if (dialog.kind !== 'none' || showReceipt) return;
+    if (dialog.kind !== 'none' || showReceipt || tillClosed) return;
     const refocus = (alsoFromButton: boolean) => () => {
       setTimeout(() => {
         const el = document.activeElement;
@@ -89,7 +96,7 @@ export function App() {
       document.removeEventListener('focusout', onFocusOut);
       document.removeEventListener('click', onClick);
     };
-  }, [dialog.kind, showReceipt]);
+  }, [dialog.kind, showReceipt, tillClosed]);
 
   return (
     <div className="app">
@@ -98,6 +105,8 @@ export function App() {
         <div className="checkout">
           {showReceipt ? (
             <ReceiptPanel key={finished.receipt.id} finished={finished} />
+          ) : tillClosed ? (
+            <TillClosedPanel />
           ) : (
             <>
               <ProductEntry inputRef={inputRef} quantityRef={quantityRef} />

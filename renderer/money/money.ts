@@ -2,6 +2,8 @@
 // outside ("12,50", "R$ 1.234,56"), converted with string arithmetic: a float never touches a
 // sale. Totals and change are the core's (SaleView); the screen only parses what is typed.
 
+import { formatBRL } from '../../base/common/money.ts';
+
 /** A value the cashier typed that the screen cannot use; `field` is the label it came from. */
 export class InputError extends Error {
   constructor(
@@ -34,10 +36,6 @@ export function parseCents(text: string, field = 'Valor'): number {
   return Number(cents);
 }
 
-function groupThousands(digits: string): string {
-  return digits.replace(/\B(?=([0-9]{3})+(?![0-9]))/g, '.');
-}
-
 function split(cents: number): { sign: string; int: string; frac: string } {
   if (!Number.isSafeInteger(cents)) throw new RangeError(`centavos devem ser um inteiro: ${cents}`);
   const digits = String(Math.abs(cents)).padStart(3, '0');
@@ -46,8 +44,8 @@ function split(cents: number): { sign: string; int: string; frac: string } {
 
 /** 123456 → "R$ 1.234,56" (with a no-break space, so it never wraps). */
 export function formatCents(cents: number): string {
-  const { sign, int, frac } = split(cents);
-  return `${sign}R$\u00a0${groupThousands(int)},${frac}`;
+  const text = formatBRL(cents);
+  return text.startsWith('-') ? `-R$\u00a0${text.slice(1)}` : `R$\u00a0${text}`;
 }
 
 /** 1250 → "12,50": how an amount is pre-filled in an input the cashier may edit. */

@@ -3,7 +3,7 @@
 // authorization code are required, rejection 392), cash carries none.
 
 import type { CardInput, PaymentInput } from '../../electron/api/terminal-api.ts';
-import { isValidCnpj } from '../documents/consumer-document.ts';
+import { isValidCnpj } from '../../base/common/tax-ids.ts';
 
 export type MethodId = '01' | '03' | '04' | '17';
 

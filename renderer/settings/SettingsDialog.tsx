@@ -9,8 +9,10 @@ import { emptyAuthorization, ManagerFields } from '../components/ManagerFields.t
 import { loadSettings, useSettings } from '../state/settings-store.ts';
 import { useStatus } from '../state/status-store.ts';
 import { closeDialog } from '../state/ui-store.ts';
+import { ExportSection } from '../reports/ExportSection.tsx';
+import { ReportsSection } from '../reports/ReportsSection.tsx';
 import { ScaleLabelsSection } from './ScaleLabelsSection.tsx';
-import { CatalogSection, CertificateSection, CompanySection, ContingencySection, PrinterSection, ServiceSection } from './SettingsSections.tsx';
+import { CashSection, CatalogSection, CertificateSection, CompanySection, ContingencySection, PrinterSection, ServiceSection } from './SettingsSections.tsx';
 
 const TABS = [
   { id: 'servico', label: 'Serviço' },
@@ -20,11 +22,14 @@ const TABS = [
   { id: 'contingencia', label: 'Contingência' },
   { id: 'certificado', label: 'Certificado' },
   { id: 'catalogo', label: 'Catálogo' },
+  { id: 'caixa', label: 'Caixa' },
+  { id: 'relatorios', label: 'Relatórios' },
+  { id: 'exportacao', label: 'Exportação' },
 ] as const;
 
 type Tab = (typeof TABS)[number]['id'];
 
-const NEEDS_SETTINGS: ReadonlySet<Tab> = new Set<Tab>(['servico', 'impressora', 'balanca', 'empresa', 'contingencia']);
+const NEEDS_SETTINGS: ReadonlySet<Tab> = new Set<Tab>(['servico', 'impressora', 'balanca', 'empresa', 'contingencia', 'caixa']);
 
 export function SettingsDialog() {
   const [auth, setAuth] = useState<ManagerAuthorization>(emptyAuthorization);
@@ -88,6 +93,9 @@ export function SettingsDialog() {
             {settings && tab === 'contingencia' && <ContingencySection settings={settings} auth={auth} status={contingency} />}
             {tab === 'certificado' && <CertificateSection key={settings ? 'loaded' : 'none'} certificate={settings?.certificate ?? null} auth={auth} />}
             {tab === 'catalogo' && <CatalogSection auth={auth} />}
+            {settings && tab === 'caixa' && <CashSection settings={settings} auth={auth} />}
+            {tab === 'relatorios' && <ReportsSection auth={auth} />}
+            {tab === 'exportacao' && <ExportSection auth={auth} />}
           </div>
         </div>
       )}

@@ -22,6 +22,8 @@ import { contingencyAction } from '../state/status-store.ts';
 import { terminal } from '../state/terminal.ts';
 import { fileAsBase64, fileAsText } from './file-reading.ts';
 import { formOf, IbsCbsFields, profileOf } from './IbsCbsFields.tsx';
+import { parseCentsOrZero } from '../cash/money-input.ts';
+import { centsToInput } from '../money/money.ts';
 
 type SectionProps = { settings: TerminalSettings; auth: ManagerAuthorization };
 
@@ -74,21 +76,36 @@ function Text(props: { label: string; value: string; onChange: (v: string) => vo
 
 export function ServiceSection({ settings, auth }: SectionProps) {
   const [serviceUrl, setServiceUrl] = useState(settings.serviceUrl);
+  const [fingerprint, setFingerprint] = useState(settings.serviceFingerprint ?? '');
   const [token, setToken] = useState('');
   const [series, setSeries] = useState(String(settings.series));
+  const [name, setName] = useState(settings.terminal.name);
   const { error, saved, save } = useSave(auth);
   return (
     <form
       className="settings-section"
       onSubmit={(e) => {
         e.preventDefault();
-        void save({ serviceUrl: serviceUrl.trim(), series: Number(series), ...(token && { token }) });
+        void save({
+          serviceUrl: serviceUrl.trim(),
+          serviceFingerprint: fingerprint.trim() === '' ? null : fingerprint.trim(),
+          series: Number(series),
+          terminalName: name,
+          ...(token && { token }),
+        });
       }}
     >
       <h3>Serviço de emissão</h3>
-      <Text label="Endereço do serviço" value={serviceUrl} onChange={setServiceUrl} />
+      <Text label="Endereço do serviço" value={serviceUrl} onChange={setServiceUrl} hint="Nesta máquina: http://127.0.0.1:8765. Em outra máquina da loja, só https:// (ex.: https://192.168.0.10:8765)." />
+      <Text
+        label="Impressão digital do certificado do serviço (SHA-256)"
+        value={fingerprint}
+        onChange={setFingerprint}
+        hint="A que o serviço mostra ao iniciar. Com ela, este caixa só fala com aquele certificado; em branco, só com um certificado reconhecido pelo sistema."
+      />
       <Text label={settings.tokenSet ? 'Token de acesso (em branco mantém o atual)' : 'Token de acesso'} type="password" value={token} onChange={setToken} />
-      <Text label="Série da NFC-e" value={series} onChange={setSeries} />
+      <Text label="Nome deste caixa" value={name} onChange={setName} hint="Como os outros caixas da loja veem este (ex.: Caixa 2)." />
+      <Text label="Série da NFC-e" value={series} onChange={setSeries} hint="Cada caixa da loja emite na sua série; o serviço recusa uma série que outro caixa da empresa já usa." />
       <Outcome error={error} saved={saved} />
       <button type="submit">Salvar serviço</button>
     </form>
@@ -453,6 +470,37 @@ export function CatalogSection({ auth }: { auth: ManagerAuthorization }) {
           )}
         </div>
       )}
+    </form>
+  );
+}
+
+export function CashSection({ settings, auth }: SectionProps) {
+  const [limit, setLimit] = useState(centsToInput(settings.cash.pinAboveCents));
+  const [typed, setTyped] = useState<string | null>(null);
+  const { error, saved, save } = useSave(auth);
+  return (
+    <form
+      className="settings-section"
+      onSubmit={(e) => {
+        e.preventDefault();
+        try {
+          setTyped(null);
+          void save({ cash: { pinAboveCents: parseCentsOrZero(limit, 'Limite') } });
+        } catch (err) {
+          setTyped((err as Error).message);
+        }
+      }}
+    >
+      <h3>Caixa</h3>
+      <Text
+        label="Sangria e suprimento acima de (R$) pedem o PIN do gerente"
+        value={limit}
+        onChange={setLimit}
+        hint="0,00: todos pedem o PIN. O fechamento do caixa não pede PIN: a contagem é às cegas e o relatório sai impresso para as assinaturas."
+      />
+      <ErrorAlert error={typed} />
+      <Outcome error={error} saved={saved} />
+      <button type="submit">Salvar caixa</button>
     </form>
   );
 }

@@ -4,6 +4,7 @@
 import { create } from 'zustand';
 import type { FinishedSale, PaymentInput, ReceiptView, SaleView } from '../../electron/api/terminal-api.ts';
 import { asFailure, type TerminalFailure } from '../api/terminal-failure.ts';
+import { tillFoundClosed } from './cash-store.ts';
 import { receiptEvents } from './receipts-store.ts';
 import { terminal } from './terminal.ts';
 
@@ -132,6 +133,8 @@ export async function finishSale(): Promise<FinishedSale | TerminalFailure | nul
       receiptChanged,
     ),
   );
+  // Closed elsewhere (another window, after a restart): the counter gives way to opening it.
+  if (isFailure(r) && r.code === 'caixa_fechado') tillFoundClosed();
   return isFailure(r) ? r : useSale.getState().finished;
 }
 

@@ -15,7 +15,8 @@ export type DialogState =
   | { kind: 'void'; receiptId: string }
   | { kind: 'reprint'; receiptId: string }
   | { kind: 'preview'; receiptId: string }
-  | { kind: 'settings' };
+  | { kind: 'settings' }
+  | { kind: 'cash' };
 
 type UiState = { dialog: DialogState };
 

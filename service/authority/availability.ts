@@ -8,7 +8,7 @@
 // Kept in memory: each process learns from its own calls, and a process that just started knows
 // nothing yet ("desconhecida") until its first call, which the queues make at once when work is due.
 // While an authority is down and nothing else calls it, the status service is asked now and then
-// (nfce/availability-probe.ts), so "indisponivel" does not outlive the outage.
+// (queue/availability-probe.ts), so "indisponivel" does not outlive the outage.
 
 import { formatBrasilia } from '../../base/common/brasilia.ts';
 

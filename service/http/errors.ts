@@ -3,53 +3,14 @@
 // Portuguese, field paths in the API's dotted style (`det[0].prod.NCM`). Whatever goes wrong,
 // the caller gets this shape; stack traces and internal messages go to the log only.
 
-import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyError, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify';
 import { FieldError, type FieldIssue } from '../../fiscal/errors.ts';
 import { AuthorityCertificateError } from '../authority/port.ts';
+import { ERROR_STATUS, ErrorBody, type ErrorCode } from '../../base/common/api/errors.ts';
 
-export const ERROR_STATUS = {
-  requisicao_invalida: 400,
-  nao_autorizado: 401,
-  nao_encontrado: 404,
-  tempo_esgotado: 408,
-  em_processamento: 409,
-  payload_muito_grande: 413,
-  uri_muito_longa: 414,
-  tipo_de_conteudo_invalido: 415,
-  chave_idempotencia_reutilizada: 422,
-  prazo_expirado: 422,
-  estado_invalido: 422,
-  csc_nao_configurado: 422,
-  validacao: 422,
-  cabecalhos_muito_grandes: 431,
-  erro_interno: 500,
-  autoridade_indisponivel: 503,
-  servico_indisponivel: 503,
-} as const;
+export { ERROR_STATUS, ErrorBody, type ErrorCode } from '../../base/common/api/errors.ts';
 
-export type ErrorCode = keyof typeof ERROR_STATUS;
 export type ErrorDetail = FieldIssue;
-
-export const ErrorBody = Type.Object(
-  {
-    error: Type.Object({
-      code: Type.String({ description: 'Código estável do erro (ex.: requisicao_invalida)' }),
-      message: Type.String({ description: 'Texto em português' }),
-      details: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() }))),
-      id: Type.Optional(Type.String({ description: 'em_processamento: id do documento em processamento' })),
-      rejeicao: Type.Optional(
-        Type.Object(
-          { cStat: Type.String(), xMotivo: Type.String() },
-          { description: 'validacao de um evento ou inutilização que a autoridade fiscal recusou: o código e o texto da SEFAZ' },
-        ),
-      ),
-    }),
-    id: Type.Optional(Type.String({ description: 'em_processamento: id do documento em processamento' })),
-  },
-  { description: 'Erro' },
-);
-export type ErrorBody = Static<typeof ErrorBody>;
 
 /** Response schemas of the given error statuses, for a route's OpenAPI description. */
 export function errorResponses<S extends number>(...statuses: S[]): Record<S, typeof ErrorBody> {

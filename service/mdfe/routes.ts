@@ -14,7 +14,10 @@ import { companyOf } from '../http/auth.ts';
 import { ApiError, errorResponses, invalidRequest, notFound } from '../http/errors.ts';
 import type { ApiRoutes } from '../http/type-provider.ts';
 import { decodeIdempotencyHeader, IdempotencyHeaders, sendReplay } from '../idempotency.ts';
+import { ExportQuery, ZipResponse } from '../export/schemas.ts';
+import { exportPeriod } from '../export/period.ts';
 import { damdfeModel, renderDamdfe } from './damdfe.ts';
+import { mdfeExport, mdfeExportFileName } from './export.ts';
 import { MdfeIssuance, newDocumentId } from './issuance.ts';
 import { CancelBody, CloseBody, IdParams, ListQuery, MdfeBody, MdfeList, MdfeView, RouteBody, RouteView } from './schemas.ts';
 import type { MdfeFilters } from './store.ts';
@@ -154,6 +157,31 @@ export const mdfeRoutes: ApiRoutes = async (app, { deps }) => {
       );
       if (check.valid) return { valido: true as const };
       throw new ApiError('validacao', `Percurso inválido: ${check.message}.`, { details: [{ field: check.field, message: check.message }] });
+    },
+  );
+
+  app.get(
+    '/mdfe/exportacao',
+    {
+      schema: {
+        tags: ['mdfe'],
+        summary: 'Exportação para a contabilidade: ZIP com os MDF-e do período (por chave), seus eventos e resumo.csv',
+        description:
+          'MDF-e autorizados (também os depois encerrados ou cancelados), pela data de emissão em dias de Brasília; cada um uma vez, ' +
+          'como <chave>-mdfe.xml (mdfeProc), com <chave>-evento-110112.xml (encerramento) ou <chave>-evento-110111.xml (cancelamento); ' +
+          'resumo.csv (separador ;, vírgula decimal, UTF-8 com BOM). O arquivo é transmitido à medida que é escrito.',
+        querystring: ExportQuery,
+        response: { 200: ZipResponse, ...errorResponses(400, 401) },
+      },
+    },
+    async (request, reply) => {
+      const company = companyOf(request);
+      const period = exportPeriod(request.query.de, request.query.ate);
+      const zip = await mdfeExport(store, company.id, period);
+      return reply
+        .type('application/zip')
+        .header('content-disposition', `attachment; filename="${mdfeExportFileName(company.cnpj, period)}"`)
+        .send(zip);
     },
   );
 

@@ -20,6 +20,7 @@ import type {
   NewNfceDocument,
   NfceCancellation,
   NfceEventOf,
+  NfceExportEntry,
   NfceRecord,
   NfceSend,
   NfceStatus,
@@ -135,6 +136,34 @@ type WorkRow = {
   next_attempt_at: string;
   seq: number;
 };
+
+type InutilizacaoRow = {
+  id: string;
+  company_id: string;
+  serie: number;
+  numero_inicial: number;
+  numero_final: number;
+  justificativa: string;
+  protocolo: string;
+  codigo_status: string;
+  motivo: string;
+  xml: string;
+  created_at: string;
+};
+
+const inutilizacaoOf = (r: InutilizacaoRow): InutilizacaoRecord => ({
+  id: r.id,
+  companyId: r.company_id,
+  serie: r.serie,
+  numeroInicial: r.numero_inicial,
+  numeroFinal: r.numero_final,
+  justificativa: r.justificativa,
+  protocolo: r.protocolo,
+  codigoStatus: r.codigo_status,
+  motivo: r.motivo,
+  xml: r.xml,
+  createdAt: new Date(r.created_at),
+});
 
 export class PgNfceStore implements NfceStore {
   constructor(private readonly b: PgBlocks) {}
@@ -337,40 +366,66 @@ export class PgNfceStore implements NfceStore {
 
   async findInutilizacao(companyId: string, serie: number, first: number, last: number): Promise<InutilizacaoRecord | undefined> {
     const r = (
+      await this.b.pool.query<InutilizacaoRow>(
+        `SELECT * FROM nfce_inutilizacoes WHERE company_id = $1 AND serie = $2 AND numero_inicial = $3 AND numero_final = $4`,
+        [companyId, serie, first, last],
+      )
+    ).rows[0];
+    return r && inutilizacaoOf(r);
+  }
+
+  async exportEntries(companyId: string, from: Date, until: Date): Promise<NfceExportEntry[]> {
+    // balcao_instant(dh_emi) reads the offset dhEmi is written with; spelled as the index
+    // nfce_documents_emissao is (migrations/service-postgres/20261128T0920_exports_terminals.sql).
+    const rows = (
       await this.b.pool.query<{
         id: string;
-        company_id: string;
+        chave: string;
         serie: number;
-        numero_inicial: number;
-        numero_final: number;
-        justificativa: string;
-        protocolo: string;
-        codigo_status: string;
-        motivo: string;
-        xml: string;
-        created_at: string;
-      }>(`SELECT * FROM nfce_inutilizacoes WHERE company_id = $1 AND serie = $2 AND numero_inicial = $3 AND numero_final = $4`, [
-        companyId,
-        serie,
-        first,
-        last,
-      ])
-    ).rows[0];
-    return (
-      r && {
-        id: r.id,
-        companyId: r.company_id,
-        serie: r.serie,
-        numeroInicial: r.numero_inicial,
-        numeroFinal: r.numero_final,
-        justificativa: r.justificativa,
-        protocolo: r.protocolo,
-        codigoStatus: r.codigo_status,
-        motivo: r.motivo,
-        xml: r.xml,
-        createdAt: new Date(r.created_at),
-      }
-    );
+        numero: number;
+        dh_emi: string;
+        status: NfceStatus;
+        contingencia: boolean;
+        protocolo: string | null;
+        autorizado_em: string | null;
+        cancelado_em: string | null;
+        protocolo_cancelamento: string | null;
+        evento_tipo: '110111' | '110112' | null;
+      }>(
+        `SELECT id, chave, serie, numero, dh_emi, status, contingencia, protocolo, autorizado_em, cancelado_em, protocolo_cancelamento,
+                CASE WHEN evento_xml IS NULL THEN NULL
+                     WHEN strpos(evento_xml, '<tpEvento>110112</tpEvento>') > 0 THEN '110112' ELSE '110111' END AS evento_tipo
+           FROM nfce_documents
+          WHERE company_id = $1 AND balcao_instant(dh_emi) >= $2::timestamptz AND balcao_instant(dh_emi) < $3::timestamptz
+            AND (status IN ('autorizado', 'cancelado') OR (status = 'processando' AND contingencia AND signed_xml IS NOT NULL))
+          ORDER BY serie, numero, seq`,
+        [companyId, iso(from), iso(until)],
+      )
+    ).rows;
+    return rows.map((r) => ({
+      id: r.id,
+      chave: r.chave,
+      serie: r.serie,
+      numero: r.numero,
+      dhEmi: r.dh_emi,
+      status: r.status,
+      contingencia: r.contingencia,
+      protocolo: r.protocolo,
+      autorizadoEm: r.autorizado_em,
+      canceladoEm: r.cancelado_em,
+      protocoloCancelamento: r.protocolo_cancelamento,
+      eventoTipo: r.evento_tipo,
+    }));
+  }
+
+  async inutilizacoesBetween(companyId: string, from: Date, until: Date): Promise<InutilizacaoRecord[]> {
+    const rows = (
+      await this.b.pool.query<InutilizacaoRow>(
+        `SELECT * FROM nfce_inutilizacoes WHERE company_id = $1 AND created_at >= $2 AND created_at < $3 ORDER BY serie, numero_inicial, numero_final`,
+        [companyId, iso(from), iso(until)],
+      )
+    ).rows;
+    return rows.map(inutilizacaoOf);
   }
 }
 

@@ -26,6 +26,9 @@ import { NfceQueue } from './lane.ts';
 import { Accepted, CancelBody, DanfeQuery, DanfeResponse, IdParams, IssueBody, NfceReplay, NfceView, VoidBody, VoidView, XmlResponse } from './schemas.ts';
 import type { NfceRecord } from './store.ts';
 import { nfceView } from './view.ts';
+import { ExportQuery, ZipResponse } from '../export/schemas.ts';
+import { exportPeriod } from '../export/period.ts';
+import { nfceExport, nfceExportFileName } from './export.ts';
 
 /** Seconds a client waits before asking again about a document still processando. */
 const RETRY_AFTER_SECONDS = '1';
@@ -132,6 +135,33 @@ export const nfceRoutes: ApiRoutes = async (app, { deps }) => {
         );
     }
   }
+
+  app.get(
+    '/nfce/exportacao',
+    {
+      schema: {
+        tags: ['nfce'],
+        summary: 'Exportação para a contabilidade: ZIP com as NFC-e do período (por chave), seus eventos, as inutilizações e resumo.csv',
+        description:
+          'NFC-e autorizadas, canceladas e emitidas em contingência (ainda aguardando a autoridade), pela data de emissão (dhEmi) em ' +
+          'dias de Brasília; cada uma uma vez, como <chave>-nfce.xml (nfeProc; a NFe assinada da contingência pendente); o evento de ' +
+          'cancelamento como <chave>-evento-110111.xml (110112 por substituição); inutilizações registradas no período como ' +
+          'inutilizacao-serie-<serie>-numeros-<inicial>-a-<final>.xml; resumo.csv (separador ;, vírgula decimal, UTF-8 com BOM). ' +
+          'O arquivo é transmitido à medida que é escrito.',
+        querystring: ExportQuery,
+        response: { 200: ZipResponse, ...errorResponses(400, 401) },
+      },
+    },
+    async (request, reply) => {
+      const company = companyOf(request);
+      const period = exportPeriod(request.query.de, request.query.ate);
+      const zip = await nfceExport(deps.store.nfce, company.id, period);
+      return reply
+        .type('application/zip')
+        .header('content-disposition', `attachment; filename="${nfceExportFileName(company.cnpj, period)}"`)
+        .send(zip);
+    },
+  );
 
   app.get(
     '/nfce/:id',

@@ -6,19 +6,25 @@
 // 400). Values (decimal strings, codes, sums, NCM, GTIN...) are checked by the fiscal builder,
 // which names every broken field at once: 422 `validacao`.
 
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
+import { strict } from '../../base/common/api/schema.ts';
+
+export {
+  AuthorityStatus,
+  CancelBody,
+  NfceAccepted as Accepted,
+  NfceReplay,
+  NfceView,
+  STATUSES,
+  VoidBody,
+  VoidView,
+} from '../../base/common/api/nfce.ts';
 import { ReferenciaExterna } from '../idempotency.ts';
 
-const strict = { additionalProperties: false } as const;
 
 const str = (description: string) => Type.String({ description });
 const opt = (description: string) => Type.Optional(Type.String({ description }));
 
-/** `type: [T, 'null']`: plain JSON Schema (OpenAPI 3.1), fast to serialize. */
-function Nullable<T extends TSchema>(schema: T) {
-  const { type, ...rest } = schema as unknown as { type: string } & Record<string, unknown>;
-  return Type.Unsafe<Static<T> | null>({ ...rest, type: [type, 'null'] });
-}
 
 const Card = Type.Object(
   {
@@ -172,99 +178,7 @@ export const IssueBody = Type.Unsafe<NfceBody | ContingencyBody>({
 });
 export type IssueBody = Static<typeof IssueBody>;
 
-/** What the service last learned of the company's tax authority (authority/availability.ts). */
-export const AuthorityStatus = Type.Object(
-  {
-    situacao: Type.Union([Type.Literal('disponivel'), Type.Literal('indisponivel'), Type.Literal('desconhecida')]),
-    desde: Nullable(Type.String({ description: 'Desde quando, horário de Brasília (null: desconhecida)' })),
-  },
-  {
-    description:
-      'A autoridade fiscal como o serviço a viu na última chamada desta empresa: indisponivel = sem resposta (a NFC-e espera; ' +
-      'um PDV pode emitir em contingência offline), disponivel = respondeu, desconhecida = nenhuma chamada ainda',
-  },
-);
-
-export const Accepted = Type.Object({
-  id: Type.String({ format: 'uuid', description: 'Identificador da NFC-e' }),
-  chave: Type.String({ description: 'Chave de acesso (44 dígitos), definitiva desde já' }),
-  status: Type.Literal('processando'),
-  message: Type.String(),
-  autoridade: AuthorityStatus,
-});
-
-export const STATUSES = ['processando', 'autorizado', 'rejeitado', 'cancelado'] as const;
-
-const NfceViewFields = {
-  id: Type.String({ format: 'uuid' }),
-  chave: Type.String({ description: 'Chave de acesso' }),
-  numero: Type.Integer({ description: 'nNF' }),
-  serie: Type.Integer(),
-  status: Type.Union(
-    STATUSES.map((s) => Type.Literal(s)),
-    { description: 'processando, autorizado, rejeitado ou cancelado' },
-  ),
-  codigo_status: Nullable(Type.String({ description: 'cStat da autoridade fiscal (null enquanto processando)' })),
-  motivo: Nullable(Type.String({ description: 'xMotivo da autoridade fiscal' })),
-  protocolo: Nullable(Type.String({ description: 'Protocolo de autorização' })),
-  autorizado_em: Nullable(Type.String({ description: 'Data e hora da autorização (dhRecbto), horário de Brasília' })),
-  cancelado_em: Nullable(Type.String({ description: 'Data e hora do cancelamento, horário de Brasília' })),
-  protocolo_cancelamento: Nullable(Type.String({ description: 'Protocolo do evento de cancelamento' })),
-  emitido_em: Type.String({ description: 'dhEmi, horário de Brasília' }),
-  valor_total: Type.String({ description: 'vNF (decimal)' }),
-  qrcode: Nullable(Type.String({ description: 'Texto do QR Code (null até a NFC-e ser assinada)' })),
-  url_consulta: Type.String({ description: 'URL de consulta pela chave de acesso' }),
-  contingencia: Type.Boolean({ description: 'Emitida em contingência offline (tpEmis 9)' }),
-  ambiente: Type.Union([Type.Literal('homologacao'), Type.Literal('producao')]),
-  referencia_externa: Nullable(Type.String({ description: 'Chave de idempotência da emissão' })),
-  criado_em: Type.String({ description: 'Recebida pelo serviço em, horário de Brasília' }),
-};
-
-export const NfceView = Type.Object({
-  ...NfceViewFields,
-  autoridade: Type.Optional(AuthorityStatus),
-});
-export type NfceView = Static<typeof NfceView>;
-
-export const NfceReplay = Type.Object({
-  ...NfceViewFields,
-  idempotent_replay: Type.Boolean({ description: 'true: repetição de uma emissão já autorizada; nada novo foi emitido' }),
-});
-
 export const IdParams = Type.Object({ id: Type.String({ description: 'id da NFC-e' }) }, strict);
-
-const Justificativa = Type.String({ minLength: 15, maxLength: 255, description: 'De 15 a 255 caracteres' });
-
-export const CancelBody = Type.Object(
-  {
-    justificativa: Justificativa,
-    chave_substituta: Type.Optional(
-      Type.String({
-        pattern: '^[0-9]{44}$',
-        description: 'Cancelamento por substituição (evento 110112, até 168 h): chave da NFC-e de contingência que a substituiu',
-      }),
-    ),
-  },
-  strict,
-);
-export type CancelBody = Static<typeof CancelBody>;
-
-export const VoidBody = Type.Object(
-  {
-    serie: Type.Integer({ minimum: 0, maximum: 999 }),
-    numero_inicial: Type.Integer({ minimum: 1, maximum: 999_999_999 }),
-    numero_final: Type.Integer({ minimum: 1, maximum: 999_999_999 }),
-    justificativa: Justificativa,
-  },
-  strict,
-);
-export type VoidBody = Static<typeof VoidBody>;
-
-export const VoidView = Type.Object({
-  protocolo: Type.String(),
-  codigo_status: Type.String({ description: '102: inutilização homologada' }),
-  motivo: Type.String(),
-});
 
 export const DanfeQuery = Type.Object(
   {

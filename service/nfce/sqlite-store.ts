@@ -18,6 +18,7 @@ import type {
   NfceStatus,
   NfceStore,
   NfceVerdict,
+  NfceExportEntry,
   NfceWork,
   NfceXml,
 } from './store.ts';
@@ -93,6 +94,34 @@ function recordOf(r: RecordRow): NfceRecord {
     createdAt: r.created_at,
   };
 }
+
+type InutilizacaoRow = {
+  id: string;
+  company_id: string;
+  serie: number;
+  numero_inicial: number;
+  numero_final: number;
+  justificativa: string;
+  protocolo: string;
+  codigo_status: string;
+  motivo: string;
+  xml: string;
+  created_at: string;
+};
+
+const inutilizacaoOf = (r: InutilizacaoRow): InutilizacaoRecord => ({
+  id: r.id,
+  companyId: r.company_id,
+  serie: r.serie,
+  numeroInicial: r.numero_inicial,
+  numeroFinal: r.numero_final,
+  justificativa: r.justificativa,
+  protocolo: r.protocolo,
+  codigoStatus: r.codigo_status,
+  motivo: r.motivo,
+  xml: r.xml,
+  createdAt: new Date(r.created_at),
+});
 
 /** Thrown inside a transaction to roll back a claim whose document cannot be inserted. */
 class SameKey {
@@ -389,36 +418,60 @@ export class SqliteNfceStore implements NfceStore {
       .statement(
         `SELECT * FROM nfce_inutilizacoes WHERE company_id = ? AND serie = ? AND numero_inicial = ? AND numero_final = ?`,
       )
-      .get(companyId, serie, first, last) as
-      | {
-          id: string;
-          company_id: string;
-          serie: number;
-          numero_inicial: number;
-          numero_final: number;
-          justificativa: string;
-          protocolo: string;
-          codigo_status: string;
-          motivo: string;
-          xml: string;
-          created_at: string;
-        }
-      | undefined;
-    return (
-      r && {
-        id: r.id,
-        companyId: r.company_id,
-        serie: r.serie,
-        numeroInicial: r.numero_inicial,
-        numeroFinal: r.numero_final,
-        justificativa: r.justificativa,
-        protocolo: r.protocolo,
-        codigoStatus: r.codigo_status,
-        motivo: r.motivo,
-        xml: r.xml,
-        createdAt: new Date(r.created_at),
-      }
-    );
+      .get(companyId, serie, first, last) as InutilizacaoRow | undefined;
+    return r && inutilizacaoOf(r);
+  }
+
+  async exportEntries(companyId: string, from: Date, until: Date): Promise<NfceExportEntry[]> {
+    // julianday(dh_emi) reads the offset dhEmi is written with; spelled as the index
+    // nfce_documents_emissao is (migrations/service/20261125T0900_exports.sql).
+    const rows = this.b
+      .statement(
+        `SELECT id, chave, serie, numero, dh_emi, status, contingencia, protocolo, autorizado_em, cancelado_em, protocolo_cancelamento,
+                CASE WHEN evento_xml IS NULL THEN NULL
+                     WHEN instr(evento_xml, '<tpEvento>110112</tpEvento>') > 0 THEN '110112' ELSE '110111' END AS evento_tipo
+           FROM nfce_documents
+          WHERE company_id = ? AND julianday(dh_emi) >= julianday(?) AND julianday(dh_emi) < julianday(?)
+            AND (status IN ('autorizado', 'cancelado') OR (status = 'processando' AND contingencia = 1 AND signed_xml IS NOT NULL))
+          ORDER BY serie, numero, rowid`,
+      )
+      .all(companyId, iso(from), iso(until)) as {
+      id: string;
+      chave: string;
+      serie: number;
+      numero: number;
+      dh_emi: string;
+      status: NfceStatus;
+      contingencia: number;
+      protocolo: string | null;
+      autorizado_em: string | null;
+      cancelado_em: string | null;
+      protocolo_cancelamento: string | null;
+      evento_tipo: '110111' | '110112' | null;
+    }[];
+    return rows.map((r) => ({
+      id: r.id,
+      chave: r.chave,
+      serie: r.serie,
+      numero: r.numero,
+      dhEmi: r.dh_emi,
+      status: r.status,
+      contingencia: r.contingencia === 1,
+      protocolo: r.protocolo,
+      autorizadoEm: r.autorizado_em,
+      canceladoEm: r.cancelado_em,
+      protocoloCancelamento: r.protocolo_cancelamento,
+      eventoTipo: r.evento_tipo,
+    }));
+  }
+
+  async inutilizacoesBetween(companyId: string, from: Date, until: Date): Promise<InutilizacaoRecord[]> {
+    const rows = this.b
+      .statement(
+        `SELECT * FROM nfce_inutilizacoes WHERE company_id = ? AND created_at >= ? AND created_at < ? ORDER BY serie, numero_inicial, numero_final`,
+      )
+      .all(companyId, iso(from), iso(until)) as InutilizacaoRow[];
+    return rows.map(inutilizacaoOf);
   }
 
   private recordInTx(id: string): NfceRecord {

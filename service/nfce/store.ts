@@ -121,6 +121,19 @@ export type InutilizacaoRecord = {
 /** How many documents wait for a verdict, and since when the oldest (ISO UTC; null when none). */
 export type Backlog = { processando: number; oldestCreatedAt: string | null };
 
+/**
+ * A document the accountant's export carries (service/nfce/export.ts): authorized, cancelled, or
+ * issued in offline contingency and still awaiting the authority. Its XML is read one at a
+ * time, when the archive reaches it.
+ */
+export type NfceExportEntry = Pick<
+  NfceRecord,
+  'id' | 'chave' | 'serie' | 'numero' | 'dhEmi' | 'status' | 'contingencia' | 'protocolo' | 'autorizadoEm' | 'canceladoEm' | 'protocoloCancelamento'
+> & {
+  /** tpEvento of the stored cancellation event (110111, or 110112 by substitution); null without one. */
+  eventoTipo: '110111' | '110112' | null;
+};
+
 /** Builds the webhook event of a state change from the document in its new state. */
 export type NfceEventOf = (document: NfceRecord) => WebhookEvent;
 
@@ -158,5 +171,13 @@ export interface NfceStore {
   /** autorizado → cancelado with the event, and its webhook event, in one transaction. */
   recordCancellation(id: string, cancellation: NfceCancellation, eventOf: NfceEventOf): Promise<boolean>;
   insertInutilizacao(record: InutilizacaoRecord): Promise<void>;
+  /**
+   * The company's documents for the export whose dhEmi falls in [from, until), by series and
+   * number: authorized, cancelled, and contingency ones still processando (their signed XML).
+   * Without the XML texts.
+   */
+  exportEntries(companyId: string, from: Date, until: Date): Promise<NfceExportEntry[]>;
+  /** The company's inutilizações registered in [from, until), with their XML. */
+  inutilizacoesBetween(companyId: string, from: Date, until: Date): Promise<InutilizacaoRecord[]>;
   findInutilizacao(companyId: string, serie: number, first: number, last: number): Promise<InutilizacaoRecord | undefined>;
 }

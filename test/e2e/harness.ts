@@ -50,6 +50,11 @@ export type StartStoreOptions = {
   readyTimeoutMs?: number;
   /** Default: COMPILED (bin/balcao.js). */
   launcher?: Launcher;
+  /**
+   * Default true: once ready, the till is opened (float R$ 0,00) over the screen's own bridge, as
+   * a cashier does first thing; no sale finishes without it. False: the test opens it itself.
+   */
+  openTill?: boolean;
 };
 
 export const READY_PREFIX = 'BALCAO_READY ';
@@ -99,11 +104,13 @@ export async function startStore(options: StartStoreOptions = {}): Promise<Store
 
   const { token } = JSON.parse(readFileSync(join(dataDir, 'demo-company.json'), 'utf8')) as { token: string };
   const url = new URL(ready.checkoutUrl);
+  const secret = new URLSearchParams(url.hash.slice(1)).get('chave') ?? '';
+  if (options.openTill !== false) await openTillOverBridge(url.origin, secret);
   return {
     ...ready,
     token,
     origin: url.origin,
-    secret: new URLSearchParams(url.hash.slice(1)).get('chave') ?? '',
+    secret,
     output,
     async stop(timeoutMs = 20_000) {
       child.kill('SIGTERM');
@@ -118,6 +125,21 @@ export async function startStore(options: StartStoreOptions = {}): Promise<Store
       return result;
     },
   };
+}
+
+/** The till opened through the bridge the screen uses, unless a previous start left it open. */
+async function openTillOverBridge(origin: string, secret: string): Promise<void> {
+  const call = async (method: string, args: unknown[]) => {
+    const res = await fetch(`${origin}/api/rpc/${method}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ args }),
+    });
+    const body = (await res.json()) as { result?: unknown; error?: { message: string } };
+    if (body.error) throw new Error(`${method}: ${body.error.message}`);
+    return body.result;
+  };
+  if ((await call('cashSession', [])) === null) await call('openCashSession', [{ floatCents: 0, operator: 'Caixa de teste' }]);
 }
 
 export const CHROMIUM_PATH = process.env.BALCAO_CHROMIUM ?? '/usr/bin/chromium';

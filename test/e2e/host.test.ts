@@ -66,6 +66,7 @@ describe('browser mode in Chromium (host with a fixture page)', () => {
     writeFileSync(join(staticDir, 'app.js'), FIXTURE_JS);
     terminal = await createTerminal({ dataDir: join(dir, 'terminal'), serviceUrl: 'http://127.0.0.1:9', token: 'blc_teste', series: 1, startWorker: false });
     terminal.seedDemoCatalog();
+    await terminal.openCashSession({ floatCents: 0, operator: 'Caixa de teste' });
     host = await startBrowserHost({ terminal, staticDir });
     // Another local page (think: any site the cashier's browser visits) on another origin.
     foreign = createServer((_req, res) => res.end('<!doctype html><title>outra origem</title>'));

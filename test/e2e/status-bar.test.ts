@@ -205,6 +205,7 @@ describe('status bar', () => {
       // The authority's silence must not open a period of its own while the test looks.
       await yesterday.updateSettings({ contingency: { failureThreshold: 100 } }, auth);
       await yesterday.enterContingency({ ...auth, justification: 'Link de internet da loja fora do ar' });
+      if (!(await yesterday.cashSession())) await yesterday.openCashSession({ floatCents: 0, operator: 'Caixa de teste' });
       let sale = await yesterday.openSale();
       sale = await yesterday.addItem(sale.id, { code: '7891000053508' });
       await yesterday.addPayment(sale.id, { tPag: '01', amountCents: 1000 });

@@ -120,8 +120,9 @@ const profile: CompanyProfile & { cscToken: string } = {
 
 type OpenOptions = { startWorker?: boolean; credentials?: boolean; clock?: () => number; contingency?: Record<string, unknown> };
 
+/** The terminal on `dataDir`, its till open (no sale finishes without one). */
 async function startTerminal(dataDir: string, options: OpenOptions): Promise<Terminal> {
-  return createTerminal({
+  const t = await createTerminal({
     dataDir,
     serviceUrl: deadUrl,
     token: 'blc_teste',
@@ -131,6 +132,8 @@ async function startTerminal(dataDir: string, options: OpenOptions): Promise<Ter
     startWorker: options.startWorker ?? false,
     ...(options.clock && { clock: options.clock }),
   });
+  if (!(await t.cashSession())) await t.openCashSession({ floatCents: 0, operator: 'Caixa de teste' });
+  return t;
 }
 
 async function open(options: OpenOptions = {}) {
@@ -140,11 +143,15 @@ async function open(options: OpenOptions = {}) {
   t.seedDemoCatalog();
   const manager = await t.createManager({ name: 'Gerente Bia', pin: '1234' });
   const auth = { managerId: manager.id, pin: '1234' };
+  // A contingency series is claimed at the service before a manager's change is saved
+  // (series-registry.ts), and the service is down here: the test sets it as the local process.
+  const { series, ...limits } = (options.contingency ?? {}) as { series?: number };
+  if (series !== undefined) t.configure({ contingency: { series } }, 'teste: série da contingência');
   if (options.credentials !== false) {
-    await t.updateSettings({ company: profile, contingency: options.contingency ?? {} }, auth);
+    await t.updateSettings({ company: profile, contingency: limits }, auth);
     await t.importCertificate({ ...auth, pfxBase64: pfx.toString('base64'), password: PASSWORD });
   } else if (options.contingency) {
-    await t.updateSettings({ contingency: options.contingency }, auth);
+    await t.updateSettings({ contingency: limits }, auth);
   }
   return { t, auth };
 }

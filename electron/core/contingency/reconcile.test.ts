@@ -58,7 +58,7 @@ describe('what the answers mean', () => {
   it('the replay of the first key: the authorized document, or the one in flight; never treated as a new receipt', () => {
     expect(decideReplay({ ok: true, value: { status: 200, replay: true, body: doc('autorizado') } })).toMatchObject({ action: 'authorized' });
     expect(decideReplay({ ok: true, value: { status: 200, replay: true, body: doc('cancelado') } })).toMatchObject({ action: 'cancelled' });
-    expect(decideReplay({ ok: true, value: { status: 202, replay: false, body: { id: 'n1', chave: '1', status: 'processando', message: '' } } })).toEqual({
+    expect(decideReplay({ ok: true, value: { status: 202, replay: false, body: { id: 'n1', chave: '1', status: 'processando', message: '', autoridade: { situacao: 'desconhecida', desde: null } } } })).toEqual({
       action: 'accepted',
       serviceId: 'n1',
     });

@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { formatCnpj, formatCpf, isValidCnpj, isValidCpf } from './tax-ids.ts';
+
+describe('CPF and CNPJ check digits', () => {
+  it('accept exactly one pair of check digits per base number', () => {
+    for (const base of ['123456789', '000000001', '987654321']) {
+      const valid = Array.from({ length: 100 }, (_, i) => base + String(i).padStart(2, '0')).filter(isValidCpf);
+      expect(valid, base).toHaveLength(1);
+    }
+    for (const base of ['112223330001', '000000000001', '987654320001']) {
+      const valid = Array.from({ length: 100 }, (_, i) => base + String(i).padStart(2, '0')).filter(isValidCnpj);
+      expect(valid, base).toHaveLength(1);
+    }
+  });
+
+  it('take only the unmasked form the XML carries', () => {
+    expect(isValidCpf('52998224725')).toBe(true);
+    expect(isValidCpf('529.982.247-25')).toBe(false);
+    expect(isValidCnpj('11222333000181')).toBe(true);
+    expect(isValidCnpj('11.222.333/0001-81')).toBe(false);
+  });
+
+  it('refuse documents of one repeated digit, whose check digits happen to work', () => {
+    expect(isValidCpf('11111111111')).toBe(false);
+    expect(isValidCnpj('00000000000000')).toBe(false);
+  });
+
+  it('take the alphanumeric CNPJ in upper case only', () => {
+    expect(isValidCnpj('12ABC34501DE35')).toBe(true);
+    expect(isValidCnpj('12abc34501de35')).toBe(false);
+    expect(isValidCnpj('12ABC34501DE36')).toBe(false);
+  });
+});
+
+describe('formatCpf and formatCnpj', () => {
+  it('mask a document in the stored form, and show anything else as it is', () => {
+    expect(formatCpf('52998224725')).toBe('529.982.247-25');
+    expect(formatCnpj('11222333000181')).toBe('11.222.333/0001-81');
+    expect(formatCnpj('12ABC34501DE35')).toBe('12.ABC.345/01DE-35');
+    expect(formatCpf('1234')).toBe('1234');
+    expect(formatCnpj('ISENTO')).toBe('ISENTO');
+  });
+});

@@ -1,0 +1,105 @@
+// The totals of the NFC-e (docs/fiscal.md, "NFC-e layout", "total, transp, infAdic", and the
+// decisions below it): ICMSTot computed from the items and compared with what the request
+// states, each item's approximate tax burden (vTotTrib, Lei 12.741/2012), and the reform's
+// IBSCBSTot and vNFTot.
+//
+// Decisions:
+// - total.vProd must equal the sum of the items with indTot 1 (564); total.vNF the computed
+//   vProd − vDesc − vICMSDeson (deduzido) + vST + vFCPST (610); total.vDesc, when sent, the
+//   items' discounts.
+// - vTotTrib: an item's own imposto.vTotTrib is kept. When the body's vTotTrib is given, what the
+//   items did not declare is spread over the other items in proportion to their net value
+//   (largest remainder, to the cent), so ICMSTot/vTotTrib always equals the sum of the items
+//   (rejection 685). When it is absent, each undeclared item gets net value × an approximate
+//   rate: the context's vTotTribRate, else DEFAULT_VTOTTRIB_RATES by CRT. Those defaults are rough
+//   national averages, not the IBPT table by NCM; a store that must print precise figures sends
+//   its own.
+
+import type { IssueCollector } from '../errors.ts';
+import { ibsCbsTotals, ibsCbsTotXml, vNFTotXml } from '../ibscbs/document.ts';
+import { allocate, asObject, DEC, decimal, isAbsent } from '../layout-fields.ts';
+import { fromCents } from '../money.ts';
+import { icmsTot, itemValue, totalXml as writeTotal, type IcmsTot } from '../tax-groups.ts';
+import type { CheckedItems, ItemOut } from './det.ts';
+import type { NfceRequest } from './types.ts';
+
+/**
+ * Approximate tax burden (percent of the item's net value) used for vTotTrib when the request
+ * gives none. Simples Nacional and MEI: 4.00, the nominal rate of the first bracket of Anexo I
+ * (comércio). Regime normal (and Simples above the sub-limit, which pays ICMS outside the DAS):
+ * 31.45, i.e. 13.45 federal + 18.00 ICMS, the usual IBPT figures for a national good.
+ */
+export const DEFAULT_VTOTTRIB_RATES: Readonly<Record<1 | 2 | 3 | 4, string>> = Object.freeze({
+  1: '4.00',
+  2: '31.45',
+  3: '31.45',
+  4: '4.00',
+});
+
+/**
+ * ICMSTot of the items, with the request's `total` compared to it. The comparisons are only
+ * meaningful when every item is sound: otherwise they would only echo the items' issues.
+ */
+export function checkTotals(input: NfceRequest, checked: CheckedItems, issues: IssueCollector): IcmsTot {
+  const cap = <T>(check: () => T): T | undefined => issues.capture(check);
+  const tot = icmsTot(checked.items);
+  const vNF = tot.vNF;
+  const total = asObject(input.total, 'total', issues);
+  const totalVProd = total && cap(() => decimal(total.vProd, 'total.vProd', DEC.v));
+  const totalVNF = total && cap(() => decimal(total.vNF, 'total.vNF', DEC.v));
+  const totalVDesc = total && !isAbsent(total.vDesc) ? cap(() => decimal(total.vDesc, 'total.vDesc', DEC.v)) : undefined;
+  if (checked.ok) {
+    if (vNF < 0n) issues.add('total.vNF', 'valor total negativo: descontos maiores que os produtos');
+    if (totalVProd && totalVProd.units !== tot.vProd) {
+      issues.add('total.vProd', `difere da soma dos itens: esperado ${fromCents(tot.vProd)} (rejeição 564)`);
+    }
+    if (totalVDesc && totalVDesc.units !== tot.vDesc) {
+      issues.add('total.vDesc', `difere da soma dos descontos dos itens: esperado ${fromCents(tot.vDesc)}`);
+    }
+    if (totalVNF && totalVNF.units !== vNF) {
+      issues.add('total.vNF', `difere do total calculado: esperado ${fromCents(vNF)} (rejeição 610)`);
+    }
+  }
+  return tot;
+}
+
+/** Each item's vTotTrib in cents (see the header for the rule); empty unless every item is sound. */
+export function itemTaxBurden(input: NfceRequest, checked: CheckedItems, crt: 1 | 2 | 3 | 4 | undefined, vTotTribRate: string | undefined, issues: IssueCollector): bigint[] {
+  const cap = <T>(check: () => T): T | undefined => issues.capture(check);
+  const { items } = checked;
+  let itemTotTrib: bigint[] = [];
+  const givenTotTrib = isAbsent(input.vTotTrib) ? undefined : cap(() => decimal(input.vTotTrib, 'vTotTrib', DEC.v).units);
+  if (!checked.ok) return itemTotTrib;
+  const net = items.map((it) => it.vProd - it.vDesc);
+  const missing = items.flatMap((it, i) => (it.vTotTribOwn === undefined ? [i] : []));
+  const own = items.reduce((a, it) => a + (it.vTotTribOwn ?? 0n), 0n);
+  itemTotTrib = items.map((it) => it.vTotTribOwn ?? 0n);
+  if (givenTotTrib !== undefined) {
+    const rest = givenTotTrib - own;
+    if (rest < 0n || (missing.length === 0 && rest !== 0n)) {
+      issues.add('vTotTrib', `difere da soma dos valores aproximados dos itens (${fromCents(own)}) (rejeição 685)`);
+    } else {
+      const shares = allocate(rest, missing.map((i) => (net[i]! > 0n ? net[i]! : 0n)));
+      missing.forEach((i, k) => (itemTotTrib[i] = shares[k]!));
+    }
+  } else {
+    const rate = cap(() => {
+      const r = vTotTribRate ?? (crt ? DEFAULT_VTOTTRIB_RATES[crt] : '0');
+      return decimal(r, 'vTotTribRate', { scale: 4, intDigits: 3, minScale: 2, max: 1_000_000n }).units;
+    });
+    if (rate !== undefined) {
+      for (const i of missing) {
+        const n = net[i]! > 0n ? net[i]! : 0n;
+        itemTotTrib[i] = (n * rate + 500_000n) / 1_000_000n; // percent at scale 4 → half-up cents
+      }
+    }
+  }
+  return itemTotTrib;
+}
+
+/** `<total>`: ICMSTot and, with the reform groups, IBSCBSTot and vNFTot. */
+export function totalXml(tot: IcmsTot, vTotTrib: bigint, items: readonly ItemOut[], withReform: boolean): string {
+  if (!withReform) return writeTotal(tot, vTotTrib, []);
+  const vNFTot = items.reduce((a, it) => a + (it.indTot === '1' ? itemValue(it) : 0n), 0n);
+  return writeTotal(tot, vTotTrib, [ibsCbsTotXml(ibsCbsTotals(items.map((it) => it.ibsCbs))), vNFTotXml(vNFTot)]);
+}

@@ -1,0 +1,217 @@
+// The manager's sales report (Gerente → Relatórios): a period of Brasília days, the totals, the
+// payment methods, the sales by hour as a chart, the products, the cancellations and the
+// contingency receipts, and the same figures as a CSV download. The core reads them from each
+// receipt's fiscal XML (electron/core/reports.ts).
+
+import { useState } from 'react';
+import type { ManagerAuthorization, SalesReport } from '../../electron/api/terminal-api.ts';
+import { downloadText } from '../api/download.ts';
+import { asFailure, type TerminalFailure } from '../api/terminal-failure.ts';
+import { ErrorAlert } from '../components/ErrorAlert.tsx';
+import { formatCents, formatQuantity } from '../money/money.ts';
+import { terminal } from '../state/terminal.ts';
+import { brasiliaToday } from './brasilia-day.ts';
+import { HourChart } from './HourChart.tsx';
+
+const STATES: Record<string, string> = {
+  pending: 'aguardando o serviço',
+  processing: 'aguardando a SEFAZ',
+  rejected: 'rejeitada',
+  needs_attention: 'com pendência',
+};
+
+export function PeriodFields(props: { de: string; ate: string; onChange: (p: { de: string; ate: string }) => void }) {
+  const { de, ate, onChange } = props;
+  return (
+    <div className="row">
+      <label className="field">
+        <span>De</span>
+        <input type="date" value={de} onChange={(e) => onChange({ de: e.target.value, ate })} />
+      </label>
+      <label className="field">
+        <span>Até</span>
+        <input type="date" value={ate} onChange={(e) => onChange({ de, ate: e.target.value })} />
+      </label>
+    </div>
+  );
+}
+
+function Report({ report }: { report: SalesReport }) {
+  return (
+    <div className="report-view" role="region" aria-label="Relatório de vendas">
+      <dl className="summary wrap">
+        <div>
+          <dt>Vendas</dt>
+          <dd>{report.totals.count}</dd>
+        </div>
+        <div>
+          <dt>Total</dt>
+          <dd className="strong">{formatCents(report.totals.totalCents)}</dd>
+        </div>
+        <div>
+          <dt>Troco dado</dt>
+          <dd>{formatCents(report.totals.changeCents)}</dd>
+        </div>
+        <div>
+          <dt>Canceladas</dt>
+          <dd>{report.cancelled.length}</dd>
+        </div>
+        <div>
+          <dt>Em contingência</dt>
+          <dd>{report.contingency.length}</dd>
+        </div>
+      </dl>
+
+      <table>
+        <caption>Por forma de pagamento</caption>
+        <thead>
+          <tr>
+            <th scope="col">Forma</th>
+            <th scope="col" className="num">
+              Pagamentos
+            </th>
+            <th scope="col" className="num">
+              Valor
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {report.byPayment.map((p) => (
+            <tr key={p.tPag}>
+              <th scope="row">{p.description}</th>
+              <td className="num">{p.count}</td>
+              <td className="num">{formatCents(p.amountCents)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+
+      <h4>Vendas por hora</h4>
+      <HourChart byHour={report.byHour} />
+
+      <table>
+        <caption>Por produto</caption>
+        <thead>
+          <tr>
+            <th scope="col">Código</th>
+            <th scope="col">Produto</th>
+            <th scope="col" className="num">
+              Quantidade
+            </th>
+            <th scope="col" className="num">
+              Valor
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {report.byProduct.map((p) => (
+            <tr key={p.code}>
+              <td>{p.code}</td>
+              <th scope="row">{p.description}</th>
+              <td className="num">
+                {formatQuantity(p.quantity)} {p.unit}
+              </td>
+              <td className="num">{formatCents(p.totalCents)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+
+      {report.cancelled.length > 0 && (
+        <table>
+          <caption>Canceladas (fora do total)</caption>
+          <tbody>
+            {report.cancelled.map((c) => (
+              <tr key={c.receiptId}>
+                <th scope="row">
+                  NFC-e nº {c.nNF} (série {c.serie})
+                </th>
+                <td className="num">{formatCents(c.totalCents)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {report.contingency.length > 0 && (
+        <table>
+          <caption>Emitidas em contingência</caption>
+          <tbody>
+            {report.contingency.map((c) => (
+              <tr key={c.receiptId}>
+                <th scope="row">
+                  NFC-e nº {c.nNF} (série {c.serie})
+                </th>
+                <td>{c.authorized ? 'autorizada' : 'aguardando autorização'}</td>
+                <td className="num">{formatCents(c.totalCents)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {report.unauthorized.length > 0 && (
+        <table>
+          <caption>Vendas ainda sem NFC-e autorizada (fora do total)</caption>
+          <tbody>
+            {report.unauthorized.map((u) => (
+              <tr key={u.receiptId}>
+                <th scope="row">
+                  NFC-e nº {u.nNF} (série {u.serie})
+                </th>
+                <td>{STATES[u.state] ?? u.state}</td>
+                <td className="num">{formatCents(u.totalCents)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </div>
+  );
+}
+
+export function ReportsSection({ auth }: { auth: ManagerAuthorization }) {
+  const today = brasiliaToday();
+  const [period, setPeriod] = useState({ de: today, ate: today });
+  const [report, setReport] = useState<SalesReport | null>(null);
+  const [error, setError] = useState<TerminalFailure | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  const run = async (what: 'ver' | 'csv') => {
+    setError(null);
+    setBusy(true);
+    try {
+      if (what === 'ver') setReport(await terminal().salesReport({ ...auth, ...period }));
+      else {
+        const { fileName, csv } = await terminal().salesReportCsv({ ...auth, ...period });
+        downloadText(fileName, csv, 'text/csv;charset=utf-8');
+      }
+    } catch (err) {
+      setError(asFailure(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form
+      className="settings-section"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void run('ver');
+      }}
+    >
+      <h3>Relatório de vendas</h3>
+      <p className="muted">Dias no horário de Brasília. Os valores vêm do XML de cada NFC-e: os mesmos da exportação para o contador.</p>
+      <PeriodFields de={period.de} ate={period.ate} onChange={setPeriod} />
+      <ErrorAlert error={error} />
+      <div className="dialog-actions">
+        <button type="button" disabled={busy} onClick={() => void run('csv')}>
+          Baixar CSV
+        </button>
+        <button type="submit" className="primary" disabled={busy}>
+          Gerar relatório
+        </button>
+      </div>
+      {report && <Report report={report} />}
+    </form>
+  );
+}

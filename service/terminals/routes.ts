@@ -1,0 +1,123 @@
+// The checkouts of the caller's company and the NFC-e series each one issues in (docs/api.md,
+// "Terminals and series"). The caller numbers its NFC-e itself, so two checkouts sharing a series
+// would hand out the same numbers: each terminal claims its series here, and a series held by
+// another terminal of the same company is refused (409 serie_em_uso, naming the holder).
+//
+// PUT is the whole state of one terminal (its name and every series it issues in), so it is
+// idempotent: sending it again changes nothing, and a terminal that moves to another series
+// releases the old one in the same call.
+
+import { Type } from '@sinclair/typebox';
+import { companyOf } from '../http/auth.ts';
+import { ApiError, errorResponses, notFound } from '../http/errors.ts';
+import type { ApiRoutes } from '../http/type-provider.ts';
+import type { TerminalRecord } from './store.ts';
+
+const strict = { additionalProperties: false } as const;
+
+const TerminalParams = Type.Object(
+  { terminal: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._-]+$', description: 'Identificador do terminal (o terminal gera um UUID)' }) },
+  strict,
+);
+
+const TerminalBody = Type.Object(
+  {
+    nome: Type.String({ minLength: 1, maxLength: 60, description: 'Nome do caixa, mostrado a quem encontrar a série em uso (ex.: Caixa 2)' }),
+    series: Type.Array(Type.Integer({ minimum: 0, maximum: 999 }), {
+      minItems: 1,
+      maxItems: 10,
+      uniqueItems: true,
+      description: 'Todas as séries de NFC-e em que este terminal emite (a normal e, se houver, a da contingência)',
+    }),
+  },
+  strict,
+);
+
+const TerminalView = Type.Object({
+  terminal: Type.String(),
+  nome: Type.String(),
+  series: Type.Array(Type.Integer()),
+  criado_em: Type.String(),
+  atualizado_em: Type.String(),
+});
+
+const view = (t: TerminalRecord) => ({ terminal: t.terminalId, nome: t.nome, series: t.series, criado_em: t.createdAt, atualizado_em: t.updatedAt });
+
+export const terminalRoutes: ApiRoutes = async (app, { deps }) => {
+  app.put(
+    '/terminais/:terminal',
+    {
+      schema: {
+        tags: ['terminais'],
+        summary: 'Registra o terminal e as séries de NFC-e em que ele emite (idempotente)',
+        description:
+          'As séries informadas passam a ser deste terminal e as que ele tinha e não estão na lista são liberadas. ' +
+          'Uma série de outro terminal da mesma empresa é recusada como um todo: 409 serie_em_uso, com o terminal que a usa.',
+        params: TerminalParams,
+        body: TerminalBody,
+        response: { 200: TerminalView, ...errorResponses(400, 401, 409, 413, 415) },
+      },
+    },
+    async (request) => {
+      const company = companyOf(request);
+      const result = await deps.store.terminals.claimSeries({
+        companyId: company.id,
+        terminalId: request.params.terminal,
+        nome: request.body.nome.trim() || request.params.terminal,
+        series: request.body.series,
+        at: new Date(),
+      });
+      if (result.kind === 'taken') {
+        throw new ApiError('serie_em_uso', `A série ${result.serie} já é usada por outro terminal desta empresa (${result.holder.nome}).`, {
+          details: [{ field: 'series', message: `série ${result.serie} em uso pelo terminal "${result.holder.nome}" (${result.holder.terminalId})` }],
+        });
+      }
+      return view(result.terminal);
+    },
+  );
+
+  app.get(
+    '/terminais',
+    {
+      schema: {
+        tags: ['terminais'],
+        summary: 'Os terminais da empresa e as suas séries',
+        response: { 200: Type.Object({ data: Type.Array(TerminalView) }), ...errorResponses(401) },
+      },
+    },
+    async (request) => ({ data: (await deps.store.terminals.listTerminals(companyOf(request).id)).map(view) }),
+  );
+
+  app.get(
+    '/terminais/:terminal',
+    {
+      schema: {
+        tags: ['terminais'],
+        summary: 'Um terminal e as suas séries',
+        params: TerminalParams,
+        response: { 200: TerminalView, ...errorResponses(401, 404) },
+      },
+    },
+    async (request) => {
+      const found = await deps.store.terminals.getTerminal(companyOf(request).id, request.params.terminal);
+      if (!found) throw notFound('Terminal não encontrado.');
+      return view(found);
+    },
+  );
+
+  app.delete(
+    '/terminais/:terminal',
+    {
+      schema: {
+        tags: ['terminais'],
+        summary: 'Remove o terminal e libera as suas séries (idempotente: 204 também quando não havia)',
+        params: TerminalParams,
+        response: { 204: Type.Null({ description: 'Removido' }), ...errorResponses(401) },
+      },
+    },
+    async (request, reply) => {
+      await deps.store.terminals.removeTerminal(companyOf(request).id, request.params.terminal);
+      return reply.code(204).send(null);
+    },
+  );
+};

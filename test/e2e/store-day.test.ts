@@ -1,0 +1,199 @@
+// A store's day at the checkout, end to end in headless Chromium over the real `balcao start`,
+// driven by the labels a cashier and a manager read:
+//
+// 1. The till: opened with R$ 100,00; a sale in cash and one by card; a sangria of R$ 60,00
+//    (above the R$ 50,00 the manager set: a wrong PIN is refused, the right one goes); a
+//    suprimento of R$ 20,00 (below: no PIN); the closing with a count R$ 1,00 short. The closing
+//    screen shows expected, counted and the difference, and the report the virtual printer got is
+//    read back with the ESC/POS decoder (test/escpos-decoder.ts) with the same three figures.
+// 2. The manager's report of the day (totals, the chart by hour, a CSV download) and the
+//    accountant's ZIP, handed over as a download in browser mode.
+// 3. Two checkouts, one service: another checkout of the company holds series 2 (registered at
+//    the service under its own id); choosing series 2 here is refused on screen, naming it, and
+//    nothing changes; series 3 is claimed and saved.
+
+import { readFileSync } from 'node:fs';
+import { parse } from 'csv-parse/sync';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodeEscPos } from '../escpos-decoder.ts';
+import { openSettings, printerJobs, rpc, scan, screenshotOf, sellInCash, waitForText } from './checkout-helpers.ts';
+import { launchChromium, openCheckout, startStore, type Store } from './harness.ts';
+import { readZip } from '../helpers/zip.ts';
+
+let store: Store;
+let browser: Browser;
+let page: Page;
+
+beforeAll(async () => {
+  [store, browser] = await Promise.all([startStore({ openTill: false }), launchChromium()]);
+  page = await openCheckout(browser, store.checkoutUrl);
+});
+
+afterAll(async () => {
+  await browser?.close();
+  if (store) expect((await store.stop()).code).toBe(0);
+});
+
+const closeDialogs = async () => {
+  while ((await page.getByRole('dialog').count()) > 0) await page.keyboard.press('Escape');
+};
+
+/** The lines of the last job the virtual printer wrote, as the printer reads them. */
+function lastPrintedLines(): string[] {
+  const last = printerJobs(store).sort().at(-1)!;
+  return decodeEscPos(readFileSync(join(store.printerDir, last))).lines.map((l) => l.text.trimEnd());
+}
+
+describe("a store's day", () => {
+  it('opens the till with R$ 100,00, sells in cash and card, a sangria behind the PIN, a suprimento, and closes R$ 1,00 short: screen and printed report agree', async () => {
+    // The till is closed: the counter asks for it to be opened first.
+    const closed = page.getByRole('region', { name: 'Caixa fechado' });
+    await closed.waitFor();
+    await closed.getByLabel('Operador(a)').fill('Maria');
+    await closed.getByLabel('Troco inicial').fill('100,00');
+    await closed.getByRole('button', { name: 'Abrir caixa' }).click();
+    await page.getByLabel('Código ou nome do produto').waitFor();
+
+    // The manager lets movements up to R$ 50,00 go without a PIN.
+    const settings = await openSettings(page, store, 'Caixa');
+    await settings.getByLabel('Sangria e suprimento acima de (R$) pedem o PIN do gerente').fill('50,00');
+    await settings.getByRole('button', { name: 'Salvar caixa' }).click();
+    await waitForText(settings.getByRole('status'), 'Salvo.');
+    await closeDialogs();
+
+    // In cash: Leite 5,29 paid with 10,00 (4,71 change).
+    await sellInCash(page, ['7891000053508'], '10,00');
+    await page.keyboard.press('Enter');
+    // By card: Café 18,90 on a card machine.
+    await scan(page, '7891000100103');
+    await expect.poll(() => page.getByRole('table').locator('tbody tr').count()).toBe(1);
+    await page.keyboard.press('F2');
+    const payment = page.getByRole('dialog', { name: 'Pagamento' });
+    await payment.getByRole('radio', { name: 'Cartão de crédito' }).check();
+    await payment.getByRole('radio', { name: 'Maquininha não integrada' }).check();
+    await payment.getByRole('button', { name: /Adicionar pagamento/ }).click();
+    await waitForText(payment, /Falta\s*R\$\u00a00,00/);
+    await payment.getByRole('button', { name: /Finalizar venda/ }).click();
+    await waitForText(page.getByRole('region', { name: 'Venda concluída' }).getByRole('status'), 'Autorizada');
+    await page.keyboard.press('Enter');
+
+    // A sangria of 60,00: above the limit, so the manager's PIN; a wrong one is refused.
+    await page.getByRole('button', { name: 'Caixa', exact: true }).click();
+    const till = page.getByRole('dialog', { name: 'Caixa' });
+    await till.getByRole('button', { name: 'Sangria' }).click();
+    await till.getByLabel('Valor').fill('60,00');
+    await till.getByLabel('Motivo').fill('Depósito no banco');
+    await till.getByLabel('PIN do gerente').fill('0000');
+    await till.getByRole('button', { name: 'Registrar sangria' }).click();
+    await waitForText(till.getByRole('alert'), 'PIN incorreto');
+    await till.getByLabel('PIN do gerente').fill(store.manager.pin);
+    await till.getByRole('button', { name: 'Registrar sangria' }).click();
+    await waitForText(till.getByRole('status'), 'Sangria de R$\u00a060,00 registrada.');
+    await waitForText(till.getByRole('table'), `autorizado por ${store.manager.name}`);
+
+    // A suprimento of 20,00: below the limit, no PIN asked.
+    await till.getByRole('button', { name: 'Suprimento' }).click();
+    await till.getByLabel('Valor').fill('20,00');
+    expect(await till.getByLabel('PIN do gerente').count()).toBe(0);
+    await till.getByLabel('Motivo').fill('Troco extra');
+    await till.getByRole('button', { name: 'Registrar suprimento' }).click();
+    await waitForText(till.getByRole('status'), 'Suprimento de R$\u00a020,00 registrado.');
+    await screenshotOf(page, 'caixa-movimentos');
+
+    // The closing, counted blind: 100,00 + 10,00 − 4,71 − 60,00 + 20,00 = 65,29 expected in
+    // cash; 64,29 counted. The card slips: 18,90.
+    await till.getByRole('button', { name: 'Fechar caixa' }).click();
+    await till.getByLabel('Contado em Dinheiro').fill('64,29');
+    await till.getByLabel('Contado em Cartão de Crédito').fill('18,90');
+    await till.getByRole('button', { name: 'Fechar caixa' }).click();
+
+    const table = till.getByRole('table', { name: 'Fechamento por forma de pagamento' });
+    await table.waitFor();
+    const cells = async (name: string) => (await table.getByRole('row', { name: new RegExp(`^${name}`) }).getByRole('cell').allTextContents()).map((t) => t.trim());
+    expect(await cells('Dinheiro')).toEqual(['R$\u00a065,29', 'R$\u00a064,29', '-R$\u00a01,00']);
+    expect(await cells('Cartão de Crédito')).toEqual(['R$\u00a018,90', 'R$\u00a018,90', 'R$\u00a00,00']);
+    expect((await cells('Diferença total')).at(-1)).toBe('-R$\u00a01,00');
+    await waitForText(till.getByRole('status'), 'Relatório impresso.');
+    await screenshotOf(page, 'caixa-fechamento');
+
+    // The report as the printer got it: the same expected, counted and difference.
+    const lines = lastPrintedLines();
+    expect(lines.some((l) => l.includes('FECHAMENTO DE CAIXA'))).toBe(true);
+    const cash = lines.slice(lines.indexOf('DINHEIRO'));
+    expect(cash.find((l) => l.startsWith('Troco inicial'))).toMatch(/R\$ 100,00$/);
+    expect(cash.find((l) => l.startsWith('Esperado'))).toMatch(/R\$ 65,29$/);
+    expect(cash.find((l) => l.startsWith('Contado'))).toMatch(/R\$ 64,29$/);
+    expect(cash.find((l) => l.startsWith('Diferença'))).toMatch(/-R\$ 1,00$/);
+    const card = lines.slice(lines.indexOf('CARTÃO DE CRÉDITO'));
+    expect(card.slice(0, 4).find((l) => l.startsWith('Esperado'))).toMatch(/R\$ 18,90$/);
+    expect(lines.find((l) => l.startsWith('DIFERENÇA TOTAL'))).toMatch(/-R\$ 1,00$/);
+    expect(lines.some((l) => /Sangria: Depósito no banco +-R\$ 60,00$/.test(l))).toBe(true);
+
+    // Done: the counter asks for the till again.
+    await till.getByRole('button', { name: 'Concluir' }).click();
+    await page.getByRole('region', { name: 'Caixa fechado' }).waitFor();
+  });
+
+  it("shows the day's report with its chart, downloads it as CSV, and hands the accountant's ZIP over as a download", async () => {
+    const settings = await openSettings(page, store, 'Relatórios');
+    await settings.getByRole('button', { name: 'Gerar relatório' }).click();
+    const report = settings.getByRole('region', { name: 'Relatório de vendas' });
+    await waitForText(report, /Vendas\s*2/);
+    await waitForText(report, /Total\s*R\$\u00a024,19/);
+    const byPayment = report.getByRole('table', { name: 'Por forma de pagamento' });
+    expect((await byPayment.getByRole('row', { name: /^Dinheiro/ }).getByRole('cell').allTextContents()).map((t) => t.trim())).toEqual(['1', 'R$\u00a010,00']);
+    // The chart names its bars; its text alternative sums the day.
+    const chart = report.getByRole('img', { name: /^Vendas por hora: \d+h R\$\s24,19 em 2 venda\(s\)$/ });
+    await chart.waitFor();
+    expect(await chart.locator('rect.bar').count()).toBe(1);
+    await screenshotOf(page, 'relatorio');
+
+    const [csvDownload] = await Promise.all([page.waitForEvent('download'), settings.getByRole('button', { name: 'Baixar CSV' }).click()]);
+    expect(csvDownload.suggestedFilename()).toMatch(/^vendas-\d{4}-\d{2}-\d{2}\.csv$/);
+    const csv = parse(readFileSync(await csvDownload.path()).toString('utf8').replace(/^\uFEFF/, ''), { delimiter: ';', columns: true }) as Record<string, string>[];
+    expect(csv.find((r) => r.secao === 'total' && r.item === 'vendas')).toMatchObject({ quantidade: '2', valor: '24,19' });
+
+    await settings.getByRole('tab', { name: 'Exportação' }).click();
+    const [zipDownload] = await Promise.all([page.waitForEvent('download'), settings.getByRole('button', { name: 'Exportar' }).click()]);
+    expect(zipDownload.suggestedFilename()).toMatch(/^nfce-\d{14}-\d{4}-\d{2}-01-a-\d{4}-\d{2}-\d{2}\.zip$/);
+    await waitForText(settings.getByRole('status'), 'enviado para os downloads do navegador');
+    const entries = await readZip(readFileSync(await zipDownload.path()));
+    expect([...entries.keys()].filter((n) => n.endsWith('-nfce.xml'))).toHaveLength(2);
+    expect(entries.has('resumo.csv')).toBe(true);
+    await closeDialogs();
+  });
+
+  it('refuses on screen a series another checkout of the company uses, and claims a free one', async () => {
+    // Checkout 2 of the same company, on the same service, holds series 2.
+    const other = await fetch(`${store.serviceUrl}/api/v1/terminais/caixa-2-da-loja`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${store.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ nome: 'Caixa 2', series: [2] }),
+    });
+    expect(other.status).toBe(200);
+
+    const settings = await openSettings(page, store, 'Serviço');
+    await settings.getByLabel('Série da NFC-e').fill('2');
+    await settings.getByRole('button', { name: 'Salvar serviço' }).click();
+    await waitForText(settings.getByRole('alert'), 'A série 2 já é usada por outro caixa desta empresa (Caixa 2): escolha outra série para este caixa');
+    await screenshotOf(page, 'serie-recusada');
+    expect(await rpc<{ series: number }>(store, 'getSettings', [])).toMatchObject({ series: 1 });
+
+    await settings.getByLabel('Nome deste caixa').fill('Caixa 1');
+    await settings.getByLabel('Série da NFC-e').fill('3');
+    await settings.getByRole('button', { name: 'Salvar serviço' }).click();
+    await waitForText(settings.getByRole('status'), 'Salvo.');
+    const mine = await rpc<{ series: number; terminal: { id: string } }>(store, 'getSettings', []);
+    expect(mine.series).toBe(3);
+    const registry = (await (await fetch(`${store.serviceUrl}/api/v1/terminais`, { headers: { authorization: `Bearer ${store.token}` } })).json()) as {
+      data: { terminal: string; nome: string; series: number[] }[];
+    };
+    expect(registry.data.map((t) => [t.terminal, t.nome, t.series])).toEqual([
+      [mine.terminal.id, 'Caixa 1', [3]],
+      ['caixa-2-da-loja', 'Caixa 2', [2]],
+    ]);
+    await closeDialogs();
+  });
+});
