@@ -89,7 +89,9 @@ export async function testStorage(kind: StoreKind): Promise<TestStorage> {
       close: async () => undefined,
     };
   }
-  const database = await createDatabase(inject('postgresUrl'));
+  const server = inject('postgresUrl');
+  if (!server) throw new Error(`O PostgreSQL de teste não iniciou: ${inject('postgresError')}`);
+  const database = await createDatabase(server);
   const pool = new pg.Pool({ connectionString: database, max: 2 });
   const authorityPool = new pg.Pool({ connectionString: database, max: 2, options: '-c search_path=sandbox_autoridade' });
   return {
