@@ -180,13 +180,25 @@ class Capture {
   }
 }
 
-/** A start tag as read: its name, attributes (xmlns apart), and where it ends. */
-type StartTag = { name: string; attrs: [string, string][] | undefined; xmlns: number; ns: string | undefined; end: number; selfClosing: boolean };
+/**
+ * The start tag just read: where its name ends, its attributes (xmlns apart), and where it ends.
+ * One per pass, refilled at each tag: an object (and a name string) per tag was most of the
+ * pass's garbage.
+ */
+type StartTag = { nameEnd: number; attrs: [string, string][] | undefined; xmlns: number; ns: string | undefined; end: number; selfClosing: boolean };
+
+/** Whether the names of `len` characters at `a` and at `b` of `xml` are the same. */
+function sameName(xml: string, a: number, b: number, len: number): boolean {
+  for (let k = 0; k < len; k++) if (xml.charCodeAt(a + k) !== xml.charCodeAt(b + k)) return false;
+  return true;
+}
 
 /** The state of one pass over a document (see canonicalizeDocument). */
 class Pass {
-  // The open elements, as parallel stacks: name, default namespace, role.
-  readonly names: string[] = [];
+  // The open elements, as parallel stacks: where the name starts in the input and its length
+  // (no string per element: few are ever needed as one), default namespace, role.
+  readonly nameAt: number[] = [];
+  readonly nameLen: number[] = [];
   readonly nss: string[] = [];
   readonly roles: Role[] = [];
   element: Capture | undefined;
@@ -198,28 +210,45 @@ class Pass {
   signatures = 0;
   sig: SignatureState | undefined;
   rootClosed = false;
+  private readonly tag: StartTag = { nameEnd: 0, attrs: undefined, xmlns: 0, ns: undefined, end: 0, selfClosing: false };
+  /**
+   * The first `&` at or after the text being read (-1: none), kept as the pass moves on: a
+   * text without one (nearly all) is then neither copied nor searched.
+   */
+  private nextAmp: number;
 
   constructor(
     readonly xml: string,
     readonly id: string,
-  ) {}
+  ) {
+    this.nextAmp = xml.indexOf('&');
+  }
 
   /** Character data [start, end); false when it leaves the subset. */
   text(start: number, end: number): boolean {
-    const raw = this.xml.slice(start, end);
-    const depth = this.names.length;
-    if (depth === 0) return BLANK.test(raw);
+    const xml = this.xml;
+    const depth = this.nameAt.length;
+    if (depth === 0) return BLANK.test(xml.slice(start, end));
+    if (this.nextAmp >= 0 && this.nextAmp < start) this.nextAmp = xml.indexOf('&', start);
+    const hasAmp = this.nextAmp >= 0 && this.nextAmp < end;
+    // The search for a `>` stops at the end of the tag that follows the text, at the latest.
+    const gt = xml.indexOf('>', start);
+    const hasGt = gt >= 0 && gt < end;
+    const sig = this.sig;
+    const role = this.roles[depth - 1]!;
+    const sigText = sig !== undefined && role !== 'none' && role !== 'SignedInfo';
+    // Nothing to decode, to escape or to collect: the text is canonical as it stands.
+    if (!hasAmp && !hasGt && !sigText) return true;
+    const raw = xml.slice(start, end);
     // Every reference is checked, inside the captures or not: the reference's parser must not
     // be able to fail on a part of the document this pass did not look at.
-    const text = decode(raw);
+    const text = hasAmp ? decode(raw) : raw;
     if (text === undefined) return false;
-    if ((this.element || this.signedInfo) && (raw.includes('&') || raw.includes('>'))) {
+    if ((this.element || this.signedInfo) && (hasAmp || hasGt)) {
       const escaped = escapeText(text);
       if (escaped !== raw) this.replace(start, end, escaped);
     }
-    const sig = this.sig;
-    const role = this.roles[depth - 1]!;
-    if (sig && role !== 'none' && role !== 'SignedInfo') {
+    if (sig && sigText) {
       if (role === 'SignatureValue') sig.value += raw;
       else if (role === 'X509Certificate') sig.cert += raw;
       else if (!BLANK.test(raw)) sig.bad = true;
@@ -235,10 +264,11 @@ class Pass {
 
   /** The end tag at `lt`; the index after it, or -1 when it does not close the open element. */
   endTag(lt: number): number {
-    const name = this.names.pop();
-    if (name === undefined) return -1;
-    const end = lt + 2 + name.length;
-    if (!this.xml.startsWith(name, lt + 2) || this.xml.charCodeAt(end) !== GT) return -1;
+    const at = this.nameAt.pop();
+    if (at === undefined) return -1;
+    const len = this.nameLen.pop()!;
+    const end = lt + 2 + len;
+    if (this.xml.charCodeAt(end) !== GT || !sameName(this.xml, at, lt + 2, len)) return -1;
     const role = this.roles.pop()!;
     this.nss.pop();
     this.close(role, end + 1);
@@ -247,7 +277,7 @@ class Pass {
 
   /** An element has closed (its end tag, or a self-closing tag, ends at `end`). */
   close(role: Role, end: number): void {
-    const depth = this.names.length;
+    const depth = this.nameAt.length;
     if (this.element && this.element.depth === depth) {
       this.elementOut = this.element.finish(this.xml, end);
       this.element = undefined;
@@ -263,11 +293,10 @@ class Pass {
 
   /** The start tag at `lt`; the index after it, or -1 when it leaves the subset. */
   startTag(lt: number): number {
-    if (this.rootClosed) return -1;
-    const tag = this.readStartTag(lt);
-    if (!tag) return -1;
-    const { name, attrs } = tag;
-    const depth = this.names.length;
+    if (this.rootClosed || !this.readStartTag(lt)) return -1;
+    const tag = this.tag;
+    const attrs = tag.attrs;
+    const depth = this.nameAt.length;
     const parentNs = depth ? this.nss[depth - 1]! : '';
     const ns = tag.ns ?? parentNs;
     let isTarget = false;
@@ -282,30 +311,33 @@ class Pass {
 
     // A Signature inside the signed element would give the enveloped transform work to do (any
     // namespace: the transform only removes xmldsig's, but the case is not worth telling apart).
-    if (name === 'Signature' && (this.element || isTarget)) return -1;
-    const role = this.roleOf(name, ns, attrs, depth);
+    const nameLen = tag.nameEnd - lt - 1;
+    const isSignature = nameLen === 9 && this.xml.startsWith('Signature', lt + 1);
+    if (isSignature && (this.element || isTarget)) return -1;
+    const role = this.roleOf(lt, isSignature, ns, attrs, depth);
 
     if (isTarget) {
       this.element = new Capture(depth, lt);
-      this.elementName = name;
+      this.elementName = this.xml.slice(lt + 1, tag.nameEnd);
     }
     const opensSignedInfo = role === 'SignedInfo';
     if (opensSignedInfo) this.signedInfo = new Capture(depth, lt);
-    if (this.element || this.signedInfo) this.writeStartTag(lt, tag, ns, parentNs, isTarget, opensSignedInfo);
+    if (this.element || this.signedInfo) this.writeStartTag(lt, ns, parentNs, isTarget, opensSignedInfo);
     if (tag.selfClosing) {
       this.close(role, tag.end);
     } else {
-      this.names.push(name);
+      this.nameAt.push(lt + 1);
+      this.nameLen.push(nameLen);
       this.nss.push(ns);
       this.roles.push(role);
     }
     return tag.end;
   }
 
-  /** The role of an element `name` in namespace `ns` whose parent is at `depth` − 1. */
-  private roleOf(name: string, ns: string, attrs: [string, string][] | undefined, depth: number): Role {
+  /** The role of the element at `lt`, in namespace `ns`, whose parent is at `depth` − 1. */
+  private roleOf(lt: number, isSignature: boolean, ns: string, attrs: [string, string][] | undefined, depth: number): Role {
     const sig = this.sig;
-    if (name === 'Signature' && ns === DSIG_NS) {
+    if (isSignature && ns === DSIG_NS) {
       if (++this.signatures === 1) {
         this.sig = { next: 0, x509Data: false, certificate: false, bad: false, value: '', cert: '' };
         return 'Signature';
@@ -317,6 +349,7 @@ class Pass {
     if (sig && parentRole && parentRole !== 'none' && parentRole !== 'SignedInfo') {
       // Inside the Signature, outside SignedInfo (compared whole by the verifier): only the
       // profile's elements, in the xmldsig namespace, with no attribute but an Id.
+      const name = this.xml.slice(lt + 1, this.tag.nameEnd);
       const role = ns === DSIG_NS && (!attrs || attrs.every(([n]) => n === 'Id')) ? childRole(parentRole, name, sig) : 'none';
       if (role === 'none') sig.bad = true;
       return role;
@@ -325,36 +358,39 @@ class Pass {
   }
 
   /**
-   * The start tag in the open captures: as it stands when already canonical, else rewritten.
-   * The apex renders its in-scope default namespace; a descendant only a change of it (C14N
-   * drops redundant declarations).
+   * The start tag at `lt` in the open captures: as it stands when already canonical, else
+   * rewritten. The apex renders its in-scope default namespace; a descendant only a change of it
+   * (C14N drops redundant declarations).
    */
-  private writeStartTag(lt: number, tag: StartTag, ns: string, parentNs: string, isTarget: boolean, opensSignedInfo: boolean): void {
+  private writeStartTag(lt: number, ns: string, parentNs: string, isTarget: boolean, opensSignedInfo: boolean): void {
+    const tag = this.tag;
     const attrs = tag.attrs ?? [];
-    if (attrs.length > 1) attrs.sort(byName);
-    const closing = tag.selfClosing ? `</${tag.name}>` : '';
     // Plain `<name>`, neither an apex nor a change of namespace: canonical as it stands.
-    const plain = !tag.selfClosing && attrs.length === 0 && tag.xmlns === 0 && !isTarget && !opensSignedInfo;
-    if (this.element && !plain) {
-      const canonical = startTag(tag.name, isTarget ? ns !== '' : ns !== parentNs, ns, attrs) + closing;
+    if (!tag.selfClosing && attrs.length === 0 && tag.xmlns === 0 && !isTarget && !opensSignedInfo) return;
+    if (attrs.length > 1) attrs.sort(byName);
+    const name = this.xml.slice(lt + 1, tag.nameEnd);
+    const closing = tag.selfClosing ? `</${name}>` : '';
+    if (this.element) {
+      const canonical = startTag(name, isTarget ? ns !== '' : ns !== parentNs, ns, attrs) + closing;
       if (tag.selfClosing || canonical !== this.xml.slice(lt, tag.end)) this.element.replace(this.xml, lt, tag.end, canonical);
     }
-    if (this.signedInfo && !plain) {
-      const canonical = startTag(tag.name, opensSignedInfo ? ns !== '' : ns !== parentNs, ns, attrs) + closing;
+    if (this.signedInfo) {
+      const canonical = startTag(name, opensSignedInfo ? ns !== '' : ns !== parentNs, ns, attrs) + closing;
       if (tag.selfClosing || canonical !== this.xml.slice(lt, tag.end)) this.signedInfo.replace(this.xml, lt, tag.end, canonical);
     }
   }
 
   /**
-   * Reads `<name( attr="value")*( ?/)?>` at `lt`: exactly one space before each attribute,
-   * double quotes, no prefixed attribute, no duplicate. Undefined when it is not that.
+   * Reads `<name( attr="value")*( ?/)?>` at `lt` into `this.tag`: exactly one space before each
+   * attribute, double quotes, no prefixed attribute, no duplicate. False when it is not that.
    */
-  private readStartTag(lt: number): StartTag | undefined {
+  private readStartTag(lt: number): boolean {
     const xml = this.xml;
     let i = lt + 1;
-    if (!isNameStart(xml.charCodeAt(i))) return undefined;
+    if (!isNameStart(xml.charCodeAt(i))) return false;
     while (isNameChar(xml.charCodeAt(++i)));
-    const name = xml.slice(lt + 1, i);
+    const tag = this.tag;
+    tag.nameEnd = i;
     let attrs: [string, string][] | undefined;
     let xmlns = 0;
     let ns: string | undefined;
@@ -370,25 +406,36 @@ class Pass {
       if (NOT_IN_ATTRIBUTE.test(raw)) break;
       const attrName = xml.slice(i + 1, j);
       i = close + 1;
-      if (attrName.includes(':')) return undefined; // prefixed names and namespace prefixes
+      if (attrName.includes(':')) return false; // prefixed names and namespace prefixes
       // No literal tab or line break gets here, so attribute-value normalization has nothing to
       // do: only the references are decoded (a &#9; stays a tab).
       const value = decode(raw);
-      if (value === undefined) return undefined;
+      if (value === undefined) return false;
       if (attrName === 'xmlns') {
         xmlns++;
         ns = value;
         continue;
       }
       attrs ??= [];
-      if (attrs.some(([n]) => n === attrName)) return undefined;
+      if (attrs.some(([n]) => n === attrName)) return false;
       attrs.push([attrName, value]);
     }
+    tag.attrs = attrs;
+    tag.xmlns = xmlns;
+    tag.ns = ns;
     let c = xml.charCodeAt(i);
     if (c === SPACE) c = xml.charCodeAt(++i) === SLASH ? SLASH : -1;
-    if (c === GT) return { name, attrs, xmlns, ns, end: i + 1, selfClosing: false };
-    if (c === SLASH && xml.charCodeAt(i + 1) === GT) return { name, attrs, xmlns, ns, end: i + 2, selfClosing: true };
-    return undefined;
+    if (c === GT) {
+      tag.end = i + 1;
+      tag.selfClosing = false;
+      return true;
+    }
+    if (c === SLASH && xml.charCodeAt(i + 1) === GT) {
+      tag.end = i + 2;
+      tag.selfClosing = true;
+      return true;
+    }
+    return false;
   }
 }
 
@@ -415,7 +462,7 @@ export function canonicalizeDocument(xml: string, id: string): CanonicalDocument
     i = next === SLASH ? pass.endTag(lt) : pass.startTag(lt);
     if (i < 0) return undefined;
   }
-  if (pass.names.length !== 0 || !pass.rootClosed || pass.elementOut === undefined) return undefined;
+  if (pass.nameAt.length !== 0 || !pass.rootClosed || pass.elementOut === undefined) return undefined;
 
   const { sig, signatures } = pass;
   const result: CanonicalDocument = { element: pass.elementOut, elementName: pass.elementName, signatures };

@@ -1,7 +1,8 @@
 // Brasília time, the one way: fiscal documents, API answers and receipts show instants in the
 // Brasília zone. The offset comes from the time-zone database (BRASILIA_TZ below), never a
 // hard-coded -03:00: Brazil dropped DST in 2019, but dates before that, and any future change,
-// stay right. Intl.DateTimeFormat is far costlier to build than to use, so each is built once.
+// stay right. Intl.DateTimeFormat is far costlier to build than to use, so each is built once,
+// and asked for a zone's offset once per hour (wallClock).
 
 export const BRASILIA_TZ = 'America/Sao_Paulo';
 
@@ -32,6 +33,55 @@ function formatFor(timeZone: string): Intl.DateTimeFormat {
 export function wallClock(date: Date | number, timeZone: string = BRASILIA_TZ): WallClock {
   const ms = typeof date === 'number' ? date : date.getTime();
   if (Number.isNaN(ms)) throw new RangeError('data inválida');
+  // Intl costs ~5 µs a call, once per NFC-e: the offset is taken from it once per UTC hour and
+  // the wall clock computed from it, unless the offset changes within that hour.
+  const hour = hourOffset(Math.floor(ms / HOUR), timeZone);
+  if (hour === null) return intlWallClock(ms, timeZone);
+  const d = new Date(ms + hour.ms);
+  const year = d.getUTCFullYear();
+  if (year < 1000 || year > 9999) return intlWallClock(ms, timeZone);
+  return {
+    year: String(year),
+    month: two(d.getUTCMonth() + 1),
+    day: two(d.getUTCDate()),
+    hour: two(d.getUTCHours()),
+    minute: two(d.getUTCMinutes()),
+    second: two(d.getUTCSeconds()),
+    offset: hour.offset,
+  };
+}
+
+const HOUR = 3_600_000;
+const two = (n: number): string => (n < 10 ? `0${n}` : String(n));
+
+/** The offset of a zone through one UTC hour (null: it changes within the hour), by hour. */
+type HourOffset = { offset: string; ms: number } | null;
+const hourOffsets = new Map<string, Map<number, HourOffset>>();
+
+/**
+ * The offset in force through the whole UTC hour `hour` (hours since the epoch) in `timeZone`,
+ * from Intl at its first and last millisecond; null when they differ (a change of offset, which
+ * the database may place at any second: local mean time ended at 03:06:28 UTC in São Paulo).
+ * No zone changes offset twice within an hour, so two equal ends mean one offset throughout.
+ */
+function hourOffset(hour: number, timeZone: string): HourOffset {
+  let byHour = hourOffsets.get(timeZone);
+  if (!byHour) hourOffsets.set(timeZone, (byHour = new Map()));
+  let found = byHour.get(hour);
+  if (found === undefined) {
+    const start = hour * HOUR;
+    const first = intlWallClock(start, timeZone);
+    const last = intlWallClock(start + HOUR - 1, timeZone);
+    const local = Date.UTC(Number(first.year), Number(first.month) - 1, Number(first.day), Number(first.hour), Number(first.minute), Number(first.second));
+    found = first.offset === last.offset && Number(first.year) >= 1000 ? { offset: first.offset, ms: local - start } : null;
+    if (byHour.size >= 4096) byHour.clear(); // a few hours a day are asked for; never unbounded
+    byHour.set(hour, found);
+  }
+  return found;
+}
+
+/** The wall clock as Intl gives it: the reference, and the answer for the hours not cached. */
+function intlWallClock(ms: number, timeZone: string): WallClock {
   const p: Record<string, string> = {};
   for (const { type, value } of formatFor(timeZone).formatToParts(ms)) p[type] = value;
   // longOffset is "GMT-03:00", or just "GMT" for a zero offset.

@@ -87,6 +87,9 @@ function checkItem(item: unknown, i: number, rules: ItemRules, issues: IssueColl
   };
 }
 
+/** The fields of `prod`, as `out` writes them in checkProd (a set built once, not per item). */
+const PROD_FIELDS: ReadonlySet<string> = new Set(['cProd', 'cEAN', 'xProd', 'NCM', 'CFOP', 'uCom', 'qCom', 'vUnCom', 'vProd', 'cEANTrib', 'uTrib', 'qTrib', 'vUnTrib', 'vDesc', 'indTot']);
+
 type CheckedProd = { out: [string, string | undefined][]; vProd?: Dec; vDesc?: Dec; indTot?: string };
 
 /** `prod`, its fields in schema order; `homologacaoText`: item 1 in homologação (rejection 373). */
@@ -136,8 +139,7 @@ function checkProd(prod: Record<string, unknown>, p: string, homologacaoText: bo
     ['vDesc', vDesc?.text],
     ['indTot', indTot],
   ];
-  const known = new Set([...out.map(([n]) => n)]);
-  for (const k of Object.keys(prod)) if (!known.has(k)) issues.add(`${p}.${k}`, 'campo não suportado no item da NFC-e');
+  for (const k of Object.keys(prod)) if (!PROD_FIELDS.has(k)) issues.add(`${p}.${k}`, 'campo não suportado no item da NFC-e');
   return { out, vProd, vDesc, indTot };
 }
 
