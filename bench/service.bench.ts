@@ -1,5 +1,5 @@
-// The issuance service as a client sees it: the real `balcao service` process (fresh data
-// directory, sandbox authority answering at once) driven over loopback with autocannon.
+// The issuance service as a client sees it: real `balcao service` processes (fresh data, sandbox
+// authority answering at once) driven over loopback with autocannon.
 //
 // - NFC-e POST throughput and latency (p50, p99): every request a different number, so every one
 //   is a new receipt (validated, key computed, claimed and stored in one commit). The queue
@@ -9,12 +9,21 @@
 // - The same POST-to-autorizado with the sandbox over the wire (`--sandbox-wire`): each receipt
 //   goes through the SEFAZ connector (enviNFe validated, SOAP, HTTPS with mutual TLS) to the SEFAZ
 //   simulator (envelope, schema, the same rule book) and back; and its ratio to in-process.
+// - Both figures on PostgreSQL (a throwaway cluster with durable commits, fsync and
+//   synchronous_commit on, as SQLite's synchronous=FULL) with 1, 2 and 3 service processes on
+//   the one database, each driven by its own autocannon (an even spread, as a balancer gives,
+//   without a proxy in the way); against SQLite, and 3 processes against 1.
+// - POST-to-autorizado on PostgreSQL with 1 and 3 processes when the authority takes
+//   AUTHORITY_LATENCY_MS to answer, as SEFAZ does: a process keeps BALCAO_NFCE_CONCURRENCY
+//   documents in flight, so there the processes add up until the machine's CPU is the limit.
 
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { sampleNfceRequest } from '../fiscal/samples.ts';
-import { api, createCompany, startService, tempDataDir, type Transport } from '../test/helpers/service-process.ts';
+import { createDatabase, startPostgres, type PostgresServer } from '../test/helpers/postgres.ts';
+import { api, createCompany, startService, tempDataDir, type ServiceProcess, type Transport } from '../test/helpers/service-process.ts';
 import type { BenchFigure, BenchSuite } from './types.ts';
 
 type Histogram = { p50: number; p99: number; average: number; max: number };
@@ -27,99 +36,163 @@ const autocannon = createRequire(import.meta.url)('autocannon') as (options: Opt
 const POST_SECONDS = 10;
 const CONNECTIONS = 16;
 const PIPELINE_DOCS = 1000;
+/** How long the authority takes in the figures of a slow authority (SEFAZ answers in tenths of a second). */
+const AUTHORITY_LATENCY_MS = 100;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-type Post = (serie: number, options: { amount?: number; duration?: number; connections: number }) => Promise<Result>;
+type Store = 'sqlite' | 'postgres';
+type Deployment = {
+  store: Store;
+  processes: number;
+  transport: Transport;
+  /** The sandbox authority's answer time (0: at once). */
+  latencyMs?: number;
+  /** Also the POST burst (default); without, POST-to-autorizado only. */
+  burst?: boolean;
+};
 
-/** A fresh service (sandbox, in-process or over the wire) with one company, and how to drive it. */
-async function benchService(transport: Transport) {
-  const dataDir = tempDataDir('balcao-bench-');
-  const service = await startService({ dataDir, transport, env: { BALCAO_LOG_LEVEL: 'warn' } });
-  const { token, companyId } = await createCompany(dataDir, { 'csc-id': '000001', csc: 'CSC-DE-TESTE-123456' });
-  await api(service.url, token).post('/api/v1/sandbox/autoridade', { latencia_ms: 0 });
+/** How the bench reads the service's database: counts only, cheap next to the work measured. */
+type Counter = { processando(): Promise<number>; authorized(companyId: string, serie: number): Promise<number>; close(): Promise<void> };
+
+function sqliteCounter(dataDir: string): Counter {
   const db = new Database(join(dataDir, 'service.sqlite'), { readonly: true });
   const count = db.prepare('SELECT count(*) FROM nfce_documents WHERE company_id = ? AND serie = ? AND status = ?').pluck();
+  // The queue's own partial index.
   const pending = db.prepare(`SELECT count(*) FROM nfce_documents WHERE status = 'processando'`).pluck();
-  // Polls an indexed count (the queue's own partial index), cheap next to the work measured.
+  return {
+    processando: async () => pending.get() as number,
+    authorized: async (companyId, serie) => count.get(companyId, serie, 'autorizado') as number,
+    close: async () => void db.close(),
+  };
+}
+
+function postgresCounter(url: string): Counter {
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  const value = async (sql: string, params: unknown[] = []) => Number((await pool.query<unknown[]>({ text: sql, values: params, rowMode: 'array' })).rows[0]![0]);
+  return {
+    processando: () => value(`SELECT count(*) FROM nfce_documents WHERE status = 'processando'`),
+    authorized: (companyId, serie) => value(`SELECT count(*) FROM nfce_documents WHERE company_id = $1 AND serie = $2 AND status = 'autorizado'`, [companyId, serie]),
+    close: () => pool.end(),
+  };
+}
+
+type Measured = { burst?: Result; postRate: number; pipelineRate: number; drainRate: number };
+
+/**
+ * A fresh deployment (its processes on one data folder or one database) with one company; warm-up,
+ * then PIPELINE_DOCS posted at once and timed until the last is authorized, then a POST burst of
+ * POST_SECONDS and the time its backlog takes to drain.
+ */
+async function measure({ store, processes, transport, latencyMs = 0, burst = true }: Deployment, postgres: PostgresServer | undefined): Promise<Measured> {
+  const dataDir = tempDataDir('balcao-bench-');
+  const database = store === 'postgres' ? await createDatabase(postgres!.url, 'balcao_bench') : undefined;
+  const data = { dataDir, database };
+  const env = { BALCAO_LOG_LEVEL: 'warn' };
+  const label = `${store}, ${processes} processo(s), ${transport}`;
+  // The first process creates (and migrates) the database; the others join it.
+  const services: ServiceProcess[] = [await startService({ ...data, transport, env })];
+  services.push(...(await Promise.all(Array.from({ length: processes - 1 }, () => startService({ ...data, transport, env })))));
+  const { token, companyId } = await createCompany(data, { 'csc-id': '000001', csc: 'CSC-DE-TESTE-123456' });
+  await api(services[0]!.url, token).post('/api/v1/sandbox/autoridade', { latencia_ms: latencyMs });
+  const counter = store === 'sqlite' ? sqliteCounter(dataDir) : postgresCounter(database!);
   const drain = async () => {
-    while ((pending.get() as number) > 0) await sleep(10);
+    while ((await counter.processando()) > 0) await sleep(10);
   };
-  // Each series has its own numbering: warm-up 3, pipeline 2, throughput 1.
-  const post: Post = (serie, options) => {
-    let nNF = 0;
-    return autocannon({
-      url: service.url,
-      ...options,
-      requests: [
-        {
-          method: 'POST',
-          path: '/api/v1/nfce',
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-          setupRequest: (req) => ({ ...req, body: JSON.stringify(sampleNfceRequest({ nNF: ++nNF, serie })) }),
-        },
-      ],
-    });
+  // Each process gets its share of the connections and requests, and its own series (numbers
+  // are per series): series = base + process index.
+  const share = (total: number, i: number) => Math.floor(total / processes) + (i < total % processes ? 1 : 0);
+  const post = async (serieBase: number, options: { amount?: number; duration?: number; connections: number }) => {
+    const results = await Promise.all(
+      services.map((service, i) => {
+        let nNF = 0;
+        return autocannon({
+          url: service.url,
+          connections: Math.max(1, share(options.connections, i)),
+          ...(options.amount !== undefined && { amount: share(options.amount, i) }),
+          ...(options.duration !== undefined && { duration: options.duration }),
+          requests: [
+            {
+              method: 'POST',
+              path: '/api/v1/nfce',
+              headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+              setupRequest: (req) => ({ ...req, body: JSON.stringify(sampleNfceRequest({ nNF: ++nNF, serie: serieBase + i })) }),
+            },
+          ],
+        });
+      }),
+    );
+    const failed = results.reduce((n, r) => n + r.non2xx + r.errors + r.timeouts, 0);
+    if (failed) throw new Error(`bench (${label}): ${failed} POST falharam`);
+    return results;
   };
-  /** Warm-up, then PIPELINE_DOCS posted at once and timed until the last is authorized: docs/s. */
-  const pipelineRate = async (): Promise<number> => {
+  try {
     // Warm-up: JIT, prepared statements, the issuer cache, the authority's schemas (and, over
     // the wire, the simulator, the TLS sessions and the connection pool).
-    await post(3, { amount: 300, connections: 8 });
+    await post(300, { amount: 300, connections: 8 });
     await drain();
     const t0 = performance.now();
-    const pipeline = await post(2, { amount: PIPELINE_DOCS, connections: 8 });
+    await post(200, { amount: PIPELINE_DOCS, connections: 8 });
     await drain();
-    const seconds = (performance.now() - t0) / 1000;
-    const authorized = count.get(companyId, 2, 'autorizado') as number;
-    if (pipeline.non2xx || authorized !== PIPELINE_DOCS) throw new Error(`bench (${transport}): ${authorized} de ${PIPELINE_DOCS} NFC-e autorizadas`);
-    return PIPELINE_DOCS / seconds;
-  };
-  const stop = async () => {
-    db.close();
-    await service.stop(60_000);
-  };
-  return { post, drain, pipelineRate, stop };
+    const pipelineRate = PIPELINE_DOCS / ((performance.now() - t0) / 1000);
+    let authorized = 0;
+    for (let i = 0; i < processes; i++) authorized += await counter.authorized(companyId, 200 + i);
+    if (authorized !== PIPELINE_DOCS) throw new Error(`bench (${label}): ${authorized} de ${PIPELINE_DOCS} NFC-e autorizadas`);
+    if (!burst) return { postRate: NaN, pipelineRate, drainRate: NaN };
+
+    const bursts = await post(100, { duration: POST_SECONDS, connections: CONNECTIONS });
+    const accepted = bursts.reduce((n, r) => n + r.requests.total, 0);
+    const seconds = Math.max(...bursts.map((r) => r.duration));
+    const backlogStart = performance.now();
+    await drain();
+    const backlogSeconds = (performance.now() - backlogStart) / 1000;
+    return { burst: bursts[0], postRate: accepted / seconds, pipelineRate, drainRate: accepted / (seconds + backlogSeconds) };
+  } finally {
+    await counter.close();
+    await Promise.all(services.map((s) => s.stop(60_000)));
+  }
 }
 
 export const suite: BenchSuite = {
   name: 'service',
   async run(): Promise<BenchFigure[]> {
-    const local = await benchService('in-process');
-    let inProcess: number;
-    let accepted: number;
-    let burst: Result;
-    let backlogSeconds: number;
+    const sqlite = await measure({ store: 'sqlite', processes: 1, transport: 'in-process' }, undefined);
+    const wire = await measure({ store: 'sqlite', processes: 1, transport: 'wire' }, undefined);
+    const postgres = await startPostgres({ durable: true });
+    const onPostgres: Measured[] = [];
+    const slowAuthority: Measured[] = [];
     try {
-      inProcess = await local.pipelineRate();
-      burst = await local.post(1, { duration: POST_SECONDS, connections: CONNECTIONS });
-      if (burst.non2xx || burst.errors || burst.timeouts) {
-        throw new Error(`POST falhou no bench: ${burst.non2xx} não-2xx, ${burst.errors} erros, ${burst.timeouts} timeouts`);
+      for (const processes of [1, 2, 3]) onPostgres.push(await measure({ store: 'postgres', processes, transport: 'in-process' }, postgres));
+      for (const processes of [1, 3]) {
+        slowAuthority.push(await measure({ store: 'postgres', processes, transport: 'in-process', latencyMs: AUTHORITY_LATENCY_MS, burst: false }, postgres));
       }
-      accepted = burst.requests.total;
-      const backlogStart = performance.now();
-      await local.drain();
-      backlogSeconds = (performance.now() - backlogStart) / 1000;
     } finally {
-      await local.stop();
+      await postgres.stop();
     }
-
-    const wire = await benchService('wire');
-    let overTheWire: number;
-    try {
-      overTheWire = await wire.pipelineRate();
-    } finally {
-      await wire.stop();
-    }
+    const [pg1, , pg3] = onPostgres as [Measured, Measured, Measured];
+    const [slow1, slow3] = slowAuthority as [Measured, Measured];
 
     return [
-      { name: `NFC-e POST throughput (${CONNECTIONS} connections)`, value: accepted / burst.duration, unit: 'req/s', target: { kind: 'min', value: 1000 } },
-      { name: 'NFC-e POST latency p50', value: burst.latency.p50, unit: 'ms' },
-      { name: 'NFC-e POST latency p99', value: burst.latency.p99, unit: 'ms', target: { kind: 'max', value: 50 } },
-      { name: `NFC-e POST to autorizado, ${PIPELINE_DOCS} docs`, value: inProcess, unit: 'docs/s', target: { kind: 'min', value: 200 } },
-      { name: `NFC-e queue drain after the POST burst (${accepted} docs)`, value: accepted / (burst.duration + backlogSeconds), unit: 'docs/s' },
-      { name: `NFC-e POST to autorizado over the wire, ${PIPELINE_DOCS} docs`, value: overTheWire, unit: 'docs/s' },
-      { name: 'NFC-e POST to autorizado, over the wire / in-process', value: overTheWire / inProcess, unit: 'ratio', target: { kind: 'min', value: 0.5 } },
+      { name: `NFC-e POST throughput (${CONNECTIONS} connections)`, value: sqlite.postRate, unit: 'req/s', target: { kind: 'min', value: 1000 } },
+      { name: 'NFC-e POST latency p50', value: sqlite.burst!.latency.p50, unit: 'ms' },
+      { name: 'NFC-e POST latency p99', value: sqlite.burst!.latency.p99, unit: 'ms', target: { kind: 'max', value: 50 } },
+      { name: `NFC-e POST to autorizado, ${PIPELINE_DOCS} docs`, value: sqlite.pipelineRate, unit: 'docs/s', target: { kind: 'min', value: 200 } },
+      { name: 'NFC-e queue drain after the POST burst', value: sqlite.drainRate, unit: 'docs/s' },
+      { name: `NFC-e POST to autorizado over the wire, ${PIPELINE_DOCS} docs`, value: wire.pipelineRate, unit: 'docs/s' },
+      { name: 'NFC-e POST to autorizado, over the wire / in-process', value: wire.pipelineRate / sqlite.pipelineRate, unit: 'ratio', target: { kind: 'min', value: 0.5 } },
+      ...onPostgres.flatMap((m, i) => [
+        { name: `PostgreSQL, ${i + 1} process(es): NFC-e POST throughput`, value: m.postRate, unit: 'req/s' },
+        { name: `PostgreSQL, ${i + 1} process(es): NFC-e POST latency p99`, value: m.burst!.latency.p99, unit: 'ms' },
+        { name: `PostgreSQL, ${i + 1} process(es): NFC-e POST to autorizado`, value: m.pipelineRate, unit: 'docs/s' },
+        { name: `PostgreSQL, ${i + 1} process(es): queue drain after the POST burst`, value: m.drainRate, unit: 'docs/s' },
+      ]),
+      { name: 'PostgreSQL 1 process / SQLite: NFC-e POST throughput', value: pg1.postRate / sqlite.postRate, unit: 'ratio', target: { kind: 'min', value: 0.7 } },
+      { name: 'PostgreSQL 1 process / SQLite: NFC-e POST to autorizado', value: pg1.pipelineRate / sqlite.pipelineRate, unit: 'ratio', target: { kind: 'min', value: 0.7 } },
+      { name: 'PostgreSQL 3 processes / 1: NFC-e POST throughput', value: pg3.postRate / pg1.postRate, unit: 'ratio', target: { kind: 'min', value: 1.0 } },
+      { name: 'PostgreSQL 3 processes / 1: NFC-e POST to autorizado', value: pg3.pipelineRate / pg1.pipelineRate, unit: 'ratio', target: { kind: 'min', value: 1.0 } },
+      { name: `PostgreSQL, 1 process, authority at ${AUTHORITY_LATENCY_MS} ms: POST to autorizado`, value: slow1.pipelineRate, unit: 'docs/s' },
+      { name: `PostgreSQL, 3 processes, authority at ${AUTHORITY_LATENCY_MS} ms: POST to autorizado`, value: slow3.pipelineRate, unit: 'docs/s' },
+      { name: `PostgreSQL 3 processes / 1, authority at ${AUTHORITY_LATENCY_MS} ms: POST to autorizado`, value: slow3.pipelineRate / slow1.pipelineRate, unit: 'ratio' },
     ];
   },
 };

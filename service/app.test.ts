@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FieldError } from '../fiscal/errors.ts';
 import { buildApp, type ServiceApp } from './app.ts';
@@ -287,6 +288,40 @@ describe('graceful close', () => {
       release();
       await own.close();
     }
+  });
+});
+
+describe('operations', () => {
+  it('/readyz: ready while the database answers with every migration; 503 in the contract shape when one is missing', async () => {
+    const ready = await fetch(`${url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ status: 'ok' });
+    const db = new Database(join(dir, 'service.sqlite'));
+    const [row] = db.prepare("SELECT id, checksum, applied_at FROM schema_migrations ORDER BY id DESC LIMIT 1").all() as { id: string; checksum: string; applied_at: string }[];
+    db.prepare('DELETE FROM schema_migrations WHERE id = ?').run(row!.id);
+    try {
+      const behind = await fetch(`${url}/readyz`);
+      expect(behind.status).toBe(503);
+      expect(await behind.json()).toEqual({ error: { code: 'servico_indisponivel', message: expect.stringContaining(row!.id) } });
+    } finally {
+      db.prepare('INSERT INTO schema_migrations (id, checksum, applied_at) VALUES (?, ?, ?)').run(row!.id, row!.checksum, row!.applied_at);
+      db.close();
+    }
+    // Liveness does not depend on it.
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+  });
+
+  it('/metrics: Prometheus text with the queue depth and age per document type, without a token', async () => {
+    const res = await fetch(`${url}/metrics`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
+    const text = await res.text();
+    for (const document of ['nfce', 'nfe']) {
+      expect(text).toMatch(new RegExp(`^balcao_queue_depth\\{document="${document}"\\} \\d+$`, 'm'));
+      expect(text).toMatch(new RegExp(`^balcao_queue_oldest_age_seconds\\{document="${document}"\\} [\\d.]+$`, 'm'));
+    }
+    expect(text).toContain('# TYPE balcao_authorizations_total counter');
+    expect(text).toContain('# TYPE balcao_authority_request_duration_seconds histogram');
   });
 });
 

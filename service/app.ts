@@ -11,6 +11,7 @@ import { createServiceDeps, type SandboxTransport, type ServiceDeps } from './de
 import { authenticate, identifyIfPresent } from './http/auth.ts';
 import { ApiError, errorHandler, invalidRequest, notFoundHandler } from './http/errors.ts';
 import { coerceQueryAndParams } from './http/query-coercion.ts';
+import { inReadScope } from './read-scope.ts';
 import { documentRoutes } from './routes.ts';
 import { sandboxRoutes } from './http/sandbox-routes.ts';
 import { httpTimeouts, requestTimeoutFromEnv } from './http/timeouts.ts';
@@ -41,6 +42,8 @@ export type BuildAppOptions = {
   sandboxTransport?: SandboxTransport;
   /** How long a request may take to arrive (http/timeouts.ts); default: BALCAO_REQUEST_TIMEOUT_MS or 30 s. */
   requestTimeoutMs?: number;
+  /** GET /metrics also reports the process's own metrics (the service process; not in-process tests). */
+  processMetrics?: boolean;
   /** Serve HTTPS with this certificate and key (PEM); plain HTTP without (loopback only, service/main.ts). */
   tls?: { cert: string; key: string };
 };
@@ -145,9 +148,21 @@ export function buildApp(options: BuildAppOptions): ServiceApp {
     // move forward (contract 5): a terminal reads HTTP's own Date header to judge the 30-minute
     // cancellation window on the service's time, not on its own clock. In production the
     // company clock is real time, so Date means what it always means.
-    if (request.company) reply.header('date', (await deps.clock.now(request.company.id)).toUTCString());
+    if (request.company) {
+      const { id } = request.company;
+      reply.header('date', (await inReadScope(() => deps.clock.now(id), request.reads)).toUTCString());
+    }
     return payload;
   });
+  // What a request reads once (read-scope.ts): its scope made first, seeded by the token lookup,
+  // and entered from preValidation on (after the body is read: a stream's callbacks would not
+  // carry it), so the handler and its continuations share it.
+  app.decorateRequest('reads');
+  app.addHook('onRequest', (request, _reply, done) => {
+    request.reads = new Map();
+    done();
+  });
+  app.addHook('preValidation', (request, _reply, done) => inReadScope(done, request.reads));
   app.addHook('preValidation', coerceQueryAndParams);
 
   void app.register(swagger, {
@@ -167,12 +182,27 @@ export function buildApp(options: BuildAppOptions): ServiceApp {
     },
   });
 
-  // With a company's token, also what the service last learned of that company's tax authority,
-  // so a terminal can issue in offline contingency without waiting on a sale to find out.
-  app.get('/healthz', { schema: { hide: true }, onRequest: identifyIfPresent(deps.store) }, async (request) => {
-    await deps.store.ping();
-    return request.company ? { status: 'ok', autoridade: deps.authority.availability.of(request.company.id) } : { status: 'ok' };
+  // Liveness: the process answers (the database is /readyz's business: a process is not
+  // restarted because its database is away). With a company's token, also what the service last
+  // learned of that company's tax authority, so a terminal can issue in offline contingency
+  // without waiting on a sale to find out.
+  app.get('/healthz', { schema: { hide: true }, onRequest: identifyIfPresent(deps.store) }, async (request) =>
+    request.company ? { status: 'ok', autoridade: deps.authority.availability.of(request.company.id) } : { status: 'ok' },
+  );
+
+  // Readiness: the database answers and its schema is the one this code ships. A load balancer
+  // sends traffic only to a ready process; 503 in the contract's shape otherwise.
+  app.get('/readyz', { schema: { hide: true } }, async () => {
+    try {
+      await deps.store.checkReady();
+    } catch (err) {
+      throw new ApiError('servico_indisponivel', `O serviço não está pronto: ${(err as Error).message}`, { headers: { 'retry-after': '5' } });
+    }
+    return { status: 'ok' };
   });
+
+  // Prometheus (metrics.ts). Open like /healthz: counts and durations, nothing of a company's.
+  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => reply.type(deps.metrics.contentType).send(await deps.metrics.text()));
 
   app.get(OPENAPI_PATH, { schema: { hide: true } }, async () => app.swagger());
 

@@ -3,6 +3,7 @@
 // and 24-hour windows without waiting. Production ignores any stored offset.
 // Instants are shown in Brasília time (base/common/brasilia.ts).
 
+import { readOnce, remember, scopeKeys } from './read-scope.ts';
 import type { SandboxStore } from './store.ts';
 
 export type ServiceMode = 'sandbox' | 'production';
@@ -17,7 +18,8 @@ export class CompanyClock {
 
   async now(companyId: string): Promise<Date> {
     if (this.mode !== 'sandbox') return new Date(this.realNow());
-    const offset = await this.store.getClockOffsetMinutes(companyId);
+    // Once per request or queue batch (read-scope.ts).
+    const offset = await readOnce(scopeKeys.clockOffset(companyId), () => this.store.getClockOffsetMinutes(companyId));
     return new Date(this.realNow() + offset * 60_000);
   }
 
@@ -25,6 +27,7 @@ export class CompanyClock {
   async advance(companyId: string, minutes: number): Promise<{ offsetMinutes: number; now: Date }> {
     if (this.mode !== 'sandbox') throw new Error('o relógio só pode ser adiantado no modo sandbox');
     const offsetMinutes = await this.store.advanceClock(companyId, minutes);
+    remember(scopeKeys.clockOffset(companyId), offsetMinutes);
     return { offsetMinutes, now: new Date(this.realNow() + offsetMinutes * 60_000) };
   }
 }

@@ -16,6 +16,7 @@ import type { Emitter, Environment, QrCodeVersion } from '../fiscal/company.ts';
 import { FieldError, IssueCollector } from '../fiscal/errors.ts';
 import type { IbsCbsSettings } from '../fiscal/ibscbs/settings.ts';
 import { checkIbsCbsOptions, optionsOf, type IbsCbsOptions } from './ibscbs-options.ts';
+import { readOnce, scopeKeys } from './read-scope.ts';
 import { openText, secretContext, type SecretSealer } from './secrets.ts';
 import type { CompanyAddress, CompanyRecord, CompanySettings, CompanyStore, Crt, ReplacedCertificate } from './store.ts';
 import { generateToken } from './tokens.ts';
@@ -429,7 +430,8 @@ export class Companies {
    * the certificate is not valid at `now`, which the API reports as 422 `validacao`.
    */
   async issuer(companyId: string, now: Date): Promise<Issuer | undefined> {
-    const version = await this.deps.store.getCompanyVersion(companyId);
+    // Once per request or queue batch (read-scope.ts): the token lookup already read it.
+    const version = await readOnce(scopeKeys.settingsVersion(companyId), () => this.deps.store.getCompanyVersion(companyId));
     if (version === undefined) {
       this.#issuers.delete(companyId);
       return undefined;

@@ -1,4 +1,5 @@
-// `balcao company create|update|token`: registers a company in the service's data directory and
+// `balcao company create|update|token`: registers a company in the service's data (a folder or a
+// PostgreSQL database, storage.ts) and
 // prints its id and API token as JSON, once (only the token's hash is stored); changes its
 // settings afterwards; replaces its token. A running service sees each change on its next
 // request (companies.ts), so none of these needs a restart.
@@ -9,8 +10,9 @@ import { EXIT_USAGE, parseCommand, parseOptions, UsageError } from './cli-args.t
 import { CompanyChangedError, createCompany, replaceToken, updateCompany, type CompanyInput, type CompanyUpdateInput, type Issuer } from './companies.ts';
 import { formatRatePeriods } from './ibscbs-options.ts';
 import { openService, type OpenedService } from './open-service.ts';
+import { describeStorage, STORAGE_OPTIONS, storageOf, type Storage } from './storage.ts';
 
-const OVERVIEW = `Uso: balcao company <ação> --data DIR [opções]
+const OVERVIEW = `Uso: balcao company <ação> (--data DIR | --database URL) [opções]
 
 Empresas do serviço de emissão:
   create    cadastra uma empresa e mostra, uma única vez, o seu token de acesso
@@ -20,13 +22,15 @@ Empresas do serviço de emissão:
 balcao company <ação> --help mostra as opções de cada ação.
 `;
 
-const CREATE_USAGE = `Uso: balcao company create --data DIR --cnpj CNPJ --uf UF --nome "RAZÃO SOCIAL" [opções]
+const CREATE_USAGE = `Uso: balcao company create (--data DIR | --database URL) --cnpj CNPJ --uf UF --nome "RAZÃO SOCIAL" [opções]
 
 Cadastra uma empresa no serviço de emissão e mostra, uma única vez, o token de acesso:
   {"company_id": "...", "token": "blc_..."}
 
 Opções:
-  --data DIR               pasta de dados do serviço (obrigatória)
+  --data DIR               pasta de dados do serviço (SQLite), ou
+  --database URL           o banco PostgreSQL do serviço (BALCAO_DATABASE_URL), com
+                           --chave-mestra ARQUIVO ou BALCAO_MASTER_KEY
   --cnpj CNPJ              14 caracteres, sem pontuação (obrigatório)
   --uf UF                  sigla da UF do emitente (obrigatória)
   --nome TEXTO             razão social (obrigatória)
@@ -54,7 +58,7 @@ Opções:
                            "2027-01-01..2027-12-31 cbs=8.80" enquanto a CBS de 2027 não é publicada
 `;
 
-const UPDATE_USAGE = `Uso: balcao company update --data DIR --empresa COMPANY_ID [opções]
+const UPDATE_USAGE = `Uso: balcao company update (--data DIR | --database URL) --empresa COMPANY_ID [opções]
 
 Altera o cadastro de uma empresa: mudam só as opções informadas, as demais ficam como estão, e
 valem as mesmas regras do cadastro (balcao company create). O CNPJ e a UF identificam a empresa
@@ -63,7 +67,9 @@ reiniciar. Mostra o cadastro resultante em JSON, sem segredos (nem o CSC nem a s
 certificado; do certificado, só o titular, o emissor e a validade).
 
 Opções:
-  --data DIR               pasta de dados do serviço (obrigatória)
+  --data DIR               pasta de dados do serviço (SQLite), ou
+  --database URL           o banco PostgreSQL do serviço (BALCAO_DATABASE_URL), com
+                           --chave-mestra ARQUIVO ou BALCAO_MASTER_KEY
   --empresa COMPANY_ID     o company_id mostrado no cadastro (obrigatório)
   --nome TEXTO             razão social
   --fantasia TEXTO         nome fantasia (--fantasia "" remove)
@@ -95,7 +101,7 @@ Opções:
                            "2027-01-01..2027-12-31 cbs=8.80" enquanto a CBS de 2027 não é publicada
 `;
 
-const TOKEN_USAGE = `Uso: balcao company token --data DIR --empresa COMPANY_ID
+const TOKEN_USAGE = `Uso: balcao company token (--data DIR | --database URL) --empresa COMPANY_ID
 
 Gera um novo token de acesso para a empresa e o mostra, uma única vez:
   {"company_id": "...", "token": "blc_..."}
@@ -103,7 +109,9 @@ O token anterior deixa de valer na hora, inclusive num serviço em execução (r
 use quando o token vazar, e informe o novo token ao terminal da loja.
 
 Opções:
-  --data DIR               pasta de dados do serviço (obrigatória)
+  --data DIR               pasta de dados do serviço (SQLite), ou
+  --database URL           o banco PostgreSQL do serviço (BALCAO_DATABASE_URL), com
+                           --chave-mestra ARQUIVO ou BALCAO_MASTER_KEY
   --empresa COMPANY_ID     o company_id mostrado no cadastro (obrigatório)
 `;
 
@@ -135,7 +143,7 @@ const COMPANY_OPTIONS = {
   'ibscbs-aliquotas': { type: 'string' },
 } as const;
 
-const COMMON_OPTIONS = { data: { type: 'string' }, help: { type: 'boolean', short: 'h' } } as const;
+const COMMON_OPTIONS = { ...STORAGE_OPTIONS, help: { type: 'boolean', short: 'h' } } as const;
 
 const CREATE_OPTIONS = { ...COMMON_OPTIONS, ...COMPANY_OPTIONS } as const;
 const UPDATE_OPTIONS = { ...COMMON_OPTIONS, empresa: { type: 'string' }, ...COMPANY_OPTIONS } as const;
@@ -143,9 +151,9 @@ const TOKEN_OPTIONS = { ...COMMON_OPTIONS, empresa: { type: 'string' } } as cons
 
 type CompanyValues = { [K in keyof typeof COMPANY_OPTIONS]?: string };
 
-type Create = { action: 'create'; dataDir: string; input: CompanyInput; passwordOption?: string };
-type Update = { action: 'update'; dataDir: string; companyId: string; changes: CompanyUpdateInput; passwordOption?: string };
-type Token = { action: 'token'; dataDir: string; companyId: string };
+type Create = { action: 'create'; storage: Storage; input: CompanyInput; passwordOption?: string };
+type Update = { action: 'update'; storage: Storage; companyId: string; changes: CompanyUpdateInput; passwordOption?: string };
+type Token = { action: 'token'; storage: Storage; companyId: string };
 type Parsed = Create | Update | Token;
 
 function required(v: Record<string, unknown>, names: readonly string[]): void {
@@ -200,11 +208,12 @@ function settingsOf(v: CompanyValues, certificate: CompanyInput['certificate']):
 function parseCreate(args: string[]): Create | 'help' {
   const { values: v } = parseOptions(args, CREATE_OPTIONS);
   if (v.help) return 'help';
-  required(v, ['data', 'cnpj', 'uf', 'nome']);
+  required(v, ['cnpj', 'uf', 'nome']);
+  const storage = storageOf(v);
   const { certificate, passwordOption } = certificateOf(v);
   return {
     action: 'create',
-    dataDir: v.data!,
+    storage,
     ...(passwordOption && { passwordOption }),
     input: { cnpj: v.cnpj!, uf: v.uf!, nome: v.nome!, ...settingsOf(v, certificate) },
   };
@@ -213,7 +222,8 @@ function parseCreate(args: string[]): Create | 'help' {
 function parseUpdate(args: string[]): Update | 'help' {
   const { values: v } = parseOptions(args, UPDATE_OPTIONS);
   if (v.help) return 'help';
-  required(v, ['data', 'empresa']);
+  required(v, ['empresa']);
+  const storage = storageOf(v);
   const identity = [
     v.cnpj !== undefined && '--cnpj: o CNPJ identifica a empresa e não muda; para outro CNPJ, cadastre outra empresa (balcao company create)',
     v.uf !== undefined && '--uf: a UF identifica a empresa (está na chave de acesso de cada nota) e não muda; cadastre outra empresa',
@@ -222,14 +232,14 @@ function parseUpdate(args: string[]): Update | 'help' {
   const { certificate, passwordOption } = certificateOf(v);
   const changes = settingsOf(v, certificate);
   if (Object.keys(changes).length === 0) throw new UsageError('informe ao menos uma opção a alterar (veja as opções abaixo)');
-  return { action: 'update', dataDir: v.data!, companyId: v.empresa!, changes, ...(passwordOption && { passwordOption }) };
+  return { action: 'update', storage, companyId: v.empresa!, changes, ...(passwordOption && { passwordOption }) };
 }
 
 function parseToken(args: string[]): Token | 'help' {
   const { values: v } = parseOptions(args, TOKEN_OPTIONS);
   if (v.help) return 'help';
-  required(v, ['data', 'empresa']);
-  return { action: 'token', dataDir: v.data!, companyId: v.empresa! };
+  required(v, ['empresa']);
+  return { action: 'token', storage: storageOf(v), companyId: v.empresa! };
 }
 
 const ACTIONS = {
@@ -330,9 +340,9 @@ export async function run(args: string[]): Promise<number> {
 
   let opened: OpenedService;
   try {
-    opened = await openService(parsed.dataDir);
+    opened = await openService(parsed.storage);
   } catch (err) {
-    process.stderr.write(`Não foi possível abrir os dados do serviço em ${parsed.dataDir}: ${(err as Error).message}\n`);
+    process.stderr.write(`Não foi possível abrir os dados do serviço em ${describeStorage(parsed.storage)}: ${(err as Error).message}\n`);
     return 1;
   }
   try {

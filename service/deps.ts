@@ -10,6 +10,7 @@ import { SefazSimulator } from './authority/sefaz/simulator/server.ts';
 import { CompanyClock, type ServiceMode } from './clock.ts';
 import { Companies } from './companies.ts';
 import { Idempotency } from './idempotency.ts';
+import { ServiceMetrics, type DocumentLabel } from './metrics.ts';
 import type { SecretSealer } from './secrets.ts';
 import type { SandboxStore, ServiceStore } from './store.ts';
 import { WebhookSettings } from './webhook-settings.ts';
@@ -24,6 +25,8 @@ export type ServiceDeps = {
   webhooks: WebhookSettings;
   /** The tax authority: the simulated one in sandbox mode (see ServiceAuthority). */
   authority: ServiceAuthority;
+  /** What GET /metrics reports (metrics.ts). */
+  metrics: ServiceMetrics;
 };
 
 export type DepsOptions = {
@@ -40,11 +43,14 @@ export type DepsOptions = {
    * on a loopback port, both deciding with the same sandbox rule book.
    */
   sandboxTransport?: SandboxTransport;
+  /** Also report the process's own metrics (CPU, memory, event loop) in GET /metrics. */
+  processMetrics?: boolean;
 };
 
 export type SandboxTransport = 'in-process' | 'wire';
 
-export function createServiceDeps({ mode, store, secrets, realNow, authority, sandboxTransport }: DepsOptions): ServiceDeps {
+export function createServiceDeps({ mode, store, secrets, realNow, authority, sandboxTransport, processMetrics }: DepsOptions): ServiceDeps {
+  const metrics = new ServiceMetrics(store, { processMetrics });
   return {
     mode,
     store,
@@ -53,7 +59,8 @@ export function createServiceDeps({ mode, store, secrets, realNow, authority, sa
     idempotency: new Idempotency(store),
     companies: new Companies({ store, secrets }),
     webhooks: new WebhookSettings(store, secrets),
-    authority: new ServiceAuthority(mode, store, realNow, authority, sandboxTransport),
+    authority: new ServiceAuthority(mode, store, realNow, authority, sandboxTransport, metrics),
+    metrics,
   };
 }
 
@@ -94,6 +101,7 @@ export class ServiceAuthority implements TaxAuthority {
     private readonly realNow: () => number = Date.now,
     private readonly production?: TaxAuthority,
     private readonly sandboxTransport: SandboxTransport = 'in-process',
+    private readonly metrics?: ServiceMetrics,
   ) {
     this.availability = new AuthorityAvailability(realNow);
   }
@@ -113,14 +121,14 @@ export class ServiceAuthority implements TaxAuthority {
       await wire?.connector.close();
       await wire?.simulator.close();
     }
-    this.#sandbox?.close();
+    await this.#sandbox?.close();
     const production = this.production as (TaxAuthority & { close?: () => unknown }) | undefined;
     await production?.close?.();
   }
 
   private sandbox(): SandboxAuthority {
     return (this.#sandbox ??= new SandboxAuthority({
-      file: this.store.sandboxAuthorityFile() ?? ':memory:',
+      memory: this.store.openSandboxAuthorityMemory(),
       settings: (companyId) => this.#readings.get(companyId)?.settings ?? { latencyMs: 0, available: true },
       clock: (companyId) => new Date(this.realNow() + (this.#readings.get(companyId)?.offsetMinutes ?? 0) * 60_000),
     }));
@@ -133,15 +141,26 @@ export class ServiceAuthority implements TaxAuthority {
     })));
   }
 
-  private async call<T>(company: AuthorityCompany, fn: AuthorityCall<T>): Promise<T> {
+  private async call<T>(operation: string, company: AuthorityCompany, fn: AuthorityCall<T>): Promise<T> {
+    const started = performance.now();
+    const took = () => (performance.now() - started) / 1000;
     try {
       const answer = await this.callAuthority(company, fn);
       this.availability.observe(company.id, true);
+      this.metrics?.authorityCall(operation, 'answered', took());
       return answer;
     } catch (err) {
-      if (err instanceof AuthorityUnavailableError) this.availability.observe(company.id, false);
+      const unavailable = err instanceof AuthorityUnavailableError;
+      if (unavailable) this.availability.observe(company.id, false);
+      this.metrics?.authorityCall(operation, unavailable ? 'unavailable' : 'error', took());
       throw err;
     }
+  }
+
+  /** An authorization's answer, counted by document and cStat (metrics.ts). */
+  private counted<T extends { cStat: string }>(document: DocumentLabel, verdict: T): T {
+    this.metrics?.authorization(document, verdict.cStat);
+    return verdict;
   }
 
   private async callAuthority<T>(company: AuthorityCompany, fn: AuthorityCall<T>): Promise<T> {
@@ -149,10 +168,7 @@ export class ServiceAuthority implements TaxAuthority {
       if (!this.production) throw new AuthorityUnavailableError('Nenhuma autoridade fiscal real configurada neste serviço');
       return fn(this.production);
     }
-    const [settings, offsetMinutes] = await Promise.all([
-      this.store.getSandboxAuthority(company.id),
-      this.store.getClockOffsetMinutes(company.id),
-    ]);
+    const { authority: settings, offsetMinutes } = await this.store.getSandboxReading(company.id);
     this.#readings.set(company.id, { settings: { latencyMs: settings.latencyMs, available: settings.disponivel }, offsetMinutes });
     if (this.sandboxTransport === 'in-process') return fn(this.sandbox());
     if (this.#closed) throw new AuthorityUnavailableError('Autoridade fiscal simulada encerrada');
@@ -161,12 +177,14 @@ export class ServiceAuthority implements TaxAuthority {
     return fn(connector);
   }
 
-  nfeStatus: TaxAuthority['nfeStatus'] = (c) => this.call(c, (a) => a.nfeStatus(c));
-  authorizeNfe: TaxAuthority['authorizeNfe'] = (c, xml) => this.call(c, (a) => a.authorizeNfe(c, xml));
-  consultNfe: TaxAuthority['consultNfe'] = (c, key) => this.call(c, (a) => a.consultNfe(c, key));
-  registerNfeEvent: TaxAuthority['registerNfeEvent'] = (c, xml) => this.call(c, (a) => a.registerNfeEvent(c, xml));
-  voidNfeNumbers: TaxAuthority['voidNfeNumbers'] = (c, xml) => this.call(c, (a) => a.voidNfeNumbers(c, xml));
-  authorizeMdfe: TaxAuthority['authorizeMdfe'] = (c, xml) => this.call(c, (a) => a.authorizeMdfe(c, xml));
-  consultMdfe: TaxAuthority['consultMdfe'] = (c, key) => this.call(c, (a) => a.consultMdfe(c, key));
-  registerMdfeEvent: TaxAuthority['registerMdfeEvent'] = (c, xml) => this.call(c, (a) => a.registerMdfeEvent(c, xml));
+  nfeStatus: TaxAuthority['nfeStatus'] = (c) => this.call('nfeStatus', c, (a) => a.nfeStatus(c));
+  authorizeNfe: TaxAuthority['authorizeNfe'] = async (c, xml) =>
+    // The NFC-e is model 65; the other NF-e this service sends are model 55 (the returns).
+    this.counted(/<mod>65<\/mod>/.test(xml) ? 'nfce' : 'nfe', await this.call('authorizeNfe', c, (a) => a.authorizeNfe(c, xml)));
+  consultNfe: TaxAuthority['consultNfe'] = (c, key) => this.call('consultNfe', c, (a) => a.consultNfe(c, key));
+  registerNfeEvent: TaxAuthority['registerNfeEvent'] = (c, xml) => this.call('registerNfeEvent', c, (a) => a.registerNfeEvent(c, xml));
+  voidNfeNumbers: TaxAuthority['voidNfeNumbers'] = (c, xml) => this.call('voidNfeNumbers', c, (a) => a.voidNfeNumbers(c, xml));
+  authorizeMdfe: TaxAuthority['authorizeMdfe'] = async (c, xml) => this.counted('mdfe', await this.call('authorizeMdfe', c, (a) => a.authorizeMdfe(c, xml)));
+  consultMdfe: TaxAuthority['consultMdfe'] = (c, key) => this.call('consultMdfe', c, (a) => a.consultMdfe(c, key));
+  registerMdfeEvent: TaxAuthority['registerMdfeEvent'] = (c, xml) => this.call('registerMdfeEvent', c, (a) => a.registerMdfeEvent(c, xml));
 }

@@ -3,8 +3,13 @@
 // loopback only over TLS (service/tls.ts): the operator's certificate, or one the service makes
 // and keeps, whose SHA-256 fingerprint the terminals pin. When ready it logs one line
 // `{"msg":"listening","url":"http://127.0.0.1:PORT"}` (with `tls: { sha256, origem }` when it
-// speaks HTTPS), which supervisors and the test harness wait for. On a signal it stops accepting, lets in-flight requests finish, closes
-// the database and exits 0.
+// speaks HTTPS), which supervisors and the test harness wait for. On a signal it stops accepting,
+// lets in-flight requests finish, closes the database and exits 0 (on PostgreSQL, releasing its
+// lease first: what it held is free for the other processes at once).
+//
+// Its data: a folder (SQLite, one process) or a PostgreSQL database several processes share
+// (storage.ts). Every log line carries the process's pid and, on PostgreSQL, its id in the
+// database (`processo`, the one its leases name).
 
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
@@ -15,21 +20,23 @@ import { SefazConfigError, sefazOptions, type SefazSettings } from './authority/
 import type { ServiceMode } from './clock.ts';
 import type { SandboxTransport } from './deps.ts';
 import { createLogger } from './logger.ts';
+import { PgStore } from './pg-store.ts';
 import { openService } from './open-service.ts';
+import { describeStorage, STORAGE_OPTIONS, STORAGE_USAGE, storageOf, type Storage } from './storage.ts';
 import { generatedTls, operatorTls, tlsChoice, TlsConfigError, type TlsMaterial } from './tls.ts';
 
-const USAGE = `Uso: balcao service --port PORTA --data DIR [--host 127.0.0.1] [--modo sandbox|producao]
+const USAGE = `Uso: balcao service --port PORTA (--data DIR | --database URL) [--host 127.0.0.1] [--modo sandbox|producao]
                       [--tls | --tls-cert ARQUIVO.pem --tls-key ARQUIVO.pem]
                       [--sandbox-wire] [--sefaz-url https://HOST:PORTA] [--sefaz-ca ARQUIVO.pem]
 
 Inicia o serviço de emissão (API HTTP de NFC-e, NF-e de devolução e MDF-e).
   --port PORTA   porta TCP (0 = uma porta livre qualquer)
-  --data DIR     pasta de dados (banco service.sqlite e chave mestra master.key)
+${STORAGE_USAGE}
   --host ENDEREÇO  interface de escuta (padrão 127.0.0.1, só esta máquina); fora desta máquina
                  (ex.: 0.0.0.0, 192.168.0.10) o serviço só fala HTTPS
   --tls          HTTPS também em 127.0.0.1; sem --tls-cert, com o certificado que o serviço gera na
                  primeira vez (DIR/tls/) e cuja impressão digital SHA-256 ele mostra ao iniciar: é ela
-                 que cada caixa fixa nas configurações
+                 que cada caixa fixa nas configurações (com --database, informe --tls-cert e --tls-key)
   --tls-cert ARQUIVO.pem, --tls-key ARQUIVO.pem  o certificado e a chave do operador (HTTPS)
   --modo sandbox|producao  sandbox (padrão): autoridade fiscal simulada e controles /api/v1/sandbox;
                  producao: a SEFAZ real (SOAP 1.2 com TLS mútuo, certificado A1 da empresa)
@@ -50,7 +57,7 @@ type ServiceArgs = {
   host: string;
   /** Undefined: plain HTTP (loopback only). */
   tls: { cert: string; key: string } | 'generated' | undefined;
-  dataDir: string;
+  storage: Storage;
   mode: ServiceMode;
   sandboxTransport: SandboxTransport;
   sefaz: SefazSettings;
@@ -59,7 +66,7 @@ type ServiceArgs = {
 function parse(args: string[]): ServiceArgs | 'help' {
   const { values: v } = parseOptions(args, {
     port: { type: 'string' },
-    data: { type: 'string' },
+    ...STORAGE_OPTIONS,
     host: { type: 'string' },
     modo: { type: 'string' },
     'sandbox-wire': { type: 'boolean' },
@@ -73,7 +80,7 @@ function parse(args: string[]): ServiceArgs | 'help' {
   if (v.help) return 'help';
   if (v.port === undefined) throw new UsageError('--port: obrigatório');
   if (!/^[0-9]{1,5}$/.test(v.port) || Number(v.port) > 65535) throw new UsageError('--port: deve ser um número de 0 a 65535');
-  if (v.data === undefined || v.data === '') throw new UsageError('--data: obrigatório');
+  const storage = storageOf(v);
   const modo = v.modo ?? 'sandbox';
   if (modo !== 'sandbox' && modo !== 'producao') throw new UsageError('--modo: deve ser sandbox ou producao');
   if (v['sandbox-wire'] && modo !== 'sandbox') throw new UsageError('--sandbox-wire: só no modo sandbox');
@@ -85,11 +92,16 @@ function parse(args: string[]): ServiceArgs | 'help' {
   if (host === '') throw new UsageError('--host: informe um endereço (ex.: 0.0.0.0 ou 192.168.0.10)');
   // The token travels in every request: beyond this machine, never in clear.
   const tls = tlsChoice(host, { tls: v.tls, cert: v['tls-cert'], key: v['tls-key'] });
+  // A generated certificate is kept in the data folder: a database has none, and several
+  // processes must present the one certificate the terminals pin.
+  if (tls === 'generated' && storage.kind === 'postgres') {
+    throw new UsageError('--database: o HTTPS (--tls, ou --host fora desta máquina) precisa de --tls-cert e --tls-key, o mesmo certificado em todos os processos');
+  }
   return {
     port: Number(v.port),
     host,
     tls,
-    dataDir: v.data,
+    storage,
     mode: modo === 'producao' ? 'production' : 'sandbox',
     sandboxTransport: v['sandbox-wire'] ? 'wire' : 'in-process',
     sefaz: { url: v['sefaz-url'], ca: v['sefaz-ca'] },
@@ -119,13 +131,18 @@ export async function run(args: string[]): Promise<number> {
   }
 }
 
-async function serve({ port, host, tls: tlsChoice, dataDir, mode, sandboxTransport, sefaz }: ServiceArgs, log: Logger): Promise<number> {
+async function serve({ port, host, tls: tlsChoice, storage, mode, sandboxTransport, sefaz }: ServiceArgs, baseLog: Logger): Promise<number> {
   // The SEFAZ and TLS settings are checked before anything opens: a wrong file fails the start.
   const authority = mode === 'production' ? new SefazAuthority(sefazOptions(sefaz)) : undefined;
   const tls: TlsMaterial | undefined =
-    tlsChoice === undefined ? undefined : tlsChoice === 'generated' ? generatedTls(dataDir, [host]) : operatorTls(tlsChoice.cert, tlsChoice.key);
-  const { store, secrets } = await openService(dataDir);
-  const app = buildApp({ store, secrets, mode, logger: log, authority, sandboxTransport, ...(tls && { tls }) });
+    tlsChoice === undefined
+      ? undefined
+      : tlsChoice === 'generated'
+        ? generatedTls(storage.kind === 'sqlite' ? storage.dataDir : '', [host])
+        : operatorTls(tlsChoice.cert, tlsChoice.key);
+  const { store, secrets } = await openService(storage, process.env, { holdsWork: true, log: baseLog });
+  const log = store instanceof PgStore ? baseLog.child({ processo: store.processId }) : baseLog;
+  const app = buildApp({ store, secrets, mode, logger: log, authority, sandboxTransport, processMetrics: true, ...(tls && { tls }) });
   try {
     await app.listen({ port, host });
   } catch (err) {
@@ -139,11 +156,12 @@ async function serve({ port, host, tls: tlsChoice, dataDir, mode, sandboxTranspo
   // Lifecycle lines (listening, stopping, stopped) are what supervisors wait for: they are
   // written whatever BALCAO_LOG_LEVEL says.
   const lifecycle = log.isLevelEnabled('info') ? log : log.child({}, { level: 'info' });
+  const where = storage.kind === 'sqlite' ? { dataDir: storage.dataDir } : { database: describeStorage(storage) };
   lifecycle.info(
     {
       url: `${tls ? 'https' : 'http'}://${urlHost}:${address.port}`,
       mode,
-      dataDir,
+      ...where,
       ...(mode === 'sandbox' && { sandboxTransport }),
       ...(tls && { tls: { sha256: tls.fingerprint256, origem: tls.origin } }),
     },

@@ -1,15 +1,32 @@
 // Opens what every service process needs (the service itself, the company CLI): the migrated
-// database behind its store, and the master key, checked against the database.
+// database behind its store, and the master key, checked against the database. A data folder
+// (SQLite) or a PostgreSQL database several processes share (storage.ts).
 
 import { openServiceDatabase } from './db.ts';
-import { loadMasterKey, serviceSecretBox, verifyMasterKey, type SecretSealer } from './secrets.ts';
+import { PgStore } from './pg-store.ts';
+import { serviceSecretBox, verifyMasterKey, type SecretSealer } from './secrets.ts';
 import { SqliteStore } from './sqlite-store.ts';
+import { masterKeyOf, type Storage } from './storage.ts';
+import type { ServiceStore } from './store.ts';
 
-export type OpenedService = { store: SqliteStore; secrets: SecretSealer };
+export type OpenedService<S extends ServiceStore = ServiceStore> = { store: S; secrets: SecretSealer };
 
-export async function openService(dataDir: string, env: NodeJS.ProcessEnv = process.env): Promise<OpenedService> {
-  const secrets = serviceSecretBox(loadMasterKey(dataDir, env));
-  const store = new SqliteStore(openServiceDatabase(dataDir));
+export type OpenOptions = {
+  /**
+   * A service process, whose queues and requests hold work: on PostgreSQL it registers and
+   * renews its lease (pg-db.ts). Tools that only read or change settings do not.
+   */
+  holdsWork?: boolean;
+  log?: { warn(obj: object, msg: string): void };
+};
+
+export async function openService(dataDir: string, env?: NodeJS.ProcessEnv): Promise<OpenedService<SqliteStore>>;
+export async function openService(storage: Storage, env?: NodeJS.ProcessEnv, options?: OpenOptions): Promise<OpenedService>;
+export async function openService(where: string | Storage, env: NodeJS.ProcessEnv = process.env, options: OpenOptions = {}): Promise<OpenedService> {
+  const storage: Storage = typeof where === 'string' ? { kind: 'sqlite', dataDir: where } : where;
+  const secrets = serviceSecretBox(masterKeyOf(storage, env));
+  const store: ServiceStore =
+    storage.kind === 'sqlite' ? new SqliteStore(openServiceDatabase(storage.dataDir)) : await PgStore.open(storage.settings, options);
   try {
     await verifyMasterKey(secrets, store);
   } catch (err) {

@@ -1,4 +1,4 @@
-// `balcao sefaz status --data DIR --empresa ID`: asks the status services (NFeStatusServico4 for
+// `balcao sefaz status (--data DIR | --database URL) --empresa ID`: asks the status services (NFeStatusServico4 for
 // the NFC-e, MDFeStatusServico for the MDF-e) of the company's UF and environment, with the
 // company's own certificate, and prints cStat/xMotivo. The first thing an operator runs on a new
 // install: it proves the certificate, the ICP-Brasil chain (BALCAO_SEFAZ_CA), the network and the
@@ -13,36 +13,37 @@ import { SefazAuthority, type ServiceStatus } from './authority/sefaz/connector.
 import { SefazConfigError, sefazOptions, type SefazSettings } from './authority/sefaz/config.ts';
 import { Companies } from './companies.ts';
 import { openService } from './open-service.ts';
+import { describeStorage, STORAGE_OPTIONS, STORAGE_USAGE, storageOf, type Storage } from './storage.ts';
 import { FieldError } from '../fiscal/errors.ts';
 
-const USAGE = `Uso: balcao sefaz status --data DIR --empresa ID [--sefaz-url https://HOST:PORTA] [--sefaz-ca ARQUIVO.pem]
+const USAGE = `Uso: balcao sefaz status (--data DIR | --database URL) --empresa ID [--sefaz-url https://HOST:PORTA] [--sefaz-ca ARQUIVO.pem]
 
 Consulta o status dos serviços da SEFAZ (NFC-e: NFeStatusServico4; MDF-e: MDFeStatusServico)
 da UF e do ambiente da empresa, com o certificado A1 dela, e mostra cStat e xMotivo.
-  --data DIR     pasta de dados do serviço de emissão
+${STORAGE_USAGE}
   --empresa ID   identificador da empresa (company_id de balcao company create)
   --sefaz-url URL  troca a origem dos endpoints (o mesmo que BALCAO_SEFAZ_URL)
   --sefaz-ca ARQUIVO  certificados PEM acrescentados às raízes confiáveis (o mesmo que BALCAO_SEFAZ_CA)
 Saída: 0 se todos responderam 107 (em operação); 1 se algum respondeu outra coisa ou não respondeu.
 `;
 
-type Args = { dataDir: string; companyId: string; sefaz: SefazSettings };
+type Args = { storage: Storage; companyId: string; sefaz: SefazSettings };
 
 function parse(args: string[]): Args | 'help' {
   const [sub, ...rest] = args;
   if (sub === '--help' || sub === '-h') return 'help';
   if (sub !== 'status') throw new UsageError(sub === undefined ? 'informe o subcomando: status' : `subcomando desconhecido: ${sub}`);
   const { values: v } = parseOptions(rest, {
-    data: { type: 'string' },
+    ...STORAGE_OPTIONS,
     empresa: { type: 'string' },
     'sefaz-url': { type: 'string' },
     'sefaz-ca': { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   });
   if (v.help) return 'help';
-  if (!v.data) throw new UsageError('--data: obrigatório');
+  const storage = storageOf(v);
   if (!v.empresa) throw new UsageError('--empresa: obrigatório');
-  return { dataDir: v.data, companyId: v.empresa, sefaz: { url: v['sefaz-url'], ca: v['sefaz-ca'] } };
+  return { storage, companyId: v.empresa, sefaz: { url: v['sefaz-url'], ca: v['sefaz-ca'] } };
 }
 
 const ENVIRONMENT = { homologacao: 'homologação', producao: 'produção' } as const;
@@ -55,7 +56,7 @@ function line(label: string, s: ServiceStatus): string {
 export async function run(args: string[]): Promise<number> {
   const command = parseCommand(args, USAGE, parse);
   if ('exit' in command) return command.exit;
-  const { dataDir, companyId, sefaz } = command.args;
+  const { storage, companyId, sefaz } = command.args;
   let options;
   try {
     options = sefazOptions(sefaz);
@@ -66,9 +67,9 @@ export async function run(args: string[]): Promise<number> {
   }
   let opened;
   try {
-    opened = await openService(dataDir);
+    opened = await openService(storage);
   } catch (err) {
-    process.stderr.write(`Não foi possível abrir os dados do serviço em ${dataDir}: ${(err as Error).message}\n`);
+    process.stderr.write(`Não foi possível abrir os dados do serviço em ${describeStorage(storage)}: ${(err as Error).message}\n`);
     return EXIT_USAGE;
   }
   const authority = new SefazAuthority(options);
@@ -82,7 +83,7 @@ export async function run(args: string[]): Promise<number> {
       return 1;
     }
     if (!issuer) {
-      process.stderr.write(`--empresa: empresa ${companyId} não encontrada em ${dataDir}\n`);
+      process.stderr.write(`--empresa: empresa ${companyId} não encontrada em ${describeStorage(storage)}\n`);
       return EXIT_USAGE;
     }
     const { company, certificate } = issuer;

@@ -14,7 +14,7 @@ import type { CompanyRecord, CompanySettings } from './store.ts';
 import { hashToken } from './tokens.ts';
 
 let dir: string;
-let opened: OpenedService;
+let opened: OpenedService<SqliteStore>;
 let store: SqliteStore;
 let a: string;
 let b: string;

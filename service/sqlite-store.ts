@@ -4,8 +4,11 @@
 
 import { dirname, join } from 'node:path';
 import type Database from 'better-sqlite3';
-import type { Environment, QrCodeVersion } from '../fiscal/company.ts';
-import { DEFAULT_IBSCBS_SETTINGS, type IbsCbsSettings } from '../fiscal/ibscbs/settings.ts';
+import type { Environment } from '../fiscal/company.ts';
+import { loadMigrations, migrationSetDir } from '../migrations/migrate.ts';
+import type { SandboxMemory } from './authority/sandbox-memory.ts';
+import { SqliteSandboxMemory } from './authority/sandbox-store.ts';
+import { companyFromRow, settingsRow, type CompanyRow } from './company-rows.ts';
 import {
   canSettle,
   decideClaim,
@@ -25,7 +28,6 @@ import {
   DEFAULT_SANDBOX_AUTHORITY,
   type CompanyRecord,
   type CompanySettings,
-  type Crt,
   type PendingKey,
   type ReplacedCertificate,
   type SandboxAuthority,
@@ -34,103 +36,7 @@ import {
 } from './store.ts';
 import type { WebhookAttemptResult, WebhookDelivery, WebhookEvent, WebhookRecord } from './webhooks/store.ts';
 
-type CompanyRow = {
-  id: string;
-  cnpj: string;
-  ie: string;
-  nome: string;
-  fantasia: string | null;
-  logradouro: string;
-  numero: string;
-  complemento: string | null;
-  bairro: string;
-  codigo_municipio: string;
-  municipio: string;
-  uf: string;
-  cep: string;
-  telefone: string | null;
-  crt: number;
-  csc_id: string | null;
-  csc_enc: Buffer | null;
-  qrcode_versao: number;
-  ambiente: string;
-  certificado_pfx_enc: Buffer;
-  certificado_senha_enc: Buffer;
-  certificado_sha256: string;
-  certificado_validade: string;
-  /** JSON of the company's IBS/CBS settings; null in rows older than the migration: the defaults. */
-  ibscbs: string | null;
-  created_at: string;
-  settings_version: number;
-  /** Null only in rows older than the migration that added it, which fills it; read as created_at. */
-  updated_at: string | null;
-};
-
-/** The columns a settings update writes: all but the identity (id, cnpj, uf) and the timestamps. */
-type SettingsRow = Omit<CompanyRow, 'id' | 'cnpj' | 'uf' | 'created_at' | 'settings_version' | 'updated_at'>;
-
-function settingsRow(c: CompanySettings): SettingsRow {
-  return {
-    ie: c.ie,
-    nome: c.nome,
-    fantasia: c.fantasia,
-    logradouro: c.address.logradouro,
-    numero: c.address.numero,
-    complemento: c.address.complemento,
-    bairro: c.address.bairro,
-    codigo_municipio: c.address.codigoMunicipio,
-    municipio: c.address.municipio,
-    cep: c.address.cep,
-    telefone: c.address.telefone,
-    crt: c.crt,
-    csc_id: c.csc?.id ?? null,
-    csc_enc: c.csc?.sealed ?? null,
-    qrcode_versao: c.qrcodeVersao,
-    ambiente: c.ambiente,
-    certificado_pfx_enc: c.certificate.pfxSealed,
-    certificado_senha_enc: c.certificate.passwordSealed,
-    certificado_sha256: c.certificate.sha256,
-    certificado_validade: c.certificate.notAfter,
-    ibscbs: JSON.stringify(c.ibsCbs),
-  };
-}
-
 const iso = (d: Date = new Date()): string => d.toISOString();
-
-function companyFromRow(r: CompanyRow): CompanyRecord {
-  return {
-    id: r.id,
-    cnpj: r.cnpj,
-    ie: r.ie,
-    nome: r.nome,
-    fantasia: r.fantasia,
-    address: {
-      logradouro: r.logradouro,
-      numero: r.numero,
-      complemento: r.complemento,
-      bairro: r.bairro,
-      codigoMunicipio: r.codigo_municipio,
-      municipio: r.municipio,
-      uf: r.uf,
-      cep: r.cep,
-      telefone: r.telefone,
-    },
-    crt: r.crt as Crt,
-    csc: r.csc_id !== null && r.csc_enc !== null ? { id: r.csc_id, sealed: r.csc_enc } : null,
-    qrcodeVersao: r.qrcode_versao as QrCodeVersion,
-    ambiente: r.ambiente as Environment,
-    certificate: {
-      pfxSealed: r.certificado_pfx_enc,
-      passwordSealed: r.certificado_senha_enc,
-      sha256: r.certificado_sha256,
-      notAfter: r.certificado_validade,
-    },
-    ibsCbs: r.ibscbs === null ? { ...DEFAULT_IBSCBS_SETTINGS, rates: [] } : (JSON.parse(r.ibscbs) as IbsCbsSettings),
-    createdAt: r.created_at,
-    version: r.settings_version,
-    updatedAt: r.updated_at ?? r.created_at,
-  };
-}
 
 export class SqliteStore implements ServiceStore {
   readonly #statements = new Map<string, Database.Statement>();
@@ -296,12 +202,19 @@ export class SqliteStore implements ServiceStore {
 
   async findTokenOwner(tokenSha256: Buffer): Promise<TokenOwner | undefined> {
     const row = this.statement(
-      `SELECT t.token_sha256, c.id, c.cnpj, c.uf, c.ambiente
-         FROM api_tokens t JOIN companies c ON c.id = t.company_id
+      `SELECT t.token_sha256, c.id, c.cnpj, c.uf, c.ambiente, c.settings_version, coalesce(k.offset_minutes, 0) AS offset_minutes
+         FROM api_tokens t JOIN companies c ON c.id = t.company_id LEFT JOIN company_clock k ON k.company_id = c.id
         WHERE t.token_sha256 = ?`,
-    ).get(tokenSha256) as { token_sha256: Buffer; id: string; cnpj: string; uf: string; ambiente: Environment } | undefined;
+    ).get(tokenSha256) as
+      | { token_sha256: Buffer; id: string; cnpj: string; uf: string; ambiente: Environment; settings_version: number; offset_minutes: number }
+      | undefined;
     if (!row) return undefined;
-    return { tokenSha256: row.token_sha256, company: { id: row.id, cnpj: row.cnpj, uf: row.uf, ambiente: row.ambiente } };
+    return {
+      tokenSha256: row.token_sha256,
+      company: { id: row.id, cnpj: row.cnpj, uf: row.uf, ambiente: row.ambiente },
+      settingsVersion: row.settings_version,
+      clockOffsetMinutes: row.offset_minutes,
+    };
   }
 
   // --- idempotency ----------------------------------------------------------------------------
@@ -418,6 +331,10 @@ export class SqliteStore implements ServiceStore {
     return row ? { latencyMs: row.latency_ms, disponivel: row.disponivel === 1 } : { ...DEFAULT_SANDBOX_AUTHORITY };
   }
 
+  async getSandboxReading(companyId: string): Promise<{ authority: SandboxAuthority; offsetMinutes: number }> {
+    return { authority: this.readSandboxAuthority(companyId), offsetMinutes: await this.getClockOffsetMinutes(companyId) };
+  }
+
   async getClockOffsetMinutes(companyId: string): Promise<number> {
     const offset = this.statement('SELECT offset_minutes FROM company_clock WHERE company_id = ?').pluck().get(companyId) as
       | number
@@ -425,8 +342,13 @@ export class SqliteStore implements ServiceStore {
     return offset ?? 0;
   }
 
+  /** `<data>/sandbox-authority.sqlite`, beside this database; undefined for one in memory. */
   sandboxAuthorityFile(): string | undefined {
     return this.db.memory ? undefined : join(dirname(this.db.name), 'sandbox-authority.sqlite');
+  }
+
+  openSandboxAuthorityMemory(): SandboxMemory {
+    return new SqliteSandboxMemory(this.sandboxAuthorityFile() ?? ':memory:');
   }
 
   async advanceClock(companyId: string, minutes: number): Promise<number> {
@@ -538,8 +460,18 @@ export class SqliteStore implements ServiceStore {
     });
   }
 
+  /** One process owns the file (see the header). */
+  readonly shared = false;
+
   async ping(): Promise<void> {
     this.statement('SELECT 1').get();
+  }
+
+  async checkReady(): Promise<void> {
+    // The service migrates its file when it opens it; a tool may open it without (db.ts).
+    const applied = new Set(this.statement('SELECT id FROM schema_migrations').pluck().all() as string[]);
+    const missing = loadMigrations(migrationSetDir('service')).filter((m) => !applied.has(m.id));
+    if (missing.length) throw new Error(`migrações pendentes no banco: ${missing.map((m) => m.id).join(', ')}`);
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,7 @@
 // The service's one data-access seam. Every operation is coarse-grained and atomic (one
-// transaction), and returns a Promise so a PostgreSQL implementation can replace the SQLite one
-// (sqlite-store.ts) without touching a caller. No other module writes SQL.
+// transaction), and returns a Promise: SQLite (sqlite-store.ts, one process owns its data
+// directory) and PostgreSQL (pg-store.ts, several processes share one database) implement it
+// without a caller knowing which. No other module writes SQL.
 //
 // The interface is split by concern; document types (NFC-e, MDF-e) and the webhooks have their
 // own part (`NfceStore`, `WebhookStore`, ...) beside their code, and `ServiceStore` composes them:
@@ -10,6 +11,7 @@
 
 import type { Environment, QrCodeVersion } from '../fiscal/company.ts';
 import type { IbsCbsSettings } from '../fiscal/ibscbs/settings.ts';
+import type { SandboxMemory } from './authority/sandbox-memory.ts';
 import type { ClaimRequest, ClaimResult, DocumentType, KeyAttempt, KeyOutcome, StoredKey } from './idempotency-rules.ts';
 import type { MdfeStore } from './mdfe/store.ts';
 import type { NfceStore } from './nfce/store.ts';
@@ -78,6 +80,9 @@ export type ReplacedCertificate = {
 export type TokenOwner = {
   tokenSha256: Buffer;
   company: { id: string; cnpj: string; uf: string; ambiente: Environment };
+  /** Read with the token, so the request need not read them again (read-scope.ts). */
+  settingsVersion: number;
+  clockOffsetMinutes: number;
 };
 
 export interface CompanyStore {
@@ -134,7 +139,11 @@ export interface IdempotencyStore {
    * refused before anything was stored. False when the key has moved on.
    */
   forgetIdempotencyKey(attempt: KeyAttempt): Promise<boolean>;
-  /** Keys still locked, oldest first: what the restart recovery of a document type settles. */
+  /**
+   * Keys still locked by a process that is gone, oldest first: what the recovery of a document
+   * type settles. On SQLite (its process owns the file) every locked key, read at start; on
+   * PostgreSQL the keys whose claiming process no longer holds its lease (pg-db.ts).
+   */
   pendingIdempotencyKeys(docType: DocumentType): Promise<PendingKey[]>;
 }
 
@@ -147,13 +156,17 @@ export interface SandboxStore {
   /** Applies the fields present and returns the resulting settings. */
   updateSandboxAuthority(companyId: string, patch: Partial<SandboxAuthority>): Promise<SandboxAuthority>;
   getClockOffsetMinutes(companyId: string): Promise<number>;
+  /** Both at once, as the sandbox authority reads them on every call (one round trip where it counts). */
+  getSandboxReading(companyId: string): Promise<{ authority: SandboxAuthority; offsetMinutes: number }>;
   /** Adds `minutes` (≥ 0) to the company's clock offset; returns the new offset. */
   advanceClock(companyId: string, minutes: number): Promise<number>;
   /**
-   * Where the simulated tax authority keeps its own database, beside this one
-   * (`<data>/sandbox-authority.sqlite`); undefined for a store without a data directory.
+   * Where the simulated tax authority keeps its memory (authority/sandbox-memory.ts): its own
+   * file beside service.sqlite (`<data>/sandbox-authority.sqlite`, in memory for a store
+   * without a data directory), or a schema of the PostgreSQL database every process shares.
+   * Opened on each call; its owner closes it.
    */
-  sandboxAuthorityFile(): string | undefined;
+  openSandboxAuthorityMemory(): SandboxMemory;
 }
 
 export interface ServiceStore extends CompanyStore, IdempotencyStore, SandboxStore, WebhookStore {
@@ -170,7 +183,18 @@ export interface ServiceStore extends CompanyStore, IdempotencyStore, SandboxSto
    * database has none yet (first start).
    */
   masterKeyCheck(candidate: Buffer): Promise<Buffer>;
-  /** Cheap round trip to the database, for the health check. */
+  /**
+   * Whether several service processes may share this store (PostgreSQL). Then what a process
+   * works on is leased to it in the database, and what a stopped process left in flight is
+   * settled by the others, looking periodically, not only at start.
+   */
+  readonly shared: boolean;
+  /** Cheap round trip to the database. */
   ping(): Promise<void>;
+  /**
+   * Readiness: the database answers and its schema is the one this code ships (no migration
+   * missing). Throws an Error whose message (Portuguese) says what is wrong.
+   */
+  checkReady(): Promise<void>;
   close(): Promise<void>;
 }

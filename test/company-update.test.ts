@@ -213,7 +213,7 @@ describe('help', () => {
     for (const action of ['update', 'token']) {
       const help = await runCli(['company', action, '--help']);
       expect(help.code).toBe(0);
-      expect(help.stdout).toMatch(new RegExp(`^Uso: balcao company ${action} --data DIR --empresa COMPANY_ID`));
+      expect(help.stdout).toMatch(new RegExp(`^Uso: balcao company ${action} \\(--data DIR \\| --database URL\\) --empresa COMPANY_ID`));
       expect(help.stderr).toBe('');
     }
     const overview = await runCli(['company', '--help']);

@@ -6,48 +6,21 @@
 // inverted ranges, quantities beyond what was sold, items the NFC-e does not have, another
 // consumer). Each answer must be a 4xx with the contract's error body; afterwards the cancelled
 // receipt is as it was, nothing was voided or returned, at the service or at the authority. A
-// valid body at the end shows that what was broken was only what the generators broke.
+// valid body at the end shows that what was broken was only what the generators broke. On both
+// stores (helpers/stores.ts).
 
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isValidAccessKey } from '../fiscal/access-key.ts';
 import { asJson, brokenBodies, expectClientError, type Json } from './helpers/broken-json.ts';
-import { nfceBody, readDb, registerCompany, waitFor, type TestCompany } from './helpers/nfce.ts';
-import { startService, tempDataDir, type ServiceProcess } from './helpers/service-process.ts';
+import { nfceBody, registerCompany, waitFor, type TestCompany } from './helpers/nfce.ts';
+import { startService, type ServiceProcess } from './helpers/service-process.ts';
+import { STORES, testStorage, type TestStorage } from './helpers/stores.ts';
 
 const RUNS = 120;
 const JUSTIFICATIVA = 'Cliente desistiu da compra no caixa';
 /** The consumer the returned NFC-e names. */
 const CPF = '52998224725';
-
-let service: ServiceProcess;
-let dataDir: string;
-let a: TestCompany;
-let b: TestCompany;
-
-beforeAll(async () => {
-  dataDir = tempDataDir();
-  service = await startService({ dataDir });
-  [a, b] = [await registerCompany(service.url, dataDir), await registerCompany(service.url, dataDir)];
-  // Every verdict and cancellation becomes an outbox row: a change would show there too.
-  await a.client.put('/api/v1/webhook', { url: 'http://127.0.0.1:9/nada' });
-});
-
-afterAll(async () => {
-  await service?.stop();
-});
-
-async function authorized(company: TestCompany, nNF: number, consumer = false): Promise<{ id: string; chave: string }> {
-  const res = await company.client.post('/api/v1/nfce', nfceBody(nNF, consumer ? { dest: { cpf: CPF } } : {}));
-  expect(res.status, res.text).toBe(202);
-  const doc = await waitFor(company.client, res.body.id);
-  expect(doc.status).toBe('autorizado');
-  return doc;
-}
-
-const count = (sql: string, ...params: unknown[]) => readDb(dataDir, (db) => db.prepare(sql).pluck().get(...params) as number);
-const countAtAuthority = (sql: string, ...params: unknown[]) =>
-  readDb(dataDir, (db) => db.prepare(sql).pluck().get(...params) as number, 'sandbox-authority.sqlite');
 
 // Well-typed values the rules refuse.
 const blank = fc.array(fc.constantFrom(' ', '\t', '\n'), { minLength: 15, maxLength: 40 }).map((c) => c.join(''));
@@ -67,12 +40,41 @@ const malformedKey = fc.string({ maxLength: 50 }).filter((s) => !/^[0-9]{44}$/.t
 const nonInteger = fc.double({ noNaN: true, noDefaultInfinity: true }).filter((x) => !Number.isInteger(x));
 const decimalOf = (n: number) => String(n);
 
-describe('broken bodies of the operations on documents (property)', () => {
+describe.each(STORES)('broken bodies of the operations on documents (property), on %s', (store) => {
+  let service: ServiceProcess;
+  let storage: TestStorage;
+  let a: TestCompany;
+  let b: TestCompany;
+
+  beforeAll(async () => {
+    storage = await testStorage(store);
+    service = await startService({ dataDir: storage.dataDir, database: storage.database });
+    [a, b] = [await registerCompany(service.url, storage), await registerCompany(service.url, storage)];
+    // Every verdict and cancellation becomes an outbox row: a change would show there too.
+    await a.client.put('/api/v1/webhook', { url: 'http://127.0.0.1:9/nada' });
+  });
+
+  afterAll(async () => {
+    await service?.stop();
+    await storage?.close();
+  });
+
+  async function authorized(company: TestCompany, nNF: number, consumer = false): Promise<{ id: string; chave: string }> {
+    const res = await company.client.post('/api/v1/nfce', nfceBody(nNF, consumer ? { dest: { cpf: CPF } } : {}));
+    expect(res.status, res.text).toBe(202);
+    const doc = await waitFor(company.client, res.body.id);
+    expect(doc.status).toBe('autorizado');
+    return doc;
+  }
+
+  const count = (sql: string, ...params: unknown[]) => storage.db.value<number>(sql, ...params);
+  const countAtAuthority = (sql: string, ...params: unknown[]) => storage.authority.value<number>(sql, ...params);
+
   it('POST /api/v1/nfce/{id}/cancelar: 4xx with the contract error body, never 500; the receipt stays authorized', async () => {
     const doc = await authorized(a, 1);
     const before = (await a.client.get(`/api/v1/nfce/${doc.id}`)).body;
     const events = () => count('SELECT count(*) FROM webhook_deliveries WHERE company_id = ?', a.companyId);
-    const eventsBefore = events();
+    const eventsBefore = await events();
 
     const valid = { justificativa: JUSTIFICATIVA };
     const bodies = fc.oneof(
@@ -94,8 +96,8 @@ describe('broken bodies of the operations on documents (property)', () => {
     );
 
     expect((await a.client.get(`/api/v1/nfce/${doc.id}`)).body).toEqual(before);
-    expect(countAtAuthority('SELECT count(*) FROM nfe_event WHERE access_key = ?', doc.chave)).toBe(0);
-    expect(events()).toBe(eventsBefore);
+    expect(await countAtAuthority('SELECT count(*) FROM nfe_event WHERE access_key = ?', doc.chave)).toBe(0);
+    expect(await events()).toBe(eventsBefore);
     const cancelled = await a.client.post(`/api/v1/nfce/${doc.id}/cancelar`, valid);
     expect(cancelled.status, cancelled.text).toBe(200);
     expect(cancelled.body.status).toBe('cancelado');
@@ -123,8 +125,8 @@ describe('broken bodies of the operations on documents (property)', () => {
       { numRuns: RUNS },
     );
 
-    expect(count('SELECT count(*) FROM nfce_inutilizacoes WHERE company_id = ?', a.companyId)).toBe(0);
-    expect(countAtAuthority('SELECT count(*) FROM voided_range WHERE cnpj = ?', a.cnpj)).toBe(0);
+    expect(await count('SELECT count(*) FROM nfce_inutilizacoes WHERE company_id = ?', a.companyId)).toBe(0);
+    expect(await countAtAuthority('SELECT count(*) FROM voided_range WHERE cnpj = ?', a.cnpj)).toBe(0);
     const voided = await a.client.post('/api/v1/nfce/inutilizar', valid);
     expect(voided.status, voided.text).toBe(200);
     expect(voided.body.codigo_status).toBe('102');
@@ -173,11 +175,11 @@ describe('broken bodies of the operations on documents (property)', () => {
       { numRuns: RUNS },
     );
 
-    expect(count('SELECT count(*) FROM nfe_documents WHERE company_id = ?', a.companyId)).toBe(0);
+    expect(await count('SELECT count(*) FROM nfe_documents WHERE company_id = ?', a.companyId)).toBe(0);
     // The route claims the key before it checks the body; a refusal takes the claim back, so no
     // key stays on record, and the first key takes a valid return below.
-    expect(count("SELECT count(*) FROM idempotency_keys WHERE company_id = ? AND doc_type = 'nfe'", a.companyId)).toBe(0);
-    expect(countAtAuthority("SELECT count(*) FROM nfe WHERE cnpj = ? AND model = '55'", a.cnpj)).toBe(0);
+    expect(await count("SELECT count(*) FROM idempotency_keys WHERE company_id = ? AND doc_type = 'nfe'", a.companyId)).toBe(0);
+    expect(await countAtAuthority("SELECT count(*) FROM nfe WHERE cnpj = ? AND model = '55'", a.cnpj)).toBe(0);
     const returned = await a.client.post('/api/v1/nfe/devolucao', valid, { headers: { 'idempotency-key': 'prop-devolucao-1' } });
     expect(returned.status, returned.text).toBe(202);
     // No number was spent on the refused ones.

@@ -1,5 +1,5 @@
 // MDF-e over real HTTP against the real `balcao service` process (sandbox mode, its simulated tax
-// authority in its own SQLite file): issuance and its validation, every rejection code in the
+// authority in its own memory): issuance and its validation, every rejection code in the
 // contract's order, idempotency, closing and cancellation with their refusals, the 503 of an
 // unavailable authority, tenant isolation and the percurso utility.
 
@@ -7,16 +7,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MDFE_REJECTIONS } from '../fiscal/mdfe/build.ts';
 import type { MdfeRequest } from '../fiscal/mdfe/types.ts';
 import { sampleMdfeRequest } from '../fiscal/samples.ts';
-import { readDb } from './helpers/nfce.ts';
-import { api, createCompany, startService, tempDataDir, TRANSPORTS, type ServiceProcess } from './helpers/service-process.ts';
+import { api, createCompany, startService, type ServiceProcess } from './helpers/service-process.ts';
+import { SETUPS, testStorage, type TestStorage } from './helpers/stores.ts';
 import { brasiliaDay } from '../base/common/brasilia.ts';
 
-// Twice: in-process, and over the wire (SEFAZ connector → SEFAZ simulator, mutual TLS on loopback).
-describe.each(TRANSPORTS)('over the %s authority', (transport) => {
+// On SQLite in-process and over the wire (SEFAZ connector → SEFAZ simulator, mutual TLS on
+// loopback), and on PostgreSQL (helpers/stores.ts SETUPS).
+describe.each(SETUPS)('on $store, over the $transport authority', ({ store, transport }) => {
   type Client = ReturnType<typeof api>;
 
   let service: ServiceProcess;
-  let dataDir: string;
+  let storage: TestStorage;
   /** One company per concern, so clocks, plates and numbers never interfere. */
   let main: Client;
   let other: Client;
@@ -36,7 +37,7 @@ describe.each(TRANSPORTS)('over the %s authority', (transport) => {
   }
 
   beforeAll(async () => {
-    dataDir = tempDataDir();
+    storage = await testStorage(store);
     // Different CNPJs: the authority keeps numbers and plates per CNPJ, as SEFAZ does.
     const companies = await Promise.all(
       [
@@ -45,14 +46,15 @@ describe.each(TRANSPORTS)('over the %s authority', (transport) => {
         ['323456780001', 'SP'],
         ['423456780001', 'SP'],
         ['523456780001', 'SP'],
-      ].map(([base, uf]) => createCompany(dataDir, { cnpj: cnpj(base!), uf: uf!, nome: `Transportadora ${base}` })),
+      ].map(([base, uf]) => createCompany(storage, { cnpj: cnpj(base!), uf: uf!, nome: `Transportadora ${base}` })),
     );
-    service = await startService({ dataDir, transport });
+    service = await startService({ dataDir: storage.dataDir, database: storage.database, transport });
     [main, other, windowCo, flaky, chain] = companies.map((c) => api(service.url, c.token)) as [Client, Client, Client, Client, Client];
   });
 
   afterAll(async () => {
     await service?.stop();
+    await storage?.close();
   });
 
   let counter = 0;
@@ -380,10 +382,10 @@ describe.each(TRANSPORTS)('over the %s authority', (transport) => {
       const refused = await emit(main, broken, { 'Idempotency-Key': key });
       expect(refused.status).toBe(422);
       expect(refused.body).toEqual(contractError('validacao'));
-      const stored = readDb(dataDir, (db) => ({
-        keys: db.prepare("SELECT count(*) FROM idempotency_keys WHERE doc_type = 'mdfe' AND key = ?").pluck().get(key),
-        manifests: db.prepare('SELECT count(*) FROM mdfe WHERE referencia_externa = ?').pluck().get(key),
-      }));
+      const stored = {
+        keys: await storage.db.value("SELECT count(*) FROM idempotency_keys WHERE doc_type = 'mdfe' AND key = ?", key),
+        manifests: await storage.db.value('SELECT count(*) FROM mdfe WHERE referencia_externa = ?', key),
+      };
       expect(stored).toEqual({ keys: 0, manifests: 0 });
       // The key is as free as one never used: the corrected request is a first call.
       const fixed = await emit(main, manifest(() => {}, broken.ide.nMDF, broken.rodo.veicTracao.placa), { 'Idempotency-Key': key });

@@ -11,14 +11,16 @@ import { generateTestCertificate } from '../fiscal/certificate.ts';
 import { danfeModel } from '../fiscal/danfe/model.ts';
 import { validateXml } from '../fiscal/schema.ts';
 import { decodeEscPos } from './escpos-decoder.ts';
-import { cardWithoutGroup, cardWithoutIntegrationData, contingencyXml, nfceBody, readDb, registerCompany, waitFor, type TestCompany } from './helpers/nfce.ts';
-import { api, startService, tempDataDir, TRANSPORTS, type ServiceProcess } from './helpers/service-process.ts';
+import { cardWithoutGroup, cardWithoutIntegrationData, contingencyXml, nfceBody, registerCompany, waitFor, type TestCompany } from './helpers/nfce.ts';
+import { api, startService, tempDataDir, type ServiceProcess } from './helpers/service-process.ts';
+import { SETUPS, testStorage, type TestStorage } from './helpers/stores.ts';
 
-// The whole suite runs twice: with the sandbox authority in-process, and over the wire (the SEFAZ
-// connector against the SEFAZ simulator, HTTPS with mutual TLS on loopback).
-describe.each(TRANSPORTS)('over the %s authority', (transport) => {
+// The whole suite runs on SQLite with the sandbox authority in-process and over the wire (the
+// SEFAZ connector against the SEFAZ simulator, HTTPS with mutual TLS on loopback), and on
+// PostgreSQL (helpers/stores.ts SETUPS).
+describe.each(SETUPS)('on $store, over the $transport authority', ({ store, transport }) => {
   let service: ServiceProcess;
-  let dataDir: string;
+  let storage: TestStorage;
   let a: TestCompany;
   let b: TestCompany;
 
@@ -27,14 +29,15 @@ describe.each(TRANSPORTS)('over the %s authority', (transport) => {
   const JUSTIFICATIVA = 'Cliente desistiu da compra no caixa';
 
   beforeAll(async () => {
-    dataDir = tempDataDir();
-    service = await startService({ dataDir, transport });
-    a = await registerCompany(service.url, dataDir);
-    b = await registerCompany(service.url, dataDir);
+    storage = await testStorage(store);
+    service = await startService({ dataDir: storage.dataDir, database: storage.database, transport });
+    a = await registerCompany(service.url, storage);
+    b = await registerCompany(service.url, storage);
   });
 
   afterAll(async () => {
     await service?.stop();
+    await storage?.close();
   });
 
   /** POSTs a JSON NFC-e and waits for its verdict. */
@@ -153,7 +156,7 @@ describe.each(TRANSPORTS)('over the %s authority', (transport) => {
     });
 
     it('422 csc_nao_configurado for a company without a CSC', async () => {
-      const noCsc = await registerCompany(service.url, dataDir, { csc: false });
+      const noCsc = await registerCompany(service.url, storage, { csc: false });
       const res = await noCsc.client.post('/api/v1/nfce', nfceBody(1));
       expect(res.status).toBe(422);
       expect(res.body).toEqual(contractError('csc_nao_configurado'));
@@ -266,7 +269,7 @@ describe.each(TRANSPORTS)('over the %s authority', (transport) => {
 
   describe('cancellation (POST /api/v1/nfce/{id}/cancelar)', () => {
     it('within 30 minutes → 200 cancelado; again → 422 estado_invalido, the document unchanged; the number stays consumed', async () => {
-      const c = await registerCompany(service.url, dataDir);
+      const c = await registerCompany(service.url, storage);
       const doc = await issue(c, 1);
       await c.client.post('/api/v1/sandbox/relogio', { avancar_minutos: 29 });
       const res = await c.client.post(`/api/v1/nfce/${doc.id}/cancelar`, { justificativa: JUSTIFICATIVA });
@@ -293,7 +296,7 @@ describe.each(TRANSPORTS)('over the %s authority', (transport) => {
       expect(pdf.status).toBe(200);
 
       // The event is stored as procEventoNFe (110111), valid against its schema.
-      const evento = readDb(dataDir, (db) => db.prepare('SELECT evento_xml FROM nfce_documents WHERE id = ?').pluck().get(doc.id) as string);
+      const evento = await storage.db.value<string>('SELECT evento_xml FROM nfce_documents WHERE id = ?', doc.id);
       expect(evento).toContain('<tpEvento>110111</tpEvento>');
       expect(validateXml(evento, 'procEventoCancNFe').valid).toBe(true);
 
@@ -303,7 +306,7 @@ describe.each(TRANSPORTS)('over the %s authority', (transport) => {
     });
 
     it('after 30 minutes → 422 prazo_expirado naming POST /api/v1/nfe/devolucao', async () => {
-      const c = await registerCompany(service.url, dataDir);
+      const c = await registerCompany(service.url, storage);
       const doc = await issue(c, 1);
       await c.client.post('/api/v1/sandbox/relogio', { avancar_minutos: 31 });
       const res = await c.client.post(`/api/v1/nfce/${doc.id}/cancelar`, { justificativa: JUSTIFICATIVA });
@@ -331,7 +334,7 @@ describe.each(TRANSPORTS)('over the %s authority', (transport) => {
     });
 
     it('by substitution (110112): allowed after 30 minutes and until 168 hours, with the contingency receipt that replaced it', async () => {
-      const c = await registerCompany(service.url, dataDir);
+      const c = await registerCompany(service.url, storage);
       const original = await issue(c, 1);
       const offline = contingencyXml(c, 2);
       const posted = await c.client.post('/api/v1/nfce', { xml: offline.xml });
@@ -347,7 +350,7 @@ describe.each(TRANSPORTS)('over the %s authority', (transport) => {
       const res = await c.client.post(`/api/v1/nfce/${original.id}/cancelar`, { justificativa: JUSTIFICATIVA, chave_substituta: substitute.chave });
       expect(res.status, res.text).toBe(200);
       expect(res.body.status).toBe('cancelado');
-      const evento = readDb(dataDir, (db) => db.prepare('SELECT evento_xml FROM nfce_documents WHERE id = ?').pluck().get(original.id) as string);
+      const evento = await storage.db.value<string>('SELECT evento_xml FROM nfce_documents WHERE id = ?', original.id);
       expect(evento).toContain('<tpEvento>110112</tpEvento>');
       expect(evento).toContain(`<chNFeRef>${substitute.chave}</chNFeRef>`);
       expect(validateXml(evento, 'procEventoCancSubst').valid).toBe(true);
@@ -364,7 +367,7 @@ describe.each(TRANSPORTS)('over the %s authority', (transport) => {
     });
 
     it('a substitution the authority refuses → 422 validacao with its reason', async () => {
-      const c = await registerCompany(service.url, dataDir);
+      const c = await registerCompany(service.url, storage);
       const original = await issue(c, 1);
       const other = await issue(c, 2); // issued normally (tpEmis 1): not a contingency substitute
       const res = await c.client.post(`/api/v1/nfce/${original.id}/cancelar`, { justificativa: JUSTIFICATIVA, chave_substituta: other.chave });
@@ -375,7 +378,7 @@ describe.each(TRANSPORTS)('over the %s authority', (transport) => {
     });
 
     it('503 autoridade_indisponivel when the authority does not answer, and nothing is recorded', async () => {
-      const c = await registerCompany(service.url, dataDir);
+      const c = await registerCompany(service.url, storage);
       const doc = await issue(c, 1);
       await c.client.post('/api/v1/sandbox/autoridade', { disponivel: false });
       const res = await c.client.post(`/api/v1/nfce/${doc.id}/cancelar`, { justificativa: JUSTIFICATIVA });
@@ -396,7 +399,7 @@ describe.each(TRANSPORTS)('over the %s authority', (transport) => {
       const again = await a.client.post('/api/v1/nfce/inutilizar', body);
       expect(again.status).toBe(200);
       expect(again.body).toEqual(res.body);
-      const stored = readDb(dataDir, (db) => db.prepare('SELECT xml FROM nfce_inutilizacoes WHERE protocolo = ?').pluck().get(res.body.protocolo) as string);
+      const stored = await storage.db.value<string>('SELECT xml FROM nfce_inutilizacoes WHERE protocolo = ?', res.body.protocolo);
       expect(validateXml(stored, 'procInutNFe').valid).toBe(true);
       // A voided number cannot be issued afterwards (206).
       const voided = await a.client.post('/api/v1/nfce', nfceBody(11, {}, 5));
@@ -445,12 +448,12 @@ describe.each(TRANSPORTS)('over the %s authority', (transport) => {
       const again = await a.client.post('/api/v1/nfce', { xml: offline.xml });
       expect(again.status).toBe(200);
       expect(again.body).toMatchObject({ id: first.body.id, idempotent_replay: true, status: 'autorizado' });
-      const rows = readDb(dataDir, (db) => db.prepare('SELECT count(*) FROM nfce_documents WHERE chave = ?').pluck().get(offline.key));
+      const rows = await storage.db.value('SELECT count(*) FROM nfce_documents WHERE chave = ?', offline.key);
       expect(rows).toBe(1);
     });
 
     it('prints the DANFE of a contingency receipt still waiting for its authorization', async () => {
-      const c = await registerCompany(service.url, dataDir);
+      const c = await registerCompany(service.url, storage);
       await c.client.post('/api/v1/sandbox/autoridade', { disponivel: false });
       const posted = await c.client.post('/api/v1/nfce', { xml: contingencyXml(c, 1).xml });
       const escpos = await fetch(`${service.url}/api/v1/nfce/${posted.body.id}/danfe?formato=escpos`, { headers: { authorization: `Bearer ${c.token}` } });
@@ -467,7 +470,7 @@ describe.each(TRANSPORTS)('over the %s authority', (transport) => {
     it('422 validacao naming xml: schema, signature, tpEmis, certificate and emitter are checked', async () => {
       const good = contingencyXml(a, 52);
       const otherCertificate = generateTestCertificate({ cnpj: a.cnpj, xNome: 'OUTRO CERTIFICADO' }).certificate;
-      const foreign = await registerCompany(service.url, dataDir);
+      const foreign = await registerCompany(service.url, storage);
       const normal = (await a.client.get(`/api/v1/nfce/${(await issue(a, 53)).id}/xml`)).text.match(/<NFe .*<\/NFe>/)![0];
       const cases: [string, string, RegExp][] = [
         ['not XML', 'isto não é xml', /schema/],
@@ -505,7 +508,7 @@ describe.each(TRANSPORTS)('over the %s authority', (transport) => {
     afterAll(() => new Promise<void>((resolve) => receiver.close(() => resolve())));
 
     it('delivers nfce.autorizada, nfce.rejeitada and nfce.cancelada with the document as GET shows it, signed', async () => {
-      const c = await registerCompany(service.url, dataDir);
+      const c = await registerCompany(service.url, storage);
       const { port } = receiver.address() as AddressInfo;
       const { body: webhook } = await c.client.put('/api/v1/webhook', { url: `http://127.0.0.1:${port}/eventos`, segredo: 'segredo-do-teste' });
       const authorized = await issue(c, 1);

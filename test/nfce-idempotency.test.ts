@@ -4,37 +4,39 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleMdfeRequest } from '../fiscal/samples.ts';
-import { cardWithoutGroup, nfceBody, readDb, registerCompany, waitFor, type TestCompany } from './helpers/nfce.ts';
+import { cardWithoutGroup, nfceBody, registerCompany, waitFor, type TestCompany } from './helpers/nfce.ts';
 import { jsonPost, rawRequest } from './helpers/raw-http.ts';
-import { startService, tempDataDir, TRANSPORTS, type ServiceProcess } from './helpers/service-process.ts';
+import { startService, type ServiceProcess } from './helpers/service-process.ts';
+import { SETUPS, testStorage, type TestStorage } from './helpers/stores.ts';
 
-// Twice: in-process, and over the wire (SEFAZ connector → SEFAZ simulator, mutual TLS on loopback).
-describe.each(TRANSPORTS)('over the %s authority', (transport) => {
+// On SQLite in-process and over the wire (SEFAZ connector → SEFAZ simulator, mutual TLS on
+// loopback), and on PostgreSQL (helpers/stores.ts SETUPS).
+describe.each(SETUPS)('on $store, over the $transport authority', ({ store, transport }) => {
   let service: ServiceProcess;
-  let dataDir: string;
+  let storage: TestStorage;
 
   beforeAll(async () => {
-    dataDir = tempDataDir();
-    service = await startService({ dataDir, transport });
+    storage = await testStorage(store);
+    service = await startService({ dataDir: storage.dataDir, database: storage.database, transport });
   });
 
   afterAll(async () => {
     await service?.stop();
+    await storage?.close();
   });
 
-  const company = () => registerCompany(service.url, dataDir);
+  const company = () => registerCompany(service.url, storage);
+  // In the order they were stored (created_at, then the id for receipts of the same millisecond).
   const documentsOf = (c: TestCompany) =>
-    readDb(dataDir, (db) => db.prepare('SELECT id, numero, status FROM nfce_documents WHERE company_id = ? ORDER BY rowid').all(c.companyId)) as {
-      id: string;
-      numero: number;
-      status: string;
-    }[];
-  const keysOf = (c: TestCompany) =>
-    readDb(dataDir, (db) => db.prepare('SELECT doc_type, state FROM idempotency_keys WHERE company_id = ?').all(c.companyId)) as { doc_type: string; state: string }[];
+    storage.db.rows<{ id: string; numero: number; status: string }>(
+      'SELECT id, numero, status FROM nfce_documents WHERE company_id = ? ORDER BY created_at, id',
+      c.companyId,
+    );
+  const keysOf = (c: TestCompany) => storage.db.rows<{ doc_type: string; state: string }>('SELECT doc_type, state FROM idempotency_keys WHERE company_id = ?', c.companyId);
   /** POST /api/v1/nfce over a bare socket: the header's bytes go out as given (fetch sends only Latin-1). */
   const rawNfce = (c: TestCompany, body: unknown, key: string | Buffer) =>
     rawRequest(service.url, jsonPost(service.url, '/api/v1/nfce', { token: c.token, headers: [['Idempotency-Key', key]], body }));
-  const authorityRows = () => readDb(dataDir, (db) => db.prepare('SELECT count(*) FROM nfe').pluck().get() as number, 'sandbox-authority.sqlite');
+  const authorityRows = () => storage.authority.value<number>('SELECT count(*) FROM nfe');
 
   describe('same key', () => {
     it('after an authorization → 200 with the same document, idempotent_replay and Idempotent-Replayed; nothing new is issued', async () => {
@@ -43,7 +45,7 @@ describe.each(TRANSPORTS)('over the %s authority', (transport) => {
       expect(first.status).toBe(202);
       const doc = await waitFor(c.client, first.body.id);
       expect(doc.status).toBe('autorizado');
-      const before = authorityRows();
+      const before = await authorityRows();
 
       const again = await c.client.post('/api/v1/nfce', nfceBody(1), { headers: { 'idempotency-key': 'pedido-1' } });
       expect(again.status).toBe(200);
@@ -57,8 +59,8 @@ describe.each(TRANSPORTS)('over the %s authority', (transport) => {
       const both = await c.client.post('/api/v1/nfce', { ...nfceBody(1), referencia_externa: 'pedido-1' }, { headers: { 'idempotency-key': 'pedido-1' } });
       expect(both.status).toBe(200);
 
-      expect(documentsOf(c)).toHaveLength(1);
-      expect(authorityRows()).toBe(before);
+      expect(await documentsOf(c)).toHaveLength(1);
+      expect(await authorityRows()).toBe(before);
     });
 
     it('also after a later cancellation: 200 with the document as it is now (cancelado)', async () => {
@@ -89,7 +91,7 @@ describe.each(TRANSPORTS)('over the %s authority', (transport) => {
       const reuse = await c.client.post('/api/v1/nfce', nfceBody(2), { headers: { 'idempotency-key': 'antes-do-vencimento' } });
       expect(reuse.status).toBe(422);
       expect(reuse.body.error.code).toBe('chave_idempotencia_reutilizada');
-      expect(documentsOf(c)).toHaveLength(1);
+      expect(await documentsOf(c)).toHaveLength(1);
     });
 
     it('while the first is processando → 409 em_processamento with Retry-After and its id; then the replay', async () => {
@@ -124,7 +126,7 @@ describe.each(TRANSPORTS)('over the %s authority', (transport) => {
       const after = await c.client.post('/api/v1/nfce', nfceBody(2), { headers: { 'idempotency-key': 'k' } });
       expect(after.status).toBe(422);
       expect(after.body.error.code).toBe('chave_idempotencia_reutilizada');
-      expect(documentsOf(c)).toHaveLength(1);
+      expect(await documentsOf(c)).toHaveLength(1);
     });
 
     it('after a rejection → a real new attempt: new id, the same nNF, the corrected body authorized (391 then 100)', async () => {
@@ -163,7 +165,7 @@ describe.each(TRANSPORTS)('over the %s authority', (transport) => {
       expect(empty.status).toBe(400);
       const different = await c.client.post('/api/v1/nfce', { ...nfceBody(1), referencia_externa: 'a' }, { headers: { 'idempotency-key': 'b' } });
       expect(different.status).toBe(400);
-      expect(documentsOf(c)).toHaveLength(0);
+      expect(await documentsOf(c)).toHaveLength(0);
 
       const max = 'é'.repeat(200); // 200 characters, 400 bytes
       const ok = await c.client.post('/api/v1/nfce', { ...nfceBody(1), referencia_externa: max });
@@ -195,8 +197,8 @@ describe.each(TRANSPORTS)('over the %s authority', (transport) => {
           details: [{ field: 'Idempotency-Key', message: expect.stringContaining('UTF-8') }],
         });
       }
-      expect(documentsOf(c)).toHaveLength(0);
-      expect(keysOf(c)).toEqual([]);
+      expect(await documentsOf(c)).toHaveLength(0);
+      expect(await keysOf(c)).toEqual([]);
     });
 
     it('keys at the edges (control characters, RTL marks, emoji, 200 four-byte characters), in the body or the header: replayed with the same id, never left locked', async () => {
@@ -232,9 +234,9 @@ describe.each(TRANSPORTS)('over the %s authority', (transport) => {
       expect((await c.client.post('/api/v1/nfce', { ...nfceBody(++nNF), referencia_externa: '𝔸'.repeat(201) })).status).toBe(400);
       expect((await rawNfce(c, nfceBody(nNF), '𝔸'.repeat(201))).status).toBe(400);
 
-      expect(documentsOf(c)).toHaveLength(inBody.length + 3);
-      expect(keysOf(c).every((k) => k.state === 'authorized')).toBe(true);
-      expect(keysOf(c)).toHaveLength(inBody.length + 3);
+      expect(await documentsOf(c)).toHaveLength(inBody.length + 3);
+      expect((await keysOf(c)).every((k) => k.state === 'authorized')).toBe(true);
+      expect(await keysOf(c)).toHaveLength(inBody.length + 3);
     });
 
     it('two Idempotency-Key headers → 400 naming the header (not taken as the one key "k1, k2"); one header with a comma is one key', async () => {
@@ -249,8 +251,8 @@ describe.each(TRANSPORTS)('over the %s authority', (transport) => {
       const mdfe = await twice('/api/v1/mdfe/emitir', sampleMdfeRequest({ nMDF: 1 }), ['v1', 'v2']);
       expect(mdfe.status).toBe(400);
       expect(mdfe.body.error.details).toEqual([{ field: 'Idempotency-Key', message: 'enviado mais de uma vez' }]);
-      expect(documentsOf(c)).toHaveLength(0);
-      expect(keysOf(c)).toEqual([]);
+      expect(await documentsOf(c)).toHaveLength(0);
+      expect(await keysOf(c)).toEqual([]);
 
       const single = await twice('/api/v1/nfce', nfceBody(1), ['k1, k2']);
       expect(single.status).toBe(202);
@@ -295,7 +297,7 @@ describe.each(TRANSPORTS)('over the %s authority', (transport) => {
       const mdfeReplay = await c.client.post('/api/v1/mdfe/emitir', manifest, { headers: { 'idempotency-key': key } });
       expect(mdfeReplay.status).toBe(200);
       expect(mdfeReplay.body).toEqual({ ...mdfe.body, idempotent_replay: true });
-      expect(documentsOf(c)).toEqual([{ id: nfce.body.id, numero: 1, status: 'autorizado' }]);
+      expect(await documentsOf(c)).toEqual([{ id: nfce.body.id, numero: 1, status: 'autorizado' }]);
       expect((await c.client.get('/api/v1/mdfe')).body.data.map((m: { mdfe_id: string }) => m.mdfe_id)).toEqual([mdfe.body.mdfe_id]);
     });
   });
@@ -314,7 +316,7 @@ describe.each(TRANSPORTS)('over the %s authority', (transport) => {
       for (const r of results) if (r.status !== 202) expect(r.body.id).toBe(id);
       await c.client.post('/api/v1/sandbox/autoridade', { latencia_ms: 0 });
       expect((await waitFor(c.client, id)).status).toBe('autorizado');
-      expect(documentsOf(c)).toEqual([{ id, numero: 1, status: 'autorizado' }]);
+      expect(await documentsOf(c)).toEqual([{ id, numero: 1, status: 'autorizado' }]);
     });
 
     it('without a key every call is a new attempt: the repeated number is refused by the authority (539)', async () => {
@@ -340,7 +342,7 @@ describe.each(TRANSPORTS)('over the %s authority', (transport) => {
       const until = Date.now() + 20_000;
       let attempts = 0;
       while (attempts < 2 && Date.now() < until) {
-        attempts = readDb(dataDir, (db) => db.prepare('SELECT attempts FROM nfce_documents WHERE id = ?').pluck().get(first.body.id) as number);
+        attempts = await storage.db.value<number>('SELECT attempts FROM nfce_documents WHERE id = ?', first.body.id);
         await new Promise((r) => setTimeout(r, 100));
       }
       expect(attempts).toBeGreaterThanOrEqual(2);

@@ -2,12 +2,13 @@
 // NFC-e bodies (a leaf of a valid body turned into another JSON type, a required field removed,
 // an unknown field added, or a body that is not an NFC-e at all) and POSTs them to the real
 // service; every answer must be a 4xx with the contract's error body, and afterwards no
-// document and no idempotency key may exist.
+// document and no idempotency key may exist. On both stores (helpers/stores.ts).
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asJson, brokenBodies, expectClientError, type Json } from './helpers/broken-json.ts';
-import { nfceBody, readDb, registerCompany, type TestCompany } from './helpers/nfce.ts';
+import { nfceBody, registerCompany, type TestCompany } from './helpers/nfce.ts';
 import { startService, type ServiceProcess } from './helpers/service-process.ts';
+import { STORES, testStorage, type TestStorage } from './helpers/stores.ts';
 
 // Every key of the sample is required (optional groups are absent from it), except
 // ICMSSN102/orig: the layout makes it optional for CSOSN 102, 103, 300 and 400
@@ -17,16 +18,19 @@ const brokenBody = brokenBodies(nfceBody(1) as unknown as Json, {
   optional: (p) => p[p.length - 2] === 'ICMSSN102' && p[p.length - 1] === 'orig',
 });
 
-describe('POST /api/v1/nfce with broken bodies (property)', () => {
+describe.each(STORES)('POST /api/v1/nfce with broken bodies (property), on %s', (store) => {
+  let storage: TestStorage;
   let service: ServiceProcess;
   let company: TestCompany;
 
   beforeAll(async () => {
-    service = await startService();
-    company = await registerCompany(service.url, service.dataDir);
+    storage = await testStorage(store);
+    service = await startService({ dataDir: storage.dataDir, database: storage.database });
+    company = await registerCompany(service.url, storage);
   });
   afterAll(async () => {
     await service?.stop();
+    await storage?.close();
   });
 
   it('answers 4xx with the contract error body, never 500, and stores nothing', async () => {
@@ -39,10 +43,10 @@ describe('POST /api/v1/nfce with broken bodies (property)', () => {
       }),
       { numRuns: 200 },
     );
-    const stored = readDb(service.dataDir, (db) => ({
-      documents: (db.prepare('SELECT count(*) AS n FROM nfce_documents').get() as { n: number }).n,
-      keys: (db.prepare("SELECT count(*) AS n FROM idempotency_keys WHERE key LIKE 'prop-%'").get() as { n: number }).n,
-    }));
+    const stored = {
+      documents: await storage.db.value('SELECT count(*) FROM nfce_documents'),
+      keys: await storage.db.value("SELECT count(*) FROM idempotency_keys WHERE key LIKE 'prop-%'"),
+    };
     expect(stored).toEqual({ documents: 0, keys: 0 });
     // The same service still issues a valid receipt: the broken ones changed nothing.
     expect((await company.client.post('/api/v1/nfce', nfceBody(1))).status).toBe(202);

@@ -10,7 +10,8 @@ import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectEachSettledOnce, inFlight, queueRows, unsent, until, type Acknowledged, type Posted } from './helpers/nfce-recovery.ts';
 import { nfceBody, registerCompany } from './helpers/nfce.ts';
-import { startService, tempDataDir, type Exit, type ServiceProcess } from './helpers/service-process.ts';
+import { startService, type Exit, type ServiceProcess } from './helpers/service-process.ts';
+import { testStorage, type TestStorage } from './helpers/stores.ts';
 
 // Two documents at the authority at a time: once both slots are taken, nothing else is taken
 // until one is answered, so the queue holds still while the test looks and signals.
@@ -19,11 +20,11 @@ const CONCURRENCY = 2;
 const LATENCY_MS = 2_000;
 
 let service: ServiceProcess;
-let dataDir: string;
+let storage: TestStorage;
 
 beforeAll(async () => {
-  dataDir = tempDataDir();
-  service = await startService({ dataDir, env: { BALCAO_NFCE_CONCURRENCY: String(CONCURRENCY) } });
+  storage = await testStorage('sqlite');
+  service = await startService({ dataDir: storage.dataDir, env: { BALCAO_NFCE_CONCURRENCY: String(CONCURRENCY) } });
 });
 
 afterAll(async () => {
@@ -68,7 +69,7 @@ function postOnNewConnection(url: string, token: string, body: unknown, key: str
 
 describe('SIGTERM with documents queued and in flight', () => {
   it('refuses new connections, finishes what is at the authority, exits 0 leaving the queue for the restart, which settles each document exactly once', async () => {
-    const c = await registerCompany(service.url, dataDir);
+    const c = await registerCompany(service.url, storage);
     await c.client.put('/api/v1/webhook', { url: 'http://127.0.0.1:9/nada' });
     await c.client.post('/api/v1/sandbox/autoridade', { latencia_ms: LATENCY_MS });
 
@@ -79,8 +80,8 @@ describe('SIGTERM with documents queued and in flight', () => {
       expect(res.status).toBe(202);
       acknowledged.set(key, { id: res.body.id, chave: res.body.chave });
     }
-    const atSignal = await until('as duas vagas em voo', () => {
-      const rows = queueRows(dataDir, c);
+    const atSignal = await until('as duas vagas em voo', async () => {
+      const rows = await queueRows(storage, c);
       return inFlight(rows).length === CONCURRENCY && rows;
     });
     const sentBefore = inFlight(atSignal).map((d) => d.id);
@@ -97,7 +98,7 @@ describe('SIGTERM with documents queued and in flight', () => {
 
     expect(await exited).toEqual({ code: 0, signal: null });
     expect(service.output.some((line) => line.includes('"msg":"stopped"'))).toBe(true);
-    const atExit = queueRows(dataDir, c);
+    const atExit = await queueRows(storage, c);
     // What was at the authority was answered and recorded before the exit...
     for (const id of sentBefore) expect(atExit.find((d) => d.id === id)?.status, id).toBe('autorizado');
     // ...and nothing was taken from the queue after the signal: it was not drained, only stopped.
@@ -107,8 +108,8 @@ describe('SIGTERM with documents queued and in flight', () => {
     console.log('LOG', service.output.filter((l) => /"level":(40|50|60)/.test(l) || /stopp/.test(l)).join('\n'));
     await service.restart();
     await c.client.post('/api/v1/sandbox/autoridade', { latencia_ms: 0 });
-    await expectEachSettledOnce(dataDir, c, posted, acknowledged);
+    await expectEachSettledOnce(storage, c, posted, acknowledged);
     // The refused POST left nothing behind.
-    expect(queueRows(dataDir, c).some((d) => d.numero === 99)).toBe(false);
+    expect((await queueRows(storage, c)).some((d) => d.numero === 99)).toBe(false);
   });
 });

@@ -4,7 +4,7 @@
 
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createCompany, tempDataDir } from './helpers/service-process.ts';
+import { createCompany, tempDataDir, type ServiceData } from './helpers/service-process.ts';
 import { createTerminal, type Terminal, type TerminalOptions } from '../electron/core/terminal.ts';
 import type { CompanyProfile, ContingencySettings } from '../electron/api/terminal-api.ts';
 import { generateTestCertificate, type Certificate } from '../fiscal/certificate.ts';
@@ -67,7 +67,7 @@ export async function eventually<T>(what: string, probe: () => T | undefined | f
 // ---- Offline contingency ----------------------------------------------------------------------
 
 /** A company with CSC AND its A1 certificate at the service, plus what a terminal needs to issue for it offline. */
-export async function storeCompanyWithCertificate(serviceDataDir: string): Promise<{
+export async function storeCompanyWithCertificate(serviceDataDir: string | ServiceData): Promise<{
   companyId: string;
   token: string;
   cnpj: string;

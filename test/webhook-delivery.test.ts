@@ -1,7 +1,8 @@
 // Webhook delivery end to end, over the real `balcao service` process: a company configures
 // its webhook (PUT /api/v1/webhook), issues an NFC-e, and its receiver, which answers 500 the
 // first time, gets the `nfce.autorizada` event twice: same event id, same body, each signed.
-// BALCAO_WEBHOOK_BACKOFF_MS shortens the retry delay to keep the test fast.
+// BALCAO_WEBHOOK_BACKOFF_MS shortens the retry delay to keep the test fast. On both stores
+// (helpers/stores.ts): on PostgreSQL the outbox is leased with FOR UPDATE SKIP LOCKED.
 
 import { once } from 'node:events';
 import { createServer, type IncomingMessage } from 'node:http';
@@ -9,49 +10,52 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleNfceRequest } from '../fiscal/samples.ts';
 import { verifyWebhookSignature } from '../service/webhooks/signature.ts';
-import { api, createCompany, startService, tempDataDir, type ServiceProcess } from './helpers/service-process.ts';
+import { api, createCompany, startService, type ServiceProcess } from './helpers/service-process.ts';
+import { STORES, testStorage, type TestStorage } from './helpers/stores.ts';
 
 type Received = { at: number; headers: IncomingMessage['headers']; raw: Buffer };
 
-const received: Received[] = [];
-// The status the receiver answers to its n-th request (1-based).
-let answer = (n: number): number => (n === 1 ? 500 : 200);
-const receiver = createServer((req, res) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (c: Buffer) => chunks.push(c));
-  req.on('end', () => {
-    received.push({ at: Date.now(), headers: req.headers, raw: Buffer.concat(chunks) });
-    res.writeHead(answer(received.length)).end();
+describe.each(STORES)('webhook delivery of an NFC-e outcome, on %s', (store) => {
+  const received: Received[] = [];
+  // The status the receiver answers to its n-th request (1-based).
+  let answer = (n: number): number => (n === 1 ? 500 : 200);
+  const receiver = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      received.push({ at: Date.now(), headers: req.headers, raw: Buffer.concat(chunks) });
+      res.writeHead(answer(received.length)).end();
+    });
   });
-});
 
-let service: ServiceProcess;
-let client: ReturnType<typeof api>;
+  let storage: TestStorage;
+  let service: ServiceProcess;
+  let client: ReturnType<typeof api>;
 
-beforeAll(async () => {
-  receiver.listen(0, '127.0.0.1');
-  await once(receiver, 'listening');
-  const dataDir = tempDataDir();
-  const { token } = await createCompany(dataDir, { nome: 'Loja Webhook', 'csc-id': '1', csc: 'CSC-DE-TESTE-123456' });
-  service = await startService({ dataDir, env: { BALCAO_WEBHOOK_BACKOFF_MS: '300' } });
-  client = api(service.url, token);
-});
+  beforeAll(async () => {
+    receiver.listen(0, '127.0.0.1');
+    await once(receiver, 'listening');
+    storage = await testStorage(store);
+    const { token } = await createCompany(storage, { nome: 'Loja Webhook', 'csc-id': '1', csc: 'CSC-DE-TESTE-123456' });
+    service = await startService({ dataDir: storage.dataDir, database: storage.database, env: { BALCAO_WEBHOOK_BACKOFF_MS: '300' } });
+    client = api(service.url, token);
+  });
 
-afterAll(async () => {
-  await service?.stop();
-  receiver.closeAllConnections();
-  receiver.close();
-});
+  afterAll(async () => {
+    await service?.stop();
+    await storage?.close();
+    receiver.closeAllConnections();
+    receiver.close();
+  });
 
-async function until(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`esperando: ${what}\n--- saída do serviço ---\n${service.output.join('\n')}`);
-    await new Promise((r) => setTimeout(r, 50));
+  async function until(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await condition())) {
+      if (Date.now() > deadline) throw new Error(`esperando: ${what}\n--- saída do serviço ---\n${service.output.join('\n')}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
   }
-}
 
-describe('webhook delivery of an NFC-e outcome', () => {
   it('retries a 500 with the same event id and valid signatures, and stops after a 2xx', async () => {
     const port = (receiver.address() as AddressInfo).port;
     const put = await client.put<{ url: string; segredo: string }>('/api/v1/webhook', { url: `http://127.0.0.1:${port}/eventos` });

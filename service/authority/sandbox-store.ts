@@ -1,16 +1,21 @@
-// The sandbox authority's memory: its own SQLite file, because it plays "another system" whose
-// state survives restarts of the service (a document it authorized stays authorized, and a
-// caller killed mid-call finds the truth by consulting it). WAL with synchronous FULL: a decision
-// is on disk when the transaction that records it returns, before the answer leaves.
+// The sandbox authority's memory (sandbox-memory.ts) in its own SQLite file, because it plays
+// "another system" whose state survives restarts of the service (a document it authorized stays
+// authorized, and a caller killed mid-call finds the truth by consulting it). WAL with
+// synchronous FULL: a decision is on disk when the transaction that records it returns, before
+// the answer leaves. Several processes may open the file: BEGIN IMMEDIATE serializes their
+// decisions; within this process one connection serves every call, so decisions (and reads,
+// which must not see a decision half made) take turns on it.
 //
 // Statements are prepared once: an authorization runs a handful of them and must cost well
 // under a millisecond here (the XML checks are the expensive part).
 
 import { closeSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
+import { AuthorityUnavailableError } from './port.ts';
+import type { DecisionScope, EventRow, MdfeRow, NewMdfe, NewNfe, NfeRow, Reception, SandboxMemory, SandboxRecords, VoidedRange } from './sandbox-memory.ts';
 
-// Bumped when the schema changes; a newer file is refused rather than misread.
-const SCHEMA_VERSION = 1;
+// Bumped when the schema changes; a newer file is refused rather than misread. 2: nfe_recepcao.
+const SCHEMA_VERSION = 2;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS counter (
@@ -40,6 +45,17 @@ CREATE TABLE IF NOT EXISTS nfe (
 );
 -- One authorized document per number: a cancelled one keeps its number for ever.
 CREATE UNIQUE INDEX IF NOT EXISTS nfe_number ON nfe (cnpj, model, serie, number);
+
+-- Every NF-e/NFC-e received and judged past the stateless checks, with its answer (100, 204,
+-- 539, ...): what an authority counts, and what tests count to prove a document was sent once.
+CREATE TABLE IF NOT EXISTS nfe_recepcao (
+  id INTEGER PRIMARY KEY,
+  access_key TEXT NOT NULL,
+  cnpj TEXT NOT NULL,
+  c_stat TEXT NOT NULL,
+  received_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS nfe_recepcao_key ON nfe_recepcao (access_key);
 
 CREATE TABLE IF NOT EXISTS nfe_event (
   access_key TEXT NOT NULL,
@@ -100,73 +116,6 @@ CREATE TABLE IF NOT EXISTS mdfe_event (
 );
 `;
 
-export type NfeRow = {
-  access_key: string;
-  company_id: string;
-  cnpj: string;
-  model: string;
-  serie: number;
-  number: number;
-  tp_emis: number;
-  c_stat: string;
-  x_motivo: string;
-  n_prot: string;
-  received_at: string;
-  authorized_at_ms: number;
-  prot_nfe: string;
-  cancelled_at: string | null;
-  cancel_event: string | null;
-  cancel_n_prot: string | null;
-};
-
-export type NewNfe = Omit<NfeRow, 'cancelled_at' | 'cancel_event' | 'cancel_n_prot'>;
-
-export type MdfeState = 'autorizado' | 'encerrado' | 'cancelado';
-
-export type MdfeRow = {
-  access_key: string;
-  company_id: string;
-  cnpj: string;
-  serie: number;
-  number: number;
-  plate: string;
-  uf_ini: string;
-  uf_fim: string;
-  state: MdfeState;
-  c_stat: string;
-  x_motivo: string;
-  n_prot: string;
-  received_at: string;
-  authorized_at_ms: number;
-  prot_mdfe: string;
-  closed_at: string | null;
-  cancelled_at: string | null;
-};
-
-export type NewMdfe = Omit<MdfeRow, 'state' | 'closed_at' | 'cancelled_at'>;
-
-export type EventRow = {
-  access_key: string;
-  tp_evento: string;
-  n_seq: number;
-  company_id: string;
-  n_prot: string;
-  registered_at: string;
-  ret_evento: string;
-};
-
-export type VoidedRange = {
-  company_id: string;
-  cnpj: string;
-  model: string;
-  serie: number;
-  first_number: number;
-  last_number: number;
-  n_prot: string;
-  received_at: string;
-  ret_inut: string;
-};
-
 function prepareStatements(db: Database.Database) {
   return {
     nextValue: db.prepare<[string], { value: number }>(
@@ -178,6 +127,9 @@ function prepareStatements(db: Database.Database) {
     ),
     nfeInRange: db.prepare<[string, string, number, number, number], { access_key: string; number: number }>(
       'SELECT access_key, number FROM nfe WHERE cnpj = ? AND model = ? AND serie = ? AND number BETWEEN ? AND ? ORDER BY number LIMIT 1',
+    ),
+    insertReception: db.prepare<[Reception]>(
+      'INSERT INTO nfe_recepcao (access_key, cnpj, c_stat, received_at) VALUES (@access_key, @cnpj, @c_stat, @received_at)',
     ),
     insertNfe: db.prepare<[NewNfe]>(
       `INSERT INTO nfe (access_key, company_id, cnpj, model, serie, number, tp_emis, c_stat, x_motivo, n_prot, received_at,
@@ -233,9 +185,13 @@ function prepareStatements(db: Database.Database) {
 
 type Statements = ReturnType<typeof prepareStatements>;
 
-export class SandboxStore {
+const CLOSED_MESSAGE = 'Autoridade fiscal simulada encerrada';
+
+export class SqliteSandboxMemory implements SandboxMemory {
   private readonly db: Database.Database;
   private readonly stmt: Statements;
+  /** The end of the latest turn on the connection (see the header). */
+  #turn: Promise<unknown> = Promise.resolve();
 
   constructor(file: string) {
     // Created owner-only before SQLite opens it, like service.sqlite (service/db.ts): the -wal
@@ -272,93 +228,88 @@ export class SandboxStore {
     return this.db.open;
   }
 
-  /**
-   * Runs `decide` in one write transaction (BEGIN IMMEDIATE: the lock is taken before the first
-   * read, so two decisions about the same number cannot interleave, even from two processes).
-   */
-  transaction<T>(decide: () => T): T {
-    return this.db.transaction(decide).immediate();
+  /** Runs `work` when the connection's previous turn has ended. */
+  private turn<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.#turn.then(() => {
+      if (!this.db.open) throw new AuthorityUnavailableError(CLOSED_MESSAGE);
+      return work();
+    });
+    this.#turn = run.catch(() => undefined);
+    return run;
   }
 
-  /** The next value of a named sequence (protocol numbers). Call inside `transaction`. */
-  next(name: string): number {
-    return this.stmt.nextValue.get(name)!.value;
+  decide<T>(_scope: DecisionScope, decision: (records: SandboxRecords) => Promise<T>): Promise<T> {
+    return this.turn(async () => {
+      try {
+        // IMMEDIATE: the write lock before the first read, so two decisions about the same
+        // number cannot interleave, even from two processes.
+        this.db.exec('BEGIN IMMEDIATE');
+      } catch (err) {
+        throw busy(err);
+      }
+      try {
+        const result = await decision(this.records);
+        this.db.exec('COMMIT');
+        return result;
+      } catch (err) {
+        if (this.db.inTransaction) this.db.exec('ROLLBACK');
+        throw busy(err);
+      }
+    });
   }
 
-  nfe(key: string): NfeRow | undefined {
-    return this.stmt.nfeByKey.get(key);
+  nfe(key: string): Promise<NfeRow | undefined> {
+    return this.turn(async () => this.stmt.nfeByKey.get(key));
   }
 
-  nfeByNumber(cnpj: string, model: string, serie: number, number: number): NfeRow | undefined {
-    return this.stmt.nfeByNumber.get(cnpj, model, serie, number);
+  mdfe(key: string): Promise<MdfeRow | undefined> {
+    return this.turn(async () => this.stmt.mdfeByKey.get(key));
   }
 
-  /** The first authorized number of the series inside [first, last], if any. */
-  authorizedInRange(cnpj: string, model: string, serie: number, first: number, last: number): number | undefined {
-    return this.stmt.nfeInRange.get(cnpj, model, serie, first, last)?.number;
+  openMdfes(cnpj: string): Promise<{ access_key: string; n_prot: string }[]> {
+    return this.turn(async () => this.stmt.openMdfes.all(cnpj));
   }
 
-  insertNfe(row: NewNfe): void {
-    this.stmt.insertNfe.run(row);
-  }
-
-  cancelNfe(key: string, at: string, tpEvento: string, nProt: string): void {
-    this.stmt.cancelNfe.run(at, tpEvento, nProt, key);
-  }
-
-  nfeEvent(key: string, tpEvento: string, nSeq: number): EventRow | undefined {
-    return this.stmt.nfeEvent.get(key, tpEvento, nSeq);
-  }
-
-  insertNfeEvent(row: EventRow): void {
-    this.stmt.insertNfeEvent.run(row);
-  }
-
-  /** A voided range of the series that overlaps [first, last], if any. */
-  voidedOverlap(cnpj: string, model: string, serie: number, first: number, last: number): { first: number; last: number } | undefined {
-    const r = this.stmt.voidedOverlap.get(cnpj, model, serie, last, first);
-    return r && { first: r.first_number, last: r.last_number };
-  }
-
-  insertVoided(row: VoidedRange): void {
-    this.stmt.insertVoided.run(row);
-  }
-
-  mdfe(key: string): MdfeRow | undefined {
-    return this.stmt.mdfeByKey.get(key);
-  }
-
-  mdfeByNumber(cnpj: string, serie: number, number: number): MdfeRow | undefined {
-    return this.stmt.mdfeByNumber.get(cnpj, serie, number);
-  }
-
-  /** An authorized (neither closed nor cancelled) manifest of the plate, other than this number. */
-  openMdfeOfPlate(cnpj: string, plate: string): MdfeRow | undefined {
-    return this.stmt.openMdfeOfPlate.get(cnpj, plate);
-  }
-
-  /** The CNPJ's authorized manifests, neither closed nor cancelled, oldest first. */
-  openMdfes(cnpj: string): { access_key: string; n_prot: string }[] {
-    return this.stmt.openMdfes.all(cnpj);
-  }
-
-  insertMdfe(row: NewMdfe): void {
-    this.stmt.insertMdfe.run(row);
-  }
-
-  closeMdfe(key: string, at: string): void {
-    this.stmt.closeMdfe.run(at, key);
-  }
-
-  cancelMdfe(key: string, at: string): void {
-    this.stmt.cancelMdfe.run(at, key);
-  }
-
-  insertMdfeEvent(row: EventRow): void {
-    this.stmt.insertMdfeEvent.run(row);
-  }
-
-  close(): void {
+  async close(): Promise<void> {
+    await this.#turn;
     if (this.db.open) this.db.close();
   }
+
+  private readonly records: SandboxRecords = {
+    nextProtocol: async () => this.stmt.nextValue.get('protocolo')!.value,
+    nfe: async (key) => this.stmt.nfeByKey.get(key),
+    nfeByNumber: async (cnpj, model, serie, number) => this.stmt.nfeByNumber.get(cnpj, model, serie, number),
+    nfeAuthorizationFacts: async (key, cnpj, model, serie, number) => ({
+      same: this.stmt.nfeByKey.get(key),
+      other: this.stmt.nfeByNumber.get(cnpj, model, serie, number),
+      voided: this.stmt.voidedOverlap.get(cnpj, model, serie, number, number) !== undefined,
+    }),
+    authorizedInRange: async (cnpj, model, serie, first, last) => this.stmt.nfeInRange.get(cnpj, model, serie, first, last)?.number,
+    insertNfe: async (row) => void this.stmt.insertNfe.run(row),
+    recordReception: async (reception) => void this.stmt.insertReception.run(reception),
+    cancelNfe: async (key, at, tpEvento, nProt) => void this.stmt.cancelNfe.run(at, tpEvento, nProt, key),
+    nfeEvent: async (key, tpEvento, nSeq) => this.stmt.nfeEvent.get(key, tpEvento, nSeq),
+    insertNfeEvent: async (row) => void this.stmt.insertNfeEvent.run(row),
+    voidedOverlap: async (cnpj, model, serie, first, last) => {
+      const r = this.stmt.voidedOverlap.get(cnpj, model, serie, last, first);
+      return r && { first: r.first_number, last: r.last_number };
+    },
+    insertVoided: async (row) => void this.stmt.insertVoided.run(row),
+    mdfe: async (key) => this.stmt.mdfeByKey.get(key),
+    mdfeByNumber: async (cnpj, serie, number) => this.stmt.mdfeByNumber.get(cnpj, serie, number),
+    openMdfeOfPlate: async (cnpj, plate) => this.stmt.openMdfeOfPlate.get(cnpj, plate),
+    insertMdfe: async (row) => void this.stmt.insertMdfe.run(row),
+    closeMdfe: async (key, at) => void this.stmt.closeMdfe.run(at, key),
+    cancelMdfe: async (key, at) => void this.stmt.cancelMdfe.run(at, key),
+    insertMdfeEvent: async (row) => void this.stmt.insertMdfeEvent.run(row),
+  };
+}
+
+/** A lock held too long by another process means nothing was decided: an unknown outcome. */
+function busy(err: unknown): unknown {
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))) {
+    return new AuthorityUnavailableError(`Autoridade fiscal simulada ocupada (${code})`);
+  }
+  return err;
 }

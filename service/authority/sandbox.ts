@@ -9,9 +9,12 @@
 // 2. Latency: a real timer of `latencyMs`.
 // 3. The stateless checks (sandbox-rules.ts): schema, signature, certificate, key, environment,
 //    QR Code, payments, MDF-e content rules. A rejection there touches no state.
-// 4. The stateful rules and the state change, in ONE SQLite transaction (sandbox-store.ts) that
-//    is committed (WAL, synchronous FULL) before the answer is returned: a caller killed after
-//    that point finds the truth with consultNfe/consultMdfe, as it would at SEFAZ.
+// 4. The stateful rules and the state change, in ONE transaction of the authority's memory
+//    (sandbox-memory.ts: its own SQLite file, or a schema of the service's PostgreSQL database
+//    that every service process shares), serialized per emitter and committed before the answer
+//    is returned: a caller killed after that point finds the truth with consultNfe/consultMdfe,
+//    as it would at SEFAZ. Every NF-e judged there is also recorded with its answer
+//    (nfe_recepcao), as an authority counts what it receives.
 //
 // Time is the company's sandbox clock (`clock`), so the 30-minute, 24-hour and 168-hour windows
 // can be tested by moving it forward.
@@ -66,7 +69,8 @@ import {
 import { checkEvent, checkInut, checkMdfe, checkNfe, MDFE, NFE, type Rejection } from './sandbox-rules.ts';
 import { AUTHORIZED_WITH_ALERT } from './sandbox-reform-rules.ts';
 import type { VerdictMessage } from '../../fiscal/protocol.ts';
-import { SandboxStore, type MdfeRow, type NfeRow } from './sandbox-store.ts';
+import type { DecisionScope, MdfeRow, NfeRow, SandboxMemory, SandboxRecords } from './sandbox-memory.ts';
+import { SqliteSandboxMemory } from './sandbox-store.ts';
 
 export type SandboxAuthoritySettings = {
   /** How long the authority takes to answer, in milliseconds (a real timer). */
@@ -75,9 +79,18 @@ export type SandboxAuthoritySettings = {
   available: boolean;
 };
 
-export type SandboxAuthorityOptions = {
-  /** The authority's own SQLite file (e.g. `<data>/sandbox-authority.sqlite`). */
-  file: string;
+export type SandboxAuthorityOptions = (
+  | {
+      /** Its memory in its own SQLite file (e.g. `<data>/sandbox-authority.sqlite`). */
+      file: string;
+      memory?: never;
+    }
+  | {
+      /** Its memory handed in (the service's PostgreSQL database: sandbox-pg-memory.ts). */
+      memory: SandboxMemory;
+      file?: never;
+    }
+) & {
   /** Read on every call, so a change through the sandbox controls applies at once. */
   settings: (companyId: string) => SandboxAuthoritySettings;
   /** The company's sandbox clock: reception time, protocol dates and every deadline. */
@@ -111,7 +124,7 @@ export const SANDBOX_DEADLINES = {
 const CLOSED_MESSAGE = 'Autoridade fiscal simulada encerrada';
 
 export class SandboxAuthority implements TaxAuthority {
-  private readonly store: SandboxStore;
+  private readonly store: SandboxMemory;
   private readonly settings: SandboxAuthorityOptions['settings'];
   private readonly clock: SandboxAuthorityOptions['clock'];
   private readonly verAplic: string;
@@ -125,11 +138,11 @@ export class SandboxAuthority implements TaxAuthority {
     this.clock = options.clock;
     this.verAplic = options.verAplic ?? DEFAULT_VER_APLIC;
     this.nfeProtocolDigits = options.nfeProtocolDigits ?? 15;
-    this.store = new SandboxStore(options.file);
+    this.store = options.memory ?? new SqliteSandboxMemory(options.file);
   }
 
-  close(): void {
-    this.store.close();
+  close(): Promise<void> {
+    return this.store.close();
   }
 
   // -------------------------------------------------------------------------------------------
@@ -146,55 +159,65 @@ export class SandboxAuthority implements TaxAuthority {
     const cUF = cUFOf(company.uf);
     const checked = checkNfe(company, signedNFe, cUF);
     if (!checked.ok) return this.nfeVerdict(company, signedNFe, checked.rejection, now);
-    const { key, facts, alert } = checked.document;
+    const { key, facts } = checked.document;
     const cnpj = facts.emitCnpj!;
-    const model = facts.mod!;
-    const serie = Number(facts.serie);
-    const number = Number(facts.nNF);
 
-    return this.decide(() => {
-      const same = this.store.nfe(key);
-      if (same) {
-        if (same.cancelled_at) return this.nfeVerdict(company, signedNFe, NFE.jaCancelada, now);
-        const duplicate = `${NFE.duplicidade.xMotivo} [nProt:${same.n_prot}][dhAut:${same.received_at}]`;
-        return this.nfeVerdict(company, signedNFe, { cStat: NFE.duplicidade.cStat, xMotivo: duplicate }, now);
-      }
-      const other = this.store.nfeByNumber(cnpj, model, serie, number);
-      if (other) {
-        const duplicate = `${NFE.duplicidadeNumero.xMotivo} [chNFe:${other.access_key}][nProt:${other.n_prot}]`;
-        return this.nfeVerdict(company, signedNFe, { cStat: NFE.duplicidadeNumero.cStat, xMotivo: duplicate }, now);
-      }
-      if (this.store.voidedOverlap(cnpj, model, serie, number, number)) {
-        return this.nfeVerdict(company, signedNFe, NFE.numeroInutilizado, now);
-      }
-
-      const late = facts.tpEmis === '9' && now.getTime() - Date.parse(facts.dhEmi!) > SANDBOX_DEADLINES.offlineTransmissionMs;
-      // Late beats the alert: 150 has no room for a message of its own here.
-      const outcome = late ? NFE.autorizadoForaDePrazo : alert ? AUTHORIZED_WITH_ALERT : NFE.autorizado;
-      const nProt = this.protocolNumber(key, now, this.nfeProtocolDigits);
-      const verdict = this.nfeVerdict(company, signedNFe, outcome, now, nProt, late ? undefined : alert);
-      this.store.insertNfe({
-        access_key: key,
-        company_id: company.id,
-        cnpj,
-        model,
-        serie,
-        number,
-        tp_emis: Number(facts.tpEmis),
-        c_stat: verdict.cStat,
-        x_motivo: verdict.xMotivo,
-        n_prot: nProt,
-        received_at: verdict.receivedAt,
-        authorized_at_ms: now.getTime(),
-        prot_nfe: verdict.protNFe,
-      });
+    // One number: decided beside the emitter's other numbers, not after them.
+    return this.decide({ cnpj, number: `${facts.mod}/${facts.serie}/${facts.nNF}` }, async (m) => {
+      const verdict = await this.judgeNfe(m, company, signedNFe, checked.document, now);
+      await m.recordReception({ access_key: key, cnpj, c_stat: verdict.cStat, received_at: verdict.receivedAt });
       return verdict;
     });
   }
 
+  private async judgeNfe(
+    m: SandboxRecords,
+    company: AuthorityCompany,
+    signedNFe: string,
+    { key, facts, alert }: Extract<ReturnType<typeof checkNfe>, { ok: true }>['document'],
+    now: Date,
+  ): Promise<NfeVerdict> {
+    const cnpj = facts.emitCnpj!;
+    const model = facts.mod!;
+    const serie = Number(facts.serie);
+    const number = Number(facts.nNF);
+    const { same, other, voided } = await m.nfeAuthorizationFacts(key, cnpj, model, serie, number);
+    if (same) {
+      if (same.cancelled_at) return this.nfeVerdict(company, signedNFe, NFE.jaCancelada, now);
+      const duplicate = `${NFE.duplicidade.xMotivo} [nProt:${same.n_prot}][dhAut:${same.received_at}]`;
+      return this.nfeVerdict(company, signedNFe, { cStat: NFE.duplicidade.cStat, xMotivo: duplicate }, now);
+    }
+    if (other) {
+      const duplicate = `${NFE.duplicidadeNumero.xMotivo} [chNFe:${other.access_key}][nProt:${other.n_prot}]`;
+      return this.nfeVerdict(company, signedNFe, { cStat: NFE.duplicidadeNumero.cStat, xMotivo: duplicate }, now);
+    }
+    if (voided) return this.nfeVerdict(company, signedNFe, NFE.numeroInutilizado, now);
+    const late = facts.tpEmis === '9' && now.getTime() - Date.parse(facts.dhEmi!) > SANDBOX_DEADLINES.offlineTransmissionMs;
+    // Late beats the alert: 150 has no room for a message of its own here.
+    const outcome = late ? NFE.autorizadoForaDePrazo : alert ? AUTHORIZED_WITH_ALERT : NFE.autorizado;
+    const nProt = await this.protocolNumber(m, key, now, this.nfeProtocolDigits);
+    const verdict = this.nfeVerdict(company, signedNFe, outcome, now, nProt, late ? undefined : alert);
+    await m.insertNfe({
+      access_key: key,
+      company_id: company.id,
+      cnpj,
+      model,
+      serie,
+      number,
+      tp_emis: Number(facts.tpEmis),
+      c_stat: verdict.cStat,
+      x_motivo: verdict.xMotivo,
+      n_prot: nProt,
+      received_at: verdict.receivedAt,
+      authorized_at_ms: now.getTime(),
+      prot_nfe: verdict.protNFe,
+    });
+    return verdict;
+  }
+
   async consultNfe(company: AuthorityCompany, key: string): Promise<NfeConsultation> {
     await this.gate(company);
-    const row = this.read(() => this.store.nfe(key));
+    const row = await this.store.nfe(key);
     if (!row || row.cnpj !== company.cnpj) return { found: false, ...NFE.naoConsta };
     return { found: true, verdict: storedNfeVerdict(row), cancelled: row.cancelled_at !== null };
   }
@@ -209,10 +232,10 @@ export class SandboxAuthority implements TaxAuthority {
     const nSeq = Number(facts.nSeqEvento);
     const refuse = (r: Rejection) => this.eventVerdict('nfe', company, signedEvento, r, now);
 
-    return this.decide(() => {
-      const nfe = this.store.nfe(key);
+    return this.decide({ cnpj: key.slice(6, 20) }, async (m) => {
+      const nfe = await m.nfe(key);
       if (!nfe || nfe.cnpj !== company.cnpj) return refuse(NFE.eventoExigeAutorizada);
-      if (this.store.nfeEvent(key, tpEvento, nSeq)) return refuse(NFE.eventoDuplicado);
+      if (await m.nfeEvent(key, tpEvento, nSeq)) return refuse(NFE.eventoDuplicado);
       if (nfe.cancelled_at) return refuse(NFE.cancelamentoDeCancelada);
       if (facts.nProt !== nfe.n_prot) return refuse(NFE.protocoloDiferente);
       const elapsed = now.getTime() - nfe.authorized_at_ms;
@@ -220,12 +243,12 @@ export class SandboxAuthority implements TaxAuthority {
         if (elapsed > SANDBOX_DEADLINES.nfeCancellationMs) return refuse(NFE.prazoCancelamento);
       } else {
         if (elapsed > SANDBOX_DEADLINES.nfeSubstitutionMs) return refuse(NFE.prazoCancelamento);
-        const problem = this.substitutionProblem(nfe, facts.chNFeRef);
+        const problem = await this.substitutionProblem(m, nfe, facts.chNFeRef);
         if (problem) return refuse(problem);
       }
-      const nProt = this.protocolNumber(key, now);
+      const nProt = await this.protocolNumber(m, key, now);
       const verdict = this.eventVerdict('nfe', company, signedEvento, NFE.eventoRegistrado, now, nProt);
-      this.store.insertNfeEvent({
+      await m.insertNfeEvent({
         access_key: key,
         tp_evento: tpEvento,
         n_seq: nSeq,
@@ -234,13 +257,13 @@ export class SandboxAuthority implements TaxAuthority {
         registered_at: verdict.registeredAt,
         ret_evento: verdict.retEvento,
       });
-      this.store.cancelNfe(key, verdict.registeredAt, tpEvento, nProt);
+      await m.cancelNfe(key, verdict.registeredAt, tpEvento, nProt);
       return verdict;
     });
   }
 
   /** NT 2018.004: the substitute is another NFC-e of the same emitter, issued offline, authorized. */
-  private substitutionProblem(cancelled: NfeRow, chNFeRef: string | undefined): Rejection | undefined {
+  private async substitutionProblem(m: SandboxRecords, cancelled: NfeRow, chNFeRef: string | undefined): Promise<Rejection | undefined> {
     let ref;
     try {
       ref = parseAccessKey(chNFeRef);
@@ -249,7 +272,7 @@ export class SandboxAuthority implements TaxAuthority {
     }
     if (ref.key === cancelled.access_key || ref.cnpj !== cancelled.cnpj || ref.model !== '65') return NFE.substitutaIncorreta;
     if (ref.tpEmis !== 9 || cancelled.tp_emis !== 1) return NFE.substituicaoTpEmis;
-    const substitute = this.store.nfe(ref.key);
+    const substitute = await m.nfe(ref.key);
     if (!substitute) return NFE.substitutaInexistente;
     if (substitute.cancelled_at) return NFE.substitutaCancelada;
     return undefined;
@@ -265,18 +288,18 @@ export class SandboxAuthority implements TaxAuthority {
     const cnpj = facts.cnpj!;
     const model = facts.mod!;
 
-    return this.decide(() => {
-      if (this.store.authorizedInRange(cnpj, model, serie, first, last) !== undefined) {
+    return this.decide({ cnpj }, async (m) => {
+      if ((await m.authorizedInRange(cnpj, model, serie, first, last)) !== undefined) {
         return this.voidingVerdict(company, signedInutNFe, NFE.faixaUsada, now);
       }
-      const voided = this.store.voidedOverlap(cnpj, model, serie, first, last);
+      const voided = await m.voidedOverlap(cnpj, model, serie, first, last);
       if (voided) {
         const same = voided.first === first && voided.last === last;
         return this.voidingVerdict(company, signedInutNFe, same ? NFE.mesmaFaixa : NFE.faixaJaInutilizada, now);
       }
-      const nProt = this.protocolNumber(cUF, now);
+      const nProt = await this.protocolNumber(m, cUF, now);
       const verdict = this.voidingVerdict(company, signedInutNFe, NFE.inutilizado, now, nProt);
-      this.store.insertVoided({
+      await m.insertVoided({
         company_id: company.id,
         cnpj,
         model,
@@ -305,19 +328,19 @@ export class SandboxAuthority implements TaxAuthority {
     const number = Number(facts.nMDF);
     const plate = (facts.placa ?? '').toUpperCase();
 
-    return this.decide(() => {
+    return this.decide({ cnpj }, async (m) => {
       // 611 before 204 (docs/api.md, "MDF-e"): an open manifest of the plate blocks even when it
       // is the one holding this number, so re-sending an open manifest says "close it first".
-      const open = this.store.openMdfeOfPlate(cnpj, plate);
+      const open = await m.openMdfeOfPlate(cnpj, plate);
       if (open) {
         const xMotivo = `${MDFE.naoEncerrado.xMotivo} [chMDFe:${open.access_key}]`;
         return this.mdfeVerdict(company, signedMDFe, { cStat: MDFE.naoEncerrado.cStat, xMotivo }, now);
       }
-      if (this.store.mdfeByNumber(cnpj, serie, number)) return this.mdfeVerdict(company, signedMDFe, MDFE.duplicidade, now);
+      if (await m.mdfeByNumber(cnpj, serie, number)) return this.mdfeVerdict(company, signedMDFe, MDFE.duplicidade, now);
 
-      const nProt = this.protocolNumber(key, now);
+      const nProt = await this.protocolNumber(m, key, now);
       const verdict = this.mdfeVerdict(company, signedMDFe, MDFE.autorizado, now, nProt);
-      this.store.insertMdfe({
+      await m.insertMdfe({
         access_key: key,
         company_id: company.id,
         cnpj,
@@ -339,7 +362,7 @@ export class SandboxAuthority implements TaxAuthority {
 
   async consultMdfe(company: AuthorityCompany, key: string): Promise<MdfeConsultation> {
     await this.gate(company);
-    const row = this.read(() => this.store.mdfe(key));
+    const row = await this.store.mdfe(key);
     if (!row || row.cnpj !== company.cnpj) return { found: false, ...MDFE.naoConsta };
     return { found: true, verdict: storedMdfeVerdict(row), state: row.state };
   }
@@ -353,8 +376,8 @@ export class SandboxAuthority implements TaxAuthority {
     const tpEvento = facts.tpEvento!;
     const refuse = (r: Rejection) => this.eventVerdict('mdfe', company, signedEvento, r, now);
 
-    return this.decide(() => {
-      const mdfe = this.store.mdfe(key);
+    return this.decide({ cnpj: key.slice(6, 20) }, async (m) => {
+      const mdfe = await m.mdfe(key);
       if (!mdfe || mdfe.cnpj !== company.cnpj) return refuse(MDFE.naoConsta);
       if (mdfe.state === 'cancelado') return refuse(MDFE.jaCancelado);
       if (mdfe.state === 'encerrado') return refuse(MDFE.jaEncerrado);
@@ -366,9 +389,9 @@ export class SandboxAuthority implements TaxAuthority {
         if (!facts.cUF || !facts.cMun?.startsWith(facts.cUF)) return refuse(MDFE.municipioForaDaUf);
         if (!facts.dtEnc || facts.dtEnc < brasiliaDate(new Date(mdfe.authorized_at_ms))) return refuse(MDFE.encerramentoAntesDaAutorizacao);
       }
-      const nProt = this.protocolNumber(key, now);
+      const nProt = await this.protocolNumber(m, key, now);
       const verdict = this.eventVerdict('mdfe', company, signedEvento, MDFE.eventoRegistrado, now, nProt);
-      this.store.insertMdfeEvent({
+      await m.insertMdfeEvent({
         access_key: key,
         tp_evento: tpEvento,
         n_seq: Number(facts.nSeqEvento),
@@ -377,8 +400,8 @@ export class SandboxAuthority implements TaxAuthority {
         registered_at: verdict.registeredAt,
         ret_evento: verdict.retEvento,
       });
-      if (tpEvento === '110111') this.store.cancelMdfe(key, verdict.registeredAt);
-      else this.store.closeMdfe(key, verdict.registeredAt);
+      if (tpEvento === '110111') await m.cancelMdfe(key, verdict.registeredAt);
+      else await m.closeMdfe(key, verdict.registeredAt);
       return verdict;
     });
   }
@@ -398,38 +421,25 @@ export class SandboxAuthority implements TaxAuthority {
   }
 
   /**
-   * The stateful decision and its state change, committed together before the answer leaves.
-   * A lock held too long by another process, or the authority closed meanwhile, means nothing
-   * was decided: to the caller that is an unknown outcome, like a dropped connection.
+   * The stateful decision about the emitter `cnpj` and its state change, committed together
+   * before the answer leaves (sandbox-memory.ts). A decision that could not be made there (its
+   * memory busy, unreachable or closed) is an unknown outcome to the caller: unavailable.
    */
-  private decide<T>(decision: () => T): T {
+  private decide<T>(scope: DecisionScope, decision: (m: SandboxRecords) => Promise<T>): Promise<T> {
     if (!this.store.open) throw new AuthorityUnavailableError(CLOSED_MESSAGE);
-    try {
-      return this.store.transaction(decision);
-    } catch (err) {
-      const code = (err as { code?: unknown }).code;
-      if (typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))) {
-        throw new AuthorityUnavailableError(`Autoridade fiscal simulada ocupada (${code})`);
-      }
-      throw err;
-    }
-  }
-
-  private read<T>(query: () => T): T {
-    if (!this.store.open) throw new AuthorityUnavailableError(CLOSED_MESSAGE);
-    return query();
+    return this.store.decide(scope, decision);
   }
 
   /** "1" + cUF (from a key or a cUF) + YY of the company clock + a 10-digit (or 12-digit) sequence. */
-  private protocolNumber(keyOrCUF: string, now: Date, digits: 15 | 17 = 15): string {
+  private async protocolNumber(m: SandboxRecords, keyOrCUF: string, now: Date, digits: 15 | 17 = 15): Promise<string> {
     const yy = brasiliaDate(now).slice(2, 4);
-    return `1${keyOrCUF.slice(0, 2)}${yy}${String(this.store.next('protocolo')).padStart(digits - 5, '0')}`;
+    return `1${keyOrCUF.slice(0, 2)}${yy}${String(await m.nextProtocol()).padStart(digits - 5, '0')}`;
   }
 
   /** The emitter's authorized manifests, neither closed nor cancelled (MDFeConsNaoEnc). */
   async openMdfes(company: AuthorityCompany): Promise<{ key: string; nProt: string }[]> {
     await this.gate(company);
-    return this.read(() => this.store.openMdfes(company.cnpj)).map((r) => ({ key: r.access_key, nProt: r.n_prot }));
+    return (await this.store.openMdfes(company.cnpj)).map((r) => ({ key: r.access_key, nProt: r.n_prot }));
   }
 
   // -------------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@
 
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { remember, scopeKeys, type ReadScope } from '../read-scope.ts';
 import type { CompanyStore, TokenOwner } from '../store.ts';
 import { hashToken, isWellFormedToken } from '../tokens.ts';
 import { ApiError, notFound } from './errors.ts';
@@ -14,6 +15,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the authentication hook on every authenticated route; read it with companyOf. */
     company?: AuthenticatedCompany;
+    /** What this request reads once (read-scope.ts); app.ts makes it, the token lookup seeds it. */
+    reads: ReadScope;
   }
 }
 
@@ -22,7 +25,7 @@ const unauthorized = (message: string) =>
 
 const BEARER = /^Bearer +(\S+)\s*$/i;
 
-type TokenCheck = { company: AuthenticatedCompany } | { refused: 'missing' | 'malformed' | 'unknown' };
+type TokenCheck = { owner: TokenOwner } | { refused: 'missing' | 'malformed' | 'unknown' };
 
 async function checkToken(store: Pick<CompanyStore, 'findTokenOwner'>, header: string | undefined): Promise<TokenCheck> {
   if (!header) return { refused: 'missing' };
@@ -33,7 +36,15 @@ async function checkToken(store: Pick<CompanyStore, 'findTokenOwner'>, header: s
   // The lookup is by hash, so timing reveals nothing about the token; the constant-time
   // comparison is the explicit final check that the stored hash is the presented one.
   if (!owner || !timingSafeEqual(owner.tokenSha256, presented)) return { refused: 'unknown' };
-  return { company: owner.company };
+  return { owner };
+}
+
+/** The caller is known: its company on the request, and what was read with it in the request's scope. */
+function identified(request: FastifyRequest, owner: TokenOwner): void {
+  request.company = owner.company;
+  if (!request.reads) return;
+  remember(scopeKeys.settingsVersion(owner.company.id), owner.settingsVersion, request.reads);
+  remember(scopeKeys.clockOffset(owner.company.id), owner.clockOffsetMinutes, request.reads);
 }
 
 const REFUSALS = {
@@ -47,7 +58,7 @@ export function authenticate(store: Pick<CompanyStore, 'findTokenOwner'>) {
   return async function authenticateRequest(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
     const check = await checkToken(store, request.headers.authorization);
     if ('refused' in check) throw unauthorized(REFUSALS[check.refused]);
-    request.company = check.company;
+    identified(request, check.owner);
   };
 }
 
@@ -55,7 +66,7 @@ export function authenticate(store: Pick<CompanyStore, 'findTokenOwner'>) {
 export function identifyIfPresent(store: Pick<CompanyStore, 'findTokenOwner'>) {
   return async function identifyRequest(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
     const check = await checkToken(store, request.headers.authorization);
-    if ('company' in check) request.company = check.company;
+    if ('owner' in check) identified(request, check.owner);
   };
 }
 

@@ -1,7 +1,9 @@
 // The MDF-e endpoints (docs/api.md, "MDF-e"), mounted under /api/v1 behind
 // authentication: emitir (synchronous), encerrar, cancelar, the list, the detail, the XML, the
 // DAMDFE and the percurso utility. On start (onReady) the plugin settles manifests a stopped
-// process left in flight (issuance.ts `recover`) and warms the tax authority up.
+// process left in flight (issuance.ts `recover`) and warms the tax authority up; when several
+// processes share the store, it keeps looking every few seconds, since another process may stop
+// at any time and never start again.
 
 import { Type, type Static } from '@sinclair/typebox';
 import { suggestRoute, validateRoute } from '../../fiscal/percurso.ts';
@@ -24,6 +26,8 @@ import { fullView, summaryView } from './view.ts';
 const DEFAULT_LIMIT = 50;
 /** How often manifests left in flight by a stopped process are retried while the authority is unreachable. */
 const RECOVERY_RETRY_MS = 30_000;
+/** Shared store: how often this process looks for what another one left when it stopped. */
+export const RECOVERY_SWEEP_MS = 5_000;
 
 const missing = () => notFound('MDF-e não encontrado.');
 
@@ -47,6 +51,7 @@ export const mdfeRoutes: ApiRoutes = async (app, { deps }) => {
   const store = deps.store.mdfe;
 
   let retry: NodeJS.Timeout | undefined;
+  let sweep: NodeJS.Timeout | undefined;
   app.addHook('onReady', async () => {
     deps.authority.warmUp();
     const settle = async (ids?: string[]) => {
@@ -54,8 +59,22 @@ export const mdfeRoutes: ApiRoutes = async (app, { deps }) => {
       if (left.length) retry = setTimeout(() => void settle(left).catch((err) => app.log.error({ err }, 'recuperação de MDF-e falhou')), RECOVERY_RETRY_MS).unref();
     };
     await settle();
+    if (deps.store.shared) {
+      let sweeping = false;
+      sweep = setInterval(() => {
+        if (sweeping) return;
+        sweeping = true;
+        issuance
+          .recover()
+          .catch((err) => app.log.error({ err }, 'recuperação de MDF-e falhou'))
+          .finally(() => (sweeping = false));
+      }, RECOVERY_SWEEP_MS).unref();
+    }
   });
-  app.addHook('onClose', async () => clearTimeout(retry));
+  app.addHook('onClose', async () => {
+    clearTimeout(retry);
+    clearInterval(sweep);
+  });
 
   const view = async (companyId: string, id: string) => {
     const record = await store.get(companyId, id);

@@ -122,6 +122,10 @@ export interface MdfeStore {
    * nothing recorded) when the manifest is no longer `autorizado`.
    */
   recordEvent(id: string, event: MdfeEventRecord, to: 'encerrado' | 'cancelado'): Promise<MdfeRecord | undefined>;
-  /** Manifests left `processando` (by a stopped process), oldest first. */
+  /**
+   * Manifests left `processando` by a stopped process, oldest first: on SQLite every one (read
+   * at start, the process owns the file); on PostgreSQL those whose issuing process no longer
+   * holds its lease (pg-db.ts).
+   */
   processing(): Promise<MdfeRecord[]>;
 }

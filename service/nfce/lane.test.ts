@@ -41,7 +41,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const silent = { debug: () => undefined, warn: () => undefined, error: () => undefined };
+const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 
 // One CNPJ per company: the authority numbers per CNPJ, and each company starts at nNF 1.
 // 11222333000181 is kept for the move to produção (the certificate used there is its).

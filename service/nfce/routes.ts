@@ -99,6 +99,7 @@ export const nfceRoutes: ApiRoutes = async (app, { deps }) => {
       const outcome = await issuance.issue(company.id, body, key, requestFingerprint(body));
       switch (outcome.kind) {
         case 'accepted':
+          request.log.info({ documentId: outcome.id, chave: outcome.chave }, 'NFC-e recebida');
           return reply.code(202).send({
             id: outcome.id,
             chave: outcome.chave,

@@ -7,6 +7,7 @@ import type { Environment } from '../../fiscal/company.ts';
 import type { ClaimRequest, ClaimResult, KeyAttempt, KeyOutcome } from '../idempotency-rules.ts';
 import type { WebhookEvent } from '../webhooks/store.ts';
 import type {
+  Backlog,
   NfceEventOf,
   InsertResult,
   InutilizacaoRecord,
@@ -393,6 +394,13 @@ export class SqliteNfceStore implements NfceStore {
       this.b.enqueueWebhookInTx(eventOf(this.recordInTx(id)));
       return true;
     });
+  }
+
+  async backlog(): Promise<Backlog> {
+    const row = this.b
+      .statement(`SELECT count(*) AS processando, min(created_at) AS oldest FROM nfce_documents WHERE status = 'processando'`)
+      .get() as { processando: number; oldest: string | null };
+    return { processando: row.processando, oldestCreatedAt: row.oldest };
   }
 
   async insertInutilizacao(r: InutilizacaoRecord): Promise<void> {

@@ -118,6 +118,9 @@ export type InutilizacaoRecord = {
   createdAt: Date;
 };
 
+/** How many documents wait for a verdict, and since when the oldest (ISO UTC; null when none). */
+export type Backlog = { processando: number; oldestCreatedAt: string | null };
+
 /**
  * A document the accountant's export carries (service/nfce/export.ts): authorized, cancelled, or
  * issued in offline contingency and still awaiting the authority. Its XML is read one at a
@@ -143,17 +146,22 @@ export interface NfceStore {
   insertDocument(document: NewNfceDocument, claim?: ClaimRequest): Promise<InsertResult>;
   getDocument(companyId: string, id: string): Promise<NfceRecord | undefined>;
   getXml(companyId: string, id: string): Promise<NfceXml | undefined>;
-  /** Up to `limit` processando documents due at `now`, in queue order, skipping `busy` ids. */
-  dueDocuments(now: Date, limit: number, busy: ReadonlySet<string>): Promise<NfceWork[]>;
   /**
-   * Before sending: stores each signed XML not stored yet and counts the attempt, all in one
-   * transaction. Nothing is leased in the database: one service process owns its data directory,
-   * and its queue keeps the documents in flight in memory, so after a crash every processando
-   * document is due at once.
+   * Takes up to `limit` processando documents due at `now`, in queue order, skipping `busy` ids
+   * (those this process's queue has in hand). On SQLite nothing is leased in the database: one
+   * service process owns its data directory and its queue keeps the documents in flight in
+   * memory, so after a crash every processando document is due at once. On PostgreSQL the
+   * documents taken are leased to this process (FOR UPDATE SKIP LOCKED: two processes never take
+   * the same one) until their verdict or postponement frees them; those of a process whose lease
+   * ran out (it died) are due to the others (pg-db.ts).
    */
+  dueDocuments(now: Date, limit: number, busy: ReadonlySet<string>): Promise<NfceWork[]>;
+  /** Before sending: stores each signed XML not stored yet and counts the attempt, all in one transaction. */
   beginSends(sends: readonly NfceSend[]): Promise<void>;
-  /** The outcome stays unknown (authority unavailable): retried, consulting first, at `at`. */
+  /** The outcome stays unknown (authority unavailable): retried, consulting first, at `at` (its lease freed). */
   postpone(id: string, at: Date, error: string): Promise<void>;
+  /** The queue's backlog, for the metrics: documents processando and the oldest one's createdAt. */
+  backlog(): Promise<Backlog>;
   /**
    * Records the authority's verdict of a processando document, settles its key (authorized /
    * rejected) and queues the webhook event, in one transaction. False when it was no longer

@@ -27,7 +27,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const silent = { debug: () => undefined, warn: () => undefined, error: () => undefined };
+const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 
 describe('Returns.recover', () => {
   it('frees a key whose return was never stored and keeps the others locked', async () => {

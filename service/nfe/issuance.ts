@@ -12,8 +12,9 @@
 //   lowest number the authority rejected (or the service refused before sending) and no other
 //   return took is given again to the next return (a rejected number is not consumed at the
 //   authority), else the next after the highest. A number whose outcome is unknown is never
-//   given again. Acceptances of one company are serialized in this process (one service process
-//   owns its data directory), and a unique index on the live numbers makes a slip loud.
+//   given again. Acceptances of one company are serialized in this process and, when several
+//   processes share the store (PostgreSQL), among them (NfeStore.numberingTurn); a unique index
+//   on the live numbers makes a slip loud.
 // - The idempotency key is claimed first (409 / 422 / replay as for the NFC-e), so an authorized
 //   return replays even though its quantities are no longer available; a request refused after
 //   the claim (404, 422) frees the key again, as a rejection does.
@@ -58,7 +59,8 @@ export class Returns {
    */
   async accept(companyId: string, body: DevolucaoBody, id: string, key: string | undefined): Promise<NfeRecord> {
     try {
-      return await this.inTurn(companyId, () => this.create(companyId, body, id, key));
+      // In this process's turn, then in the store's (the other processes sharing it).
+      return await this.inTurn(companyId, () => this.deps.store.nfe.numberingTurn(companyId, () => this.create(companyId, body, id, key)));
     } catch (err) {
       // Stored means queued: its key is settled by its verdict, never freed here. Refused
       // before that, the request leaves nothing behind, its key's claim included.

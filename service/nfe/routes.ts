@@ -1,7 +1,8 @@
 // The NF-e endpoints (docs/api.md, "NFC-e", end): the return of goods sold with an NFC-e
 // (NF-e de devolução, model 55), queued like the NFC-e, with the same idempotency rules, its
 // detail and its XML. The queue (the NFC-e's authorization queue over the returns' lane) starts
-// when the app is ready, after the keys a stopped process left claimed are settled.
+// when the app is ready, after the keys a stopped process left claimed are settled (and, when
+// several processes share the store, those another one leaves, looked for every few seconds).
 
 import { randomUUID } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
@@ -16,17 +17,27 @@ import type { NfeRecord } from './store.ts';
 import { nfeView } from './view.ts';
 
 const NOT_FOUND = 'NF-e não encontrada.';
+/** Shared store: how often this process looks for keys another one left claimed when it stopped. */
+const KEY_SWEEP_MS = 5_000;
 
 export const nfeRoutes: ApiRoutes = async (app, { deps }) => {
   const log = app.log.child({ component: 'fila-nfe' });
   const queue = nfeQueue(deps, log);
   const returns = new Returns(deps, log);
+  let sweep: NodeJS.Timeout | undefined;
   app.addHook('onReady', async () => {
     deps.authority.warmUp();
     await returns.recover();
     queue.start();
+    if (deps.store.shared) {
+      sweep = setInterval(() => void returns.recover().catch((err) => log.error({ err }, 'recuperação das chaves de devolução falhou')), KEY_SWEEP_MS);
+      sweep.unref();
+    }
   });
-  app.addHook('onClose', async () => queue.stop());
+  app.addHook('onClose', async () => {
+    clearInterval(sweep);
+    await queue.stop();
+  });
 
   const documentOf = async (request: FastifyRequest, id: string): Promise<NfeRecord> => {
     const company = companyOf(request);
@@ -63,6 +74,7 @@ export const nfeRoutes: ApiRoutes = async (app, { deps }) => {
       }
       const record = await returns.accept(company.id, request.body, id, claim.kind === 'new' ? claim.key : undefined);
       queue.wake();
+      request.log.info({ documentId: id, chave: record.chave }, 'NF-e de devolução recebida');
       return reply.code(202).send({
         id,
         tipo: 'devolucao',

@@ -233,6 +233,18 @@ export class SqliteNfeStore implements NfeStore {
     });
   }
 
+  async backlog(): Promise<{ processando: number; oldestCreatedAt: string | null }> {
+    const row = this.b
+      .statement(`SELECT count(*) AS processando, min(created_at) AS oldest FROM nfe_documents WHERE status = 'processando'`)
+      .get() as { processando: number; oldest: string | null };
+    return { processando: row.processando, oldestCreatedAt: row.oldest };
+  }
+
+  /** One process owns the file: its caller's turns (issuance.ts) are the only ones. */
+  async numberingTurn<T>(_companyId: string, turn: () => Promise<T>): Promise<T> {
+    return turn();
+  }
+
   private items(id: string): ItemRow[] {
     return this.b
       .statement('SELECT numero_item, codigo, descricao, unidade, quantidade_units, valor FROM nfe_items WHERE document_id = ? ORDER BY numero_item')

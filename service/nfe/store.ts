@@ -106,12 +106,19 @@ export interface NfeStore {
   /** Any company's document by id (restart recovery). */
   exists(id: string): Promise<boolean>;
   getXml(companyId: string, id: string): Promise<{ signedXml: string; nfeProc: string | null } | undefined>;
-  /** Up to `limit` processando documents due at `now`, in queue order, skipping `busy` ids. */
+  /** Takes up to `limit` processando documents due at `now`, as NfceStore.dueDocuments (leased on PostgreSQL). */
   dueDocuments(now: Date, limit: number, busy: ReadonlySet<string>): Promise<NfeWork[]>;
   /** Counts the attempt of each, before it is sent (one transaction). */
   beginSends(ids: readonly string[]): Promise<void>;
-  /** The outcome stays unknown: retried, consulting first, at `at`. */
+  /** The outcome stays unknown: retried, consulting first, at `at` (its lease freed). */
   postpone(id: string, at: Date, error: string): Promise<void>;
+  /** The queue's backlog, for the metrics. */
+  backlog(): Promise<{ processando: number; oldestCreatedAt: string | null }>;
+  /**
+   * Runs `turn` (a return's acceptance: the next number, the document built and stored) as the
+   * only one of the company's at a time, among every process sharing the store.
+   */
+  numberingTurn<T>(companyId: string, turn: () => Promise<T>): Promise<T>;
   /**
    * Records the verdict of a processando document, settles its key and queues the webhook
    * event, in one transaction. False when it was no longer processando.

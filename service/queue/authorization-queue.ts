@@ -25,9 +25,12 @@
 // (default 8, BALCAO_NFCE_CONCURRENCY), refilled in groups so a batch shares its commit. A slot
 // is freed when the authority answers, not when the verdict is committed: the queue is a closed
 // loop, so every millisecond a slot is held costs throughput (Little's law). Signing runs on a
-// worker thread (signer.ts), off the event loop that answers HTTP. One service process owns its
-// data directory: the documents in flight are known in memory, nothing is leased in the
-// database, and after a crash all are due at once.
+// worker thread (signer.ts), off the event loop that answers HTTP. The documents in this queue's
+// hands are known in memory (`busy`). On SQLite one service process owns its data directory:
+// nothing is leased in the database, and after a crash all are due at once. On PostgreSQL,
+// where several processes share the database, the lane's `due` leases what it takes to this
+// process (nfce/pg-store.ts): no two processes take the same document, and those of a process
+// that died are taken by the others once its lease runs out (step 3 then consults first).
 //
 // The steps above are the same for every NF-e model the service authorizes: AuthorizationQueue
 // runs them over a QueueLane, which says where a document type's queued documents are, how one
@@ -39,6 +42,7 @@ import { FieldError } from '../../fiscal/errors.ts';
 import { wrapNfeProc } from '../../fiscal/protocol.ts';
 import { AUTHORIZED, AuthorityCertificateError, AuthorityUnavailableError, type NfeVerdict } from '../authority/port.ts';
 import type { ServiceDeps } from '../deps.ts';
+import { inReadScope } from '../read-scope.ts';
 import { authorizingIssuer, type AuthorizingIssuer } from './issuer.ts';
 
 /** cStat 204: "Duplicidade de NF-e" (the same key is already authorized). */
@@ -50,6 +54,7 @@ const MAX_CONCURRENCY = 64;
 
 export type QueueLogger = {
   debug(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
   error(obj: object, msg: string): void;
 };
@@ -229,7 +234,8 @@ export class AuthorizationQueue<W extends QueuedDocument, S> {
   private async launch(batch: W[]): Promise<void> {
     for (const work of batch) this.#busy.add(work.id);
     this.#sending += batch.length;
-    const outcomes = await Promise.allSettled(batch.map((work) => this.prepare(work)));
+    // One reading of each company's clock and settings version for the batch (read-scope.ts).
+    const outcomes = await inReadScope(() => Promise.allSettled(batch.map((work) => this.prepare(work))));
     if (this.#stopped) {
       // Stopped while signing: nothing of the batch is committed or sent, so nothing reaches the
       // authority after the signal; the next start takes these documents again, as they were.
@@ -286,9 +292,11 @@ export class AuthorizationQueue<W extends QueuedDocument, S> {
       switch (answer.kind) {
         case 'authorized':
           await this.#lane.authorized(work, { verdict: answer.verdict, nfeProc: wrapNfeProc(xml, answer.verdict.protNFe), cancelled: answer.cancelled });
+          this.#log.info({ documentId: work.id, chave: work.chave, cStat: answer.verdict.cStat }, `${this.#lane.label}: autorizada`);
           return;
         case 'rejected':
           await this.#lane.rejected(work, { codigoStatus: answer.cStat, motivo: answer.xMotivo });
+          this.#log.info({ documentId: work.id, chave: work.chave, cStat: answer.cStat }, `${this.#lane.label}: rejeitada`);
           return;
         case 'unknown':
           return await this.retryLater(work, answer.err);

@@ -1,11 +1,15 @@
 // What the crash and shutdown tests of the NFC-e queue check: the state of the queue when the
-// process went away (read from its SQLite file, so it is the state at that instant), and after
+// process went away (read from its database, so it is the state at that instant), and after
 // the restart that every document the service acknowledged with a 202 still exists under the
 // key the 202 gave, reaches its verdict, was authorized by the sandbox authority exactly once,
 // raised one verdict event, and that its idempotency key replays that very document.
 
 import { expect } from 'vitest';
-import { nfceBody, readDb, waitFor, type TestCompany } from './nfce.ts';
+import { nfceBody, waitFor, type TestCompany } from './nfce.ts';
+import type { Sql } from './stores.ts';
+
+/** Where to look: the service's database and the sandbox authority's (helpers/stores.ts TestStorage). */
+export type Databases = { db: Sql; authority: Sql };
 
 export type Posted = { key: string; nNF: number };
 /** What a 202 promised: this document, with this access key. */
@@ -13,10 +17,8 @@ export type Acknowledged = { id: string; chave: string };
 
 export type QueueRow = { id: string; numero: number; chave: string; status: string; protocolo: string | null; attempts: number };
 
-export const queueRows = (dataDir: string, c: TestCompany): QueueRow[] =>
-  readDb(dataDir, (db) =>
-    db.prepare('SELECT id, numero, chave, status, protocolo, attempts FROM nfce_documents WHERE company_id = ? ORDER BY numero').all(c.companyId),
-  ) as QueueRow[];
+export const queueRows = (where: Databases, c: TestCompany): Promise<QueueRow[]> =>
+  where.db.rows<QueueRow>('SELECT id, numero, chave, status, protocolo, attempts FROM nfce_documents WHERE company_id = ? ORDER BY numero', c.companyId);
 
 /** Sent to the authority (the attempt is committed before the call) and not answered yet. */
 export const inFlight = (rows: QueueRow[]) => rows.filter((d) => d.status === 'processando' && d.attempts > 0);
@@ -26,10 +28,10 @@ export const unsent = (rows: QueueRow[]) => rows.filter((d) => d.status === 'pro
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls `probe` until it gives a value, or fails naming `what`. */
-export async function until<T>(what: string, probe: () => T | undefined | false, timeoutMs = 30_000): Promise<T> {
+export async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
-    const value = probe();
+    const value = await probe();
     if (value) return value;
     if (Date.now() > end) throw new Error(`esperando: ${what}`);
     await sleep(20);
@@ -58,7 +60,7 @@ async function settledReplay(c: TestCompany, { key, nNF }: Posted, acknowledged:
  * After the restart: every posted key settles to one authorized document, the acknowledged ones
  * to the very document and access key of their 202, each authorized once by the authority.
  */
-export async function expectEachSettledOnce(dataDir: string, c: TestCompany, posted: Posted[], acknowledged: Map<string, Acknowledged>) {
+export async function expectEachSettledOnce(where: Databases, c: TestCompany, posted: Posted[], acknowledged: Map<string, Acknowledged>) {
   for (const [key, { id, chave }] of acknowledged) {
     const res = await c.client.get(`/api/v1/nfce/${id}`);
     expect(res.status, `${key}: ${res.text}`).toBe(200);
@@ -80,18 +82,17 @@ export async function expectEachSettledOnce(dataDir: string, c: TestCompany, pos
   }
 
   // Ours: one document per key, all authorized, none left processando.
-  const docs = queueRows(dataDir, c);
+  const docs = await queueRows(where, c);
   expect(docs.map((d) => d.id).sort()).toEqual([...settled.values()].map((s) => s.id).sort());
   expect(docs.every((d) => d.status === 'autorizado')).toBe(true);
   expect(new Set(docs.map((d) => d.numero)).size).toBe(posted.length);
 
   // The authority's: one authorization per number, under the access key the 202 gave (a document
   // signed again with another key, or sent again under a new number, would show here).
-  const authorized = readDb(dataDir, (db) => db.prepare('SELECT access_key, number, n_prot FROM nfe WHERE cnpj = ?').all(c.cnpj), 'sandbox-authority.sqlite') as {
-    access_key: string;
-    number: number;
-    n_prot: string;
-  }[];
+  const authorized = await where.authority.rows<{ access_key: string; number: number; n_prot: string }>(
+    'SELECT access_key, number, n_prot FROM nfe WHERE cnpj = ?',
+    c.cnpj,
+  );
   expect(authorized).toHaveLength(posted.length);
   expect(new Set(authorized.map((r) => r.number)).size).toBe(posted.length);
   const protocolOf = new Map(authorized.map((r) => [r.access_key, r.n_prot]));
@@ -99,17 +100,20 @@ export async function expectEachSettledOnce(dataDir: string, c: TestCompany, pos
   for (const [key, { chave }] of acknowledged) expect(protocolOf.has(chave), key).toBe(true);
 
   // One verdict each: exactly one nfce.autorizada event per document.
-  const events = readDb(dataDir, (db) => db.prepare('SELECT tipo, payload FROM webhook_deliveries WHERE company_id = ?').all(c.companyId)) as {
-    tipo: string;
-    payload: string;
-  }[];
+  const events = await where.db.rows<{ tipo: string; payload: string }>('SELECT tipo, payload FROM webhook_deliveries WHERE company_id = ?', c.companyId);
   expect(events.every((e) => e.tipo === 'nfce.autorizada')).toBe(true);
   const eventIds = events.map((e) => (JSON.parse(e.payload) as { dados: { id: string } }).dados.id).sort();
   expect(eventIds).toEqual(docs.map((d) => d.id).sort());
 
   // And every key settled as authorized.
-  const keys = readDb(dataDir, (db) =>
-    db.prepare(`SELECT state, count(*) AS n FROM idempotency_keys WHERE company_id = ? AND doc_type = 'nfce' GROUP BY state`).all(c.companyId),
-  );
+  const keys = await where.db.rows(`SELECT state, count(*) AS n FROM idempotency_keys WHERE company_id = ? AND doc_type = 'nfce' GROUP BY state`, c.companyId);
   expect(keys).toEqual([{ state: 'authorized', n: posted.length }]);
+
+  // Sent once: the authority received each access key exactly once (no 204 of a second send).
+  const receptions = await where.authority.rows<{ access_key: string; n: number }>(
+    'SELECT access_key, count(*) AS n FROM nfe_recepcao WHERE cnpj = ? GROUP BY access_key',
+    c.cnpj,
+  );
+  expect(receptions.filter((r) => r.n !== 1), 'recebidas mais de uma vez pela autoridade').toEqual([]);
+  expect(receptions).toHaveLength(posted.length);
 }

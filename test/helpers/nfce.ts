@@ -10,7 +10,7 @@ import { generateTestCertificate, type Certificate } from '../../fiscal/certific
 import { issueNfce } from '../../fiscal/nfce/build.ts';
 import type { NfceRequest } from '../../fiscal/nfce/types.ts';
 import { DEMO_CSC, demoEmitter, sampleNfceRequest } from '../../fiscal/samples.ts';
-import { api, createCompany, tempDataDir } from './service-process.ts';
+import { api, createCompany, tempDataDir, type ServiceData } from './service-process.ts';
 
 export type Client = ReturnType<typeof api>;
 
@@ -48,7 +48,7 @@ let sequence = 0;
  */
 export async function registerCompany(
   serviceUrl: string,
-  dataDir: string,
+  data: string | ServiceData,
   options: { csc?: boolean; cnpj?: string; /** More `balcao company create` options (crt, ambiente...). */ extra?: Record<string, string> } = {},
 ): Promise<TestCompany> {
   sequence += 1;
@@ -59,7 +59,7 @@ export async function registerCompany(
   const { pfx, certificate } = generateTestCertificate({ cnpj, xNome: nome, password });
   const pfxFile = join(tempDataDir('balcao-pfx-'), 'empresa.pfx');
   writeFileSync(pfxFile, pfx);
-  const { companyId, token } = await createCompany(dataDir, {
+  const { companyId, token } = await createCompany(data, {
     cnpj,
     uf: 'SP',
     nome,

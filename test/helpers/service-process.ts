@@ -3,6 +3,10 @@
 // `balcao company create`; `api` is a small fetch wrapper. Every process started here is
 // stopped by its test (stop/kill in afterAll) and, as a safety net, killed when the test
 // process exits; temporary data directories created here are removed then too.
+//
+// A service's data is a temporary folder (SQLite), or a PostgreSQL database (`database`, see
+// test/helpers/postgres.ts and stores.ts) with its master key in a file of that folder, shared by
+// every process and command started on the same data, as a deployment shares it.
 
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -55,8 +59,23 @@ export function tempDataDir(prefix = 'balcao-test-'): string {
   return dir;
 }
 
+/** Where a service keeps its data: the folder, and the PostgreSQL database when there is one. */
+export type ServiceData = { dataDir: string; database?: string };
+
+const dataOf = (where: string | ServiceData): ServiceData => (typeof where === 'string' ? { dataDir: where } : where);
+
+/** The command-line options and environment that point `balcao` at `where`'s data. */
+export function storageArgs(where: string | ServiceData): { args: string[]; env: Record<string, string> } {
+  const { dataDir, database } = dataOf(where);
+  return database
+    ? { args: ['--database', database], env: { BALCAO_MASTER_KEY_FILE: join(dataDir, 'master.key') } }
+    : { args: ['--data', dataDir], env: {} };
+}
+
 export type StartOptions = {
   dataDir?: string;
+  /** A PostgreSQL database instead of the folder's SQLite file (the folder keeps the master key). */
+  database?: string;
   env?: Record<string, string>;
   mode?: 'sandbox' | 'producao';
   /**
@@ -88,6 +107,10 @@ export type ServiceProcess = {
   readonly url: string;
   readonly port: number;
   readonly dataDir: string;
+  /** The PostgreSQL database, when the service runs on one. */
+  readonly database: string | undefined;
+  /** Its data, for createCompany and registerCompany. */
+  readonly data: ServiceData;
   readonly pid: number;
   /** Every stdout/stderr line so far (JSON log lines of the service). */
   readonly output: string[];
@@ -105,12 +128,13 @@ function waitForExit(child: ChildProcess): Promise<Exit> {
 }
 
 async function launch(dataDir: string, port: number, options: StartOptions, output: string[]) {
-  const args = [...(options.launcher ?? COMPILED), 'service', '--port', String(port), '--data', dataDir, '--modo', options.mode ?? 'sandbox', ...(options.args ?? [])];
+  const storage = storageArgs({ dataDir, database: options.database });
+  const args = [...(options.launcher ?? COMPILED), 'service', '--port', String(port), ...storage.args, '--modo', options.mode ?? 'sandbox', ...(options.args ?? [])];
   if (options.transport === 'wire') args.push('--sandbox-wire');
   const production = options.mode === 'producao' && !options.env?.BALCAO_SEFAZ_URL && !(options.args ?? []).includes('--sefaz-url');
   const child = spawn(process.execPath, args, {
     cwd: repoRoot,
-    env: { ...process.env, ...(production && { BALCAO_SEFAZ_URL: NO_SEFAZ }), ...options.env },
+    env: { ...process.env, ...storage.env, ...(production && { BALCAO_SEFAZ_URL: NO_SEFAZ }), ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.add(child);
@@ -174,6 +198,8 @@ export async function startService(options: StartOptions = {}): Promise<ServiceP
     },
     port,
     dataDir,
+    database: options.database,
+    data: { dataDir, database: options.database },
     get pid() {
       return current.child.pid!;
     },
@@ -203,10 +229,11 @@ export function runCli(args: string[], env: Record<string, string> = {}): Promis
 export type CompanyOptions = Record<string, string>;
 
 /** Registers a company with the real CLI (defaults: a valid CNPJ, SP, a test name). */
-export async function createCompany(dataDir: string, options: CompanyOptions = {}): Promise<{ companyId: string; token: string }> {
+export async function createCompany(where: string | ServiceData, options: CompanyOptions = {}): Promise<{ companyId: string; token: string }> {
   const all: CompanyOptions = { cnpj: '11222333000181', uf: 'SP', nome: 'Loja de Teste', ...options };
-  const args = ['company', 'create', '--data', dataDir, ...Object.entries(all).flatMap(([k, v]) => [`--${k}`, v])];
-  const result = await runCli(args);
+  const storage = storageArgs(where);
+  const args = ['company', 'create', ...storage.args, ...Object.entries(all).flatMap(([k, v]) => [`--${k}`, v])];
+  const result = await runCli(args, storage.env);
   if (result.code !== 0) throw new Error(`balcao company create falhou (${result.code}): ${result.stderr}`);
   const { company_id, token } = JSON.parse(result.stdout) as { company_id: string; token: string };
   return { companyId: company_id, token };

@@ -1,0 +1,283 @@
+// MdfeStore on PostgreSQL: the MDF-e part of PgStore (service/pg-store.ts), on its pool, its
+// transactions and its key settling (service/pg-db.ts PgBlocks), so that recording a verdict and
+// settling its key are one transaction, as on SQLite (sqlite-store.ts beside this file).
+//
+// A manifest being issued names the process whose request issues it (issued_by): the recovery
+// of another process settles it only once that process's lease ran out (`processing`).
+
+import { holderGone, keyBytes, keyText, type PgBlocks } from '../pg-db.ts';
+import type { KeyAttempt } from '../idempotency-rules.ts';
+import type {
+  MdfeDocument,
+  MdfeEventRecord,
+  MdfeFilters,
+  MdfePage,
+  MdfeRecord,
+  MdfeSituacao,
+  MdfeStore,
+  MdfeVerdictRecord,
+  MdfeXml,
+  NewMdfe,
+} from './store.ts';
+
+type Row = {
+  id: string;
+  company_id: string;
+  chave: string;
+  serie: number;
+  numero: number;
+  c_mdf: string;
+  ambiente: 'homologacao' | 'producao';
+  placa: string;
+  uf_inicio: string;
+  uf_fim: string;
+  situacao: MdfeSituacao;
+  status: string | null;
+  motivo: string | null;
+  protocolo: string | null;
+  emitido_em: string;
+  autorizado_em: string | null;
+  encerrado_em: string | null;
+  cancelado_em: string | null;
+  referencia_externa: Buffer | null;
+  qrcode: string;
+  valor_carga: string;
+  created_at: string;
+  updated_at: string;
+};
+
+const COLUMNS = `id, company_id, chave, serie, numero, c_mdf, ambiente, placa, uf_inicio, uf_fim, situacao, status, motivo,
+  protocolo, emitido_em, autorizado_em, encerrado_em, cancelado_em, referencia_externa, qrcode, valor_carga, created_at, updated_at`;
+
+const iso = (): string => new Date().toISOString();
+
+function fromRow(r: Row): MdfeRecord {
+  return {
+    id: r.id,
+    companyId: r.company_id,
+    chave: r.chave,
+    serie: r.serie,
+    numero: r.numero,
+    cMdf: r.c_mdf,
+    ambiente: r.ambiente,
+    placa: r.placa,
+    ufInicio: r.uf_inicio,
+    ufFim: r.uf_fim,
+    situacao: r.situacao,
+    status: r.status,
+    motivo: r.motivo,
+    protocolo: r.protocolo,
+    emitidoEm: r.emitido_em,
+    autorizadoEm: r.autorizado_em,
+    encerradoEm: r.encerrado_em,
+    canceladoEm: r.cancelado_em,
+    referenciaExterna: keyText(r.referencia_externa),
+    qrcode: r.qrcode,
+    valorCarga: r.valor_carga,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+type Queryable = { query: PgBlocks['pool']['query'] };
+
+export class PgMdfeStore implements MdfeStore {
+  constructor(private readonly b: PgBlocks) {}
+
+  private async byId(db: Queryable, id: string): Promise<MdfeRecord | undefined> {
+    const row = (await db.query<Row>(`SELECT ${COLUMNS} FROM mdfe WHERE id = $1`, [id])).rows[0];
+    return row && fromRow(row);
+  }
+
+  async codeOfLastAttempt(companyId: string, serie: number, numero: number): Promise<string | undefined> {
+    const r = await this.b.pool.query<{ c_mdf: string }>(
+      'SELECT c_mdf FROM mdfe WHERE company_id = $1 AND serie = $2 AND numero = $3 ORDER BY seq DESC LIMIT 1',
+      [companyId, serie, numero],
+    );
+    return r.rows[0]?.c_mdf;
+  }
+
+  async insertProcessing(m: NewMdfe, documents: readonly MdfeDocument[]): Promise<void> {
+    await this.b.transaction(async (client) => {
+      await client.query(
+        `INSERT INTO mdfe (id, company_id, chave, serie, numero, c_mdf, ambiente, placa, uf_inicio, uf_fim, situacao,
+           emitido_em, referencia_externa, qrcode, valor_carga, xml, issued_by, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'processando', $11, $12, $13, $14, $15, $16, $17, $17)`,
+        [
+          m.id,
+          m.companyId,
+          m.chave,
+          m.serie,
+          m.numero,
+          m.cMdf,
+          m.ambiente,
+          m.placa,
+          m.ufInicio,
+          m.ufFim,
+          m.emitidoEm,
+          keyBytes(m.referenciaExterna),
+          m.qrcode,
+          m.valorCarga,
+          m.xml,
+          this.b.lease.id,
+          m.createdAt,
+        ],
+      );
+      if (documents.length) {
+        await client.query(
+          `INSERT INTO mdfe_documentos (mdfe_id, ordem, tipo, chave, codigo_municipio_descarga)
+           SELECT $1, ordem - 1, tipo, chave, municipio FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS d(tipo, chave, municipio, ordem)`,
+          [m.id, documents.map((d) => d.tipo), documents.map((d) => d.chave), documents.map((d) => d.codigoMunicipioDescarga)],
+        );
+      }
+    });
+  }
+
+  async recordVerdict(id: string, v: MdfeVerdictRecord, attempt?: KeyAttempt): Promise<MdfeRecord | undefined> {
+    return this.b.transaction(async (client) => {
+      const changed = await client.query(
+        `UPDATE mdfe SET situacao = $1, status = $2, motivo = $3, protocolo = $4, autorizado_em = $5, prot_xml = $6, updated_at = $7,
+           issued_by = NULL
+         WHERE id = $8 AND situacao = 'processando'`,
+        [
+          v.authorized ? 'autorizado' : 'rejeitado',
+          v.status,
+          v.motivo,
+          v.authorized ? v.protocolo : null,
+          v.authorized ? v.at : null,
+          v.protXml || null,
+          iso(),
+          id,
+        ],
+      );
+      if (changed.rowCount && attempt) await this.b.settleKeyInTx(client, attempt, v.authorized ? 'authorized' : 'rejected');
+      return this.byId(client, id);
+    });
+  }
+
+  async discardAttempt(id: string, attempt?: KeyAttempt): Promise<void> {
+    await this.b.transaction(async (client) => {
+      await client.query("DELETE FROM mdfe WHERE id = $1 AND situacao = 'processando'", [id]);
+      if (attempt) await this.b.settleKeyInTx(client, attempt, 'rejected');
+    });
+  }
+
+  async releaseKey(attempt: KeyAttempt): Promise<void> {
+    await this.b.settleKeyInTx(this.b.pool, attempt, 'rejected');
+  }
+
+  async get(companyId: string, id: string): Promise<MdfeRecord | undefined> {
+    const row = (await this.b.pool.query<Row>(`SELECT ${COLUMNS} FROM mdfe WHERE id = $1 AND company_id = $2`, [id, companyId])).rows[0];
+    return row && fromRow(row);
+  }
+
+  async getById(id: string): Promise<MdfeRecord | undefined> {
+    return this.byId(this.b.pool, id);
+  }
+
+  async documents(id: string): Promise<MdfeDocument[]> {
+    const rows = (
+      await this.b.pool.query<{ tipo: 'CTe' | 'NFe'; chave: string; codigo_municipio_descarga: string }>(
+        'SELECT tipo, chave, codigo_municipio_descarga FROM mdfe_documentos WHERE mdfe_id = $1 ORDER BY ordem',
+        [id],
+      )
+    ).rows;
+    return rows.map((r) => ({ tipo: r.tipo, chave: r.chave, codigoMunicipioDescarga: r.codigo_municipio_descarga }));
+  }
+
+  async events(id: string): Promise<MdfeEventRecord[]> {
+    const rows = (
+      await this.b.pool.query<{
+        tp_evento: string;
+        n_seq: number;
+        status: string;
+        motivo: string;
+        protocolo: string | null;
+        registrado_em: string;
+        dados: string;
+        xml: string;
+      }>(
+        `SELECT tp_evento, n_seq, status, motivo, protocolo, registrado_em, dados, xml FROM mdfe_eventos
+          WHERE mdfe_id = $1 ORDER BY registrado_em, tp_evento, n_seq`,
+        [id],
+      )
+    ).rows;
+    return rows.map((r) => ({
+      tpEvento: r.tp_evento,
+      nSeq: r.n_seq,
+      status: r.status,
+      motivo: r.motivo,
+      protocolo: r.protocolo,
+      registradoEm: r.registrado_em,
+      dados: JSON.parse(r.dados) as Record<string, string>,
+      xml: r.xml,
+    }));
+  }
+
+  async xml(companyId: string, id: string): Promise<MdfeXml | undefined> {
+    const row = (
+      await this.b.pool.query<{ situacao: MdfeSituacao; xml: string; prot_xml: string | null }>(
+        'SELECT situacao, xml, prot_xml FROM mdfe WHERE id = $1 AND company_id = $2',
+        [id, companyId],
+      )
+    ).rows[0];
+    return row && { situacao: row.situacao, xml: row.xml, protXml: row.prot_xml };
+  }
+
+  async list(companyId: string, f: MdfeFilters, limit: number, offset: number): Promise<MdfePage> {
+    const params: unknown[] = [companyId];
+    const where = ['company_id = $1'];
+    const add = (column: string, operator: string, value: unknown) => {
+      params.push(value);
+      where.push(`${column} ${operator} $${params.length}`);
+    };
+    if (f.status !== undefined) add('status', '=', f.status);
+    if (f.situacao !== undefined) add('situacao', '=', f.situacao);
+    if (f.ufInicio !== undefined) add('uf_inicio', '=', f.ufInicio);
+    if (f.ufFim !== undefined) add('uf_fim', '=', f.ufFim);
+    if (f.from !== undefined) add('emitido_em', '>=', f.from);
+    if (f.until !== undefined) add('emitido_em', '<', f.until);
+    const condition = where.join(' AND ');
+    // One snapshot for both, so the page and its total are of the same moment.
+    return this.b.transaction(async (client) => {
+      await client.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+      const total = (await client.query<{ n: number }>(`SELECT count(*) AS n FROM mdfe WHERE ${condition}`, params)).rows[0]!.n;
+      const rows = (
+        await client.query<Row>(
+          `SELECT ${COLUMNS} FROM mdfe WHERE ${condition} ORDER BY emitido_em DESC, seq DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+          [...params, limit, offset],
+        )
+      ).rows;
+      return { rows: rows.map(fromRow), total };
+    });
+  }
+
+  async recordEvent(id: string, e: MdfeEventRecord, to: 'encerrado' | 'cancelado'): Promise<MdfeRecord | undefined> {
+    return this.b.transaction(async (client) => {
+      const column = to === 'encerrado' ? 'encerrado_em' : 'cancelado_em';
+      const changed = await client.query(`UPDATE mdfe SET situacao = $1, ${column} = $2, updated_at = $3 WHERE id = $4 AND situacao = 'autorizado'`, [
+        to,
+        e.registradoEm,
+        iso(),
+        id,
+      ]);
+      if (!changed.rowCount) return undefined;
+      await client.query(
+        `INSERT INTO mdfe_eventos (mdfe_id, tp_evento, n_seq, status, motivo, protocolo, registrado_em, dados, xml)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+        [id, e.tpEvento, e.nSeq, e.status, e.motivo, e.protocolo, e.registradoEm, JSON.stringify(e.dados), e.xml],
+      );
+      return this.byId(client, id);
+    });
+  }
+
+  async processing(): Promise<MdfeRecord[]> {
+    const rows = (
+      await this.b.pool.query<Row>(
+        `SELECT ${COLUMNS} FROM mdfe m WHERE situacao = 'processando' AND ${holderGone('m.issued_by', '$1')} ORDER BY seq`,
+        [this.b.lease.leaseMs],
+      )
+    ).rows;
+    return rows.map(fromRow);
+  }
+}

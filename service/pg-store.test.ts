@@ -1,0 +1,151 @@
+// The PostgreSQL store as several processes see it: two stores opened on one database stand for
+// two service processes (each with its lease, pg-db.ts). What one holds the other does not take,
+// until the holder is gone (lease expired) or lets go (graceful stop); concurrent claims of one
+// key yield one new attempt; webhook deliveries are never leased twice; readiness knows a schema
+// behind the code. Against a real PostgreSQL server (test/helpers/postgres.ts).
+
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openTestService, testStorage, type TestStorage } from '../test/helpers/stores.ts';
+import { createCompany } from './companies.ts';
+import type { OpenedService } from './open-service.ts';
+import type { PgStore } from './pg-store.ts';
+import type { NewNfceDocument } from './nfce/store.ts';
+
+let storage: TestStorage;
+let a: OpenedService;
+let b: OpenedService;
+let companyId: string;
+let numero = 0;
+
+const store = (opened: OpenedService) => opened.store as PgStore;
+
+beforeAll(async () => {
+  storage = await testStorage('postgres');
+  // Opened together on a new database: both migrate it at once (one does, under its lock).
+  [a, b] = await Promise.all([openTestService(storage), openTestService(storage)]);
+  companyId = (await createCompany(a, { cnpj: '11222333000181', uf: 'SP', nome: 'Loja Compartilhada' })).companyId;
+});
+
+afterAll(async () => {
+  await a?.store.close();
+  await b?.store.close();
+  await storage?.close();
+});
+
+function document(over: Partial<NewNfceDocument> = {}): NewNfceDocument {
+  numero += 1;
+  const chave = `3526111122233300018165001${String(numero).padStart(9, '0')}1${String(numero).padStart(8, '0')}0`;
+  return {
+    id: randomUUID(),
+    companyId,
+    idempotencyKey: null,
+    serie: 1,
+    numero,
+    chave,
+    cNF: chave.slice(35, 43),
+    dhEmi: '2026-11-22T10:00:00-03:00',
+    tpEmis: 1,
+    contingencia: false,
+    ambiente: 'homologacao',
+    qrcode: null,
+    urlConsulta: 'https://www.homologacao.nfce.fazenda.sp.gov.br/NFCeConsultaPublica',
+    valorTotal: '10.00',
+    requestJson: '{}',
+    createdAt: new Date(),
+    ...over,
+  };
+}
+
+/** Makes a process look dead to the others: its heartbeat older than its lease. */
+const expire = (opened: OpenedService) =>
+  storage.db.rows(`UPDATE service_processes SET heartbeat_at = now() - interval '1 hour' WHERE id = ? RETURNING id`, store(opened).processId);
+
+describe('two processes on one database', () => {
+  it('both opened and registered; the schema is current for both', async () => {
+    const processes = await storage.db.rows<{ id: string }>('SELECT id FROM service_processes ORDER BY id');
+    expect(processes.map((p) => p.id).sort()).toEqual([store(a).processId, store(b).processId].sort());
+    await expect(a.store.checkReady()).resolves.toBeUndefined();
+    await expect(b.store.checkReady()).resolves.toBeUndefined();
+  });
+
+  it('concurrent claims of one key from both processes: exactly one new attempt', async () => {
+    const claims = Array.from({ length: 20 }, (_, i) =>
+      (i % 2 ? a : b).store.claimIdempotencyKey({ companyId, docType: 'mdfe', key: 'disputada', fingerprint: 'f', documentId: randomUUID() }),
+    );
+    const results = await Promise.all(claims);
+    expect(results.filter((r) => r.kind === 'new')).toHaveLength(1);
+    expect(results.filter((r) => r.kind === 'in_progress')).toHaveLength(19);
+  });
+
+  it('a queued document is taken by one process only, until its holder dies; then the other takes it', async () => {
+    const docs = Array.from({ length: 6 }, () => document());
+    for (const d of docs) await a.store.nfce.insertDocument(d);
+    const later = new Date(Date.now() + 1_000);
+    const [byA, byB] = await Promise.all([a.store.nfce.dueDocuments(later, 3, new Set()), b.store.nfce.dueDocuments(later, 3, new Set())]);
+    const ids = (list: { id: string }[]) => list.map((w) => w.id);
+    expect(new Set([...ids(byA), ...ids(byB)]).size).toBe(6);
+    // Held: the other process does not take them, whatever it asks for.
+    expect(await b.store.nfce.dueDocuments(later, 100, new Set(ids(byB)))).toEqual([]);
+    // A postponement frees one for whoever comes when it is due.
+    await a.store.nfce.postpone(byA[0]!.id, new Date(Date.now() - 1), 'autoridade indisponível');
+    expect(ids(await b.store.nfce.dueDocuments(later, 100, new Set(ids(byB))))).toEqual([byA[0]!.id]);
+    // A's lease runs out: B takes what A still held.
+    await expire(a);
+    expect(ids(await b.store.nfce.dueDocuments(later, 100, new Set([...ids(byB), byA[0]!.id]))).sort()).toEqual(ids(byA).slice(1).sort());
+  });
+
+  it('keys and manifests of a process still alive are not recovered by another; once it is gone they are', async () => {
+    const key = { companyId, docType: 'nfe' as const, key: 'devolucao-em-voo', fingerprint: 'f', documentId: randomUUID() };
+    expect(await b.store.claimIdempotencyKey(key)).toEqual({ kind: 'new' });
+    expect((await a.store.pendingIdempotencyKeys('nfe')).map((k) => k.key)).not.toContain('devolucao-em-voo');
+    await expire(b);
+    expect((await a.store.pendingIdempotencyKeys('nfe')).map((k) => k.key)).toContain('devolucao-em-voo');
+    await store(b).renewLease();
+    expect((await a.store.pendingIdempotencyKeys('nfe')).map((k) => k.key)).not.toContain('devolucao-em-voo');
+  });
+
+  it('webhook deliveries leased by one process are not leased by the other', async () => {
+    await a.store.putWebhook(companyId, { url: 'http://127.0.0.1:9/', secretSealed: Buffer.from('x') });
+    for (let i = 0; i < 10; i++) {
+      await a.store.enqueueWebhookEvent({ eventId: randomUUID(), companyId, tipo: 'teste', payload: `{"n":${i}}`, createdAt: new Date() });
+    }
+    const now = new Date(Date.now() + 1_000);
+    const [byA, byB] = await Promise.all([a.store.leaseDueWebhookDeliveries(now, 6, 60_000), b.store.leaseDueWebhookDeliveries(now, 6, 60_000)]);
+    const all = [...byA, ...byB].map((d) => d.eventId);
+    expect(all).toHaveLength(10);
+    expect(new Set(all).size).toBe(10);
+    expect(await b.store.leaseDueWebhookDeliveries(now, 100, 60_000)).toEqual([]);
+  });
+
+  it('sandbox settings: partial updates keep the other field, per company; values out of the contract are refused', async () => {
+    expect(await a.store.getSandboxAuthority(companyId)).toEqual({ latencyMs: 0, disponivel: true });
+    expect(await a.store.updateSandboxAuthority(companyId, { disponivel: false, latencyMs: undefined })).toEqual({ latencyMs: 0, disponivel: false });
+    expect(await b.store.updateSandboxAuthority(companyId, { latencyMs: 1500 })).toEqual({ latencyMs: 1500, disponivel: false });
+    expect(await a.store.getSandboxAuthority(companyId)).toEqual({ latencyMs: 1500, disponivel: false });
+    await expect(a.store.updateSandboxAuthority(companyId, { latencyMs: 60_001 })).rejects.toThrow(/check constraint/);
+  });
+
+  it('readiness fails, naming it, when the database lacks a migration the code ships', async () => {
+    const [row] = await storage.db.rows<{ id: string; checksum: string }>(
+      `DELETE FROM schema_migrations WHERE id = '20261128T0910_sandbox_authority' RETURNING id, checksum`,
+    );
+    try {
+      await expect(a.store.checkReady()).rejects.toThrow(/migrações pendentes no banco: 20261128T0910_sandbox_authority/);
+    } finally {
+      await storage.db.rows(`INSERT INTO schema_migrations (id, checksum, applied_at) VALUES (?, ?, ?)`, row!.id, row!.checksum, new Date().toISOString());
+    }
+    await expect(a.store.checkReady()).resolves.toBeUndefined();
+  });
+
+  it('a graceful close frees what the process held at once', async () => {
+    const extra = await openTestService(storage);
+    const d = document();
+    await a.store.nfce.insertDocument(d);
+    const later = new Date(Date.now() + 1_000);
+    expect((await extra.store.nfce.dueDocuments(later, 100, new Set())).map((w) => w.id)).toContain(d.id);
+    expect((await b.store.nfce.dueDocuments(later, 100, new Set())).map((w) => w.id)).not.toContain(d.id);
+    await extra.store.close();
+    expect((await b.store.nfce.dueDocuments(later, 100, new Set())).map((w) => w.id)).toContain(d.id);
+  });
+});

@@ -1,0 +1,209 @@
+// Three `balcao service` processes on one PostgreSQL database, behind a round-robin proxy
+// (helpers/round-robin-proxy.ts), with the guarantees of one: the same key posted 50 times at
+// once is one document; 600 receipts spread over the three are each authorized exactly once at
+// the authority (its own count of what it received, nfe_recepcao); and a process SIGKILLed mid-
+// load leaves its leased documents to the others, who take them once its lease runs out (they
+// consult the authority first), each finished once, no idempotency key left locked.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nfceBody, registerCompany, type TestCompany } from './helpers/nfce.ts';
+import { until } from './helpers/nfce-recovery.ts';
+import { roundRobinProxy, type RoundRobinProxy } from './helpers/round-robin-proxy.ts';
+import { api, startService, type ServiceProcess } from './helpers/service-process.ts';
+import { testStorage, type TestStorage } from './helpers/stores.ts';
+
+/** Short, so the test sees a dead process's lease run out (the default is 30 s). */
+const LEASE_MS = 3_000;
+
+let storage: TestStorage;
+let services: ServiceProcess[];
+let proxy: RoundRobinProxy;
+
+/** A service process's id in the database (its `processo` log field), as its leases name it. */
+function processIdOf(service: ServiceProcess): string {
+  for (const line of service.output) {
+    try {
+      const entry = JSON.parse(line) as { msg?: string; processo?: string };
+      if (entry.msg === 'listening' && entry.processo) return entry.processo;
+    } catch {
+      // not a log line
+    }
+  }
+  throw new Error('o processo não disse o seu id');
+}
+
+beforeAll(async () => {
+  storage = await testStorage('postgres');
+  const env = { BALCAO_LEASE_MS: String(LEASE_MS), BALCAO_LOG_LEVEL: 'warn' };
+  // Started together: they migrate the new database at the same time (one does, under a lock).
+  services = await Promise.all([0, 1, 2].map(() => startService({ dataDir: storage.dataDir, database: storage.database, env })));
+  proxy = await roundRobinProxy(services.map((s) => s.url));
+});
+
+afterAll(async () => {
+  await proxy?.close();
+  await Promise.all((services ?? []).map((s) => s.stop().catch(() => undefined)));
+  await storage?.close();
+});
+
+/** The company, registered through the CLI against the shared database, its client through the proxy. */
+async function company(): Promise<TestCompany> {
+  const c = await registerCompany(proxy.url, storage);
+  return { ...c, client: api(proxy.url, c.token) };
+}
+
+const keysLocked = (c: TestCompany) => storage.db.value<number>(`SELECT count(*) FROM idempotency_keys WHERE company_id = ? AND state = 'processing'`, c.companyId);
+const processando = (c: TestCompany) => storage.db.value<number>(`SELECT count(*) FROM nfce_documents WHERE company_id = ? AND status = 'processando'`, c.companyId);
+
+/** Posts `count` receipts (numbers from `first`), `concurrency` at a time, each with its own key; the answers by key. */
+async function postMany(c: TestCompany, first: number, count: number, concurrency: number) {
+  const answers = new Map<string, { status: number; id?: string }>();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) {
+        const nNF = first + next++;
+        const key = `venda-${nNF}`;
+        const res = await c.client.post('/api/v1/nfce', nfceBody(nNF), { headers: { 'idempotency-key': key } }).catch(() => ({ status: 0, body: {} }));
+        answers.set(key, { status: res.status, id: (res.body as { id?: string }).id });
+      }
+    }),
+  );
+  return answers;
+}
+
+/** What the authority knows of the company: each access key authorized, and how many times it received each. */
+async function atTheAuthority(c: TestCompany) {
+  const authorized = await storage.authority.rows<{ access_key: string; c_stat: string }>('SELECT access_key, c_stat FROM nfe WHERE cnpj = ?', c.cnpj);
+  const received = await storage.authority.rows<{ access_key: string; n: number; answers: string }>(
+    `SELECT access_key, count(*) AS n, string_agg(c_stat, ',') AS answers FROM nfe_recepcao WHERE cnpj = ? GROUP BY access_key`,
+    c.cnpj,
+  );
+  return { authorized, received };
+}
+
+describe('three service processes on one PostgreSQL behind a round-robin proxy', () => {
+  it('50 identical concurrent POSTs → one document, one authorization', async () => {
+    const c = await company();
+    const body = nfceBody(1);
+    const before = new Map(proxy.served);
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, () => c.client.post('/api/v1/nfce', body, { headers: { 'idempotency-key': 'mesma-venda' } })),
+    );
+    // Each process answered some of them: the claim raced across processes.
+    for (const s of services) expect(proxy.served.get(s.url)! - before.get(s.url)!, s.url).toBeGreaterThan(0);
+    // 202 for the one that claimed, 409 while it is processed, 200 replays once it is authorized.
+    expect(answers.filter((r) => r.status === 202)).toHaveLength(1);
+    for (const r of answers) expect([200, 202, 409], r.text).toContain(r.status);
+    const ids = new Set(answers.map((r) => r.body.id as string));
+    expect(ids.size).toBe(1);
+    const [id] = [...ids];
+
+    await until('autorizada', async () => (await processando(c)) === 0);
+    const documents = await storage.db.rows<{ id: string; status: string }>('SELECT id, status FROM nfce_documents WHERE company_id = ?', c.companyId);
+    expect(documents).toEqual([{ id, status: 'autorizado' }]);
+    const { authorized, received } = await atTheAuthority(c);
+    expect(authorized).toHaveLength(1);
+    expect(received).toEqual([{ access_key: authorized[0]!.access_key, n: 1, answers: '100' }]);
+    expect(await keysLocked(c)).toBe(0);
+  });
+
+  it('600 distinct NFC-e spread over the three → each authorized exactly once at the authority', async () => {
+    const c = await company();
+    const before = new Map(proxy.served);
+    const answers = await postMany(c, 1, 600, 24);
+    expect([...answers.values()].filter((a) => a.status !== 202)).toEqual([]);
+    for (const s of services) expect(proxy.served.get(s.url)! - before.get(s.url)!, s.url).toBeGreaterThanOrEqual(150);
+
+    await until('todas com veredito', async () => (await processando(c)) === 0, 120_000);
+    const statuses = await storage.db.rows<{ status: string; n: number }>('SELECT status, count(*) AS n FROM nfce_documents WHERE company_id = ? GROUP BY status', c.companyId);
+    expect(statuses).toEqual([{ status: 'autorizado', n: 600 }]);
+    const { authorized, received } = await atTheAuthority(c);
+    expect(authorized).toHaveLength(600);
+    // Each access key received once: no process sent one another had sent (a second send would be a 204 here).
+    expect(received).toHaveLength(600);
+    expect(received.filter((r) => r.n !== 1 || r.answers !== '100')).toEqual([]);
+    const documents = await storage.db.rows<{ chave: string }>('SELECT chave FROM nfce_documents WHERE company_id = ?', c.companyId);
+    expect(new Set(authorized.map((a) => a.access_key))).toEqual(new Set(documents.map((d) => d.chave)));
+    // Each process did part of the authorizing (its own count, in its /metrics).
+    for (const s of services) {
+      const metrics = (await api(s.url).get('/metrics')).text;
+      const count = Number(/^balcao_authorizations_total\{document="nfce",cstat="100"\} (\d+)/m.exec(metrics)?.[1] ?? 0);
+      expect(count, s.url).toBeGreaterThan(0);
+    }
+    expect(await keysLocked(c)).toBe(0);
+  });
+
+  it("a process SIGKILLed mid-load: its leased documents are finished by the others after its lease runs out, each once, no key left locked", async () => {
+    const c = await company();
+    // The authority takes its time: documents stay leased, in flight, when the process dies.
+    await c.client.post('/api/v1/sandbox/autoridade', { latencia_ms: 400 });
+    const victim = services[2]!;
+    const victimId = processIdOf(victim);
+    const load = postMany(c, 1, 300, 12);
+
+    const leasedAtKill = await until('o processo com documentos em mãos', async () => {
+      const rows = await storage.db.rows<{ id: string }>(
+        `SELECT id FROM nfce_documents WHERE company_id = ? AND status = 'processando' AND leased_by = ?`,
+        c.companyId,
+        victimId,
+      );
+      return rows.length >= 4 && rows;
+    });
+    await victim.kill();
+    proxy.remove(victim.url);
+    const killedAt = Date.now();
+
+    // Within its lease the others leave them alone: still processando, still the dead one's.
+    const held = await storage.db.rows<{ id: string }>(
+      `SELECT id FROM nfce_documents WHERE status = 'processando' AND leased_by = ? AND id = ANY(string_to_array(?, ','))`,
+      victimId,
+      leasedAtKill.map((r) => r.id).join(','),
+    );
+    expect(Date.now() - killedAt).toBeLessThan((LEASE_MS * 4) / 5);
+    expect(held.length).toBeGreaterThan(0);
+
+    const answers = await load;
+    await c.client.post('/api/v1/sandbox/autoridade', { latencia_ms: 0 });
+    // Requests the dead process was answering are unknown to their client (502, a cut
+    // connection): retried with the same key, they find their document or make it, once.
+    for (const [key, answer] of answers) {
+      if (answer.status === 202) continue;
+      const nNF = Number(key.slice('venda-'.length));
+      const retried = await until(`chave ${key} respondida`, async () => {
+        const res = await c.client.post('/api/v1/nfce', nfceBody(nNF), { headers: { 'idempotency-key': key } });
+        return [200, 202, 409].includes(res.status) && res;
+      });
+      answers.set(key, { status: retried.status, id: retried.body.id });
+    }
+
+    await until('todas com veredito', async () => (await processando(c)) === 0, 120_000);
+    // Its documents were finished by the survivors, after its lease ran out: its last renewal was
+    // at most a fifth of the lease before the kill.
+    const finished = await storage.db.rows<{ id: string; status: string; leased_by: string | null; updated_at: string }>(
+      `SELECT id, status, leased_by, updated_at FROM nfce_documents WHERE id = ANY(string_to_array(?, ','))`,
+      leasedAtKill.map((r) => r.id).join(','),
+    );
+    expect(finished.map((d) => d.status)).toEqual(leasedAtKill.map(() => 'autorizado'));
+    expect(finished.every((d) => d.leased_by === null)).toBe(true);
+    for (const d of finished.filter((f) => held.some((h) => h.id === f.id))) {
+      expect(Date.parse(d.updated_at) - killedAt, d.id).toBeGreaterThanOrEqual((LEASE_MS * 4) / 5 - 250);
+    }
+
+    // One document per key, each authorized once, each received once by the authority.
+    const documents = await storage.db.rows<{ id: string; chave: string; status: string }>(
+      'SELECT id, chave, status FROM nfce_documents WHERE company_id = ?',
+      c.companyId,
+    );
+    expect(documents).toHaveLength(300);
+    expect(documents.every((d) => d.status === 'autorizado')).toBe(true);
+    for (const [key, answer] of answers) expect(documents.some((d) => d.id === answer.id), key).toBe(true);
+    const { authorized, received } = await atTheAuthority(c);
+    expect(authorized).toHaveLength(300);
+    expect(received.filter((r) => r.n !== 1)).toEqual([]);
+    expect(received).toHaveLength(300);
+    expect(await keysLocked(c)).toBe(0);
+    const keys = await storage.db.value<number>(`SELECT count(*) FROM idempotency_keys WHERE company_id = ? AND state = 'authorized'`, c.companyId);
+    expect(keys).toBe(300);
+  });
+});
