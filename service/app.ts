@@ -55,11 +55,52 @@ const notJson = () =>
 
 export function buildApp(options: BuildAppOptions): ServiceApp {
   const deps = createServiceDeps(options);
+  const app = createFastify(options);
+
+  app.decorate('deps', deps);
+  // An expectation other than 100-continue (the only one HTTP defines) is ignored and the request
+  // served as without it, which HTTP allows: Node's own 417 would have no contract body.
+  app.server.on('checkExpectation', (request, response) => app.server.emit('request', request, response));
+  // Added first so it runs last: onClose hooks run newest first, and the document queues (whose
+  // in-flight work may still be talking to the sandbox) stop in the route plugins' hooks.
+  app.addHook('onClose', async () => deps.authority.close());
+
+  // Webhook outbox delivery lives as long as the app: started when ready, stopped on close
+  // (after the HTTP server, before the caller closes the store). Built here so a malformed
+  // BALCAO_WEBHOOK_BACKOFF_MS fails the start instead of the first delivery.
+  const webhookDelivery = new WebhookDelivery({ store: deps.store, secrets: deps.secrets, logger: app.log });
+  app.addHook('onReady', async () => webhookDelivery.start());
+  app.addHook('onClose', async () => webhookDelivery.stop());
+
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler(notFoundHandler);
+  acceptJsonOnly(app);
+  requestHooks(app, deps);
+  describeInOpenApi(app, options.mode);
+  operationalRoutes(app, deps);
+
+  void app.register(
+    async (api) => {
+      api.addHook('onRequest', authenticate(deps.store));
+      if (options.mode === 'sandbox') await api.register(sandboxRoutes, { deps });
+      await api.register(webhookRoutes, { deps });
+      for (const routes of options.routes ?? documentRoutes) await api.register(routes, { deps });
+    },
+    { prefix: API_PREFIX },
+  );
+
+  return app as unknown as ServiceApp;
+}
+
+type App = ReturnType<typeof createFastify>;
+
+/** The server: TLS when configured, limits, timeouts, the contract's answers to what Node refuses, Ajv's options. */
+function createFastify(options: BuildAppOptions) {
   const timeouts = httpTimeouts(options.requestTimeoutMs ?? requestTimeoutFromEnv());
   // Fastify's types would follow the `https` option to another server type (hence `as object`);
   // the routes only ever see requests and replies, the same either way.
   const https = options.tls ? ({ https: { cert: options.tls.cert, key: options.tls.key, minVersion: 'TLSv1.2' } } as object) : {};
-  const app = Fastify({
+  return Fastify({
     ...https,
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
     bodyLimit: BODY_LIMIT_BYTES,
@@ -93,26 +134,10 @@ export function buildApp(options: BuildAppOptions): ServiceApp {
       },
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
+}
 
-  app.decorate('deps', deps);
-  // An expectation other than 100-continue (the only one HTTP defines) is ignored and the request
-  // served as without it, which HTTP allows: Node's own 417 would have no contract body.
-  app.server.on('checkExpectation', (request, response) => app.server.emit('request', request, response));
-  // Added first so it runs last: onClose hooks run newest first, and the document queues (whose
-  // in-flight work may still be talking to the sandbox) stop in the route plugins' hooks.
-  app.addHook('onClose', async () => deps.authority.close());
-
-  // Webhook outbox delivery lives as long as the app: started when ready, stopped on close
-  // (after the HTTP server, before the caller closes the store). Built here so a malformed
-  // BALCAO_WEBHOOK_BACKOFF_MS fails the start instead of the first delivery.
-  const webhookDelivery = new WebhookDelivery({ store: deps.store, secrets: deps.secrets, logger: app.log });
-  app.addHook('onReady', async () => webhookDelivery.start());
-  app.addHook('onClose', async () => webhookDelivery.stop());
-
-  app.setErrorHandler(errorHandler);
-  app.setNotFoundHandler(notFoundHandler);
-
-  // JSON in UTF-8 and nothing else: text/plain (a fastify default) and other charsets are 415.
+/** JSON in UTF-8 and nothing else: text/plain (a fastify default) and other charsets are 415. */
+function acceptJsonOnly(app: App): void {
   app.removeAllContentTypeParsers();
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
@@ -123,7 +148,10 @@ export function buildApp(options: BuildAppOptions): ServiceApp {
     }
     parseJson(request, body as string, done);
   });
+}
 
+/** Every request: its id, the Host HTTP/1.1 requires, 503 while closing, the company's Date, one read scope. */
+function requestHooks(app: App, deps: ServiceDeps): void {
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
@@ -164,7 +192,10 @@ export function buildApp(options: BuildAppOptions): ServiceApp {
   });
   app.addHook('preValidation', (request, _reply, done) => inReadScope(done, request.reads));
   app.addHook('preValidation', coerceQueryAndParams);
+}
 
+/** The OpenAPI document the routes' schemas describe (served at OPENAPI_PATH). */
+function describeInOpenApi(app: App, mode: BuildAppOptions['mode']): void {
   void app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -173,7 +204,7 @@ export function buildApp(options: BuildAppOptions): ServiceApp {
         version: '1',
         description:
           'Autenticação: Authorization: Bearer <token da empresa>. Erros: { error: { code, message, details? } }. ' +
-          (options.mode === 'sandbox' ? 'Modo sandbox: autoridade fiscal simulada.' : 'Modo produção.'),
+          (mode === 'sandbox' ? 'Modo sandbox: autoridade fiscal simulada.' : 'Modo produção.'),
       },
       components: {
         securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'Token da empresa (blc_...)' } },
@@ -181,7 +212,10 @@ export function buildApp(options: BuildAppOptions): ServiceApp {
       security: [{ bearerAuth: [] }],
     },
   });
+}
 
+/** Outside /api/v1 and its authentication: liveness, readiness, metrics, the OpenAPI document. */
+function operationalRoutes(app: App, deps: ServiceDeps): void {
   // Liveness: the process answers (the database is /readyz's business: a process is not
   // restarted because its database is away). With a company's token, also what the service last
   // learned of that company's tax authority, so a terminal can issue in offline contingency
@@ -205,16 +239,4 @@ export function buildApp(options: BuildAppOptions): ServiceApp {
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => reply.type(deps.metrics.contentType).send(await deps.metrics.text()));
 
   app.get(OPENAPI_PATH, { schema: { hide: true } }, async () => app.swagger());
-
-  void app.register(
-    async (api) => {
-      api.addHook('onRequest', authenticate(deps.store));
-      if (options.mode === 'sandbox') await api.register(sandboxRoutes, { deps });
-      await api.register(webhookRoutes, { deps });
-      for (const routes of options.routes ?? documentRoutes) await api.register(routes, { deps });
-    },
-    { prefix: API_PREFIX },
-  );
-
-  return app as unknown as ServiceApp;
 }

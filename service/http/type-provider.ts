@@ -15,3 +15,6 @@ export interface TypeBoxTypeProvider extends FastifyTypeProvider {
  * Registered by buildApp with the service dependencies; the seam for document types.
  */
 export type ApiRoutes = FastifyPluginAsync<{ deps: ServiceDeps }, RawServerDefault, TypeBoxTypeProvider>;
+
+/** The Fastify instance an ApiRoutes plugin registers its routes on (for the functions it splits into). */
+export type ApiApp = Parameters<ApiRoutes>[0];

@@ -312,7 +312,15 @@ export function renderDamdfe(model: DamdfeModel): Promise<Buffer> {
   doc.addPage({ size: [PAGE.width, PAGE.height], margin: 0 });
   const w = new Writer(doc);
 
-  // Title.
+  for (const draw of [drawTitle, drawEmitter, drawKey, drawManifest, drawVehicle, drawStops, drawTotals, drawInsuranceAndNotes]) draw(doc, w, model);
+  doc.end();
+  return done;
+}
+
+type Pdf = PDFKit.PDFDocument;
+
+/** The title, the homologação warning, the ENCERRADO / CANCELADO mark. */
+function drawTitle(doc: Pdf, w: Writer, model: DamdfeModel): void {
   doc.font('B').fontSize(11).text('DAMDFE - Documento Auxiliar de Manifesto Eletrônico de Documentos Fiscais', M, w.y, { width: W, align: 'center' });
   w.y += 16;
   if (model.homologacao) {
@@ -326,8 +334,10 @@ export function renderDamdfe(model: DamdfeModel): Promise<Buffer> {
     doc.fillColor('#000');
     w.y += 16;
   }
+}
 
-  // Emitter (left) and QR Code (right).
+/** The emitter (left) and the QR Code (right). */
+function drawEmitter(doc: Pdf, w: Writer, model: DamdfeModel): void {
   const qrSide = 96; // ≈ 34 mm
   const quiet = 10;
   const top = w.y;
@@ -347,8 +357,10 @@ export function renderDamdfe(model: DamdfeModel): Promise<Buffer> {
   }
   drawQr(doc, model.qrCode, M + W - qrSide - quiet, top + quiet, qrSide);
   w.y = Math.max(w.y + 4, top + qrSide + 2 * quiet);
+}
 
-  // Key: bar code and text.
+/** The access key: its Code-128 bar code and its text. */
+function drawKey(doc: Pdf, w: Writer, model: DamdfeModel): void {
   // Whole-point modules on a whole-point origin: every bar edge falls on a pixel edge when the
   // page is rasterized at an integer scale (and on dot edges at 72·n dpi), so no bar is smeared
   // by anti-aliasing into its neighbour. 1 pt = 0.35 mm, above Code-128's minimum module.
@@ -361,7 +373,9 @@ export function renderDamdfe(model: DamdfeModel): Promise<Buffer> {
   w.y += 8;
   doc.font('M').fontSize(10).text(formatAccessKey(model.key), M, w.y, { width: W, align: 'center' });
   w.y += 16;
+}
 
+function drawManifest(_doc: Pdf, w: Writer, model: DamdfeModel): void {
   w.heading('Manifesto');
   w.cells([
     ['Modelo', '58', 0.08],
@@ -377,7 +391,9 @@ export function renderDamdfe(model: DamdfeModel): Promise<Buffer> {
     ['Forma de emissão', model.contingencia ? 'Contingência' : 'Normal', 0.2],
     ['Percurso', [model.ufIni, ...model.percurso, model.ufFim].join(' > '), 0.3],
   ]);
+}
 
+function drawVehicle(_doc: Pdf, w: Writer, model: DamdfeModel): void {
   w.heading('Veículo e condutores');
   const v = model.veiculo;
   w.cells([
@@ -390,7 +406,10 @@ export function renderDamdfe(model: DamdfeModel): Promise<Buffer> {
   ]);
   if (v.proprietario) w.para(`Proprietário: ${v.proprietario}`);
   for (const c of model.condutores) w.para(`Condutor: ${c.nome} - CPF ${c.cpf}`);
+}
 
+/** Loading, unloading and the documents each unloading place receives. */
+function drawStops(_doc: Pdf, w: Writer, model: DamdfeModel): void {
   w.heading('Carregamento');
   for (const m of model.carregamento) w.para(`${m.codigo} - ${m.nome}`);
 
@@ -399,7 +418,9 @@ export function renderDamdfe(model: DamdfeModel): Promise<Buffer> {
     w.para(`${m.codigo} - ${m.nome}${m.uf ? ` - ${m.uf}` : ''}`, 'B');
     for (const d of m.documentos) w.para(`${d.tipo}  ${formatAccessKey(d.chave)}`, 'M', 7.5, 10);
   }
+}
 
+function drawTotals(_doc: Pdf, w: Writer, model: DamdfeModel): void {
   w.heading('Totais');
   w.cells([
     ['Qtd. CT-e', model.totais.qCTe, 0.15],
@@ -410,7 +431,9 @@ export function renderDamdfe(model: DamdfeModel): Promise<Buffer> {
   if (model.produto) {
     w.para(`Produto predominante: ${model.produto.descricao} (${model.produto.tipo}${model.produto.ncm ? `, NCM ${model.produto.ncm}` : ''})`);
   }
+}
 
+function drawInsuranceAndNotes(_doc: Pdf, w: Writer, model: DamdfeModel): void {
   w.heading('Seguro da carga');
   if (!model.seguros.length) w.para('Não informado');
   for (const s of model.seguros) {
@@ -434,6 +457,4 @@ export function renderDamdfe(model: DamdfeModel): Promise<Buffer> {
     w.heading('Observações');
     w.para(model.observacoes);
   }
-  doc.end();
-  return done;
 }

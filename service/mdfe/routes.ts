@@ -12,7 +12,8 @@ import { wrapMdfeProc } from '../../fiscal/protocol.ts';
 import { brasiliaDayRange } from '../../base/common/brasilia.ts';
 import { companyOf } from '../http/auth.ts';
 import { ApiError, errorResponses, invalidRequest, notFound } from '../http/errors.ts';
-import type { ApiRoutes } from '../http/type-provider.ts';
+import type { ApiApp, ApiRoutes } from '../http/type-provider.ts';
+import type { ServiceDeps } from '../deps.ts';
 import { decodeIdempotencyHeader, IdempotencyHeaders, sendReplay } from '../idempotency.ts';
 import { ExportQuery, ZipResponse } from '../export/schemas.ts';
 import { exportPeriod } from '../export/period.ts';
@@ -46,10 +47,41 @@ function dayFilters(de: string | undefined, ate: string | undefined): Pick<MdfeF
   return { ...(from && { from: from.start.toISOString() }), ...(until && { until: until.end.toISOString() }) };
 }
 
+/** What the MDF-e routes share: the dependencies, issuance, and the full view of a manifest. */
+type MdfeRoutesContext = {
+  deps: ServiceDeps;
+  issuance: MdfeIssuance;
+  /** The manifest with its documents and events, or 404. */
+  view: (companyId: string, id: string) => Promise<Static<typeof MdfeView>>;
+};
+
 export const mdfeRoutes: ApiRoutes = async (app, { deps }) => {
   const issuance = new MdfeIssuance(deps, app.log);
   const store = deps.store.mdfe;
+  recoverInFlight(app, deps, issuance);
+  const ctx: MdfeRoutesContext = {
+    deps,
+    issuance,
+    async view(companyId, id) {
+      const record = await store.get(companyId, id);
+      if (!record) throw missing();
+      const [documents, events] = await Promise.all([store.documents(id), store.events(id)]);
+      return fullView(record, documents, events);
+    },
+  };
+  issueRoute(app, ctx);
+  listRoute(app, ctx);
+  routeSuggestionRoute(app);
+  exportRoute(app, ctx);
+  readRoutes(app, ctx);
+  eventRoutes(app, ctx);
+};
 
+/**
+ * On start, settles the manifests a stopped process left in flight; while the authority is
+ * unreachable, tries again; on a shared store, keeps looking for what other processes leave.
+ */
+function recoverInFlight(app: ApiApp, deps: ServiceDeps, issuance: MdfeIssuance): void {
   let retry: NodeJS.Timeout | undefined;
   let sweep: NodeJS.Timeout | undefined;
   app.addHook('onReady', async () => {
@@ -75,14 +107,10 @@ export const mdfeRoutes: ApiRoutes = async (app, { deps }) => {
     clearTimeout(retry);
     clearInterval(sweep);
   });
+}
 
-  const view = async (companyId: string, id: string) => {
-    const record = await store.get(companyId, id);
-    if (!record) throw missing();
-    const [documents, events] = await Promise.all([store.documents(id), store.events(id)]);
-    return fullView(record, documents, events);
-  };
-
+/** POST /mdfe/emitir: synchronous, the authority's verdict in the answer; a replay of the same key answers the same manifest. */
+function issueRoute(app: ApiApp, { deps, issuance, view }: MdfeRoutesContext): void {
   app.post(
     '/mdfe/emitir',
     {
@@ -105,7 +133,11 @@ export const mdfeRoutes: ApiRoutes = async (app, { deps }) => {
       return reply.code(201).send(fullView(record, documents, []));
     },
   );
+}
 
+/** GET /mdfe: the company's manifests, newest first, filtered and paged. */
+function listRoute(app: ApiApp, { deps }: MdfeRoutesContext): void {
+  const store = deps.store.mdfe;
   app.get(
     '/mdfe',
     {
@@ -132,7 +164,10 @@ export const mdfeRoutes: ApiRoutes = async (app, { deps }) => {
       return { data: page.rows.map(summaryView), total: page.total, limit, offset };
     },
   );
+}
 
+/** POST /mdfe/percurso: the UFs a trip crosses, suggested or checked (rejection 663). */
+function routeSuggestionRoute(app: ApiApp): void {
   app.post(
     '/mdfe/percurso',
     {
@@ -159,7 +194,11 @@ export const mdfeRoutes: ApiRoutes = async (app, { deps }) => {
       throw new ApiError('validacao', `Percurso inválido: ${check.message}.`, { details: [{ field: check.field, message: check.message }] });
     },
   );
+}
 
+/** GET /mdfe/exportacao: the accountant's ZIP of a period, streamed. */
+function exportRoute(app: ApiApp, { deps }: MdfeRoutesContext): void {
+  const store = deps.store.mdfe;
   app.get(
     '/mdfe/exportacao',
     {
@@ -184,7 +223,11 @@ export const mdfeRoutes: ApiRoutes = async (app, { deps }) => {
         .send(zip);
     },
   );
+}
 
+/** A manifest now: its view, its XML, its DAMDFE. */
+function readRoutes(app: ApiApp, { deps, view }: MdfeRoutesContext): void {
+  const store = deps.store.mdfe;
   app.get(
     '/mdfe/:id',
     {
@@ -241,7 +284,10 @@ export const mdfeRoutes: ApiRoutes = async (app, { deps }) => {
         .send(pdf);
     },
   );
+}
 
+/** The events on a manifest: its closing on arrival, its cancellation. */
+function eventRoutes(app: ApiApp, { issuance, view }: MdfeRoutesContext): void {
   app.post(
     '/mdfe/:id/encerrar',
     {
@@ -277,4 +323,4 @@ export const mdfeRoutes: ApiRoutes = async (app, { deps }) => {
       return view(companyId, request.params.id);
     },
   );
-};
+}

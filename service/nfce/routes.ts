@@ -17,7 +17,8 @@ import { renderDanfePdf } from '../../fiscal/danfe/pdf.ts';
 import { formatBrasilia } from '../../base/common/brasilia.ts';
 import { companyOf, ownedOr404 } from '../http/auth.ts';
 import { ApiError, errorHandler, errorResponses } from '../http/errors.ts';
-import type { ApiRoutes } from '../http/type-provider.ts';
+import type { ApiApp, ApiRoutes } from '../http/type-provider.ts';
+import type { ServiceDeps } from '../deps.ts';
 import { decodeIdempotencyHeader, IdempotencyHeaders, readIdempotencyKey, requestFingerprint, sendReplay, type ClaimResult } from '../idempotency.ts';
 import { AuthorityProbe, probeIntervalFromEnv } from '../queue/availability-probe.ts';
 import { concurrencyFromEnv } from '../queue/authorization-queue.ts';
@@ -47,6 +48,16 @@ function issueErrorHandler(error: FastifyError, request: FastifyRequest, reply: 
   return errorHandler(error, request, reply);
 }
 
+/** What the NFC-e routes share: the dependencies, issuance, and the lookups of a company's documents. */
+type NfceRoutesContext = {
+  deps: ServiceDeps;
+  issuance: NfceIssuance;
+  /** The caller's company's document, or 404. */
+  documentOf: (request: FastifyRequest, id: string) => Promise<NfceRecord>;
+  /** The answer already given for a document, replayed. */
+  replay: (reply: FastifyReply, companyId: string, id: string) => Promise<FastifyReply>;
+};
+
 export const nfceRoutes: ApiRoutes = async (app, { deps }) => {
   const queue = new NfceQueue({ deps, log: app.log.child({ component: 'fila-nfce' }), concurrency: concurrencyFromEnv() });
   const probe = new AuthorityProbe(deps, app.log.child({ component: 'autoridade' }), probeIntervalFromEnv());
@@ -61,17 +72,27 @@ export const nfceRoutes: ApiRoutes = async (app, { deps }) => {
     await queue.stop();
   });
 
-  const documentOf = async (request: FastifyRequest, id: string): Promise<NfceRecord> => {
-    const company = companyOf(request);
-    return ownedOr404(await deps.store.nfce.getDocument(company.id, id), company, NOT_FOUND);
+  const ctx: NfceRoutesContext = {
+    deps,
+    issuance,
+    async documentOf(request, id) {
+      const company = companyOf(request);
+      return ownedOr404(await deps.store.nfce.getDocument(company.id, id), company, NOT_FOUND);
+    },
+    async replay(reply, companyId, id) {
+      const document = await deps.store.nfce.getDocument(companyId, id);
+      if (!document) throw new Error(`NFC-e ${id} da chave de idempotência não encontrada`);
+      return sendReplay(reply, nfceView(document));
+    },
   };
+  issueRoute(app, ctx);
+  exportRoute(app, ctx);
+  readRoutes(app, ctx);
+  eventRoutes(app, ctx);
+};
 
-  const replay = async (reply: FastifyReply, companyId: string, id: string) => {
-    const document = await deps.store.nfce.getDocument(companyId, id);
-    if (!document) throw new Error(`NFC-e ${id} da chave de idempotência não encontrada`);
-    return sendReplay(reply, nfceView(document));
-  };
-
+/** POST /nfce: a new receipt (JSON, or the signed XML of one issued offline), or the same one again. */
+function issueRoute(app: ApiApp, { deps, issuance, replay }: NfceRoutesContext): void {
   app.post(
     '/nfce',
     {
@@ -135,7 +156,10 @@ export const nfceRoutes: ApiRoutes = async (app, { deps }) => {
         );
     }
   }
+}
 
+/** GET /nfce/exportacao: the accountant's ZIP of a period, streamed. */
+function exportRoute(app: ApiApp, { deps }: NfceRoutesContext): void {
   app.get(
     '/nfce/exportacao',
     {
@@ -162,7 +186,10 @@ export const nfceRoutes: ApiRoutes = async (app, { deps }) => {
         .send(zip);
     },
   );
+}
 
+/** What a receipt is now: its state, its XML, its DANFE. */
+function readRoutes(app: ApiApp, { deps, documentOf }: NfceRoutesContext): void {
   app.get(
     '/nfce/:id',
     {
@@ -236,7 +263,10 @@ export const nfceRoutes: ApiRoutes = async (app, { deps }) => {
       return reply.type('application/pdf').header('content-disposition', `inline; filename="nfce-${document.chave}.pdf"`).send(pdf);
     },
   );
+}
 
+/** The events on receipts: cancellation, and the inutilização of numbers never authorized. */
+function eventRoutes(app: ApiApp, { issuance, documentOf }: NfceRoutesContext): void {
   app.post(
     '/nfce/:id/cancelar',
     {
@@ -275,4 +305,4 @@ export const nfceRoutes: ApiRoutes = async (app, { deps }) => {
       return { protocolo: voided.protocolo, codigo_status: voided.codigoStatus, motivo: voided.motivo };
     },
   );
-};
+}
