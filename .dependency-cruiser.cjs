@@ -13,14 +13,16 @@ module.exports = {
     {
       name: 'no-circular',
       severity: 'error',
-      comment: 'Ciclo de importações: um módulo depende, direta ou indiretamente, de si mesmo. Extraia o que os dois compartilham para um módulo abaixo de ambos.',
+      comment:
+        'Ciclo de importações: um módulo depende, direta ou indiretamente, de si mesmo. Extraia o que os dois compartilham para um módulo abaixo de ambos.',
       from: {},
       to: { circular: true },
     },
     {
       name: 'service-documents-side-by-side',
       severity: 'error',
-      comment: 'Uma pasta de documento do serviço (nfce, nfe, mdfe, terminals) não importa de outra: o que elas compartilham desce para queue/, http/, export/ ou a raiz de service/.',
+      comment:
+        'Uma pasta de documento do serviço (nfce, nfe, mdfe, terminals) não importa de outra: o que elas compartilham desce para queue/, http/, export/ ou a raiz de service/.',
       from: { path: '^service/(nfce|nfe|mdfe|terminals)/', pathNot: NOT_A_TEST },
       to: { path: '^service/(nfce|nfe|mdfe|terminals)/', pathNot: '^service/$1/' },
     },

@@ -29,9 +29,62 @@ const SCANS_PER_SECOND = 20;
 const SCAN_SECONDS = 15;
 const SEARCHES = 300;
 
-const NOUNS = ['Biscoito', 'Café', 'Arroz', 'Feijão', 'Macarrão', 'Sabão', 'Detergente', 'Refrigerante', 'Suco', 'Leite', 'Iogurte', 'Queijo', 'Chocolate', 'Farinha', 'Açúcar', 'Óleo', 'Molho', 'Sabonete', 'Shampoo', 'Papel higiênico'];
-const KINDS = ['integral', 'tradicional', 'light', 'zero', 'recheado', 'em pó', 'líquido', 'extra forte', 'tipo 1', 'orgânico', 'sem lactose', 'de morango', 'de uva', 'de laranja', 'de coco'];
-const BRANDS = ['Bom Dia', 'Serra Azul', 'Vale Verde', 'Boa Mesa', 'Sol Nascente', 'Dona Benta', 'Tio João', 'Primor', 'Estrela', 'Aurora', 'Ypê', 'Nativa', 'Camponesa', 'Paulista', 'Real'];
+const NOUNS = [
+  'Biscoito',
+  'Café',
+  'Arroz',
+  'Feijão',
+  'Macarrão',
+  'Sabão',
+  'Detergente',
+  'Refrigerante',
+  'Suco',
+  'Leite',
+  'Iogurte',
+  'Queijo',
+  'Chocolate',
+  'Farinha',
+  'Açúcar',
+  'Óleo',
+  'Molho',
+  'Sabonete',
+  'Shampoo',
+  'Papel higiênico',
+];
+const KINDS = [
+  'integral',
+  'tradicional',
+  'light',
+  'zero',
+  'recheado',
+  'em pó',
+  'líquido',
+  'extra forte',
+  'tipo 1',
+  'orgânico',
+  'sem lactose',
+  'de morango',
+  'de uva',
+  'de laranja',
+  'de coco',
+];
+const BRANDS = [
+  'Bom Dia',
+  'Serra Azul',
+  'Vale Verde',
+  'Boa Mesa',
+  'Sol Nascente',
+  'Dona Benta',
+  'Tio João',
+  'Primor',
+  'Estrela',
+  'Aurora',
+  'Ypê',
+  'Nativa',
+  'Camponesa',
+  'Paulista',
+  'Real',
+];
 const SIZES = ['200g', '500g', '1kg', '5kg', '1L', '2L', '350ml', '90g', '140g', '12 un'];
 
 /** GTIN-13 with a valid check digit (GS1 mod 10), prefix 789 (Brazil). */
@@ -71,7 +124,11 @@ function queries(count: number): string[] {
     const pick = (list: readonly string[]) => list[(i * 7 + out.length * 3) % list.length]!;
     switch (i % 5) {
       case 0:
-        out.push(pick(NOUNS).slice(0, 2 + (i % 5)).toLowerCase());
+        out.push(
+          pick(NOUNS)
+            .slice(0, 2 + (i % 5))
+            .toLowerCase(),
+        );
         break;
       case 1:
         out.push(`${pick(NOUNS)} ${pick(KINDS)}`.toLowerCase());
@@ -135,7 +192,10 @@ async function scan(rpc: Rpc): Promise<{ kept: number; expected: number; inOrder
 }
 
 /** The scan run through the checkout screen in Chromium, typed as a scanner types. */
-async function scanOnScreen(terminal: Terminal, checkoutUrl: string): Promise<{ onScreen: number; inCore: number; expected: number; inOrder: boolean; lastLineMs: number }> {
+async function scanOnScreen(
+  terminal: Terminal,
+  checkoutUrl: string,
+): Promise<{ onScreen: number; inCore: number; expected: number; inOrder: boolean; lastLineMs: number }> {
   const browser = await launchChromium();
   try {
     const page = await openCheckout(browser, checkoutUrl);
@@ -195,8 +255,18 @@ export const suite: BenchSuite = {
         { name: 'scan backlog max', value: s.maxBacklog, unit: 'scans', target: { kind: 'max', value: 2 } },
         ...(typed
           ? [
-              { name: `screen scan ${SCANS_PER_SECOND}/s: lines on screen of ${typed.expected}`, value: typed.onScreen, unit: 'items', target: { kind: 'min' as const, value: typed.expected } },
-              { name: `screen scan ${SCANS_PER_SECOND}/s: items in the sale of ${typed.expected}`, value: typed.inCore, unit: 'items', target: { kind: 'min' as const, value: typed.expected } },
+              {
+                name: `screen scan ${SCANS_PER_SECOND}/s: lines on screen of ${typed.expected}`,
+                value: typed.onScreen,
+                unit: 'items',
+                target: { kind: 'min' as const, value: typed.expected },
+              },
+              {
+                name: `screen scan ${SCANS_PER_SECOND}/s: items in the sale of ${typed.expected}`,
+                value: typed.inCore,
+                unit: 'items',
+                target: { kind: 'min' as const, value: typed.expected },
+              },
               { name: 'screen scan: last line after last scan', value: typed.lastLineMs, unit: 'ms' },
             ]
           : []),

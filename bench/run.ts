@@ -29,7 +29,9 @@ const fmt = (n: number): string => (Math.abs(n) >= 100 ? n.toFixed(0) : Math.abs
 
 async function main(): Promise<void> {
   const filter = process.argv[2] ?? '';
-  const files = readdirSync(here).filter((f) => f.endsWith('.bench.ts')).sort();
+  const files = readdirSync(here)
+    .filter((f) => f.endsWith('.bench.ts'))
+    .sort();
   const previous = load();
   const current: Saved = { ...previous };
   for (const file of files) {

@@ -69,10 +69,12 @@ function sqliteCounter(dataDir: string): Counter {
 
 function postgresCounter(url: string): Counter {
   const pool = new pg.Pool({ connectionString: url, max: 1 });
-  const value = async (sql: string, params: unknown[] = []) => Number((await pool.query<unknown[]>({ text: sql, values: params, rowMode: 'array' })).rows[0]![0]);
+  const value = async (sql: string, params: unknown[] = []) =>
+    Number((await pool.query<unknown[]>({ text: sql, values: params, rowMode: 'array' })).rows[0]![0]);
   return {
     processando: () => value(`SELECT count(*) FROM nfce_documents WHERE status = 'processando'`),
-    authorized: (companyId, serie) => value(`SELECT count(*) FROM nfce_documents WHERE company_id = $1 AND serie = $2 AND status = 'autorizado'`, [companyId, serie]),
+    authorized: (companyId, serie) =>
+      value(`SELECT count(*) FROM nfce_documents WHERE company_id = $1 AND serie = $2 AND status = 'autorizado'`, [companyId, serie]),
     close: () => pool.end(),
   };
 }
@@ -179,20 +181,44 @@ export const suite: BenchSuite = {
       { name: `NFC-e POST to autorizado, ${PIPELINE_DOCS} docs`, value: sqlite.pipelineRate, unit: 'docs/s', target: { kind: 'min', value: 200 } },
       { name: 'NFC-e queue drain after the POST burst', value: sqlite.drainRate, unit: 'docs/s' },
       { name: `NFC-e POST to autorizado over the wire, ${PIPELINE_DOCS} docs`, value: wire.pipelineRate, unit: 'docs/s' },
-      { name: 'NFC-e POST to autorizado, over the wire / in-process', value: wire.pipelineRate / sqlite.pipelineRate, unit: 'ratio', target: { kind: 'min', value: 0.5 } },
+      {
+        name: 'NFC-e POST to autorizado, over the wire / in-process',
+        value: wire.pipelineRate / sqlite.pipelineRate,
+        unit: 'ratio',
+        target: { kind: 'min', value: 0.5 },
+      },
       ...onPostgres.flatMap((m, i) => [
         { name: `PostgreSQL, ${i + 1} process(es): NFC-e POST throughput`, value: m.postRate, unit: 'req/s' },
         { name: `PostgreSQL, ${i + 1} process(es): NFC-e POST latency p99`, value: m.burst!.latency.p99, unit: 'ms' },
         { name: `PostgreSQL, ${i + 1} process(es): NFC-e POST to autorizado`, value: m.pipelineRate, unit: 'docs/s' },
         { name: `PostgreSQL, ${i + 1} process(es): queue drain after the POST burst`, value: m.drainRate, unit: 'docs/s' },
       ]),
-      { name: 'PostgreSQL 1 process / SQLite: NFC-e POST throughput', value: pg1.postRate / sqlite.postRate, unit: 'ratio', target: { kind: 'min', value: 0.7 } },
-      { name: 'PostgreSQL 1 process / SQLite: NFC-e POST to autorizado', value: pg1.pipelineRate / sqlite.pipelineRate, unit: 'ratio', target: { kind: 'min', value: 0.7 } },
+      {
+        name: 'PostgreSQL 1 process / SQLite: NFC-e POST throughput',
+        value: pg1.postRate / sqlite.postRate,
+        unit: 'ratio',
+        target: { kind: 'min', value: 0.7 },
+      },
+      {
+        name: 'PostgreSQL 1 process / SQLite: NFC-e POST to autorizado',
+        value: pg1.pipelineRate / sqlite.pipelineRate,
+        unit: 'ratio',
+        target: { kind: 'min', value: 0.7 },
+      },
       { name: 'PostgreSQL 3 processes / 1: NFC-e POST throughput', value: pg3.postRate / pg1.postRate, unit: 'ratio', target: { kind: 'min', value: 1.0 } },
-      { name: 'PostgreSQL 3 processes / 1: NFC-e POST to autorizado', value: pg3.pipelineRate / pg1.pipelineRate, unit: 'ratio', target: { kind: 'min', value: 1.0 } },
+      {
+        name: 'PostgreSQL 3 processes / 1: NFC-e POST to autorizado',
+        value: pg3.pipelineRate / pg1.pipelineRate,
+        unit: 'ratio',
+        target: { kind: 'min', value: 1.0 },
+      },
       { name: `PostgreSQL, 1 process, authority at ${AUTHORITY_LATENCY_MS} ms: POST to autorizado`, value: slow1.pipelineRate, unit: 'docs/s' },
       { name: `PostgreSQL, 3 processes, authority at ${AUTHORITY_LATENCY_MS} ms: POST to autorizado`, value: slow3.pipelineRate, unit: 'docs/s' },
-      { name: `PostgreSQL 3 processes / 1, authority at ${AUTHORITY_LATENCY_MS} ms: POST to autorizado`, value: slow3.pipelineRate / slow1.pipelineRate, unit: 'ratio' },
+      {
+        name: `PostgreSQL 3 processes / 1, authority at ${AUTHORITY_LATENCY_MS} ms: POST to autorizado`,
+        value: slow3.pipelineRate / slow1.pipelineRate,
+        unit: 'ratio',
+      },
     ];
   },
 };

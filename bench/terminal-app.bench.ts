@@ -68,7 +68,10 @@ export const suite: BenchSuite = {
 
       const csv = [
         'codigo;gtin;descricao;ncm;cfop;unidade;preco;grupo_tributario',
-        ...Array.from({ length: CSV_ROWS }, (_, i) => `B${i};${gtin13(i + 1)};Produto de teste ${i};19059020;5102;UN;${1 + (i % 90)},${String(i % 100).padStart(2, '0')};SN102`),
+        ...Array.from(
+          { length: CSV_ROWS },
+          (_, i) => `B${i};${gtin13(i + 1)};Produto de teste ${i};19059020;5102;UN;${1 + (i % 90)},${String(i % 100).padStart(2, '0')};SN102`,
+        ),
       ].join('\n');
       const [importMs] = await timeEach(1, () =>
         store.transaction(() => {

@@ -129,10 +129,7 @@ export async function buildElectron(outDir = join(repoRoot, 'dist-electron')): P
   return { main, preload };
 }
 
-export type RendererBuild =
-  | { state: 'missing'; reason: string }
-  | { state: 'fresh'; staticDir: string }
-  | { state: 'built'; staticDir: string; ms: number };
+export type RendererBuild = { state: 'missing'; reason: string } | { state: 'fresh'; staticDir: string } | { state: 'built'; staticDir: string; ms: number };
 
 const rendererRoot = join(repoRoot, 'renderer');
 const NOT_SOURCES = new Set(['dist', 'node_modules']);

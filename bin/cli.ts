@@ -6,20 +6,17 @@ type Subcommand = { summary: string; load: () => Promise<{ run(args: string[]): 
 const subcommands: Record<string, Subcommand> = {
   start: { summary: 'Inicia a loja de demonstração (o que npm start executa)', load: () => import('./start.ts') },
   service: { summary: 'Inicia o serviço de emissão (API HTTP de NFC-e, NF-e de devolução e MDF-e)', load: () => import('../service/main.ts') },
-  company: { summary: 'Empresas do serviço de emissão: cadastro, alteração e novo token (company create|update|token)', load: () => import('../service/company-command.ts') },
+  company: {
+    summary: 'Empresas do serviço de emissão: cadastro, alteração e novo token (company create|update|token)',
+    load: () => import('../service/company-command.ts'),
+  },
   sefaz: { summary: 'SEFAZ real: status dos serviços para a UF e o ambiente da empresa (sefaz status)', load: () => import('../service/sefaz-command.ts') },
   terminal: { summary: 'Núcleo do terminal sem tela: vendas em lote, cadastro de gerente', load: () => import('../electron/core/terminal-process.ts') },
 };
 
 function usage(): string {
   const lines = Object.entries(subcommands).map(([name, s]) => `  ${name.padEnd(10)} ${s.summary}`);
-  return [
-    'Uso: balcao <comando> [opções]',
-    '',
-    'Comandos:',
-    ...(lines.length ? lines : ['  (nenhum comando disponível ainda)']),
-    '',
-  ].join('\n');
+  return ['Uso: balcao <comando> [opções]', '', 'Comandos:', ...(lines.length ? lines : ['  (nenhum comando disponível ainda)']), ''].join('\n');
 }
 
 export async function main(argv: string[]): Promise<number> {

@@ -133,7 +133,12 @@ async function prepareTerminal(terminal: Terminal, serviceUrl: string, token: st
   if (Object.keys(patch).length) terminal.configure(patch, 'balcao start: loja de demonstração');
   // The same .pfx the service's demo company signs with: contingency receipts carry its signature.
   if (settings.certificate === null) {
-    await terminal.importCertificate({ managerId: manager.id, pin: DEMO_MANAGER.pin, pfxBase64: certificate.pfx.toString('base64'), password: certificate.password });
+    await terminal.importCertificate({
+      managerId: manager.id,
+      pin: DEMO_MANAGER.pin,
+      pfxBase64: certificate.pfx.toString('base64'),
+      password: certificate.password,
+    });
   }
 }
 
@@ -198,7 +203,8 @@ export async function run(args: string[]): Promise<number> {
     try {
       await app.listen({ port: parsed.servicePort, host: '127.0.0.1' });
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new Error(`a porta ${parsed.servicePort} do serviço de emissão já está em uso (use --port)`);
+      if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE')
+        throw new Error(`a porta ${parsed.servicePort} do serviço de emissão já está em uso (use --port)`);
       throw err;
     }
     const serviceUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
@@ -214,7 +220,8 @@ export async function run(args: string[]): Promise<number> {
     try {
       host = await startBrowserHost({ terminal, staticDir, port: parsed.terminalPort, downloadsDir: terminal.exportsDir });
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new Error(`a porta ${parsed.terminalPort} da tela do caixa já está em uso (use --terminal-port)`);
+      if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE')
+        throw new Error(`a porta ${parsed.terminalPort} da tela do caixa já está em uso (use --terminal-port)`);
       throw err;
     }
     stack.push('tela do caixa', () => host.close());

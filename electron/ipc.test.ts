@@ -54,7 +54,11 @@ describe('dispatch', () => {
   it("refuses more arguments than the screen API declares: the core's test-only options stay out of reach", async () => {
     // cancelReceipt(receiptId, input) on the screen; the core's third argument lets a test send a
     // cancellation past the local window, which no page may do.
-    const out = await dispatch(terminal, 'cancelReceipt', ['qualquer', { managerId: 'x', pin: '0000', justification: 'j'.repeat(20) }, { skipLocalWindowCheck: true }]);
+    const out = await dispatch(terminal, 'cancelReceipt', [
+      'qualquer',
+      { managerId: 'x', pin: '0000', justification: 'j'.repeat(20) },
+      { skipLocalWindowCheck: true },
+    ]);
     expect(out.status).toBe(400);
     expect(out.body).toMatchObject({ error: { code: 'estado_invalido', field: 'args', message: expect.stringContaining('cancelReceipt') } });
     // The declared count passes through (and reaches the core, which answers for the receipt).

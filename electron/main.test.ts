@@ -105,7 +105,8 @@ let main: string;
 let appRoot: string;
 
 /** Runs the bundled main.js against the stub; what it asked of Electron, as recorded. */
-function runBundle(env: Record<string, string>): Record<string, any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+function runBundle(env: Record<string, string>): Record<string, any> {
   const run = spawnSync(process.execPath, ['--import', pathToFileURL(join(dir, 'register.mjs')).href, main], {
     cwd: dir,
     env: { ...process.env, STUB_APP_ROOT: appRoot, BALCAO_SERVICE_URL: 'http://127.0.0.1:9', BALCAO_TOKEN: 'blc_teste', BALCAO_DATA: '', ...env },

@@ -18,8 +18,16 @@ import { createTerminal, type Terminal } from './core/terminal.ts';
 import { isDownloadName } from './api/bridge-protocol.ts';
 import { IPC_CALL, IPC_EVENT, IPC_SAVE_EXPORT } from './ipc-channels.ts';
 import { dispatch } from './ipc.ts';
-import { APP_INDEX_URL, APP_SCHEME, ELECTRON_RESPONSE_HEADERS, isAppUrl, resolveAppFile, secureWebPreferences, shellOptions, useKeychain } from './shell-policy.ts';
-
+import {
+  APP_INDEX_URL,
+  APP_SCHEME,
+  ELECTRON_RESPONSE_HEADERS,
+  isAppUrl,
+  resolveAppFile,
+  secureWebPreferences,
+  shellOptions,
+  useKeychain,
+} from './shell-policy.ts';
 
 protocol.registerSchemesAsPrivileged([{ scheme: APP_SCHEME, privileges: { standard: true, secure: true, supportFetchAPI: true } }]);
 
@@ -89,7 +97,11 @@ async function start(): Promise<void> {
     if (typeof fileName !== 'string' || !isDownloadName(fileName)) return { error: 'Arquivo desconhecido' };
     const source = join(core.exportsDir, fileName);
     if (!existsSync(source)) return { error: 'Arquivo não encontrado' };
-    const options = { title: 'Salvar exportação para o contador', defaultPath: join(app.getPath('documents'), fileName), filters: [{ name: 'ZIP', extensions: ['zip'] }] };
+    const options = {
+      title: 'Salvar exportação para o contador',
+      defaultPath: join(app.getPath('documents'), fileName),
+      filters: [{ name: 'ZIP', extensions: ['zip'] }],
+    };
     const chosen = window ? await dialog.showSaveDialog(window, options) : await dialog.showSaveDialog(options);
     if (chosen.canceled || !chosen.filePath) return { saved: null };
     try {

@@ -8,7 +8,17 @@ describe('the screen origin', () => {
   it('recognizes only balcao://app URLs', () => {
     expect(isAppUrl(APP_INDEX_URL)).toBe(true);
     expect(isAppUrl('balcao://app/assets/x.js?v=1#y')).toBe(true);
-    for (const url of ['file:///opt/balcao/renderer/dist/index.html', 'balcao://outro/index.html', 'https://app/index.html', 'balcao://user:pw@app/', 'about:blank', '', null, undefined, 'não é url']) {
+    for (const url of [
+      'file:///opt/balcao/renderer/dist/index.html',
+      'balcao://outro/index.html',
+      'https://app/index.html',
+      'balcao://user:pw@app/',
+      'about:blank',
+      '',
+      null,
+      undefined,
+      'não é url',
+    ]) {
       expect(isAppUrl(url), String(url)).toBe(false);
     }
   });
@@ -62,7 +72,11 @@ describe('window and policy', () => {
   });
 
   it('reads kiosk mode, the data folder and the first-start seed from argv and env', () => {
-    expect(shellOptions(['electron', '.'], {}, '/home/caixa/.config/Balcão')).toEqual({ kiosk: false, dataDir: '/home/caixa/.config/Balcão/terminal', seed: {} });
+    expect(shellOptions(['electron', '.'], {}, '/home/caixa/.config/Balcão')).toEqual({
+      kiosk: false,
+      dataDir: '/home/caixa/.config/Balcão/terminal',
+      seed: {},
+    });
     expect(
       shellOptions(
         ['electron', '.', '--kiosk'],
@@ -76,7 +90,7 @@ describe('window and policy', () => {
 });
 
 describe('the keychain for secrets at rest', () => {
-  it('uses a real OS keychain, never Linux\'s basic_text fallback (a password built into Electron)', () => {
+  it("uses a real OS keychain, never Linux's basic_text fallback (a password built into Electron)", () => {
     expect(useKeychain({ platform: 'win32', available: true })).toBe(true);
     expect(useKeychain({ platform: 'darwin', available: true })).toBe(true);
     expect(useKeychain({ platform: 'linux', available: true, linuxBackend: 'gnome_libsecret' })).toBe(true);

@@ -1,13 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  buildAccessKey,
-  checkDigit,
-  formatAccessKey,
-  generateNumericCode,
-  isValidNumericCode,
-  parseAccessKey,
-} from './access-key.ts';
+import { buildAccessKey, checkDigit, formatAccessKey, generateNumericCode, isValidNumericCode, parseAccessKey } from './access-key.ts';
 import { FieldError } from './errors.ts';
 
 // Real keys from docs/fiscal.md, "Access key" (and the synthetic BA fixture key): the algorithm must give
@@ -124,9 +117,7 @@ describe('cNF (NT 2019.001)', () => {
     const offers = [11111111, 12345678, 4321, 24681357];
     let i = 0;
     expect(generateNumericCode(4321, () => offers[i++]!)).toBe('24681357');
-    fc.assert(
-      fc.property(fc.integer({ min: 1, max: 99_999_999 }), (n) => isValidNumericCode(generateNumericCode(n), n)),
-    );
+    fc.assert(fc.property(fc.integer({ min: 1, max: 99_999_999 }), (n) => isValidNumericCode(generateNumericCode(n), n)));
   });
 });
 

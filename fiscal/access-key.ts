@@ -52,15 +52,7 @@ export function buildAccessKey(p: AccessKeyParts): string {
   if (!/^[0-9A-Z]{12}[0-9]{2}$/.test(cnpj)) throw new FieldError('CNPJ', 'deve ter 14 posições');
   if (!MODELS.includes(p.model)) throw new FieldError('mod', 'modelo deve ser 55, 58 ou 65');
   if (!/^[0-9]{8}$/.test(p.code)) throw new FieldError('cNF', 'deve ter 8 dígitos');
-  const body =
-    p.cUF +
-    p.yearMonth +
-    cnpj +
-    p.model +
-    digits(p.serie, 3, 'serie') +
-    digits(p.number, 9, 'nNF') +
-    digits(p.tpEmis, 1, 'tpEmis') +
-    p.code;
+  const body = p.cUF + p.yearMonth + cnpj + p.model + digits(p.serie, 3, 'serie') + digits(p.number, 9, 'nNF') + digits(p.tpEmis, 1, 'tpEmis') + p.code;
   return body + checkDigit(body);
 }
 

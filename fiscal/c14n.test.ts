@@ -70,7 +70,11 @@ describe('canonicalizeDocument', () => {
       element: '<E xmlns="urn:a" Id="X">1</E>',
       elementName: 'E',
       signatures: 1,
-      signature: { signedInfo: `<SignedInfo xmlns="${DSIG_NS}"><Reference URI="#X"></Reference></SignedInfo>`, signatureValue: 'U0lH', certificate: 'Q0VS\nVA==' },
+      signature: {
+        signedInfo: `<SignedInfo xmlns="${DSIG_NS}"><Reference URI="#X"></Reference></SignedInfo>`,
+        signatureValue: 'U0lH',
+        certificate: 'Q0VS\nVA==',
+      },
     });
   });
 
@@ -78,9 +82,18 @@ describe('canonicalizeDocument', () => {
     ['two signatures', `${profile()}${profile()}`],
     ['a KeyValue beside the certificate', profile('<KeyInfo><KeyValue/><X509Data><X509Certificate>Q0VS</X509Certificate></X509Data></KeyInfo>')],
     ['a certificate chain', profile('<KeyInfo><X509Data><X509Certificate>Q0VS</X509Certificate><X509Certificate>Q0VS</X509Certificate></X509Data></KeyInfo>')],
-    ['an Object', signature('<SignedInfo/><SignatureValue>U0lH</SignatureValue><KeyInfo><X509Data><X509Certificate>Q0VS</X509Certificate></X509Data></KeyInfo><Object/>')],
-    ['children out of order', signature('<SignatureValue>U0lH</SignatureValue><SignedInfo/><KeyInfo><X509Data><X509Certificate>Q0VS</X509Certificate></X509Data></KeyInfo>')],
-    ['a reference in the value', signature('<SignedInfo/><SignatureValue>U0&#108;H</SignatureValue><KeyInfo><X509Data><X509Certificate>Q0VS</X509Certificate></X509Data></KeyInfo>')],
+    [
+      'an Object',
+      signature('<SignedInfo/><SignatureValue>U0lH</SignatureValue><KeyInfo><X509Data><X509Certificate>Q0VS</X509Certificate></X509Data></KeyInfo><Object/>'),
+    ],
+    [
+      'children out of order',
+      signature('<SignatureValue>U0lH</SignatureValue><SignedInfo/><KeyInfo><X509Data><X509Certificate>Q0VS</X509Certificate></X509Data></KeyInfo>'),
+    ],
+    [
+      'a reference in the value',
+      signature('<SignedInfo/><SignatureValue>U0&#108;H</SignatureValue><KeyInfo><X509Data><X509Certificate>Q0VS</X509Certificate></X509Data></KeyInfo>'),
+    ],
     ['a child in another namespace', profile('<KeyInfo><X509Data><X509Certificate xmlns="urn:x">Q0VS</X509Certificate></X509Data></KeyInfo>')],
   ])('reports no signature parts for %s', (_label, sig) => {
     const doc = canonicalizeDocument(`<R><E Id="X">1</E>${sig}</R>`, 'X');
@@ -108,11 +121,27 @@ describe('fast signer = xml-crypto, byte for byte', () => {
     ['NF-e cancellation', unsign(nfeCancellationEvent({ author, chNFe: key65, nProt: '135260000000001', xJust: 'Cliente desistiu da compra' }, credentials))],
     [
       'NFC-e substitution',
-      unsign(nfeSubstitutionCancellationEvent({ author, chNFe: key65, chNFeRef: nfceWithQuotes.key, nProt: '135260000000001', xJust: 'Venda emitida em contingência', verAplic: 'balcao-1' }, credentials)),
+      unsign(
+        nfeSubstitutionCancellationEvent(
+          { author, chNFe: key65, chNFeRef: nfceWithQuotes.key, nProt: '135260000000001', xJust: 'Venda emitida em contingência', verAplic: 'balcao-1' },
+          credentials,
+        ),
+      ),
     ],
-    ['MDF-e cancellation', unsign(mdfeCancellationEvent({ author, chMDFe: mdfe.key, nProt: '958260000000001', xJust: 'Viagem cancelada pelo cliente' }, credentials))],
-    ['MDF-e closing', unsign(mdfeClosingEvent({ author, chMDFe: mdfe.key, nProt: '958260000000001', UF: 'BA', cMun: '2927408', dtEnc: '2026-11-23' }, credentials))],
-    ['inutilização', unsign(buildInutilizacao({ emitter, ano: '26', serie: 1, nNFIni: 5, nNFFin: 7, xJust: 'Números pulados por falha do sistema', model: '65' }, credentials))],
+    [
+      'MDF-e cancellation',
+      unsign(mdfeCancellationEvent({ author, chMDFe: mdfe.key, nProt: '958260000000001', xJust: 'Viagem cancelada pelo cliente' }, credentials)),
+    ],
+    [
+      'MDF-e closing',
+      unsign(mdfeClosingEvent({ author, chMDFe: mdfe.key, nProt: '958260000000001', UF: 'BA', cMun: '2927408', dtEnc: '2026-11-23' }, credentials)),
+    ],
+    [
+      'inutilização',
+      unsign(
+        buildInutilizacao({ emitter, ano: '26', serie: 1, nNFIni: 5, nNFFin: 7, xJust: 'Números pulados por falha do sistema', model: '65' }, credentials),
+      ),
+    ],
     [
       'the real BA fixture',
       readFileSync(fixturePath('sped-nfe_nfce_com_qrcode_minified_realsig.xml'), 'utf8')

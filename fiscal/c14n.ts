@@ -112,14 +112,11 @@ function decode(raw: string): string | undefined {
 }
 
 /** C14N text escaping: only &, <, > and carriage return. */
-const escapeText = (s: string): string =>
-  s.replace(/[&<>\r]/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : '&#xD;'));
+const escapeText = (s: string): string => s.replace(/[&<>\r]/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : '&#xD;'));
 
 /** C14N attribute escaping: &, <, " and the whitespace characters tab, newline, carriage return. */
 const escapeAttr = (s: string): string =>
-  s.replace(/[&<"\t\n\r]/g, (c) =>
-    c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '"' ? '&quot;' : c === '\t' ? '&#x9;' : c === '\n' ? '&#xA;' : '&#xD;',
-  );
+  s.replace(/[&<"\t\n\r]/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '"' ? '&quot;' : c === '\t' ? '&#x9;' : c === '\n' ? '&#xA;' : '&#xD;'));
 
 const byName = ([a]: [string, string], [b]: [string, string]): number => (a < b ? -1 : a > b ? 1 : 0);
 

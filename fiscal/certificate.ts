@@ -58,7 +58,6 @@ function cnpjFromCommonName(cn: string | undefined): string | undefined {
   return m?.[1];
 }
 
-
 function describeName(name: forge.pki.Certificate['subject']): string {
   return name.attributes.map((a: forge.pki.CertificateField) => `${a.shortName ?? a.name}=${String(a.value)}`).join(', ');
 }

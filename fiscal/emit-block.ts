@@ -59,7 +59,9 @@ export function checkEmitter(emitter: Emitter, issues: IssueCollector): CheckedE
     cMun: cap(() => assertMunicipality(address.cMun, uf, 'emit.enderEmit.cMun').code),
     xMun: cap(() => tString(address.xMun, 'emit.enderEmit.xMun', 2, 60)),
     CEP: cap(() => pattern(address.CEP, 'emit.enderEmit.CEP', /^[0-9]{8}$/, 'CEP deve ter 8 dígitos, sem hífen')),
-    fone: cap(() => (isAbsent(address.fone) ? undefined : pattern(address.fone, 'emit.enderEmit.fone', /^[0-9]{6,14}$/, 'telefone deve ter de 6 a 14 dígitos'))),
+    fone: cap(() =>
+      isAbsent(address.fone) ? undefined : pattern(address.fone, 'emit.enderEmit.fone', /^[0-9]{6,14}$/, 'telefone deve ter de 6 a 14 dígitos'),
+    ),
     IE: cap(() => pattern(emitter.ie, 'emit.IE', /^([0-9]{2,14}|ISENTO)$/, 'IE deve ter de 2 a 14 dígitos, sem pontuação')),
     IM: cap(() => optTString(emitter.im, 'emit.IM', 1, 15)),
     CNAE: cap(() => (isAbsent(emitter.cnae) ? undefined : pattern(emitter.cnae, 'emit.CNAE', /^[0-9]{7}$/, 'CNAE deve ter 7 dígitos'))),

@@ -110,18 +110,13 @@ describe('NFC-e 110112 Cancelamento por substituição', () => {
   it('refuses an NF-e (55) and a substitute equal to the cancelled one', () => {
     const base = { author, chNFeRef: NFCE_OFFLINE, nProt: '135260000000042', xJust, verAplic: '1', dhEvento };
     expect(issueField(() => nfeSubstitutionCancellationEvent({ ...base, chNFe: NFE }, credentials))).toBe('chave');
-    expect(issueField(() => nfeSubstitutionCancellationEvent({ ...base, chNFe: NFCE, chNFeRef: NFCE }, credentials))).toBe(
-      'chave_substituta',
-    );
+    expect(issueField(() => nfeSubstitutionCancellationEvent({ ...base, chNFe: NFCE, chNFeRef: NFCE }, credentials))).toBe('chave_substituta');
   });
 });
 
 describe('MDF-e events', () => {
   const canc = mdfeCancellationEvent({ author, chMDFe: MDFE, nProt: '941260000000123', xJust, dhEvento }, credentials);
-  const enc = mdfeClosingEvent(
-    { author, chMDFe: MDFE, nProt: '941260000000123', UF: 'BA', cMun: '2927408', dhEvento: '2026-11-23T01:30:00Z' },
-    credentials,
-  );
+  const enc = mdfeClosingEvent({ author, chMDFe: MDFE, nProt: '941260000000123', UF: 'BA', cMun: '2927408', dhEvento: '2026-11-23T01:30:00Z' }, credentials);
   const mdfeVerdict = { ...verdict, xMotivo: 'Evento registrado e vinculado a MDF-e', verAplic: 'SVRS-SANDBOX' };
 
   it('110111 validates against eventoMDFe (detEvento against evCancMDFe) and verifies', () => {
@@ -183,9 +178,7 @@ describe('bad input → FieldError', () => {
     ['outside Latin-1', 'Cliente desistiu 😀 da compra'],
   ])('justification %s → justificativa', (_label, bad) => {
     expect(issueField(() => nfeCancellationEvent({ ...base, xJust: bad }, credentials))).toBe('justificativa');
-    expect(issueField(() => mdfeCancellationEvent({ author, chMDFe: MDFE, nProt: '941260000000123', xJust: bad }, credentials))).toBe(
-      'justificativa',
-    );
+    expect(issueField(() => mdfeCancellationEvent({ author, chMDFe: MDFE, nProt: '941260000000123', xJust: bad }, credentials))).toBe('justificativa');
   });
 
   it('justification: blanks collapsed, 15 and 255 characters accepted', () => {

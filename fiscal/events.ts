@@ -106,13 +106,7 @@ function common(p: EventBase, key: string, maxSeq: number, c: IssueCollector): C
 // ---------------------------------------------------------------------------------------------
 // NF-e / NFC-e
 
-function nfeEvent(
-  c: Common,
-  author: EventAuthor,
-  tpEvento: string,
-  detEvento: string,
-  credentials: SigningCredentials,
-): string {
+function nfeEvent(c: Common, author: EventAuthor, tpEvento: string, detEvento: string, credentials: SigningCredentials): string {
   const xml = el(
     'evento',
     { xmlns: NS_NFE, versao: '1.00' },
@@ -150,13 +144,7 @@ export function nfeCancellationEvent(p: NfeCancellationParams, credentials: Sign
   const base = key === undefined ? undefined : common(p, key, 20, c);
   c.capture(() => authorId(p.author));
   c.throwIfAny();
-  const detEvento = el(
-    'detEvento',
-    { versao: '1.00' },
-    text('descEvento', 'Cancelamento'),
-    text('nProt', nProt!),
-    text('xJust', xJust!),
-  );
+  const detEvento = el('detEvento', { versao: '1.00' }, text('descEvento', 'Cancelamento'), text('nProt', nProt!), text('xJust', xJust!));
   return nfeEvent(base!, p.author, TP_EVENTO.cancelamento, detEvento, credentials);
 }
 
@@ -171,10 +159,7 @@ export type NfeSubstitutionCancellationParams = NfeCancellationParams & {
  * Event 110112 "Cancelamento por substituição" of an NFC-e (model 65 only): cancels an NFC-e
  * that came back authorized after the sale was re-issued offline (`chNFeRef`). Window 168 h.
  */
-export function nfeSubstitutionCancellationEvent(
-  p: NfeSubstitutionCancellationParams,
-  credentials: SigningCredentials,
-): string {
+export function nfeSubstitutionCancellationEvent(p: NfeSubstitutionCancellationParams, credentials: SigningCredentials): string {
   const c = new IssueCollector();
   const key = c.capture(() => keyOf(p.chNFe, ['65'], 'chave'));
   const ref = c.capture(() => keyOf(p.chNFeRef, ['65'], 'chave_substituta'));
@@ -256,13 +241,7 @@ export function mdfeCancellationEvent(p: MdfeCancellationParams, credentials: Si
   const base = key === undefined ? undefined : common(p, key, 99, c);
   c.capture(() => authorId(p.author));
   c.throwIfAny();
-  const content = el(
-    'evCancMDFe',
-    undefined,
-    text('descEvento', 'Cancelamento'),
-    text('nProt', nProt!),
-    text('xJust', xJust!),
-  );
+  const content = el('evCancMDFe', undefined, text('descEvento', 'Cancelamento'), text('nProt', nProt!), text('xJust', xJust!));
   return mdfeEvent(base!, p.author, TP_EVENTO.cancelamento, content, credentials);
 }
 

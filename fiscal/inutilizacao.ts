@@ -41,16 +41,7 @@ function twoDigitYear(value: unknown): string {
 
 /** `ID` + the 41 digits identifying the range: the infInut Id the signature references. */
 export function inutilizacaoId(p: { cUF: string; ano: string; cnpj: string; model: string; serie: number; nNFIni: number; nNFFin: number }): string {
-  return (
-    'ID' +
-    p.cUF +
-    p.ano +
-    p.cnpj +
-    p.model +
-    String(p.serie).padStart(3, '0') +
-    String(p.nNFIni).padStart(9, '0') +
-    String(p.nNFFin).padStart(9, '0')
-  );
+  return 'ID' + p.cUF + p.ano + p.cnpj + p.model + String(p.serie).padStart(3, '0') + String(p.nNFIni).padStart(9, '0') + String(p.nNFFin).padStart(9, '0');
 }
 
 /** The signed `<inutNFe versao="4.00">` for the range nNFIni..nNFFin of one series. */

@@ -77,10 +77,7 @@ function checkLatin1(v: string, field: string): void {
   for (const ch of v) {
     const cp = ch.codePointAt(0)!;
     if (cp < 0x20 || cp > 0xff) {
-      throw new FieldError(
-        field,
-        `caractere não aceito pelo leiaute da NF-e: "${ch}" (U+${cp.toString(16).toUpperCase().padStart(4, '0')})`,
-      );
+      throw new FieldError(field, `caractere não aceito pelo leiaute da NF-e: "${ch}" (U+${cp.toString(16).toUpperCase().padStart(4, '0')})`);
     }
   }
 }
@@ -140,10 +137,7 @@ export function allocate(total: bigint, weights: bigint[]): bigint[] {
   if (sum === 0n) return weights.map((_, i) => (i === 0 ? total : 0n));
   const shares = weights.map((w) => (total * w) / sum);
   let rest = total - shares.reduce((a, b) => a + b, 0n);
-  const order = weights
-    .map((w, i) => ({ i, r: (total * w) % sum }))
-    .sort((a, b) => (a.r === b.r ? a.i - b.i : a.r > b.r ? -1 : 1));
+  const order = weights.map((w, i) => ({ i, r: (total * w) % sum })).sort((a, b) => (a.r === b.r ? a.i - b.i : a.r > b.r ? -1 : 1));
   for (let k = 0; rest > 0n; k++, rest--) shares[order[k % order.length]!.i]! += 1n;
   return shares;
 }
-

@@ -81,4 +81,3 @@ export function nfeReader(xml: string) {
   };
   return { at, section, sections, textOf, required };
 }
-

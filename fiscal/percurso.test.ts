@@ -97,7 +97,16 @@ describe('suggestRoute: vectors of docs/fiscal.md, "MDF-e percurso"', () => {
   it.each([
     ['PE', 'RN', ['CE'], [['CE'], ['PB']]],
     ['MT', 'BA', ['GO'], [['GO'], ['TO']]],
-    ['BA', 'PR', ['GO', 'MS'], [['GO', 'MS'], ['MG', 'MS'], ['MG', 'SP']]],
+    [
+      'BA',
+      'PR',
+      ['GO', 'MS'],
+      [
+        ['GO', 'MS'],
+        ['MG', 'MS'],
+        ['MG', 'SP'],
+      ],
+    ],
   ])('tie %s → %s = %j', (from, to, chosen, ties) => {
     expect(allShortestChains(from, to).sort()).toEqual(ties);
     expect(suggestRoute(from, to)).toEqual(chosen);
@@ -272,9 +281,7 @@ describe('validateRoute: the five rules', () => {
         const expected =
           from === to || adj(from).includes(to)
             ? route.length === 0
-            : route.length > 0 &&
-              route.every((u) => u !== from && u !== to) &&
-              chain.every((u, i) => i === 0 || adj(chain[i - 1]!).includes(u));
+            : route.length > 0 && route.every((u) => u !== from && u !== to) && chain.every((u, i) => i === 0 || adj(chain[i - 1]!).includes(u));
         expect(validateRoute(from, to, route).valid).toBe(expected);
         outcomes[expected ? 'true' : 'false']++;
       }),

@@ -87,20 +87,13 @@ export function validateRoute(ufIni: string, ufFim: string, route: readonly stri
   if (!isUF(ufIni)) return fail('UFIni', `UF inexistente: "${ufIni}"`);
   if (!isUF(ufFim)) return fail('UFFim', `UF inexistente: "${ufFim}"`);
   if (ufIni === ufFim) {
-    return route.length === 0
-      ? { valid: true }
-      : fail(at(0), `UF de início e de fim são a mesma (${ufIni}): não informe percurso`);
+    return route.length === 0 ? { valid: true } : fail(at(0), `UF de início e de fim são a mesma (${ufIni}): não informe percurso`);
   }
   if (areNeighbours(ufIni, ufFim)) {
-    return route.length === 0
-      ? { valid: true }
-      : fail(at(0), `${ufIni} e ${ufFim} fazem divisa: não informe percurso`);
+    return route.length === 0 ? { valid: true } : fail(at(0), `${ufIni} e ${ufFim} fazem divisa: não informe percurso`);
   }
   if (route.length === 0) {
-    return fail(
-      'infPercurso',
-      `percurso obrigatório: ${ufIni} e ${ufFim} não fazem divisa (sugestão: ${suggestRoute(ufIni, ufFim).join(', ')})`,
-    );
+    return fail('infPercurso', `percurso obrigatório: ${ufIni} e ${ufFim} não fazem divisa (sugestão: ${suggestRoute(ufIni, ufFim).join(', ')})`);
   }
   if (route.length > MAX_PERCURSO) {
     return fail('infPercurso', `percurso com ${route.length} UFs; o máximo é ${MAX_PERCURSO}`);

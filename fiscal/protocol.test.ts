@@ -86,11 +86,16 @@ describe('NF-e protocol and nfeProc', () => {
     expect(validateXml(wrapNfeProc(NFCE, prot), 'procNFe').valid).toBe(true);
   });
 
-  it('carries the reform\'s 4-digit rejections and the alert of a cStat 120 (PL_010)', () => {
+  it("carries the reform's 4-digit rejections and the alert of a cStat 120 (PL_010)", () => {
     const rejected = nfeProtocolFor(NFCE, { ...verdict, cStat: '1115', xMotivo: 'Rejeição: IBS/CBS não informado', nProt: undefined });
     expect(rejected).toContain('<cStat>1115</cStat>');
     expect(validateXml(wrapNfeProc(NFCE, rejected), 'procNFe').valid).toBe(true);
-    const alert = nfeProtocolFor(NFCE, { ...verdict, cStat: '120', xMotivo: 'Autorizado o uso da NF-e com alerta', message: { cMsg: '1115', xMsg: 'IBS/CBS não informado' } });
+    const alert = nfeProtocolFor(NFCE, {
+      ...verdict,
+      cStat: '120',
+      xMotivo: 'Autorizado o uso da NF-e com alerta',
+      message: { cMsg: '1115', xMsg: 'IBS/CBS não informado' },
+    });
     expect(alert).toMatch(/<cStat>120<\/cStat><xMotivo>[^<]+<\/xMotivo><cMsg>1115<\/cMsg><xMsg>IBS\/CBS não informado<\/xMsg><\/infProt>/);
     expect(validateXml(wrapNfeProc(NFCE, alert), 'procNFe').valid).toBe(true);
   });
@@ -123,9 +128,7 @@ describe('MDF-e protocol', () => {
         '<dhRecbto>2026-11-22T14:03:06-03:00</dhRecbto><cStat>1001</cStat><xMotivo>Rejeição: teste</xMotivo></infProt>' +
         '<infFisco><cMsg>200</cMsg><xMsg>Mensagem do fisco</xMsg></infFisco></protMDFe>',
     );
-    expect(field(() => wrapMdfeProc('<MDFe><infMDFe versao="3.00" Id="MDFe' + key.replace(/1$/, '2') + '"/></MDFe>', prot))).toBe(
-      'protMDFe',
-    );
+    expect(field(() => wrapMdfeProc('<MDFe><infMDFe versao="3.00" Id="MDFe' + key.replace(/1$/, '2') + '"/></MDFe>', prot))).toBe('protMDFe');
   });
 });
 

@@ -203,12 +203,7 @@ export function mdfeProtocol(p: MdfeProtocolParams): string {
       text('xMotivo', tString(p.xMotivo, 'xMotivo', 1, 255)),
     ),
     p.infFisco &&
-      el(
-        'infFisco',
-        undefined,
-        text('cMsg', stat(p.infFisco.cMsg, 'infFisco.cMsg', '3-4')),
-        text('xMsg', tString(p.infFisco.xMsg, 'infFisco.xMsg', 1, 255)),
-      ),
+      el('infFisco', undefined, text('cMsg', stat(p.infFisco.cMsg, 'infFisco.cMsg', '3-4')), text('xMsg', tString(p.infFisco.xMsg, 'infFisco.xMsg', 1, 255))),
   );
 }
 

@@ -6,16 +6,7 @@ import { NFCE_QR_URLS, NFCE_URL_CHAVE } from './br/nfce-urls.ts';
 import { UFS } from './br/uf.ts';
 import { generateTestCertificate } from './certificate.ts';
 import { FieldError } from './errors.ts';
-import {
-  digValHex,
-  MDFE_QR_BASE_URL,
-  mdfeQrCode,
-  nfceQrCodeOffline,
-  nfceQrCodeOnline,
-  qrBaseUrlOf,
-  urlChaveOf,
-  urlChaveOfKey,
-} from './qrcode.ts';
+import { digValHex, MDFE_QR_BASE_URL, mdfeQrCode, nfceQrCodeOffline, nfceQrCodeOnline, qrBaseUrlOf, urlChaveOf, urlChaveOfKey } from './qrcode.ts';
 import { fixturePath } from './testdata/fixtures.ts';
 import { firstText } from './xml.ts';
 
@@ -85,9 +76,7 @@ describe('NFC-e QR Code v2', () => {
   it('demands the CSC, naming the field csc', () => {
     expect(fieldOf(() => nfceQrCodeOnline({ key: KEY_ONLINE, tpAmb: 2, version: 2 }))).toBe('csc');
     expect(
-      fieldOf(() =>
-        nfceQrCodeOffline({ key: KEY_OFFLINE, tpAmb: 2, version: 2, dhEmi: '2018-10-01T07:28:14-04:00', vNF: '1.00', digestValue: DIGEST }),
-      ),
+      fieldOf(() => nfceQrCodeOffline({ key: KEY_OFFLINE, tpAmb: 2, version: 2, dhEmi: '2018-10-01T07:28:14-04:00', vNF: '1.00', digestValue: DIGEST })),
     ).toBe('csc');
     expect(fieldOf(() => nfceQrCodeOnline({ key: KEY_ONLINE, tpAmb: 2, version: 2, csc: { id: '1', token: ' ' } }))).toBe('csc');
   });
@@ -154,9 +143,7 @@ describe('NFC-e QR Code v3', () => {
   });
 
   it('requires the private key for the offline v3 signature', () => {
-    expect(
-      fieldOf(() => nfceQrCodeOffline({ key: KEY_OFFLINE, tpAmb: 2, version: 3, dhEmi: '2026-11-05T10:00:00-03:00', vNF: '1.00' })),
-    ).toBe('privateKeyPem');
+    expect(fieldOf(() => nfceQrCodeOffline({ key: KEY_OFFLINE, tpAmb: 2, version: 3, dhEmi: '2026-11-05T10:00:00-03:00', vNF: '1.00' }))).toBe('privateKeyPem');
   });
 
   it('takes the day of a Date in Brasília time', () => {
@@ -176,9 +163,7 @@ describe('QR key checks', () => {
   it('ties the key tpEmis to the mode, as the schema patterns do', () => {
     expect(fieldOf(() => nfceQrCodeOnline({ key: KEY_OFFLINE, tpAmb: 2, version: 3 }))).toBe('chave');
     expect(
-      fieldOf(() =>
-        nfceQrCodeOffline({ key: KEY_ONLINE, tpAmb: 2, version: 2, dhEmi: '2026-11-05T10:00:00-03:00', vNF: '1', digestValue: DIGEST, csc: CSC }),
-      ),
+      fieldOf(() => nfceQrCodeOffline({ key: KEY_ONLINE, tpAmb: 2, version: 2, dhEmi: '2026-11-05T10:00:00-03:00', vNF: '1', digestValue: DIGEST, csc: CSC })),
     ).toBe('chave');
     expect(fieldOf(() => nfceQrCodeOnline({ key: '123', tpAmb: 2, version: 3 }))).toBe('chave');
     // model 55 key

@@ -97,7 +97,10 @@ function cIdToken(csc: Csc | undefined): { id: string; token: string } {
 
 /** cHashQRCode: SHA-1 of the parameters up to cIdToken with the CSC appended, UPPERCASE hex. */
 function hashQr(params: string, token: string): string {
-  return createHash('sha1').update(params + token, 'utf8').digest('hex').toUpperCase();
+  return createHash('sha1')
+    .update(params + token, 'utf8')
+    .digest('hex')
+    .toUpperCase();
 }
 
 /** Two-digit day of dhEmi, as the XML carries it. */

@@ -55,7 +55,7 @@ const SN102 = { ICMS: { ICMSSN102: { orig: '0', CSOSN: '102' } } };
  * An NFC-e of `items` items (cycling through the demo catalog), paid in cash; vNF is the exact
  * sum. In homologation the builder replaces item 1's description with the mandatory text.
  */
-export function sampleNfceRequest(options: { nNF: number; serie?: number; items?: number; payment?: 'cash' | 'card' } ): NfceRequest {
+export function sampleNfceRequest(options: { nNF: number; serie?: number; items?: number; payment?: 'cash' | 'card' }): NfceRequest {
   const count = options.items ?? 3;
   const det: NfceItem[] = [];
   let total = 0n;
@@ -86,10 +86,7 @@ export function sampleNfceRequest(options: { nNF: number; serie?: number; items?
     });
   }
   const vNF = fromCents(total);
-  const pag =
-    options.payment === 'card'
-      ? [{ tPag: '03', vPag: vNF, card: { tpIntegra: '2', tBand: '01' } }]
-      : [{ tPag: '01', vPag: vNF }];
+  const pag = options.payment === 'card' ? [{ tPag: '03', vPag: vNF, card: { tpIntegra: '2', tBand: '01' } }] : [{ tPag: '01', vPag: vNF }];
   return { ide: { serie: options.serie ?? 1, nNF: options.nNF }, det, total: { vProd: vNF, vNF }, pag };
 }
 

@@ -2,15 +2,7 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { XmlDocument, XsdValidator, diag } from 'libxml2-wasm';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import {
-  SchemaError,
-  assertValidXml,
-  precompileSchemas,
-  schemaFile,
-  schemaNames,
-  validateXml,
-  type SchemaName,
-} from './schema.ts';
+import { SchemaError, assertValidXml, precompileSchemas, schemaFile, schemaNames, validateXml, type SchemaName } from './schema.ts';
 import { fixturePath } from './testdata/fixtures.ts';
 
 const NS_NFE = 'http://www.portalfiscal.inf.br/nfe';
@@ -62,7 +54,10 @@ describe('fixtures give the result stated in fixtures/xml/README.md', () => {
   });
 
   it('the MDF-e events detEvento content validates on its own against evCancMDFe / evEncMDFe', () => {
-    for (const [file, el] of [[MDFE_CANC, 'evCancMDFe'], [MDFE_ENC, 'evEncMDFe']] as const) {
+    for (const [file, el] of [
+      [MDFE_CANC, 'evCancMDFe'],
+      [MDFE_ENC, 'evEncMDFe'],
+    ] as const) {
       const content = new RegExp(`<${el}>.*</${el}>`).exec(fixture(file))?.[0];
       expect(content).toBeDefined();
       expectValid(content!.replace(`<${el}>`, `<${el} xmlns="${NS_MDFE}">`), el);
@@ -274,8 +269,7 @@ describe('MDF-e events: detEvento content checked against the schema chosen by t
 
   it('the declared encoding of a string is ignored: "ã" counts as one character for maxLength', () => {
     const withJust = (n: number): string =>
-      '<?xml version="1.0" encoding="ISO-8859-1"?>' +
-      mutate(fixture(MDFE_CANC), /<xJust>[^<]*<\/xJust>/, `<xJust>${'ã'.repeat(n)}</xJust>`);
+      '<?xml version="1.0" encoding="ISO-8859-1"?>' + mutate(fixture(MDFE_CANC), /<xJust>[^<]*<\/xJust>/, `<xJust>${'ã'.repeat(n)}</xJust>`);
     expectValid(withJust(200), 'eventoMDFe'); // 400 characters if the UTF-8 were decoded as Latin-1
     expect(expectInvalid(withJust(256), 'eventoMDFe').join('\n')).toMatch(/maxLength/);
   });

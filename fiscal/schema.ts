@@ -145,11 +145,7 @@ export class SchemaError extends Error {
 // Instance documents: no network, no external entities or DTDs (a document must not make us read
 // anything), and the declared encoding is ignored because a JS string is already decoded; honouring
 // `encoding="ISO-8859-1"` would decode the UTF-8 bytes of "ã" a second time into "Ã£".
-const PARSE_OPTIONS =
-  ParseOption.XML_PARSE_NONET |
-  ParseOption.XML_PARSE_NO_XXE |
-  ParseOption.XML_PARSE_IGNORE_ENC |
-  ParseOption.XML_PARSE_BIG_LINES;
+const PARSE_OPTIONS = ParseOption.XML_PARSE_NONET | ParseOption.XML_PARSE_NO_XXE | ParseOption.XML_PARSE_IGNORE_ENC | ParseOption.XML_PARSE_BIG_LINES;
 
 /**
  * Validates `xml` against `schema`. Never throws for a bad document: not well-formed XML, a wrong
@@ -181,9 +177,7 @@ export function validateXml(xml: string, schema: SchemaName): ValidationResult {
     if (root.name !== spec.root || root.namespaceUri !== expectedNs) {
       return {
         valid: false,
-        errors: [
-          `linha ${root.line}: elemento raiz ${qname(root)} não é o esperado pelo schema ${spec.file} ({${expectedNs}}${spec.root})`,
-        ],
+        errors: [`linha ${root.line}: elemento raiz ${qname(root)} não é o esperado pelo schema ${spec.file} ({${expectedNs}}${spec.root})`],
       };
     }
     const errors = run(validator, doc);
@@ -238,9 +232,7 @@ function mdfeEventContentErrors(evento: XmlElement, outerFailed: boolean): strin
   const content = firstElement(detEvento);
   if (!content) return outerFailed ? [] : [`${prefix}linha ${detEvento.line}: detEvento vazio`];
   if (content.name !== spec.root || content.namespaceUri !== NS_MDFE) {
-    return [
-      `${prefix}linha ${content.line}: tpEvento ${tp} pede {${NS_MDFE}}${spec.root} em detEvento, encontrado ${qname(content)}`,
-    ];
+    return [`${prefix}linha ${content.line}: tpEvento ${tp} pede {${NS_MDFE}}${spec.root} em detEvento, encontrado ${qname(content)}`];
   }
   return run(compiled(contentSchema), content).map((e) => prefix + e);
 }

@@ -112,7 +112,7 @@ describe('verifyXmlSignature: fast path and reference', () => {
     expect(accepted).toBeGreaterThanOrEqual(8);
   });
 
-  it('vouches for NFC-e online and offline (QR v2 and v3) with the reference verifier\'s result', () => {
+  it("vouches for NFC-e online and offline (QR v2 and v3) with the reference verifier's result", () => {
     for (const doc of [issue(900), issue(901, 2), issue(902, 3)]) {
       const fast = fastVerifyXmlSignature(doc.xml);
       expect(fast).toMatchObject({ valid: true, digestValue: doc.digestValue });
@@ -182,6 +182,10 @@ describe('signRsaSha1Base64', () => {
     const signature = signRsaSha1Base64(data, creds.privateKeyPem);
     const ok = createVerify('RSA-SHA1').update(data, 'utf8').verify(creds.certificatePem, signature, 'base64');
     expect(ok).toBe(true);
-    expect(createVerify('RSA-SHA1').update(data + 'x').verify(creds.certificatePem, signature, 'base64')).toBe(false);
+    expect(
+      createVerify('RSA-SHA1')
+        .update(data + 'x')
+        .verify(creds.certificatePem, signature, 'base64'),
+    ).toBe(false);
   });
 });

@@ -53,8 +53,7 @@ function cached<V>(cache: Map<string, V>, pem: string, make: () => V): V {
   return v;
 }
 
-const certBody = (pem: string): string =>
-  cached(certBodyCache, pem, () => new X509Certificate(pem).raw.toString('base64'));
+const certBody = (pem: string): string => cached(certBodyCache, pem, () => new X509Certificate(pem).raw.toString('base64'));
 
 /** The SignedInfo of the profile, with self-closing empty elements (as xml-crypto writes it). */
 function signedInfo(id: string, digest: string, close: (name: string, attrs: string) => string): string {
@@ -120,13 +119,15 @@ export function digestValueOf(signedXml: string): string {
 }
 
 export type VerificationResult =
-  | { valid: true; certificatePem: string; signedId: string; digestValue: string }
-  | { valid: false; reason: string; certificatePem?: string };
+  { valid: true; certificatePem: string; signedId: string; digestValue: string } | { valid: false; reason: string; certificatePem?: string };
 
 export type VerifiedSignature = Extract<VerificationResult, { valid: true }>;
 
 function pemOfBase64Der(b64: string): string {
-  const body = b64.replace(/\s+/g, '').replace(/(.{64})/g, '$1\n').replace(/\n$/, '');
+  const body = b64
+    .replace(/\s+/g, '')
+    .replace(/(.{64})/g, '$1\n')
+    .replace(/\n$/, '');
   return `-----BEGIN CERTIFICATE-----\n${body}\n-----END CERTIFICATE-----\n`;
 }
 

@@ -43,15 +43,7 @@ const cst = (...values: string[]) => f('CST', values);
 const csosn = (...values: string[]) => f('CSOSN', values);
 const FCP = g(f('vBCFCP', 'v'), f('pFCP', 'p'), f('vFCP', 'v'));
 const FCP_ST = g(f('vBCFCPST', 'v'), f('pFCPST', 'p'), f('vFCPST', 'v'));
-const ST: TaxNode[] = [
-  f('modBCST', MOD_BC_ST),
-  o('pMVAST', 'p'),
-  o('pRedBCST', 'p'),
-  f('vBCST', 'v'),
-  f('pICMSST', 'p'),
-  f('vICMSST', 'v'),
-  FCP_ST,
-];
+const ST: TaxNode[] = [f('modBCST', MOD_BC_ST), o('pMVAST', 'p'), o('pRedBCST', 'p'), f('vBCST', 'v'), f('pICMSST', 'p'), f('vICMSST', 'v'), FCP_ST];
 const deson = (motives: string[]): SeqNode => g(f('vICMSDeson', 'v'), f('motDesICMS', motives), o('indDeduzDeson', ['0', '1']));
 const ST_DESON = g(f('vICMSSTDeson', 'v'), f('motDesICMSST', ['3', '9', '12']));
 const ST_RET: TaxNode[] = [
@@ -118,17 +110,38 @@ export const ICMS_VARIANTS: VariantTable = {
   ],
 };
 
-const OUTR_CST = ['49', '50', '51', '52', '53', '54', '55', '56', '60', '61', '62', '63', '64', '65', '66', '67', '70', '71', '72', '73', '74', '75', '98', '99'];
+const OUTR_CST = [
+  '49',
+  '50',
+  '51',
+  '52',
+  '53',
+  '54',
+  '55',
+  '56',
+  '60',
+  '61',
+  '62',
+  '63',
+  '64',
+  '65',
+  '66',
+  '67',
+  '70',
+  '71',
+  '72',
+  '73',
+  '74',
+  '75',
+  '98',
+  '99',
+];
 
 const contributionVariants = (tax: 'PIS' | 'COFINS'): VariantTable => ({
   [`${tax}Aliq`]: [cst('01', '02'), f('vBC', 'v'), f(`p${tax}`, 'p'), f(`v${tax}`, 'v')],
   [`${tax}Qtde`]: [cst('03'), f('qBCProd', 'q12'), f('vAliqProd', 'q'), f(`v${tax}`, 'v')],
   [`${tax}NT`]: [cst('04', '05', '06', '07', '08', '09')],
-  [`${tax}Outr`]: [
-    cst(...OUTR_CST),
-    choice([f('vBC', 'v'), f(`p${tax}`, 'p')], [f('qBCProd', 'q12'), f('vAliqProd', 'q')]),
-    f(`v${tax}`, 'v'),
-  ],
+  [`${tax}Outr`]: [cst(...OUTR_CST), choice([f('vBC', 'v'), f(`p${tax}`, 'p')], [f('qBCProd', 'q12'), f('vAliqProd', 'q')]), f(`v${tax}`, 'v')],
 });
 
 export const PIS_VARIANTS: VariantTable = contributionVariants('PIS');
@@ -136,7 +149,6 @@ export const COFINS_VARIANTS: VariantTable = contributionVariants('COFINS');
 
 // ---------------------------------------------------------------------------------------------
 // Tax group walker
-
 
 export type TaxOut = { variant: string; fields: [string, string][]; cents: Record<string, bigint>; raw: Record<string, unknown> };
 
@@ -185,13 +197,7 @@ function taxValue(kind: Kind, value: unknown, path: string): { text: string; cen
   }
 }
 
-function walkTax(
-  nodes: readonly TaxNode[],
-  data: Record<string, unknown>,
-  base: string,
-  out: TaxOut,
-  issues: IssueCollector,
-): void {
+function walkTax(nodes: readonly TaxNode[], data: Record<string, unknown>, base: string, out: TaxOut, issues: IssueCollector): void {
   for (const node of nodes) {
     if ('field' in node) {
       const value = data[node.field];
@@ -250,7 +256,12 @@ export function taxGroup(group: unknown, variants: VariantTable, path: string, i
   return issues.issues.length === before ? out : undefined;
 }
 
-export const writeTax = (t: TaxOut): string => el(t.variant, undefined, t.fields.map(([n, v]) => text(n, v)));
+export const writeTax = (t: TaxOut): string =>
+  el(
+    t.variant,
+    undefined,
+    t.fields.map(([n, v]) => text(n, v)),
+  );
 
 /** Each field of a variant with its kind (e.g. to scale the money fields of a carried group). */
 export function fieldKindsOf(variants: VariantTable, variant: string): ReadonlyMap<string, Kind> | undefined {

@@ -6,9 +6,7 @@
 export function escapeXml(value: string): string {
   // Most values have nothing to escape: testing first spares the replace and its callback.
   if (!NEEDS_ESCAPE.test(value)) return value;
-  return value.replace(ESCAPED, (c) =>
-    c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '"' ? '&quot;' : '&#39;',
-  );
+  return value.replace(ESCAPED, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '"' ? '&quot;' : '&#39;'));
 }
 
 const NEEDS_ESCAPE = /[&<>"']/;

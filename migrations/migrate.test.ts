@@ -21,9 +21,7 @@ function connect(): Database.Database {
 
 const write = (name: string, sql: string) => writeFileSync(join(migrations, name), sql);
 const tables = (db: Database.Database) =>
-  (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all() as string[]).filter(
-    (t) => !t.startsWith('sqlite_'),
-  );
+  (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all() as string[]).filter((t) => !t.startsWith('sqlite_'));
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'balcao-migrate-'));
@@ -135,10 +133,7 @@ describe('migrate', () => {
   });
 
   it('refuses a migration that leaves broken foreign keys, and restores the foreign_keys setting', () => {
-    write(
-      '20261122T0300_init.sql',
-      'CREATE TABLE a (id INTEGER PRIMARY KEY); CREATE TABLE b (a_id INTEGER REFERENCES a (id)); INSERT INTO b VALUES (7);',
-    );
+    write('20261122T0300_init.sql', 'CREATE TABLE a (id INTEGER PRIMARY KEY); CREATE TABLE b (a_id INTEGER REFERENCES a (id)); INSERT INTO b VALUES (7);');
     const db = connect();
     expect(() => migrate(db, migrations)).toThrow(/chave\(s\) estrangeira\(s\)/);
     expect(tables(db)).toEqual(['schema_migrations']);
@@ -150,15 +145,7 @@ describe('migrate', () => {
     const applied = migrate(db, migrationSetDir('service'));
     expect(applied[0]).toBe('20261122T0300_init');
     expect(tables(db)).toEqual(
-      expect.arrayContaining([
-        'api_tokens',
-        'companies',
-        'company_clock',
-        'idempotency_keys',
-        'sandbox_authority',
-        'webhook_deliveries',
-        'webhooks',
-      ]),
+      expect.arrayContaining(['api_tokens', 'companies', 'company_clock', 'idempotency_keys', 'sandbox_authority', 'webhook_deliveries', 'webhooks']),
     );
     expect(migrate(db, migrationSetDir('service'))).toEqual([]);
   });

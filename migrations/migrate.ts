@@ -47,9 +47,7 @@ export function loadMigrations(dir: string): Migration[] {
     if (!name.endsWith('.sql')) continue;
     const m = FILE_NAME.exec(name);
     if (!m) {
-      throw new MigrationError(
-        `Nome de migração inválido: ${name} (esperado AAAAMMDDTHHMM_descricao.sql, ex.: 20261122T0300_init.sql)`,
-      );
+      throw new MigrationError(`Nome de migração inválido: ${name} (esperado AAAAMMDDTHHMM_descricao.sql, ex.: 20261122T0300_init.sql)`);
     }
     const sql = readFileSync(join(dir, name), 'utf8');
     const checksum = sha256(`statements:${statementsOf(sql)}`);

@@ -297,7 +297,11 @@ describe('operations', () => {
     expect(ready.status).toBe(200);
     expect(await ready.json()).toEqual({ status: 'ok' });
     const db = new Database(join(dir, 'service.sqlite'));
-    const [row] = db.prepare("SELECT id, checksum, applied_at FROM schema_migrations ORDER BY id DESC LIMIT 1").all() as { id: string; checksum: string; applied_at: string }[];
+    const [row] = db.prepare('SELECT id, checksum, applied_at FROM schema_migrations ORDER BY id DESC LIMIT 1').all() as {
+      id: string;
+      checksum: string;
+      applied_at: string;
+    }[];
     db.prepare('DELETE FROM schema_migrations WHERE id = ?').run(row!.id);
     try {
       const behind = await fetch(`${url}/readyz`);

@@ -50,8 +50,7 @@ export type BuildAppOptions = {
 
 export type ServiceApp = FastifyInstance & { deps: ServiceDeps };
 
-const notJson = () =>
-  new ApiError('tipo_de_conteudo_invalido', 'O corpo da requisição deve ser JSON em UTF-8 (Content-Type: application/json).');
+const notJson = () => new ApiError('tipo_de_conteudo_invalido', 'O corpo da requisição deve ser JSON em UTF-8 (Content-Type: application/json).');
 
 export function buildApp(options: BuildAppOptions): ServiceApp {
   const deps = createServiceDeps(options);

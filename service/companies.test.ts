@@ -322,7 +322,14 @@ describe('updateCompany', () => {
     expect((await updateCompany(opened, id, { nome: 'LOJA LEGADA ME' })).emitter.ibsCbs).toEqual(company.ibsCbs);
     expect((await updateCompany(opened, id, { ibscbsAliquotas: '' })).emitter.ibsCbs?.rates).toEqual([]);
 
-    expect(await issuesOfUpdate(id, { ibscbs: 'talvez', ibscbsCst: '000', ibscbsCclasstrib: '200003', ibscbsAliquotas: '2027-01-01..2027-12-31 cbs=8.8; 2027-06-01.. cbs=9' })).toEqual({
+    expect(
+      await issuesOfUpdate(id, {
+        ibscbs: 'talvez',
+        ibscbsCst: '000',
+        ibscbsCclasstrib: '200003',
+        ibscbsAliquotas: '2027-01-01..2027-12-31 cbs=8.8; 2027-06-01.. cbs=9',
+      }),
+    ).toEqual({
       ibscbs: expect.stringContaining('sim ou nao'),
       'ibscbs-cclasstrib': expect.stringContaining('rejeição 1024'),
       'ibscbs-aliquotas': 'períodos sobrepostos: o que começa em 2027-01-01 e o que começa em 2027-06-01',
@@ -373,7 +380,12 @@ describe('updateCompany', () => {
     const a = await register({ cscId: '000001', csc: 'CSC-DE-A' });
     const b = await register({ cscId: '000001', csc: 'CSC-DE-B' });
     const bBefore = await record(b);
-    await updateCompany(opened, a, { nome: 'LOJA A RENOVADA', cscId: '000009', csc: 'CSC-NOVO-DE-A', certificate: { pfx: legacyPfx, password: 'senha-antiga' } });
+    await updateCompany(opened, a, {
+      nome: 'LOJA A RENOVADA',
+      cscId: '000009',
+      csc: 'CSC-NOVO-DE-A',
+      certificate: { pfx: legacyPfx, password: 'senha-antiga' },
+    });
     expect(await record(b)).toEqual(bBefore);
   });
 
@@ -383,7 +395,6 @@ describe('updateCompany', () => {
     const racing: CompanyDeps = {
       secrets: opened.secrets,
       store: {
-
         getCompany: async (companyId) => {
           const read = await opened.store.getCompany(companyId);
           // Between this read and the write, another process changes the phone.

@@ -46,13 +46,33 @@ export type CompanyInput = {
 // Capital of each UF with the first CEP of the state's range (the capital's general CEP): the
 // sandbox default address, so a test company needs nothing but a CNPJ, a UF and a name.
 const CAPITALS: Readonly<Record<string, readonly [cMun: string, cep: string]>> = {
-  AC: ['1200401', '69900000'], AL: ['2704302', '57000000'], AM: ['1302603', '69000000'], AP: ['1600303', '68900000'],
-  BA: ['2927408', '40000000'], CE: ['2304400', '60000000'], DF: ['5300108', '70000000'], ES: ['3205309', '29000000'],
-  GO: ['5208707', '74000000'], MA: ['2111300', '65000000'], MG: ['3106200', '30000000'], MS: ['5002704', '79000000'],
-  MT: ['5103403', '78000000'], PA: ['1501402', '66000000'], PB: ['2507507', '58000000'], PE: ['2611606', '50000000'],
-  PI: ['2211001', '64000000'], PR: ['4106902', '80000000'], RJ: ['3304557', '20000000'], RN: ['2408102', '59000000'],
-  RO: ['1100205', '76800000'], RR: ['1400100', '69300000'], RS: ['4314902', '90000000'], SC: ['4205407', '88000000'],
-  SE: ['2800308', '49000000'], SP: ['3550308', '01000000'], TO: ['1721000', '77000000'],
+  AC: ['1200401', '69900000'],
+  AL: ['2704302', '57000000'],
+  AM: ['1302603', '69000000'],
+  AP: ['1600303', '68900000'],
+  BA: ['2927408', '40000000'],
+  CE: ['2304400', '60000000'],
+  DF: ['5300108', '70000000'],
+  ES: ['3205309', '29000000'],
+  GO: ['5208707', '74000000'],
+  MA: ['2111300', '65000000'],
+  MG: ['3106200', '30000000'],
+  MS: ['5002704', '79000000'],
+  MT: ['5103403', '78000000'],
+  PA: ['1501402', '66000000'],
+  PB: ['2507507', '58000000'],
+  PE: ['2611606', '50000000'],
+  PI: ['2211001', '64000000'],
+  PR: ['4106902', '80000000'],
+  RJ: ['3304557', '20000000'],
+  RN: ['2408102', '59000000'],
+  RO: ['1100205', '76800000'],
+  RR: ['1400100', '69300000'],
+  RS: ['4314902', '90000000'],
+  SC: ['4205407', '88000000'],
+  SE: ['2800308', '49000000'],
+  SP: ['3550308', '01000000'],
+  TO: ['1721000', '77000000'],
 };
 
 export const sandboxCapitalOf = (uf: string): readonly [cMun: string, cep: string] | undefined => CAPITALS[uf];
@@ -360,7 +380,6 @@ export type Issuer = {
   certificate: Certificate;
   replacedCertificates: readonly ReplacedCertificate[];
 };
-
 
 /** Decrypts and parses the company's certificate on file (the .pfx costs tens of milliseconds). */
 function openCertificate(secrets: SecretSealer, company: CompanyRecord): Certificate {

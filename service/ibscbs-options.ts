@@ -17,7 +17,8 @@ export type IbsCbsOptions = { ibscbs?: string; ibscbsCst?: string; ibscbsCclasst
 const KEYS: Readonly<Record<string, RateName>> = { 'ibs-uf': 'pIBSUF', 'ibs-mun': 'pIBSMun', cbs: 'pCBS' };
 const NAMES = Object.fromEntries(Object.entries(KEYS).map(([k, v]) => [v, k])) as Record<RateName, string>;
 
-const SYNTAX = 'cada período como INICIO..FIM chave=valor, separados por ";" (ex.: "2027-01-01..2027-12-31 cbs=8.80"; FIM pode ficar em branco; chaves: ibs-uf, ibs-mun, cbs)';
+const SYNTAX =
+  'cada período como INICIO..FIM chave=valor, separados por ";" (ex.: "2027-01-01..2027-12-31 cbs=8.80"; FIM pode ficar em branco; chaves: ibs-uf, ibs-mun, cbs)';
 
 /** "2027-01-01..2027-12-31 cbs=8.80; 2028-01-01.. cbs=9" → the overrides, unchecked. */
 export function parseRatePeriods(text: string, field = 'ibscbs-aliquotas'): Record<string, string>[] {
@@ -34,7 +35,8 @@ export function parseRatePeriods(text: string, field = 'ibscbs-aliquotas'): Reco
     for (const pair of pairs) {
       const [key, value] = pair.split('=');
       const name = key === undefined ? undefined : KEYS[key];
-      if (!name || value === undefined || value === '') throw new FieldError(field, `período ${i + 1}: "${pair}" não é chave=valor com chave ibs-uf, ibs-mun ou cbs`);
+      if (!name || value === undefined || value === '')
+        throw new FieldError(field, `período ${i + 1}: "${pair}" não é chave=valor com chave ibs-uf, ibs-mun ou cbs`);
       out[name] = value.replace(',', '.');
     }
     return out;
@@ -44,7 +46,9 @@ export function parseRatePeriods(text: string, field = 'ibscbs-aliquotas'): Reco
 /** The overrides as the option writes them (for the settings view and for updates). */
 export function formatRatePeriods(rates: readonly RateOverride[]): string {
   return rates
-    .map((r) => [`${r.from}..${r.to ?? ''}`, ...(['pIBSUF', 'pIBSMun', 'pCBS'] as const).flatMap((n) => (r[n] === undefined ? [] : [`${NAMES[n]}=${r[n]}`]))].join(' '))
+    .map((r) =>
+      [`${r.from}..${r.to ?? ''}`, ...(['pIBSUF', 'pIBSMun', 'pCBS'] as const).flatMap((n) => (r[n] === undefined ? [] : [`${NAMES[n]}=${r[n]}`]))].join(' '),
+    )
     .join('; ');
 }
 
@@ -69,7 +73,10 @@ export function checkIbsCbsOptions(o: IbsCbsOptions, issues: IssueCollector): Ib
 
   let defaultClassification = DEFAULT_IBSCBS_SETTINGS.defaultClassification;
   if ((o.ibscbsCst === undefined) !== (o.ibscbsCclasstrib === undefined)) {
-    issues.add(o.ibscbsCst === undefined ? 'ibscbs-cst' : 'ibscbs-cclasstrib', `obrigatório junto com --${o.ibscbsCst === undefined ? 'ibscbs-cclasstrib' : 'ibscbs-cst'}`);
+    issues.add(
+      o.ibscbsCst === undefined ? 'ibscbs-cst' : 'ibscbs-cclasstrib',
+      `obrigatório junto com --${o.ibscbsCst === undefined ? 'ibscbs-cclasstrib' : 'ibscbs-cst'}`,
+    );
   } else if (o.ibscbsCst !== undefined) {
     const local = new IssueCollector();
     const checked = checkClassification({ CST: o.ibscbsCst, cClassTrib: o.ibscbsCclasstrib }, 'c', local);

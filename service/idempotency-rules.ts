@@ -26,10 +26,7 @@ export type ClaimRequest = {
 };
 
 export type ClaimResult =
-  | { kind: 'new' }
-  | { kind: 'in_progress'; documentId: string }
-  | { kind: 'replay'; documentId: string }
-  | { kind: 'mismatch'; documentId: string };
+  { kind: 'new' } | { kind: 'in_progress'; documentId: string } | { kind: 'replay'; documentId: string } | { kind: 'mismatch'; documentId: string };
 
 /** Identifies one attempt under a key: settling checks it is still the key's current attempt. */
 export type KeyAttempt = { companyId: string; docType: DocumentType; key: string; documentId: string };

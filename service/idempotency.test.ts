@@ -150,9 +150,7 @@ describe('Idempotency on a real SQLite file', () => {
       documentId: second.documentId,
     });
     // The first attempt's outcome can no longer touch the key, which now belongs to the second.
-    expect(
-      await idempotency.settle({ companyId: companyA, docType: 'nfce', key: 'k-rejected', documentId: first.documentId }, 'authorized'),
-    ).toBe(false);
+    expect(await idempotency.settle({ companyId: companyA, docType: 'nfce', key: 'k-rejected', documentId: first.documentId }, 'authorized')).toBe(false);
   });
 
   it('release frees a key whose attempt never reached the authority', async () => {

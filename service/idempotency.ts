@@ -79,9 +79,7 @@ function checkKey(value: unknown, field: string): string {
   const length = characters(value);
   if (length === 0) throw invalidRequest('Chave de idempotência inválida.', [{ field, message: 'não pode ser vazia' }]);
   if (length > MAX_KEY_LENGTH) {
-    throw invalidRequest('Chave de idempotência inválida.', [
-      { field, message: `deve ter no máximo ${MAX_KEY_LENGTH} caracteres (recebidos ${length})` },
-    ]);
+    throw invalidRequest('Chave de idempotência inválida.', [{ field, message: `deve ter no máximo ${MAX_KEY_LENGTH} caracteres (recebidos ${length})` }]);
   }
   return value;
 }
@@ -241,5 +239,8 @@ export class Idempotency {
 
 /** Answers a replay: 200, the document in its current state, `idempotent_replay: true`. */
 export function sendReplay(reply: FastifyReply, document: object): FastifyReply {
-  return reply.code(200).header(REPLAY_HEADER, 'true').send({ ...document, idempotent_replay: true });
+  return reply
+    .code(200)
+    .header(REPLAY_HEADER, 'true')
+    .send({ ...document, idempotent_replay: true });
 }

@@ -95,7 +95,9 @@ function parse(args: string[]): ServiceArgs | 'help' {
   // A generated certificate is kept in the data folder: a database has none, and several
   // processes must present the one certificate the terminals pin.
   if (tls === 'generated' && storage.kind === 'postgres') {
-    throw new UsageError('--database: o HTTPS (--tls, ou --host fora desta máquina) precisa de --tls-cert e --tls-key, o mesmo certificado em todos os processos');
+    throw new UsageError(
+      '--database: o HTTPS (--tls, ou --host fora desta máquina) precisa de --tls-cert e --tls-key, o mesmo certificado em todos os processos',
+    );
   }
   return {
     port: Number(v.port),
@@ -168,7 +170,10 @@ async function serve({ port, host, tls: tlsChoice, storage, mode, sandboxTranspo
     'listening',
   );
   // For people: the fingerprint each checkout pins (Configurações → Serviço).
-  if (tls) process.stderr.write(`Certificado TLS do serviço (${tls.origin === 'gerado' ? 'gerado pelo serviço' : 'do operador'}), SHA-256:\n  ${tls.fingerprint256}\n`);
+  if (tls)
+    process.stderr.write(
+      `Certificado TLS do serviço (${tls.origin === 'gerado' ? 'gerado pelo serviço' : 'do operador'}), SHA-256:\n  ${tls.fingerprint256}\n`,
+    );
 
   const graceMs = Number(process.env.BALCAO_SHUTDOWN_GRACE_MS ?? DEFAULT_GRACE_MS);
   return new Promise<number>((resolve) => {

@@ -25,8 +25,7 @@ export async function openService(storage: Storage, env?: NodeJS.ProcessEnv, opt
 export async function openService(where: string | Storage, env: NodeJS.ProcessEnv = process.env, options: OpenOptions = {}): Promise<OpenedService> {
   const storage: Storage = typeof where === 'string' ? { kind: 'sqlite', dataDir: where } : where;
   const secrets = serviceSecretBox(masterKeyOf(storage, env));
-  const store: ServiceStore =
-    storage.kind === 'sqlite' ? new SqliteStore(openServiceDatabase(storage.dataDir)) : await PgStore.open(storage.settings, options);
+  const store: ServiceStore = storage.kind === 'sqlite' ? new SqliteStore(openServiceDatabase(storage.dataDir)) : await PgStore.open(storage.settings, options);
   try {
     await verifyMasterKey(secrets, store);
   } catch (err) {

@@ -218,11 +218,7 @@ export class ProcessLease {
   async start(log?: LeaseLogger): Promise<void> {
     this.#log = log;
     await this.pool.query(`DELETE FROM service_processes WHERE heartbeat_at < now() - interval '1 day'`);
-    await this.pool.query('INSERT INTO service_processes (id, pid, host) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING', [
-      this.id,
-      process.pid,
-      hostname(),
-    ]);
+    await this.pool.query('INSERT INTO service_processes (id, pid, host) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING', [this.id, process.pid, hostname()]);
     this.#registered = true;
     this.#timer = setInterval(() => void this.renew(), Math.max(200, Math.floor(this.leaseMs / 5)));
     this.#timer.unref();

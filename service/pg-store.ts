@@ -31,7 +31,18 @@ import { PgMdfeStore } from './mdfe/pg-store.ts';
 import { PgNfceStore } from './nfce/pg-store.ts';
 import { PgNfeStore } from './nfe/pg-store.ts';
 import { PgTerminalStore } from './terminals/pg-store.ts';
-import { holderGone, inTransaction, keyBytes, keyText, newPool, openPostgres, pendingMigrations, ProcessLease, type PgBlocks, type PostgresSettings } from './pg-db.ts';
+import {
+  holderGone,
+  inTransaction,
+  keyBytes,
+  keyText,
+  newPool,
+  openPostgres,
+  pendingMigrations,
+  ProcessLease,
+  type PgBlocks,
+  type PostgresSettings,
+} from './pg-db.ts';
 import {
   DEFAULT_SANDBOX_AUTHORITY,
   type CompanyRecord,
@@ -178,17 +189,15 @@ export class PgStore implements ServiceStore {
   ): Promise<CompanyRecord | undefined> {
     const updated = await inTransaction(this.pool, async (client) => {
       const onFile = (
-        await client.query<{ certificado_sha256: string }>(
-          'SELECT certificado_sha256 FROM companies WHERE id = $1 AND settings_version = $2 FOR UPDATE',
-          [id, expectedVersion],
-        )
+        await client.query<{ certificado_sha256: string }>('SELECT certificado_sha256 FROM companies WHERE id = $1 AND settings_version = $2 FOR UPDATE', [
+          id,
+          expectedVersion,
+        ])
       ).rows[0]?.certificado_sha256;
       if (onFile === undefined) return undefined;
       const certificateChanges = settings.certificate.sha256 !== onFile;
       if (certificateChanges !== (replaced !== undefined) || (replaced && replaced.sha256 !== onFile)) {
-        throw new Error(
-          `updateCompanySettings: o certificado substituído (${replaced?.sha256 ?? 'nenhum'}) não confere com o certificado em uso (${onFile})`,
-        );
+        throw new Error(`updateCompanySettings: o certificado substituído (${replaced?.sha256 ?? 'nenhum'}) não confere com o certificado em uso (${onFile})`);
       }
       const now = iso();
       const row = settingsRow(settings);
@@ -390,14 +399,7 @@ export class PgStore implements ServiceStore {
          ON CONFLICT (company_id) DO UPDATE SET latency_ms = coalesce($2::integer, sandbox_authority.latency_ms),
            disponivel = coalesce($3::boolean, sandbox_authority.disponivel), updated_at = $4
          RETURNING latency_ms, disponivel`,
-        [
-          companyId,
-          patch.latencyMs ?? null,
-          patch.disponivel ?? null,
-          iso(),
-          DEFAULT_SANDBOX_AUTHORITY.latencyMs,
-          DEFAULT_SANDBOX_AUTHORITY.disponivel,
-        ],
+        [companyId, patch.latencyMs ?? null, patch.disponivel ?? null, iso(), DEFAULT_SANDBOX_AUTHORITY.latencyMs, DEFAULT_SANDBOX_AUTHORITY.disponivel],
       )
     ).rows[0]!;
     return { latencyMs: row.latency_ms, disponivel: row.disponivel };

@@ -47,7 +47,11 @@ afterAll(async () => {
 });
 
 const post = (path: string, body: unknown) =>
-  fetch(url + path, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': 'seam-1' }, body: JSON.stringify(body) });
+  fetch(url + path, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': 'seam-1' },
+    body: JSON.stringify(body),
+  });
 
 describe('production mode with a tax authority plugged into the port', () => {
   it('issues an NFC-e through it, and has no sandbox controls', async () => {

@@ -19,7 +19,7 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-describe('the service\'s secret box', () => {
+describe("the service's secret box", () => {
   const box = serviceSecretBox(randomBytes(32));
 
   it('round-trips text and bytes, with a fresh IV every time', () => {
@@ -129,8 +129,6 @@ describe('secrets at rest', () => {
     const dir = tempDir();
     const first = await openService(dir, { [MASTER_KEY_ENV]: randomBytes(32).toString('base64') });
     await first.store.close();
-    await expect(openService(dir, { [MASTER_KEY_ENV]: randomBytes(32).toString('base64') })).rejects.toThrow(
-      /não é a que cifrou este banco/,
-    );
+    await expect(openService(dir, { [MASTER_KEY_ENV]: randomBytes(32).toString('base64') })).rejects.toThrow(/não é a que cifrou este banco/);
   });
 });

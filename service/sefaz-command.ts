@@ -96,7 +96,10 @@ export async function run(args: string[]): Promise<number> {
     };
     process.stdout.write(`Empresa ${company.nome} (CNPJ ${company.cnpj}), UF ${who.uf}, ambiente de ${ENVIRONMENT[company.ambiente]}\n`);
     let ok = true;
-    for (const [label, family] of [['NFC-e', 'nfe'], ['MDF-e', 'mdfe']] as const) {
+    for (const [label, family] of [
+      ['NFC-e', 'nfe'],
+      ['MDF-e', 'mdfe'],
+    ] as const) {
       try {
         const status = await authority.status(family, who);
         process.stdout.write(line(label, status));

@@ -143,7 +143,11 @@ describe('replaced certificates', () => {
       notAfter: '2027-11-24T00:00:00.000Z',
     },
   });
-  const factsOf = (company: CompanyRecord) => ({ sha256: company.certificate.sha256, notBefore: '2025-11-20T00:00:00.000Z', notAfter: company.certificate.notAfter });
+  const factsOf = (company: CompanyRecord) => ({
+    sha256: company.certificate.sha256,
+    notBefore: '2025-11-20T00:00:00.000Z',
+    notAfter: company.certificate.notAfter,
+  });
   const register = async (nome: string) => (await createCompany(opened, { cnpj: '11222333000181', uf: 'SP', nome })).companyId;
 
   it('records the certificate on file, dated by the commit, when an update brings another; nothing for other changes', async () => {
@@ -226,7 +230,9 @@ async function upgradedWithOldCompany(migration: string, check: (store: SqliteSt
   const dbDir = mkdtempSync(join(tmpdir(), 'balcao-migrated-'));
   const db = new Database(join(dbDir, 'service.sqlite'));
   try {
-    const all = readdirSync(migrationSetDir('service')).filter((f) => f.endsWith('.sql')).sort();
+    const all = readdirSync(migrationSetDir('service'))
+      .filter((f) => f.endsWith('.sql'))
+      .sort();
     const target = all.indexOf(`${migration}.sql`);
     expect(target).toBeGreaterThan(0);
     for (const file of all.slice(0, target)) copyFileSync(join(migrationSetDir('service'), file), join(migrationsDir, file));

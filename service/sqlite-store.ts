@@ -113,11 +113,7 @@ export class SqliteStore implements ServiceStore {
         settings_version: 1,
         updated_at: c.createdAt,
       } satisfies CompanyRow);
-      this.statement('INSERT INTO api_tokens (token_sha256, company_id, created_at) VALUES (?, ?, ?)').run(
-        tokenSha256,
-        c.id,
-        c.createdAt,
-      );
+      this.statement('INSERT INTO api_tokens (token_sha256, company_id, created_at) VALUES (?, ?, ?)').run(tokenSha256, c.id, c.createdAt);
     });
   }
 
@@ -141,9 +137,8 @@ export class SqliteStore implements ServiceStore {
     let updated: CompanyRecord | undefined;
     try {
       updated = this.transaction(() => {
-        const onFile = this.statement('SELECT certificado_sha256 FROM companies WHERE id = ? AND settings_version = ?')
-          .pluck()
-          .get(id, expectedVersion) as string | undefined;
+        const onFile = this.statement('SELECT certificado_sha256 FROM companies WHERE id = ? AND settings_version = ?').pluck().get(id, expectedVersion) as
+          string | undefined;
         if (onFile === undefined) return undefined;
         const certificateChanges = settings.certificate.sha256 !== onFile;
         if (certificateChanges !== (replaced !== undefined) || (replaced && replaced.sha256 !== onFile)) {
@@ -163,9 +158,13 @@ export class SqliteStore implements ServiceStore {
            WHERE id = @id AND settings_version = @expected_version`,
         ).run({ ...settingsRow(settings), id, expected_version: expectedVersion, updated_at: now });
         if (replaced) {
-          this.statement(
-            `INSERT INTO replaced_certificates (company_id, sha256, not_before, not_after, replaced_at) VALUES (?, ?, ?, ?, ?)`,
-          ).run(id, replaced.sha256, replaced.notBefore, replaced.notAfter, now);
+          this.statement(`INSERT INTO replaced_certificates (company_id, sha256, not_before, not_after, replaced_at) VALUES (?, ?, ?, ?, ?)`).run(
+            id,
+            replaced.sha256,
+            replaced.notBefore,
+            replaced.notAfter,
+            now,
+          );
         }
         return companyFromRow(this.statement('SELECT * FROM companies WHERE id = ?').get(id) as CompanyRow);
       });
@@ -206,8 +205,7 @@ export class SqliteStore implements ServiceStore {
          FROM api_tokens t JOIN companies c ON c.id = t.company_id LEFT JOIN company_clock k ON k.company_id = c.id
         WHERE t.token_sha256 = ?`,
     ).get(tokenSha256) as
-      | { token_sha256: Buffer; id: string; cnpj: string; uf: string; ambiente: Environment; settings_version: number; offset_minutes: number }
-      | undefined;
+      { token_sha256: Buffer; id: string; cnpj: string; uf: string; ambiente: Environment; settings_version: number; offset_minutes: number } | undefined;
     if (!row) return undefined;
     return {
       tokenSha256: row.token_sha256,
@@ -294,14 +292,18 @@ export class SqliteStore implements ServiceStore {
   /** Building block: settling, for use inside the transaction that records the document's outcome. */
   protected settleKeyInTx(attempt: KeyAttempt, outcome: KeyOutcome): boolean {
     const { companyId, docType, key, documentId } = attempt;
-    const current = this.statement(
-      `SELECT state FROM idempotency_keys WHERE company_id = ? AND doc_type = ? AND key = ? AND document_id = ?`,
-    ).pluck().get(companyId, docType, key, documentId) as KeyState | undefined;
+    const current = this.statement(`SELECT state FROM idempotency_keys WHERE company_id = ? AND doc_type = ? AND key = ? AND document_id = ?`)
+      .pluck()
+      .get(companyId, docType, key, documentId) as KeyState | undefined;
     if (!current || !canSettle(current, outcome)) return false;
     if (current !== outcome) {
-      this.statement(
-        `UPDATE idempotency_keys SET state = ?, updated_at = ? WHERE company_id = ? AND doc_type = ? AND key = ?`,
-      ).run(outcome, iso(), companyId, docType, key);
+      this.statement(`UPDATE idempotency_keys SET state = ?, updated_at = ? WHERE company_id = ? AND doc_type = ? AND key = ?`).run(
+        outcome,
+        iso(),
+        companyId,
+        docType,
+        key,
+      );
     }
     return true;
   }
@@ -326,8 +328,7 @@ export class SqliteStore implements ServiceStore {
 
   private readSandboxAuthority(companyId: string): SandboxAuthority {
     const row = this.statement('SELECT latency_ms, disponivel FROM sandbox_authority WHERE company_id = ?').get(companyId) as
-      | { latency_ms: number; disponivel: number }
-      | undefined;
+      { latency_ms: number; disponivel: number } | undefined;
     return row ? { latencyMs: row.latency_ms, disponivel: row.disponivel === 1 } : { ...DEFAULT_SANDBOX_AUTHORITY };
   }
 
@@ -336,9 +337,7 @@ export class SqliteStore implements ServiceStore {
   }
 
   async getClockOffsetMinutes(companyId: string): Promise<number> {
-    const offset = this.statement('SELECT offset_minutes FROM company_clock WHERE company_id = ?').pluck().get(companyId) as
-      | number
-      | undefined;
+    const offset = this.statement('SELECT offset_minutes FROM company_clock WHERE company_id = ?').pluck().get(companyId) as number | undefined;
     return offset ?? 0;
   }
 
@@ -375,9 +374,8 @@ export class SqliteStore implements ServiceStore {
   }
 
   async getWebhook(companyId: string): Promise<WebhookRecord | undefined> {
-    const row = this.statement('SELECT url, segredo_enc, created_at, updated_at FROM webhooks WHERE company_id = ?').get(
-      companyId,
-    ) as { url: string; segredo_enc: Buffer; created_at: string; updated_at: string } | undefined;
+    const row = this.statement('SELECT url, segredo_enc, created_at, updated_at FROM webhooks WHERE company_id = ?').get(companyId) as
+      { url: string; segredo_enc: Buffer; created_at: string; updated_at: string } | undefined;
     return row && { url: row.url, secretSealed: row.segredo_enc, createdAt: row.created_at, updatedAt: row.updated_at };
   }
 

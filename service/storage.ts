@@ -15,9 +15,7 @@ import { loadMasterKey, MASTER_KEY_ENV } from './secrets.ts';
 
 export const MASTER_KEY_FILE_ENV = 'BALCAO_MASTER_KEY_FILE';
 
-export type Storage =
-  | { kind: 'sqlite'; dataDir: string }
-  | { kind: 'postgres'; settings: PostgresSettings; masterKeyFile: string | undefined };
+export type Storage = { kind: 'sqlite'; dataDir: string } | { kind: 'postgres'; settings: PostgresSettings; masterKeyFile: string | undefined };
 
 /** parseArgs options shared by the commands (see the header). */
 export const STORAGE_OPTIONS = {

@@ -73,7 +73,10 @@ describe.each(STORES)('on %s', (store) => {
         authorized.push(await waitFor(c, accepted.body.id));
       }
       expect((await c.post(`/api/v1/nfce/${authorized[1].id}/cancelar`, { justificativa: JUSTIFICATIVA })).status).toBe(200);
-      expect((await c.post('/api/v1/nfce/inutilizar', { serie: 1, numero_inicial: 4, numero_final: 5, justificativa: 'Numeros pulados por falha no sistema' })).status).toBe(200);
+      expect(
+        (await c.post('/api/v1/nfce/inutilizar', { serie: 1, numero_inicial: 4, numero_final: 5, justificativa: 'Numeros pulados por falha no sistema' }))
+          .status,
+      ).toBe(200);
       // Offline contingency while the authority is away: accepted, still awaiting it.
       await c.post('/api/v1/sandbox/autoridade', { disponivel: false });
       const offline = contingencyXml(company, 6);
@@ -113,7 +116,9 @@ describe.each(STORES)('on %s', (store) => {
       for (const r of nfce) {
         const doc = authorized.find((d) => d.chave === r.chave);
         if (doc) expect(cents(r.valor_total!)).toBe(cents(doc.valor_total));
-        const paid = Object.entries(r).filter(([k]) => k.startsWith('pagamento_')).reduce((s, [, v]) => s + cents(v), 0);
+        const paid = Object.entries(r)
+          .filter(([k]) => k.startsWith('pagamento_'))
+          .reduce((s, [, v]) => s + cents(v), 0);
         expect(paid - cents(r.troco!)).toBe(cents(r.valor_total!));
       }
       expect(rows.find((r) => r.documento === 'inutilizacao')).toMatchObject({ serie: '1', numero: '4 a 5', situacao: 'inutilizada' });
@@ -139,7 +144,10 @@ describe.each(STORES)('on %s', (store) => {
         const res = await company.client.get(`/api/v1/nfce/exportacao?${query}`);
         expect(res.status, query).toBe(400);
         expect(res.body.error.code).toBe('requisicao_invalida');
-        expect(res.body.error.details.map((d: { field: string }) => d.field), query).toContain(field);
+        expect(
+          res.body.error.details.map((d: { field: string }) => d.field),
+          query,
+        ).toContain(field);
       }
     });
   });
@@ -182,12 +190,7 @@ describe.each(STORES)('on %s', (store) => {
       const { res, entries } = await exportOf(company, 'mdfe', today);
       expect(res.status).toBe(200);
       expect([...entries.keys()].sort()).toEqual(
-        [
-          ...issued.map((m) => `${m.chave}-mdfe.xml`),
-          `${issued[0].chave}-evento-110112.xml`,
-          `${issued[1].chave}-evento-110111.xml`,
-          'resumo.csv',
-        ].sort(),
+        [...issued.map((m) => `${m.chave}-mdfe.xml`), `${issued[0].chave}-evento-110112.xml`, `${issued[1].chave}-evento-110111.xml`, 'resumo.csv'].sort(),
       );
       for (const m of issued) expectValid(entries.get(`${m.chave}-mdfe.xml`), 'procMDFe', m.chave);
       expectValid(entries.get(`${issued[0].chave}-evento-110112.xml`), 'procEventoMDFe', 'encerramento');
@@ -218,7 +221,10 @@ describe.each(STORES)('on %s', (store) => {
       };
       const cash = (total: number) => [{ tPag: '01', amountCents: Math.ceil(total / 1000) * 1000 + 1000 }];
       const card = (total: number) => [{ tPag: '03', amountCents: total, card: { tpIntegra: '2' as const, tBand: '01' } }];
-      const split = (total: number) => [{ tPag: '17', amountCents: 500 }, { tPag: '01', amountCents: total }];
+      const split = (total: number) => [
+        { tPag: '17', amountCents: 500 },
+        { tPag: '01', amountCents: total },
+      ];
 
       const online = [await sell(['1001', '1002'], cash), await sell(['1003'], card), await sell(['1004', '1001'], split), await sell(['1005'], cash)];
       const authorized = async (ids: string[]) =>
@@ -263,8 +269,15 @@ describe.each(STORES)('on %s', (store) => {
           .map((c) => [c.slice('pagamento_'.length), sum(sales, c)] as const)
           .filter(([, v]) => v > 0),
       );
-      expect(report.cancelled.map((c) => [c.chave, c.totalCents])).toEqual(rows.filter((r) => r.situacao === 'cancelada').map((r) => [r.chave, cents(r.valor_total!)]));
-      expect(report.contingency.map((c) => c.chave).sort()).toEqual(rows.filter((r) => r.contingencia === 'sim').map((r) => r.chave).sort());
+      expect(report.cancelled.map((c) => [c.chave, c.totalCents])).toEqual(
+        rows.filter((r) => r.situacao === 'cancelada').map((r) => [r.chave, cents(r.valor_total!)]),
+      );
+      expect(report.contingency.map((c) => c.chave).sort()).toEqual(
+        rows
+          .filter((r) => r.contingencia === 'sim')
+          .map((r) => r.chave)
+          .sort(),
+      );
       expect(report.contingency.every((c) => c.authorized)).toBe(true);
 
       // And both are the sales' own amounts: five sales stand, one was cancelled.

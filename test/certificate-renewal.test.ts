@@ -49,14 +49,26 @@ describe('offline contingency across a certificate renewal made while the servic
     expect(onlineDoc.status).toBe('autorizado');
     const offline = contingencyXml(a, 2);
 
-    sealedA = readDb(service.dataDir, (db) =>
-      db.prepare('SELECT certificado_pfx_enc, certificado_senha_enc FROM companies WHERE id = ?').get(a.companyId) as SealedCertificate,
+    sealedA = readDb(
+      service.dataDir,
+      (db) => db.prepare('SELECT certificado_pfx_enc, certificado_senha_enc FROM companies WHERE id = ?').get(a.companyId) as SealedCertificate,
     );
     renewal = generateTestCertificate({ cnpj: a.cnpj, xNome: 'LOJA RENOVADA', password: RENEWED_PASSWORD });
     const dir = tempDataDir('balcao-pfx-');
     writeFileSync(join(dir, 'renovado.pfx'), renewal.pfx);
     writeFileSync(join(dir, 'senha.txt'), `${RENEWED_PASSWORD}\n`, { mode: 0o600 });
-    const res = await runCli(['company', 'update', '--data', service.dataDir, '--empresa', a.companyId, '--certificado', join(dir, 'renovado.pfx'), '--senha-arquivo', join(dir, 'senha.txt')]);
+    const res = await runCli([
+      'company',
+      'update',
+      '--data',
+      service.dataDir,
+      '--empresa',
+      a.companyId,
+      '--certificado',
+      join(dir, 'renovado.pfx'),
+      '--senha-arquivo',
+      join(dir, 'senha.txt'),
+    ]);
     expect(res.stderr).toBe('');
     expect(res.code).toBe(0);
     const printed = JSON.parse(res.stdout);
@@ -113,7 +125,9 @@ describe('offline contingency across a certificate renewal made while the servic
     const res = await a.client.post('/api/v1/nfce', { xml: contingencyXml(a, 5, stranger).xml });
     expect(res.status).toBe(422);
     expect(res.body.error.code).toBe('validacao');
-    expect(res.body.error.details).toEqual([{ field: 'xml', message: 'assinada com um certificado que não é o certificado digital cadastrado para a empresa' }]);
+    expect(res.body.error.details).toEqual([
+      { field: 'xml', message: 'assinada com um certificado que não é o certificado digital cadastrado para a empresa' },
+    ]);
   });
 
   it("keeps no private key of the replaced certificate A in the database files, sealed or in clear; only A's public facts", () => {

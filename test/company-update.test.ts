@@ -194,7 +194,18 @@ describe('tenant isolation', () => {
     const before = companyRow(b.companyId);
     const tokensBefore = readDb(service.dataDir, (db) => db.prepare('SELECT * FROM api_tokens WHERE company_id = ?').all(b.companyId));
     const again = certificateFile(a.cnpj, 'mais-uma-senha');
-    const res = await update(a.companyId, ['--certificado', again.file, '--senha', 'mais-uma-senha', '--csc-id', '000008', '--csc', 'CSC-OUTRO-DE-A', '--nome', 'LOJA A DE NOVO']);
+    const res = await update(a.companyId, [
+      '--certificado',
+      again.file,
+      '--senha',
+      'mais-uma-senha',
+      '--csc-id',
+      '000008',
+      '--csc',
+      'CSC-OUTRO-DE-A',
+      '--nome',
+      'LOJA A DE NOVO',
+    ]);
     expect(res.code).toBe(0);
     expect((await runCli(['company', 'token', '--data', service.dataDir, '--empresa', a.companyId])).code).toBe(0);
 

@@ -160,7 +160,12 @@ describe.each(STORES)('broken bodies of the operations on documents (property), 
         )
         .map((quantidade) => withItems([{ numero_item: 1, quantidade }])),
       // The same item twice.
-      fc.constant(withItems([{ numero_item: 3, quantidade: '1' }, { numero_item: 3, quantidade: '1' }])),
+      fc.constant(
+        withItems([
+          { numero_item: 3, quantidade: '1' },
+          { numero_item: 3, quantidade: '1' },
+        ]),
+      ),
       // Someone other than the consumer the NFC-e names, or a document that is no CPF/CNPJ.
       fc
         .constantFrom<Json>({ cpf: '11144477735' }, { cnpj: '11222333000181' }, { cpf: '12345678900' }, { cpf: CPF, cnpj: '11222333000181' }, { nome: 'X' })

@@ -20,10 +20,7 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const [postgres] = await Promise.all([
-    startPostgres().catch((err: Error) => err),
-    ensureNodeBuild().then(() => ensureRendererBuilt()),
-  ]);
+  const [postgres] = await Promise.all([startPostgres().catch((err: Error) => err), ensureNodeBuild().then(() => ensureRendererBuilt())]);
   if (postgres instanceof Error) {
     project.provide('postgresUrl', '');
     project.provide('postgresError', postgres.message);

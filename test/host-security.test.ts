@@ -108,7 +108,13 @@ function handshake(path: string, headers: Record<string, string>): Promise<numbe
       path,
       // A fresh connection each time: a refused upgrade leaves its connection unusable.
       agent: false,
-      headers: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': randomBytes(16).toString('base64'), ...headers },
+      headers: {
+        connection: 'Upgrade',
+        upgrade: 'websocket',
+        'sec-websocket-version': '13',
+        'sec-websocket-key': randomBytes(16).toString('base64'),
+        ...headers,
+      },
     });
     req.on('upgrade', (_res, socket) => {
       socket.destroy();
@@ -182,7 +188,12 @@ describe('browser-mode host', () => {
 
   it('answers 401 without the secret or with a wrong one, and runs nothing', async () => {
     const before = (await terminal.openSales()).length;
-    for (const headers of [{ authorization: '' }, { authorization: `Bearer ${'A'.repeat(43)}` }, { authorization: `Bearer ${host.secret}x` }, { authorization: host.secret }]) {
+    for (const headers of [
+      { authorization: '' },
+      { authorization: `Bearer ${'A'.repeat(43)}` },
+      { authorization: `Bearer ${host.secret}x` },
+      { authorization: host.secret },
+    ]) {
       const res = await rpc('openSale', [], headers);
       expect(res.status, JSON.stringify(headers)).toBe(401);
       expect(JSON.parse(res.body)).toMatchObject({ error: { message: expect.stringContaining('Chave de acesso') } });
@@ -242,7 +253,12 @@ describe('browser-mode host', () => {
   });
 
   it('accepts only a JSON body (a text/plain post needs no preflight, so it is refused)', async () => {
-    const res = await raw({ method: 'POST', path: `${RPC_PATH}/openSale`, headers: { authorization: `Bearer ${host.secret}`, 'content-type': 'text/plain' }, body: '{"args":[]}' });
+    const res = await raw({
+      method: 'POST',
+      path: `${RPC_PATH}/openSale`,
+      headers: { authorization: `Bearer ${host.secret}`, 'content-type': 'text/plain' },
+      body: '{"args":[]}',
+    });
     expect(res.status).toBe(415);
   });
 

@@ -31,7 +31,16 @@ beforeAll(async () => {
   [crt3, producao] = await Promise.all([
     registerCompany(service.url, service.dataDir, { extra: { crt: '3' } }),
     registerCompany(service.url, service.dataDir, {
-      extra: { crt: '3', ambiente: 'producao', ie: '123456789012', logradouro: 'Rua das Flores', numero: '100', bairro: 'Centro', municipio: '3550308', cep: '01001000' },
+      extra: {
+        crt: '3',
+        ambiente: 'producao',
+        ie: '123456789012',
+        logradouro: 'Rua das Flores',
+        numero: '100',
+        bairro: 'Centro',
+        municipio: '3550308',
+        cep: '01001000',
+      },
     }),
   ]);
 });
@@ -145,7 +154,11 @@ describe('the sandbox authority applies each rule (contingency XML signed with t
 
   const cases: [cStat: string, what: string, edit: (xml: string) => string][] = [
     ['1020', 'CST that does not exist', (x) => change(x, '<IBSCBS><CST>000</CST>', '<IBSCBS><CST>999</CST>')],
-    ['1021', 'gIBSCBS with a CST that has none (410)', (x) => change(x, '<CST>000</CST><cClassTrib>000001</cClassTrib>', '<CST>410</CST><cClassTrib>410008</cClassTrib>')],
+    [
+      '1021',
+      'gIBSCBS with a CST that has none (410)',
+      (x) => change(x, '<CST>000</CST><cClassTrib>000001</cClassTrib>', '<CST>410</CST><cClassTrib>410008</cClassTrib>'),
+    ],
     ['1022', 'CST 000 without gIBSCBS', (x) => change(x, /<gIBSCBS>.*?<\/gIBSCBS>/, '')],
     ['1023', 'cClassTrib that does not exist', (x) => change(x, '<cClassTrib>000001</cClassTrib>', '<cClassTrib>000099</cClassTrib>')],
     ['1024', 'cClassTrib of another CST', (x) => change(x, '<cClassTrib>000001</cClassTrib>', '<cClassTrib>200003</cClassTrib>')],
@@ -197,7 +210,9 @@ describe('the sandbox authority applies each rule (contingency XML signed with t
     expect([doc.status, doc.codigo_status, doc.motivo]).toEqual(['autorizado', '120', 'Autorizado o uso da NF-e com alerta']);
     expect(doc.protocolo).toMatch(/^[0-9]{15}$/);
     const xml = (await producao.client.get(`/api/v1/nfce/${doc.id}/xml`)).text;
-    expect(xml).toMatch(/<cStat>120<\/cStat><xMotivo>Autorizado o uso da NF-e com alerta<\/xMotivo><cMsg>1115<\/cMsg><xMsg>IBS\/CBS não informado \[nItem:1\]<\/xMsg>/);
+    expect(xml).toMatch(
+      /<cStat>120<\/cStat><xMotivo>Autorizado o uso da NF-e com alerta<\/xMotivo><cMsg>1115<\/cMsg><xMsg>IBS\/CBS não informado \[nItem:1\]<\/xMsg>/,
+    );
     expect(validateXml(xml, 'procNFe')).toEqual({ valid: true, errors: [] });
     const danfe = await producao.client.get(`/api/v1/nfce/${doc.id}/danfe`);
     expect(danfe.status).toBe(200);
@@ -208,7 +223,16 @@ describe('the sandbox authority applies each rule (contingency XML signed with t
 describe('2027 through the API, with the CBS rate the company states for the period', () => {
   it('after balcao company update --ibscbs-aliquotas and the company clock in 2027, the NFC-e carries 0.05 / 0.05 / 8.80 and the sandbox authorizes it', async () => {
     const company = await registerCompany(service.url, service.dataDir, { extra: { crt: '3' } });
-    const update = await runCli(['company', 'update', '--data', service.dataDir, '--empresa', company.companyId, '--ibscbs-aliquotas', '2027-01-01..2027-12-31 cbs=8.80']);
+    const update = await runCli([
+      'company',
+      'update',
+      '--data',
+      service.dataDir,
+      '--empresa',
+      company.companyId,
+      '--ibscbs-aliquotas',
+      '2027-01-01..2027-12-31 cbs=8.80',
+    ]);
     expect(update.code, update.stderr).toBe(0);
     expect(JSON.parse(update.stdout).ibs_cbs).toEqual({ opcao_simples: false, cst: '000', cclasstrib: '000001', aliquotas: '2027-01-01..2027-12-31 cbs=8.80' });
 

@@ -105,7 +105,11 @@ describe('IBS/CBS of random carts (property)', () => {
         const dhEmi = new Date(Date.UTC(year, 0, 1, 15) + day * 86_400_000);
         const emitter = demoEmitter({
           crt: 3,
-          ibsCbs: { optIn: false, defaultClassification: { CST: '000', cClassTrib: '000001' }, rates: [{ from: '2027-01-01', to: '2027-12-31', pCBS: formatDecimal(BigInt(cbs2027), 4) }] },
+          ibsCbs: {
+            optIn: false,
+            defaultClassification: { CST: '000', cClassTrib: '000001' },
+            rates: [{ from: '2027-01-01', to: '2027-12-31', pCBS: formatDecimal(BigInt(cbs2027), 4) }],
+          },
         });
         const issued = issueNfce(request, { emitter, dhEmi, tpEmis: 1, credentials });
         const xml = issued.xml;

@@ -88,9 +88,12 @@ describe('dependency-cruiser rules', () => {
   }
 
   it('refuses a cycle inside a folder, also when only types go round', async () => {
-    expect(await cycles({ 'a.ts': "import type { B } from './b.ts';\nexport type A = B[];\n", 'b.ts': "import type { A } from './a.ts';\nexport type B = { a?: A };\n" })).toEqual([
-      expect.stringMatching(/^no-circular: [ab]\.ts$/),
-    ]);
+    expect(
+      await cycles({
+        'a.ts': "import type { B } from './b.ts';\nexport type A = B[];\n",
+        'b.ts': "import type { A } from './a.ts';\nexport type B = { a?: A };\n",
+      }),
+    ).toEqual([expect.stringMatching(/^no-circular: [ab]\.ts$/)]);
   });
 
   it('refuses a cycle between folders', async () => {
@@ -128,7 +131,8 @@ describe('dependency-cruiser rules', () => {
     expect(
       await cycles(
         service({
-          'service/nfce/issuance.ts': "import { queue } from '../queue/authorization-queue.ts';\nimport { clock } from '../clock.ts';\nexport const x = [queue, clock];\n",
+          'service/nfce/issuance.ts':
+            "import { queue } from '../queue/authorization-queue.ts';\nimport { clock } from '../clock.ts';\nexport const x = [queue, clock];\n",
           'service/nfce/issuance.test.ts': "import { app } from '../app.ts';\nimport { nfe } from '../nfe/store.ts';\nexport const t = [app, nfe];\n",
         }),
       ),

@@ -106,7 +106,10 @@ describe.each(SETUPS)('on $store, over the $transport authority', ({ store, tran
       expect(Number(res.body.chave.slice(25, 34))).toBe(body.ide.nMDF);
 
       // Consumed: the same number again (another plate) is the authority's duplicate, 204.
-      const again = await emit(main, manifest(() => {}, body.ide.nMDF));
+      const again = await emit(
+        main,
+        manifest(() => {}, body.ide.nMDF),
+      );
       expect(again.status).toBe(201);
       expect(again.body).toMatchObject({ status: '204', autorizado: false, situacao: 'rejeitado', protocolo: null });
     });
@@ -180,11 +183,17 @@ describe.each(SETUPS)('on $store, over the $transport authority', ({ store, tran
       // Nothing was created and nothing consumed: the number and the plate are still free.
       const list = await main.get('/api/v1/mdfe?limit=200');
       expect(list.body.data.some((m: { numero: number }) => m.numero === body.ide.nMDF)).toBe(false);
-      await authorized(main, manifest(() => {}, body.ide.nMDF, body.rodo.veicTracao.placa));
+      await authorized(
+        main,
+        manifest(() => {}, body.ide.nMDF, body.rodo.veicTracao.placa),
+      );
     });
 
     it('422 for the loading municipality of another UF than UFIni', async () => {
-      const res = await emit(main, manifest((r) => (r.ide.infMunCarrega[0]!.cMunCarrega = '2927408')));
+      const res = await emit(
+        main,
+        manifest((r) => (r.ide.infMunCarrega[0]!.cMunCarrega = '2927408')),
+      );
       expect(res.status).toBe(422);
       expect(res.body.error.details).toEqual([{ field: 'ide.infMunCarrega[0].cMunCarrega', message: expect.stringContaining('SP') }]);
     });
@@ -235,7 +244,10 @@ describe.each(SETUPS)('on $store, over the $transport authority', ({ store, tran
 
     it('611: the next manifest of a vehicle not closed; accepted after closing', async () => {
       const placa = plate();
-      const first = await authorized(main, manifest(() => {}, nextNumber(), placa));
+      const first = await authorized(
+        main,
+        manifest(() => {}, nextNumber(), placa),
+      );
       const second = manifest(() => {}, nextNumber(), placa);
       const blocked = await emit(main, second);
       expect(blocked.status).toBe(201);
@@ -252,18 +264,30 @@ describe.each(SETUPS)('on $store, over the $transport authority', ({ store, tran
 
     it('611 also frees after a cancellation', async () => {
       const placa = plate();
-      const first = await authorized(main, manifest(() => {}, nextNumber(), placa));
-      const blocked = await emit(main, manifest(() => {}, nextNumber(), placa));
+      const first = await authorized(
+        main,
+        manifest(() => {}, nextNumber(), placa),
+      );
+      const blocked = await emit(
+        main,
+        manifest(() => {}, nextNumber(), placa),
+      );
       expect(blocked.body.status).toBe('611');
       expect((await main.post(`/api/v1/mdfe/${first.mdfe_id}/cancelar`, { justificativa: 'Viagem desistida pelo contratante' })).status).toBe(200);
-      await authorized(main, manifest(() => {}, nextNumber(), placa));
+      await authorized(
+        main,
+        manifest(() => {}, nextNumber(), placa),
+      );
     });
 
     it('611 before 204: the number of the open manifest of that very plate, sent again, is 611 (close it first); 204 once it is closed', async () => {
       // The plate's open manifest is the one holding the number: both rules are broken, and 611
       // comes first in the authority's order.
       const placa = plate();
-      const first = await authorized(main, manifest(() => {}, nextNumber(), placa));
+      const first = await authorized(
+        main,
+        manifest(() => {}, nextNumber(), placa),
+      );
       const again = manifest(() => {}, first.numero, placa);
       const blocked = await emit(main, again);
       expect(blocked.status).toBe(201);
@@ -278,8 +302,14 @@ describe.each(SETUPS)('on $store, over the $transport authority', ({ store, tran
     it('the rules are checked in the order 745, 699, 698, 725, 578, 663, 611, 204', async () => {
       // Two authorized manifests hold a plate (611) and a number (204); then a request breaking
       // every rule is corrected one rule at a time, each correction revealing the next code.
-      const plateHolder = await authorized(chain, manifest(() => {}, 76, 'ORD0001'));
-      const numberHolder = await authorized(chain, manifest(() => {}, 77, 'ORD0009'));
+      const plateHolder = await authorized(
+        chain,
+        manifest(() => {}, 76, 'ORD0001'),
+      );
+      const numberHolder = await authorized(
+        chain,
+        manifest(() => {}, 77, 'ORD0009'),
+      );
       const body = manifest(
         (r) => {
           r.tpTransp = '1'; // 745
@@ -388,7 +418,11 @@ describe.each(SETUPS)('on $store, over the $transport authority', ({ store, tran
       };
       expect(stored).toEqual({ keys: 0, manifests: 0 });
       // The key is as free as one never used: the corrected request is a first call.
-      const fixed = await emit(main, manifest(() => {}, broken.ide.nMDF, broken.rodo.veicTracao.placa), { 'Idempotency-Key': key });
+      const fixed = await emit(
+        main,
+        manifest(() => {}, broken.ide.nMDF, broken.rodo.veicTracao.placa),
+        { 'Idempotency-Key': key },
+      );
       expect(fixed.status).toBe(201);
       expect(fixed.body).toMatchObject({ autorizado: true, referencia_externa: key });
     });
@@ -437,7 +471,11 @@ describe.each(SETUPS)('on $store, over the $transport authority', ({ store, tran
     it('keys are per company', async () => {
       const key = `compartilhada-${counter}`;
       const a = await emit(main, manifest(), { 'Idempotency-Key': key });
-      const b = await emit(other, manifest((r) => (r.rodo.veicTracao.UF = 'BA')), { 'Idempotency-Key': key });
+      const b = await emit(
+        other,
+        manifest((r) => (r.rodo.veicTracao.UF = 'BA')),
+        { 'Idempotency-Key': key },
+      );
       expect([a.status, b.status]).toEqual([201, 201]);
       expect(b.body.mdfe_id).not.toBe(a.body.mdfe_id);
     });
@@ -557,7 +595,10 @@ describe.each(SETUPS)('on $store, over the $transport authority', ({ store, tran
     });
 
     it('a rejected manifest cannot be cancelled or closed: 422 estado_invalido', async () => {
-      const rejected = await emit(main, manifest((r) => delete r.seg));
+      const rejected = await emit(
+        main,
+        manifest((r) => delete r.seg),
+      );
       expect(rejected.body.situacao).toBe('rejeitado');
       const cancel = await main.post(`/api/v1/mdfe/${rejected.body.mdfe_id}/cancelar`, { justificativa: 'Tentativa sobre rejeitado' });
       expect(cancel.status).toBe(422);

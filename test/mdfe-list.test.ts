@@ -75,7 +75,10 @@ describe('GET /api/v1/mdfe', () => {
     ids.A = (await issue(lister, trip('SP', 'BA'))).mdfe_id;
     ids.B = (await issue(lister, trip('RJ', 'SP'))).mdfe_id;
     ids.C = (await issue(lister, trip('MG', 'BA'))).mdfe_id;
-    const rejected = await issue(lister, trip('SP', 'BA', (r) => delete r.prodPred));
+    const rejected = await issue(
+      lister,
+      trip('SP', 'BA', (r) => delete r.prodPred),
+    );
     expect(rejected.situacao).toBe('rejeitado');
     ids.D = rejected.mdfe_id;
     ids.E = (await issue(lister, trip('RJ', 'SP'))).mdfe_id;
@@ -149,7 +152,11 @@ describe('the Brasília day boundary', () => {
   it('a manifest issued at 23:59 -03:00 is in that day, not in the next UTC day; one at 00:01 is in the next', async () => {
     // Where the company clock is now, in Brasília (moving it by 0 minutes reads it).
     const read = async () => (await nightOwl.post('/api/v1/sandbox/relogio', { avancar_minutos: 0 })).body.agora as string;
-    const clock = async () => /T(\d{2}):(\d{2}):(\d{2})/.exec(await read())!.slice(1).map(Number) as [number, number, number];
+    const clock = async () =>
+      /T(\d{2}):(\d{2}):(\d{2})/
+        .exec(await read())!
+        .slice(1)
+        .map(Number) as [number, number, number];
     let [hh, mm, ss] = await clock();
     // Moving by whole minutes keeps the seconds: avoid landing at 23:59:59 with the issuance
     // itself spilling into the next minute.
@@ -172,8 +179,7 @@ describe('the Brasília day boundary', () => {
     const early = await issue(nightOwl, trip('RJ', 'SP'));
     expect(early.emitido_em).toMatch(new RegExp(`^${next}T00:0[01]:\\d{2}-03:00$`));
 
-    const idsOn = async (query: string) =>
-      ((await nightOwl.get(`/api/v1/mdfe${query}`)).body.data as { mdfe_id: string }[]).map((m) => m.mdfe_id);
+    const idsOn = async (query: string) => ((await nightOwl.get(`/api/v1/mdfe${query}`)).body.data as { mdfe_id: string }[]).map((m) => m.mdfe_id);
     expect(await idsOn(`?de=${day}&ate=${day}`)).toEqual([late.mdfe_id]);
     expect(await idsOn(`?de=${next}&ate=${next}`)).toEqual([early.mdfe_id]);
     expect(await idsOn(`?de=${day}&ate=${next}`)).toEqual([early.mdfe_id, late.mdfe_id]);

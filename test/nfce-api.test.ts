@@ -97,7 +97,11 @@ describe.each(SETUPS)('on $store, over the $transport authority', ({ store, tran
 
     it('401 without a valid token', async () => {
       const anonymous = api(service.url);
-      for (const [method, path] of [['POST', '/api/v1/nfce'], ['GET', '/api/v1/nfce/x'], ['POST', '/api/v1/nfce/inutilizar']] as const) {
+      for (const [method, path] of [
+        ['POST', '/api/v1/nfce'],
+        ['GET', '/api/v1/nfce/x'],
+        ['POST', '/api/v1/nfce/inutilizar'],
+      ] as const) {
         const res = await anonymous.request(method, path, { body: method === 'POST' ? nfceBody(3) : undefined });
         expect(res.status).toBe(401);
         expect(res.body).toEqual(contractError('nao_autorizado'));
@@ -408,7 +412,12 @@ describe.each(SETUPS)('on $store, over the $transport authority', ({ store, tran
 
     it('a range holding an authorized number → 422 validacao (rejection 241)', async () => {
       const doc = await issue(a, 30);
-      const res = await a.client.post('/api/v1/nfce/inutilizar', { serie: 1, numero_inicial: 29, numero_final: 31, justificativa: 'Numeros pulados por falha no sistema' });
+      const res = await a.client.post('/api/v1/nfce/inutilizar', {
+        serie: 1,
+        numero_inicial: 29,
+        numero_final: 31,
+        justificativa: 'Numeros pulados por falha no sistema',
+      });
       expect(res.status).toBe(422);
       expect(res.body.error.code).toBe('validacao');
       expect(res.body.error.message).toContain('241');
@@ -418,10 +427,20 @@ describe.each(SETUPS)('on $store, over the $transport authority', ({ store, tran
     it('400 for a bad justification or wrong types; 422 for an inverted range', async () => {
       const bad = await a.client.post('/api/v1/nfce/inutilizar', { serie: 1, numero_inicial: 40, numero_final: 41, justificativa: 'curta' });
       expect(bad.status).toBe(400);
-      const types = await a.client.post('/api/v1/nfce/inutilizar', { serie: '1', numero_inicial: 40, numero_final: 41, justificativa: 'Numeros pulados por falha' });
+      const types = await a.client.post('/api/v1/nfce/inutilizar', {
+        serie: '1',
+        numero_inicial: 40,
+        numero_final: 41,
+        justificativa: 'Numeros pulados por falha',
+      });
       expect(types.status).toBe(400);
       expect(types.body.error.details).toEqual([{ field: 'serie', message: 'deve ser número inteiro' }]);
-      const inverted = await a.client.post('/api/v1/nfce/inutilizar', { serie: 1, numero_inicial: 42, numero_final: 41, justificativa: 'Numeros pulados por falha' });
+      const inverted = await a.client.post('/api/v1/nfce/inutilizar', {
+        serie: 1,
+        numero_inicial: 42,
+        numero_final: 41,
+        justificativa: 'Numeros pulados por falha',
+      });
       expect(inverted.status).toBe(422);
       expect(inverted.body.error.details).toEqual([expect.objectContaining({ field: 'numero_final' })]);
     });
@@ -535,7 +554,14 @@ describe.each(SETUPS)('on $store, over the $transport authority', ({ store, tran
   describe('the pieces a client builds on', () => {
     it('describes every NFC-e route in the OpenAPI document, with the replay flag of 200 and the 422 of a second cancellation', async () => {
       const doc = (await api(service.url).get('/api/v1/openapi.json')).body;
-      for (const path of ['/api/v1/nfce', '/api/v1/nfce/{id}', '/api/v1/nfce/{id}/xml', '/api/v1/nfce/{id}/danfe', '/api/v1/nfce/{id}/cancelar', '/api/v1/nfce/inutilizar']) {
+      for (const path of [
+        '/api/v1/nfce',
+        '/api/v1/nfce/{id}',
+        '/api/v1/nfce/{id}/xml',
+        '/api/v1/nfce/{id}/danfe',
+        '/api/v1/nfce/{id}/cancelar',
+        '/api/v1/nfce/inutilizar',
+      ]) {
         expect(doc.paths[path], path).toBeDefined();
       }
       const post = doc.paths['/api/v1/nfce'].post;

@@ -33,12 +33,16 @@ describe.each(STORES)('on %s', (store) => {
   type Row = { id: string; numero: number; chave: string; status: string; protocolo: string | null; attempts: number; signed: number | boolean };
 
   const documentsOf = (c: TestCompany): Promise<Row[]> =>
-    storage.db.rows<Row>('SELECT id, numero, chave, status, protocolo, attempts, signed_xml IS NOT NULL AS signed FROM nfce_documents WHERE company_id = ?', c.companyId);
+    storage.db.rows<Row>(
+      'SELECT id, numero, chave, status, protocolo, attempts, signed_xml IS NOT NULL AS signed FROM nfce_documents WHERE company_id = ?',
+      c.companyId,
+    );
 
   const authorityRows = (c: TestCompany) =>
     storage.authority.rows<{ access_key: string; number: number; n_prot: string }>('SELECT access_key, number, n_prot FROM nfe WHERE cnpj = ?', c.cnpj);
 
-  const eventsOf = (c: TestCompany) => storage.db.rows<{ tipo: string; payload: string }>('SELECT tipo, payload FROM webhook_deliveries WHERE company_id = ?', c.companyId);
+  const eventsOf = (c: TestCompany) =>
+    storage.db.rows<{ tipo: string; payload: string }>('SELECT tipo, payload FROM webhook_deliveries WHERE company_id = ?', c.companyId);
 
   /** The sandbox authority's own memory, used directly: a decision the service never hears of. */
   async function authorizeBehindTheServicesBack(c: TestCompany, signedXml: string) {

@@ -32,7 +32,8 @@ describe.each(SETUPS)('on $store, over the $transport authority', ({ store, tran
       'SELECT id, numero, status FROM nfce_documents WHERE company_id = ? ORDER BY created_at, id',
       c.companyId,
     );
-  const keysOf = (c: TestCompany) => storage.db.rows<{ doc_type: string; state: string }>('SELECT doc_type, state FROM idempotency_keys WHERE company_id = ?', c.companyId);
+  const keysOf = (c: TestCompany) =>
+    storage.db.rows<{ doc_type: string; state: string }>('SELECT doc_type, state FROM idempotency_keys WHERE company_id = ?', c.companyId);
   /** POST /api/v1/nfce over a bare socket: the header's bytes go out as given (fetch sends only Latin-1). */
   const rawNfce = (c: TestCompany, body: unknown, key: string | Buffer) =>
     rawRequest(service.url, jsonPost(service.url, '/api/v1/nfce', { token: c.token, headers: [['Idempotency-Key', key]], body }));
@@ -204,7 +205,15 @@ describe.each(SETUPS)('on $store, over the $transport authority', ({ store, tran
     it('keys at the edges (control characters, RTL marks, emoji, 200 four-byte characters), in the body or the header: replayed with the same id, never left locked', async () => {
       const c = await company();
       const fourBytes = '𝔸'.repeat(200); // U+1D538: 4 bytes in UTF-8, 2 UTF-16 units, 1 character
-      const inBody = ['nul-\u0000-fim', 'ctl-\u0001\u0007\u001b\u007f\u0085', 'tab\tand\nnewline', 'rtl-\u200f\u202eabc\u202c\u061c', 'emoji-😀👍🏽🇧🇷‍👩‍👧', fourBytes, '😀'.repeat(200)];
+      const inBody = [
+        'nul-\u0000-fim',
+        'ctl-\u0001\u0007\u001b\u007f\u0085',
+        'tab\tand\nnewline',
+        'rtl-\u200f\u202eabc\u202c\u061c',
+        'emoji-😀👍🏽🇧🇷‍👩‍👧',
+        fourBytes,
+        '😀'.repeat(200),
+      ];
       let nNF = 0;
       for (const key of inBody) {
         const body = { ...nfceBody(++nNF), referencia_externa: key };
@@ -243,7 +252,10 @@ describe.each(SETUPS)('on $store, over the $transport authority', ({ store, tran
       const c = await company();
       const twice = (path: string, body: unknown, keys: string[]) =>
         rawRequest(service.url, jsonPost(service.url, path, { token: c.token, headers: keys.map((k) => ['Idempotency-Key', k] as [string, string]), body }));
-      for (const keys of [['k1', 'k2'], ['mesma', 'mesma']]) {
+      for (const keys of [
+        ['k1', 'k2'],
+        ['mesma', 'mesma'],
+      ]) {
         const res = await twice('/api/v1/nfce', nfceBody(1), keys);
         expect(res.status, res.text).toBe(400);
         expect(res.body.error).toMatchObject({ code: 'requisicao_invalida', details: [{ field: 'Idempotency-Key', message: 'enviado mais de uma vez' }] });

@@ -102,7 +102,11 @@ describe('SIGTERM with documents queued and in flight', () => {
     // What was at the authority was answered and recorded before the exit...
     for (const id of sentBefore) expect(atExit.find((d) => d.id === id)?.status, id).toBe('autorizado');
     // ...and nothing was taken from the queue after the signal: it was not drained, only stopped.
-    expect(unsent(atExit).map((d) => d.id).sort()).toEqual([...queuedBefore].sort());
+    expect(
+      unsent(atExit)
+        .map((d) => d.id)
+        .sort(),
+    ).toEqual([...queuedBefore].sort());
     expect(atExit).toHaveLength(posted.length);
 
     console.log('LOG', service.output.filter((l) => /"level":(40|50|60)/.test(l) || /stopp/.test(l)).join('\n'));

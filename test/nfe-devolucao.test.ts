@@ -61,7 +61,14 @@ const texts = (xml: string, name: string): string[] =>
 describe('POST /api/v1/nfe/devolucao', () => {
   it('returns two of the three items of an authorized NFC-e: 202, then autorizado, with a procNFe of model 55 that references it', async () => {
     const nfce = await soldNfce(a, 1);
-    const body = { chave_nfce: nfce.chave, itens: [{ numero_item: 1, quantidade: '1' }, { numero_item: 3, quantidade: '2' }], justificativa: JUSTIFICATIVA };
+    const body = {
+      chave_nfce: nfce.chave,
+      itens: [
+        { numero_item: 1, quantidade: '1' },
+        { numero_item: 3, quantidade: '2' },
+      ],
+      justificativa: JUSTIFICATIVA,
+    };
     const res = await a.client.post('/api/v1/nfe/devolucao', body, { headers: { 'idempotency-key': 'devolucao-1' } });
     expect(res.status, res.text).toBe(202);
     expect(res.body).toEqual({
@@ -119,16 +126,32 @@ describe('POST /api/v1/nfe/devolucao', () => {
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
     expect(replay.body).toMatchObject({ id: res.body.id, situacao: 'autorizado', numero: 1, idempotent_replay: true });
     // The same key with another body.
-    const other = await a.client.post('/api/v1/nfe/devolucao', { ...body, itens: [{ numero_item: 2, quantidade: '1' }] }, { headers: { 'idempotency-key': 'devolucao-1' } });
+    const other = await a.client.post(
+      '/api/v1/nfe/devolucao',
+      { ...body, itens: [{ numero_item: 2, quantidade: '1' }] },
+      { headers: { 'idempotency-key': 'devolucao-1' } },
+    );
     expect(other.status).toBe(422);
     expect(other.body).toEqual(contractError('chave_idempotencia_reutilizada'));
 
     // What is left: item 1 is all back (1 of 1), item 3 has 1 of 3 left.
-    const over = await a.client.post('/api/v1/nfe/devolucao', { ...body, itens: [{ numero_item: 3, quantidade: '1' }, { numero_item: 1, quantidade: '1' }] });
+    const over = await a.client.post('/api/v1/nfe/devolucao', {
+      ...body,
+      itens: [
+        { numero_item: 3, quantidade: '1' },
+        { numero_item: 1, quantidade: '1' },
+      ],
+    });
     expect(over.status).toBe(422);
     expect(over.body).toEqual(contractError('validacao'));
     expect(over.body.error.details).toEqual([{ field: 'itens[1].quantidade', message: expect.stringMatching(/vendido 1 UN, já devolvido 1, disponível 0/) }]);
-    const rest = await a.client.post('/api/v1/nfe/devolucao', { ...body, itens: [{ numero_item: 3, quantidade: '1' }, { numero_item: 2, quantidade: '2' }] });
+    const rest = await a.client.post('/api/v1/nfe/devolucao', {
+      ...body,
+      itens: [
+        { numero_item: 3, quantidade: '1' },
+        { numero_item: 2, quantidade: '2' },
+      ],
+    });
     expect(rest.status, rest.text).toBe(202);
     expect(rest.body.numero).toBe(2);
     expect((await waitForReturn(a.client, rest.body.id)).situacao).toBe('autorizado');
@@ -214,7 +237,11 @@ describe('POST /api/v1/nfe/devolucao', () => {
     expect(webhook.status, webhook.text).toBe(200);
     const nfce = await soldNfce(b, 4);
     expect((await b.client.post('/api/v1/sandbox/autoridade', { disponivel: false })).status).toBe(200);
-    const res = await b.client.post('/api/v1/nfe/devolucao', { chave_nfce: nfce.chave, itens: [{ numero_item: 1, quantidade: '1' }], justificativa: JUSTIFICATIVA });
+    const res = await b.client.post('/api/v1/nfe/devolucao', {
+      chave_nfce: nfce.chave,
+      itens: [{ numero_item: 1, quantidade: '1' }],
+      justificativa: JUSTIFICATIVA,
+    });
     expect(res.status, res.text).toBe(202);
     await service.restart({ hard: true });
     expect((await b.client.get(`/api/v1/nfe/${res.body.id}`)).body.situacao).toBe('processando');
@@ -223,7 +250,9 @@ describe('POST /api/v1/nfe/devolucao', () => {
     expect(doc.situacao).toBe('autorizado');
     const atAuthority = readDb(dataDir, (db) => db.prepare('SELECT access_key FROM nfe WHERE access_key = ?').all(res.body.chave), 'sandbox-authority.sqlite');
     expect(atAuthority).toHaveLength(1);
-    const events = readDb(dataDir, (db) => db.prepare("SELECT tipo, payload FROM webhook_deliveries WHERE company_id = ? AND tipo LIKE 'nfe.%'").all(b.companyId)) as {
+    const events = readDb(dataDir, (db) =>
+      db.prepare("SELECT tipo, payload FROM webhook_deliveries WHERE company_id = ? AND tipo LIKE 'nfe.%'").all(b.companyId),
+    ) as {
       tipo: string;
       payload: string;
     }[];
@@ -241,6 +270,10 @@ describe('POST /api/v1/nfe/devolucao', () => {
       'justificativa',
       'referencia_externa',
     ]);
-    expect(Object.keys(doc.body.paths).filter((p) => p.startsWith('/api/v1/nfe/'))).toEqual(['/api/v1/nfe/devolucao', '/api/v1/nfe/{id}', '/api/v1/nfe/{id}/xml']);
+    expect(Object.keys(doc.body.paths).filter((p) => p.startsWith('/api/v1/nfe/'))).toEqual([
+      '/api/v1/nfe/devolucao',
+      '/api/v1/nfe/{id}',
+      '/api/v1/nfe/{id}/xml',
+    ]);
   });
 });

@@ -52,8 +52,10 @@ async function company(): Promise<TestCompany> {
   return { ...c, client: api(proxy.url, c.token) };
 }
 
-const keysLocked = (c: TestCompany) => storage.db.value<number>(`SELECT count(*) FROM idempotency_keys WHERE company_id = ? AND state = 'processing'`, c.companyId);
-const processando = (c: TestCompany) => storage.db.value<number>(`SELECT count(*) FROM nfce_documents WHERE company_id = ? AND status = 'processando'`, c.companyId);
+const keysLocked = (c: TestCompany) =>
+  storage.db.value<number>(`SELECT count(*) FROM idempotency_keys WHERE company_id = ? AND state = 'processing'`, c.companyId);
+const processando = (c: TestCompany) =>
+  storage.db.value<number>(`SELECT count(*) FROM nfce_documents WHERE company_id = ? AND status = 'processando'`, c.companyId);
 
 /** Posts `count` receipts (numbers from `first`), `concurrency` at a time, each with its own key; the answers by key. */
 async function postMany(c: TestCompany, first: number, count: number, concurrency: number) {
@@ -87,9 +89,7 @@ describe('three service processes on one PostgreSQL behind a round-robin proxy',
     const c = await company();
     const body = nfceBody(1);
     const before = new Map(proxy.served);
-    const answers = await Promise.all(
-      Array.from({ length: 50 }, () => c.client.post('/api/v1/nfce', body, { headers: { 'idempotency-key': 'mesma-venda' } })),
-    );
+    const answers = await Promise.all(Array.from({ length: 50 }, () => c.client.post('/api/v1/nfce', body, { headers: { 'idempotency-key': 'mesma-venda' } })));
     // Each process answered some of them: the claim raced across processes.
     for (const s of services) expect(proxy.served.get(s.url)! - before.get(s.url)!, s.url).toBeGreaterThan(0);
     // 202 for the one that claimed, 409 while it is processed, 200 replays once it is authorized.
@@ -116,7 +116,10 @@ describe('three service processes on one PostgreSQL behind a round-robin proxy',
     for (const s of services) expect(proxy.served.get(s.url)! - before.get(s.url)!, s.url).toBeGreaterThanOrEqual(150);
 
     await until('todas com veredito', async () => (await processando(c)) === 0, 120_000);
-    const statuses = await storage.db.rows<{ status: string; n: number }>('SELECT status, count(*) AS n FROM nfce_documents WHERE company_id = ? GROUP BY status', c.companyId);
+    const statuses = await storage.db.rows<{ status: string; n: number }>(
+      'SELECT status, count(*) AS n FROM nfce_documents WHERE company_id = ? GROUP BY status',
+      c.companyId,
+    );
     expect(statuses).toEqual([{ status: 'autorizado', n: 600 }]);
     const { authorized, received } = await atTheAuthority(c);
     expect(authorized).toHaveLength(600);
@@ -134,7 +137,7 @@ describe('three service processes on one PostgreSQL behind a round-robin proxy',
     expect(await keysLocked(c)).toBe(0);
   });
 
-  it("a process SIGKILLed mid-load: its leased documents are finished by the others after its lease runs out, each once, no key left locked", async () => {
+  it('a process SIGKILLed mid-load: its leased documents are finished by the others after its lease runs out, each once, no key left locked', async () => {
     const c = await company();
     // The authority takes its time: documents stay leased, in flight, when the process dies.
     await c.client.post('/api/v1/sandbox/autoridade', { latencia_ms: 400 });
@@ -197,7 +200,11 @@ describe('three service processes on one PostgreSQL behind a round-robin proxy',
     );
     expect(documents).toHaveLength(300);
     expect(documents.every((d) => d.status === 'autorizado')).toBe(true);
-    for (const [key, answer] of answers) expect(documents.some((d) => d.id === answer.id), key).toBe(true);
+    for (const [key, answer] of answers)
+      expect(
+        documents.some((d) => d.id === answer.id),
+        key,
+      ).toBe(true);
     const { authorized, received } = await atTheAuthority(c);
     expect(authorized).toHaveLength(300);
     expect(received.filter((r) => r.n !== 1)).toEqual([]);

@@ -114,7 +114,9 @@ describe('produção mode through the connector', () => {
     expect(sent.some((r) => r.service === 'NFeConsultaProtocolo4' && r.message.includes(res.body.chave))).toBe(true);
     const atAuthority = readDb(simDir, (db) => db.prepare('SELECT count(*) FROM nfe WHERE cnpj = ? AND number = 1').pluck().get(company.cnpj), 'sefaz.sqlite');
     expect(atAuthority).toBe(1);
-    const atService = readDb(dataDir, (db) => db.prepare('SELECT count(*) FROM nfce_documents WHERE company_id = ? AND numero = 1').pluck().get(company.companyId));
+    const atService = readDb(dataDir, (db) =>
+      db.prepare('SELECT count(*) FROM nfce_documents WHERE company_id = ? AND numero = 1').pluck().get(company.companyId),
+    );
     expect(atService).toBe(1);
   });
 
@@ -160,32 +162,42 @@ describe('produção mode through the connector', () => {
 // Last: a paralysed authorizer is left alone for a minute by the connector, which would hold
 // back anything after this in the file.
 describe('SEFAZ paralysed (108) with a terminal selling', () => {
-  it('the stalled sale takes the terminal into offline contingency; the service sends nothing more while the authorizer is paralysed', { timeout: 60_000 }, async () => {
-    const store = await storeCompanyWithCertificate(dataDir);
-    enroll({ ...store, certificate: store.certificate }, { id: '1', token: 'CSC-DE-TESTE-123456' });
-    const terminal = await testTerminal({ serviceUrl: service.url, token: store.token, series: 1, printerTransport: new MemoryPrinter(), authorityTimeoutMs: 1_500 });
-    terminals.push(terminal);
-    const manager = await terminal.createManager({ name: 'Gerente Ana', pin: '2580' });
-    const auth = { managerId: manager.id, pin: '2580' };
-    await setUpContingency(terminal, store, auth, { failureThreshold: 1 });
+  it(
+    'the stalled sale takes the terminal into offline contingency; the service sends nothing more while the authorizer is paralysed',
+    { timeout: 60_000 },
+    async () => {
+      const store = await storeCompanyWithCertificate(dataDir);
+      enroll({ ...store, certificate: store.certificate }, { id: '1', token: 'CSC-DE-TESTE-123456' });
+      const terminal = await testTerminal({
+        serviceUrl: service.url,
+        token: store.token,
+        series: 1,
+        printerTransport: new MemoryPrinter(),
+        authorityTimeoutMs: 1_500,
+      });
+      terminals.push(terminal);
+      const manager = await terminal.createManager({ name: 'Gerente Ana', pin: '2580' });
+      const auth = { managerId: manager.id, pin: '2580' };
+      await setUpContingency(terminal, store, auth, { failureThreshold: 1 });
 
-    sim.paralyse('108');
-    const from = sim.requests.length;
-    let sale = await terminal.openSale();
-    sale = await terminal.addItem(sale.id, { code: '1001', quantity: '1' });
-    sale = await terminal.addPayment(sale.id, { tPag: '01', amountCents: 2_000 });
-    const stalled = (await terminal.finishSale(sale.id)).receipt;
+      sim.paralyse('108');
+      const from = sim.requests.length;
+      let sale = await terminal.openSale();
+      sale = await terminal.addItem(sale.id, { code: '1001', quantity: '1' });
+      sale = await terminal.addPayment(sale.id, { tPag: '01', amountCents: 2_000 });
+      const stalled = (await terminal.finishSale(sale.id)).receipt;
 
-    const status = await eventually('contingência pela SEFAZ paralisada', async () => {
-      const s = await terminal.contingencyStatus();
-      return s.active && s;
-    });
-    expect(status).toMatchObject({ automatic: true, reason: 'SEFAZ sem resposta às autorizações de NFC-e' });
-    expect(await terminal.getReceipt(stalled.id)).toMatchObject({ contingency: true, nNF: 2 });
-    // The offline receipt reaches the service and waits there; the connector keeps away from the
-    // paralysed authorizer: one authorization (the 108), no resend, no status before a minute.
-    await eventually('NFC-e de contingência recebida pelo serviço', () => terminal.store.receipt(stalled.id)!.state === 'processing');
-    await new Promise((r) => setTimeout(r, 1_000));
-    expect(sim.requests.slice(from).map((r) => [r.service, r.answered])).toEqual([['NFeAutorizacao4', '108']]);
-  });
+      const status = await eventually('contingência pela SEFAZ paralisada', async () => {
+        const s = await terminal.contingencyStatus();
+        return s.active && s;
+      });
+      expect(status).toMatchObject({ automatic: true, reason: 'SEFAZ sem resposta às autorizações de NFC-e' });
+      expect(await terminal.getReceipt(stalled.id)).toMatchObject({ contingency: true, nNF: 2 });
+      // The offline receipt reaches the service and waits there; the connector keeps away from the
+      // paralysed authorizer: one authorization (the 108), no resend, no status before a minute.
+      await eventually('NFC-e de contingência recebida pelo serviço', () => terminal.store.receipt(stalled.id)!.state === 'processing');
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(sim.requests.slice(from).map((r) => [r.service, r.answered])).toEqual([['NFeAutorizacao4', '108']]);
+    },
+  );
 });

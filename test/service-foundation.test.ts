@@ -232,7 +232,10 @@ describe('process', () => {
     const { token } = await createCompany(own.dataDir);
     const waitForLine = async (fragment: string) => {
       for (let i = 0; i < 1000 && !own.output.some((l) => l.includes(fragment)); i++) await new Promise((r) => setTimeout(r, 10));
-      expect(own.output.some((l) => l.includes(fragment)), fragment).toBe(true);
+      expect(
+        own.output.some((l) => l.includes(fragment)),
+        fragment,
+      ).toBe(true);
     };
 
     // A request whose body is still arriving when the signal comes.
@@ -245,7 +248,10 @@ describe('process', () => {
     const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
       request.on('response', (res) => {
         let text = '';
-        res.setEncoding('utf8').on('data', (c: string) => (text += c)).on('end', () => resolve({ status: res.statusCode!, body: text }));
+        res
+          .setEncoding('utf8')
+          .on('data', (c: string) => (text += c))
+          .on('end', () => resolve({ status: res.statusCode!, body: text }));
       });
       request.on('error', reject);
     });
@@ -345,7 +351,20 @@ describe('balcao company create', () => {
     writeFileSync(join(dir, 'loja.pfx'), pfx);
     writeFileSync(join(dir, 'senha.txt'), '-senha com espaço\n', { mode: 0o600 });
     writeFileSync(join(dir, 'errada.txt'), 'outra senha\n', { mode: 0o600 });
-    const base = ['company', 'create', '--data', join(dir, 'servico'), '--uf', 'SP', '--nome', 'Loja CLI', '--cnpj', '11222333000181', '--certificado', join(dir, 'loja.pfx')];
+    const base = [
+      'company',
+      'create',
+      '--data',
+      join(dir, 'servico'),
+      '--uf',
+      'SP',
+      '--nome',
+      'Loja CLI',
+      '--cnpj',
+      '11222333000181',
+      '--certificado',
+      join(dir, 'loja.pfx'),
+    ];
 
     const wrong = await runCli([...base, '--senha-arquivo', join(dir, 'errada.txt')]);
     expect(wrong.code).toBe(2);

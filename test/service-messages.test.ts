@@ -11,7 +11,13 @@ import { ERROR_STATUS } from '../base/common/api/errors.ts';
 const OPERATIONS: ServiceOperation[] = ['emitir', 'consultar', 'cancelar', 'substituir', 'inutilizar', 'devolucao'];
 const SERVICE_SAYS = 'Mensagem para integradores: use POST /api/v1/nfe/devolucao';
 
-const failure = (code: string, status: number, details: HttpFailure['details'] = []): HttpFailure => ({ kind: 'http', status, code, message: SERVICE_SAYS, details });
+const failure = (code: string, status: number, details: HttpFailure['details'] = []): HttpFailure => ({
+  kind: 'http',
+  status,
+  code,
+  message: SERVICE_SAYS,
+  details,
+});
 
 describe("the terminal's words for the service's errors", () => {
   it.each(Object.entries(ERROR_STATUS))('%s: never shows the service message, an endpoint or an HTTP verb', (code, status) => {
@@ -32,10 +38,13 @@ describe("the terminal's words for the service's errors", () => {
   });
 
   it("keeps the fiscal checks' details of a validacao, with the fields said the screen's way", () => {
-    const text = refusalForPeople('emitir', failure('validacao', 422, [
-      { field: 'det[1].prod.NCM', message: 'NCM 99999999 inexistente' },
-      { field: 'pag[0].card.cAut', message: 'obrigatório com tpIntegra 1' },
-    ]));
+    const text = refusalForPeople(
+      'emitir',
+      failure('validacao', 422, [
+        { field: 'det[1].prod.NCM', message: 'NCM 99999999 inexistente' },
+        { field: 'pag[0].card.cAut', message: 'obrigatório com tpIntegra 1' },
+      ]),
+    );
     expect(text).toContain('item 2, NCM: NCM 99999999 inexistente');
     expect(text).toContain('pagamento 1, cAut: obrigatório com tpIntegra 1');
     expect(fieldForPeople('dest.CPF')).toBe('consumidor, CPF');

@@ -39,7 +39,10 @@ function expectContractError(answer: RawAnswer, status: number, code: keyof type
   expect(answer.headers['content-type'], what).toMatch(/^application\/json; charset=utf-8$/);
   expect(Object.keys(answer.body ?? {}), what).toEqual(['error']);
   expect(answer.body.error, what).toMatchObject({ code, message: expect.any(String) });
-  expect(Object.keys(answer.body.error).every((k) => ['code', 'message', 'details'].includes(k)), what).toBe(true);
+  expect(
+    Object.keys(answer.body.error).every((k) => ['code', 'message', 'details'].includes(k)),
+    what,
+  ).toBe(true);
   expect(answer.body.error.message.length, what).toBeGreaterThan(10);
   expect(answer.headers['x-request-id'], what).toMatch(UUID);
 }
@@ -53,11 +56,7 @@ describe('requests the HTTP parser refuses', () => {
   });
 
   it('headers over 16 KiB → 431 cabecalhos_muito_grandes', async () => {
-    expectContractError(
-      await rawRequest(service.url, request('GET /healthz HTTP/1.1', `X-Teste: ${'a'.repeat(20_000)}\r\n`)),
-      431,
-      'cabecalhos_muito_grandes',
-    );
+    expectContractError(await rawRequest(service.url, request('GET /healthz HTTP/1.1', `X-Teste: ${'a'.repeat(20_000)}\r\n`)), 431, 'cabecalhos_muito_grandes');
   });
 
   it('a request line of 20 KB (the path counts toward the same limit) → 431 cabecalhos_muito_grandes', async () => {
@@ -105,14 +104,18 @@ describe('requests Node would answer itself', () => {
     const body = '{}';
     const answer = await rawRequest(
       service.url,
-      request('POST /api/v1/sandbox/autoridade HTTP/1.1', `Authorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: sem-cabecalho\r\n`) + body,
+      request(
+        'POST /api/v1/sandbox/autoridade HTTP/1.1',
+        `Authorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: sem-cabecalho\r\n`,
+      ) + body,
     );
     expect(answer.status, answer.text).toBe(200);
     expect(answer.body).toEqual({ latencia_ms: 0, disponivel: true });
     // Without a token the same request is the contract's 401.
     const anonymous = await rawRequest(
       service.url,
-      request('POST /api/v1/sandbox/autoridade HTTP/1.1', `Content-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: sem-cabecalho\r\n`) + body,
+      request('POST /api/v1/sandbox/autoridade HTTP/1.1', `Content-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: sem-cabecalho\r\n`) +
+        body,
     );
     expectContractError(anonymous, 401, 'nao_autorizado');
   });
@@ -179,9 +182,20 @@ describe('slow clients', () => {
     await expect.poll(() => Buffer.concat(received).toString('latin1')).toMatch(/\{"status":"ok"\}$/);
     await new Promise((r) => setTimeout(r, TIMEOUT_MS + 1_000));
     expect(closed).toBe(false);
-    expect(Buffer.concat(received).toString('latin1').match(/HTTP\/1\.1 /g)).toHaveLength(1);
+    expect(
+      Buffer.concat(received)
+        .toString('latin1')
+        .match(/HTTP\/1\.1 /g),
+    ).toHaveLength(1);
     socket.write(get);
-    await expect.poll(() => Buffer.concat(received).toString('latin1').match(/HTTP\/1\.1 200 /g)?.length).toBe(2);
+    await expect
+      .poll(
+        () =>
+          Buffer.concat(received)
+            .toString('latin1')
+            .match(/HTTP\/1\.1 200 /g)?.length,
+      )
+      .toBe(2);
     socket.destroy();
   });
 

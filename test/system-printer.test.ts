@@ -113,7 +113,12 @@ describe('Impressora do sistema (CUPS)', () => {
     const arrived = device.nextJob();
     await printer.print(job);
     expect(Buffer.compare(await arrived, Buffer.from(job.escpos))).toBe(0);
-    expect(store.printJobs(receiptId).map((j) => j.state).slice(-3)).toEqual(['failed', 'failed', 'printed']);
+    expect(
+      store
+        .printJobs(receiptId)
+        .map((j) => j.state)
+        .slice(-3),
+    ).toEqual(['failed', 'failed', 'printed']);
     expect(printer.statusNow().ready).toBe(true);
   });
 });

@@ -50,7 +50,12 @@ async function sellAndAuthorize(terminal: Terminal) {
   return done;
 }
 
-const jobsIn = (dir: string) => (existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.bin')).sort() : []);
+const jobsIn = (dir: string) =>
+  existsSync(dir)
+    ? readdirSync(dir)
+        .filter((f) => f.endsWith('.bin'))
+        .sort()
+    : [];
 /** "3525 1011 …": the key as printed, in groups of four. */
 const keyGroups = (chave: string) => chave.match(/.{4}/g)!;
 
@@ -66,7 +71,10 @@ describe('printing an authorized receipt', () => {
 
     const folder = join(dataDir, VIRTUAL_PRINTER_DIR);
     // The job's number is claimed by its .bin; its .png preview is written right after it.
-    await eventually('o cupom impresso, com a imagem', () => jobsIn(folder).length === 1 && existsSync(join(folder, jobsIn(folder)[0]!.replace('.bin', '.png'))));
+    await eventually(
+      'o cupom impresso, com a imagem',
+      () => jobsIn(folder).length === 1 && existsSync(join(folder, jobsIn(folder)[0]!.replace('.bin', '.png'))),
+    );
     const [job] = jobsIn(folder);
     const printed = decodeEscPos(readFileSync(join(folder, job!)));
     expect(printed.qrCodes.map((q) => q.payload)).toEqual([receipt.qrcode]);
@@ -97,7 +105,7 @@ describe('printing an authorized receipt', () => {
     expect(terminal.store.printJobs(second.id)).toEqual([expect.objectContaining({ state: 'printed', automatic: 1 })]);
   });
 
-  it('out of paper: the receipt stays authorized, the status says so, the cashier prints it once fixed, and a further copy is the manager\'s', async () => {
+  it("out of paper: the receipt stays authorized, the status says so, the cashier prints it once fixed, and a further copy is the manager's", async () => {
     const company = await storeCompany(serviceDir);
     const printer = new MemoryPrinter({ failWith: 'sem_papel' });
     const terminal = await open({ serviceUrl: service.url, token: company.token, series: 1, printerTransport: printer });
@@ -160,9 +168,11 @@ describe('settings, company profile and certificate', () => {
     await expect(terminal.updateSettings(patch, { ...auth, pin: '9999' })).rejects.toMatchObject({ code: 'pin_invalido', field: 'pin' });
     expect((await terminal.getSettings()).series).toBe(1);
 
-    await expect(
-      terminal.updateSettings({ company: { ...profile, address: { ...profile.address, CEP: '20040002' } } }, auth),
-    ).rejects.toMatchObject({ code: 'configuracao_invalida', field: 'company.address.CEP', message: expect.stringContaining('CEP') });
+    await expect(terminal.updateSettings({ company: { ...profile, address: { ...profile.address, CEP: '20040002' } } }, auth)).rejects.toMatchObject({
+      code: 'configuracao_invalida',
+      field: 'company.address.CEP',
+      message: expect.stringContaining('CEP'),
+    });
 
     const after = await terminal.updateSettings(patch, auth);
     expect(after).toMatchObject({

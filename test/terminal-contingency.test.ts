@@ -54,7 +54,9 @@ async function sellable(terminal: Terminal, n: number) {
   for (let i = 0; i <= n % 3; i++) sale = await terminal.addItem(sale.id, { code: codes[(n + i * 2) % codes.length]!, quantity: String(1 + ((n + i) % 2)) });
   return terminal.addPayment(
     sale.id,
-    n % 4 === 0 ? { tPag: '03', amountCents: sale.totalCents, card: { tpIntegra: '2', tBand: '01' } } : { tPag: '01', amountCents: Math.ceil(sale.totalCents / 1000) * 1000 },
+    n % 4 === 0
+      ? { tPag: '03', amountCents: sale.totalCents, card: { tpIntegra: '2', tBand: '01' } }
+      : { tPag: '01', amountCents: Math.ceil(sale.totalCents / 1000) * 1000 },
   );
 }
 
@@ -69,7 +71,13 @@ type Printed = { chave: string; digest: string; qrcode: string };
  * Every print job read back: two per receipt, "Via Consumidor" then "Via Estabelecimento", both
  * marked as contingency, QR read from the raster; the XML's signature valid and the company's.
  */
-async function checkPrinted(terminal: Terminal, printer: MemoryPrinter, from: number, receipts: ReceiptView[], certificatePem: string): Promise<Map<string, Printed>> {
+async function checkPrinted(
+  terminal: Terminal,
+  printer: MemoryPrinter,
+  from: number,
+  receipts: ReceiptView[],
+  certificatePem: string,
+): Promise<Map<string, Printed>> {
   await terminal.contingency.printsSettled();
   const jobs = printer.jobs.slice(from);
   const byKey = new Map<string, { copies: string[] }>();
@@ -134,87 +142,102 @@ async function checkTransmitted(terminal: Terminal, http: ReturnType<typeof api>
 }
 
 describe('offline contingency at the terminal, against the real service', () => {
-  it(`service process stopped: enters by itself, ${SALES} sales issued and printed offline, all authorized with the printed keys and digests once it is back`, { timeout: 120_000 }, async () => {
-    const { terminal, company, printer, http } = await setup();
-    onTestFinished(async () => {
-      if (!restarted) await service.restart();
-    });
-    let restarted = false;
-    const online = await sell(terminal, 0);
-    expect((await terminal.waitForReceipt(online.id, (r) => r.state === 'authorized', 20_000)).state).toBe('authorized');
-    expect((await terminal.contingencyStatus()).active).toBe(false);
-    await eventually('cupom da venda online impresso', () => terminal.store.printJobs(online.id).some((j) => j.state === 'printed'));
-    const before = printer.jobs.length;
+  it(
+    `service process stopped: enters by itself, ${SALES} sales issued and printed offline, all authorized with the printed keys and digests once it is back`,
+    { timeout: 120_000 },
+    async () => {
+      const { terminal, company, printer, http } = await setup();
+      onTestFinished(async () => {
+        if (!restarted) await service.restart();
+      });
+      let restarted = false;
+      const online = await sell(terminal, 0);
+      expect((await terminal.waitForReceipt(online.id, (r) => r.state === 'authorized', 20_000)).state).toBe('authorized');
+      expect((await terminal.contingencyStatus()).active).toBe(false);
+      await eventually('cupom da venda online impresso', () => terminal.store.printJobs(online.id).some((j) => j.state === 'printed'));
+      const before = printer.jobs.length;
 
-    await service.stop();
-    const status = await eventually('contingência automática', async () => {
-      const s = await terminal.contingencyStatus();
-      return s.active && s;
-    });
-    expect(status).toMatchObject({ automatic: true, reason: 'Falha de comunicação com o serviço de emissão de NFC-e', blocked: null, openTasks: [] });
-    expect((await terminal.queueStatus()).contingency.active).toBe(true);
+      await service.stop();
+      const status = await eventually('contingência automática', async () => {
+        const s = await terminal.contingencyStatus();
+        return s.active && s;
+      });
+      expect(status).toMatchObject({ automatic: true, reason: 'Falha de comunicação com o serviço de emissão de NFC-e', blocked: null, openTasks: [] });
+      expect((await terminal.queueStatus()).contingency.active).toBe(true);
 
-    const receipts: ReceiptView[] = [];
-    for (let n = 1; n <= SALES; n++) {
-      const r = await sell(terminal, n);
-      expect(r).toMatchObject({ contingency: true, state: 'pending', nNF: n + 1, canCorrect: false, canVoid: false });
-      receipts.push(r);
-    }
-    const during = await terminal.contingencyStatus();
-    expect(during).toMatchObject({ active: true, pending: SALES });
-    expect(Date.parse(during.nextDeadline!)).toBe(Date.parse(receipts[0]!.createdAt) + 24 * 3_600_000);
-    const printed = await checkPrinted(terminal, printer, before, receipts, company.certificate.certificatePem);
+      const receipts: ReceiptView[] = [];
+      for (let n = 1; n <= SALES; n++) {
+        const r = await sell(terminal, n);
+        expect(r).toMatchObject({ contingency: true, state: 'pending', nNF: n + 1, canCorrect: false, canVoid: false });
+        receipts.push(r);
+      }
+      const during = await terminal.contingencyStatus();
+      expect(during).toMatchObject({ active: true, pending: SALES });
+      expect(Date.parse(during.nextDeadline!)).toBe(Date.parse(receipts[0]!.createdAt) + 24 * 3_600_000);
+      const printed = await checkPrinted(terminal, printer, before, receipts, company.certificate.certificatePem);
 
-    await service.restart();
-    restarted = true;
-    await checkTransmitted(terminal, http, company.cnpj, printed);
-    const after = await eventually('saída automática da contingência', async () => {
-      const s = await terminal.contingencyStatus();
-      return !s.active && s.pending === 0 && s;
-    });
-    expect(after).toMatchObject({ warning: null, blocked: null, openTasks: [] });
-    // Authorized afterwards: nothing printed again (the consumer has the contingency DANFE).
-    await terminal.contingency.printsSettled();
-    expect(printer.jobs).toHaveLength(before + 2 * SALES);
-    expect(terminal.auditLog().map((a) => a.action).filter((a) => a.startsWith('contingencia'))).toEqual(['contingencia_inicio', 'contingencia_fim']);
-  });
+      await service.restart();
+      restarted = true;
+      await checkTransmitted(terminal, http, company.cnpj, printed);
+      const after = await eventually('saída automática da contingência', async () => {
+        const s = await terminal.contingencyStatus();
+        return !s.active && s.pending === 0 && s;
+      });
+      expect(after).toMatchObject({ warning: null, blocked: null, openTasks: [] });
+      // Authorized afterwards: nothing printed again (the consumer has the contingency DANFE).
+      await terminal.contingency.printsSettled();
+      expect(printer.jobs).toHaveLength(before + 2 * SALES);
+      expect(
+        terminal
+          .auditLog()
+          .map((a) => a.action)
+          .filter((a) => a.startsWith('contingencia')),
+      ).toEqual(['contingencia_inicio', 'contingencia_fim']);
+    },
+  );
 
-  it(`authority unavailable: the stalled sale is re-issued offline, ${SALES} more sales offline, all authorized once it is back, the stalled one cancelled by substitution`, { timeout: 120_000 }, async () => {
-    // The service is warm by now: an authorization takes milliseconds, so one second of silence is telling.
-    const { terminal, company, printer, http } = await setup(1_000);
-    expect((await http.post('/api/v1/sandbox/autoridade', { disponivel: false })).status).toBe(200);
-    const stalled = await sell(terminal, 0);
-    const status = await eventually('contingência pela SEFAZ sem resposta', async () => {
-      const s = await terminal.contingencyStatus();
-      return s.active && s;
-    });
-    expect(status).toMatchObject({ automatic: true, reason: 'SEFAZ sem resposta às autorizações de NFC-e' });
-    // The stalled sale now has a contingency receipt (number 2); number 1 waits for its fate.
-    expect(await terminal.getReceipt(stalled.id)).toMatchObject({ contingency: true, nNF: 2, state: expect.stringMatching(/pending|processing/) });
-    expect(status.openTasks).toEqual([expect.objectContaining({ receiptId: stalled.id, kind: 'inutilizar', description: expect.stringContaining('NFC-e nº 1 (série 1)') })]);
+  it(
+    `authority unavailable: the stalled sale is re-issued offline, ${SALES} more sales offline, all authorized once it is back, the stalled one cancelled by substitution`,
+    { timeout: 120_000 },
+    async () => {
+      // The service is warm by now: an authorization takes milliseconds, so one second of silence is telling.
+      const { terminal, company, printer, http } = await setup(1_000);
+      expect((await http.post('/api/v1/sandbox/autoridade', { disponivel: false })).status).toBe(200);
+      const stalled = await sell(terminal, 0);
+      const status = await eventually('contingência pela SEFAZ sem resposta', async () => {
+        const s = await terminal.contingencyStatus();
+        return s.active && s;
+      });
+      expect(status).toMatchObject({ automatic: true, reason: 'SEFAZ sem resposta às autorizações de NFC-e' });
+      // The stalled sale now has a contingency receipt (number 2); number 1 waits for its fate.
+      expect(await terminal.getReceipt(stalled.id)).toMatchObject({ contingency: true, nNF: 2, state: expect.stringMatching(/pending|processing/) });
+      expect(status.openTasks).toEqual([
+        expect.objectContaining({ receiptId: stalled.id, kind: 'inutilizar', description: expect.stringContaining('NFC-e nº 1 (série 1)') }),
+      ]);
 
-    const receipts: ReceiptView[] = [await terminal.getReceipt(stalled.id)];
-    for (let n = 1; n <= SALES; n++) receipts.push(await sell(terminal, n));
-    expect(receipts.map((r) => r.nNF)).toEqual(Array.from({ length: SALES + 1 }, (_, i) => i + 2));
-    const printed = await checkPrinted(terminal, printer, 0, receipts, company.certificate.certificatePem);
-    // The service keeps answering meanwhile: the receipts go out, and wait there for the authority.
-    await eventually('NFC-e de contingência recebidas pelo serviço', () => receipts.every((r) => terminal.store.receipt(r.id)!.state === 'processing'));
-    expect((await terminal.contingencyStatus()).active).toBe(true);
+      const receipts: ReceiptView[] = [await terminal.getReceipt(stalled.id)];
+      for (let n = 1; n <= SALES; n++) receipts.push(await sell(terminal, n));
+      expect(receipts.map((r) => r.nNF)).toEqual(Array.from({ length: SALES + 1 }, (_, i) => i + 2));
+      const printed = await checkPrinted(terminal, printer, 0, receipts, company.certificate.certificatePem);
+      // The service keeps answering meanwhile: the receipts go out, and wait there for the authority.
+      await eventually('NFC-e de contingência recebidas pelo serviço', () => receipts.every((r) => terminal.store.receipt(r.id)!.state === 'processing'));
+      expect((await terminal.contingencyStatus()).active).toBe(true);
 
-    expect((await http.post('/api/v1/sandbox/autoridade', { disponivel: true })).status).toBe(200);
-    await checkTransmitted(terminal, http, company.cnpj, printed);
-    const after = await eventually('contingência encerrada e reconciliada', async () => {
-      const s = await terminal.contingencyStatus();
-      return !s.active && s.openTasks.length === 0 && s.pending === 0 && s;
-    });
-    expect(after.warning).toBeNull();
-    const [task] = terminal.store.reconciliationTasks();
-    expect(task).toMatchObject({ nnf: 1, state: 'done', outcome: 'cancelada_substituicao' });
-    const original = await http.get(`/api/v1/nfce/${task!.service_id}`);
-    expect(original.body).toMatchObject({ status: 'cancelado', numero: 1, contingencia: false });
-    await terminal.contingency.printsSettled();
-    expect(printer.jobs).toHaveLength(2 * (SALES + 1));
-  });
+      expect((await http.post('/api/v1/sandbox/autoridade', { disponivel: true })).status).toBe(200);
+      await checkTransmitted(terminal, http, company.cnpj, printed);
+      const after = await eventually('contingência encerrada e reconciliada', async () => {
+        const s = await terminal.contingencyStatus();
+        return !s.active && s.openTasks.length === 0 && s.pending === 0 && s;
+      });
+      expect(after.warning).toBeNull();
+      const [task] = terminal.store.reconciliationTasks();
+      expect(task).toMatchObject({ nnf: 1, state: 'done', outcome: 'cancelada_substituicao' });
+      const original = await http.get(`/api/v1/nfce/${task!.service_id}`);
+      expect(original.body).toMatchObject({ status: 'cancelado', numero: 1, contingencia: false });
+      await terminal.contingency.printsSettled();
+      expect(printer.jobs).toHaveLength(2 * (SALES + 1));
+    },
+  );
 
   /** The service learns its authority is down from another till's sale. */
   async function serviceLearnsAuthorityIsDown(http: ReturnType<typeof api>): Promise<void> {
@@ -228,46 +251,54 @@ describe('offline contingency at the terminal, against the real service', () => 
   const onlineAtService = (companyId: string) =>
     readDb(serviceDir, (db) => db.prepare('SELECT count(*) FROM nfce_documents WHERE company_id = ? AND serie = 1 AND tp_emis = 1').pluck().get(companyId));
 
-  it('the service says the authority is down: an idle terminal enters contingency at once, its next sale is issued offline, never online; it leaves once the service says the authority answers', { timeout: 60_000 }, async () => {
-    const { terminal, company, printer, http } = await setup();
-    await serviceLearnsAuthorityIsDown(http);
-    // The terminal's next health check carries the news: no sale had to wait for it.
-    const status = await eventually('contingência pela palavra do serviço', async () => {
-      const s = await terminal.contingencyStatus();
-      return s.active && s;
-    });
-    expect(status).toMatchObject({ automatic: true, reason: 'SEFAZ sem resposta às autorizações de NFC-e' });
+  it(
+    'the service says the authority is down: an idle terminal enters contingency at once, its next sale is issued offline, never online; it leaves once the service says the authority answers',
+    { timeout: 60_000 },
+    async () => {
+      const { terminal, company, printer, http } = await setup();
+      await serviceLearnsAuthorityIsDown(http);
+      // The terminal's next health check carries the news: no sale had to wait for it.
+      const status = await eventually('contingência pela palavra do serviço', async () => {
+        const s = await terminal.contingencyStatus();
+        return s.active && s;
+      });
+      expect(status).toMatchObject({ automatic: true, reason: 'SEFAZ sem resposta às autorizações de NFC-e' });
 
-    const { receipt } = await terminal.finishSale((await sellable(terminal, 1)).id);
-    expect(receipt).toMatchObject({ contingency: true, nNF: 1 });
-    await terminal.contingency.printsSettled();
-    expect(printer.jobs).toHaveLength(2);
-    expect(onlineAtService(company.companyId)).toBe(0);
+      const { receipt } = await terminal.finishSale((await sellable(terminal, 1)).id);
+      expect(receipt).toMatchObject({ contingency: true, nNF: 1 });
+      await terminal.contingency.printsSettled();
+      expect(printer.jobs).toHaveLength(2);
+      expect(onlineAtService(company.companyId)).toBe(0);
 
-    expect((await http.post('/api/v1/sandbox/autoridade', { disponivel: true })).status).toBe(200);
-    expect((await terminal.waitForReceipt(receipt.id, (r) => r.state === 'authorized', 30_000)).state).toBe('authorized');
-    await eventually('contingência encerrada', async () => !(await terminal.contingencyStatus()).active);
-    expect(terminal.store.reconciliationTasks()).toEqual([]);
-  });
+      expect((await http.post('/api/v1/sandbox/autoridade', { disponivel: true })).status).toBe(200);
+      expect((await terminal.waitForReceipt(receipt.id, (r) => r.state === 'authorized', 30_000)).state).toBe('authorized');
+      await eventually('contingência encerrada', async () => !(await terminal.contingencyStatus()).active);
+      expect(terminal.store.reconciliationTasks()).toEqual([]);
+    },
+  );
 
-  it("a sale finished before the terminal heard the news: the service is asked before it is first sent, and it is issued offline with its own number, never sent online", { timeout: 60_000 }, async () => {
-    // Health checks far apart, and the news always asked for before a first send.
-    const { terminal, company, http } = await setup(undefined, { healthIntervalMs: 600_000, authorityNewsMaxAgeMs: 0 });
-    await eventually('o terminal falou com o serviço', async () => (await terminal.queueStatus()).online === true);
-    await serviceLearnsAuthorityIsDown(http);
-    expect((await terminal.contingencyStatus()).active).toBe(false);
+  it(
+    'a sale finished before the terminal heard the news: the service is asked before it is first sent, and it is issued offline with its own number, never sent online',
+    { timeout: 60_000 },
+    async () => {
+      // Health checks far apart, and the news always asked for before a first send.
+      const { terminal, company, http } = await setup(undefined, { healthIntervalMs: 600_000, authorityNewsMaxAgeMs: 0 });
+      await eventually('o terminal falou com o serviço', async () => (await terminal.queueStatus()).online === true);
+      await serviceLearnsAuthorityIsDown(http);
+      expect((await terminal.contingencyStatus()).active).toBe(false);
 
-    const { receipt: sold } = await terminal.finishSale((await sellable(terminal, 1)).id);
-    expect(sold).toMatchObject({ contingency: false, nNF: 1 });
-    const receipt = await eventually('emitida em contingência', async () => {
-      const r = await terminal.getReceipt(sold.id);
-      return r.contingency && r;
-    });
-    // It certainly never left: the offline receipt keeps number 1, nothing to void or cancel.
-    expect(receipt).toMatchObject({ nNF: 1, serie: 1 });
-    expect(terminal.store.reconciliationTasks()).toEqual([]);
-    expect(onlineAtService(company.companyId)).toBe(0);
-  });
+      const { receipt: sold } = await terminal.finishSale((await sellable(terminal, 1)).id);
+      expect(sold).toMatchObject({ contingency: false, nNF: 1 });
+      const receipt = await eventually('emitida em contingência', async () => {
+        const r = await terminal.getReceipt(sold.id);
+        return r.contingency && r;
+      });
+      // It certainly never left: the offline receipt keeps number 1, nothing to void or cancel.
+      expect(receipt).toMatchObject({ nNF: 1, serie: 1 });
+      expect(terminal.store.reconciliationTasks()).toEqual([]);
+      expect(onlineAtService(company.companyId)).toBe(0);
+    },
+  );
 
   it('a cash sale issued offline opens the drawer once: with the first copy, not with the second nor a reprint', { timeout: 60_000 }, async () => {
     const { terminal, printer, auth } = await setup();
@@ -280,55 +311,67 @@ describe('offline contingency at the terminal, against the real service', () => 
     expect(printer.jobs.map(pulses)).toEqual([1, 0, 0]);
   });
 
-  it('a contingency receipt the service refuses (signed with another certificate) waits for a person with the reason; it cannot be corrected', { timeout: 60_000 }, async () => {
-    const company = await storeCompanyWithCertificate(serviceDir);
-    const other = generateTestCertificate({ cnpj: company.cnpj, xNome: 'OUTRO CERTIFICADO', password: company.password });
-    const terminal = await testTerminal({ serviceUrl: service.url, token: company.token, series: 1, printerTransport: new MemoryPrinter() });
-    terminals.push(terminal);
-    const manager = await terminal.createManager({ name: 'Gerente Ana', pin: '2580' });
-    const auth = { managerId: manager.id, pin: '2580' };
-    await setUpContingency(terminal, { ...company, pfx: other.pfx }, auth);
-    const events: string[] = [];
-    terminal.subscribe((e) => {
-      if (e.type === 'contingency') events.push(e.status.active ? 'ativa' : 'inativa');
-    });
-    await terminal.enterContingency({ ...auth, justification: 'Teste de contingência com certificado trocado' });
-    const receipt = await sell(terminal, 1);
-    const refused = await terminal.waitForReceipt(receipt.id, (r) => r.state === 'needs_attention', 20_000);
-    expect(refused).toMatchObject({ contingency: true, canCorrect: false, canVoid: false, attention: expect.stringMatching(/certificado/) });
-    const status = await terminal.contingencyStatus();
-    expect(status.openTasks).toEqual([
-      expect.objectContaining({ kind: 'transmitir', receiptId: receipt.id, description: expect.stringMatching(/^NFC-e de contingência nº 1 \(série 1\) não foi aceita: .*certificado/) }),
-    ]);
-    expect(status.pending).toBe(1);
-    await expect(terminal.correctAndResubmit(receipt.id, {}, { ...auth, reason: 'tentar de novo' })).rejects.toMatchObject({ code: 'estado_invalido' });
-    expect(events[0]).toBe('ativa');
-  });
+  it(
+    'a contingency receipt the service refuses (signed with another certificate) waits for a person with the reason; it cannot be corrected',
+    { timeout: 60_000 },
+    async () => {
+      const company = await storeCompanyWithCertificate(serviceDir);
+      const other = generateTestCertificate({ cnpj: company.cnpj, xNome: 'OUTRO CERTIFICADO', password: company.password });
+      const terminal = await testTerminal({ serviceUrl: service.url, token: company.token, series: 1, printerTransport: new MemoryPrinter() });
+      terminals.push(terminal);
+      const manager = await terminal.createManager({ name: 'Gerente Ana', pin: '2580' });
+      const auth = { managerId: manager.id, pin: '2580' };
+      await setUpContingency(terminal, { ...company, pfx: other.pfx }, auth);
+      const events: string[] = [];
+      terminal.subscribe((e) => {
+        if (e.type === 'contingency') events.push(e.status.active ? 'ativa' : 'inativa');
+      });
+      await terminal.enterContingency({ ...auth, justification: 'Teste de contingência com certificado trocado' });
+      const receipt = await sell(terminal, 1);
+      const refused = await terminal.waitForReceipt(receipt.id, (r) => r.state === 'needs_attention', 20_000);
+      expect(refused).toMatchObject({ contingency: true, canCorrect: false, canVoid: false, attention: expect.stringMatching(/certificado/) });
+      const status = await terminal.contingencyStatus();
+      expect(status.openTasks).toEqual([
+        expect.objectContaining({
+          kind: 'transmitir',
+          receiptId: receipt.id,
+          description: expect.stringMatching(/^NFC-e de contingência nº 1 \(série 1\) não foi aceita: .*certificado/),
+        }),
+      ]);
+      expect(status.pending).toBe(1);
+      await expect(terminal.correctAndResubmit(receipt.id, {}, { ...auth, reason: 'tentar de novo' })).rejects.toMatchObject({ code: 'estado_invalido' });
+      expect(events[0]).toBe('ativa');
+    },
+  );
 
-  it('a contingency receipt refused for the terminal\'s wrong token goes through once the manager fixes the token and resumes it', { timeout: 60_000 }, async () => {
-    const company = await storeCompanyWithCertificate(serviceDir);
-    const another = await storeCompanyWithCertificate(serviceDir);
-    // The terminal holds the store's company and certificate, but another company's token.
-    const terminal = await testTerminal({ serviceUrl: service.url, token: another.token, series: 1, printerTransport: new MemoryPrinter() });
-    terminals.push(terminal);
-    const manager = await terminal.createManager({ name: 'Gerente Ana', pin: '2580' });
-    const auth = { managerId: manager.id, pin: '2580' };
-    await setUpContingency(terminal, company, auth);
-    await terminal.enterContingency({ ...auth, justification: 'Teste de contingência com o token de outra empresa' });
-    const receipt = await sell(terminal, 1);
-    const refused = await terminal.waitForReceipt(receipt.id, (r) => r.state === 'needs_attention', 20_000);
-    expect(refused.attention).toMatch(/não é esta empresa/);
-    const [task] = (await terminal.contingencyStatus()).openTasks;
-    expect(task).toMatchObject({ kind: 'transmitir', receiptId: receipt.id, canResume: true });
+  it(
+    "a contingency receipt refused for the terminal's wrong token goes through once the manager fixes the token and resumes it",
+    { timeout: 60_000 },
+    async () => {
+      const company = await storeCompanyWithCertificate(serviceDir);
+      const another = await storeCompanyWithCertificate(serviceDir);
+      // The terminal holds the store's company and certificate, but another company's token.
+      const terminal = await testTerminal({ serviceUrl: service.url, token: another.token, series: 1, printerTransport: new MemoryPrinter() });
+      terminals.push(terminal);
+      const manager = await terminal.createManager({ name: 'Gerente Ana', pin: '2580' });
+      const auth = { managerId: manager.id, pin: '2580' };
+      await setUpContingency(terminal, company, auth);
+      await terminal.enterContingency({ ...auth, justification: 'Teste de contingência com o token de outra empresa' });
+      const receipt = await sell(terminal, 1);
+      const refused = await terminal.waitForReceipt(receipt.id, (r) => r.state === 'needs_attention', 20_000);
+      expect(refused.attention).toMatch(/não é esta empresa/);
+      const [task] = (await terminal.contingencyStatus()).openTasks;
+      expect(task).toMatchObject({ kind: 'transmitir', receiptId: receipt.id, canResume: true });
 
-    await terminal.updateSettings({ token: company.token }, auth);
-    await terminal.resumeContingencyTask(task!.id, auth);
-    const authorized = await terminal.waitForReceipt(receipt.id, (r) => r.state === 'authorized', 20_000);
-    // The very receipt that was printed: same key, under the same idempotency key.
-    expect(authorized.chave).toBe(receipt.chave);
-    expect((await terminal.contingencyStatus()).openTasks).toEqual([]);
-    const atService = await api(service.url, company.token).get(`/api/v1/nfce/${terminal.store.receipt(receipt.id)!.service_id}`);
-    expect(atService.body).toMatchObject({ status: 'autorizado', chave: receipt.chave, contingencia: true });
-    expect(terminal.store.outboxOf(receipt.id).map((e) => e.idempotency_key)).toEqual([terminal.store.receipt(receipt.id)!.idempotency_key]);
-  });
+      await terminal.updateSettings({ token: company.token }, auth);
+      await terminal.resumeContingencyTask(task!.id, auth);
+      const authorized = await terminal.waitForReceipt(receipt.id, (r) => r.state === 'authorized', 20_000);
+      // The very receipt that was printed: same key, under the same idempotency key.
+      expect(authorized.chave).toBe(receipt.chave);
+      expect((await terminal.contingencyStatus()).openTasks).toEqual([]);
+      const atService = await api(service.url, company.token).get(`/api/v1/nfce/${terminal.store.receipt(receipt.id)!.service_id}`);
+      expect(atService.body).toMatchObject({ status: 'autorizado', chave: receipt.chave, contingencia: true });
+      expect(terminal.store.outboxOf(receipt.id).map((e) => e.idempotency_key)).toEqual([terminal.store.receipt(receipt.id)!.idempotency_key]);
+    },
+  );
 });

@@ -82,7 +82,15 @@ export async function storeCompanyWithCertificate(serviceDataDir: string | Servi
   const { pfx, certificate } = generateTestCertificate({ cnpj, xNome: nome, password });
   const pfxFile = join(tempDataDir('balcao-pfx-'), 'empresa.pfx');
   writeFileSync(pfxFile, pfx);
-  const created = await createCompany(serviceDataDir, { cnpj, uf: 'SP', nome, 'csc-id': '1', csc: 'CSC-DE-TESTE-123456', certificado: pfxFile, senha: password });
+  const created = await createCompany(serviceDataDir, {
+    cnpj,
+    uf: 'SP',
+    nome,
+    'csc-id': '1',
+    csc: 'CSC-DE-TESTE-123456',
+    certificado: pfxFile,
+    senha: password,
+  });
   const demo = demoEmitter({ cnpj });
   const profile = {
     cnpj,

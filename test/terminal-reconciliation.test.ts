@@ -126,45 +126,58 @@ function authorityNumbers(cnpj: string) {
 }
 
 describe('reconciling the sale caught by the outage', () => {
-  it('the first attempt turns out authorized (the service had it processando): cancelled by substitution, event 110112 naming the contingency key', { timeout: 60_000 }, async () => {
-    const { terminal, company, http } = await setup({ authorityTimeoutMs: 1_000 });
-    expect((await http.post('/api/v1/sandbox/autoridade', { disponivel: false })).status).toBe(200);
-    const receipt = await sell(terminal);
-    expect(receipt).toMatchObject({ nNF: 1, contingency: false });
-    await eventually('aceita pelo serviço', () => terminal.store.receipt(receipt.id)!.service_id);
-    const firstAttempt = terminal.store.receipt(receipt.id)!;
-    await active(terminal);
+  it(
+    'the first attempt turns out authorized (the service had it processando): cancelled by substitution, event 110112 naming the contingency key',
+    { timeout: 60_000 },
+    async () => {
+      const { terminal, company, http } = await setup({ authorityTimeoutMs: 1_000 });
+      expect((await http.post('/api/v1/sandbox/autoridade', { disponivel: false })).status).toBe(200);
+      const receipt = await sell(terminal);
+      expect(receipt).toMatchObject({ nNF: 1, contingency: false });
+      await eventually('aceita pelo serviço', () => terminal.store.receipt(receipt.id)!.service_id);
+      const firstAttempt = terminal.store.receipt(receipt.id)!;
+      await active(terminal);
 
-    const reissued = await terminal.getReceipt(receipt.id);
-    expect(reissued).toMatchObject({ nNF: 2, contingency: true });
-    expect(reissued.chave).not.toBe(firstAttempt.chave);
-    const [task] = terminal.store.reconciliationTasks();
-    expect(task).toMatchObject({ nnf: 1, serie: 1, service_id: firstAttempt.service_id, idempotency_key: firstAttempt.idempotency_key, kind: 'verificar', state: 'open' });
-    expect(terminal.store.outboxOf(receipt.id).map((e) => [e.state, e.payload.startsWith('{"xml"')])).toEqual([
-      ['failed', false],
-      [expect.stringMatching(/pending|sent/), true],
-    ]);
+      const reissued = await terminal.getReceipt(receipt.id);
+      expect(reissued).toMatchObject({ nNF: 2, contingency: true });
+      expect(reissued.chave).not.toBe(firstAttempt.chave);
+      const [task] = terminal.store.reconciliationTasks();
+      expect(task).toMatchObject({
+        nnf: 1,
+        serie: 1,
+        service_id: firstAttempt.service_id,
+        idempotency_key: firstAttempt.idempotency_key,
+        kind: 'verificar',
+        state: 'open',
+      });
+      expect(terminal.store.outboxOf(receipt.id).map((e) => [e.state, e.payload.startsWith('{"xml"')])).toEqual([
+        ['failed', false],
+        [expect.stringMatching(/pending|sent/), true],
+      ]);
 
-    expect((await http.post('/api/v1/sandbox/autoridade', { disponivel: true })).status).toBe(200);
-    await reconciled(terminal);
-    expect(terminal.store.reconciliationTasks()).toEqual([expect.objectContaining({ state: 'done', outcome: 'cancelada_substituicao', kind: 'cancelar_substituicao' })]);
-    expect(await terminal.getReceipt(receipt.id)).toMatchObject({ state: 'authorized', nNF: 2, contingency: true });
+      expect((await http.post('/api/v1/sandbox/autoridade', { disponivel: true })).status).toBe(200);
+      await reconciled(terminal);
+      expect(terminal.store.reconciliationTasks()).toEqual([
+        expect.objectContaining({ state: 'done', outcome: 'cancelada_substituicao', kind: 'cancelar_substituicao' }),
+      ]);
+      expect(await terminal.getReceipt(receipt.id)).toMatchObject({ state: 'authorized', nNF: 2, contingency: true });
 
-    const original = await http.get(`/api/v1/nfce/${firstAttempt.service_id}`);
-    expect(original.body).toMatchObject({ status: 'cancelado', numero: 1, chave: firstAttempt.chave, contingencia: false });
-    const event = readDb(serviceDir, (db) => db.prepare('SELECT evento_xml FROM nfce_documents WHERE id = ?').pluck().get(firstAttempt.service_id)) as string;
-    expect(event).toContain('<tpEvento>110112</tpEvento>');
-    expect(event).toContain(`<chNFeRef>${reissued.chave}</chNFeRef>`);
-    expect(authorityNumbers(company.cnpj)).toEqual({
-      nfe: [
-        { number: 1, tp_emis: 1, cancelled: 1 },
-        { number: 2, tp_emis: 9, cancelled: 0 },
-      ],
-      events: [{ tp_evento: '110112', number: 1 }],
-      voided: [],
-    });
-    expect(terminal.auditLog(receipt.id).map((a) => a.action)).toEqual(['contingencia_reemissao', 'reconciliacao_cancelamento_substituicao']);
-  });
+      const original = await http.get(`/api/v1/nfce/${firstAttempt.service_id}`);
+      expect(original.body).toMatchObject({ status: 'cancelado', numero: 1, chave: firstAttempt.chave, contingencia: false });
+      const event = readDb(serviceDir, (db) => db.prepare('SELECT evento_xml FROM nfce_documents WHERE id = ?').pluck().get(firstAttempt.service_id)) as string;
+      expect(event).toContain('<tpEvento>110112</tpEvento>');
+      expect(event).toContain(`<chNFeRef>${reissued.chave}</chNFeRef>`);
+      expect(authorityNumbers(company.cnpj)).toEqual({
+        nfe: [
+          { number: 1, tp_emis: 1, cancelled: 1 },
+          { number: 2, tp_emis: 9, cancelled: 0 },
+        ],
+        events: [{ tp_evento: '110112', number: 1 }],
+        voided: [],
+      });
+      expect(terminal.auditLog(receipt.id).map((a) => a.action)).toEqual(['contingencia_reemissao', 'reconciliacao_cancelamento_substituicao']);
+    },
+  );
 
   it('the first attempt never reached the authority (the service was down): its number is voided at the service', { timeout: 60_000 }, async () => {
     const { terminal, company, http } = await setup();
@@ -188,55 +201,70 @@ describe('reconciling the sale caught by the outage', () => {
       db.prepare('SELECT serie, numero_inicial, numero_final, codigo_status FROM nfce_inutilizacoes WHERE company_id = ?').all(company.companyId),
     );
     expect(voided).toEqual([{ serie: 1, numero_inicial: 1, numero_final: 1, codigo_status: '102' }]);
-    expect(authorityNumbers(company.cnpj)).toEqual({ nfe: [{ number: 2, tp_emis: 9, cancelled: 0 }], events: [], voided: [{ first_number: 1, last_number: 1 }] });
+    expect(authorityNumbers(company.cnpj)).toEqual({
+      nfe: [{ number: 2, tp_emis: 9, cancelled: 0 }],
+      events: [],
+      voided: [{ first_number: 1, last_number: 1 }],
+    });
     // Asked again, the service replays the voiding; the terminal's numbering went on.
-    const again = await http.post('/api/v1/nfce/inutilizar', { serie: 1, numero_inicial: 1, numero_final: 1, justificativa: 'Número não utilizado: repetição do teste' });
+    const again = await http.post('/api/v1/nfce/inutilizar', {
+      serie: 1,
+      numero_inicial: 1,
+      numero_final: 1,
+      justificativa: 'Número não utilizado: repetição do teste',
+    });
     expect(again.body).toMatchObject({ codigo_status: '102', protocolo: task!.protocolo });
     expect(terminal.store.allReceipts().map((r) => [r.nnf, r.tp_emis, r.state])).toEqual([[2, 9, 'authorized']]);
   });
 
-  it('every answer lost while the first attempt was authorized: the refused voiding (241) and the replay of its key lead to the substitution', { timeout: 60_000 }, async () => {
-    const proxy = await lossyProxy(() => service.url);
-    const { terminal, company, http } = await setup({ serviceUrl: proxy.url });
-    proxy.swallowing = true;
-    // The voiding must not overtake the authorization of the first attempt at the service.
-    proxy.cut = /^POST \/api\/v1\/nfce\/inutilizar/;
-    const receipt = await sell(terminal);
-    await active(terminal);
-    const firstKey = terminal.store.reconciliationTasks()[0]!.idempotency_key;
-    expect(terminal.store.reconciliationTasks()).toEqual([expect.objectContaining({ nnf: 1, service_id: null, kind: 'verificar' })]);
-    // The service got it and authorized it; the terminal never heard.
-    expect(proxy.swallowed.some((s) => s.startsWith('POST /api/v1/nfce → 202'))).toBe(true);
-    await eventually('autorizada no serviço sem o terminal saber', () =>
-      readDb(serviceDir, (db) => db.prepare("SELECT status FROM nfce_documents WHERE idempotency_key = ? AND status = 'autorizado'").get(firstKey)),
-    );
+  it(
+    'every answer lost while the first attempt was authorized: the refused voiding (241) and the replay of its key lead to the substitution',
+    { timeout: 60_000 },
+    async () => {
+      const proxy = await lossyProxy(() => service.url);
+      const { terminal, company, http } = await setup({ serviceUrl: proxy.url });
+      proxy.swallowing = true;
+      // The voiding must not overtake the authorization of the first attempt at the service.
+      proxy.cut = /^POST \/api\/v1\/nfce\/inutilizar/;
+      const receipt = await sell(terminal);
+      await active(terminal);
+      const firstKey = terminal.store.reconciliationTasks()[0]!.idempotency_key;
+      expect(terminal.store.reconciliationTasks()).toEqual([expect.objectContaining({ nnf: 1, service_id: null, kind: 'verificar' })]);
+      // The service got it and authorized it; the terminal never heard.
+      expect(proxy.swallowed.some((s) => s.startsWith('POST /api/v1/nfce → 202'))).toBe(true);
+      await eventually('autorizada no serviço sem o terminal saber', () =>
+        readDb(serviceDir, (db) => db.prepare("SELECT status FROM nfce_documents WHERE idempotency_key = ? AND status = 'autorizado'").get(firstKey)),
+      );
 
-    proxy.swallowing = false;
-    await reconciled(terminal);
-    const [task] = terminal.store.reconciliationTasks();
-    expect(task).toMatchObject({ nnf: 1, state: 'done', outcome: 'cancelada_substituicao' });
-    expect(task!.service_id).toBeTruthy();
-    // The way it learned: the voiding refused (241: the number is used), then the replay of the key.
-    const steps = proxy.passed.filter((p) => /inutilizar|cancelar|POST \/api\/v1\/nfce →/.test(p));
-    expect(steps.slice(steps.indexOf('POST /api/v1/nfce/inutilizar → 422'))).toEqual(
-      expect.arrayContaining(['POST /api/v1/nfce/inutilizar → 422', 'POST /api/v1/nfce → 200', `POST /api/v1/nfce/${task!.service_id}/cancelar → 200`]),
-    );
-    const reissued = await terminal.getReceipt(receipt.id);
-    expect(reissued).toMatchObject({ state: 'authorized', nNF: 2, contingency: true });
-    expect((await http.get(`/api/v1/nfce/${task!.service_id}`)).body).toMatchObject({ status: 'cancelado', numero: 1, referencia_externa: firstKey });
-    expect(authorityNumbers(company.cnpj)).toEqual({
-      nfe: [
-        { number: 1, tp_emis: 1, cancelled: 1 },
-        { number: 2, tp_emis: 9, cancelled: 0 },
-      ],
-      events: [{ tp_evento: '110112', number: 1 }],
-      voided: [],
-    });
-    // One document per key at the service: the replay issued nothing new.
-    const docs = readDb(serviceDir, (db) => db.prepare('SELECT numero, count(*) AS n FROM nfce_documents WHERE company_id = ? GROUP BY numero ORDER BY numero').all(company.companyId));
-    expect(docs).toEqual([
-      { numero: 1, n: 1 },
-      { numero: 2, n: 1 },
-    ]);
-  });
+      proxy.swallowing = false;
+      await reconciled(terminal);
+      const [task] = terminal.store.reconciliationTasks();
+      expect(task).toMatchObject({ nnf: 1, state: 'done', outcome: 'cancelada_substituicao' });
+      expect(task!.service_id).toBeTruthy();
+      // The way it learned: the voiding refused (241: the number is used), then the replay of the key.
+      const steps = proxy.passed.filter((p) => /inutilizar|cancelar|POST \/api\/v1\/nfce →/.test(p));
+      expect(steps.slice(steps.indexOf('POST /api/v1/nfce/inutilizar → 422'))).toEqual(
+        expect.arrayContaining(['POST /api/v1/nfce/inutilizar → 422', 'POST /api/v1/nfce → 200', `POST /api/v1/nfce/${task!.service_id}/cancelar → 200`]),
+      );
+      const reissued = await terminal.getReceipt(receipt.id);
+      expect(reissued).toMatchObject({ state: 'authorized', nNF: 2, contingency: true });
+      expect((await http.get(`/api/v1/nfce/${task!.service_id}`)).body).toMatchObject({ status: 'cancelado', numero: 1, referencia_externa: firstKey });
+      expect(authorityNumbers(company.cnpj)).toEqual({
+        nfe: [
+          { number: 1, tp_emis: 1, cancelled: 1 },
+          { number: 2, tp_emis: 9, cancelled: 0 },
+        ],
+        events: [{ tp_evento: '110112', number: 1 }],
+        voided: [],
+      });
+      // One document per key at the service: the replay issued nothing new.
+      const docs = readDb(serviceDir, (db) =>
+        db.prepare('SELECT numero, count(*) AS n FROM nfce_documents WHERE company_id = ? GROUP BY numero ORDER BY numero').all(company.companyId),
+      );
+      expect(docs).toEqual([
+        { numero: 1, n: 1 },
+        { numero: 2, n: 1 },
+      ]);
+    },
+  );
 });

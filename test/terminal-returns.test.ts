@@ -65,7 +65,9 @@ describe('returns through the real service', () => {
 
     const view = await terminal.getReceipt(receipt.id);
     expect(view.cancellation).toMatchObject({ allowed: false, remedy: 'devolucao' });
-    await expect(terminal.cancelReceipt(receipt.id, { managerId: manager.id, pin: PIN, justification: 'Cliente desistiu da compra no caixa' })).rejects.toMatchObject({
+    await expect(
+      terminal.cancelReceipt(receipt.id, { managerId: manager.id, pin: PIN, justification: 'Cliente desistiu da compra no caixa' }),
+    ).rejects.toMatchObject({
       code: 'prazo_expirado',
       remedy: 'devolucao',
     });
@@ -76,7 +78,9 @@ describe('returns through the real service', () => {
       if (e.type === 'return') events.push(e.devolucao.state);
     });
     // A wrong PIN is refused before anything is written.
-    await expect(terminal.returnReceipt(receipt.id, { managerId: manager.id, pin: '0000', reason: REASON, items: [{ itemId: rice!.id, quantity: '2' }] })).rejects.toMatchObject({
+    await expect(
+      terminal.returnReceipt(receipt.id, { managerId: manager.id, pin: '0000', reason: REASON, items: [{ itemId: rice!.id, quantity: '2' }] }),
+    ).rejects.toMatchObject({
       code: 'pin_invalido',
     });
     expect(await terminal.listReturns(receipt.id)).toEqual([]);
@@ -100,11 +104,24 @@ describe('returns through the real service', () => {
     // At the service: the NF-e references the receipt's key; its XML is the authorized procNFe.
     const row = terminal.store.returnRow(ret.id)!;
     const atService = await http.get(`/api/v1/nfe/${row.service_id}`);
-    expect(atService.body).toMatchObject({ situacao: 'autorizado', chave: ret.chave, chave_nfce: receipt.chave, referencia_externa: row.idempotency_key, valor_total: '54.90' });
+    expect(atService.body).toMatchObject({
+      situacao: 'autorizado',
+      chave: ret.chave,
+      chave_nfce: receipt.chave,
+      referencia_externa: row.idempotency_key,
+      valor_total: '54.90',
+    });
     const xml = (await http.get(`/api/v1/nfe/${row.service_id}/xml`)).text;
     const doc = new DOMParser().parseFromString(xml, 'text/xml') as unknown as Document;
     const texts = (name: string) => Array.from(doc.getElementsByTagNameNS(NS, name)).map((e) => e.textContent);
-    expect({ refNFe: texts('refNFe'), mod: texts('mod'), finNFe: texts('finNFe'), nItem: Array.from(doc.getElementsByTagNameNS(NS, 'det')).length, qCom: texts('qCom'), CPF: texts('CPF') }).toEqual({
+    expect({
+      refNFe: texts('refNFe'),
+      mod: texts('mod'),
+      finNFe: texts('finNFe'),
+      nItem: Array.from(doc.getElementsByTagNameNS(NS, 'det')).length,
+      qCom: texts('qCom'),
+      CPF: texts('CPF'),
+    }).toEqual({
       refNFe: [receipt.chave],
       mod: ['55'],
       finNFe: ['4'],
@@ -123,7 +140,15 @@ describe('returns through the real service', () => {
 
     // More than what is left: refused here, naming the field; nothing is written.
     await expect(
-      terminal.returnReceipt(receipt.id, { managerId: manager.id, pin: PIN, reason: REASON, items: [{ itemId: coffee!.id, quantity: '1' }, { itemId: rice!.id, quantity: '2' }] }),
+      terminal.returnReceipt(receipt.id, {
+        managerId: manager.id,
+        pin: PIN,
+        reason: REASON,
+        items: [
+          { itemId: coffee!.id, quantity: '1' },
+          { itemId: rice!.id, quantity: '2' },
+        ],
+      }),
     ).rejects.toMatchObject({ code: 'quantidade_invalida', field: 'items[1].quantity', message: expect.stringMatching(/no máximo 1 UN/) });
     expect(await terminal.listReturns(receipt.id)).toHaveLength(1);
 
@@ -166,6 +191,8 @@ describe('returns through the real service', () => {
     // A cancelled receipt has nothing to return.
     const other = await sell(terminal, '52998224725');
     await terminal.cancelReceipt(other.receipt.id, { managerId: manager.id, pin: PIN, justification: 'Cliente desistiu da compra no caixa' });
-    await expect(terminal.returnReceipt(other.receipt.id, { managerId: manager.id, pin: PIN, reason: REASON })).rejects.toMatchObject({ code: 'estado_invalido' });
+    await expect(terminal.returnReceipt(other.receipt.id, { managerId: manager.id, pin: PIN, reason: REASON })).rejects.toMatchObject({
+      code: 'estado_invalido',
+    });
   });
 });

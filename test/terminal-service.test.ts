@@ -135,7 +135,12 @@ describe('issuing through the real service', () => {
     expect(terminal.store.outboxOf(receipt.id)).toEqual([expect.objectContaining({ kind: 'emit', state: 'done', idempotency_key: key })]);
     expect(terminal.auditLog(receipt.id)).toEqual([
       expect.objectContaining({ actor_kind: 'manager', action: 'pin_recusado', reason: 'correcao' }),
-      expect.objectContaining({ actor_kind: 'manager', actor_name: 'Gerente Ana', action: 'correcao_reenvio', reason: 'Dados do cartão informados (rejeição 391)' }),
+      expect.objectContaining({
+        actor_kind: 'manager',
+        actor_name: 'Gerente Ana',
+        action: 'correcao_reenvio',
+        reason: 'Dados do cartão informados (rejeição 391)',
+      }),
     ]);
     const details = JSON.parse(terminal.auditLog(receipt.id)[1]!.details!);
     expect(details.rejeicao).toMatchObject({ codigo_status: '391' });
@@ -146,7 +151,9 @@ describe('issuing through the real service', () => {
     const { terminal, manager, http } = await setup();
     const { receipt } = await sell(terminal);
     await settled(terminal, receipt.id, ['authorized']);
-    await expect(terminal.cancelReceipt(receipt.id, { managerId: manager.id, pin: '0000', justification: 'Cliente desistiu da compra no caixa' })).rejects.toMatchObject({
+    await expect(
+      terminal.cancelReceipt(receipt.id, { managerId: manager.id, pin: '0000', justification: 'Cliente desistiu da compra no caixa' }),
+    ).rejects.toMatchObject({
       code: 'pin_invalido',
     });
     await expect(terminal.cancelReceipt(receipt.id, { managerId: manager.id, pin: '2580', justification: 'curta' })).rejects.toMatchObject({

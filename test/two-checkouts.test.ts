@@ -48,10 +48,14 @@ async function sell(t: Terminal, n: number): Promise<ReceiptView> {
 }
 
 const settled = (t: Terminal, ids: string[]) =>
-  eventually(`${ids.length} NFC-e autorizadas`, async () => {
-    const views = await Promise.all(ids.map((id) => t.getReceipt(id)));
-    return views.every((v) => v.state === 'authorized') && views;
-  }, 60_000);
+  eventually(
+    `${ids.length} NFC-e autorizadas`,
+    async () => {
+      const views = await Promise.all(ids.map((id) => t.getReceipt(id)));
+      return views.every((v) => v.state === 'authorized') && views;
+    },
+    60_000,
+  );
 
 describe('two checkouts, one service, over HTTPS with the pinned certificate', () => {
   it('the service speaks only HTTPS with the certificate it printed', () => {
@@ -65,7 +69,11 @@ describe('two checkouts, one service, over HTTPS with the pinned certificate', (
     // Both registered their series at the service on start (read in its database: this test's
     // own fetch would not trust the service's certificate, which only the terminals pin).
     await eventually('as duas séries registradas', () =>
-      readDb(serviceDir, (db) => (db.prepare('SELECT serie FROM terminal_series WHERE company_id = ? ORDER BY serie').pluck().all(company.companyId) as number[]).join(',') === '1,2'),
+      readDb(
+        serviceDir,
+        (db) =>
+          (db.prepare('SELECT serie FROM terminal_series WHERE company_id = ? ORDER BY serie').pluck().all(company.companyId) as number[]).join(',') === '1,2',
+      ),
     );
 
     const sold = await Promise.all(
@@ -75,12 +83,23 @@ describe('two checkouts, one service, over HTTPS with the pinned certificate', (
         return receipts;
       }),
     );
-    const [fromA, fromB] = await Promise.all([settled(a, sold[0]!.map((r) => r.id)), settled(b, sold[1]!.map((r) => r.id))]);
+    const [fromA, fromB] = await Promise.all([
+      settled(
+        a,
+        sold[0]!.map((r) => r.id),
+      ),
+      settled(
+        b,
+        sold[1]!.map((r) => r.id),
+      ),
+    ]);
     expect(fromA.map((r) => [r.serie, r.nNF])).toEqual(Array.from({ length: SALES }, (_, i) => [1, i + 1]));
     expect(fromB.map((r) => [r.serie, r.nNF])).toEqual(Array.from({ length: SALES }, (_, i) => [2, i + 1]));
 
     // The service's record: every receipt authorized once, no (series, number) twice, no key twice.
-    const docs = readDb(serviceDir, (db) => db.prepare("SELECT serie, numero, chave FROM nfce_documents WHERE company_id = ? AND status = 'autorizado'").all(company.companyId)) as {
+    const docs = readDb(serviceDir, (db) =>
+      db.prepare("SELECT serie, numero, chave FROM nfce_documents WHERE company_id = ? AND status = 'autorizado'").all(company.companyId),
+    ) as {
       serie: number;
       numero: number;
       chave: string;
@@ -97,7 +116,11 @@ describe('two checkouts, one service, over HTTPS with the pinned certificate', (
       (e: unknown) => e,
     );
     expect(clash).toBeInstanceOf(TerminalError);
-    expect(clash).toMatchObject({ code: 'serie_em_uso', field: 'series', message: expect.stringMatching(/^A série 1 já é usada por outro caixa desta empresa/) });
+    expect(clash).toMatchObject({
+      code: 'serie_em_uso',
+      field: 'series',
+      message: expect.stringMatching(/^A série 1 já é usada por outro caixa desta empresa/),
+    });
     expect(b.serie).toBe(2);
     expect((await settled(b, [(await sell(b, 99)).id]))[0]).toMatchObject({ serie: 2, nNF: SALES + 1 });
   });
@@ -105,7 +128,9 @@ describe('two checkouts, one service, over HTTPS with the pinned certificate', (
   it('a checkout seeded at its first start with a series another one holds sells nothing until the manager picks another', async () => {
     const company = await storeCompany(serviceDir);
     const first = await checkout(company.token, 5);
-    await eventually('a série 5 registrada', () => readDb(serviceDir, (db) => db.prepare('SELECT 1 FROM terminal_series WHERE company_id = ? AND serie = 5').get(company.companyId)));
+    await eventually('a série 5 registrada', () =>
+      readDb(serviceDir, (db) => db.prepare('SELECT 1 FROM terminal_series WHERE company_id = ? AND serie = 5').get(company.companyId)),
+    );
     const second = await checkout(company.token, 5);
     const refused = await eventually('a série recusada pelo serviço', async () => {
       const err = await sell(second, 1).then(

@@ -69,7 +69,9 @@ describe.each(STORES)('webhook delivery of an NFC-e outcome, on %s', (store) => 
     const documentId = issued.body.id;
 
     await until('duas entregas do evento', () => received.length >= 2);
-    const events = received.map((r) => JSON.parse(r.raw.toString('utf8')) as { id: string; tipo: string; criado_em: string; dados: { id: string; status: string } });
+    const events = received.map(
+      (r) => JSON.parse(r.raw.toString('utf8')) as { id: string; tipo: string; criado_em: string; dados: { id: string; status: string } },
+    );
     const [first, second] = events as [(typeof events)[0], (typeof events)[0]];
     expect(first).toMatchObject({ tipo: 'nfce.autorizada', dados: { id: documentId, status: 'autorizado' } });
     expect(typeof first.id).toBe('string');

@@ -1,11 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { BRASILIA_TZ, brasiliaDay, brasiliaDayRange, brasiliaHour, brasiliaPeriod, formatBrasilia, formatDateBR, formatDateTimeBR, offsetMinutesAt, wallClock } from './brasilia.ts';
+import {
+  BRASILIA_TZ,
+  brasiliaDay,
+  brasiliaDayRange,
+  brasiliaHour,
+  brasiliaPeriod,
+  formatBrasilia,
+  formatDateBR,
+  formatDateTimeBR,
+  offsetMinutesAt,
+  wallClock,
+} from './brasilia.ts';
 
 describe('BRASILIA_TZ', () => {
   it('is an IANA zone the runtime knows, at UTC−3 since DST ended in 2019', () => {
-    const hour = new Intl.DateTimeFormat('en-GB', { timeZone: BRASILIA_TZ, hour: '2-digit', hourCycle: 'h23' }).format(
-      new Date('2025-01-15T15:00:00Z'),
-    );
+    const hour = new Intl.DateTimeFormat('en-GB', { timeZone: BRASILIA_TZ, hour: '2-digit', hourCycle: 'h23' }).format(new Date('2025-01-15T15:00:00Z'));
     expect(hour).toBe('12');
   });
 });
@@ -89,7 +98,17 @@ describe('wallClock', () => {
     const p: Record<string, string> = {};
     let format = formats.get(timeZone);
     if (!format) {
-      format = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', timeZoneName: 'longOffset' });
+      format = new Intl.DateTimeFormat('en-US', {
+        timeZone,
+        hourCycle: 'h23',
+        year: 'numeric',
+        month: '2-digit',
+        day: '2-digit',
+        hour: '2-digit',
+        minute: '2-digit',
+        second: '2-digit',
+        timeZoneName: 'longOffset',
+      });
       formats.set(timeZone, format);
     }
     for (const { type, value } of format.formatToParts(ms)) p[type] = value;

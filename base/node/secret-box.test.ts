@@ -51,7 +51,7 @@ describe('SecretBox', () => {
     expect(() => box.open(Buffer.from('abc'), 'company/a/csc')).toThrow(/curto/);
   });
 
-  it("reads what each side sealed before the box was shared, each only its own", () => {
+  it('reads what each side sealed before the box was shared, each only its own', () => {
     const service = new SecretBox(key, { legacy: 'service' });
     const terminal = new SecretBox(key, { legacy: 'terminal' });
     expect(service.open(serviceFormat1('csc antigo', 'company/x/csc'), 'company/x/csc').toString()).toBe('csc antigo');
@@ -82,7 +82,12 @@ describe('keychainSecretBox', () => {
 
   it('opens a value sealed before purposes (plain base64), and reports a keychain that will not open', () => {
     expect(box.open(keychain.encryptString(Buffer.from('token antigo').toString('base64')), 'terminal/token').toString()).toBe('token antigo');
-    const broken = keychainSecretBox({ ...keychain, decryptString: () => { throw new Error('keychain locked'); } });
+    const broken = keychainSecretBox({
+      ...keychain,
+      decryptString: () => {
+        throw new Error('keychain locked');
+      },
+    });
     expect(() => broken.open(Buffer.from('x'), 'terminal/token')).toThrow(/chaveiro do sistema/);
   });
 });

@@ -63,10 +63,21 @@ export class SecretBox implements SecretSealer {
     if (sealed.length < 1 + IV_BYTES + TAG_BYTES) throw new SecretError(`segredo cifrado curto demais (${purpose})`);
     const format = sealed[0];
     if (format === FORMAT_SHARED || (format === FORMAT_LEGACY && this.#legacy === 'service')) {
-      return this.decrypt(sealed.subarray(1, 1 + IV_BYTES), sealed.subarray(1 + IV_BYTES, 1 + IV_BYTES + TAG_BYTES), sealed.subarray(1 + IV_BYTES + TAG_BYTES), purpose);
+      return this.decrypt(
+        sealed.subarray(1, 1 + IV_BYTES),
+        sealed.subarray(1 + IV_BYTES, 1 + IV_BYTES + TAG_BYTES),
+        sealed.subarray(1 + IV_BYTES + TAG_BYTES),
+        purpose,
+      );
     }
     if (format === FORMAT_LEGACY && this.#legacy === 'terminal') {
-      return this.decrypt(sealed.subarray(1, 1 + IV_BYTES), sealed.subarray(sealed.length - TAG_BYTES), sealed.subarray(1 + IV_BYTES, sealed.length - TAG_BYTES), null, purpose);
+      return this.decrypt(
+        sealed.subarray(1, 1 + IV_BYTES),
+        sealed.subarray(sealed.length - TAG_BYTES),
+        sealed.subarray(1 + IV_BYTES, sealed.length - TAG_BYTES),
+        null,
+        purpose,
+      );
     }
     throw new SecretError(`segredo cifrado em formato desconhecido (${purpose})`);
   }

@@ -47,8 +47,13 @@ export async function exportDocuments(ctx: ExportContext, input: DocumentExportI
   const to = period.end.getTime();
   const notTransmitted =
     kind === 'nfce'
-      ? store.pendingContingencyReceipts(100_000).filter((r) => r.state === 'pending' && Date.parse(r.created_at) >= from && Date.parse(r.created_at) < to).length
+      ? store.pendingContingencyReceipts(100_000).filter((r) => r.state === 'pending' && Date.parse(r.created_at) >= from && Date.parse(r.created_at) < to)
+          .length
       : 0;
-  audit(store, clock, { actor: actorOfManager(manager), action: 'exportacao_contabil', details: { tipo: kind, de: period.de, ate: period.ate, arquivo: fileName, bytes } });
+  audit(store, clock, {
+    actor: actorOfManager(manager),
+    action: 'exportacao_contabil',
+    details: { tipo: kind, de: period.de, ate: period.ate, arquivo: fileName, bytes },
+  });
   return { fileName, bytes, path, notTransmitted };
 }

@@ -190,7 +190,8 @@ export function classifyNetworkError(err: unknown): ServiceNetworkError {
   // OpenSSL's verification codes (an untrusted, expired, misnamed or misused certificate).
   const certificate = code !== undefined && /CERT|SELF_SIGNED|ISSUER|PURPOSE|ALTNAME/.test(code);
   const kind: NetworkFailureKind =
-    (code ? CODE_KINDS[code] : undefined) ?? (certificate ? 'certificate' : /other side closed|terminated|socket/i.test(`${e?.message} ${e?.cause?.message}`) ? 'reset' : 'other');
+    (code ? CODE_KINDS[code] : undefined) ??
+    (certificate ? 'certificate' : /other side closed|terminated|socket/i.test(`${e?.message} ${e?.cause?.message}`) ? 'reset' : 'other');
   return new ServiceNetworkError(kind, code ?? e?.cause?.message ?? e?.message ?? String(err), { cause: err });
 }
 
@@ -258,7 +259,11 @@ export class IssuanceClient {
   }
 
   /** One HTTP exchange. Resolves for 2xx; rejects with ServiceHttpError or ServiceNetworkError. */
-  private async call(method: string, path: string, options: { body?: unknown; idempotencyKey?: string; accept?: string; timeoutMs?: number } = {}): Promise<Raw> {
+  private async call(
+    method: string,
+    path: string,
+    options: { body?: unknown; idempotencyKey?: string; accept?: string; timeoutMs?: number } = {},
+  ): Promise<Raw> {
     const headers: Record<string, string> = { authorization: `Bearer ${this.token}`, accept: options.accept ?? 'application/json' };
     let body: string | undefined;
     if (options.body !== undefined) {

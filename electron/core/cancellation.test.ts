@@ -69,7 +69,8 @@ describe('the cancellation window, as the terminal measures it', () => {
     const r = authorizedReceipt('2026-11-22T12:00:00-03:00', now);
     const manager = await createManager(store, clock, { name: 'Gerente', pin: '1111' });
     const row = await authorizeManager(store, clock, { managerId: manager.id, pin: '1111' }, 'cancelamento');
-    const request = (serviceOffsetMs: number) => () => requestCancellation(store, clock, { receipt: r, manager: row, justification: 'Cliente desistiu da compra', serviceOffsetMs });
+    const request = (serviceOffsetMs: number) => () =>
+      requestCancellation(store, clock, { receipt: r, manager: row, justification: 'Cliente desistiu da compra', serviceOffsetMs });
     expect(request(31 * MIN)).toThrow(expect.objectContaining({ code: 'prazo_expirado', remedy: 'devolucao' }));
     expect(store.receipt(r.id)!.state).toBe('authorized');
     expect(request(0)()).toBeGreaterThan(0);
@@ -97,10 +98,18 @@ describe('requesting a cancellation', () => {
     expect(JSON.parse(entry.payload)).toEqual({ justificativa: 'Cliente desistiu da compra no caixa' });
     expect(store.receipt(r.id)!.state).toBe('cancelling');
     expect(store.auditLog(r.id)).toEqual([
-      expect.objectContaining({ actor_kind: 'manager', actor_id: manager.id, actor_name: 'Gerente Ana', action: 'cancelamento_solicitado', reason: 'Cliente desistiu da compra no caixa' }),
+      expect.objectContaining({
+        actor_kind: 'manager',
+        actor_id: manager.id,
+        actor_name: 'Gerente Ana',
+        action: 'cancelamento_solicitado',
+        reason: 'Cliente desistiu da compra no caixa',
+      }),
     ]);
     // A second request while the first is live.
-    expect(() => requestCancellation(store, clock, { receipt: r, manager: row, justification: 'Cliente desistiu da compra no caixa' })).toThrow(/já foi cancelada/);
+    expect(() => requestCancellation(store, clock, { receipt: r, manager: row, justification: 'Cliente desistiu da compra no caixa' })).toThrow(
+      /já foi cancelada/,
+    );
   });
 
   it('refuses locally from 29 minutes after authorization, offering the return; a test may force it', async () => {

@@ -31,7 +31,14 @@ async function closedPort(): Promise<number> {
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'balcao-caixa-'));
   printer = new MemoryPrinter();
-  terminal = await createTerminal({ dataDir: dir, serviceUrl: `http://127.0.0.1:${await closedPort()}`, token: 'blc_teste', series: 1, startWorker: false, printerTransport: printer });
+  terminal = await createTerminal({
+    dataDir: dir,
+    serviceUrl: `http://127.0.0.1:${await closedPort()}`,
+    token: 'blc_teste',
+    series: 1,
+    startWorker: false,
+    printerTransport: printer,
+  });
   terminal.seedDemoCatalog();
   manager = await terminal.createManager({ name: 'Gerente Teste', pin: PIN });
 });
@@ -77,7 +84,10 @@ describe('the till', () => {
     const opened = await terminal.openCashSession({ floatCents: 10_000, operator: '  Maria  da Silva ' });
     expect(opened).toMatchObject({ number: 1, state: 'open', openedBy: 'Maria da Silva', floatCents: 10_000, pinAboveCents: 0, closing: null });
     expect(opened.countMethods).toEqual([{ tPag: '01', description: 'Dinheiro' }]);
-    expect(await refusal(terminal.openCashSession({ floatCents: 0, operator: 'João' }))).toMatchObject({ code: 'estado_invalido', message: expect.stringContaining('já está aberto (nº 1, por Maria da Silva)') });
+    expect(await refusal(terminal.openCashSession({ floatCents: 0, operator: 'João' }))).toMatchObject({
+      code: 'estado_invalido',
+      message: expect.stringContaining('já está aberto (nº 1, por Maria da Silva)'),
+    });
     expect(terminal.auditLog().filter((a) => a.action === 'caixa_aberto')).toMatchObject([{ actor_kind: 'operator', actor_name: 'Maria da Silva' }]);
     expect((await refusal(terminal.openCashSession({ floatCents: -1, operator: 'x' }))).field).toBe('floatCents');
   });
@@ -85,12 +95,26 @@ describe('the till', () => {
   it('asks the manager’s PIN above the limit, audits who authorized it, and refuses a sangria above the cash expected', async () => {
     await terminal.openCashSession({ floatCents: 10_000, operator: 'Maria' });
     // Limit 0 (the default): every movement asks for the PIN.
-    expect(await refusal(terminal.addCashMovement({ kind: 'suprimento', amountCents: 1000, reason: 'Troco extra' }))).toMatchObject({ code: 'pin_invalido', field: 'pin' });
-    expect(await refusal(terminal.addCashMovement({ kind: 'sangria', amountCents: 5000, reason: 'Depósito', managerId: manager.id, pin: '0000' }))).toMatchObject({ code: 'pin_invalido' });
-    expect(terminal.auditLog().filter((a) => a.action === 'pin_recusado').map((a) => a.reason)).toEqual(['sangria']);
+    expect(await refusal(terminal.addCashMovement({ kind: 'suprimento', amountCents: 1000, reason: 'Troco extra' }))).toMatchObject({
+      code: 'pin_invalido',
+      field: 'pin',
+    });
+    expect(
+      await refusal(terminal.addCashMovement({ kind: 'sangria', amountCents: 5000, reason: 'Depósito', managerId: manager.id, pin: '0000' })),
+    ).toMatchObject({ code: 'pin_invalido' });
+    expect(
+      terminal
+        .auditLog()
+        .filter((a) => a.action === 'pin_recusado')
+        .map((a) => a.reason),
+    ).toEqual(['sangria']);
     const after = await terminal.addCashMovement({ kind: 'sangria', amountCents: 5000, reason: 'Depósito no banco', managerId: manager.id, pin: PIN });
     expect(after.movements).toMatchObject([{ kind: 'sangria', amountCents: 5000, reason: 'Depósito no banco', authorizedBy: 'Gerente Teste' }]);
-    expect(terminal.auditLog().find((a) => a.action === 'sangria')).toMatchObject({ actor_kind: 'manager', actor_name: 'Gerente Teste', reason: 'Depósito no banco' });
+    expect(terminal.auditLog().find((a) => a.action === 'sangria')).toMatchObject({
+      actor_kind: 'manager',
+      actor_name: 'Gerente Teste',
+      reason: 'Depósito no banco',
+    });
 
     await terminal.updateSettings({ cash: { pinAboveCents: 5000 } }, { managerId: manager.id, pin: PIN });
     const supplied = await terminal.addCashMovement({ kind: 'suprimento', amountCents: 2000, reason: 'Troco extra' });
@@ -121,7 +145,13 @@ describe('the till', () => {
     expect((await terminal.cashSession())!.state).toBe('open');
 
     // 100,00 + 50,00 − 31,10 − 60,00 + 20,00 = 78,90 expected; 77,90 counted.
-    const closed = await terminal.closeCashSession({ counts: [{ tPag: '01', countedCents: 7790 }, { tPag: '03', countedCents: 1890 }], operator: 'Maria' });
+    const closed = await terminal.closeCashSession({
+      counts: [
+        { tPag: '01', countedCents: 7790 },
+        { tPag: '03', countedCents: 1890 },
+      ],
+      operator: 'Maria',
+    });
     expect(closed.state).toBe('closed');
     expect(closed.closing!.cash).toEqual({
       floatCents: 10_000,
@@ -152,7 +182,11 @@ describe('the till', () => {
     expect(closed.closing!.report.map((l) => l.trimEnd())).toEqual(lines.slice(0, closed.closing!.report.length));
 
     // The PDF is kept beside the database; the counts and the audit are there too.
-    expect(readFileSync(join(dir, 'relatorios', 'caixa-000001.pdf')).subarray(0, 5).toString()).toBe('%PDF-');
+    expect(
+      readFileSync(join(dir, 'relatorios', 'caixa-000001.pdf'))
+        .subarray(0, 5)
+        .toString(),
+    ).toBe('%PDF-');
     expect(terminal.store.cashCounts(closed.id).map((c) => [c.tpag, c.expected_cents, c.counted_cents])).toEqual([
       ['01', 7890, 7790],
       ['03', 1890, 1890],
@@ -176,13 +210,19 @@ describe('the till', () => {
   it('refuses to close with a sale under way, and says so when the printer fails (the closing stands)', async () => {
     await terminal.openCashSession({ floatCents: 0, operator: 'Maria' });
     const underway = await terminal.addItem((await terminal.openSale()).id, { code: '1001' });
-    expect(await refusal(terminal.closeCashSession({ counts: [{ tPag: '01', countedCents: 0 }], operator: 'Maria' }))).toMatchObject({ message: expect.stringContaining('venda em andamento') });
+    expect(await refusal(terminal.closeCashSession({ counts: [{ tPag: '01', countedCents: 0 }], operator: 'Maria' }))).toMatchObject({
+      message: expect.stringContaining('venda em andamento'),
+    });
     await terminal.discardSale(underway.id);
     printer.failWith = 'sem_papel';
     const closed = await terminal.closeCashSession({ counts: [{ tPag: '01', countedCents: 0 }], operator: 'Maria' });
     expect(closed).toMatchObject({ state: 'closed', closing: { printed: false, printError: expect.stringMatching(/papel/i) } });
     printer.failWith = undefined;
     expect((await terminal.printCashReport(closed.id)).closing).toMatchObject({ printed: true, printError: null });
-    expect(Buffer.from((await terminal.cashReportPdf(closed.id)).pdfBase64, 'base64').subarray(0, 5).toString()).toBe('%PDF-');
+    expect(
+      Buffer.from((await terminal.cashReportPdf(closed.id)).pdfBase64, 'base64')
+        .subarray(0, 5)
+        .toString(),
+    ).toBe('%PDF-');
   });
 });

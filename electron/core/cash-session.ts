@@ -25,14 +25,7 @@ import { formatDateTimeBR } from '../../fiscal/danfe/model.ts';
 import { formatBRL } from '../../fiscal/money.ts';
 import type { ReportDocument, ReportLine } from '../../fiscal/report/report.ts';
 import { reportTexts } from '../../fiscal/report/report.ts';
-import type {
-  CashClosingView,
-  CashMovementInput,
-  CashMovementView,
-  CashSessionView,
-  CloseCashInput,
-  OpenCashInput,
-} from '../api/terminal-api.ts';
+import type { CashClosingView, CashMovementInput, CashMovementView, CashSessionView, CloseCashInput, OpenCashInput } from '../api/terminal-api.ts';
 import { TerminalError } from './errors.ts';
 import { actorOfManager, audit, authorizeManager, type Actor } from './managers.ts';
 import type { CashSessionRow, ManagerRow, PosStore, ReceiptState } from './pos-store.ts';
@@ -145,7 +138,10 @@ export function cashSessionView(store: PosStore, session: CashSessionRow, pinAbo
     openedBy: session.opened_by,
     floatCents: session.float_cents,
     movements,
-    countMethods: (closing ? closing.methods.map((m) => m.tPag) : countMethodsOf(figuresOf(store, session))).map((tPag) => ({ tPag, description: methodName(tPag) })),
+    countMethods: (closing ? closing.methods.map((m) => m.tPag) : countMethodsOf(figuresOf(store, session))).map((tPag) => ({
+      tPag,
+      description: methodName(tPag),
+    })),
     pinAboveCents,
     closing: closing && {
       ...closing,
@@ -184,13 +180,16 @@ export async function addCashMovement(ctx: CashContext, input: CashMovementInput
   const what = kind === 'sangria' ? 'Valor da sangria' : 'Valor do suprimento';
   const amountCents = cents(input.amountCents, 'amountCents', what, false);
   const reason = typeof input.reason === 'string' ? input.reason.trim().replace(/\s+/g, ' ') : '';
-  if (reason.length < 3 || reason.length > 255) throw new TerminalError('justificativa_invalida', 'Informe o motivo (de 3 a 255 caracteres)', { field: 'reason' });
+  if (reason.length < 3 || reason.length > 255)
+    throw new TerminalError('justificativa_invalida', 'Informe o motivo (de 3 a 255 caracteres)', { field: 'reason' });
   const session = requireOpenSession(ctx.store);
   const limit = ctx.pinAboveCents();
   let manager: ManagerRow | undefined;
   if (amountCents > limit) {
     if (!input.managerId || !input.pin) {
-      throw new TerminalError('pin_invalido', `${kind === 'sangria' ? 'Sangria' : 'Suprimento'} acima de ${brl(limit)}: informe o PIN do gerente`, { field: 'pin' });
+      throw new TerminalError('pin_invalido', `${kind === 'sangria' ? 'Sangria' : 'Suprimento'} acima de ${brl(limit)}: informe o PIN do gerente`, {
+        field: 'pin',
+      });
     }
     manager = await authorizeManager(ctx.store, ctx.clock, { managerId: input.managerId, pin: input.pin }, kind);
   }
@@ -200,7 +199,9 @@ export async function addCashMovement(ctx: CashContext, input: CashMovementInput
     if (kind === 'sangria') {
       const available = figuresOf(ctx.store, open).expectedCashCents;
       if (amountCents > available) {
-        throw new TerminalError('pagamento_invalido', `A sangria (${brl(amountCents)}) é maior que o dinheiro esperado no caixa (${brl(available)})`, { field: 'amountCents' });
+        throw new TerminalError('pagamento_invalido', `A sangria (${brl(amountCents)}) é maior que o dinheiro esperado no caixa (${brl(available)})`, {
+          field: 'amountCents',
+        });
       }
     }
     const at = iso(ctx.clock());
@@ -266,7 +267,8 @@ export function closeCashSession(ctx: CashContext, input: CloseCashInput): CashS
       differenceCents: methods.reduce((t, m) => t + m.differenceCents, 0),
       sales: f.sales,
     };
-    for (const m of methods) ctx.store.insertCashCount({ session_id: session.id, tpag: m.tPag, expected_cents: m.expectedCents, counted_cents: m.countedCents });
+    for (const m of methods)
+      ctx.store.insertCashCount({ session_id: session.id, tpag: m.tPag, expected_cents: m.expectedCents, counted_cents: m.countedCents });
     ctx.store.closeCashSession(session.id, closedAt, operator, JSON.stringify(closing));
     audit(ctx.store, ctx.clock, {
       actor: operatorActor(session, operator),
@@ -319,7 +321,11 @@ export function closingReport(session: CashSessionRow, closing: CashClosing, mov
   if (movements.length) {
     lines.push({ kind: 'rule' }, { kind: 'text', text: 'SANGRIAS E SUPRIMENTOS', bold: true });
     for (const m of movements) {
-      lines.push({ kind: 'pair', label: `${when(m.at).slice(11)} ${m.kind === 'sangria' ? 'Sangria' : 'Suprimento'}: ${m.reason}`, value: brl(m.kind === 'sangria' ? -m.amountCents : m.amountCents) });
+      lines.push({
+        kind: 'pair',
+        label: `${when(m.at).slice(11)} ${m.kind === 'sangria' ? 'Sangria' : 'Suprimento'}: ${m.reason}`,
+        value: brl(m.kind === 'sangria' ? -m.amountCents : m.amountCents),
+      });
       if (m.authorizedBy) lines.push({ kind: 'text', text: `    autorizado por ${m.authorizedBy}` });
     }
   }

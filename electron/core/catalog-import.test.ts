@@ -50,7 +50,9 @@ describe('importCatalogCsv', () => {
     expect(store.productByCodeOrGtin('4001')).toMatchObject({ ibscbs_cst: '200', ibscbs_cclasstrib: '200003' });
     expect(store.productByCodeOrGtin('4002')).toMatchObject({ ibscbs_cst: null, ibscbs_cclasstrib: null });
     // One of the two columns alone is a malformed file: nothing is imported.
-    await expect(importCatalogCsv(store, clock, `${HEADER};cclasstrib\n4009;;X;10063021;5102;UN;1,00;SN102;000001`, auth)).rejects.toThrow(/faltam as colunas cst_ibs_cbs/);
+    await expect(importCatalogCsv(store, clock, `${HEADER};cclasstrib\n4009;;X;10063021;5102;UN;1,00;SN102;000001`, auth)).rejects.toThrow(
+      /faltam as colunas cst_ibs_cbs/,
+    );
     expect(store.productByCodeOrGtin('4009')).toBeUndefined();
   });
 
@@ -94,7 +96,11 @@ describe('importCatalogCsv', () => {
     expect(store.productByCodeOrGtin('1001')).toMatchObject({ price_cents: 1950, description: 'Café torrado e moído 500g (novo preço)' });
     expect(store.productByCodeOrGtin('3009')).toMatchObject({ price_cents: 123456, description: 'Feijão; carioca "especial"', gtin: 'SEM GTIN', unit: 'KG' });
     expect(store.productByCodeOrGtin('3002')).toBeUndefined();
-    expect(store.auditLog().at(-1)).toMatchObject({ action: 'catalogo_importado', actor_kind: 'manager', details: JSON.stringify({ novos: 2, atualizados: 1, recusados: 11 }) });
+    expect(store.auditLog().at(-1)).toMatchObject({
+      action: 'catalogo_importado',
+      actor_kind: 'manager',
+      details: JSON.stringify({ novos: 2, atualizados: 1, recusados: 11 }),
+    });
   });
 
   it('reads comma-separated files, CRLF, headers with accents and capitals in another order', () => {

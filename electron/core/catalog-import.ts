@@ -106,7 +106,10 @@ function readCsv(csv: unknown): { columns: Map<Column, number>; rows: Parsed[] }
   if (ibsCbsColumns.length === 1) missing.push(CSV_IBSCBS_COLUMNS.find((c) => !columns.has(c))!);
   if (missing.length || unknown.length) {
     throw fileError(
-      `Cabeçalho do CSV inválido: ${[missing.length && `faltam as colunas ${missing.join(', ')}`, unknown.length && `colunas desconhecidas: ${unknown.join(', ')}`]
+      `Cabeçalho do CSV inválido: ${[
+        missing.length && `faltam as colunas ${missing.join(', ')}`,
+        unknown.length && `colunas desconhecidas: ${unknown.join(', ')}`,
+      ]
         .filter(Boolean)
         .join('; ')}. Esperado: ${CSV_COLUMNS.join(delimiter)} (e, opcionais, ${CSV_IBSCBS_COLUMNS.join(delimiter)}). Nada foi importado.`,
     );

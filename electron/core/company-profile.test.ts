@@ -34,7 +34,10 @@ describe('validateCompanyProfile', () => {
     expect(emitterOf(profile, DEMO_CSC).ibsCbs).toEqual(profile.ibsCbs);
     const refused = (() => {
       try {
-        validateCompanyProfile({ ...demo, ibsCbs: { optIn: true, defaultClassification: { CST: '000', cClassTrib: '200003' }, rates: [{ from: '2027-01-01', pCBS: 'oito' }] } });
+        validateCompanyProfile({
+          ...demo,
+          ibsCbs: { optIn: true, defaultClassification: { CST: '000', cClassTrib: '200003' }, rates: [{ from: '2027-01-01', pCBS: 'oito' }] },
+        });
       } catch (err) {
         return err as TerminalError;
       }

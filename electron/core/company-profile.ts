@@ -101,7 +101,8 @@ export function validateCompanyProfile(input: unknown): Omit<CompanyProfile, 'cs
   }
 
   const crt = c.crt;
-  if (crt !== 1 && crt !== 2 && crt !== 3 && crt !== 4) issues.add('crt', 'deve ser 1 (Simples Nacional), 2 (SN, excesso de sublimite), 3 (Regime Normal) ou 4 (MEI)');
+  if (crt !== 1 && crt !== 2 && crt !== 3 && crt !== 4)
+    issues.add('crt', 'deve ser 1 (Simples Nacional), 2 (SN, excesso de sublimite), 3 (Regime Normal) ou 4 (MEI)');
   const environment = c.environment;
   if (environment !== 'producao' && environment !== 'homologacao') issues.add('environment', 'deve ser producao ou homologacao');
   const qrCodeVersion = c.qrCodeVersion;

@@ -110,7 +110,13 @@ export async function authorizeManager(
     const failed = current.failed_attempts + 1;
     const lock = failed >= MAX_FAILED_PINS;
     store.setManagerPinState(manager.id, lock ? 0 : failed, lock ? clock() + PIN_LOCK_MS : current.locked_until);
-    audit(store, clock, { actor: actorOfManager(manager), action: 'pin_recusado', receiptId: receiptId ?? null, reason: purpose, details: { bloqueado: lock } });
+    audit(store, clock, {
+      actor: actorOfManager(manager),
+      action: 'pin_recusado',
+      receiptId: receiptId ?? null,
+      reason: purpose,
+      details: { bloqueado: lock },
+    });
   });
   if (!ok) throw new TerminalError('pin_invalido', 'PIN incorreto', { field: 'pin' });
   return manager;

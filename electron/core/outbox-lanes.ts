@@ -6,7 +6,17 @@
 
 import type { IssuanceClient, NfceAccepted, NfceDocument, NfeAccepted, NfeDocument, Submission, DevolucaoBody } from './api-client.ts';
 import { audit, SYSTEM_ACTOR } from './managers.ts';
-import { decideEmit, decidePoll, decideReturn, decideReturnPoll, documentOutcome, returnOutcome, type FollowDecision, type RetryPolicy, type SubmitDecision } from './outbox-rules.ts';
+import {
+  decideEmit,
+  decidePoll,
+  decideReturn,
+  decideReturnPoll,
+  documentOutcome,
+  returnOutcome,
+  type FollowDecision,
+  type RetryPolicy,
+  type SubmitDecision,
+} from './outbox-rules.ts';
 import { type Result } from './failures.ts';
 import type { OutboxRow, PosStore, ReceiptPatch, ReceiptRow, ReturnRow } from './pos-store.ts';
 import { iso } from '../../base/common/clock.ts';
@@ -101,7 +111,13 @@ export function returnLane({ store, client, onChanged }: LaneDeps): DocumentLane
     },
     refuse(row, message, now) {
       store.updateReturn(row.id, { state: 'needs_attention', attention: `${message}. Nada foi devolvido por ela.` }, iso(now));
-      audit(store, () => now, { actor: SYSTEM_ACTOR, action: 'devolucao_recusada', receiptId: row.receipt_id, reason: message, details: { devolucao: row.id } });
+      audit(store, () => now, {
+        actor: SYSTEM_ACTOR,
+        action: 'devolucao_recusada',
+        receiptId: row.receipt_id,
+        reason: message,
+        details: { devolucao: row.id },
+      });
       return 'failed';
     },
   };

@@ -103,11 +103,15 @@ describe('emission: POST /api/v1/nfce', () => {
   });
 
   it('401, 408, 429: not about the receipt, retried', () => {
-    expect(decideEmit(fail(http(401, 'nao_autorizado')), policy, half)).toMatchObject({ action: 'retry', transport: true, note: expect.stringMatching(/token/) });
+    expect(decideEmit(fail(http(401, 'nao_autorizado')), policy, half)).toMatchObject({
+      action: 'retry',
+      transport: true,
+      note: expect.stringMatching(/token/),
+    });
     expect(decideEmit(fail(http(429, 'muitas', 'devagar', { retryAfterSeconds: 5 })), policy, () => 0)).toMatchObject({ action: 'retry', inMs: 5000 });
   });
 
-  it('other 4xx: refused, in the terminal\'s words, with the fields the fiscal checks name', () => {
+  it("other 4xx: refused, in the terminal's words, with the fields the fiscal checks name", () => {
     const d = decideEmit(
       fail(http(422, 'validacao', 'A NFC-e tem problemas', { details: [{ field: 'det[0].prod.NCM', message: 'NCM inexistente' }] })),
       policy,
@@ -117,7 +121,12 @@ describe('emission: POST /api/v1/nfce', () => {
       action: 'refused',
       message: 'O serviço de emissão recusou a NFC-e: a SEFAZ não aceitaria os dados do documento (item 1, NCM: NCM inexistente).',
     });
-    for (const [status, code] of [[400, 'requisicao_invalida'], [413, 'payload_muito_grande'], [422, 'chave_idempotencia_reutilizada'], [422, 'csc_nao_configurado']] as const) {
+    for (const [status, code] of [
+      [400, 'requisicao_invalida'],
+      [413, 'payload_muito_grande'],
+      [422, 'chave_idempotencia_reutilizada'],
+      [422, 'csc_nao_configurado'],
+    ] as const) {
       expect(decideEmit(fail(http(status, code)), policy, half).action).toBe('refused');
     }
   });
@@ -198,7 +207,8 @@ describe('cancellation and void', () => {
     expect(decideCancel({ ok: true, value: doc('cancelado') }, policy, half)).toMatchObject({ action: 'cancelled' });
     expect(decideCancel(fail(http(422, 'prazo_expirado', 'Prazo encerrado; use POST /api/v1/nfe/devolucao')), policy, half)).toEqual({
       action: 'refused',
-      message: 'O serviço de emissão recusou o cancelamento: o prazo de cancelamento (30 minutos após a autorização) terminou: para desfazer a venda, faça a devolução.',
+      message:
+        'O serviço de emissão recusou o cancelamento: o prazo de cancelamento (30 minutos após a autorização) terminou: para desfazer a venda, faça a devolução.',
       remedy: 'devolucao',
     });
     expect(decideCancel(fail(http(422, 'estado_invalido')), policy, half)).toMatchObject({ action: 'verify' });
@@ -220,7 +230,15 @@ describe('cancellation and void', () => {
 describe('failures from the client', () => {
   it('tells an HTTP answer from a network failure', () => {
     const e409 = new ServiceHttpError(409, { error: { code: 'em_processamento', message: 'aguarde' }, id: 'd7' }, 1);
-    expect(failureOf(e409)).toEqual({ kind: 'http', status: 409, code: 'em_processamento', message: 'aguarde', details: [], retryAfterSeconds: 1, documentId: 'd7' });
+    expect(failureOf(e409)).toEqual({
+      kind: 'http',
+      status: 409,
+      code: 'em_processamento',
+      message: 'aguarde',
+      details: [],
+      retryAfterSeconds: 1,
+      documentId: 'd7',
+    });
     const garbled = new ServiceHttpError(502, '<html>bad gateway</html>', undefined);
     expect(failureOf(garbled)).toMatchObject({ kind: 'http', status: 502, code: 'http_502' });
     expect(failureOf(new ServiceNetworkError('refused', 'ECONNREFUSED'))).toMatchObject({ kind: 'network', failure: 'refused' });

@@ -149,8 +149,7 @@ function decideFollow<D>(
 }
 
 /** POST /api/v1/nfce. A refusal leaves the receipt needing attention (it can be corrected). */
-export const decideEmit = (result: Result<NfceSubmission>, policy: RetryPolicy, random: () => number) =>
-  decideSubmit(result, 'emitir', policy, random);
+export const decideEmit = (result: Result<NfceSubmission>, policy: RetryPolicy, random: () => number) => decideSubmit(result, 'emitir', policy, random);
 
 /** GET /api/v1/nfce/{id}. */
 export const decidePoll = (result: Result<NfceDocument>, polls: number, policy: RetryPolicy, random: () => number) =>

@@ -26,7 +26,16 @@
 //   are committed without their own fsync (PosStore.relaxedTransaction): a power cut may also
 //   repeat the last few calls, again with the same keys, and the service answers them the same.
 
-import { authoritySituationOf, type AuthoritySituation, type IssuanceClient, type InutilizarBody, type NfceAccepted, type NfceDocument, type NfeAccepted, type NfeDocument } from './api-client.ts';
+import {
+  authoritySituationOf,
+  type AuthoritySituation,
+  type IssuanceClient,
+  type InutilizarBody,
+  type NfceAccepted,
+  type NfceDocument,
+  type NfeAccepted,
+  type NfeDocument,
+} from './api-client.ts';
 import { audit, SYSTEM_ACTOR } from './managers.ts';
 import { receiptLane, returnLane, type DocumentLane, type LaneRow } from './outbox-lanes.ts';
 import { transientForPeople } from './service-messages.ts';
@@ -317,7 +326,9 @@ export class OutboxWorker {
       if (r.ok && r.value.autoridade) this.onAuthority(r.value.autoridade);
       if (r.ok) this.setStatus({ online: r.value.ok, lastContactAt: this.clock(), ...(r.value.ok && { lastError: null }) });
       else this.setStatus({ online: false, lastContactAt: this.clock(), lastError: transientForPeople(r.failure) });
-      this.onExchange(r.ok ? (r.value.ok ? null : { kind: 'http', status: 503, code: 'healthz', message: 'Serviço de emissão respondeu com falha', details: [] }) : r.failure);
+      this.onExchange(
+        r.ok ? (r.value.ok ? null : { kind: 'http', status: 503, code: 'healthz', message: 'Serviço de emissão respondeu com falha', details: [] }) : r.failure,
+      );
     })().finally(() => {
       if (this.healthCheck === check) this.healthCheck = undefined;
       this.wake();
@@ -429,11 +440,7 @@ export class OutboxWorker {
   private refuse<Row extends LaneRow, A, D>(lane: DocumentLane<Row, A, D>, entry: OutboxRow, row: Row, message: string, now: number): void {
     const at = iso(now);
     const state = lane.refuse(row, message, now);
-    this.store.updateOutbox(
-      entry.seq,
-      { state, attempts: entry.attempts + 1, last_error: message, ...(state === 'failed' && { completed_at: at }) },
-      at,
-    );
+    this.store.updateOutbox(entry.seq, { state, attempts: entry.attempts + 1, last_error: message, ...(state === 'failed' && { completed_at: at }) }, at);
   }
 
   private async submit<Row extends LaneRow, A, D>(lane: DocumentLane<Row, A, D>, entry: OutboxRow): Promise<void> {
@@ -519,7 +526,10 @@ export class OutboxWorker {
       // got through and its answer was lost. Look before calling it a refusal.
       const look = await attempt(() => this.client.getNfce(serviceId));
       this.noteExchange(look, generation);
-      if (!look.ok) d = isTransport(look.failure) ? { action: 'retry', transport: true, note: transientForPeople(look.failure) } : { action: 'refused', message: d.message };
+      if (!look.ok)
+        d = isTransport(look.failure)
+          ? { action: 'retry', transport: true, note: transientForPeople(look.failure) }
+          : { action: 'refused', message: d.message };
       else if (look.value.status === 'cancelado') verified = look.value;
       else d = { action: 'refused', message: d.message };
     }

@@ -20,7 +20,8 @@ beforeAll(async () => {
   server = createTlsServer({ cert: certificate.certificatePem, key: certificate.privateKeyPem }, (socket) => {
     socket.on('data', (chunk: Buffer) => {
       received.push(chunk);
-      if (Buffer.concat(received).includes('\r\n\r\n')) socket.end('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 15\r\nconnection: close\r\n\r\n{"status":"ok"}');
+      if (Buffer.concat(received).includes('\r\n\r\n'))
+        socket.end('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 15\r\nconnection: close\r\n\r\n{"status":"ok"}');
     });
     socket.on('error', () => undefined);
   });

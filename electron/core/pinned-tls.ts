@@ -16,7 +16,11 @@ import { Agent } from 'undici';
 
 /** `ab:cd:…` or 64 hex digits → `AB:CD:…` (what Node's fingerprint256 and openssl print); undefined when not one. */
 export function normalizeFingerprint(value: string): string | undefined {
-  const hex = value.trim().replace(/^sha-?256\s*(fingerprint)?\s*[=:]?\s*/i, '').replace(/[:\s]/g, '').toUpperCase();
+  const hex = value
+    .trim()
+    .replace(/^sha-?256\s*(fingerprint)?\s*[=:]?\s*/i, '')
+    .replace(/[:\s]/g, '')
+    .toUpperCase();
   if (!/^[0-9A-F]{64}$/.test(hex)) return undefined;
   return hex.match(/.{2}/g)!.join(':');
 }
@@ -65,7 +69,10 @@ export function pinnedAgent(fingerprint256: string, options: { connectTimeoutMs?
           callback(null, socket);
         }
       };
-      const timer = setTimeout(() => done(Object.assign(new Error('tempo esgotado ao conectar'), { code: 'UND_ERR_CONNECT_TIMEOUT' })), options.connectTimeoutMs ?? 10_000);
+      const timer = setTimeout(
+        () => done(Object.assign(new Error('tempo esgotado ao conectar'), { code: 'UND_ERR_CONNECT_TIMEOUT' })),
+        options.connectTimeoutMs ?? 10_000,
+      );
       socket.once('secureConnect', () => {
         const presented = socket.getPeerCertificate()?.fingerprint256 ?? null;
         done(presented === expected ? null : new PinMismatchError(expected, presented));

@@ -70,16 +70,7 @@ export type SalePaymentRow = CardColumns & {
   added_at: string;
 };
 
-export type ReceiptState =
-  | 'pending'
-  | 'processing'
-  | 'authorized'
-  | 'rejected'
-  | 'needs_attention'
-  | 'cancelling'
-  | 'cancelled'
-  | 'voiding'
-  | 'voided';
+export type ReceiptState = 'pending' | 'processing' | 'authorized' | 'rejected' | 'needs_attention' | 'cancelling' | 'cancelled' | 'voiding' | 'voided';
 
 export type ReceiptRow = {
   id: string;
@@ -247,7 +238,10 @@ export type ReconciliationTaskRow = {
 };
 
 export type ReconciliationPatch = Partial<
-  Pick<ReconciliationTaskRow, 'service_id' | 'chave' | 'kind' | 'state' | 'outcome' | 'attempts' | 'next_attempt_at' | 'last_error' | 'protocolo' | 'resolved_at'>
+  Pick<
+    ReconciliationTaskRow,
+    'service_id' | 'chave' | 'kind' | 'state' | 'outcome' | 'attempts' | 'next_attempt_at' | 'last_error' | 'protocolo' | 'resolved_at'
+  >
 >;
 
 /** Contingency receipts not settled yet (sent or not, or waiting for a person). */
@@ -304,15 +298,49 @@ export type CashSessionSaleRow = { sale_id: string; total_cents: number; change_
 // Whitelists for the generic updates: the column names are interpolated into SQL, so only
 // these can ever reach it.
 const RECEIPT_COLUMNS = new Set<string>([
-  'state', 'request_json', 'total_cents', 'service_id', 'chave', 'codigo_status', 'motivo', 'protocolo', 'autorizado_em',
-  'authorized_seen_at', 'cancelado_em', 'qrcode', 'url_consulta', 'attention', 'corrections', 'tp_emis', 'signed_xml',
+  'state',
+  'request_json',
+  'total_cents',
+  'service_id',
+  'chave',
+  'codigo_status',
+  'motivo',
+  'protocolo',
+  'autorizado_em',
+  'authorized_seen_at',
+  'cancelado_em',
+  'qrcode',
+  'url_consulta',
+  'attention',
+  'corrections',
+  'tp_emis',
+  'signed_xml',
 ]);
 const OUTBOX_COLUMNS = new Set<string>(['state', 'payload', 'attempts', 'next_attempt_at', 'last_error', 'completed_at']);
 const RETURN_COLUMNS = new Set<string>([
-  'state', 'total_cents', 'service_id', 'serie', 'nnf', 'chave', 'protocolo', 'codigo_status', 'motivo', 'autorizado_em', 'attention',
+  'state',
+  'total_cents',
+  'service_id',
+  'serie',
+  'nnf',
+  'chave',
+  'protocolo',
+  'codigo_status',
+  'motivo',
+  'autorizado_em',
+  'attention',
 ]);
 const RECONCILIATION_COLUMNS = new Set<string>([
-  'service_id', 'chave', 'kind', 'state', 'outcome', 'attempts', 'next_attempt_at', 'last_error', 'protocolo', 'resolved_at',
+  'service_id',
+  'chave',
+  'kind',
+  'state',
+  'outcome',
+  'attempts',
+  'next_attempt_at',
+  'last_error',
+  'protocolo',
+  'resolved_at',
 ]);
 
 // =============================================================================================
@@ -387,9 +415,7 @@ export class PosStore {
 
   /** Takes the next number of the series; call inside the transaction that uses it. */
   takeNextNumber(serie: number): number {
-    const row = this.st('UPDATE series SET next_nnf = next_nnf + 1 WHERE serie = ? RETURNING next_nnf - 1 AS nnf').get(serie) as
-      | { nnf: number }
-      | undefined;
+    const row = this.st('UPDATE series SET next_nnf = next_nnf + 1 WHERE serie = ? RETURNING next_nnf - 1 AS nnf').get(serie) as { nnf: number } | undefined;
     if (!row) throw new Error(`série ${serie} não cadastrada neste terminal`);
     return row.nnf;
   }
@@ -401,7 +427,9 @@ export class PosStore {
   // -------------------------------------------------------------------------------------------
   // Products
 
-  upsertProduct(p: Omit<ProductRow, 'active' | 'ibscbs_cst' | 'ibscbs_cclasstrib'> & Partial<Pick<ProductRow, 'active' | 'ibscbs_cst' | 'ibscbs_cclasstrib'>>): void {
+  upsertProduct(
+    p: Omit<ProductRow, 'active' | 'ibscbs_cst' | 'ibscbs_cclasstrib'> & Partial<Pick<ProductRow, 'active' | 'ibscbs_cst' | 'ibscbs_cclasstrib'>>,
+  ): void {
     this.st(
       `INSERT INTO products (code, gtin, description, ncm, cfop, unit, price_cents, tax_group, ibscbs_cst, ibscbs_cclasstrib, active, updated_at)
        VALUES (@code, @gtin, @description, @ncm, @cfop, @unit, @price_cents, @tax_group, @ibscbs_cst, @ibscbs_cclasstrib, @active, @updated_at)
@@ -415,9 +443,7 @@ export class PosStore {
   /** An active product by its code, else by its GTIN. */
   productByCodeOrGtin(code: string): ProductRow | undefined {
     return (this.st('SELECT * FROM products WHERE code = ? AND active = 1').get(code) ??
-      this.st("SELECT * FROM products WHERE gtin = ? AND gtin <> 'SEM GTIN' AND active = 1 ORDER BY code LIMIT 1").get(code)) as
-      | ProductRow
-      | undefined;
+      this.st("SELECT * FROM products WHERE gtin = ? AND gtin <> 'SEM GTIN' AND active = 1 ORDER BY code LIMIT 1").get(code)) as ProductRow | undefined;
   }
 
   searchProducts(query: string, limit: number): ProductRow[] {
@@ -483,9 +509,7 @@ export class PosStore {
 
   countSales(state?: SaleRow['state']): number {
     return (
-      state === undefined
-        ? this.st('SELECT count(*) FROM sales').pluck().get()
-        : this.st('SELECT count(*) FROM sales WHERE state = ?').pluck().get(state)
+      state === undefined ? this.st('SELECT count(*) FROM sales').pluck().get() : this.st('SELECT count(*) FROM sales WHERE state = ?').pluck().get(state)
     ) as number;
   }
 
@@ -537,8 +561,25 @@ export class PosStore {
   // -------------------------------------------------------------------------------------------
   // Receipts
 
-  insertReceipt(r: Omit<ReceiptRow, 'tp_emis' | 'signed_xml' | 'service_id' | 'chave' | 'codigo_status' | 'motivo' | 'protocolo' |
-    'autorizado_em' | 'authorized_seen_at' | 'cancelado_em' | 'qrcode' | 'url_consulta' | 'attention' | 'corrections'>): void {
+  insertReceipt(
+    r: Omit<
+      ReceiptRow,
+      | 'tp_emis'
+      | 'signed_xml'
+      | 'service_id'
+      | 'chave'
+      | 'codigo_status'
+      | 'motivo'
+      | 'protocolo'
+      | 'autorizado_em'
+      | 'authorized_seen_at'
+      | 'cancelado_em'
+      | 'qrcode'
+      | 'url_consulta'
+      | 'attention'
+      | 'corrections'
+    >,
+  ): void {
     this.st(
       `INSERT INTO receipts (id, sale_id, serie, nnf, idempotency_key, state, request_json, total_cents, created_at, updated_at)
        VALUES (@id, @sale_id, @serie, @nnf, @idempotency_key, @state, @request_json, @total_cents, @created_at, @updated_at)`,
@@ -567,7 +608,9 @@ export class PosStore {
   }
 
   countReceiptsIn(states: readonly ReceiptState[]): number {
-    return this.st(`SELECT count(*) FROM receipts WHERE state IN (${states.map(() => '?').join(', ')})`).pluck().get(...states) as number;
+    return this.st(`SELECT count(*) FROM receipts WHERE state IN (${states.map(() => '?').join(', ')})`)
+      .pluck()
+      .get(...states) as number;
   }
 
   updateReceipt(id: string, patch: ReceiptPatch, updatedAt: string): void {
@@ -595,8 +638,7 @@ export class PosStore {
   /** The live (pending, sent or blocked) command of a kind for a receipt. */
   liveOutbox(receiptId: string, kind: OutboxKind): OutboxRow | undefined {
     return this.st("SELECT * FROM outbox WHERE receipt_id = ? AND kind = ? AND state IN ('pending', 'sent', 'blocked')").get(receiptId, kind) as
-      | OutboxRow
-      | undefined;
+      OutboxRow | undefined;
   }
 
   outboxOf(receiptId: string): OutboxRow[] {
@@ -651,7 +693,9 @@ export class PosStore {
   }
 
   insertContingencyPeriod(p: Pick<ContingencyPeriodRow, 'started_at' | 'reason' | 'automatic' | 'started_by'>): number {
-    const r = this.st('INSERT INTO contingency_periods (started_at, reason, automatic, started_by) VALUES (@started_at, @reason, @automatic, @started_by)').run(p);
+    const r = this.st('INSERT INTO contingency_periods (started_at, reason, automatic, started_by) VALUES (@started_at, @reason, @automatic, @started_by)').run(
+      p,
+    );
     return Number(r.lastInsertRowid);
   }
 
@@ -683,7 +727,9 @@ export class PosStore {
 
   /** Contingency receipts still waiting for their verdict, oldest first. */
   pendingContingencyReceipts(limit: number): ReceiptRow[] {
-    return this.st("SELECT * FROM receipts WHERE tp_emis = 9 AND state IN ('pending', 'processing') ORDER BY created_at, nnf LIMIT ?").all(limit) as ReceiptRow[];
+    return this.st("SELECT * FROM receipts WHERE tp_emis = 9 AND state IN ('pending', 'processing') ORDER BY created_at, nnf LIMIT ?").all(
+      limit,
+    ) as ReceiptRow[];
   }
 
   /**
@@ -743,7 +789,9 @@ export class PosStore {
   // -------------------------------------------------------------------------------------------
   // Returns (returns.ts)
 
-  insertReturn(r: Pick<ReturnRow, 'id' | 'receipt_id' | 'idempotency_key' | 'state' | 'request_json' | 'reason' | 'total_cents' | 'manager_id' | 'created_at'>): void {
+  insertReturn(
+    r: Pick<ReturnRow, 'id' | 'receipt_id' | 'idempotency_key' | 'state' | 'request_json' | 'reason' | 'total_cents' | 'manager_id' | 'created_at'>,
+  ): void {
     this.st(
       `INSERT INTO returns (id, receipt_id, idempotency_key, state, request_json, reason, total_cents, manager_id, created_at, updated_at)
        VALUES (@id, @receipt_id, @idempotency_key, @state, @request_json, @reason, @total_cents, @manager_id, @created_at, @created_at)`,
@@ -751,7 +799,9 @@ export class PosStore {
   }
 
   insertReturnItem(item: ReturnItemRow): void {
-    this.st('INSERT INTO return_items (return_id, sale_item_id, quantity_units, total_cents) VALUES (@return_id, @sale_item_id, @quantity_units, @total_cents)').run(item);
+    this.st(
+      'INSERT INTO return_items (return_id, sale_item_id, quantity_units, total_cents) VALUES (@return_id, @sale_item_id, @quantity_units, @total_cents)',
+    ).run(item);
   }
 
   returnRow(id: string): ReturnRow | undefined {
@@ -854,7 +904,12 @@ export class PosStore {
   }
 
   closeCashSession(id: string, closedAt: string, closedBy: string, closingJson: string): void {
-    const r = this.st('UPDATE cash_sessions SET closed_at = ?, closed_by = ?, closing_json = ? WHERE id = ? AND closed_at IS NULL').run(closedAt, closedBy, closingJson, id);
+    const r = this.st('UPDATE cash_sessions SET closed_at = ?, closed_by = ?, closing_json = ? WHERE id = ? AND closed_at IS NULL').run(
+      closedAt,
+      closedBy,
+      closingJson,
+      id,
+    );
     if (r.changes !== 1) throw new Error(`caixa ${id} não está aberto`);
   }
 
@@ -912,7 +967,9 @@ export class PosStore {
   }
 
   putSetting(key: string, json: string, at: string): void {
-    this.st('INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at').run(key, json, at);
+    this.st(
+      'INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at',
+    ).run(key, json, at);
   }
 
   deleteSetting(key: string): void {
@@ -924,7 +981,9 @@ export class PosStore {
   }
 
   putSealedSecret(name: string, sealed: Buffer, at: string): void {
-    this.st('INSERT INTO secrets (name, sealed, updated_at) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET sealed = excluded.sealed, updated_at = excluded.updated_at').run(name, sealed, at);
+    this.st(
+      'INSERT INTO secrets (name, sealed, updated_at) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET sealed = excluded.sealed, updated_at = excluded.updated_at',
+    ).run(name, sealed, at);
   }
 
   deleteSecret(name: string): void {
@@ -939,7 +998,9 @@ export class PosStore {
   }
 
   putReceiptXml(receiptId: string, xml: string, at: string): void {
-    this.st('INSERT INTO receipt_xml (receipt_id, xml, fetched_at) VALUES (?, ?, ?) ON CONFLICT (receipt_id) DO UPDATE SET xml = excluded.xml, fetched_at = excluded.fetched_at').run(receiptId, xml, at);
+    this.st(
+      'INSERT INTO receipt_xml (receipt_id, xml, fetched_at) VALUES (?, ?, ?) ON CONFLICT (receipt_id) DO UPDATE SET xml = excluded.xml, fetched_at = excluded.fetched_at',
+    ).run(receiptId, xml, at);
   }
 
   insertPrintJob(job: Pick<PrintJobRow, 'receipt_id' | 'copy' | 'automatic' | 'state' | 'bytes' | 'printer' | 'created_at'>): number {

@@ -16,7 +16,15 @@ import { decodeEscPos } from '../../test/escpos-decoder.ts';
 import { seedDemoCatalog } from './catalog.ts';
 import { TerminalError } from './errors.ts';
 import { PosStore } from './pos-store.ts';
-import { DEFAULT_PRINTER_SETTINGS, parseTcpAddress, ReceiptPrinter, transportFor, validatePrinterSettings, VIRTUAL_PRINTER_DIR, type PrintCopy } from './printing.ts';
+import {
+  DEFAULT_PRINTER_SETTINGS,
+  parseTcpAddress,
+  ReceiptPrinter,
+  transportFor,
+  validatePrinterSettings,
+  VIRTUAL_PRINTER_DIR,
+  type PrintCopy,
+} from './printing.ts';
 import * as sales from './sales.ts';
 import { iso } from '../../base/common/clock.ts';
 
@@ -77,12 +85,22 @@ describe('ReceiptPrinter', () => {
   it('a failing printer: TerminalError impressora, the job logged as failed, the status not ready until a job goes through', async () => {
     const memory = new MemoryPrinter({ failWith: 'sem_papel' });
     const statuses: PrinterStatusView[] = [];
-    const printer = new ReceiptPrinter({ store, clock, dataDir: dir, settings: DEFAULT_PRINTER_SETTINGS, transport: memory, onStatus: (s) => statuses.push(s) });
+    const printer = new ReceiptPrinter({
+      store,
+      clock,
+      dataDir: dir,
+      settings: DEFAULT_PRINTER_SETTINGS,
+      transport: memory,
+      onStatus: (s) => statuses.push(s),
+    });
     const job = await printer.render(receiptId, 'unica', XML);
     expect(job.previewPng).toBeUndefined(); // only the virtual printer keeps previews
     const err = await printer.print(job).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TerminalError);
-    expect(err).toMatchObject({ code: 'impressora', message: expect.stringMatching(/^Impressora sem papel .*Coloque uma bobina nova; o cupom fica guardado para reimpressão\.$/) });
+    expect(err).toMatchObject({
+      code: 'impressora',
+      message: expect.stringMatching(/^Impressora sem papel .*Coloque uma bobina nova; o cupom fica guardado para reimpressão\.$/),
+    });
     expect(await printer.status()).toMatchObject({ ready: false, problem: (err as Error).message, lastPrintAt: null });
     expect(statuses).toEqual([expect.objectContaining({ ready: false })]);
     expect(store.printJobs(receiptId)).toEqual([expect.objectContaining({ state: 'failed', error: (err as Error).message, automatic: 0 })]);
@@ -146,7 +164,10 @@ describe('ReceiptPrinter', () => {
     const copies = ['consumidor', 'estabelecimento'] as const;
     expect((await printer.printMissing(receiptId, copies, render)).map((j) => j.copy)).toEqual(['consumidor']);
     expect(memory.jobs).toHaveLength(2);
-    await expect(printer.printMissing(receiptId, copies, render)).rejects.toMatchObject({ code: 'estado_invalido', message: expect.stringMatching(/reimpressão/) });
+    await expect(printer.printMissing(receiptId, copies, render)).rejects.toMatchObject({
+      code: 'estado_invalido',
+      message: expect.stringMatching(/reimpressão/),
+    });
     // The single copy of an authorized receipt: a manager's reprint that went through counts.
     const other = finishedReceipt();
     await printer.print(await printer.render(other, 'reimpressao', XML));
@@ -193,13 +214,21 @@ describe('ReceiptPrinter', () => {
   it('a device printer that is not there: not ready, "não encontrada", the receipt kept', async () => {
     const path = join(dir, 'usb', 'lp9');
     const printer = new ReceiptPrinter({ store, clock, dataDir: dir, settings: { kind: 'device', address: path, profile: 'elgin-i9', paperWidth: 80 } });
-    await expect(printer.print({ receiptId, copy: 'unica', escpos: Uint8Array.of(1) })).rejects.toMatchObject({ code: 'impressora', message: expect.stringContaining('não encontrada') });
+    await expect(printer.print({ receiptId, copy: 'unica', escpos: Uint8Array.of(1) })).rejects.toMatchObject({
+      code: 'impressora',
+      message: expect.stringContaining('não encontrada'),
+    });
     expect(existsSync(path)).toBe(false);
     expect((await printer.status()).ready).toBe(false);
   });
 
   it('a USB printer (libusb) that is not plugged in: not ready, named by its vendor:product, the receipt kept', async () => {
-    const printer = new ReceiptPrinter({ store, clock, dataDir: dir, settings: { kind: 'usb', address: 'fffe:fffe', profile: 'epson-tm-t20', paperWidth: 80 } });
+    const printer = new ReceiptPrinter({
+      store,
+      clock,
+      dataDir: dir,
+      settings: { kind: 'usb', address: 'fffe:fffe', profile: 'epson-tm-t20', paperWidth: 80 },
+    });
     await expect(printer.print({ receiptId, copy: 'unica', escpos: Uint8Array.of(1) })).rejects.toMatchObject({
       code: 'impressora',
       message: expect.stringContaining('Impressora USB fffe:fffe não encontrada'),
@@ -224,7 +253,12 @@ describe('a network printer answering status queries', () => {
 
   it('status() asks it: paper out makes it not ready, paper back makes it ready', async () => {
     const port = (server.address() as { port: number }).port;
-    const printer = new ReceiptPrinter({ store, clock, dataDir: dir, settings: { kind: 'tcp', address: `127.0.0.1:${port}`, profile: 'epson-tm-t20', paperWidth: 80 } });
+    const printer = new ReceiptPrinter({
+      store,
+      clock,
+      dataDir: dir,
+      settings: { kind: 'tcp', address: `127.0.0.1:${port}`, profile: 'epson-tm-t20', paperWidth: 80 },
+    });
     answer = [0x12, 0x12, 0x12 | 0x60]; // DLE EOT 4: paper end
     expect(await printer.status()).toMatchObject({ ready: false, name: `127.0.0.1:${port}`, problem: expect.stringContaining('sem papel') });
     answer = [0x12, 0x12, 0x12];
@@ -302,11 +336,15 @@ describe('validatePrinterSettings', () => {
       return 'aceito';
     };
     expect(field({}, '')).toBe('printer.address: Informe a porta serial da impressora (ex.: /dev/ttyUSB0 ou COM3)');
-    expect(field({ baudRate: 14400 })).toBe('printer.serial.baudRate: Velocidade da porta serial deve ser uma destas: 1200, 2400, 4800, 9600, 19200, 38400, 57600, 115200');
+    expect(field({ baudRate: 14400 })).toBe(
+      'printer.serial.baudRate: Velocidade da porta serial deve ser uma destas: 1200, 2400, 4800, 9600, 19200, 38400, 57600, 115200',
+    );
     expect(field({ baudRate: '9600' })).toMatch(/^printer\.serial\.baudRate: /);
     expect(field({ parity: 'mark' })).toBe('printer.serial.parity: Paridade deve ser none (nenhuma), even (par) ou odd (ímpar)');
     expect(field({ stopBits: 1.5 })).toBe('printer.serial.stopBits: Bits de parada devem ser 1 ou 2');
-    expect(field({ flowControl: 'dtrdsr' })).toBe('printer.serial.flowControl: Controle de fluxo deve ser rtscts (hardware), xonxoff (software) ou none (nenhum)');
+    expect(field({ flowControl: 'dtrdsr' })).toBe(
+      'printer.serial.flowControl: Controle de fluxo deve ser rtscts (hardware), xonxoff (software) ou none (nenhum)',
+    );
     expect(() => validatePrinterSettings({ kind: 'serial', address: 'COM1', profile: 'epson-tm-t20', paperWidth: 80, serial: 'rapido' })).toThrow(
       expect.objectContaining({ field: 'printer.serial' }),
     );

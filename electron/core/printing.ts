@@ -65,7 +65,10 @@ export function validatePrinterSettings(input: unknown, field = 'printer'): Prin
   const s = input as Record<string, unknown>;
   const kind = s.kind;
   if (kind !== 'virtual' && kind !== 'tcp' && kind !== 'usb' && kind !== 'serial' && kind !== 'device' && kind !== 'file' && kind !== 'system') {
-    throw invalid(`${field}.kind`, 'Tipo de impressora deve ser virtual, tcp (rede), usb, serial, device (dispositivo), file (arquivo) ou system (impressora do sistema)');
+    throw invalid(
+      `${field}.kind`,
+      'Tipo de impressora deve ser virtual, tcp (rede), usb, serial, device (dispositivo), file (arquivo) ou system (impressora do sistema)',
+    );
   }
   const profile = s.profile;
   if (typeof profile !== 'string' || !Object.hasOwn(PRINTER_PROFILES, profile)) {
@@ -115,8 +118,10 @@ function validateSerialLine(input: unknown, field: string): SerialLineSettings {
   if (input === undefined || input === null) return { ...DEFAULT_SERIAL_LINE } as SerialLineSettings;
   if (typeof input !== 'object') throw invalid(field, 'Configuração da porta serial inválida');
   const l = input as Record<string, unknown>;
-  if (!SERIAL_BAUD_RATES.includes(l.baudRate as never)) throw invalid(`${field}.baudRate`, `Velocidade da porta serial deve ser uma destas: ${SERIAL_BAUD_RATES.join(', ')}`);
-  if (l.parity !== 'none' && l.parity !== 'even' && l.parity !== 'odd') throw invalid(`${field}.parity`, 'Paridade deve ser none (nenhuma), even (par) ou odd (ímpar)');
+  if (!SERIAL_BAUD_RATES.includes(l.baudRate as never))
+    throw invalid(`${field}.baudRate`, `Velocidade da porta serial deve ser uma destas: ${SERIAL_BAUD_RATES.join(', ')}`);
+  if (l.parity !== 'none' && l.parity !== 'even' && l.parity !== 'odd')
+    throw invalid(`${field}.parity`, 'Paridade deve ser none (nenhuma), even (par) ou odd (ímpar)');
   if (l.stopBits !== 1 && l.stopBits !== 2) throw invalid(`${field}.stopBits`, 'Bits de parada devem ser 1 ou 2');
   if (l.flowControl !== 'none' && l.flowControl !== 'rtscts' && l.flowControl !== 'xonxoff') {
     throw invalid(`${field}.flowControl`, 'Controle de fluxo deve ser rtscts (hardware), xonxoff (software) ou none (nenhum)');
@@ -337,7 +342,8 @@ export class ReceiptPrinter {
    */
   printDocument(escpos: Uint8Array): Promise<void> {
     return this.enqueue(async () => {
-      if (!(escpos instanceof Uint8Array) || escpos.length === 0) throw new TerminalError('estado_invalido', 'Trabalho de impressão vazio', { field: 'escpos' });
+      if (!(escpos instanceof Uint8Array) || escpos.length === 0)
+        throw new TerminalError('estado_invalido', 'Trabalho de impressão vazio', { field: 'escpos' });
       const transport = this.transportNow;
       try {
         await transport.send(escpos);
@@ -365,7 +371,8 @@ export class ReceiptPrinter {
   private startJob(job: PrintJob, automatic: boolean): number {
     if (typeof job?.receiptId !== 'string' || !this.store.receipt(job.receiptId)) throw new TerminalError('nao_encontrado', 'NFC-e não encontrada');
     if (!PRINT_COPIES.includes(job.copy)) throw new TerminalError('estado_invalido', `Via de impressão desconhecida: ${String(job.copy)}`, { field: 'copy' });
-    if (!(job.escpos instanceof Uint8Array) || job.escpos.length === 0) throw new TerminalError('estado_invalido', 'Trabalho de impressão vazio', { field: 'escpos' });
+    if (!(job.escpos instanceof Uint8Array) || job.escpos.length === 0)
+      throw new TerminalError('estado_invalido', 'Trabalho de impressão vazio', { field: 'escpos' });
     return this.store.insertPrintJob({
       receipt_id: job.receiptId,
       copy: job.copy,
@@ -382,8 +389,7 @@ export class ReceiptPrinter {
     try {
       await transport.send(job.escpos, job.previewPng ? { previewPng: job.previewPng } : undefined);
     } catch (err) {
-      const message =
-        err instanceof PrinterError ? err.message : printerMessage('desconhecido', transport.description, (err as Error)?.message ?? String(err));
+      const message = err instanceof PrinterError ? err.message : printerMessage('desconhecido', transport.description, (err as Error)?.message ?? String(err));
       this.store.relaxedTransaction(() => this.store.finishPrintJob(id, 'failed', message, iso(this.clock())));
       this.setProblem(message);
       throw new TerminalError('impressora', message);

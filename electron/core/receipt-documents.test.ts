@@ -119,7 +119,10 @@ describe('ReceiptDocuments', () => {
   it('renders from the kept XML; without it, and without the service, says so in Portuguese', async () => {
     const id = receipt();
     const { documents } = autoPrint();
-    await expect(documents.xml(store.receipt(id)!)).rejects.toMatchObject({ code: 'estado_invalido', message: expect.stringContaining('ainda não foi autorizada') });
+    await expect(documents.xml(store.receipt(id)!)).rejects.toMatchObject({
+      code: 'estado_invalido',
+      message: expect.stringContaining('ainda não foi autorizada'),
+    });
     authorize(id);
     await expect(documents.xml(store.receipt(id)!)).rejects.toMatchObject({ code: 'servico_indisponivel' });
     store.putReceiptXml(id, NFE_PROC, at);

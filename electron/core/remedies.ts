@@ -37,11 +37,16 @@ export async function correctAndResubmit(ctx: RemediesContext, receiptId: string
   if (!NEEDS_OPERATOR.includes(r0.state)) throw new TerminalError('estado_invalido', NOT_CORRECTABLE);
   const actor = actorOfManager(await authorizeManager(store, clock, auth, 'correcao', r0.id));
   const consumer =
-    correction?.consumer === undefined ? undefined : correction.consumer === null || correction.consumer.trim() === '' ? null : sales.normalizeConsumerDocument(correction.consumer);
+    correction?.consumer === undefined
+      ? undefined
+      : correction.consumer === null || correction.consumer.trim() === ''
+        ? null
+        : sales.normalizeConsumerDocument(correction.consumer);
   store.transaction(() => {
     const r = existingReceipt(store, receiptId);
     if (!NEEDS_OPERATOR.includes(r.state)) throw new TerminalError('estado_invalido', NOT_CORRECTABLE);
-    if (r.tp_emis === 9) throw new TerminalError('estado_invalido', 'NFC-e emitida em contingência não pode ser corrigida: ela foi assinada e impressa como está');
+    if (r.tp_emis === 9)
+      throw new TerminalError('estado_invalido', 'NFC-e emitida em contingência não pode ser corrigida: ela foi assinada e impressa como está');
     const emit = store.liveOutbox(r.id, 'emit');
     if (!emit || emit.state !== 'blocked') throw new TerminalError('estado_invalido', 'Esta NFC-e não está aguardando correção');
     const sale = store.sale(r.sale_id)!;

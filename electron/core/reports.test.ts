@@ -6,7 +6,10 @@ import { reportPeriod, salesReportCsv } from './reports.ts';
 
 describe('reportPeriod', () => {
   it('is the Brasília days asked for, both included', () => {
-    expect(reportPeriod({ de: '2026-11-01', ate: '2026-11-30' })).toMatchObject({ start: new Date('2026-11-01T03:00:00Z'), end: new Date('2026-12-01T03:00:00Z') });
+    expect(reportPeriod({ de: '2026-11-01', ate: '2026-11-30' })).toMatchObject({
+      start: new Date('2026-11-01T03:00:00Z'),
+      end: new Date('2026-12-01T03:00:00Z'),
+    });
   });
 
   it('names the field at fault', () => {

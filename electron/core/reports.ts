@@ -74,12 +74,22 @@ async function fiscalOf(rows: readonly ReceiptRow[], documents: ReceiptDocuments
   }
   if (missing.length) {
     // A report without some authorized receipts would be wrong, not partial.
-    throw new TerminalError('servico_indisponivel', `Não foi possível obter o XML autorizado das NFC-e nº ${missing.slice(0, 10).join(', ')}${missing.length > 10 ? '…' : ''}; tente de novo com o serviço de emissão no ar`);
+    throw new TerminalError(
+      'servico_indisponivel',
+      `Não foi possível obter o XML autorizado das NFC-e nº ${missing.slice(0, 10).join(', ')}${missing.length > 10 ? '…' : ''}; tente de novo com o serviço de emissão no ar`,
+    );
   }
   return { fiscal, unauthorized };
 }
 
-const receiptOf = (r: ReceiptRow, totalCents: number, issuedAt: string): ReportReceipt => ({ receiptId: r.id, serie: r.serie, nNF: r.nnf, chave: r.chave, totalCents, issuedAt });
+const receiptOf = (r: ReceiptRow, totalCents: number, issuedAt: string): ReportReceipt => ({
+  receiptId: r.id,
+  serie: r.serie,
+  nNF: r.nnf,
+  chave: r.chave,
+  totalCents,
+  issuedAt,
+});
 
 export async function salesReport(store: PosStore, documents: ReceiptDocuments, clock: Clock, input: Partial<ReportPeriod>): Promise<SalesReport> {
   const period = reportPeriod(input);
@@ -141,7 +151,13 @@ export async function salesReport(store: PosStore, documents: ReceiptDocuments, 
     byHour: byHour.map((h) => ({ hour: h.hour, count: h.count, totalCents: Number(h.totalCents) })),
     byProduct: [...byProduct.values()]
       .sort((a, b) => (b.totalCents > a.totalCents ? 1 : b.totalCents < a.totalCents ? -1 : a.code.localeCompare(b.code)))
-      .map((p) => ({ code: p.code, description: p.description, unit: p.unit, quantity: formatDecimal(p.quantity, 4).replace(/\.?0+$/, ''), totalCents: Number(p.totalCents) })),
+      .map((p) => ({
+        code: p.code,
+        description: p.description,
+        unit: p.unit,
+        quantity: formatDecimal(p.quantity, 4).replace(/\.?0+$/, ''),
+        totalCents: Number(p.totalCents),
+      })),
     cancelled,
     contingency,
     unauthorized: unauthorized
@@ -162,10 +178,12 @@ export function salesReportCsv(report: SalesReport): ReportCsv {
   rows.push(['total', 'vendas', 'NFC-e do período', report.totals.count, csvMoney(report.totals.totalCents)]);
   rows.push(['total', 'troco', 'Troco dado', '', csvMoney(report.totals.changeCents)]);
   for (const p of report.byPayment) rows.push(['pagamento', p.tPag, p.description, p.count, csvMoney(p.amountCents)]);
-  for (const h of report.byHour) if (h.count) rows.push(['hora', String(h.hour).padStart(2, '0'), `${String(h.hour).padStart(2, '0')}h`, h.count, csvMoney(h.totalCents)]);
+  for (const h of report.byHour)
+    if (h.count) rows.push(['hora', String(h.hour).padStart(2, '0'), `${String(h.hour).padStart(2, '0')}h`, h.count, csvMoney(h.totalCents)]);
   for (const p of report.byProduct) rows.push(['produto', p.code, `${p.description} (${p.unit})`, p.quantity.replace('.', ','), csvMoney(p.totalCents)]);
   for (const c of report.cancelled) rows.push(['cancelada', `${c.serie}-${c.nNF}`, c.chave ?? '', '', csvMoney(c.totalCents)]);
-  for (const c of report.contingency) rows.push(['contingencia', `${c.serie}-${c.nNF}`, `${c.chave ?? ''}${c.authorized ? '' : ' (aguardando autorização)'}`, '', csvMoney(c.totalCents)]);
+  for (const c of report.contingency)
+    rows.push(['contingencia', `${c.serie}-${c.nNF}`, `${c.chave ?? ''}${c.authorized ? '' : ' (aguardando autorização)'}`, '', csvMoney(c.totalCents)]);
   for (const u of report.unauthorized) rows.push(['sem_autorizacao', `${u.serie}-${u.nNF}`, u.state, '', csvMoney(u.totalCents)]);
   const name = report.de === report.ate ? report.de : `${report.de}-a-${report.ate}`;
   return { fileName: `vendas-${name}.csv`, csv: '\uFEFF' + stringify(rows, { delimiter: ';', record_delimiter: '\r\n' }) };

@@ -54,7 +54,15 @@ describe('requesting a return', () => {
   it('writes the return, its items, an outbox command with its own key and the audit entry; the body maps items to nItem', async () => {
     const { sale, receipt } = await authorizedSale({ consumer: '52998224725', removeFirst: true });
     const [, coffee, bread] = sale.items;
-    const ret = await terminal.returnReceipt(receipt.id, input({ items: [{ itemId: bread!.id, quantity: '0.35' }, { itemId: coffee!.id, quantity: '1' }] }));
+    const ret = await terminal.returnReceipt(
+      receipt.id,
+      input({
+        items: [
+          { itemId: bread!.id, quantity: '0.35' },
+          { itemId: coffee!.id, quantity: '1' },
+        ],
+      }),
+    );
     expect(ret).toMatchObject({
       receiptId: receipt.id,
       state: 'pending',
@@ -100,7 +108,16 @@ describe('requesting a return', () => {
       [{ items: [{ itemId: coffee!.id, quantity: '3.0001' }] }, 'quantidade_invalida', 'items[0].quantity'],
       [{ items: [{ itemId: coffee!.id, quantity: '0' }] }, 'quantidade_invalida', 'items[0].quantity'],
       [{ items: [{ itemId: coffee!.id, quantity: '1,5' }] }, 'quantidade_invalida', 'items[0].quantity'],
-      [{ items: [{ itemId: coffee!.id, quantity: '1' }, { itemId: coffee!.id, quantity: '1' }] }, 'quantidade_invalida', 'items[1].itemId'],
+      [
+        {
+          items: [
+            { itemId: coffee!.id, quantity: '1' },
+            { itemId: coffee!.id, quantity: '1' },
+          ],
+        },
+        'quantidade_invalida',
+        'items[1].itemId',
+      ],
       // No consumer on the receipt: one must be named.
       [{}, 'documento_invalido', 'consumer'],
       [{ consumer: { document: '123', name: 'Maria' } }, 'documento_invalido', 'consumer'],
@@ -138,10 +155,17 @@ describe('requesting a return', () => {
   });
 });
 
-describe('the decisions on the service\'s answers (outbox-rules.ts)', () => {
+describe("the decisions on the service's answers (outbox-rules.ts)", () => {
   const half = () => 0.5;
   const fail = (f: Failure): Result<never> => ({ ok: false, failure: f });
-  const http = (status: number, code: string, extra: object = {}): Failure => ({ kind: 'http', status, code, message: 'mensagem do serviço', details: [], ...extra });
+  const http = (status: number, code: string, extra: object = {}): Failure => ({
+    kind: 'http',
+    status,
+    code,
+    message: 'mensagem do serviço',
+    details: [],
+    ...extra,
+  });
   const doc = (situacao: NfeDocument['situacao'], over: Partial<NfeDocument> = {}): NfeDocument => ({
     id: 'n1',
     tipo: 'devolucao',
@@ -167,10 +191,19 @@ describe('the decisions on the service\'s answers (outbox-rules.ts)', () => {
 
   it('202 is polled, 200 is the verdict, 409 follows the document in flight, transport failures retry, a refusal is final', () => {
     const accepted = { id: 'n1', tipo: 'devolucao', situacao: 'processando', serie: 1, numero: 7, chave: doc('processando').chave, message: 'ok' } as const;
-    expect(decideReturn({ ok: true, value: { status: 202, replay: false, body: accepted } }, DEFAULT_RETRY, half)).toMatchObject({ action: 'accepted', accepted });
+    expect(decideReturn({ ok: true, value: { status: 202, replay: false, body: accepted } }, DEFAULT_RETRY, half)).toMatchObject({
+      action: 'accepted',
+      accepted,
+    });
     expect(decideReturn({ ok: true, value: { status: 200, replay: true, body: doc('autorizado') } }, DEFAULT_RETRY, half)).toMatchObject({ action: 'settled' });
-    expect(decideReturn(fail(http(409, 'em_processamento', { documentId: 'n1', retryAfterSeconds: 1 })), DEFAULT_RETRY, half)).toMatchObject({ action: 'poll', serviceId: 'n1' });
-    expect(decideReturn(fail({ kind: 'network', failure: 'timeout', message: 'rede' }), DEFAULT_RETRY, half)).toMatchObject({ action: 'retry', transport: true });
+    expect(decideReturn(fail(http(409, 'em_processamento', { documentId: 'n1', retryAfterSeconds: 1 })), DEFAULT_RETRY, half)).toMatchObject({
+      action: 'poll',
+      serviceId: 'n1',
+    });
+    expect(decideReturn(fail({ kind: 'network', failure: 'timeout', message: 'rede' }), DEFAULT_RETRY, half)).toMatchObject({
+      action: 'retry',
+      transport: true,
+    });
     expect(decideReturn(fail(http(503, 'servico_indisponivel')), DEFAULT_RETRY, half)).toMatchObject({ action: 'retry' });
     const refused = decideReturn(
       fail(http(422, 'validacao', { details: [{ field: 'itens[0].quantidade', message: 'maior que o disponível' }] })),
@@ -204,7 +237,10 @@ describe('the decisions on the service\'s answers (outbox-rules.ts)', () => {
       },
       final: true,
     });
-    expect(returnOutcome(doc('rejeitado'))).toMatchObject({ patch: { state: 'rejected', attention: expect.stringMatching(/539.*nova devolução/) }, final: true });
+    expect(returnOutcome(doc('rejeitado'))).toMatchObject({
+      patch: { state: 'rejected', attention: expect.stringMatching(/539.*nova devolução/) },
+      final: true,
+    });
     expect(returnOutcome(doc('processando'))).toMatchObject({ patch: { state: 'processing' }, final: false });
   });
 });

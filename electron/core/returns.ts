@@ -158,8 +158,17 @@ export async function requestReturn(ctx: ReturnsContext, receiptId: string, inpu
       manager_id: manager.id,
       created_at: at,
     });
-    for (const l of lines) store.insertReturnItem({ return_id: id, sale_item_id: l.item.id, quantity_units: Number(l.units), total_cents: Number(l.totalCents) });
-    store.insertOutbox({ kind: 'return', receipt_id: r.id, idempotency_key: key, payload: JSON.stringify(body), state: 'pending', next_attempt_at: now, created_at: at });
+    for (const l of lines)
+      store.insertReturnItem({ return_id: id, sale_item_id: l.item.id, quantity_units: Number(l.units), total_cents: Number(l.totalCents) });
+    store.insertOutbox({
+      kind: 'return',
+      receipt_id: r.id,
+      idempotency_key: key,
+      payload: JSON.stringify(body),
+      state: 'pending',
+      next_attempt_at: now,
+      created_at: at,
+    });
     audit(store, clock, {
       actor: actorOfManager(manager),
       action: 'devolucao_solicitada',

@@ -57,16 +57,18 @@ describe('the terminal database', () => {
     expect(store.db.prepare('SELECT id FROM schema_migrations ORDER BY id').pluck().all()).toEqual(shipped);
   });
 
-  it('commits the worker\'s bookkeeping without its own fsync, and is back to FULL right after', () => {
+  it("commits the worker's bookkeeping without its own fsync, and is back to FULL right after", () => {
     expect(store.relaxedTransaction(() => store.db.pragma('synchronous', { simple: true }))).toBe(1); // NORMAL inside
     expect(store.db.pragma('synchronous', { simple: true })).toBe(2);
-    expect(() => store.relaxedTransaction(() => {
-      throw new Error('falhou');
-    })).toThrow('falhou');
+    expect(() =>
+      store.relaxedTransaction(() => {
+        throw new Error('falhou');
+      }),
+    ).toThrow('falhou');
     expect(store.db.pragma('synchronous', { simple: true })).toBe(2);
   });
 
-  it('checkpoints the WAL only when enough changed, and leaves SQLite\'s own checkpoint far away', () => {
+  it("checkpoints the WAL only when enough changed, and leaves SQLite's own checkpoint far away", () => {
     expect(store.db.pragma('wal_autocheckpoint', { simple: true })).toBe(16384);
     store.checkpointIfDue(0);
     expect(store.checkpointIfDue(500)).toBe(false);
@@ -111,7 +113,7 @@ describe('items and totals', () => {
     expect(() => sales.removeItem(ctx, sale.id, view.items[0]!.id)).toThrow(TerminalError);
   });
 
-  it('refuses unknown products and bad quantities with the cashier\'s message', () => {
+  it("refuses unknown products and bad quantities with the cashier's message", () => {
     const sale = sales.openSale(ctx);
     expect(() => sales.addItem(ctx, sale.id, { code: '999' })).toThrow(/Produto não encontrado: 999/);
     for (const quantity of ['0', '-1', '1,5', 'abc', '1.00001']) {
@@ -123,7 +125,11 @@ describe('items and totals', () => {
   it('copies the product at the time of sale: a later price change does not touch it', () => {
     const sale = sales.openSale(ctx);
     sales.addItem(ctx, sale.id, { code: '1001' });
-    saveProduct(store, { code: '1001', gtin: '7891000100103', description: 'Café', ncm: '09012100', cfop: '5102', unit: 'UN', price: '99.99', taxGroup: 'SN102' }, iso(now));
+    saveProduct(
+      store,
+      { code: '1001', gtin: '7891000100103', description: 'Café', ncm: '09012100', cfop: '5102', unit: 'UN', price: '99.99', taxGroup: 'SN102' },
+      iso(now),
+    );
     expect(sales.saleView(store, store.sale(sale.id)!).totalCents).toBe(1890);
   });
 });
@@ -142,7 +148,13 @@ describe('consumer document', () => {
 
 describe('payments', () => {
   it('gives change only from cash', () => {
-    const ok = saleWith([{ code: '1001' }], [{ tPag: '03', amountCents: 1000, card: { tpIntegra: '2' } }, { tPag: '01', amountCents: 1000 }]);
+    const ok = saleWith(
+      [{ code: '1001' }],
+      [
+        { tPag: '03', amountCents: 1000, card: { tpIntegra: '2' } },
+        { tPag: '01', amountCents: 1000 },
+      ],
+    );
     expect(sales.saleView(store, store.sale(ok)!).changeCents).toBe(110);
     const bad = saleWith([{ code: '1001' }], [{ tPag: '03', amountCents: 2000, card: { tpIntegra: '2' } }]);
     expect(() => sales.finishSale(ctx, bad)).toThrow(/Só pagamento em dinheiro pode ter troco/);
@@ -192,7 +204,10 @@ describe('finish: the one transaction', () => {
   it('builds the request of spec 2.3 from the sale: items, exact totals, change, card group, consumer', () => {
     const id = saleWith(
       [{ code: '1006', quantity: '0.35' }, { code: '1001', quantity: '3' }, { code: '1002' }],
-      [{ tPag: '04', amountCents: 5000, card: { tpIntegra: '2', tBand: '01' } }, { tPag: '01', amountCents: 2000 }],
+      [
+        { tPag: '04', amountCents: 5000, card: { tpIntegra: '2', tBand: '01' } },
+        { tPag: '01', amountCents: 2000 },
+      ],
     );
     sales.setConsumer(ctx, id, '52998224725');
     const { receipt } = sales.finishSale(ctx, id);
@@ -201,7 +216,19 @@ describe('finish: the one transaction', () => {
     expect(request).toEqual({
       ide: { serie: 1, nNF: 1 },
       det: [
-        expect.objectContaining({ prod: expect.objectContaining({ cProd: '1006', cEAN: 'SEM GTIN', qCom: '0.35', vUnCom: '14.90', vProd: '5.22', uCom: 'KG', qTrib: '0.35', vUnTrib: '14.90', indTot: '1' }) }),
+        expect.objectContaining({
+          prod: expect.objectContaining({
+            cProd: '1006',
+            cEAN: 'SEM GTIN',
+            qCom: '0.35',
+            vUnCom: '14.90',
+            vProd: '5.22',
+            uCom: 'KG',
+            qTrib: '0.35',
+            vUnTrib: '14.90',
+            indTot: '1',
+          }),
+        }),
         expect.objectContaining({ prod: expect.objectContaining({ cProd: '1001', qCom: '3', vProd: '56.70' }) }),
         expect.objectContaining({ prod: expect.objectContaining({ cProd: '1002', qCom: '1', vProd: '4.79' }) }),
       ],
@@ -249,18 +276,58 @@ describe('finish: the one transaction', () => {
   });
 
   it("carries each product's IBS/CBS classification in the request; products without one leave it to the company default", () => {
-    saveProduct(store, { code: '9001', gtin: 'SEM GTIN', description: 'Arroz 5kg', ncm: '10063021', cfop: '5102', unit: 'UN', price: '27.45', taxGroup: 'ISENTO40', ibsCbs: { CST: '200', cClassTrib: '200003' } }, iso(now));
+    saveProduct(
+      store,
+      {
+        code: '9001',
+        gtin: 'SEM GTIN',
+        description: 'Arroz 5kg',
+        ncm: '10063021',
+        cfop: '5102',
+        unit: 'UN',
+        price: '27.45',
+        taxGroup: 'ISENTO40',
+        ibsCbs: { CST: '200', cClassTrib: '200003' },
+      },
+      iso(now),
+    );
     const id = saleWith([{ code: '9001' }, { code: '1001' }], [{ tPag: '01', amountCents: 10_000 }]);
     const { receipt } = sales.finishSale(ctx, id);
     const request = JSON.parse(receipt.request_json) as NfceRequest;
     expect(request.det[0]!.imposto.IBSCBS).toEqual({ CST: '200', cClassTrib: '200003' });
     expect(request.det[1]!.imposto).not.toHaveProperty('IBSCBS');
-    expect(() => saveProduct(store, { code: '9002', gtin: 'SEM GTIN', description: 'X', ncm: '10063021', cfop: '5102', unit: 'UN', price: '1.00', taxGroup: 'SN102', ibsCbs: { CST: '000', cClassTrib: '200003' } }, iso(now))).toThrow(/rejeição 1024/);
+    expect(() =>
+      saveProduct(
+        store,
+        {
+          code: '9002',
+          gtin: 'SEM GTIN',
+          description: 'X',
+          ncm: '10063021',
+          cfop: '5102',
+          unit: 'UN',
+          price: '1.00',
+          taxGroup: 'SN102',
+          ibsCbs: { CST: '000', cClassTrib: '200003' },
+        },
+        iso(now),
+      ),
+    ).toThrow(/rejeição 1024/);
   });
 
   it('above R$ 10.000,00 the sale says so and cannot finish without the consumer CPF or CNPJ (750); no number is taken', () => {
-    saveProduct(store, { code: '9100', gtin: 'SEM GTIN', description: 'Televisor', ncm: '85287200', cfop: '5102', unit: 'UN', price: '3500.00', taxGroup: 'SN102' }, iso(now));
-    const exactly = saleWith([{ code: '9100', quantity: '2' }, { code: '9100', quantity: '0.8571' }], []);
+    saveProduct(
+      store,
+      { code: '9100', gtin: 'SEM GTIN', description: 'Televisor', ncm: '85287200', cfop: '5102', unit: 'UN', price: '3500.00', taxGroup: 'SN102' },
+      iso(now),
+    );
+    const exactly = saleWith(
+      [
+        { code: '9100', quantity: '2' },
+        { code: '9100', quantity: '0.8571' },
+      ],
+      [],
+    );
     const limit = sales.saleView(store, store.sale(exactly)!);
     expect([limit.totalCents, limit.consumerRequired, limit.identificationLimitCents]).toEqual([999_985, false, 1_000_000]);
     const id = saleWith([{ code: '9100', quantity: '3' }], [{ tPag: '01', amountCents: 1_050_000 }]);
@@ -329,15 +396,19 @@ describe('scale labels (addItem)', () => {
 
   it('a product registered under the 13 digits themselves is that product, one unit, labels on or off', () => {
     const label = ean13('2' + '001006' + '01000');
-    saveProduct(store, { code: label, gtin: 'SEM GTIN', description: 'Bolo da casa', ncm: '19059090', cfop: '5102', unit: 'UN', price: '12.00', taxGroup: 'SN102' }, iso(now));
+    saveProduct(
+      store,
+      { code: label, gtin: 'SEM GTIN', description: 'Bolo da casa', ncm: '19059090', cfop: '5102', unit: 'UN', price: '12.00', taxGroup: 'SN102' },
+      iso(now),
+    );
     const sale = sales.openSale(ctx);
     expect(sales.addItem(on(), sale.id, { code: label }).items[0]).toMatchObject({ description: 'Bolo da casa', quantity: '1', totalCents: 1200 });
   });
 
   it('labels off: a code starting with 2 the catalog lacks is not found, and the message says where to turn labels on', () => {
     const sale = sales.openSale(ctx);
-    expect(() => sales.addItem({ ...ctx, scaleLabels: () => ({ ...on().scaleLabels!(), enabled: false }) }, sale.id, { code: ean13('2' + '001006' + '01000') })).toThrow(
-      expect.objectContaining({ code: 'produto_nao_encontrado', message: expect.stringContaining('ative a leitura em Configurações → Balança') }),
-    );
+    expect(() =>
+      sales.addItem({ ...ctx, scaleLabels: () => ({ ...on().scaleLabels!(), enabled: false }) }, sale.id, { code: ean13('2' + '001006' + '01000') }),
+    ).toThrow(expect.objectContaining({ code: 'produto_nao_encontrado', message: expect.stringContaining('ative a leitura em Configurações → Balança') }));
   });
 });

@@ -79,7 +79,8 @@ function normalizeCard(card: CardInput, field: string): CardInput {
     });
   }
   if (card.tBand !== undefined && card.tBand !== '') {
-    if (!/^[0-9]{2}$/.test(card.tBand)) throw new TerminalError('pagamento_invalido', 'Bandeira deve ter 2 dígitos (ex.: 01 Visa)', { field: `${field}.tBand` });
+    if (!/^[0-9]{2}$/.test(card.tBand))
+      throw new TerminalError('pagamento_invalido', 'Bandeira deve ter 2 dígitos (ex.: 01 Visa)', { field: `${field}.tBand` });
     out.tBand = card.tBand;
   }
   if (card.cAut !== undefined && card.cAut !== '') {
@@ -287,10 +288,14 @@ function itemFor(ctx: SalesContext, code: string, quantity: string | undefined):
       .map((c) => ctx.store.productByCodeOrGtin(c))
       .find((p) => p !== undefined);
     if (!found) {
-      throw new TerminalError('produto_nao_encontrado', `Produto ${label.productCode} da etiqueta de balança ${code} não encontrado no cadastro`, { field: 'code' });
+      throw new TerminalError('produto_nao_encontrado', `Produto ${label.productCode} da etiqueta de balança ${code} não encontrado no cadastro`, {
+        field: 'code',
+      });
     }
     if (quantity !== undefined && quantity !== '1') {
-      throw new TerminalError('quantidade_invalida', 'A quantidade vem da etiqueta da balança: leia a etiqueta sem informar a quantidade', { field: 'quantity' });
+      throw new TerminalError('quantidade_invalida', 'A quantidade vem da etiqueta da balança: leia a etiqueta sem informar a quantidade', {
+        field: 'quantity',
+      });
     }
     const item = scaleItem(label, BigInt(found.price_cents), found.unit);
     return { product: found, qty: item.quantityUnits, total: item.totalCents };
@@ -306,7 +311,8 @@ export function addItem(ctx: SalesContext, saleId: string, input: { code: string
     const code = typeof input?.code === 'string' ? input.code.trim() : '';
     const { product, qty, total } = itemFor(ctx, code, input?.quantity);
     if (total <= 0n) throw new TerminalError('quantidade_invalida', 'Quantidade pequena demais: o item daria R$ 0,00', { field: 'quantity' });
-    if (total > BigInt(Number.MAX_SAFE_INTEGER) || qty >= 10n ** 15n) throw new TerminalError('quantidade_invalida', 'Quantidade grande demais', { field: 'quantity' });
+    if (total > BigInt(Number.MAX_SAFE_INTEGER) || qty >= 10n ** 15n)
+      throw new TerminalError('quantidade_invalida', 'Quantidade grande demais', { field: 'quantity' });
     store.insertItem({
       sale_id: sale.id,
       product_code: product.code,

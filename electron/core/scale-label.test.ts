@@ -74,7 +74,10 @@ describe('readScaleLabel: the layouts of Brazilian scales', () => {
   });
 
   it('refuses a zero value', () => {
-    expect(refusal(() => readScaleLabel(ean13('210060000000'), layout({})))).toMatchObject({ code: 'etiqueta_invalida', message: expect.stringContaining('preço zero') });
+    expect(refusal(() => readScaleLabel(ean13('210060000000'), layout({})))).toMatchObject({
+      code: 'etiqueta_invalida',
+      message: expect.stringContaining('preço zero'),
+    });
   });
 
   it('looks the product up by the code as printed, then without its leading zeros', () => {

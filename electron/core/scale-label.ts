@@ -61,15 +61,24 @@ export function validateScaleLabelSettings(input: unknown, field = 'scaleLabels'
   if (typeof input !== 'object' || input === null) throw bad(field, 'Configuração das etiquetas de balança ausente');
   const s = input as Record<string, unknown>;
   if (typeof s.enabled !== 'boolean') throw bad(`${field}.enabled`, 'Leitura de etiquetas de balança: ativada ou desativada (true ou false)');
-  if (s.codeLength !== 4 && s.codeLength !== 5 && s.codeLength !== 6) throw bad(`${field}.codeLength`, 'Tamanho do código do produto na etiqueta: 4, 5 ou 6 dígitos');
+  if (s.codeLength !== 4 && s.codeLength !== 5 && s.codeLength !== 6)
+    throw bad(`${field}.codeLength`, 'Tamanho do código do produto na etiqueta: 4, 5 ou 6 dígitos');
   if (s.valueLength !== 5 && s.valueLength !== 6) throw bad(`${field}.valueLength`, 'Tamanho do valor na etiqueta: 5 ou 6 dígitos');
   if (s.codeLength + s.valueLength > 11) {
-    throw bad(`${field}.valueLength`, 'Código e valor da etiqueta somam no máximo 11 dígitos (entre o 2 inicial e o dígito verificador): com código de 6 dígitos, o valor tem 5');
+    throw bad(
+      `${field}.valueLength`,
+      'Código e valor da etiqueta somam no máximo 11 dígitos (entre o 2 inicial e o dígito verificador): com código de 6 dígitos, o valor tem 5',
+    );
   }
   if (s.content !== 'price' && s.content !== 'weight') throw bad(`${field}.content`, 'A etiqueta traz o preço total (price) ou o peso (weight)');
   const maxDecimals = s.content === 'price' ? 2 : 4;
   if (typeof s.decimals !== 'number' || !Number.isInteger(s.decimals) || s.decimals < 0 || s.decimals > maxDecimals) {
-    throw bad(`${field}.decimals`, s.content === 'price' ? 'Casas decimais do preço na etiqueta: de 0 a 2 (2 para centavos)' : 'Casas decimais do peso na etiqueta: de 0 a 4 (3 para gramas)');
+    throw bad(
+      `${field}.decimals`,
+      s.content === 'price'
+        ? 'Casas decimais do preço na etiqueta: de 0 a 2 (2 para centavos)'
+        : 'Casas decimais do peso na etiqueta: de 0 a 4 (3 para gramas)',
+    );
   }
   return { enabled: s.enabled, codeLength: s.codeLength, valueLength: s.valueLength, content: s.content, decimals: s.decimals };
 }
@@ -107,7 +116,9 @@ export function readScaleLabel(barcode: string, settings: ScaleLabelSettings): S
   }
   const value = BigInt(barcode.slice(valueStart, 12));
   if (value === 0n) {
-    throw new TerminalError('etiqueta_invalida', `Etiqueta de balança ${barcode} com ${settings.content === 'price' ? 'preço' : 'peso'} zero`, { field: 'code' });
+    throw new TerminalError('etiqueta_invalida', `Etiqueta de balança ${barcode} com ${settings.content === 'price' ? 'preço' : 'peso'} zero`, {
+      field: 'code',
+    });
   }
   return settings.content === 'price'
     ? { barcode, productCode, content: 'price', totalCents: value * 10n ** BigInt(2 - settings.decimals) }
@@ -139,7 +150,9 @@ export function quantityForTotal(totalCents: bigint, unitPriceCents: bigint): bi
   const ideal2 = (2n * totalCents * 10000n) / unitPriceCents;
   const distance = (q: bigint): bigint => (2n * q > ideal2 ? 2n * q - ideal2 : ideal2 - 2n * q);
   const nearest = (candidates: bigint[]): bigint | undefined =>
-    candidates.filter((q) => q >= lo && q <= hi).reduce<bigint | undefined>((best, q) => (best === undefined || distance(q) < distance(best) ? q : best), undefined);
+    candidates
+      .filter((q) => q >= lo && q <= hi)
+      .reduce<bigint | undefined>((best, q) => (best === undefined || distance(q) < distance(best) ? q : best), undefined);
   const idealQ = ideal2 / 2n;
   const gramBelow = (idealQ / 10n) * 10n;
   const grams = nearest([gramBelow - 10n, gramBelow, gramBelow + 10n, gramBelow + 20n, ceilDiv(lo, 10n) * 10n, (hi / 10n) * 10n]);

@@ -70,7 +70,8 @@ export class SeriesRegistry {
    */
   async claimBeforeSaving(target: Target): Promise<void> {
     if (target.token === '') return; // nothing can be sent without a token; claimed once it is set
-    const sameService = target.serviceUrl === this.settings.serviceUrl && target.token === this.settings.token && target.serviceFingerprint === this.settings.serviceFingerprint;
+    const sameService =
+      target.serviceUrl === this.settings.serviceUrl && target.token === this.settings.token && target.serviceFingerprint === this.settings.serviceFingerprint;
     const client = sameService
       ? this.client
       : new IssuanceClient({ baseUrl: target.serviceUrl, token: target.token, fingerprint256: target.serviceFingerprint, timeoutMs: CLAIM_TIMEOUT_MS });
@@ -84,9 +85,12 @@ export class SeriesRegistry {
       const sameSeries = seriesOf(target).join(',') === seriesOf(this.current()).join(',');
       if (err instanceof ServiceNetworkError && sameSeries) return;
       if (err instanceof ServiceNetworkError) {
-        throw new TerminalError('servico_indisponivel', `Não foi possível confirmar a série com o serviço de emissão (${err.message}); nada foi alterado`, { field: 'series' });
+        throw new TerminalError('servico_indisponivel', `Não foi possível confirmar a série com o serviço de emissão (${err.message}); nada foi alterado`, {
+          field: 'series',
+        });
       }
-      if (err instanceof ServiceHttpError) throw new TerminalError('erro_servico', `O serviço de emissão recusou o registro deste caixa (HTTP ${err.status})`, { field: 'series' });
+      if (err instanceof ServiceHttpError)
+        throw new TerminalError('erro_servico', `O serviço de emissão recusou o registro deste caixa (HTTP ${err.status})`, { field: 'series' });
       throw err;
     } finally {
       if (!sameService) await client.close();
@@ -139,7 +143,12 @@ export class SeriesRegistry {
   private confirmed(): boolean {
     const claim = this.settings.seriesClaim;
     const target = this.current();
-    return claim !== null && claim.terminalId === target.terminal.id && claim.serviceUrl === target.serviceUrl && claim.series.join(',') === seriesOf(target).join(',');
+    return (
+      claim !== null &&
+      claim.terminalId === target.terminal.id &&
+      claim.serviceUrl === target.serviceUrl &&
+      claim.series.join(',') === seriesOf(target).join(',')
+    );
   }
 
   /**

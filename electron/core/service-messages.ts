@@ -41,7 +41,8 @@ export const SERVICE_ERROR_WORDS = {
   chave_idempotencia_reutilizada: `o serviço já recebeu outro documento com a mesma referência deste terminal (um defeito do terminal: ${SUPPORT})`,
   prazo_expirado: 'o prazo terminou',
   estado_invalido: 'o documento não está, no serviço, na situação que esta operação pede',
-  csc_nao_configurado: 'a empresa não tem o CSC (código de segurança do QR Code) cadastrado no serviço de emissão: peça ao responsável pelo serviço que o cadastre',
+  csc_nao_configurado:
+    'a empresa não tem o CSC (código de segurança do QR Code) cadastrado no serviço de emissão: peça ao responsável pelo serviço que o cadastre',
   validacao: 'a SEFAZ não aceitaria os dados do documento',
   erro_interno: 'o serviço de emissão teve uma falha interna; o terminal tenta de novo sozinho',
   autoridade_indisponivel: 'a SEFAZ não está respondendo; o terminal tenta de novo sozinho (e, com o certificado configurado, emite em contingência)',
@@ -55,7 +56,8 @@ const isKnown = (code: string): code is KnownServiceError => Object.hasOwn(SERVI
 /** The words for a deadline that passed, by operation. */
 function deadlineWords(operation: ServiceOperation): string {
   if (operation === 'cancelar') return 'o prazo de cancelamento (30 minutos após a autorização) terminou: para desfazer a venda, faça a devolução';
-  if (operation === 'substituir') return 'o prazo do cancelamento por substituição (168 horas após a autorização) terminou: para desfazer a venda, faça a devolução';
+  if (operation === 'substituir')
+    return 'o prazo do cancelamento por substituição (168 horas após a autorização) terminou: para desfazer a venda, faça a devolução';
   return 'o prazo para esta operação terminou';
 }
 
@@ -81,7 +83,12 @@ export function fieldForPeople(path: string): string {
 export function refusalForPeople(operation: ServiceOperation, f: HttpFailure): string {
   // The authority's own words (cStat and xMotivo) are meant for people; the service's are not.
   if (f.rejeicao) return `A SEFAZ recusou ${OBJECT[operation]} (${f.rejeicao.cStat}): ${f.rejeicao.xMotivo.replace(/\.$/, '')}.`;
-  const words = f.code === 'prazo_expirado' ? deadlineWords(operation) : isKnown(f.code) ? SERVICE_ERROR_WORDS[f.code] : `o serviço respondeu com um erro que o terminal não conhece (HTTP ${f.status}, ${f.code}): ${SUPPORT}`;
+  const words =
+    f.code === 'prazo_expirado'
+      ? deadlineWords(operation)
+      : isKnown(f.code)
+        ? SERVICE_ERROR_WORDS[f.code]
+        : `o serviço respondeu com um erro que o terminal não conhece (HTTP ${f.status}, ${f.code}): ${SUPPORT}`;
   const details = f.code === 'validacao' && f.details.length ? ` (${f.details.map((d) => `${fieldForPeople(d.field)}: ${d.message}`).join('; ')})` : '';
   return `O serviço de emissão recusou ${OBJECT[operation]}: ${words}${details}.`;
 }

@@ -22,7 +22,12 @@ let now = Date.parse('2026-11-22T15:00:00.000Z');
 const clock = () => now;
 const demo = profileOfEmitter(demoEmitter());
 // Generated once: RSA key generation is the slow part.
-const cert = generateTestCertificate({ cnpj: demo.cnpj, xNome: demo.xNome, notBefore: new Date('2026-01-01T00:00:00Z'), notAfter: new Date('2027-01-01T00:00:00Z') });
+const cert = generateTestCertificate({
+  cnpj: demo.cnpj,
+  xNome: demo.xNome,
+  notBefore: new Date('2026-01-01T00:00:00Z'),
+  notAfter: new Date('2027-01-01T00:00:00Z'),
+});
 
 beforeEach(() => {
   now = Date.parse('2026-11-22T15:00:00.000Z');
@@ -51,7 +56,15 @@ function refusal(run: () => unknown): { code: string; field?: string; message: s
 describe('Settings', () => {
   it('options seed a new data directory; afterwards the stored settings win', () => {
     const first = open({ serviceUrl: 'https://10.0.0.5:8765/', token: 'tok-1', series: 3 });
-    expect(first.view()).toMatchObject({ serviceUrl: 'https://10.0.0.5:8765', tokenSet: true, series: 3, company: null, certificate: null, serviceFingerprint: null, cash: { pinAboveCents: 0 } });
+    expect(first.view()).toMatchObject({
+      serviceUrl: 'https://10.0.0.5:8765',
+      tokenSet: true,
+      series: 3,
+      company: null,
+      certificate: null,
+      serviceFingerprint: null,
+      cash: { pinAboveCents: 0 },
+    });
     // The checkout's own id, made once and kept: the service knows its series by it.
     expect(first.terminal).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), name: expect.any(String) });
     expect(first.printer).toEqual({ kind: 'virtual', address: null, profile: 'epson-tm-t20', paperWidth: 80 });
@@ -123,7 +136,12 @@ describe('Settings', () => {
     update(s, { serviceUrl: 'https://192.168.0.10:8765', serviceFingerprint: `SHA256 Fingerprint=${hex}` });
     expect(s.serviceFingerprint).toBe(hex.toUpperCase().match(/../g)!.join(':'));
     update(s, { serviceFingerprint: null, serviceUrl: 'http://localhost:8765', terminalName: ' Caixa  2 ', cash: { pinAboveCents: 5000 } });
-    expect(s.view()).toMatchObject({ serviceFingerprint: null, serviceUrl: 'http://localhost:8765', terminal: { name: 'Caixa 2' }, cash: { pinAboveCents: 5000 } });
+    expect(s.view()).toMatchObject({
+      serviceFingerprint: null,
+      serviceUrl: 'http://localhost:8765',
+      terminal: { name: 'Caixa 2' },
+      cash: { pinAboveCents: 5000 },
+    });
   });
 
   it('contingency settings: defaults, then a partial patch keeps the rest', () => {
@@ -152,7 +170,11 @@ describe('certificate and contingency credentials', () => {
     const pfxBase64 = cert.pfx.toString('base64');
     expect(refusal(() => s.checkCertificate(pfxBase64, cert.password))).toMatchObject({ code: 'configuracao_invalida', field: 'company' });
     update(s, { company: { ...demo, cscToken: DEMO_CSC.token } });
-    expect(refusal(() => s.checkCertificate(pfxBase64, 'errada'))).toEqual({ code: 'certificado_invalido', field: 'password', message: 'Senha do certificado incorreta' });
+    expect(refusal(() => s.checkCertificate(pfxBase64, 'errada'))).toEqual({
+      code: 'certificado_invalido',
+      field: 'password',
+      message: 'Senha do certificado incorreta',
+    });
     expect(refusal(() => s.checkCertificate('não é base64!', cert.password))).toMatchObject({ field: 'pfxBase64' });
     expect(refusal(() => s.checkCertificate(Buffer.from('lixo').toString('base64'), 'x'))).toMatchObject({ code: 'certificado_invalido', field: 'pfxBase64' });
     expect(s.certificate()).toBeNull();

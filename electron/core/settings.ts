@@ -103,7 +103,8 @@ export function validateServiceUrl(value: unknown, field = 'serviceUrl'): string
 export function validateFingerprint(value: unknown, field = 'serviceFingerprint'): string | null {
   if (value === null || value === '') return null;
   const normalized = typeof value === 'string' ? normalizeFingerprint(value) : undefined;
-  if (!normalized) throw bad(field, 'Impressão digital do certificado: SHA-256 com 64 dígitos hexadecimais (ex.: 1E:AF:16:…), como o serviço mostra ao iniciar');
+  if (!normalized)
+    throw bad(field, 'Impressão digital do certificado: SHA-256 com 64 dígitos hexadecimais (ex.: 1E:AF:16:…), como o serviço mostra ao iniciar');
   return normalized;
 }
 
@@ -142,12 +143,14 @@ export function validateContingency(patch: unknown, current: ContingencySettings
   const p = patch as Partial<Record<keyof ContingencySettings, unknown>>;
   return {
     failureThreshold:
-      p.failureThreshold === undefined ? current.failureThreshold : intIn(p.failureThreshold, 'contingency.failureThreshold', 1, 100, 'Falhas seguidas para entrar em contingência'),
-    maxReceipts: p.maxReceipts === undefined ? current.maxReceipts : intIn(p.maxReceipts, 'contingency.maxReceipts', 1, 100_000, 'Máximo de NFC-e em contingência'),
+      p.failureThreshold === undefined
+        ? current.failureThreshold
+        : intIn(p.failureThreshold, 'contingency.failureThreshold', 1, 100, 'Falhas seguidas para entrar em contingência'),
+    maxReceipts:
+      p.maxReceipts === undefined ? current.maxReceipts : intIn(p.maxReceipts, 'contingency.maxReceipts', 1, 100_000, 'Máximo de NFC-e em contingência'),
     // The authority gives 24 hours from emission to transmit a contingency receipt.
     maxHours: p.maxHours === undefined ? current.maxHours : intIn(p.maxHours, 'contingency.maxHours', 1, 24, 'Máximo de horas em contingência'),
-    series:
-      p.series === undefined ? current.series : p.series === null ? null : intIn(p.series, 'contingency.series', 0, 999, 'Série da contingência'),
+    series: p.series === undefined ? current.series : p.series === null ? null : intIn(p.series, 'contingency.series', 0, 999, 'Série da contingência'),
   };
 }
 
@@ -514,7 +517,10 @@ export class Settings {
         const notAfter = new Date(facts.notAfter);
         this.loaded = {
           fingerprint: facts.fingerprint256,
-          certificate: loadPfx(pfx, password.toString('utf8'), { expectedCnpj: company.cnpj, now: new Date(Math.min(this.clock(), notAfter.getTime() - 1000)) }),
+          certificate: loadPfx(pfx, password.toString('utf8'), {
+            expectedCnpj: company.cnpj,
+            now: new Date(Math.min(this.clock(), notAfter.getTime() - 1000)),
+          }),
         };
       } catch (err) {
         return { reason: `Certificado guardado inválido: ${(err as Error).message}` };

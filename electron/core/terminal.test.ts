@@ -51,7 +51,15 @@ afterEach(async () => {
 
 /** The terminal on `dir`, its till open (no sale finishes without one: cash-session.test.ts). */
 async function open(over: Partial<Parameters<typeof createTerminal>[0]> = {}): Promise<Terminal> {
-  const t = await createTerminal({ dataDir: dir, serviceUrl: deadUrl, token: 'blc_teste', series: 7, retry: { baseMs: 20, capMs: 100 }, healthIntervalMs: 50, ...over });
+  const t = await createTerminal({
+    dataDir: dir,
+    serviceUrl: deadUrl,
+    token: 'blc_teste',
+    series: 7,
+    retry: { baseMs: 20, capMs: 100 },
+    healthIntervalMs: 50,
+    ...over,
+  });
   if (!(await t.cashSession())) await t.openCashSession({ floatCents: 0, operator: 'Caixa de teste' });
   return t;
 }
@@ -116,7 +124,7 @@ describe('the screen API with the service down', () => {
     expect((await terminal.finishSale(kept.id)).receipt.nNF).toBe(2);
   });
 
-  it('refuses what the receipt\'s state does not allow, with the screen\'s codes', async () => {
+  it("refuses what the receipt's state does not allow, with the screen's codes", async () => {
     terminal = await open({ startWorker: false });
     terminal.seedDemoCatalog();
     const manager = await terminal.createManager({ name: 'Gerente', pin: '9876' });
@@ -125,14 +133,22 @@ describe('the screen API with the service down', () => {
     await terminal.addItem(sale.id, { code: '1001' });
     await terminal.addPayment(sale.id, { tPag: '01', amountCents: 1890 });
     const { receipt } = await terminal.finishSale(sale.id);
-    await expect(terminal.cancelReceipt(receipt.id, { managerId: manager.id, pin: '9876', justification: 'Cliente desistiu da compra' })).rejects.toMatchObject({
+    await expect(terminal.cancelReceipt(receipt.id, { managerId: manager.id, pin: '9876', justification: 'Cliente desistiu da compra' })).rejects.toMatchObject(
+      {
+        code: 'estado_invalido',
+      },
+    );
+    await expect(terminal.correctAndResubmit(receipt.id, {}, { managerId: manager.id, pin: '9876', reason: 'teste' })).rejects.toMatchObject({
       code: 'estado_invalido',
     });
-    await expect(terminal.correctAndResubmit(receipt.id, {}, { managerId: manager.id, pin: '9876', reason: 'teste' })).rejects.toMatchObject({ code: 'estado_invalido' });
-    await expect(terminal.voidReceipt(receipt.id, { managerId: manager.id, pin: '9876', justification: 'Venda abandonada pelo cliente' })).rejects.toMatchObject({
+    await expect(
+      terminal.voidReceipt(receipt.id, { managerId: manager.id, pin: '9876', justification: 'Venda abandonada pelo cliente' }),
+    ).rejects.toMatchObject({
       code: 'estado_invalido',
     });
-    await expect(terminal.reprint(receipt.id, { managerId: manager.id, pin: '9876', reason: 'papel enroscou' })).rejects.toMatchObject({ code: 'estado_invalido' });
+    await expect(terminal.reprint(receipt.id, { managerId: manager.id, pin: '9876', reason: 'papel enroscou' })).rejects.toMatchObject({
+      code: 'estado_invalido',
+    });
     await expect(terminal.printReceipt(receipt.id)).rejects.toMatchObject({ code: 'estado_invalido' });
     await expect(terminal.addItem(sale.id, { code: '1001' })).rejects.toMatchObject({ code: 'estado_invalido', message: 'Esta venda já foi finalizada' });
     await expect(terminal.getReceipt('nao-existe')).rejects.toMatchObject({ code: 'nao_encontrado' });
@@ -156,7 +172,11 @@ describe('scale labels at the counter', () => {
   it('the manager sets the layout; price and weight labels enter the product, the weighed quantity and the exact total, and the receipt builds', async () => {
     terminal = await open({ startWorker: false });
     terminal.seedDemoCatalog();
-    saveProduct(terminal.store, { code: '2345', gtin: 'SEM GTIN', description: 'Queijo prato', ncm: '04069020', cfop: '5102', unit: 'KG', price: '59.90', taxGroup: 'SN102' }, new Date().toISOString());
+    saveProduct(
+      terminal.store,
+      { code: '2345', gtin: 'SEM GTIN', description: 'Queijo prato', ncm: '04069020', cfop: '5102', unit: 'KG', price: '59.90', taxGroup: 'SN102' },
+      new Date().toISOString(),
+    );
     const manager = await terminal.createManager({ name: 'Gerente', pin: '9876' });
     const auth = { managerId: manager.id, pin: '9876' };
     const priceLabel = ean13('2' + '2345' + '0' + '002102'); // Toledo 2CCCC0TTTTTT: R$ 21,02 of cheese
@@ -186,7 +206,9 @@ describe('scale labels at the counter', () => {
       message: expect.stringContaining('Produto 9999 da etiqueta de balança'),
     });
 
-    await expect(terminal.updateSettings({ scaleLabels: { enabled: true, codeLength: 6, valueLength: 6, content: 'weight', decimals: 3 } }, auth)).rejects.toMatchObject({
+    await expect(
+      terminal.updateSettings({ scaleLabels: { enabled: true, codeLength: 6, valueLength: 6, content: 'weight', decimals: 3 } }, auth),
+    ).rejects.toMatchObject({
       code: 'configuracao_invalida',
       field: 'scaleLabels.valueLength',
     });

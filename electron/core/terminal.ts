@@ -715,7 +715,10 @@ export class Terminal implements TerminalApi {
 
   /** The accountant's ZIP of the period, saved in exportsDir (accountant-export.ts). */
   async exportDocuments(input: DocumentExportInput): Promise<DocumentExport> {
-    return exportDocuments({ store: this.store, clock: this.clock, client: this.client, exportsDir: this.exportsDir, cnpj: () => this.settings.company()?.cnpj }, input);
+    return exportDocuments(
+      { store: this.store, clock: this.clock, client: this.client, exportsDir: this.exportsDir, cnpj: () => this.settings.company()?.cnpj },
+      input,
+    );
   }
 
   // -------------------------------------------------------------------------------------------

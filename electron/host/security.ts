@@ -33,8 +33,7 @@ export function hostNames(host: string, port: number): string[] {
   return names;
 }
 
-export const allowedHost = (header: string | undefined, names: readonly string[]): boolean =>
-  header !== undefined && names.includes(header.toLowerCase());
+export const allowedHost = (header: string | undefined, names: readonly string[]): boolean => header !== undefined && names.includes(header.toLowerCase());
 
 /** Origins of the host's own pages: the only ones allowed to open the events socket. */
 export const ownOrigins = (names: readonly string[]): string[] => names.map((n) => `http://${n}`);

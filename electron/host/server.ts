@@ -74,7 +74,12 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Bro
   const log = options.logger ?? pino({ name: 'balcao-host', level: 'warn' }, pino.destination(2));
 
   // No request logging: the events URL carries the secret in its query string.
-  const app = Fastify({ loggerInstance: log, logController: new LogController({ disableRequestLogging: true }), bodyLimit: BODY_LIMIT_BYTES, requestIdHeader: false });
+  const app = Fastify({
+    loggerInstance: log,
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: BODY_LIMIT_BYTES,
+    requestIdHeader: false,
+  });
   // Known once listening (the port may be chosen by the OS); every hook below reads these.
   let names: string[] = [];
   let origins: string[] = [];
@@ -109,7 +114,8 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Bro
       req.log.error({ err, route: req.routeOptions.url }, 'erro interno no host do terminal');
       return reply.code(500).send(errorBody({ ...INTERNAL_ERROR }));
     }
-    const message = status === 413 ? 'Requisição grande demais' : status === 415 ? 'O corpo deve ser JSON (Content-Type: application/json)' : 'Requisição inválida';
+    const message =
+      status === 413 ? 'Requisição grande demais' : status === 415 ? 'O corpo deve ser JSON (Content-Type: application/json)' : 'Requisição inválida';
     return reply.code(status).send(errorBody({ code: 'estado_invalido', message, field: 'body' }));
   });
 
@@ -137,7 +143,8 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Bro
     const dir = options.downloadsDir;
     const name = req.params.name;
     const file = dir && isDownloadName(name) ? join(dir, name) : undefined;
-    if (!file || !existsSync(file) || !statSync(file).isFile()) return reply.code(404).send(errorBody({ code: 'nao_encontrado', message: 'Arquivo não encontrado' }));
+    if (!file || !existsSync(file) || !statSync(file).isFile())
+      return reply.code(404).send(errorBody({ code: 'nao_encontrado', message: 'Arquivo não encontrado' }));
     return reply
       .type('application/zip')
       .header('content-disposition', `attachment; filename="${name}"`)
@@ -153,7 +160,8 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Bro
       websocket: true,
       // Runs before the upgrade: a refusal here is a plain HTTP answer and no socket is opened.
       onRequest: async (req, reply) => {
-        if (req.headers.origin === undefined || foreignOrigin(req)) return reply.code(403).send(errorBody({ code: 'estado_invalido', message: 'Origem não autorizada' }));
+        if (req.headers.origin === undefined || foreignOrigin(req))
+          return reply.code(403).send(errorBody({ code: 'estado_invalido', message: 'Origem não autorizada' }));
         if (!sameSecret(req.query[SECRET_PARAM], secret)) {
           return reply.code(401).send(errorBody({ code: 'estado_invalido', message: 'Chave de acesso do terminal ausente ou inválida' }));
         }

@@ -110,7 +110,11 @@ const byUf = new Map<UF, { list: readonly Municipality[]; byCode: ReadonlyMap<st
 function stateTable(uf: UF) {
   let table = byUf.get(uf);
   if (!table) {
-    const list = Object.freeze(municipalities().getMunicipalities(uf).map((m) => Object.freeze({ code: m.code, name: m.name, uf })));
+    const list = Object.freeze(
+      municipalities()
+        .getMunicipalities(uf)
+        .map((m) => Object.freeze({ code: m.code, name: m.name, uf })),
+    );
     table = { list, byCode: new Map(list.map((m) => [m.code, m])) };
     byUf.set(uf, table);
   }

@@ -143,9 +143,7 @@ describe('GTIN', () => {
   });
 
   it('matches the GS1 rule for every length and flags every wrong final digit', () => {
-    const body = fc
-      .constantFrom(7, 11, 12, 13)
-      .chain((n) => fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: n, maxLength: n }));
+    const body = fc.constantFrom(7, 11, 12, 13).chain((n) => fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: n, maxLength: n }));
     fc.assert(
       fc.property(body, fc.integer({ min: 1, max: 9 }), (b, delta) => {
         const d = gtinDigit(b);

@@ -35,10 +35,7 @@ export function assertCnpj(value: unknown, field: string): string {
     throw new FieldError(field, 'CNPJ alfanumérico deve usar letras maiúsculas');
   }
   if (!/^[0-9A-Z]+$/.test(value)) {
-    throw new FieldError(
-      field,
-      'CNPJ deve conter somente dígitos (ou letras maiúsculas, no CNPJ alfanumérico), sem pontuação ou espaços',
-    );
+    throw new FieldError(field, 'CNPJ deve conter somente dígitos (ou letras maiúsculas, no CNPJ alfanumérico), sem pontuação ou espaços');
   }
   if (value.length !== 14) throw new FieldError(field, `CNPJ deve ter 14 caracteres (recebidos ${value.length})`);
   if (!CNPJ_FORMAT.test(value)) throw new FieldError(field, 'CNPJ inválido: os dois dígitos verificadores devem ser numéricos');

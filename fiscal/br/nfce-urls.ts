@@ -16,19 +16,13 @@ const pair = (producao: string, homologacao: string): NfceUrlPair => ({ producao
 export const NFCE_QR_URLS: Readonly<Record<UF, NfceUrlPair>> = Object.freeze({
   AC: pair('http://www.sefaznet.ac.gov.br/nfce/qrcode', 'http://www.hml.sefaznet.ac.gov.br/nfce/qrcode'),
   AL: same('http://nfce.sefaz.al.gov.br/QRCode/consultarNFCe.jsp'),
-  AM: pair(
-    'https://sistemas.sefaz.am.gov.br/nfceweb/consultarNFCe.jsp',
-    'https://sistemas.sefaz.am.gov.br/nfceweb-hom/consultarNFCe.jsp',
-  ),
+  AM: pair('https://sistemas.sefaz.am.gov.br/nfceweb/consultarNFCe.jsp', 'https://sistemas.sefaz.am.gov.br/nfceweb-hom/consultarNFCe.jsp'),
   AP: pair('https://www.sefaz.ap.gov.br/nfce/nfcep.php', 'https://www.sefaz.ap.gov.br/nfcehml/nfce.php'),
   BA: pair('http://nfe.sefaz.ba.gov.br/servicos/nfce/qrcode.aspx', 'http://hnfe.sefaz.ba.gov.br/servicos/nfce/qrcode.aspx'),
   CE: pair('http://nfce.sefaz.ce.gov.br/pages/ShowNFCe.html', 'http://nfceh.sefaz.ce.gov.br/pages/ShowNFCe.html'),
   DF: pair('http://www.fazenda.df.gov.br/nfce/qrcode', 'http://dec.fazenda.df.gov.br/ConsultarNFCe.aspx'),
   ES: pair('http://app.sefaz.es.gov.br/ConsultaNFCe/qrcode.aspx', 'http://homologacao.sefaz.es.gov.br/ConsultaNFCe/qrcode.aspx'),
-  GO: pair(
-    'https://nfeweb.sefaz.go.gov.br/nfeweb/sites/nfce/danfeNFCe',
-    'https://nfewebhomolog.sefaz.go.gov.br/nfeweb/sites/nfce/danfeNFCe',
-  ),
+  GO: pair('https://nfeweb.sefaz.go.gov.br/nfeweb/sites/nfce/danfeNFCe', 'https://nfewebhomolog.sefaz.go.gov.br/nfeweb/sites/nfce/danfeNFCe'),
   MA: pair('http://www.nfce.sefaz.ma.gov.br/portal/consultarNFCe.jsp', 'http://www.hom.nfce.sefaz.ma.gov.br/portal/consultarNFCe.jsp'),
   MG: same('https://portalsped.fazenda.mg.gov.br/portalnfce/sistema/qrcode.xhtml'),
   MS: same('http://www.dfe.ms.gov.br/nfce/qrcode'),

@@ -47,7 +47,13 @@ function issue(edit: (r: NfceRequest) => void = () => {}, tpEmis: 1 | 9 = 1): Is
 const authorized = (nfe: IssuedNfce): string =>
   wrapNfeProc(
     nfe.xml,
-    nfeProtocolFor(nfe.xml, { cStat: 100, xMotivo: 'Autorizado o uso da NF-e', verAplic: 'SP', dhRecbto: '2026-03-10T14:03:07-03:00', nProt: '135260000012345' }),
+    nfeProtocolFor(nfe.xml, {
+      cStat: 100,
+      xMotivo: 'Autorizado o uso da NF-e',
+      verAplic: 'SP',
+      dhRecbto: '2026-03-10T14:03:07-03:00',
+      nProt: '135260000012345',
+    }),
   );
 
 const PROFILES = Object.keys(PRINTER_PROFILES) as PrinterProfileId[];
@@ -138,7 +144,9 @@ describe('encodeEscPos: every profile and paper width', () => {
 
   it('wraps the long description and keeps its words in order', () => {
     const t = decodeEscPos(encodeEscPos(cash, { profile: 'epson-tm-t20', paperWidth: 58 }));
-    expect(text(t).replace(/\s+/g, ' ')).toContain('003 1003 Arroz branco tipo 1 5kg pacote econômico com descrição bem comprida pacote econômico com descrição bem comprida');
+    expect(text(t).replace(/\s+/g, ' ')).toContain(
+      '003 1003 Arroz branco tipo 1 5kg pacote econômico com descrição bem comprida pacote econômico com descrição bem comprida',
+    );
   });
 });
 
@@ -269,7 +277,11 @@ describe('encodeEscPos: QR Code', () => {
 
   it('the version bounds hold the QR library’s own choice for URL-like payloads', () => {
     const payload = fc
-      .tuple(fc.constantFrom('https://www.nfce.fazenda.sp.gov.br/qrcode?p=', 'http://hnfe.sefaz.ba.gov.br/servicos/nfce/qrcode.aspx?p='), fc.stringMatching(/^[0-9]{44}$/), fc.stringMatching(/^[|0-9A-Za-z+/=.]{3,400}$/))
+      .tuple(
+        fc.constantFrom('https://www.nfce.fazenda.sp.gov.br/qrcode?p=', 'http://hnfe.sefaz.ba.gov.br/servicos/nfce/qrcode.aspx?p='),
+        fc.stringMatching(/^[0-9]{44}$/),
+        fc.stringMatching(/^[|0-9A-Za-z+/=.]{3,400}$/),
+      )
       .map(([url, key, rest]) => `${url}${key}|${rest}`);
     fc.assert(
       fc.property(payload, (p) => {

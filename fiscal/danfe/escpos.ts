@@ -130,8 +130,8 @@ export function printerProfile(profile: PrinterProfileId | PrinterProfile): Prin
 
 /** ASCII look-alikes for what a code page lacks (and for the transliterate strategy). */
 const SPECIAL: Readonly<Record<string, string>> = {
-  'º': 'o',
-  'ª': 'a',
+  º: 'o',
+  ª: 'a',
   '°': 'o',
   '–': '-',
   '—': '-',
@@ -143,11 +143,11 @@ const SPECIAL: Readonly<Record<string, string>> = {
   '·': '.',
   '…': '...',
   '€': 'EUR',
-  'ß': 'ss',
-  'Æ': 'AE',
-  'æ': 'ae',
-  'Ø': 'O',
-  'ø': 'o',
+  ß: 'ss',
+  Æ: 'AE',
+  æ: 'ae',
+  Ø: 'O',
+  ø: 'o',
   '×': 'x',
 };
 
@@ -231,9 +231,7 @@ export const spelledFor =
 // =============================================================================================
 // Fixed-pitch layout, shared with the screen preview
 
-export type PrintRow =
-  | { kind: 'text'; text: string; bold?: boolean; large?: boolean }
-  | { kind: 'qrcode'; payload: string };
+export type PrintRow = { kind: 'text'; text: string; bold?: boolean; large?: boolean } | { kind: 'qrcode'; payload: string };
 
 /** Divisions that continue the previous block without a separating rule. */
 const NO_RULE_BEFORE: ReadonlySet<DanfeDivisionId> = new Set(['identificacaoDanfe', 'pagamentos', 'contribuinte', 'chave']);
@@ -294,7 +292,10 @@ export function pairLines(label: string, value: string, columns: number, indent:
   const lv = len(value);
   if (indent + len(label) + 1 + lv <= columns) return [pad + label + spaces(columns - indent - len(label) - lv) + value];
   if (lv + 2 > columns - indent) {
-    return [...wrapText(label, columns - indent, undefined, len).map((l) => pad + l), ...wrapText(value, columns, undefined, len).map((l) => spaces(columns - len(l)) + l)];
+    return [
+      ...wrapText(label, columns - indent, undefined, len).map((l) => pad + l),
+      ...wrapText(value, columns, undefined, len).map((l) => spaces(columns - len(l)) + l),
+    ];
   }
   const lines = wrapText(label, columns - indent - lv - 1, undefined, len).map((l) => pad + l);
   const last = lines.pop() ?? '';
@@ -362,7 +363,10 @@ export function layoutDanfe(model: DanfeModel, columns: number, copy?: DanfeCopy
       case 'item':
         return push(itemLines(item(line.item), columns, len));
       case 'key':
-        return push(keyLines(line.groups, columns).map((l) => center(l)), true);
+        return push(
+          keyLines(line.groups, columns).map((l) => center(l)),
+          true,
+        );
       case 'qrcode':
         rows.push({ kind: 'qrcode', payload: line.payload });
         return;
@@ -384,8 +388,8 @@ export function layoutDanfe(model: DanfeModel, columns: number, copy?: DanfeCopy
 
 /** Data codewords per version at error correction level M (ISO/IEC 18004 table 7). */
 const DATA_CODEWORDS_M = [
-  16, 28, 44, 64, 86, 108, 124, 154, 182, 216, 254, 290, 334, 365, 415, 453, 507, 563, 627, 669, 714, 782, 860, 914, 1000, 1062, 1128, 1193, 1267,
-  1373, 1455, 1541, 1631, 1725, 1812, 1914, 1992, 2102, 2216, 2334,
+  16, 28, 44, 64, 86, 108, 124, 154, 182, 216, 254, 290, 334, 365, 415, 453, 507, 563, 627, 669, 714, 782, 860, 914, 1000, 1062, 1128, 1193, 1267, 1373, 1455,
+  1541, 1631, 1725, 1812, 1914, 1992, 2102, 2216, 2334,
 ];
 
 export const QR_ERROR_LEVEL = 'M';
@@ -539,7 +543,8 @@ export function encodeEscPos(model: DanfeModel, options: EscPosOptions): Uint8Ar
       if (row.bold) enc.bold(false);
     }
     // The drawer opens once per job, and only for cash; before the last cut, which ends the job.
-    if (j === jobs.length - 1 && model.isCash && options.openDrawer !== false && profile.drawer) enc.pulse(profile.drawer.pin, profile.drawer.onMs, profile.drawer.offMs);
+    if (j === jobs.length - 1 && model.isCash && options.openDrawer !== false && profile.drawer)
+      enc.pulse(profile.drawer.pin, profile.drawer.onMs, profile.drawer.offMs);
     enc.cut(profile.cut);
   });
 

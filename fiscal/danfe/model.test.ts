@@ -118,10 +118,7 @@ describe('danfeModel: authorized NFC-e (nfeProc), homologação, cash with chang
   });
 
   it('fiscal message, identification, access-key query and the key in 11 groups of 4', () => {
-    expect(texts(m, 'mensagemFiscal')).toEqual([
-      'EMITIDA EM AMBIENTE DE HOMOLOGAÇÃO - SEM VALOR FISCAL',
-      'NFC-e nº 000000123 Série 001 10/03/2026 14:03:05',
-    ]);
+    expect(texts(m, 'mensagemFiscal')).toEqual(['EMITIDA EM AMBIENTE DE HOMOLOGAÇÃO - SEM VALOR FISCAL', 'NFC-e nº 000000123 Série 001 10/03/2026 14:03:05']);
     expect(texts(m, 'chave')).toEqual([
       'Consulte pela Chave de Acesso em',
       'https://www.homologacao.nfce.fazenda.sp.gov.br/NFCeConsultaPublica',
@@ -194,7 +191,10 @@ describe('danfeModel: contingency (tpEmis 9)', () => {
 describe('danfeModel: variants', () => {
   it('authorized with an alert (cStat 120, NT 2026.002) prints as authorized; the alert is not for the consumer; the layout and the Lei 12.741 line stay', () => {
     // A regime-normal receipt: it carries the IBS/CBS groups, which the DANFE NFC-e does not show.
-    const nfe = issue((r) => r.det.forEach((d) => (d.imposto = { ICMS: { ICMS40: { orig: '0', CST: '40' } } })), { emitter: demoEmitter({ crt: 3 }), tpEmis: 9 });
+    const nfe = issue((r) => r.det.forEach((d) => (d.imposto = { ICMS: { ICMS40: { orig: '0', CST: '40' } } })), {
+      emitter: demoEmitter({ crt: 3 }),
+      tpEmis: 9,
+    });
     expect(nfe.xml).toContain('<IBSCBSTot>');
     const proc = wrapNfeProc(
       nfe.xml,
@@ -270,7 +270,16 @@ describe('danfeModel: variants', () => {
         const p = r.det[1]!.prod;
         p.vDesc = '0.58';
         const bread = r.det[2]!.prod;
-        Object.assign(bread, { xProd: 'Pão francês & cia', uCom: 'KG', uTrib: 'KG', qCom: '0.750', qTrib: '0.750', vUnCom: '14.90', vUnTrib: '14.90', vProd: '11.18' });
+        Object.assign(bread, {
+          xProd: 'Pão francês & cia',
+          uCom: 'KG',
+          uTrib: 'KG',
+          qCom: '0.750',
+          qTrib: '0.750',
+          vUnCom: '14.90',
+          vUnTrib: '14.90',
+          vProd: '11.18',
+        });
         const vProd = 1890n + 958n + 1118n; // cents
         r.total = { vProd: fromCents(vProd), vDesc: '0.58', vNF: fromCents(vProd - 58n) };
         r.pag = [{ tPag: '01', vPag: fromCents(vProd - 58n) }];

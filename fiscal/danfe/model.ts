@@ -258,7 +258,7 @@ function addressLines(textOf: Reader['textOf'], ender: string | undefined): stri
   const mun = textOf(ender, 'xMun');
   const uf = textOf(ender, 'UF');
   const cep = textOf(ender, 'CEP');
-  const city = [mun && uf ? `${mun} - ${uf}` : mun ?? uf, cep ? `CEP ${formatCep(cep)}` : undefined].filter(Boolean).join(', ');
+  const city = [mun && uf ? `${mun} - ${uf}` : (mun ?? uf), cep ? `CEP ${formatCep(cep)}` : undefined].filter(Boolean).join(', ');
   return [street, city].filter((s) => s.length > 0);
 }
 
@@ -500,7 +500,9 @@ function fiscalLines(doc: Identification, pendingAuthorization: boolean, infAdic
   // for the consumer: it is not printed. Other authorities' messages are.
   const xMsg = prot.cStat === '120' ? undefined : textOf(prot.infProt, 'xMsg');
   return [
-    ...(doc.tpAmb === '2' ? [text(DANFE_TEXTS.homologacao, 'center', { bold: true, parts: ['EMITIDA EM AMBIENTE DE HOMOLOGAÇÃO -', 'SEM VALOR FISCAL'] })] : []),
+    ...(doc.tpAmb === '2'
+      ? [text(DANFE_TEXTS.homologacao, 'center', { bold: true, parts: ['EMITIDA EM AMBIENTE DE HOMOLOGAÇÃO -', 'SEM VALOR FISCAL'] })]
+      : []),
     ...(pendingAuthorization ? [text(DANFE_TEXTS.contingencia, 'center', { bold: true }), text(DANFE_TEXTS.pendente, 'center', { bold: true })] : []),
     ...(infAdFisco ? [text(infAdFisco, 'center')] : []),
     ...(xMsg ? [text(xMsg, 'center')] : []),
@@ -532,10 +534,7 @@ function consumerLines(inf: string, { section, textOf }: Reader): DanfeLine[] {
 function qrLines(qrCode: string, authorization: Protocol['authorization']): DanfeLine[] {
   const lines: DanfeLine[] = [text(DANFE_TEXTS.consultaQr, 'center', { bold: true }), { kind: 'qrcode', payload: qrCode }];
   if (authorization) {
-    lines.push(
-      together('center', 'Protocolo de Autorização:', authorization.protocol),
-      together('center', 'Data de Autorização:', authorization.at),
-    );
+    lines.push(together('center', 'Protocolo de Autorização:', authorization.protocol), together('center', 'Data de Autorização:', authorization.at));
   }
   return lines;
 }

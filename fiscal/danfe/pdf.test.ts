@@ -36,7 +36,13 @@ function issue(edit: (r: NfceRequest) => void = () => {}, tpEmis: 1 | 9 = 1, ite
 const authorized = (nfe: IssuedNfce): string =>
   wrapNfeProc(
     nfe.xml,
-    nfeProtocolFor(nfe.xml, { cStat: 100, xMotivo: 'Autorizado o uso da NF-e', verAplic: 'SP', dhRecbto: '2026-03-10T14:03:07-03:00', nProt: '135260000012345' }),
+    nfeProtocolFor(nfe.xml, {
+      cStat: 100,
+      xMotivo: 'Autorizado o uso da NF-e',
+      verAplic: 'SP',
+      dhRecbto: '2026-03-10T14:03:07-03:00',
+      nProt: '135260000012345',
+    }),
   );
 
 const open = (pdf: Buffer): PDFParse => {

@@ -77,7 +77,13 @@ function layout(doc: PDFKit.PDFDocument, model: DanfeModel, copy: DanfeCopy | un
   const rule: Op = {
     height: 6,
     draw: (d, y) => {
-      d.save().moveTo(MARGIN, y + 3).lineTo(MARGIN + CONTENT, y + 3).lineWidth(0.4).dash(1.5, { space: 1.5 }).stroke().restore();
+      d.save()
+        .moveTo(MARGIN, y + 3)
+        .lineTo(MARGIN + CONTENT, y + 3)
+        .lineWidth(0.4)
+        .dash(1.5, { space: 1.5 })
+        .stroke()
+        .restore();
     },
   };
 

@@ -46,7 +46,13 @@ describe('renderDanfePng: a 3-item sale', () => {
     model = danfeModel(
       wrapNfeProc(
         nfe.xml,
-        nfeProtocolFor(nfe.xml, { cStat: 100, xMotivo: 'Autorizado o uso da NF-e', verAplic: 'SP', dhRecbto: '2026-03-10T14:03:07-03:00', nProt: '135260000012345' }),
+        nfeProtocolFor(nfe.xml, {
+          cStat: 100,
+          xMotivo: 'Autorizado o uso da NF-e',
+          verAplic: 'SP',
+          dhRecbto: '2026-03-10T14:03:07-03:00',
+          nProt: '135260000012345',
+        }),
       ),
     );
     png = renderDanfePng(model);

@@ -69,7 +69,12 @@ export const CCLASSTRIB: Readonly<Record<string, ClassTribInfo>> = Object.freeze
   '200032': { CST: '200', description: 'Medicamentos registrados na Anvisa ou de farmácias de manipulação', pRedIBS: '60.00', pRedCBS: '60.00' },
   '200034': { CST: '200', description: 'Alimentos do Anexo VII da LC 214/2025', pRedIBS: '60.00', pRedCBS: '60.00' },
   '200035': { CST: '200', description: 'Produtos de higiene pessoal e limpeza do Anexo VIII da LC 214/2025', pRedIBS: '60.00', pRedCBS: '60.00' },
-  '200036': { CST: '200', description: 'Produtos agropecuários, aquícolas, pesqueiros, florestais e extrativistas in natura', pRedIBS: '60.00', pRedCBS: '60.00' },
+  '200036': {
+    CST: '200',
+    description: 'Produtos agropecuários, aquícolas, pesqueiros, florestais e extrativistas in natura',
+    pRedIBS: '60.00',
+    pRedCBS: '60.00',
+  },
   '200047': { CST: '200', description: 'Bares e restaurantes', pRedIBS: '40.00', pRedCBS: '40.00' },
   '410001': { CST: '410', description: 'Bonificações que constem do documento fiscal', pRedIBS: '0.00', pRedCBS: '0.00' },
   '410008': { CST: '410', description: 'Livros, jornais, periódicos e o papel destinado à sua impressão', pRedIBS: '0.00', pRedCBS: '0.00' },

@@ -121,7 +121,10 @@ function reconcile(given: Obj, path: string, computed: IbsCbsGroup, rates: Refor
   if (!isAbsent(given.vBC)) {
     const vBC = money(given.vBC, `${path}.vBC`);
     if (vBC !== undefined && vBC !== computed.vBC) {
-      issues.add(`${path}.vBC`, `base do IBS/CBS deve ser ${fromCents(computed.vBC)} (valor do item menos o desconto${rates.inPrice ? ', sem o IBS e a CBS contidos no preço' : ''})`);
+      issues.add(
+        `${path}.vBC`,
+        `base do IBS/CBS deve ser ${fromCents(computed.vBC)} (valor do item menos o desconto${rates.inPrice ? ', sem o IBS e a CBS contidos no preço' : ''})`,
+      );
     }
   }
   for (const p of PARTS) {
@@ -138,7 +141,10 @@ function reconcile(given: Obj, path: string, computed: IbsCbsGroup, rates: Refor
     const red = objectAt(g.gRed, `${base}.gRed`, ['pRedAliq', 'pAliqEfet'], issues);
     if (red && !mine.red) issues.add(`${base}.gRed`, 'a classificação do item não reduz a alíquota: gRed não se informa');
     if (red && mine.red) {
-      for (const [field, expected] of [['pRedAliq', mine.red.pRedAliq], ['pAliqEfet', mine.red.pAliqEfet]] as const) {
+      for (const [field, expected] of [
+        ['pRedAliq', mine.red.pRedAliq],
+        ['pAliqEfet', mine.red.pAliqEfet],
+      ] as const) {
         if (isAbsent(red[field])) continue;
         const rate = issues.capture(() => parseRate(red[field], `${base}.gRed.${field}`));
         if (rate !== undefined && rate !== expected) issues.add(`${base}.gRed.${field}`, `deve ser ${formatRate(expected)}`);

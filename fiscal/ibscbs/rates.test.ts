@@ -16,7 +16,10 @@ describe('rates by date', () => {
   });
 
   it('a company override applies to its period only, rate by rate', () => {
-    const overrides = [{ from: '2027-01-01', to: '2027-06-30', pCBS: '8.80' }, { from: '2027-07-01', pCBS: '8.70', pIBSMun: '0.06' }];
+    const overrides = [
+      { from: '2027-01-01', to: '2027-06-30', pCBS: '8.80' },
+      { from: '2027-07-01', pCBS: '8.70', pIBSMun: '0.06' },
+    ];
     expect(ratesAt('2027-03-01', overrides)).toMatchObject({ pIBSUF: 500n, pIBSMun: 500n, pCBS: 88000n, overridden: ['pCBS'] });
     expect(ratesAt('2027-07-01', overrides)).toMatchObject({ pIBSMun: 600n, pCBS: 87000n, overridden: ['pIBSMun', 'pCBS'] });
     expect(ratesAt('2026-12-31', overrides).pCBS).toBe(9000n);
@@ -45,29 +48,40 @@ describe('company overrides and settings', () => {
   };
 
   it('normalises and sorts valid periods', () => {
-    expect(check([{ from: '2028-01-01', pCBS: '9' }, { from: '2027-01-01', to: '2027-12-31', pCBS: '8.8000' }]).result).toEqual([
+    expect(
+      check([
+        { from: '2028-01-01', pCBS: '9' },
+        { from: '2027-01-01', to: '2027-12-31', pCBS: '8.8000' },
+      ]).result,
+    ).toEqual([
       { from: '2027-01-01', to: '2027-12-31', pCBS: '8.80' },
       { from: '2028-01-01', pCBS: '9.00' },
     ]);
   });
 
   it('names each problem: bad dates, a period before 2026, no rate, unknown fields, overlaps', () => {
-    expect(check([{ from: '2027-13-01', pCBS: '1' }, { from: '2025-12-01', pCBS: '1' }, { from: '2027-01-01', to: '2026-12-31', pCBS: '1' }, { from: '2027-01-01' }, { from: '2027-01-01', pIS: '1' }]).issues.map((i) => i.field)).toEqual([
-      'rates[0].from',
-      'rates[1].from',
-      'rates[2].to',
-      'rates[3]',
-      'rates[4].pIS',
-      'rates[4]',
-    ]);
-    expect(check([{ from: '2027-01-01', pCBS: '8.8' }, { from: '2027-06-01', to: '2027-12-31', pCBS: '8.9' }]).issues).toEqual([
-      { field: 'rates', message: 'períodos sobrepostos: o que começa em 2027-01-01 e o que começa em 2027-06-01' },
-    ]);
+    expect(
+      check([
+        { from: '2027-13-01', pCBS: '1' },
+        { from: '2025-12-01', pCBS: '1' },
+        { from: '2027-01-01', to: '2026-12-31', pCBS: '1' },
+        { from: '2027-01-01' },
+        { from: '2027-01-01', pIS: '1' },
+      ]).issues.map((i) => i.field),
+    ).toEqual(['rates[0].from', 'rates[1].from', 'rates[2].to', 'rates[3]', 'rates[4].pIS', 'rates[4]']);
+    expect(
+      check([
+        { from: '2027-01-01', pCBS: '8.8' },
+        { from: '2027-06-01', to: '2027-12-31', pCBS: '8.9' },
+      ]).issues,
+    ).toEqual([{ field: 'rates', message: 'períodos sobrepostos: o que começa em 2027-01-01 e o que começa em 2027-06-01' }]);
   });
 
   it('settings: defaults when absent; the default classification is checked against the tables', () => {
     expect(assertIbsCbsSettings(undefined, 'ibsCbs')).toEqual({ optIn: false, defaultClassification: { CST: '000', cClassTrib: '000001' }, rates: [] });
-    expect(() => assertIbsCbsSettings({ defaultClassification: { CST: '200', cClassTrib: '000001' } }, 'ibsCbs')).toThrow(/ibsCbs\.defaultClassification\.cClassTrib: .*rejeição 1024/);
+    expect(() => assertIbsCbsSettings({ defaultClassification: { CST: '200', cClassTrib: '000001' } }, 'ibsCbs')).toThrow(
+      /ibsCbs\.defaultClassification\.cClassTrib: .*rejeição 1024/,
+    );
     expect(() => assertIbsCbsSettings({ optIn: 'sim' }, 'ibsCbs')).toThrow(/ibsCbs\.optIn/);
   });
 

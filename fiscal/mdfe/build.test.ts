@@ -377,19 +377,14 @@ describe('buildMdfe: bad input is a FieldError naming the field', () => {
     r.tot!.cUnid = '03';
     (r.rodo!.veicTracao as Record<string, unknown>).placa = 'AB-12';
     const fields = fieldsOf(() => buildMdfe(r as unknown as MdfeRequest, ctx));
-    expect(fields).toEqual(
-      expect.arrayContaining(['ide.UFFim', 'ide.nMDF', 'ide.infPercurso[0].UFPer', 'tot.cUnid', 'rodo.veicTracao.placa']),
-    );
+    expect(fields).toEqual(expect.arrayContaining(['ide.UFFim', 'ide.nMDF', 'ide.infPercurso[0].UFPer', 'tot.cUnid', 'rodo.veicTracao.placa']));
   });
 
   it('linked keys: wrong model and wrong check digit', () => {
     const r = ownFleet();
     r.infDoc.infMunDescarga[0]!.infCTe = [{ chCTe: NFE_KEY }];
     r.infDoc.infMunDescarga[1]!.infNFe = [{ chNFe: NFE_KEY.slice(0, 43) + '0' }];
-    expect(fieldsOf(() => buildMdfe(r, ctx))).toEqual([
-      'infDoc.infMunDescarga[0].infCTe[0].chCTe',
-      'infDoc.infMunDescarga[1].infNFe[0].chNFe',
-    ]);
+    expect(fieldsOf(() => buildMdfe(r, ctx))).toEqual(['infDoc.infMunDescarga[0].infCTe[0].chCTe', 'infDoc.infMunDescarga[1].infNFe[0].chNFe']);
   });
 
   it('decimals with more places than the layout, or floating-point noise', () => {

@@ -15,13 +15,7 @@
 // They are converted without floating-point arithmetic from the number's shortest string form
 // (see decimalOf), then handled as integers by money.ts.
 
-import {
-  buildAccessKey,
-  checkDigit,
-  generateNumericCode,
-  isValidNumericCode,
-  parseAccessKey,
-} from '../access-key.ts';
+import { buildAccessKey, checkDigit, generateNumericCode, isValidNumericCode, parseAccessKey } from '../access-key.ts';
 import { assertCep, assertMunicipality, assertNcm } from '../br/catalogs.ts';
 import { assertCnpj, assertCpf, assertGtinOrSemGtin } from '../br/documents.ts';
 import { cUFOf, isUF } from '../br/uf.ts';
@@ -326,7 +320,7 @@ function ownerGroup(c: IssueCollector, v: unknown): string | undefined {
   if (!g) return undefined;
   const ie = absent(g.IE)
     ? ''
-    : matching(c, g.IE, `${p}.IE`, /^([0-9]{0,14}|ISENTO|PR[0-9]{4,8})$/, 'IE deve ter até 14 dígitos, ou ser ISENTO', false) ?? '';
+    : (matching(c, g.IE, `${p}.IE`, /^([0-9]{0,14}|ISENTO|PR[0-9]{4,8})$/, 'IE deve ter até 14 dígitos, ou ser ISENTO', false) ?? '');
   return el(
     'prop',
     undefined,
@@ -351,7 +345,10 @@ function tractionGroup(c: IssueCollector, v: unknown): string {
       'condutor',
       undefined,
       text('xNome', str(c, d.xNome, `${path}.xNome`, 2, 60, true)),
-      text('CPF', c.capture(() => assertCpf(d.CPF, `${path}.CPF`))),
+      text(
+        'CPF',
+        c.capture(() => assertCpf(d.CPF, `${path}.CPF`)),
+      ),
     );
   });
   const kg = /^(0|[1-9][0-9]{0,5})$/;
@@ -412,7 +409,15 @@ function bankGroup(c: IssueCollector, v: unknown, path: string): string | undefi
     return undefined;
   }
   if (has('PIX')) return el('infBanc', undefined, text('PIX', str(c, g.PIX, `${path}.PIX`, 2, 60, true)));
-  if (has('CNPJIPEF')) return el('infBanc', undefined, text('CNPJIPEF', c.capture(() => assertCnpj(g.CNPJIPEF, `${path}.CNPJIPEF`))));
+  if (has('CNPJIPEF'))
+    return el(
+      'infBanc',
+      undefined,
+      text(
+        'CNPJIPEF',
+        c.capture(() => assertCnpj(g.CNPJIPEF, `${path}.CNPJIPEF`)),
+      ),
+    );
   return el(
     'infBanc',
     undefined,
@@ -424,9 +429,7 @@ function bankGroup(c: IssueCollector, v: unknown, path: string): string | undefi
 function roadModal(c: IssueCollector, v: unknown): string {
   const g = group(c, v, 'rodo', true) ?? {};
   const rntrc = matching(c, g.RNTRC, 'rodo.RNTRC', TRNTRC, 'RNTRC deve ter 8 dígitos', false);
-  const contractors = list(c, g.infContratante, 'rodo.infContratante', 0, 1000).map((item, i) =>
-    contractorGroup(c, item, `rodo.infContratante[${i}]`),
-  );
+  const contractors = list(c, g.infContratante, 'rodo.infContratante', 0, 1000).map((item, i) => contractorGroup(c, item, `rodo.infContratante[${i}]`));
   const payments = list(c, g.infPag, 'rodo.infPag', 0, 1000).map((item, i) => paymentGroup(c, item, `rodo.infPag[${i}]`));
   const antt = rntrc || contractors.length || payments.length ? el('infANTT', undefined, text('RNTRC', rntrc), contractors, payments) : undefined;
   return el('rodo', undefined, antt, tractionGroup(c, g.veicTracao));
@@ -474,8 +477,22 @@ function productGroup(c: IssueCollector, v: unknown): string | undefined {
       el(
         'infLotacao',
         undefined,
-        el('infLocalCarrega', undefined, text('CEP', c.capture(() => assertCep(lot.cepCarrega, `${p}.infLotacao.cepCarrega`)))),
-        el('infLocalDescarrega', undefined, text('CEP', c.capture(() => assertCep(lot.cepDescarrega, `${p}.infLotacao.cepDescarrega`)))),
+        el(
+          'infLocalCarrega',
+          undefined,
+          text(
+            'CEP',
+            c.capture(() => assertCep(lot.cepCarrega, `${p}.infLotacao.cepCarrega`)),
+          ),
+        ),
+        el(
+          'infLocalDescarrega',
+          undefined,
+          text(
+            'CEP',
+            c.capture(() => assertCep(lot.cepDescarrega, `${p}.infLotacao.cepDescarrega`)),
+          ),
+        ),
       ),
   );
 }
@@ -629,12 +646,26 @@ function documentGroups(c: IssueCollector, v: unknown, ufFim: string | undefined
     const ctes = list(c, g.infCTe, `${p}.infCTe`, 0, 20000).map((doc, j) => {
       const d = group(c, doc, `${p}.infCTe[${j}]`, true) ?? {};
       qCTe++;
-      return el('infCTe', undefined, text('chCTe', c.capture(() => cteKey(d.chCTe, `${p}.infCTe[${j}].chCTe`))));
+      return el(
+        'infCTe',
+        undefined,
+        text(
+          'chCTe',
+          c.capture(() => cteKey(d.chCTe, `${p}.infCTe[${j}].chCTe`)),
+        ),
+      );
     });
     const nfes = list(c, g.infNFe, `${p}.infNFe`, 0, 20000).map((doc, j) => {
       const d = group(c, doc, `${p}.infNFe[${j}]`, true) ?? {};
       qNFe++;
-      return el('infNFe', undefined, text('chNFe', c.capture(() => nfeKey(d.chNFe, `${p}.infNFe[${j}].chNFe`))));
+      return el(
+        'infNFe',
+        undefined,
+        text(
+          'chNFe',
+          c.capture(() => nfeKey(d.chNFe, `${p}.infNFe[${j}].chNFe`)),
+        ),
+      );
     });
     return el(
       'infMunDescarga',
@@ -711,8 +742,7 @@ export const MDFE_REJECTIONS = {
   percurso: { cStat: '663', xMotivo: 'Rejeição: Percurso informado inválido' },
 } as const satisfies Record<string, RuleViolation>;
 
-const informed = (v: unknown): boolean =>
-  !absent(v) && v !== '' && !(Array.isArray(v) && v.filter((x) => !absent(x) && x !== '').length === 0);
+const informed = (v: unknown): boolean => !absent(v) && v !== '' && !(Array.isArray(v) && v.filter((x) => !absent(x) && x !== '').length === 0);
 
 /**
  * The first of the stateless rejection rules (docs/api.md, "MDF-e") that the request breaks, in

@@ -46,7 +46,15 @@ const emitter = (over: Partial<Emitter> = {}): Emitter => ({
 
 const SN102 = { ICMS: { ICMSSN102: { orig: '0', CSOSN: '102' } } };
 
-function item(xProd: string, NCM: string, qCom: string, vUnCom: string, vProd: string, extra: Partial<NfceItem['prod']> = {}, imposto: NfceItem['imposto'] = SN102): NfceItem {
+function item(
+  xProd: string,
+  NCM: string,
+  qCom: string,
+  vUnCom: string,
+  vProd: string,
+  extra: Partial<NfceItem['prod']> = {},
+  imposto: NfceItem['imposto'] = SN102,
+): NfceItem {
   return {
     prod: {
       cProd: String(NCM.slice(0, 4)),
@@ -74,18 +82,34 @@ function request(over: Partial<NfceRequest> = {}): NfceRequest {
   return {
     ide: { serie: 1, nNF: 1234 },
     det: [
-      item('Café torrado Pilão 500g', '09012100', '2', '18.90', '37.80', { cEAN: '7891000100103', cEANTrib: '7891000100103' }, {
-        ...SN102,
-        PIS: { PISNT: { CST: '07' } },
-        COFINS: { COFINSNT: { CST: '07' } },
-      }),
+      item(
+        'Café torrado Pilão 500g',
+        '09012100',
+        '2',
+        '18.90',
+        '37.80',
+        { cEAN: '7891000100103', cEANTrib: '7891000100103' },
+        {
+          ...SN102,
+          PIS: { PISNT: { CST: '07' } },
+          COFINS: { COFINSNT: { CST: '07' } },
+        },
+      ),
       item(TRICKY, '19053100', '3', '4.99', '14.97'),
       item('Água mineral s/ gás 500ml', '22011000', '6', '2.5', '15.00', { vDesc: '1.00' }),
       item('Pão francês', '19059020', '0.345', '14.90', '5.14', { uCom: 'KG', uTrib: 'KG' }),
-      item('Açúcar refinado União 1kg', '17019900', '1', '4.79', '4.79', { CFOP: '5405' }, {
-        ICMS: { ICMSSN500: { orig: '0', CSOSN: '500', vBCSTRet: '4.00', pST: '18.00', vICMSSTRet: '0.72' } },
-        vTotTrib: '1.23',
-      }),
+      item(
+        'Açúcar refinado União 1kg',
+        '17019900',
+        '1',
+        '4.79',
+        '4.79',
+        { CFOP: '5405' },
+        {
+          ICMS: { ICMSSN500: { orig: '0', CSOSN: '500', vBCSTRet: '4.00', pST: '18.00', vICMSSTRet: '0.72' } },
+          vTotTrib: '1.23',
+        },
+      ),
     ],
     total: { vProd: '77.70', vNF: '76.70' },
     pag: [
@@ -118,7 +142,10 @@ function issues(fn: () => unknown): { field: string; message: string }[] {
 const fields = (fn: () => unknown): string[] => issues(fn).map((i) => i.field);
 
 const parse = (xml: string) => new DOMParser().parseFromString(xml, 'text/xml') as unknown as Document;
-const childNames = (el: Element): string[] => Array.from(el.childNodes).filter((n) => n.nodeType === 1).map((n) => (n as Element).localName);
+const childNames = (el: Element): string[] =>
+  Array.from(el.childNodes)
+    .filter((n) => n.nodeType === 1)
+    .map((n) => (n as Element).localName);
 
 describe('issueNfce: the four QR/emission modes', () => {
   const modes = [
@@ -151,7 +178,16 @@ describe('issueNfce: the four QR/emission modes', () => {
       expect(childNames(root)).toEqual(['infNFe', 'infNFeSupl', 'Signature']);
 
       const key = parseAccessKey(issued.key);
-      expect(key).toMatchObject({ cUF: '35', yearMonth: '2611', cnpj: '11222333000181', model: '65', serie: 1, number: 1234, tpEmis: mode.tpEmis, code: '48151623' });
+      expect(key).toMatchObject({
+        cUF: '35',
+        yearMonth: '2611',
+        cnpj: '11222333000181',
+        model: '65',
+        serie: 1,
+        number: 1234,
+        tpEmis: mode.tpEmis,
+        code: '48151623',
+      });
       expect(issued.qrCode).toContain(`?p=${issued.key}|${mode.version}|2`);
       expect(issued.qrCode.startsWith('https://www.homologacao.nfce.fazenda.sp.gov.br/qrcode?p=')).toBe(true);
       expect(issued.urlChave).toBe('https://www.homologacao.nfce.fazenda.sp.gov.br/NFCeConsultaPublica');
@@ -191,7 +227,13 @@ describe('issueNfce: the four QR/emission modes', () => {
   });
 
   it('offline v3: the QR signature of fields 1–7 verifies with the certificate, consumer identified by CPF', () => {
-    const issued = issueNfce(request(), { emitter: emitter({ qrCodeVersion: 3, csc: undefined }), dhEmi: DH_EMI, tpEmis: 9, contingency: CONTINGENCY, credentials });
+    const issued = issueNfce(request(), {
+      emitter: emitter({ qrCodeVersion: 3, csc: undefined }),
+      dhEmi: DH_EMI,
+      tpEmis: 9,
+      contingency: CONTINGENCY,
+      credentials,
+    });
     const p = issued.qrCode.split('?p=')[1]!;
     const cut = p.lastIndexOf('|');
     const signed = p.slice(0, cut);
@@ -250,7 +292,20 @@ describe('buildNfce: content', () => {
     const built = buildNfce(request(), { ...ctx, dhEmi: new Date('2026-11-22T17:03:05.789Z') });
     const ide = built.xml.slice(built.xml.indexOf('<ide>'), built.xml.indexOf('</ide>'));
     expect(firstText(ide, 'dhEmi')).toBe('2026-11-22T14:03:05-03:00');
-    for (const [name, value] of [['mod', '65'], ['tpNF', '1'], ['idDest', '1'], ['tpImp', '4'], ['tpEmis', '1'], ['finNFe', '1'], ['indFinal', '1'], ['indPres', '1'], ['procEmi', '0'], ['cMunFG', '3550308'], ['cUF', '35'], ['natOp', 'VENDA']]) {
+    for (const [name, value] of [
+      ['mod', '65'],
+      ['tpNF', '1'],
+      ['idDest', '1'],
+      ['tpImp', '4'],
+      ['tpEmis', '1'],
+      ['finNFe', '1'],
+      ['indFinal', '1'],
+      ['indPres', '1'],
+      ['procEmi', '0'],
+      ['cMunFG', '3550308'],
+      ['cUF', '35'],
+      ['natOp', 'VENDA'],
+    ]) {
       expect(firstText(ide, name!), name).toBe(value);
     }
     expect(firstText(ide, 'cDV')).toBe(built.key.slice(43));
@@ -297,8 +352,26 @@ describe('buildNfce: content', () => {
     const tot = built.xml.slice(built.xml.indexOf('<ICMSTot>'), built.xml.indexOf('</ICMSTot>'));
     const names = [...tot.matchAll(/<([A-Za-z]+)>/g)].map((m) => m[1]).slice(1);
     expect(names).toEqual([
-      'vBC', 'vICMS', 'vICMSDeson', 'vFCP', 'vBCST', 'vST', 'vFCPST', 'vFCPSTRet', 'vProd', 'vFrete', 'vSeg', 'vDesc',
-      'vII', 'vIPI', 'vIPIDevol', 'vPIS', 'vCOFINS', 'vOutro', 'vNF', 'vTotTrib',
+      'vBC',
+      'vICMS',
+      'vICMSDeson',
+      'vFCP',
+      'vBCST',
+      'vST',
+      'vFCPST',
+      'vFCPSTRet',
+      'vProd',
+      'vFrete',
+      'vSeg',
+      'vDesc',
+      'vII',
+      'vIPI',
+      'vIPIDevol',
+      'vPIS',
+      'vCOFINS',
+      'vOutro',
+      'vNF',
+      'vTotTrib',
     ]);
     expect(firstText(tot, 'vProd')).toBe('77.70');
     expect(firstText(tot, 'vDesc')).toBe('1.00');
@@ -348,25 +421,59 @@ describe('buildNfce: content', () => {
 
   it('regime normal (CRT 3): ICMS00/20/40/60/90 with PIS/COFINS variants, schema-valid, summed totals', () => {
     const det: NfceItem[] = [
-      item('Refrigerante 2L', '22021000', '1', '10.00', '10.00', {}, {
-        ICMS: { ICMS00: { orig: '0', CST: '00', modBC: '3', vBC: '10.00', pICMS: '18', vICMS: '1.80' } },
-        PIS: { PISAliq: { CST: '01', vBC: '10.00', pPIS: '1.65', vPIS: '0.17' } },
-        COFINS: { COFINSAliq: { CST: '01', vBC: '10.00', pCOFINS: '7.6', vCOFINS: '0.76' } },
-      }),
-      item('Queijo minas', '04061010', '1', '20.00', '20.00', {}, {
-        ICMS: {
-          ICMS20: {
-            orig: '0', CST: '20', modBC: '3', pRedBC: '33.33', vBC: '13.33', pICMS: '18', vICMS: '2.40',
-            vICMSDeson: '1.20', motDesICMS: '9', indDeduzDeson: '1',
+      item(
+        'Refrigerante 2L',
+        '22021000',
+        '1',
+        '10.00',
+        '10.00',
+        {},
+        {
+          ICMS: { ICMS00: { orig: '0', CST: '00', modBC: '3', vBC: '10.00', pICMS: '18', vICMS: '1.80' } },
+          PIS: { PISAliq: { CST: '01', vBC: '10.00', pPIS: '1.65', vPIS: '0.17' } },
+          COFINS: { COFINSAliq: { CST: '01', vBC: '10.00', pCOFINS: '7.6', vCOFINS: '0.76' } },
+        },
+      ),
+      item(
+        'Queijo minas',
+        '04061010',
+        '1',
+        '20.00',
+        '20.00',
+        {},
+        {
+          ICMS: {
+            ICMS20: {
+              orig: '0',
+              CST: '20',
+              modBC: '3',
+              pRedBC: '33.33',
+              vBC: '13.33',
+              pICMS: '18',
+              vICMS: '2.40',
+              vICMSDeson: '1.20',
+              motDesICMS: '9',
+              indDeduzDeson: '1',
+            },
+          },
+          PIS: { PISOutr: { CST: '49', vBC: '0.00', pPIS: '0.00', vPIS: '0.00' } },
+          COFINS: { COFINSOutr: { CST: '99', qBCProd: '1', vAliqProd: '0.5', vCOFINS: '0.50' } },
+        },
+      ),
+      item('Livro', '19053100', '1', '30.00', '30.00', {}, { ICMS: { ICMS40: { orig: '0', CST: '41' } } }),
+      item(
+        'Cerveja lata',
+        '22030000',
+        '2',
+        '4.50',
+        '9.00',
+        { CFOP: '5405' },
+        {
+          ICMS: {
+            ICMS60: { orig: '0', CST: '60', vBCSTRet: '9.00', pST: '18.0000', vICMSSTRet: '1.62', vBCFCPSTRet: '9.00', pFCPSTRet: '2', vFCPSTRet: '0.18' },
           },
         },
-        PIS: { PISOutr: { CST: '49', vBC: '0.00', pPIS: '0.00', vPIS: '0.00' } },
-        COFINS: { COFINSOutr: { CST: '99', qBCProd: '1', vAliqProd: '0.5', vCOFINS: '0.50' } },
-      }),
-      item('Livro', '19053100', '1', '30.00', '30.00', {}, { ICMS: { ICMS40: { orig: '0', CST: '41' } } }),
-      item('Cerveja lata', '22030000', '2', '4.50', '9.00', { CFOP: '5405' }, {
-        ICMS: { ICMS60: { orig: '0', CST: '60', vBCSTRet: '9.00', pST: '18.0000', vICMSSTRet: '1.62', vBCFCPSTRet: '9.00', pFCPSTRet: '2', vFCPSTRet: '0.18' } },
-      }),
+      ),
       item('Outros', '17019900', '1', '1.00', '1.00', {}, { ICMS: { ICMS90: { orig: '2', CST: '90' } } }),
     ];
     const input = request({ det, total: { vProd: '70.00', vNF: '68.80' }, pag: [{ tPag: '17', vPag: '68.80' }], dest: undefined });
@@ -450,7 +557,9 @@ describe('bad input: FieldError naming the field, nothing returned', () => {
     expect(fields(() => buildNfce(request(), { ...ctx, tpEmis: 9, contingency: { dhCont: CONTINGENCY.dhCont } as never }))).toEqual(['ide.xJust']);
     expect(fields(() => buildNfce(request(), { ...ctx, tpEmis: 9 }))).toEqual(['ide.dhCont', 'ide.xJust']);
     expect(fields(() => buildNfce(request(), { ...ctx, tpEmis: 9, contingency: { ...CONTINGENCY, xJust: 'curta demais' } }))).toEqual(['ide.xJust']);
-    expect(fields(() => buildNfce(request(), { ...ctx, tpEmis: 9, contingency: { ...CONTINGENCY, dhCont: '2026-11-22T14:03:06-03:00' } }))).toEqual(['ide.dhCont']);
+    expect(fields(() => buildNfce(request(), { ...ctx, tpEmis: 9, contingency: { ...CONTINGENCY, dhCont: '2026-11-22T14:03:06-03:00' } }))).toEqual([
+      'ide.dhCont',
+    ]);
   });
 
   it('reports every issue at once', () => {
@@ -478,11 +587,7 @@ describe('bad input: FieldError naming the field, nothing returned', () => {
     const input = request();
     input.det[1]!.imposto = { ICMS: { ICMSSN102: { orig: '0', CSOSN: '102', pICMS: '18' } }, IPI: {} } as never;
     input.det[2]!.imposto = { ICMS: { ICMS99: { orig: '0' } } };
-    expect(fields(() => buildNfce(input, ctx))).toEqual([
-      'det[1].imposto.ICMS.ICMSSN102.pICMS',
-      'det[1].imposto.IPI',
-      'det[2].imposto.ICMS.ICMS99',
-    ]);
+    expect(fields(() => buildNfce(input, ctx))).toEqual(['det[1].imposto.ICMS.ICMSSN102.pICMS', 'det[1].imposto.IPI', 'det[2].imposto.ICMS.ICMS99']);
   });
 
   it('a bad emitter is named under emit', () => {

@@ -166,8 +166,7 @@ function build(input: NfceRequest, ctx: BuildNfceContext, issues: IssueCollector
   };
 }
 
-const SUPL = (qrCode: string, urlChave: string): string =>
-  el('infNFeSupl', undefined, text('qrCode', qrCode), text('urlChave', urlChave));
+const SUPL = (qrCode: string, urlChave: string): string => el('infNFeSupl', undefined, text('qrCode', qrCode), text('urlChave', urlChave));
 
 /** Places infNFeSupl right after </infNFe> (before a Signature, if there is one). */
 function withSupl(xml: string, supl: string): string {

@@ -88,7 +88,23 @@ function checkItem(item: unknown, i: number, rules: ItemRules, issues: IssueColl
 }
 
 /** The fields of `prod`, as `out` writes them in checkProd (a set built once, not per item). */
-const PROD_FIELDS: ReadonlySet<string> = new Set(['cProd', 'cEAN', 'xProd', 'NCM', 'CFOP', 'uCom', 'qCom', 'vUnCom', 'vProd', 'cEANTrib', 'uTrib', 'qTrib', 'vUnTrib', 'vDesc', 'indTot']);
+const PROD_FIELDS: ReadonlySet<string> = new Set([
+  'cProd',
+  'cEAN',
+  'xProd',
+  'NCM',
+  'CFOP',
+  'uCom',
+  'qCom',
+  'vUnCom',
+  'vProd',
+  'cEANTrib',
+  'uTrib',
+  'qTrib',
+  'vUnTrib',
+  'vDesc',
+  'indTot',
+]);
 
 type CheckedProd = { out: [string, string | undefined][]; vProd?: Dec; vDesc?: Dec; indTot?: string };
 
@@ -161,7 +177,10 @@ function checkImposto(imposto: Record<string, unknown>, t: string, net: bigint |
   const cofins = isAbsent(imposto.COFINS) ? undefined : taxGroup(imposto.COFINS, COFINS_VARIANTS, `${t}.COFINS`, issues);
   for (const k of Object.keys(imposto)) {
     if (!IMPOSTO_GROUPS.includes(k)) {
-      issues.add(`${t}.${k}`, k === 'IPI' || k === 'II' ? `NFC-e não admite o grupo ${k} (rejeição ${k === 'IPI' ? 742 : 743})` : 'grupo não suportado na NFC-e');
+      issues.add(
+        `${t}.${k}`,
+        k === 'IPI' || k === 'II' ? `NFC-e não admite o grupo ${k} (rejeição ${k === 'IPI' ? 742 : 743})` : 'grupo não suportado na NFC-e',
+      );
     }
   }
   const vTotTribOwn = isAbsent(imposto.vTotTrib) ? undefined : issues.capture(() => decimal(imposto.vTotTrib, `${t}.vTotTrib`, DEC.v).units);
@@ -181,7 +200,11 @@ export function detXml(items: readonly ItemOut[], itemTotTrib: readonly bigint[]
     el(
       'det',
       { nItem: i + 1 },
-      el('prod', undefined, it.prod.map(([n, v]) => text(n, v))),
+      el(
+        'prod',
+        undefined,
+        it.prod.map(([n, v]) => text(n, v)),
+      ),
       el(
         'imposto',
         undefined,

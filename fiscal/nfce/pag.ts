@@ -18,7 +18,27 @@ import type { NfceCard, NfceRequest } from './types.ts';
 
 /** tPag codes after NT 2020.006 / NT 2023.004 (docs/fiscal.md, "Payments"). */
 export const TPAG_CODES: readonly string[] = [
-  '01', '02', '03', '04', '05', '10', '11', '12', '13', '14', '15', '16', '17', '18', '19', '20', '21', '22', '90', '91', '99',
+  '01',
+  '02',
+  '03',
+  '04',
+  '05',
+  '10',
+  '11',
+  '12',
+  '13',
+  '14',
+  '15',
+  '16',
+  '17',
+  '18',
+  '19',
+  '20',
+  '21',
+  '22',
+  '90',
+  '91',
+  '99',
 ];
 
 /** Payments for which the body's top-level `card` applies and whose missing card is rejection 391. */
@@ -87,7 +107,9 @@ function checkPayment(input: NfceRequest, raw: unknown, i: number, issues: Issue
   const vPag = cap(() => decimal(pag.vPag, `${base}.vPag`, DEC.v));
   const xPag = cap(() => (tPag === '99' ? tString(pag.xPag, `${base}.xPag`, 2, 60) : optTString(pag.xPag, `${base}.xPag`, 2, 60)));
   const indPag = cap(() => (isAbsent(pag.indPag) ? undefined : pattern(pag.indPag, `${base}.indPag`, /^[01]$/, 'indPag deve ser 0 (à vista) ou 1 (a prazo)')));
-  const dPag = cap(() => (isAbsent(pag.dPag) ? undefined : pattern(pag.dPag, `${base}.dPag`, /^20[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$/, 'data deve ser AAAA-MM-DD')));
+  const dPag = cap(() =>
+    isAbsent(pag.dPag) ? undefined : pattern(pag.dPag, `${base}.dPag`, /^20[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$/, 'data deve ser AAAA-MM-DD'),
+  );
   const { card, path } = cardOf(input, { tPag: pag.tPag, card: pag.card as NfceCard | undefined }, i);
   const cardOut = card === undefined ? undefined : checkCard(card, path, issues);
   return tPag && vPag ? { indPag, tPag, xPag, vPag, dPag, card: cardOut } : undefined;

@@ -104,7 +104,11 @@ describe('NFC-e of a CRT 3 company (regime normal): the IBS/CBS groups', () => {
   });
 
   it('dated 2027: IBS-UF 0.05 %, IBS-Mun 0.05 % and the CBS the company states, with the taxes taken out of the price for the base', () => {
-    const emitter = crt3({ optIn: false, defaultClassification: { CST: '000', cClassTrib: '000001' }, rates: [{ from: '2027-01-01', to: '2027-12-31', pCBS: '8.80' }] });
+    const emitter = crt3({
+      optIn: false,
+      defaultClassification: { CST: '000', cClassTrib: '000001' },
+      rates: [{ from: '2027-01-01', to: '2027-12-31', pCBS: '8.80' }],
+    });
     const body = cart((d) => {
       d.prod.vUnCom = '100.00';
       d.prod.vUnTrib = '100.00';
@@ -113,7 +117,13 @@ describe('NFC-e of a CRT 3 company (regime normal): the IBS/CBS groups', () => {
     }, 1);
     body.total = { vProd: '100.00', vNF: '100.00' };
     body.pag = [{ tPag: '01', vPag: '100.00' }];
-    const issued = issueNfce(body, { emitter, dhEmi: '2027-01-15T09:30:00-03:00', tpEmis: 9, credentials, contingency: { dhCont: '2027-01-15T09:00:00-03:00', xJust: 'Sem conexao com a internet no caixa' } });
+    const issued = issueNfce(body, {
+      emitter,
+      dhEmi: '2027-01-15T09:30:00-03:00',
+      tpEmis: 9,
+      credentials,
+      contingency: { dhCont: '2027-01-15T09:00:00-03:00', xJust: 'Sem conexao com a internet no caixa' },
+    });
     const { all, textIn } = parse(issued.xml);
     const ibscbs = all('IBSCBS')[0]!;
     // 100.00 / (1 + (0.05 + 0.05 + 8.80)/100) = 91.827… → 91.83
@@ -173,7 +183,11 @@ describe('NFC-e of a CRT 3 company (regime normal): the IBS/CBS groups', () => {
   it('the company default classification applies to items that state none', () => {
     const emitter = crt3({ optIn: false, defaultClassification: { CST: '200', cClassTrib: '200035' }, rates: [] });
     const built = buildNfce(cart(), { emitter, dhEmi: '2026-11-24T10:00:00-03:00', tpEmis: 1 });
-    expect(parse(built.xml).all('cClassTrib').map((e) => e.textContent)).toEqual(['200035', '200035', '200035']);
+    expect(
+      parse(built.xml)
+        .all('cClassTrib')
+        .map((e) => e.textContent),
+    ).toEqual(['200035', '200035', '200035']);
   });
 });
 
@@ -187,7 +201,9 @@ describe('NFC-e of the Simples Nacional (CRT 1)', () => {
     expect(built.xml).not.toContain('vNFTot');
     // A wrong classification is still a wrong catalog entry.
     body.det[0]!.imposto.IBSCBS = { CST: '999', cClassTrib: '000001' };
-    expect(fieldsOf(() => buildNfce(body, { emitter: demoEmitter(), dhEmi: '2026-11-24T10:00:00-03:00', tpEmis: 1 }))[0]!.field).toBe('det[0].imposto.IBSCBS.CST');
+    expect(fieldsOf(() => buildNfce(body, { emitter: demoEmitter(), dhEmi: '2026-11-24T10:00:00-03:00', tpEmis: 1 }))[0]!.field).toBe(
+      'det[0].imposto.IBSCBS.CST',
+    );
   });
 
   it('values sent for a company that does not write the groups are refused, naming them', () => {
@@ -215,7 +231,11 @@ describe('values an integrator sends are checked, not trusted', () => {
     });
 
   it('values within the rules are written as sent (one cent off the rounding is within SEFAZ tolerance) and the totals add what is written', () => {
-    const built = buildNfce(withValues({ vBC: '18.90', gIBSUF: { pIBSUF: '0.1000', vIBSUF: '0.01' }, vIBS: '0.01', gCBS: { pCBS: '0.90', vCBS: '0.18' } }), { emitter: crt3(), dhEmi, tpEmis: 1 });
+    const built = buildNfce(withValues({ vBC: '18.90', gIBSUF: { pIBSUF: '0.1000', vIBSUF: '0.01' }, vIBS: '0.01', gCBS: { pCBS: '0.90', vCBS: '0.18' } }), {
+      emitter: crt3(),
+      dhEmi,
+      tpEmis: 1,
+    });
     const { all, textIn } = parse(built.xml);
     expect(textIn(all('IBSCBS')[0], 'vIBSUF')).toBe('0.01');
     expect(textIn(all('IBSCBS')[0], 'vCBS')).toBe('0.18');
@@ -226,10 +246,26 @@ describe('values an integrator sends are checked, not trusted', () => {
 
   it('a wrong rate, base or amount is refused naming the field, with what it should be', () => {
     const issues = fieldsOf(() =>
-      buildNfce(withValues({ vBC: '19.00', gIBSUF: { pIBSUF: '0.05', vIBSUF: '0.05' }, gIBSMun: { pIBSMun: '0.10' }, vIBS: '0.30', gCBS: { pCBS: '0.90', vCBS: '0.20' } }), { emitter: crt3(), dhEmi, tpEmis: 1 }),
+      buildNfce(
+        withValues({
+          vBC: '19.00',
+          gIBSUF: { pIBSUF: '0.05', vIBSUF: '0.05' },
+          gIBSMun: { pIBSMun: '0.10' },
+          vIBS: '0.30',
+          gCBS: { pCBS: '0.90', vCBS: '0.20' },
+        }),
+        { emitter: crt3(), dhEmi, tpEmis: 1 },
+      ),
     );
     const base = 'det[0].imposto.IBSCBS.gIBSCBS';
-    expect(issues.map((i) => i.field)).toEqual([`${base}.vBC`, `${base}.gIBSUF.pIBSUF`, `${base}.gIBSUF.vIBSUF`, `${base}.gIBSMun.pIBSMun`, `${base}.gCBS.vCBS`, `${base}.vIBS`]);
+    expect(issues.map((i) => i.field)).toEqual([
+      `${base}.vBC`,
+      `${base}.gIBSUF.pIBSUF`,
+      `${base}.gIBSUF.vIBSUF`,
+      `${base}.gIBSMun.pIBSMun`,
+      `${base}.gCBS.vCBS`,
+      `${base}.vIBS`,
+    ]);
     expect(issues[0]!.message).toContain('18.90');
     expect(issues[1]!.message).toMatch(/0\.10 \(rejeição 1026\)/);
     expect(issues[2]!.message).toMatch(/0\.02, com tolerância de 0,01 \(rejeição 1041\)/);
@@ -276,7 +312,9 @@ describe('NT 2026.002 for the NFC-e', () => {
   const ctx = { emitter: crt3(), dhEmi: '2026-11-24T10:00:00-03:00', tpEmis: 1 as const };
 
   it('above R$ 10.000,00 the consumer CPF or CNPJ is required: refused naming dest (750); up to the limit, or identified, it is built', () => {
-    expect(fieldsOf(() => buildNfce(sale('10000.01'), ctx))).toEqual([{ field: 'dest', message: 'NFC-e acima de R$ 10.000,00 exige o CPF ou o CNPJ do consumidor (rejeição 750)' }]);
+    expect(fieldsOf(() => buildNfce(sale('10000.01'), ctx))).toEqual([
+      { field: 'dest', message: 'NFC-e acima de R$ 10.000,00 exige o CPF ou o CNPJ do consumidor (rejeição 750)' },
+    ]);
     expect(fieldsOf(() => buildNfce(sale('10500.00', { idEstrangeiro: 'AB123456' }), ctx))[0]!.field).toBe('dest');
     expect(buildNfce(sale('10000.00'), ctx).vNF).toBe('10000.00');
     expect(buildNfce(sale('10500.00', { cpf: '52998224725' }), ctx).xml).toContain('<CPF>52998224725</CPF>');

@@ -34,7 +34,13 @@ describe('nfceSaleFacts', () => {
     const nfe = issued();
     const proc = wrapNfeProc(
       nfe.xml,
-      nfeProtocolFor(nfe.xml, { cStat: 100, xMotivo: 'Autorizado o uso da NF-e', verAplic: 'T', dhRecbto: '2026-03-10T14:03:07-03:00', nProt: '135260000012345' }),
+      nfeProtocolFor(nfe.xml, {
+        cStat: 100,
+        xMotivo: 'Autorizado o uso da NF-e',
+        verAplic: 'T',
+        dhRecbto: '2026-03-10T14:03:07-03:00',
+        nProt: '135260000012345',
+      }),
     );
     const facts = nfceSaleFacts(proc);
     expect(facts.chave).toBe(nfe.key);

@@ -64,7 +64,13 @@ export function checkTotals(input: NfceRequest, checked: CheckedItems, issues: I
 }
 
 /** Each item's vTotTrib in cents (see the header for the rule); empty unless every item is sound. */
-export function itemTaxBurden(input: NfceRequest, checked: CheckedItems, crt: 1 | 2 | 3 | 4 | undefined, vTotTribRate: string | undefined, issues: IssueCollector): bigint[] {
+export function itemTaxBurden(
+  input: NfceRequest,
+  checked: CheckedItems,
+  crt: 1 | 2 | 3 | 4 | undefined,
+  vTotTribRate: string | undefined,
+  issues: IssueCollector,
+): bigint[] {
   const cap = <T>(check: () => T): T | undefined => issues.capture(check);
   const { items } = checked;
   let itemTotTrib: bigint[] = [];
@@ -79,7 +85,10 @@ export function itemTaxBurden(input: NfceRequest, checked: CheckedItems, crt: 1 
     if (rest < 0n || (missing.length === 0 && rest !== 0n)) {
       issues.add('vTotTrib', `difere da soma dos valores aproximados dos itens (${fromCents(own)}) (rejeição 685)`);
     } else {
-      const shares = allocate(rest, missing.map((i) => (net[i]! > 0n ? net[i]! : 0n)));
+      const shares = allocate(
+        rest,
+        missing.map((i) => (net[i]! > 0n ? net[i]! : 0n)),
+      );
       missing.forEach((i, k) => (itemTotTrib[i] = shares[k]!));
     }
   } else {

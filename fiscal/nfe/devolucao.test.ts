@@ -26,7 +26,15 @@ beforeAll(() => {
 
 const SN102 = { ICMS: { ICMSSN102: { orig: '0', CSOSN: '102' } } };
 
-function item(cProd: string, NCM: string, qCom: string, vUnCom: string, vProd: string, extra: Partial<NfceItem['prod']> = {}, imposto: NfceItem['imposto'] = SN102): NfceItem {
+function item(
+  cProd: string,
+  NCM: string,
+  qCom: string,
+  vUnCom: string,
+  vProd: string,
+  extra: Partial<NfceItem['prod']> = {},
+  imposto: NfceItem['imposto'] = SN102,
+): NfceItem {
   return {
     prod: {
       cProd,
@@ -57,10 +65,18 @@ function saleRequest(over: Partial<NfceRequest> = {}): NfceRequest {
   const det = [
     item('1001', '09012100', '2', '18.90', '37.80', {}, { ...SN102, PIS: { PISNT: { CST: '07' } }, COFINS: { COFINSNT: { CST: '07' } } }),
     item('1002', '19053100', '3', '3.3333333333', '10.00', { vDesc: '0.10' }),
-    item('1003', '17019900', '3', '4.79', '14.37', { CFOP: '5405' }, {
-      ICMS: { ICMSSN500: { orig: '0', CSOSN: '500', vBCSTRet: '4.00', pST: '18.00', vICMSSTRet: '0.72' } },
-      vTotTrib: '1.00',
-    }),
+    item(
+      '1003',
+      '17019900',
+      '3',
+      '4.79',
+      '14.37',
+      { CFOP: '5405' },
+      {
+        ICMS: { ICMSSN500: { orig: '0', CSOSN: '500', vBCSTRet: '4.00', pST: '18.00', vICMSSTRet: '0.72' } },
+        vTotTrib: '1.00',
+      },
+    ),
   ];
   const vProd = det.reduce((a, d) => a + toCents(d.prod.vProd, 'vProd'), 0n);
   const vNF = fromCents(vProd - 10n);
@@ -77,7 +93,13 @@ function saleRequest(over: Partial<NfceRequest> = {}): NfceRequest {
 /** An authorized NFC-e of `emitter`: its nfeProc. */
 function authorizedNfce(request: NfceRequest = saleRequest(), emitter: Emitter = demoEmitter()): { key: string; proc: string; signed: string } {
   const issued = issueNfce(request, { emitter, dhEmi: DH_EMI, tpEmis: 1, cNF: '48151623', credentials });
-  const protocol = nfeProtocolFor(issued.xml, { cStat: '100', xMotivo: 'Autorizado o uso da NF-e', verAplic: 'SANDBOX', dhRecbto: DH_EMI, nProt: '135260000000001' });
+  const protocol = nfeProtocolFor(issued.xml, {
+    cStat: '100',
+    xMotivo: 'Autorizado o uso da NF-e',
+    verAplic: 'SANDBOX',
+    dhRecbto: DH_EMI,
+    nProt: '135260000000001',
+  });
   return { key: issued.key, proc: wrapNfeProc(issued.xml, protocol), signed: issued.xml };
 }
 
@@ -107,7 +129,14 @@ const one = (doc: Document, name: string): string => {
 describe('issueDevolucao: the return of two of three items', () => {
   it('is valid against nfe_v4.00.xsd, signed, and with its protocol against procNFe_v4.00.xsd', () => {
     const nfce = authorizedNfce();
-    const request: DevolucaoRequest = { chave_nfce: nfce.key, itens: [{ numero_item: 1, quantidade: '1' }, { numero_item: 3, quantidade: '3' }], justificativa: MOTIVO };
+    const request: DevolucaoRequest = {
+      chave_nfce: nfce.key,
+      itens: [
+        { numero_item: 1, quantidade: '1' },
+        { numero_item: 3, quantidade: '3' },
+      ],
+      justificativa: MOTIVO,
+    };
     const ret = issueDevolucao(request, context(nfce.proc));
 
     expect(validateXml(ret.xml, 'nfe')).toEqual({ valid: true, errors: [] });
@@ -115,7 +144,13 @@ describe('issueDevolucao: the return of two of three items', () => {
     expect(sig.valid).toBe(true);
     if (sig.valid) expect(sig.signedId).toBe(`NFe${ret.key}`);
 
-    const protocol = nfeProtocolFor(ret.xml, { cStat: '100', xMotivo: 'Autorizado o uso da NF-e', verAplic: 'SANDBOX', dhRecbto: LATER, nProt: '135260000000002' });
+    const protocol = nfeProtocolFor(ret.xml, {
+      cStat: '100',
+      xMotivo: 'Autorizado o uso da NF-e',
+      verAplic: 'SANDBOX',
+      dhRecbto: LATER,
+      nProt: '135260000000002',
+    });
     expect(validateXml(wrapNfeProc(ret.xml, protocol), 'procNFe')).toEqual({ valid: true, errors: [] });
 
     const key = parseAccessKey(ret.key);
@@ -125,7 +160,14 @@ describe('issueDevolucao: the return of two of three items', () => {
   it('writes an inbound return: mod 55, tpNF 0, finNFe 4, refNFe, CFOP 1202 / 1411, tPag 90 with vPag 0.00', () => {
     const nfce = authorizedNfce();
     const ret = issueDevolucao(
-      { chave_nfce: nfce.key, itens: [{ numero_item: 1, quantidade: '1' }, { numero_item: 3, quantidade: '3' }], justificativa: MOTIVO },
+      {
+        chave_nfce: nfce.key,
+        itens: [
+          { numero_item: 1, quantidade: '1' },
+          { numero_item: 3, quantidade: '3' },
+        ],
+        justificativa: MOTIVO,
+      },
       context(nfce.proc),
     );
     const doc = parse(ret.xml);
@@ -204,7 +246,14 @@ describe('values proportional to the quantity, to the cent', () => {
     const parts: string[][] = [];
     for (let k = 0; k < 3; k++) {
       const ret = issueDevolucao(
-        { chave_nfce: nfce.key, itens: [{ numero_item: 2, quantidade: '1' }, { numero_item: 3, quantidade: '1' }], justificativa: MOTIVO },
+        {
+          chave_nfce: nfce.key,
+          itens: [
+            { numero_item: 2, quantidade: '1' },
+            { numero_item: 3, quantidade: '1' },
+          ],
+          justificativa: MOTIVO,
+        },
         context(nfce.proc, { nNF: 20 + k, returned }),
       );
       expect(validateXml(ret.xml, 'nfe').errors).toEqual([]);
@@ -242,7 +291,11 @@ describe('values proportional to the quantity, to the cent', () => {
   it('regime normal: vBC and vICMS of ICMS00 are scaled and summed into ICMSTot', () => {
     const emitter = demoEmitter({ crt: 3 });
     const icms00 = { ICMS: { ICMS00: { orig: '0', CST: '00', modBC: '3', vBC: '20.00', pICMS: '18.00', vICMS: '3.60' } } };
-    const request = saleRequest({ det: [item('2001', '09012100', '4', '5.00', '20.00', {}, icms00)], total: { vProd: '20.00', vNF: '20.00' }, pag: [{ tPag: '01', vPag: '20.00' }] });
+    const request = saleRequest({
+      det: [item('2001', '09012100', '4', '5.00', '20.00', {}, icms00)],
+      total: { vProd: '20.00', vNF: '20.00' },
+      pag: [{ tPag: '01', vPag: '20.00' }],
+    });
     const nfce = authorizedNfce(request, emitter);
     const ret = issueDevolucao({ chave_nfce: nfce.key, itens: [{ numero_item: 1, quantidade: '3' }], justificativa: MOTIVO }, context(nfce.proc, { emitter }));
     expect(validateXml(ret.xml, 'nfe').errors).toEqual([]);
@@ -281,7 +334,14 @@ describe('an NFC-e with the tax reform groups (IBS/CBS)', () => {
   it("the return carries each line's classification and rates, its base scaled and the amounts recomputed; vItem, IBSCBSTot, vNFTot; every item names its NFC-e line", () => {
     const nfce = reformNfce();
     const ret = issueDevolucao(
-      { chave_nfce: nfce.key, itens: [{ numero_item: 1, quantidade: '1' }, { numero_item: 2, quantidade: '2' }], justificativa: MOTIVO },
+      {
+        chave_nfce: nfce.key,
+        itens: [
+          { numero_item: 1, quantidade: '1' },
+          { numero_item: 2, quantidade: '2' },
+        ],
+        justificativa: MOTIVO,
+      },
       context(nfce.proc, { emitter }),
     );
     expect(validateXml(ret.xml, 'nfe')).toEqual({ valid: true, errors: [] });
@@ -301,12 +361,15 @@ describe('an NFC-e with the tax reform groups (IBS/CBS)', () => {
     expect(texts(doc, 'nItem')).toEqual(['1', '2']);
   });
 
-  it('the bases of the returns of a whole line add up to the NFC-e line\'s base', () => {
+  it("the bases of the returns of a whole line add up to the NFC-e line's base", () => {
     const nfce = reformNfce();
     const returned = new Map<number, bigint>();
     const bases: string[] = [];
     for (let n = 0; n < 3; n++) {
-      const ret = buildDevolucao({ chave_nfce: nfce.key, itens: [{ numero_item: 1, quantidade: '1' }], justificativa: MOTIVO }, context(nfce.proc, { emitter, returned, nNF: 20 + n }));
+      const ret = buildDevolucao(
+        { chave_nfce: nfce.key, itens: [{ numero_item: 1, quantidade: '1' }], justificativa: MOTIVO },
+        context(nfce.proc, { emitter, returned, nNF: 20 + n }),
+      );
       bases.push(texts(parse(ret.xml), 'vBCIBSCBS')[0]!);
       returned.set(1, (returned.get(1) ?? 0n) + 10_000n);
     }
@@ -328,7 +391,9 @@ describe('refusals name the field', () => {
 
   it('a quantity beyond what was sold: itens[0].quantidade', () => {
     const n = nfce();
-    const found = issues(() => buildDevolucao({ chave_nfce: n.key, itens: [{ numero_item: 1, quantidade: '2.0001' }], justificativa: MOTIVO }, context(n.proc)));
+    const found = issues(() =>
+      buildDevolucao({ chave_nfce: n.key, itens: [{ numero_item: 1, quantidade: '2.0001' }], justificativa: MOTIVO }, context(n.proc)),
+    );
     expect(found).toEqual([{ field: 'itens[0].quantidade', message: expect.stringMatching(/vendido 2 UN, já devolvido 0, disponível 2/) }]);
   });
 
@@ -336,11 +401,23 @@ describe('refusals name the field', () => {
     const n = nfce();
     const returned = new Map([[3, 20_000n]]);
     const found = issues(() =>
-      buildDevolucao({ chave_nfce: n.key, itens: [{ numero_item: 1, quantidade: '1' }, { numero_item: 3, quantidade: '2' }], justificativa: MOTIVO }, context(n.proc, { returned })),
+      buildDevolucao(
+        {
+          chave_nfce: n.key,
+          itens: [
+            { numero_item: 1, quantidade: '1' },
+            { numero_item: 3, quantidade: '2' },
+          ],
+          justificativa: MOTIVO,
+        },
+        context(n.proc, { returned }),
+      ),
     );
     expect(found).toEqual([{ field: 'itens[1].quantidade', message: expect.stringMatching(/já devolvido 2, disponível 1/) }]);
     // What is left is still accepted.
-    expect(() => buildDevolucao({ chave_nfce: n.key, itens: [{ numero_item: 3, quantidade: '1' }], justificativa: MOTIVO }, context(n.proc, { returned }))).not.toThrow();
+    expect(() =>
+      buildDevolucao({ chave_nfce: n.key, itens: [{ numero_item: 3, quantidade: '1' }], justificativa: MOTIVO }, context(n.proc, { returned })),
+    ).not.toThrow();
   });
 
   it('unknown, repeated and empty items, a zero quantity, a short justificativa: every problem at once', () => {
@@ -412,10 +489,21 @@ describe('the person returning the goods (dest)', () => {
     const ret = issueDevolucao(
       {
         chave_nfce: n.key,
-        itens: [{ numero_item: 1, quantidade: '1' }, { numero_item: 3, quantidade: '1' }],
+        itens: [
+          { numero_item: 1, quantidade: '1' },
+          { numero_item: 3, quantidade: '1' },
+        ],
         justificativa: MOTIVO,
         destinatario: {
-          endereco: { logradouro: 'Rua do Ouvidor', numero: '50', bairro: 'Centro', codigo_municipio: '3304557', municipio: 'Rio de Janeiro', uf: 'RJ', cep: '20040030' },
+          endereco: {
+            logradouro: 'Rua do Ouvidor',
+            numero: '50',
+            bairro: 'Centro',
+            codigo_municipio: '3304557',
+            municipio: 'Rio de Janeiro',
+            uf: 'RJ',
+            cep: '20040030',
+          },
         },
       },
       context(n.proc),
@@ -443,7 +531,9 @@ describe('the person returning the goods (dest)', () => {
             chave_nfce: n.key,
             itens: [{ numero_item: 1, quantidade: '1' }],
             justificativa: MOTIVO,
-            destinatario: { endereco: { logradouro: 'Rua A', numero: '1', bairro: 'Centro', codigo_municipio: '3304557', municipio: 'Rio de Janeiro', uf: 'SP' } },
+            destinatario: {
+              endereco: { logradouro: 'Rua A', numero: '1', bairro: 'Centro', codigo_municipio: '3304557', municipio: 'Rio de Janeiro', uf: 'SP' },
+            },
           },
           context(n.proc),
         ),
@@ -455,7 +545,14 @@ describe('the person returning the goods (dest)', () => {
 describe('returnCfop', () => {
   it('maps the sale CFOPs to their returns, internal and interstate, and knows no others', () => {
     expect(['5101', '5102', '5103', '5104', '5401', '5402', '5403', '5405'].map((c) => returnCfop(c, '1'))).toEqual([
-      '1201', '1202', '1201', '1202', '1410', '1410', '1411', '1411',
+      '1201',
+      '1202',
+      '1201',
+      '1202',
+      '1410',
+      '1410',
+      '1411',
+      '1411',
     ]);
     expect(returnCfop('5102', '2')).toBe('2202');
     expect(returnCfop('5405', '2')).toBe('2411');

@@ -177,7 +177,10 @@ function returnedIbsCbs(written: WrittenIbsCbs, vBC: bigint | undefined, field: 
   if (!written.group || vBC === undefined) return item;
   const part = (w: WrittenIbsCbsPart, name: string): IbsCbsPart => {
     const p = parseRate(w.p, `${field}.${name}`);
-    const red = w.pAliqEfet === undefined ? undefined : { pRedAliq: parseRate(w.pRedAliq, `${field}.${name}.gRed`), pAliqEfet: parseRate(w.pAliqEfet, `${field}.${name}.gRed`) };
+    const red =
+      w.pAliqEfet === undefined
+        ? undefined
+        : { pRedAliq: parseRate(w.pRedAliq, `${field}.${name}.gRed`), pAliqEfet: parseRate(w.pAliqEfet, `${field}.${name}.gRed`) };
     return { p, ...(red && { red }), v: amountOf(vBC, red?.pAliqEfet ?? p) };
   };
   const uf = part(written.group.uf, 'gIBSUF');
@@ -270,7 +273,10 @@ function checkReference(input: DevolucaoRequest, original: OriginalNfce, emit: C
   if (original.mod !== '65') issues.add('chave_nfce', `o documento referido é do modelo ${original.mod}, não uma NFC-e (65)`);
   if (emit.cnpj && original.emitCnpj !== emit.cnpj) issues.add('chave_nfce', `NFC-e emitida por outro CNPJ (${original.emitCnpj})`);
   if (emit.tpAmb && original.tpAmb !== emit.tpAmb) {
-    issues.add('chave_nfce', `NFC-e emitida em ${original.tpAmb === 1 ? 'produção' : 'homologação'}, a devolução seria em ${emit.tpAmb === 2 ? 'homologação' : 'produção'}`);
+    issues.add(
+      'chave_nfce',
+      `NFC-e emitida em ${original.tpAmb === 1 ? 'produção' : 'homologação'}, a devolução seria em ${emit.tpAmb === 2 ? 'homologação' : 'produção'}`,
+    );
   }
 }
 
@@ -347,7 +353,10 @@ function checkDestinatario(input: DevolucaoRequest, original: OriginalNfce, homo
     if (givenDoc) {
       const value = String(given![givenDoc]).replace(/\D/g, '');
       if (`${givenDoc.toUpperCase()}` !== original.dest.tag || value !== original.dest.doc) {
-        issues.add(`destinatario.${givenDoc}`, `difere do consumidor identificado na NFC-e (${original.dest.tag} ${original.dest.doc}): a devolução é de quem comprou`);
+        issues.add(
+          `destinatario.${givenDoc}`,
+          `difere do consumidor identificado na NFC-e (${original.dest.tag} ${original.dest.doc}): a devolução é de quem comprou`,
+        );
       }
     }
   } else if (givenDoc === 'cpf') {
@@ -558,7 +567,11 @@ function detXml(items: readonly ItemOut[], withReform: boolean, nfceKey: string)
     el(
       'det',
       { nItem: k + 1 },
-      el('prod', undefined, it.prod.map(([n, v]) => text(n, v))),
+      el(
+        'prod',
+        undefined,
+        it.prod.map(([n, v]) => text(n, v)),
+      ),
       el(
         'imposto',
         undefined,

@@ -22,7 +22,11 @@ const LINE = SIZE * 1.3;
 export function renderReportPdf(doc: ReportDocument, info: { subject?: string } = {}): Promise<Buffer> {
   const rows = layoutReport(doc, COLUMNS);
   const PDFDocument = pdfkit();
-  const pdf = new PDFDocument({ autoFirstPage: false, margin: 0, info: { Title: doc.title, Creator: 'Balcão', ...(info.subject && { Subject: info.subject }) } });
+  const pdf = new PDFDocument({
+    autoFirstPage: false,
+    margin: 0,
+    info: { Title: doc.title, Creator: 'Balcão', ...(info.subject && { Subject: info.subject }) },
+  });
   pdf.registerFont('M', join(fontDir, 'DejaVuSansMono.ttf'));
   pdf.registerFont('MB', join(fontDir, 'DejaVuSansMono-Bold.ttf'));
   const chunks: Buffer[] = [];
@@ -35,7 +39,10 @@ export function renderReportPdf(doc: ReportDocument, info: { subject?: string } 
   pdf.addPage({ size: [WIDTH, height], margin: 0 });
   let y = MARGIN;
   for (const row of rows) {
-    pdf.font(row.bold ? 'MB' : 'M').fontSize(row.large ? 2 * SIZE : SIZE).fillColor('#000');
+    pdf
+      .font(row.bold ? 'MB' : 'M')
+      .fontSize(row.large ? 2 * SIZE : SIZE)
+      .fillColor('#000');
     if (row.text) pdf.text(row.text, MARGIN, y, { lineBreak: false });
     y += row.large ? 2 * LINE : LINE;
   }

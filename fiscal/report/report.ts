@@ -4,7 +4,17 @@
 // Strings are already in their printed pt-BR form ("R$ 1.234,56").
 
 import ReceiptPrinterEncoder from '@point-of-sale/receipt-printer-encoder';
-import { encodeLineText, pairLines, printerProfile, spelledFor, wrapText, type CodePageStrategy, type PaperWidth, type PrinterProfile, type PrinterProfileId } from '../danfe/escpos.ts';
+import {
+  encodeLineText,
+  pairLines,
+  printerProfile,
+  spelledFor,
+  wrapText,
+  type CodePageStrategy,
+  type PaperWidth,
+  type PrinterProfile,
+  type PrinterProfileId,
+} from '../danfe/escpos.ts';
 import { FieldError } from '../errors.ts';
 
 export type ReportLine =
@@ -36,7 +46,8 @@ export function layoutReport(doc: ReportDocument, columns: number, strategy: Cod
         break;
       }
       case 'text':
-        for (const l of wrapText(sp(line.text), columns, undefined, len)) rows.push({ text: line.align === 'center' ? center(l, columns) : l, bold: !!line.bold, large: false });
+        for (const l of wrapText(sp(line.text), columns, undefined, len))
+          rows.push({ text: line.align === 'center' ? center(l, columns) : l, bold: !!line.bold, large: false });
         break;
       case 'pair':
         for (const l of pairLines(sp(line.label), sp(line.value), columns, line.indent ?? 0, len)) rows.push({ text: l, bold: !!line.bold, large: false });

@@ -201,7 +201,10 @@ export async function startCupsd(queues: readonly TestQueue[]): Promise<CupsTest
   writeFileSync(join(dir, 'etc', 'printers.conf'), printersConf(queues));
   const log = (): string => {
     try {
-      return readFileSync(join(dir, 'log', 'error_log'), 'utf8').split('\n').slice(-60).join('\n');
+      return readFileSync(join(dir, 'log', 'error_log'), 'utf8')
+        .split('\n')
+        .slice(-60)
+        .join('\n');
     } catch {
       return '(sem log)';
     }

@@ -8,7 +8,12 @@ declare module 'ipp-encoder' {
   type IppVersion = { major: number; minor: number };
 
   export type IppRequest = { version?: IppVersion; operationId: number; requestId: number; groups: IppGroup[]; data?: Buffer };
-  export type IppResponse = { version: IppVersion; statusCode: number; requestId: number; groups: { tag: number; attributes: { tag: number; name: string; value: IppValue[] }[] }[] };
+  export type IppResponse = {
+    version: IppVersion;
+    statusCode: number;
+    requestId: number;
+    groups: { tag: number; attributes: { tag: number; name: string; value: IppValue[] }[] }[];
+  };
 
   const ipp: {
     CONSTANTS: Record<string, number>;

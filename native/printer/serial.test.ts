@@ -12,12 +12,19 @@ import { randomBytes } from 'node:crypto';
 import { SerialPort } from 'serialport';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { decodeEscPos } from '../../test/escpos-decoder.ts';
-import { isSerialPortClosing, lineTimeMs, loadSerialBinding, SerialPrinter, serialOpenOptions, type SerialBindingLike, type SerialLineSettings } from './serial.ts';
+import {
+  isSerialPortClosing,
+  lineTimeMs,
+  loadSerialBinding,
+  SerialPrinter,
+  serialOpenOptions,
+  type SerialBindingLike,
+  type SerialLineSettings,
+} from './serial.ts';
 import { printerRejection, testReceipt } from './test-support.ts';
 
 const XOFF = 0x13;
 const XON = 0x11;
-
 
 type PtyPair = { socat: ChildProcess; port: string; printerEnd: string };
 type FakePrinter = { received: () => Buffer; onData: (listener: (total: number) => void) => void; write: (byte: number) => Promise<void> };
@@ -127,7 +134,9 @@ describe('SerialPrinter over a real pseudo-terminal pair', () => {
 
     const err = await printerRejection(new SerialPrinter({ path: pair.port, line: line({ flowControl: 'xonxoff' }), timeoutMs: 300 }).send(job));
     expect(err.code).toBe('timeout');
-    expect(err.message).toMatch(/^A impressora não respondeu a tempo \(\/dev\/pts\/\d+\): a impressora segurou a linha serial \(ocupada ou sem papel\); o cupom pode ter saído cortado \(\d+ de 2097152 bytes enviados\)\./);
+    expect(err.message).toMatch(
+      /^A impressora não respondeu a tempo \(\/dev\/pts\/\d+\): a impressora segurou a linha serial \(ocupada ou sem papel\); o cupom pode ter saído cortado \(\d+ de 2097152 bytes enviados\)\./,
+    );
     await expect.poll(() => isSerialPortClosing(pair.port)).toBe(false);
     expect(sentXoff()).toBe(true);
     expect(printer.received().length).toBeLessThan(job.length);
@@ -262,7 +271,11 @@ describe('serial line settings', () => {
       lock: true,
       hupcl: true,
     });
-    expect(serialOpenOptions('/dev/ttyUSB0', { baudRate: 9600, parity: 'none', stopBits: 1, flowControl: 'rtscts' })).toMatchObject({ rtscts: true, xon: false, xoff: false });
+    expect(serialOpenOptions('/dev/ttyUSB0', { baudRate: 9600, parity: 'none', stopBits: 1, flowControl: 'rtscts' })).toMatchObject({
+      rtscts: true,
+      xon: false,
+      xoff: false,
+    });
   });
 
   it('lineTimeMs: 1 KiB takes about a second at 9600 baud 8N1, longer with parity and two stop bits', () => {

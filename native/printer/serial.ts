@@ -150,10 +150,20 @@ export class SerialPrinter implements PrinterTransport {
     const where = this.path;
     const cut = sent > 0 ? `; o cupom pode ter saído cortado (${sent} de ${total} bytes enviados)` : '';
     if (/No such file|File not found|cannot find the file|ENOENT/i.test(text)) {
-      return this.error('offline', undefined, err, `Impressora não encontrada em ${where}. Verifique se o cabo está conectado e se a impressora está ligada; ${KEPT}`);
+      return this.error(
+        'offline',
+        undefined,
+        err,
+        `Impressora não encontrada em ${where}. Verifique se o cabo está conectado e se a impressora está ligada; ${KEPT}`,
+      );
     }
     if (/Permission denied|EACCES|EPERM/i.test(text)) {
-      return this.error('desconhecido', undefined, err, `Sem permissão para usar a porta serial ${where} (no Linux, o usuário do Balcão precisa estar no grupo "dialout"). Chame o suporte; ${KEPT}`);
+      return this.error(
+        'desconhecido',
+        undefined,
+        err,
+        `Sem permissão para usar a porta serial ${where} (no Linux, o usuário do Balcão precisa estar no grupo "dialout"). Chame o suporte; ${KEPT}`,
+      );
     }
     if (/Access denied|Cannot lock port|Resource busy|Resource temporarily unavailable|EBUSY/i.test(text)) {
       return this.error('desconhecido', 'a porta serial está em uso por outro programa', err);
@@ -184,7 +194,12 @@ export class SerialPrinter implements PrinterTransport {
     try {
       binding = await this.binding();
     } catch (err) {
-      throw this.error('desconhecido', undefined, err, `O suporte a portas seriais não carregou neste computador (${(err as Error)?.message ?? err}). Chame o suporte; ${KEPT}`);
+      throw this.error(
+        'desconhecido',
+        undefined,
+        err,
+        `O suporte a portas seriais não carregou neste computador (${(err as Error)?.message ?? err}). Chame o suporte; ${KEPT}`,
+      );
     }
     const data = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     const opening = binding.open(serialOpenOptions(this.path, this.line));

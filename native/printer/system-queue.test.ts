@@ -99,7 +99,9 @@ describe('SystemQueuePrinter on Debian’s CUPS', () => {
   it('refuses a stopped queue before queueing anything, so nothing prints when it is resumed', async () => {
     const before = device.jobs().length;
     const err = await printerRejection(printer('parada').send(Uint8Array.of(0x1b, 0x40)));
-    expect(err.message).toMatch(/^A fila "parada" está parada no sistema \(Pausada pelo teste\)\. .*cupsenable parada\); o cupom fica guardado para reimpressão\.$/);
+    expect(err.message).toMatch(
+      /^A fila "parada" está parada no sistema \(Pausada pelo teste\)\. .*cupsenable parada\); o cupom fica guardado para reimpressão\.$/,
+    );
     const queued = await printer('parada').operation(0x0a, [{ tag: 0x44, name: 'which-jobs', value: 'not-completed' }]);
     expect(queued.job.size).toBe(0);
     expect(device.jobs()).toHaveLength(before);
@@ -116,7 +118,9 @@ describe('SystemQueuePrinter on Debian’s CUPS', () => {
     // CUPS' socket backend keeps retrying a printer that refuses the connection; the job
     // stays "processing" with the backend's message, in the language the request asked for.
     expect(err.code).toBe('timeout');
-    expect(err.message).toMatch(/^A impressora da fila "sem-impressora" não concluiu o trabalho a tempo \(A impressora pode não existir ou está indisponível neste momento\)\. Verifique/);
+    expect(err.message).toMatch(
+      /^A impressora da fila "sem-impressora" não concluiu o trabalho a tempo \(A impressora pode não existir ou está indisponível neste momento\)\. Verifique/,
+    );
     expect(err.message).not.toMatch(/não pôde ser cancelado/);
     expect(err.message.endsWith(KEPT)).toBe(true);
     const left = await p.operation(0x0a, [{ tag: 0x44, name: 'which-jobs', value: 'not-completed' }]);

@@ -168,7 +168,14 @@ function plain(v: unknown): string | number | boolean {
 function groupsOf(res: IppResponse): Answer {
   const answer: Answer = { status: res.statusCode, operation: new Map(), job: new Map(), printer: new Map() };
   for (const g of res.groups) {
-    const target = g.tag === C.OPERATION_ATTRIBUTES_TAG ? answer.operation : g.tag === C.JOB_ATTRIBUTES_TAG ? answer.job : g.tag === C.PRINTER_ATTRIBUTES_TAG ? answer.printer : undefined;
+    const target =
+      g.tag === C.OPERATION_ATTRIBUTES_TAG
+        ? answer.operation
+        : g.tag === C.JOB_ATTRIBUTES_TAG
+          ? answer.job
+          : g.tag === C.PRINTER_ATTRIBUTES_TAG
+            ? answer.printer
+            : undefined;
     for (const a of g.attributes) target?.set(a.name, a.value.map(plain));
   }
   return answer;
@@ -215,7 +222,12 @@ export class SystemQueuePrinter implements PrinterTransport {
   }
 
   /** One IPP operation; rejects with the operator's PrinterError for anything but an IPP answer. */
-  async operation(operationId: number, attributes: IppRequest['groups'][number]['attributes'], data?: Uint8Array, deadline = Date.now() + this.timeoutMs): Promise<Answer> {
+  async operation(
+    operationId: number,
+    attributes: IppRequest['groups'][number]['attributes'],
+    data?: Uint8Array,
+    deadline = Date.now() + this.timeoutMs,
+  ): Promise<Answer> {
     const message: IppRequest = {
       // 1.1: what every IPP server speaks, Windows' included.
       version: { major: 1, minor: 1 },
@@ -273,14 +285,22 @@ export class SystemQueuePrinter implements PrinterTransport {
     const codes = codesOf(err);
     const cert = codes.find((c) => CERTIFICATE.test(c));
     if (cert) {
-      return this.fail('desconhecido', `Certificado do servidor de impressão ${this.server} não reconhecido (${cert}). Use ipp:// na rede da loja, ou dê ao servidor um certificado confiável`, err);
+      return this.fail(
+        'desconhecido',
+        `Certificado do servidor de impressão ${this.server} não reconhecido (${cert}). Use ipp:// na rede da loja, ou dê ao servidor um certificado confiável`,
+        err,
+      );
     }
     if (codes.some((c) => TIMEOUT.has(c))) {
       return this.fail('timeout', `O servidor de impressão ${this.server} não respondeu a tempo (${this.description})`, err);
     }
     if (codes.some((c) => UNREACHABLE.has(c)) || codes.length === 0) {
       return this.address.local
-        ? this.fail('offline', `O serviço de impressão do sistema (CUPS) não respondeu em ${this.server} (${this.description}). Verifique se o CUPS está instalado e em execução`, err)
+        ? this.fail(
+            'offline',
+            `O serviço de impressão do sistema (CUPS) não respondeu em ${this.server} (${this.description}). Verifique se o CUPS está instalado e em execução`,
+            err,
+          )
         : this.fail('offline', `O servidor de impressão ${this.server} não respondeu (${this.description}). Verifique a rede e se o servidor está ligado`, err);
     }
     return this.fail('desconhecido', `Falha ao falar com o servidor de impressão ${this.server} (${codes[0]}: ${(err as Error).message})`, err);
@@ -300,7 +320,10 @@ export class SystemQueuePrinter implements PrinterTransport {
     if (answer.status === C.CLIENT_ERROR_NOT_FOUND) return this.missingQueue();
     const detail = text(answer.operation, 'status-message') || ippEncoder.STATUS_CODES[answer.status] || `0x${answer.status.toString(16)}`;
     if (answer.status === C.CLIENT_ERROR_NOT_AUTHENTICATED || answer.status === C.CLIENT_ERROR_NOT_AUTHORIZED || answer.status === C.CLIENT_ERROR_FORBIDDEN) {
-      return this.fail('desconhecido', `O servidor de impressão recusou ${what} na ${this.description} (${detail}). Libere a impressão sem senha para esta fila`);
+      return this.fail(
+        'desconhecido',
+        `O servidor de impressão recusou ${what} na ${this.description} (${detail}). Libere a impressão sem senha para esta fila`,
+      );
     }
     if (answer.status === C.SERVER_ERROR_NOT_ACCEPTING_JOBS) {
       return this.fail('offline', `A ${this.description} não está aceitando trabalhos (${detail}). Libere a fila no sistema (no CUPS: cupsaccept)`);
@@ -315,7 +338,13 @@ export class SystemQueuePrinter implements PrinterTransport {
     const deadline = Date.now() + jobBudgetMs(this.timeoutMs, bytes.length);
     const queue = await this.operation(
       C.GET_PRINTER_ATTRIBUTES,
-      [{ tag: C.KEYWORD, name: 'requested-attributes', value: ['printer-state', 'printer-state-message', 'printer-state-reasons', 'printer-is-accepting-jobs', 'document-format-supported'] }],
+      [
+        {
+          tag: C.KEYWORD,
+          name: 'requested-attributes',
+          value: ['printer-state', 'printer-state-message', 'printer-state-reasons', 'printer-is-accepting-jobs', 'document-format-supported'],
+        },
+      ],
       undefined,
       deadline,
     );
@@ -328,7 +357,10 @@ export class SystemQueuePrinter implements PrinterTransport {
       );
     }
     if (first(queue.printer, 'printer-is-accepting-jobs') === false) {
-      throw this.fail('offline', `A ${this.description} não está aceitando trabalhos. Libere a fila no sistema (no CUPS: cupsaccept ${this.address.local ? this.address.queue : '<fila>'})`);
+      throw this.fail(
+        'offline',
+        `A ${this.description} não está aceitando trabalhos. Libere a fila no sistema (no CUPS: cupsaccept ${this.address.local ? this.address.queue : '<fila>'})`,
+      );
     }
     const formats = (queue.printer.get('document-format-supported') ?? []).map(String);
     const format = formats.includes(RAW_CUPS) ? RAW_CUPS : RAW_GENERIC;
@@ -366,15 +398,24 @@ export class SystemQueuePrinter implements PrinterTransport {
       const why = last ? ` (${last})` : '';
       if (state === JOB_STATE.completed) return;
       if (state === JOB_STATE.canceled || state === JOB_STATE.aborted) {
-        throw this.fail('desconhecido', `O sistema ${state === JOB_STATE.canceled ? 'cancelou' : 'interrompeu'} a impressão na ${this.description}${why}. Verifique a impressora`);
+        throw this.fail(
+          'desconhecido',
+          `O sistema ${state === JOB_STATE.canceled ? 'cancelou' : 'interrompeu'} a impressão na ${this.description}${why}. Verifique a impressora`,
+        );
       }
       if (state === JOB_STATE.stopped || state === JOB_STATE.held || reasons.includes('printer-stopped')) {
-        return this.cancelOrExplain(jobId, this.fail('offline', `A ${this.description} parou ao imprimir${why}. Verifique a impressora e retome a fila no sistema`));
+        return this.cancelOrExplain(
+          jobId,
+          this.fail('offline', `A ${this.description} parou ao imprimir${why}. Verifique a impressora e retome a fila no sistema`),
+        );
       }
       if (Date.now() + this.pollMs >= deadline) {
         return this.cancelOrExplain(
           jobId,
-          this.fail('timeout', `A impressora da ${this.description} não concluiu o trabalho a tempo${why}. Verifique se há papel, se a tampa está fechada e se ela está ligada`),
+          this.fail(
+            'timeout',
+            `A impressora da ${this.description} não concluiu o trabalho a tempo${why}. Verifique se há papel, se a tampa está fechada e se ela está ligada`,
+          ),
         );
       }
       await sleep(this.pollMs);
@@ -405,7 +446,9 @@ export class SystemQueuePrinter implements PrinterTransport {
     if (cancel && cancel.status < 0x0400) throw error;
     if (cancel?.status === C.CLIENT_ERROR_NOT_POSSIBLE) {
       // Not cancellable: already over. Over how decides whether the receipt came out.
-      const state = await this.jobAttributes(jobId, soon).then((a) => first(a.job, 'job-state')).catch(() => undefined);
+      const state = await this.jobAttributes(jobId, soon)
+        .then((a) => first(a.job, 'job-state'))
+        .catch(() => undefined);
       if (state === JOB_STATE.completed) return;
       if (state === JOB_STATE.canceled || state === JOB_STATE.aborted) throw error;
     }

@@ -8,15 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { decodeEscPos } from '../../test/escpos-decoder.ts';
 import { encodeEscPos } from '../../fiscal/danfe/escpos.ts';
 import { danfeModel } from '../../fiscal/danfe/model.ts';
-import {
-  decodeStatus,
-  DeviceFilePrinter,
-  isDeviceBlocked,
-  MemoryPrinter,
-  STATUS_QUERY,
-  TcpPrinter,
-  VirtualPrinter,
-} from './transports.ts';
+import { decodeStatus, DeviceFilePrinter, isDeviceBlocked, MemoryPrinter, STATUS_QUERY, TcpPrinter, VirtualPrinter } from './transports.ts';
 import { printerRejection, testReceipt } from './test-support.ts';
 
 // ---------------------------------------------------------------------------------------------
@@ -67,7 +59,6 @@ async function closedPort(): Promise<number> {
   await new Promise<void>((r) => s.close(() => r()));
   return port;
 }
-
 
 // ---------------------------------------------------------------------------------------------
 // A real receipt to print

@@ -5,7 +5,6 @@ import { printerRejection, testReceipt } from './test-support.ts';
 import { LIBUSB, loadUsbBackend, parseUsbAddress, USB_CHUNK, UsbPrinter, type UsbPrinterOptions } from './usb.ts';
 import { SimulatedUsbBus, type SimulatedDeviceOptions } from './usb-simulator.ts';
 
-
 let receipt: Uint8Array;
 let qrCode: string;
 beforeAll(() => {
@@ -15,7 +14,11 @@ beforeAll(() => {
 });
 
 const EPSON: SimulatedDeviceOptions = { vendorId: 0x04b8, productId: 0x0e15 };
-const KEYBOARD: SimulatedDeviceOptions = { vendorId: 0x046d, productId: 0xc31c, interfaces: [{ bInterfaceClass: 0x03, endpoints: [{ direction: 'in', transferType: 3 }] }] };
+const KEYBOARD: SimulatedDeviceOptions = {
+  vendorId: 0x046d,
+  productId: 0xc31c,
+  interfaces: [{ bInterfaceClass: 0x03, endpoints: [{ direction: 'in', transferType: 3 }] }],
+};
 
 function printerOn(bus: SimulatedUsbBus, options: Omit<UsbPrinterOptions, 'backend'> = {}): UsbPrinter {
   return new UsbPrinter({ timeoutMs: 100, ...options, backend: bus });
@@ -36,7 +39,15 @@ describe('UsbPrinter against a simulated libusb device', () => {
     const transfers = epson.log.filter((l) => l.startsWith('transfer')).map((l) => Number(l.split(' ')[1]));
     expect(transfers.every((n) => n <= USB_CHUNK)).toBe(true);
     expect(transfers.reduce((a, b) => a + b, 0)).toBe(job.length);
-    expect(epson.log.filter((l) => !l.startsWith('transfer'))).toEqual(['open', 'isKernelDriverActive 0', 'detach 0', 'claim 0', 'release 0', 'attach 0', 'close']);
+    expect(epson.log.filter((l) => !l.startsWith('transfer'))).toEqual([
+      'open',
+      'isKernelDriverActive 0',
+      'detach 0',
+      'claim 0',
+      'release 0',
+      'attach 0',
+      'close',
+    ]);
     // usblp is back (so /dev/usb/lp0 and CUPS work again), nothing is left claimed or open.
     expect(epson.kernelDriver).toEqual([true]);
     expect(epson.claimed).toEqual([false]);
@@ -60,7 +71,9 @@ describe('UsbPrinter against a simulated libusb device', () => {
 
     const auto = await printerRejection(printerOn(bus).send(Uint8Array.of(0x43)));
     expect(auto.code).toBe('offline');
-    expect(auto.message).toBe('Nenhuma impressora USB encontrada. Verifique se o cabo USB está conectado e se a impressora está ligada; o cupom fica guardado para reimpressão.');
+    expect(auto.message).toBe(
+      'Nenhuma impressora USB encontrada. Verifique se o cabo USB está conectado e se a impressora está ligada; o cupom fica guardado para reimpressão.',
+    );
     const other = await printerRejection(printerOn(bus, { address: parseUsbAddress('0dd4:0195')! }).send(Uint8Array.of(0x43)));
     expect(other.code).toBe('offline');
     expect(other.message).toContain('Impressora USB 0dd4:0195 não encontrada');
@@ -112,7 +125,9 @@ describe('UsbPrinter against a simulated libusb device', () => {
     epson.unplugAfter = 5000;
     const err = await printerRejection(printerOn(bus).send(randomBytes(12_000)));
     expect(err.code).toBe('offline');
-    expect(err.message).toMatch(/^Impressora desligada ou fora de alcance \(USB\): a impressora foi desconectada durante a impressão; o cupom pode ter saído cortado \(5000 de 12000 bytes enviados\)/);
+    expect(err.message).toMatch(
+      /^Impressora desligada ou fora de alcance \(USB\): a impressora foi desconectada durante a impressão; o cupom pode ter saído cortado \(5000 de 12000 bytes enviados\)/,
+    );
     expect(epson.received).toHaveLength(5000);
 
     const next = await printerRejection(printerOn(bus).send(Uint8Array.of(0x41)));

@@ -179,7 +179,12 @@ export class UsbPrinter implements PrinterTransport {
       case LIBUSB.ERROR_NO_DEVICE:
         return this.error('offline', 'a impressora foi desconectada', err);
       case LIBUSB.ERROR_ACCESS:
-        return this.error('desconhecido', undefined, err, `Sem permissão para usar a impressora ${where} (no Linux, uma regra do udev deve dar acesso ao usuário do Balcão). Chame o suporte; ${KEPT}`);
+        return this.error(
+          'desconhecido',
+          undefined,
+          err,
+          `Sem permissão para usar a impressora ${where} (no Linux, uma regra do udev deve dar acesso ao usuário do Balcão). Chame o suporte; ${KEPT}`,
+        );
       case LIBUSB.ERROR_BUSY:
         return this.error('desconhecido', 'a impressora está em uso por outro programa (o spooler de impressão ou outro Balcão)', err);
       // On Windows libusb answers NOT_SUPPORTED (open, or claim on a composite device) when the
@@ -252,7 +257,12 @@ export class UsbPrinter implements PrinterTransport {
     try {
       backend = await this.backend();
     } catch (err) {
-      throw this.error('desconhecido', undefined, err, `O suporte a impressoras USB não carregou neste computador (${(err as Error)?.message ?? err}). Chame o suporte; ${KEPT}`);
+      throw this.error(
+        'desconhecido',
+        undefined,
+        err,
+        `O suporte a impressoras USB não carregou neste computador (${(err as Error)?.message ?? err}). Chame o suporte; ${KEPT}`,
+      );
     }
     let devices: UsbDeviceLike[];
     try {

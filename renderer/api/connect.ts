@@ -45,9 +45,7 @@ export function connectTerminal(): ScreenTerminal {
   if (bridge) return terminalOver(electronCarrier(bridge));
   const secret = takeSecret();
   if (!secret) {
-    throw new NoTerminalError(
-      'Esta página precisa da chave do terminal. Abra o endereço completo que o Balcão mostrou ao iniciar (termina com #chave=…).',
-    );
+    throw new NoTerminalError('Esta página precisa da chave do terminal. Abra o endereço completo que o Balcão mostrou ao iniciar (termina com #chave=…).');
   }
   return terminalOver(httpCarrier(secret));
 }

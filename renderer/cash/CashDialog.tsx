@@ -8,7 +8,7 @@ import type { CashMovementKind, CashSessionView, ManagerAuthorization } from '..
 import { Dialog } from '../components/Dialog.tsx';
 import { ErrorAlert } from '../components/ErrorAlert.tsx';
 import { emptyAuthorization, ManagerFields } from '../components/ManagerFields.tsx';
-import type { InputError} from '../money/money.ts';
+import type { InputError } from '../money/money.ts';
 import { formatCents, parseCents } from '../money/money.ts';
 import { addMovement, closeCash, dismissClosed, useCash } from '../state/cash-store.ts';
 import { closeDialog } from '../state/ui-store.ts';
@@ -227,10 +227,14 @@ export function CashDialog() {
       ) : !session ? (
         <p role="status">O caixa está fechado: abra-o na tela de vendas.</p>
       ) : mode === 'resumo' ? (
-        <Summary session={session} onMode={(m) => {
+        <Summary
+          session={session}
+          onMode={(m) => {
             setNotice(null);
             setMode(m);
-          }} notice={notice} />
+          }}
+          notice={notice}
+        />
       ) : mode === 'fechar' ? (
         <CloseForm session={session} onBack={() => setMode('resumo')} />
       ) : (

@@ -92,7 +92,11 @@ export function ClosingView(props: { session: CashSessionView; onDone: () => voi
         {closing.sales.cancelledCount > 0 && `; ${closing.sales.cancelledCount} cancelada(s), fora do caixa (${formatCents(closing.sales.cancelledCents)})`}
         {closing.sales.contingencyCount > 0 && `; ${closing.sales.contingencyCount} em contingência`}.
       </p>
-      {closing.printed ? <p role="status">Relatório impresso.</p> : <ErrorAlert error={`O relatório não foi impresso: ${closing.printError ?? 'impressora indisponível'}`} />}
+      {closing.printed ? (
+        <p role="status">Relatório impresso.</p>
+      ) : (
+        <ErrorAlert error={`O relatório não foi impresso: ${closing.printError ?? 'impressora indisponível'}`} />
+      )}
       <ErrorAlert error={error} />
       <details>
         <summary>Relatório como impresso</summary>

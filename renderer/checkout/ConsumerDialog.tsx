@@ -53,7 +53,11 @@ export function ConsumerDialog() {
             }}
           />
         </label>
-        {check?.ok && <p className="hint">{check.kind.toUpperCase()} {check.formatted}</p>}
+        {check?.ok && (
+          <p className="hint">
+            {check.kind.toUpperCase()} {check.formatted}
+          </p>
+        )}
         <ErrorAlert error={error} />
         <div className="dialog-actions">
           {current && (

@@ -6,7 +6,7 @@
 import { useEffect, useId, useRef, useState } from 'react';
 import type { ProductView } from '../../electron/api/terminal-api.ts';
 import { ErrorAlert } from '../components/ErrorAlert.tsx';
-import type { InputError} from '../money/money.ts';
+import type { InputError } from '../money/money.ts';
 import { formatCents, looksLikeCode, parseEntry, parseQuantity } from '../money/money.ts';
 import { addItem, moveSelection, removeItem, takePrefill, useSale } from '../state/sale-store.ts';
 import { terminal } from '../state/terminal.ts';

@@ -12,7 +12,8 @@ export function justificationOk(text: string): boolean {
 export function JustificationField(props: { label: string; value: string; onChange: (v: string) => void }) {
   const { label, value, onChange } = props;
   const n = value.trim().length;
-  const hint = n < JUSTIFICATION_MIN ? `faltam ${JUSTIFICATION_MIN - n} caracteres` : n > JUSTIFICATION_MAX ? `${n - JUSTIFICATION_MAX} caracteres a mais` : 'ok';
+  const hint =
+    n < JUSTIFICATION_MIN ? `faltam ${JUSTIFICATION_MIN - n} caracteres` : n > JUSTIFICATION_MAX ? `${n - JUSTIFICATION_MAX} caracteres a mais` : 'ok';
   return (
     <label className="field">
       <span>{label}</span>

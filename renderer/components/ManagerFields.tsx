@@ -37,13 +37,7 @@ export function ManagerFields(props: { value: ManagerAuthorization; onChange: (v
         </div>
         <label className="field">
           <span>PIN do gerente</span>
-          <input
-            type="password"
-            inputMode="numeric"
-            autoComplete="off"
-            value={value.pin}
-            onChange={(e) => onChange({ ...value, pin: e.target.value })}
-          />
+          <input type="password" inputMode="numeric" autoComplete="off" value={value.pin} onChange={(e) => onChange({ ...value, pin: e.target.value })} />
         </label>
       </div>
     </fieldset>

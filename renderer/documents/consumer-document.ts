@@ -6,9 +6,7 @@
 
 import { formatCnpj, formatCpf, isValidCnpj, isValidCpf } from '../../base/common/tax-ids.ts';
 
-export type DocumentCheck =
-  | { ok: true; kind: 'cpf' | 'cnpj'; digits: string; formatted: string }
-  | { ok: false; message: string };
+export type DocumentCheck = { ok: true; kind: 'cpf' | 'cnpj'; digits: string; formatted: string } | { ok: false; message: string };
 
 const FIELD = 'CPF/CNPJ do consumidor';
 

@@ -37,9 +37,7 @@ export function ConsumerRequired(props: { limitCents: number; focus: boolean }) 
         void save();
       }}
     >
-      <p role="alert">
-        Venda acima de {formatCents(props.limitCents)}: a NFC-e exige o CPF ou o CNPJ do consumidor. Peça o documento antes de finalizar.
-      </p>
+      <p role="alert">Venda acima de {formatCents(props.limitCents)}: a NFC-e exige o CPF ou o CNPJ do consumidor. Peça o documento antes de finalizar.</p>
       <label className="field">
         <span>CPF ou CNPJ do consumidor</span>
         <input
@@ -55,7 +53,11 @@ export function ConsumerRequired(props: { limitCents: number; focus: boolean }) 
           }}
         />
       </label>
-      {check?.ok && <p className="hint">{check.kind.toUpperCase()} {check.formatted}</p>}
+      {check?.ok && (
+        <p className="hint">
+          {check.kind.toUpperCase()} {check.formatted}
+        </p>
+      )}
       <ErrorAlert error={error} />
       <button type="submit">Informar consumidor</button>
     </form>

@@ -5,7 +5,7 @@
 import { useEffect, useId, useRef, useState } from 'react';
 import { Dialog } from '../components/Dialog.tsx';
 import { ErrorAlert } from '../components/ErrorAlert.tsx';
-import type { InputError} from '../money/money.ts';
+import type { InputError } from '../money/money.ts';
 import { centsToInput, formatCents, parseCents } from '../money/money.ts';
 import { addPayment, finishSale, removePayment, useSale } from '../state/sale-store.ts';
 import { closeDialog } from '../state/ui-store.ts';
@@ -106,7 +106,12 @@ export function PaymentDialog() {
                   <td>{p.card ? (p.card.tpIntegra === '1' ? 'TEF' : 'maquininha') : ''}</td>
                   <td className="num">{formatCents(p.amountCents)}</td>
                   <td>
-                    <button type="button" className="small" aria-label={`Remover pagamento ${p.description} ${formatCents(p.amountCents)}`} onClick={() => void removePayment(p.id)}>
+                    <button
+                      type="button"
+                      className="small"
+                      aria-label={`Remover pagamento ${p.description} ${formatCents(p.amountCents)}`}
+                      onClick={() => void removePayment(p.id)}
+                    >
                       Remover
                     </button>
                   </td>
@@ -140,7 +145,15 @@ export function PaymentDialog() {
             </fieldset>
             <label className="field">
               <span>{tPag === '01' ? 'Valor recebido' : 'Valor'}</span>
-              <input ref={amountRef} autoFocus className="big-input" inputMode="decimal" autoComplete="off" value={amount} onChange={(e) => setAmount(e.target.value)} />
+              <input
+                ref={amountRef}
+                autoFocus
+                className="big-input"
+                inputMode="decimal"
+                autoComplete="off"
+                value={amount}
+                onChange={(e) => setAmount(e.target.value)}
+              />
             </label>
             {needsCard(tPag) && <CardFields value={card} onChange={setCard} showBrand={tPag !== '17'} />}
           </form>

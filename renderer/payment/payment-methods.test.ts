@@ -15,8 +15,12 @@ describe('payment lines from the form', () => {
 
   it('TEF (tpIntegra 1) requires the acquirer CNPJ and the authorization code, naming the field', () => {
     expect(cardFromForm({ tpIntegra: '1', cnpj: '', tBand: '', cAut: '1' })).toEqual({ error: expect.stringMatching(/^CNPJ da credenciadora: obrigatório/) });
-    expect(cardFromForm({ tpIntegra: '1', cnpj: '11222333000181', tBand: '', cAut: '' })).toEqual({ error: expect.stringMatching(/^Código de autorização: obrigatório/) });
-    expect(cardFromForm({ tpIntegra: '1', cnpj: '11222333000182', tBand: '', cAut: 'A1' })).toEqual({ error: expect.stringMatching(/^CNPJ da credenciadora: CNPJ inválido/) });
+    expect(cardFromForm({ tpIntegra: '1', cnpj: '11222333000181', tBand: '', cAut: '' })).toEqual({
+      error: expect.stringMatching(/^Código de autorização: obrigatório/),
+    });
+    expect(cardFromForm({ tpIntegra: '1', cnpj: '11222333000182', tBand: '', cAut: 'A1' })).toEqual({
+      error: expect.stringMatching(/^CNPJ da credenciadora: CNPJ inválido/),
+    });
   });
 
   it('PIX carries the card group too (rejection 391 in some states without it)', () => {

@@ -9,7 +9,7 @@ import { Dialog } from '../components/Dialog.tsx';
 import { ErrorAlert } from '../components/ErrorAlert.tsx';
 import { emptyAuthorization, ManagerFields } from '../components/ManagerFields.tsx';
 import { checkConsumerDocument, formatDocument } from '../documents/consumer-document.ts';
-import type { InputError} from '../money/money.ts';
+import type { InputError } from '../money/money.ts';
 import { centsToInput, formatCents, parseCents } from '../money/money.ts';
 import { CardFields } from '../payment/CardFields.tsx';
 import { emptyCard, METHODS, needsCard, paymentFrom, type CardForm, type MethodId } from '../payment/payment-methods.ts';

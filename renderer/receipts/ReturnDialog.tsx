@@ -10,7 +10,7 @@ import { ErrorAlert } from '../components/ErrorAlert.tsx';
 import { JustificationField, justificationOk } from '../components/JustificationField.tsx';
 import { emptyAuthorization, ManagerFields } from '../components/ManagerFields.tsx';
 import { checkConsumerDocument } from '../documents/consumer-document.ts';
-import type { InputError} from '../money/money.ts';
+import type { InputError } from '../money/money.ts';
 import { formatCents, formatQuantity, parseQuantity } from '../money/money.ts';
 import { StateBadge } from '../receipt/StateBadge.tsx';
 import { requestReturn, useReceipts } from '../state/receipts-store.ts';
@@ -38,7 +38,12 @@ export function ReturnDialog(props: { receiptId: string }) {
   const back = () => openDialog({ kind: 'receipts' });
   const sale = useReceiptSale(
     receipt?.saleId,
-    (s) => setLines(s.items.filter((i) => !i.removed).map((i) => ({ itemId: i.id, description: i.description, sold: i.quantity, include: true, quantity: formatQuantity(i.quantity) }))),
+    (s) =>
+      setLines(
+        s.items
+          .filter((i) => !i.removed)
+          .map((i) => ({ itemId: i.id, description: i.description, sold: i.quantity, include: true, quantity: formatQuantity(i.quantity) })),
+      ),
     setError,
   );
 
@@ -95,7 +100,11 @@ export function ReturnDialog(props: { receiptId: string }) {
             {lines.map((l, i) => (
               <div className="row return-line" key={l.itemId}>
                 <label className="choice">
-                  <input type="checkbox" checked={l.include} onChange={(e) => setLines(lines.map((x, j) => (j === i ? { ...x, include: e.target.checked } : x)))} />
+                  <input
+                    type="checkbox"
+                    checked={l.include}
+                    onChange={(e) => setLines(lines.map((x, j) => (j === i ? { ...x, include: e.target.checked } : x)))}
+                  />
                   {l.description} (vendido: {formatQuantity(l.sold)})
                 </label>
                 <label className="field">

@@ -12,7 +12,8 @@ import { terminal } from '../state/terminal.ts';
 import { brasiliaToday, firstOfMonth } from './brasilia-day.ts';
 import { PeriodFields } from './ReportsSection.tsx';
 
-const size = (bytes: number): string => (bytes < 1024 * 1024 ? `${Math.max(1, Math.round(bytes / 1024))} KB` : `${(bytes / 1024 / 1024).toFixed(1).replace('.', ',')} MB`);
+const size = (bytes: number): string =>
+  bytes < 1024 * 1024 ? `${Math.max(1, Math.round(bytes / 1024))} KB` : `${(bytes / 1024 / 1024).toFixed(1).replace('.', ',')} MB`;
 
 export function ExportSection({ auth }: { auth: ManagerAuthorization }) {
   const today = brasiliaToday();
@@ -30,7 +31,16 @@ export function ExportSection({ auth }: { auth: ManagerAuthorization }) {
       const file = await terminal().exportDocuments({ ...auth, ...period, kind });
       const saved = await terminal().saveExport(file.fileName);
       if ('error' in saved) setError(saved.error);
-      else setDone({ file, where: saved.saved === null ? 'não salvo (cancelado)' : saved.saved === file.fileName ? 'enviado para os downloads do navegador' : `salvo em ${saved.saved}` });
+      else
+        setDone({
+          file,
+          where:
+            saved.saved === null
+              ? 'não salvo (cancelado)'
+              : saved.saved === file.fileName
+                ? 'enviado para os downloads do navegador'
+                : `salvo em ${saved.saved}`,
+        });
     } catch (err) {
       setError(asFailure(err));
     } finally {
@@ -48,8 +58,8 @@ export function ExportSection({ auth }: { auth: ManagerAuthorization }) {
     >
       <h3>Exportação para o contador</h3>
       <p className="muted">
-        Um ZIP com o XML de cada documento do período (pela chave de acesso), os eventos de cancelamento, as inutilizações e um resumo em CSV, de todos os caixas
-        da empresa, obtido do serviço de emissão.
+        Um ZIP com o XML de cada documento do período (pela chave de acesso), os eventos de cancelamento, as inutilizações e um resumo em CSV, de todos os
+        caixas da empresa, obtido do serviço de emissão.
       </p>
       <PeriodFields de={period.de} ate={period.ate} onChange={setPeriod} />
       <label className="field">
@@ -67,8 +77,8 @@ export function ExportSection({ auth }: { auth: ManagerAuthorization }) {
           </p>
           {done.file.notTransmitted > 0 && (
             <p>
-              {done.file.notTransmitted} NFC-e emitida(s) em contingência neste caixa ainda não foram transmitidas e não estão no arquivo: exporte de novo depois
-              da transmissão.
+              {done.file.notTransmitted} NFC-e emitida(s) em contingência neste caixa ainda não foram transmitidas e não estão no arquivo: exporte de novo
+              depois da transmissão.
             </p>
           )}
         </div>

@@ -86,14 +86,24 @@ export function IbsCbsFields(props: { crt: CompanyProfile['crt']; value: IbsCbsF
           {v.rows.map((row, i) => (
             <tr key={i}>
               <td>
-                <input aria-label={`Início do período ${i + 1}`} placeholder="AAAA-MM-DD" value={row.from} onChange={(e) => setRow(i, { from: e.target.value })} />
+                <input
+                  aria-label={`Início do período ${i + 1}`}
+                  placeholder="AAAA-MM-DD"
+                  value={row.from}
+                  onChange={(e) => setRow(i, { from: e.target.value })}
+                />
               </td>
               <td>
                 <input aria-label={`Fim do período ${i + 1}`} placeholder="sem fim" value={row.to} onChange={(e) => setRow(i, { to: e.target.value })} />
               </td>
               {RATES.map((r) => (
                 <td key={r.key}>
-                  <input aria-label={`${r.label} no período ${i + 1}`} inputMode="decimal" value={row[r.key]} onChange={(e) => setRow(i, { [r.key]: e.target.value })} />
+                  <input
+                    aria-label={`${r.label} no período ${i + 1}`}
+                    inputMode="decimal"
+                    value={row[r.key]}
+                    onChange={(e) => setRow(i, { [r.key]: e.target.value })}
+                  />
                 </td>
               ))}
               <td>

@@ -71,8 +71,12 @@ export function ScaleLabelsSection({ settings, auth }: { settings: TerminalSetti
         <span>Ler etiquetas de balança no caixa</span>
       </label>
       <div className="grid-2">
-        {number('Dígitos do código do produto', s.codeLength, CODE_LENGTHS, (codeLength) => setS({ ...s, codeLength: codeLength as ScaleLabelSettings['codeLength'] }))}
-        {number('Dígitos do valor', s.valueLength, VALUE_LENGTHS, (valueLength) => setS({ ...s, valueLength: valueLength as ScaleLabelSettings['valueLength'] }))}
+        {number('Dígitos do código do produto', s.codeLength, CODE_LENGTHS, (codeLength) =>
+          setS({ ...s, codeLength: codeLength as ScaleLabelSettings['codeLength'] }),
+        )}
+        {number('Dígitos do valor', s.valueLength, VALUE_LENGTHS, (valueLength) =>
+          setS({ ...s, valueLength: valueLength as ScaleLabelSettings['valueLength'] }),
+        )}
         <label className="field">
           <span>A etiqueta traz</span>
           <select

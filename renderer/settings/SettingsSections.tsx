@@ -96,7 +96,12 @@ export function ServiceSection({ settings, auth }: SectionProps) {
       }}
     >
       <h3>Serviço de emissão</h3>
-      <Text label="Endereço do serviço" value={serviceUrl} onChange={setServiceUrl} hint="Nesta máquina: http://127.0.0.1:8765. Em outra máquina da loja, só https:// (ex.: https://192.168.0.10:8765)." />
+      <Text
+        label="Endereço do serviço"
+        value={serviceUrl}
+        onChange={setServiceUrl}
+        hint="Nesta máquina: http://127.0.0.1:8765. Em outra máquina da loja, só https:// (ex.: https://192.168.0.10:8765)."
+      />
       <Text
         label="Impressão digital do certificado do serviço (SHA-256)"
         value={fingerprint}
@@ -105,7 +110,12 @@ export function ServiceSection({ settings, auth }: SectionProps) {
       />
       <Text label={settings.tokenSet ? 'Token de acesso (em branco mantém o atual)' : 'Token de acesso'} type="password" value={token} onChange={setToken} />
       <Text label="Nome deste caixa" value={name} onChange={setName} hint="Como os outros caixas da loja veem este (ex.: Caixa 2)." />
-      <Text label="Série da NFC-e" value={series} onChange={setSeries} hint="Cada caixa da loja emite na sua série; o serviço recusa uma série que outro caixa da empresa já usa." />
+      <Text
+        label="Série da NFC-e"
+        value={series}
+        onChange={setSeries}
+        hint="Cada caixa da loja emite na sua série; o serviço recusa uma série que outro caixa da empresa já usa."
+      />
       <Outcome error={error} saved={saved} />
       <button type="submit">Salvar serviço</button>
     </form>
@@ -329,7 +339,9 @@ export function ContingencySection({ settings, auth, status }: SectionProps & { 
   const toggle = async () => {
     setActionError(null);
     try {
-      await contingencyAction(() => (status?.active ? terminal().leaveContingency(auth) : terminal().enterContingency({ ...auth, justification: justification.trim() })));
+      await contingencyAction(() =>
+        status?.active ? terminal().leaveContingency(auth) : terminal().enterContingency({ ...auth, justification: justification.trim() }),
+      );
     } catch (err) {
       setActionError(asFailure(err));
     }
@@ -341,7 +353,12 @@ export function ContingencySection({ settings, auth, status }: SectionProps & { 
         onSubmit={(e) => {
           e.preventDefault();
           void save({
-            contingency: { failureThreshold: Number(threshold), maxReceipts: Number(maxReceipts), maxHours: Number(maxHours), series: series.trim() === '' ? null : Number(series) },
+            contingency: {
+              failureThreshold: Number(threshold),
+              maxReceipts: Number(maxReceipts),
+              maxHours: Number(maxHours),
+              series: series.trim() === '' ? null : Number(series),
+            },
           });
         }}
       >
@@ -392,7 +409,11 @@ export function CertificateSection({ certificate, auth }: { certificate: Certifi
       }}
     >
       <h3>Certificado digital A1</h3>
-      <p>{current ? `${current.subject} · CNPJ ${current.cnpj} · válido até ${new Date(current.notAfter).toLocaleDateString('pt-BR')}` : 'Nenhum certificado instalado.'}</p>
+      <p>
+        {current
+          ? `${current.subject} · CNPJ ${current.cnpj} · válido até ${new Date(current.notAfter).toLocaleDateString('pt-BR')}`
+          : 'Nenhum certificado instalado.'}
+      </p>
       <FilePicker label="Arquivo do certificado (.pfx)" accept=".pfx,.p12,application/x-pkcs12" file={file} onChange={setFile} />
       <Text label="Senha do certificado" type="password" value={password} onChange={setPassword} />
       <ErrorAlert error={error} />

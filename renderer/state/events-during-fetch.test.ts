@@ -7,7 +7,11 @@ describe('EventsDuringFetch', () => {
     const applied: string[] = [];
     events.seen('before');
     let answer!: (value: string) => void;
-    const fetched = events.fetch(() => new Promise<string>((resolve) => (answer = resolve)), (a) => applied.push(`answer:${a}`), (e) => applied.push(e));
+    const fetched = events.fetch(
+      () => new Promise<string>((resolve) => (answer = resolve)),
+      (a) => applied.push(`answer:${a}`),
+      (e) => applied.push(e),
+    );
     events.seen('during-1');
     events.seen('during-2');
     answer('list');
@@ -19,10 +23,18 @@ describe('EventsDuringFetch', () => {
   it('a failed fetch applies nothing and stops collecting', async () => {
     const events = new EventsDuringFetch<string>();
     const applied: string[] = [];
-    const fetched = events.fetch(() => Promise.reject(new Error('sem conexão')), () => applied.push('answer'), (e) => applied.push(e));
+    const fetched = events.fetch(
+      () => Promise.reject(new Error('sem conexão')),
+      () => applied.push('answer'),
+      (e) => applied.push(e),
+    );
     events.seen('during');
     await expect(fetched).rejects.toThrow('sem conexão');
-    const next = events.fetch(async () => 'ok', () => applied.push('answer'), (e) => applied.push(e));
+    const next = events.fetch(
+      async () => 'ok',
+      () => applied.push('answer'),
+      (e) => applied.push(e),
+    );
     await next;
     expect(applied).toEqual(['answer']);
   });

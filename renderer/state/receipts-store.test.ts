@@ -4,7 +4,8 @@ import type { ScreenTerminal } from '../api/connect.ts';
 import { mmss, receiptUpdated, refreshReceipts, requestReturn, returnUpdated, secondsLeftNow, useReceipts } from './receipts-store.ts';
 import { setTerminal } from './terminal.ts';
 
-const receipt = (secondsLeft: number | null) => ({ cancellation: { allowed: secondsLeft !== null && secondsLeft > 0, deadline: null, secondsLeft, remedy: null } }) as unknown as ReceiptView;
+const receipt = (secondsLeft: number | null) =>
+  ({ cancellation: { allowed: secondsLeft !== null && secondsLeft > 0, deadline: null, secondsLeft, remedy: null } }) as unknown as ReceiptView;
 
 describe('cancellation countdown', () => {
   it('ticks down from the core figure by the whole seconds elapsed since it was fetched', () => {

@@ -43,11 +43,7 @@ function Queue(props: { queue: QueueStatus | null; queueAt: number; now: number 
         Fila: {queue.pending === 0 ? 'nada pendente' : `${queue.pending} pendente${queue.pending > 1 ? 's' : ''}`}
         {queue.pending > 0 && oldest !== null && ` (mais antiga há ${age(oldest)})`}
       </span>
-      {queue.needsAttention > 0 && (
-        <span className="pill bad">
-          {queue.needsAttention} NFC-e aguardando ação (F9)
-        </span>
-      )}
+      {queue.needsAttention > 0 && <span className="pill bad">{queue.needsAttention} NFC-e aguardando ação (F9)</span>}
     </>
   );
 }
@@ -59,11 +55,7 @@ function Contingency(props: { queue: QueueStatus | null }) {
   return (
     <>
       <ContingencyMode contingency={c} />
-      {tasks > 0 && (
-        <span className="pill bad">
-          {tasks === 1 ? '1 pendência' : `${tasks} pendências`} da contingência (F10)
-        </span>
-      )}
+      {tasks > 0 && <span className="pill bad">{tasks === 1 ? '1 pendência' : `${tasks} pendências`} da contingência (F10)</span>}
     </>
   );
 }

@@ -39,9 +39,7 @@ export type NfeVerdict = {
   duplicateOf?: { key: string; cStat: string; xMotivo: string; nProt?: string };
 };
 
-export type NfeConsultation =
-  | { found: false; cStat: string; xMotivo: string }
-  | { found: true; verdict: NfeVerdict; cancelled: boolean };
+export type NfeConsultation = { found: false; cStat: string; xMotivo: string } | { found: true; verdict: NfeVerdict; cancelled: boolean };
 
 export type EventVerdict = {
   cStat: string;
@@ -71,8 +69,7 @@ export type MdfeVerdict = {
 };
 
 export type MdfeConsultation =
-  | { found: false; cStat: string; xMotivo: string }
-  | { found: true; verdict: MdfeVerdict; state: 'autorizado' | 'encerrado' | 'cancelado' };
+  { found: false; cStat: string; xMotivo: string } | { found: true; verdict: MdfeVerdict; state: 'autorizado' | 'encerrado' | 'cancelado' };
 
 /** Answer of the status service (NFeStatusServico): 107 = in operation. */
 export type ServiceStatusVerdict = { cStat: string; xMotivo: string };

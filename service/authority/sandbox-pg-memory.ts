@@ -68,6 +68,19 @@ function records(db: Queryable, pending?: Write[]): SandboxRecords {
   };
   return {
     nextProtocol: async () => Number((await read<{ n: string }>(`SELECT nextval('${S}.protocolo') AS n`, []))!.n),
+    ...nfeRecords(read, write),
+    ...mdfeRecords(read, write),
+  };
+}
+
+type Read = <T>(sql: string, params: unknown[]) => Promise<T | undefined>;
+type WriteStatement = (sql: string, params: unknown[]) => Promise<void>;
+type MdfeRecords = Pick<SandboxRecords, 'mdfe' | 'mdfeByNumber' | 'openMdfeOfPlate' | 'insertMdfe' | 'closeMdfe' | 'cancelMdfe' | 'insertMdfeEvent'>;
+type NfeRecords = Omit<SandboxRecords, keyof MdfeRecords | 'nextProtocol'>;
+
+/** The NF-e (NFC-e and devolução) the sandbox judged, their events and the voided ranges. */
+function nfeRecords(read: Read, write: WriteStatement): NfeRecords {
+  return {
     nfe: async (key) => nfeRow(await read(`SELECT * FROM ${S}.nfe WHERE access_key = $1`, [key])),
     nfeAuthorizationFacts: async (key, cnpj, model, serie, number) => {
       const r = (await read<{ same: NfeRow | null; other: NfeRow | null; voided: boolean }>(
@@ -92,7 +105,21 @@ function records(db: Queryable, pending?: Write[]): SandboxRecords {
         `INSERT INTO ${S}.nfe (access_key, company_id, cnpj, model, serie, number, tp_emis, c_stat, x_motivo, n_prot, received_at,
            authorized_at_ms, prot_nfe)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
-        [r.access_key, r.company_id, r.cnpj, r.model, r.serie, r.number, r.tp_emis, r.c_stat, r.x_motivo, r.n_prot, r.received_at, r.authorized_at_ms, r.prot_nfe],
+        [
+          r.access_key,
+          r.company_id,
+          r.cnpj,
+          r.model,
+          r.serie,
+          r.number,
+          r.tp_emis,
+          r.c_stat,
+          r.x_motivo,
+          r.n_prot,
+          r.received_at,
+          r.authorized_at_ms,
+          r.prot_nfe,
+        ],
       );
     },
     recordReception: async (r) => {
@@ -135,6 +162,12 @@ function records(db: Queryable, pending?: Write[]): SandboxRecords {
         [r.company_id, r.cnpj, r.model, r.serie, r.first_number, r.last_number, r.n_prot, r.received_at, r.ret_inut],
       );
     },
+  };
+}
+
+/** The manifests the sandbox authorized and their events. */
+function mdfeRecords(read: Read, write: WriteStatement): MdfeRecords {
+  return {
     mdfe: async (key) => mdfeRow(await read(`SELECT * FROM ${S}.mdfe WHERE access_key = $1`, [key])),
     mdfeByNumber: async (cnpj, serie, number) =>
       mdfeRow(await read(`SELECT * FROM ${S}.mdfe WHERE cnpj = $1 AND serie = $2 AND number = $3`, [cnpj, serie, number])),
@@ -145,7 +178,22 @@ function records(db: Queryable, pending?: Write[]): SandboxRecords {
         `INSERT INTO ${S}.mdfe (access_key, company_id, cnpj, serie, number, plate, uf_ini, uf_fim, state, c_stat, x_motivo, n_prot,
            received_at, authorized_at_ms, prot_mdfe)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'autorizado', $9, $10, $11, $12, $13, $14)`,
-        [r.access_key, r.company_id, r.cnpj, r.serie, r.number, r.plate, r.uf_ini, r.uf_fim, r.c_stat, r.x_motivo, r.n_prot, r.received_at, r.authorized_at_ms, r.prot_mdfe],
+        [
+          r.access_key,
+          r.company_id,
+          r.cnpj,
+          r.serie,
+          r.number,
+          r.plate,
+          r.uf_ini,
+          r.uf_fim,
+          r.c_stat,
+          r.x_motivo,
+          r.n_prot,
+          r.received_at,
+          r.authorized_at_ms,
+          r.prot_mdfe,
+        ],
       );
     },
     closeMdfe: async (key, at) => {
@@ -246,8 +294,10 @@ export class PgSandboxMemory implements SandboxMemory {
   openMdfes(cnpj: string): Promise<{ access_key: string; n_prot: string }[]> {
     return this.read(
       async (db) =>
-        (await db.query(`SELECT access_key, n_prot FROM ${S}.mdfe WHERE cnpj = $1 AND state = 'autorizado' ORDER BY authorized_at_ms`, [cnpj]))
-          .rows as { access_key: string; n_prot: string }[],
+        (await db.query(`SELECT access_key, n_prot FROM ${S}.mdfe WHERE cnpj = $1 AND state = 'autorizado' ORDER BY authorized_at_ms`, [cnpj])).rows as {
+          access_key: string;
+          n_prot: string;
+        }[],
     );
   }
 

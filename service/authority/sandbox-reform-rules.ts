@@ -141,7 +141,11 @@ export function readReformFacts(xml: string): ReformFacts {
     tot:
       tot === undefined
         ? undefined
-        : { vBC: firstText(tot, 'vBCIBSCBS'), vIBS: firstText(section(tot, 'gIBS')?.inner ?? '', 'vIBS'), vCBS: firstText(section(tot, 'gCBS')?.inner ?? '', 'vCBS') },
+        : {
+            vBC: firstText(tot, 'vBCIBSCBS'),
+            vIBS: firstText(section(tot, 'gIBS')?.inner ?? '', 'vIBS'),
+            vCBS: firstText(section(tot, 'gCBS')?.inner ?? '', 'vCBS'),
+          },
   };
 }
 

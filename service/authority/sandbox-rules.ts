@@ -49,10 +49,7 @@ export const NFE = {
   chave: reject('502', 'Rejeição: Erro na Chave de Acesso - Campo Id não corresponde à concatenação dos campos correspondentes'),
   ambiente: reject('252', 'Rejeição: Ambiente informado diverge do Ambiente de recebimento'),
   xProdHomologacao: reject('373', `Rejeição: Descrição do primeiro item diferente de ${HOMOLOGACAO_XPROD}`),
-  destHomologacao: reject(
-    '598',
-    `Rejeição: NF-e emitida em ambiente de homologação com Razão Social do destinatário diferente de ${HOMOLOGACAO_DEST_XNOME}`,
-  ),
+  destHomologacao: reject('598', `Rejeição: NF-e emitida em ambiente de homologação com Razão Social do destinatário diferente de ${HOMOLOGACAO_DEST_XNOME}`),
   semQrCode: reject('394', 'Rejeição: Nota Fiscal sem a informação do QR-Code'),
   qrUrl: reject('395', 'Rejeição: Endereço do site da UF da Consulta via QR-Code diverge do previsto'),
   qrChave: reject('397', 'Rejeição: Parâmetro do QR-Code divergente da Nota Fiscal (chAcesso)'),
@@ -69,10 +66,7 @@ export const NFE = {
   numeroInutilizado: reject('206', 'Rejeição: NF-e já está inutilizada na Base de dados da SEFAZ'),
   naoConsta: reject('217', 'Rejeição: NF-e não consta na base de dados da SEFAZ'),
   // Events.
-  eventoId: reject(
-    '572',
-    'Rejeição: Erro Atributo ID do evento não corresponde a concatenação dos campos ("ID" + tpEvento + chNFe + nSeqEvento)',
-  ),
+  eventoId: reject('572', 'Rejeição: Erro Atributo ID do evento não corresponde a concatenação dos campos ("ID" + tpEvento + chNFe + nSeqEvento)'),
   eventoExigeAutorizada: reject('580', 'Rejeição: O evento exige uma NF-e autorizada'),
   eventoDuplicado: reject('573', 'Rejeição: Duplicidade de Evento'),
   cancelamentoDeCancelada: reject('420', 'Rejeição: Cancelamento para NF-e já cancelada'),
@@ -122,10 +116,7 @@ export const MDFE = {
   duplicidade: reject('204', 'Rejeição: Duplicidade de MDF-e'),
   naoConsta: reject('217', 'Rejeição: MDF-e não consta na base de dados da SEFAZ'),
   // Events.
-  eventoId: reject(
-    '628',
-    'Rejeição: Atributo ID do evento não corresponde à concatenação dos campos ("ID" + tpEvento + chMDFe + nSeqEvento)',
-  ),
+  eventoId: reject('628', 'Rejeição: Atributo ID do evento não corresponde à concatenação dos campos ("ID" + tpEvento + chMDFe + nSeqEvento)'),
   // 218 is the NF-e's "já está cancelada"; the MDF-e tables we have do not list their own text.
   jaCancelado: reject('218', 'Rejeição: MDF-e já cancelado'),
   // 609 is the closing event's "already closed" (docs/fiscal.md, "MDF-e"); a cancellation of a closed
@@ -156,7 +147,13 @@ export function motivoWithDetail(base: string, detail: string | undefined): stri
   const room = XMOTIVO_MAX - [...base].length - 3; // " [" + "]"
   if (room < 4) return base;
   const chars = [...clean];
-  const text = chars.length <= room ? clean : chars.slice(0, room - 3).join('').trimEnd() + '...';
+  const text =
+    chars.length <= room
+      ? clean
+      : chars
+          .slice(0, room - 3)
+          .join('')
+          .trimEnd() + '...';
   return `${base} [${text}]`;
 }
 
@@ -550,14 +547,14 @@ export function nfceQrRejection(company: AuthorityCompany, key: string, f: NfeFa
       return NFE.cscDesconhecido;
     }
     const digVal = f.digestValue ? Buffer.from(f.digestValue, 'ascii').toString('hex') : '';
-    const expected = offline
-      ? `${key}|2|${f.tpAmb}|${dia}|${f.vNF}|${digVal}|${idToken}`
-      : `${key}|2|${f.tpAmb}|${idToken}`;
+    const expected = offline ? `${key}|2|${f.tpAmb}|${dia}|${f.vNF}|${digVal}|${idToken}` : `${key}|2|${f.tpAmb}|${idToken}`;
     const given = params.slice(0, -1).join('|');
     // The hash is over the text as the QR carries it (an emitter writing digVal in upper case
     // hashes that), but the values must be the document's: hex case aside, both must agree.
     if (given.toLowerCase() !== expected.toLowerCase()) return NFE.qrHash;
-    const computed = createHash('sha1').update(given + company.csc.token, 'utf8').digest('hex');
+    const computed = createHash('sha1')
+      .update(given + company.csc.token, 'utf8')
+      .digest('hex');
     if (computed.toUpperCase() !== hash.toUpperCase()) return NFE.qrHash;
     return undefined;
   }

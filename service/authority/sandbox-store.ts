@@ -122,9 +122,7 @@ function prepareStatements(db: Database.Database) {
       'INSERT INTO counter (name, value) VALUES (?, 1) ON CONFLICT (name) DO UPDATE SET value = value + 1 RETURNING value',
     ),
     nfeByKey: db.prepare<[string], NfeRow>('SELECT * FROM nfe WHERE access_key = ?'),
-    nfeByNumber: db.prepare<[string, string, number, number], NfeRow>(
-      'SELECT * FROM nfe WHERE cnpj = ? AND model = ? AND serie = ? AND number = ?',
-    ),
+    nfeByNumber: db.prepare<[string, string, number, number], NfeRow>('SELECT * FROM nfe WHERE cnpj = ? AND model = ? AND serie = ? AND number = ?'),
     nfeInRange: db.prepare<[string, string, number, number, number], { access_key: string; number: number }>(
       'SELECT access_key, number FROM nfe WHERE cnpj = ? AND model = ? AND serie = ? AND number BETWEEN ? AND ? ORDER BY number LIMIT 1',
     ),
@@ -140,9 +138,7 @@ function prepareStatements(db: Database.Database) {
     cancelNfe: db.prepare<[string, string, string, string]>(
       'UPDATE nfe SET cancelled_at = ?, cancel_event = ?, cancel_n_prot = ? WHERE access_key = ? AND cancelled_at IS NULL',
     ),
-    nfeEvent: db.prepare<[string, string, number], EventRow>(
-      'SELECT * FROM nfe_event WHERE access_key = ? AND tp_evento = ? AND n_seq = ?',
-    ),
+    nfeEvent: db.prepare<[string, string, number], EventRow>('SELECT * FROM nfe_event WHERE access_key = ? AND tp_evento = ? AND n_seq = ?'),
     insertNfeEvent: db.prepare<[EventRow]>(
       `INSERT INTO nfe_event (access_key, tp_evento, n_seq, company_id, n_prot, registered_at, ret_evento)
        VALUES (@access_key, @tp_evento, @n_seq, @company_id, @n_prot, @registered_at, @ret_evento)`,
@@ -170,12 +166,8 @@ function prepareStatements(db: Database.Database) {
        VALUES (@access_key, @company_id, @cnpj, @serie, @number, @plate, @uf_ini, @uf_fim, 'autorizado', @c_stat, @x_motivo, @n_prot,
          @received_at, @authorized_at_ms, @prot_mdfe)`,
     ),
-    closeMdfe: db.prepare<[string, string]>(
-      "UPDATE mdfe SET state = 'encerrado', closed_at = ? WHERE access_key = ? AND state = 'autorizado'",
-    ),
-    cancelMdfe: db.prepare<[string, string]>(
-      "UPDATE mdfe SET state = 'cancelado', cancelled_at = ? WHERE access_key = ? AND state = 'autorizado'",
-    ),
+    closeMdfe: db.prepare<[string, string]>("UPDATE mdfe SET state = 'encerrado', closed_at = ? WHERE access_key = ? AND state = 'autorizado'"),
+    cancelMdfe: db.prepare<[string, string]>("UPDATE mdfe SET state = 'cancelado', cancelled_at = ? WHERE access_key = ? AND state = 'autorizado'"),
     insertMdfeEvent: db.prepare<[EventRow]>(
       `INSERT INTO mdfe_event (access_key, tp_evento, n_seq, company_id, n_prot, registered_at, ret_evento)
        VALUES (@access_key, @tp_evento, @n_seq, @company_id, @n_prot, @registered_at, @ret_evento)`,
@@ -204,9 +196,7 @@ export class SqliteSandboxMemory implements SandboxMemory {
       this.db.pragma('busy_timeout = 5000');
       const version = this.db.pragma('user_version', { simple: true }) as number;
       if (version > SCHEMA_VERSION) {
-        throw new Error(
-          `O banco da autoridade simulada ${file} foi criado por uma versão mais nova do Balcão (esquema ${version}); atualize o Balcão.`,
-        );
+        throw new Error(`O banco da autoridade simulada ${file} foi criado por uma versão mais nova do Balcão (esquema ${version}); atualize o Balcão.`);
       }
       this.db.exec('BEGIN IMMEDIATE');
       try {

@@ -59,8 +59,7 @@ const options = {
 };
 let authority: SandboxAuthority;
 
-const advance = (companyId: string, minutes: number) =>
-  clockOffsets.set(companyId, (clockOffsets.get(companyId) ?? 0) + minutes * 60_000);
+const advance = (companyId: string, minutes: number) => clockOffsets.set(companyId, (clockOffsets.get(companyId) ?? 0) + minutes * 60_000);
 
 beforeAll(() => {
   authority = new SandboxAuthority(options);
@@ -231,7 +230,7 @@ describe('NFC-e authorization', () => {
     expect(v).toMatchObject(NFE.assinatura);
   });
 
-  it('213: signed with another company\'s certificate', async () => {
+  it("213: signed with another company's certificate", async () => {
     const doc = issue(14, {}, { credentials: credsB });
     expect(await authority.authorizeNfe(companyA, doc.xml)).toMatchObject(NFE.certificado);
     // …and a company sending a document of another emitter.
@@ -268,9 +267,19 @@ describe('NFC-e authorization', () => {
 
   it('QR Code: 395 (address), 397 (key), 462 (CSC id), 464 (hash)', async () => {
     const doc = issue(21);
-    expect(await authority.authorizeNfe(companyA, withQr(doc.xml, (qr) => qr.replace('homologacao.nfce', 'nfce')))).toMatchObject(NFE.qrUrl);
+    expect(
+      await authority.authorizeNfe(
+        companyA,
+        withQr(doc.xml, (qr) => qr.replace('homologacao.nfce', 'nfce')),
+      ),
+    ).toMatchObject(NFE.qrUrl);
     const otherKey = issue(22).key;
-    expect(await authority.authorizeNfe(companyA, withQr(doc.xml, (qr) => qr.replace(doc.key, otherKey)))).toMatchObject(NFE.qrChave);
+    expect(
+      await authority.authorizeNfe(
+        companyA,
+        withQr(doc.xml, (qr) => qr.replace(doc.key, otherKey)),
+      ),
+    ).toMatchObject(NFE.qrChave);
     // (398, a version other than 2/3, cannot get past the schema's QR patterns.)
 
     const unknownCsc = issue(23, {}, { emitter: { csc: { id: '000002', token: CSC.token } } });
@@ -316,9 +325,11 @@ describe('NFC-e authorization', () => {
     expect(v2.xMotivo).toBe(`Rejeição: Duplicidade de NF-e, com diferença na Chave de Acesso [chNFe:${first.key}][nProt:${v1.nProt}]`);
   });
 
-  it('offline contingency (QR v2): 100 within 24 h, 150 later; a QR whose digVal is not the document\'s is 464', async () => {
+  it("offline contingency (QR v2): 100 within 24 h, 150 later; a QR whose digVal is not the document's is 464", async () => {
     const doc = issue(30, {}, { offline: true });
-    const badDigVal = withQr(doc.xml, (qr) => qr.replace(/\|2\|2\|(\d{2})\|100\.00\|([0-9a-f]{56})\|/, (_m, dia: string, hex: string) => `|2|2|${dia}|100.00|${hex.slice(2)}${hex.slice(0, 2)}|`));
+    const badDigVal = withQr(doc.xml, (qr) =>
+      qr.replace(/\|2\|2\|(\d{2})\|100\.00\|([0-9a-f]{56})\|/, (_m, dia: string, hex: string) => `|2|2|${dia}|100.00|${hex.slice(2)}${hex.slice(0, 2)}|`),
+    );
     expect(badDigVal).not.toBe(doc.xml);
     expect(await authority.authorizeNfe(companyA, badDigVal)).toMatchObject(NFE.qrHash);
     expect(await authority.authorizeNfe(companyA, doc.xml)).toMatchObject(NFE.autorizado);
@@ -335,7 +346,9 @@ describe('NFC-e authorization', () => {
     const otherConsumer = withQr(doc.xml, (qr) => qr.replace(/\|2\|52998224725\|/, '|2|11144477735|'));
     expect(otherConsumer).not.toBe(doc.xml);
     expect(await authority.authorizeNfe(companyA, otherConsumer)).toMatchObject(NFE.qrAssinatura);
-    const badSignature = withQr(doc.xml, (qr) => qr.replace(/\|([A-Za-z0-9+/]{10})([A-Za-z0-9+/]+={0,2})$/, (_m, a: string, b: string) => `|${a.split('').reverse().join('')}${b}`));
+    const badSignature = withQr(doc.xml, (qr) =>
+      qr.replace(/\|([A-Za-z0-9+/]{10})([A-Za-z0-9+/]+={0,2})$/, (_m, a: string, b: string) => `|${a.split('').reverse().join('')}${b}`),
+    );
     expect(badSignature).not.toBe(doc.xml);
     expect(await authority.authorizeNfe(companyA, badSignature)).toMatchObject(NFE.qrAssinatura);
     expect(await authority.authorizeNfe(companyA, doc.xml)).toMatchObject(NFE.autorizado);
@@ -429,19 +442,17 @@ describe('NFC-e events', () => {
   it('580 (not authorized here), 222 (wrong protocol), 297, 213', async () => {
     const never = issue(102);
     const nProtAny = '135260000000001';
-    expect(
-      await authority.registerNfeEvent(companyA, nfeCancellationEvent({ chNFe: never.key, nProt: nProtAny, xJust, author }, credsA)),
-    ).toMatchObject(NFE.eventoExigeAutorizada);
+    expect(await authority.registerNfeEvent(companyA, nfeCancellationEvent({ chNFe: never.key, nProt: nProtAny, xJust, author }, credsA))).toMatchObject(
+      NFE.eventoExigeAutorizada,
+    );
 
     const { doc, nProt } = await authorized(103);
     const wrong = String(Number(nProt) + 1);
-    expect(
-      await authority.registerNfeEvent(companyA, nfeCancellationEvent({ chNFe: doc.key, nProt: wrong, xJust, author }, credsA)),
-    ).toMatchObject(NFE.protocoloDiferente);
-    const evento = nfeCancellationEvent({ chNFe: doc.key, nProt, xJust, author }, credsA);
-    expect(await authority.registerNfeEvent(companyA, evento.replace(xJust, 'Venda desfeita a pedido do gerente'))).toMatchObject(
-      NFE.assinatura,
+    expect(await authority.registerNfeEvent(companyA, nfeCancellationEvent({ chNFe: doc.key, nProt: wrong, xJust, author }, credsA))).toMatchObject(
+      NFE.protocoloDiferente,
     );
+    const evento = nfeCancellationEvent({ chNFe: doc.key, nProt, xJust, author }, credsA);
+    expect(await authority.registerNfeEvent(companyA, evento.replace(xJust, 'Venda desfeita a pedido do gerente'))).toMatchObject(NFE.assinatura);
     const byB = nfeCancellationEvent({ chNFe: doc.key, nProt, xJust, author }, credsB);
     expect(await authority.registerNfeEvent(companyA, byB)).toMatchObject(NFE.certificado);
     // Another company cannot see (let alone cancel) it.
@@ -458,10 +469,7 @@ describe('NFC-e events', () => {
     ).toMatchObject(NFE.prazoCancelamento);
 
     const subst = (chNFeRef: string) =>
-      nfeSubstitutionCancellationEvent(
-        { chNFe: original.doc.key, nProt: original.nProt, xJust, author, chNFeRef, verAplic: 'Balcao 0.1.0' },
-        credsA,
-      );
+      nfeSubstitutionCancellationEvent({ chNFe: original.doc.key, nProt: original.nProt, xJust, author, chNFeRef, verAplic: 'Balcao 0.1.0' }, credsA);
     const normal = await authorized(112);
     expect(await authority.registerNfeEvent(companyA, subst(normal.doc.key))).toMatchObject(NFE.substituicaoTpEmis);
     const neverSent = issue(113, {}, { offline: true });
@@ -518,7 +526,7 @@ describe('inutilização', () => {
     expect((await authority.voidNfeNumbers(companyA, inut(606, 610))).cStat).toBe('102');
   });
 
-  it('213 for a range signed with another company\'s certificate', async () => {
+  it("213 for a range signed with another company's certificate", async () => {
     const signed = buildInutilizacao(
       { emitter: emitterA, ano: 26, serie: 1, nNFIni: 700, nNFFin: 700, xJust: 'Numeracao pulada por falha no sistema', model: '65' },
       credsB,
@@ -706,12 +714,8 @@ describe('MDF-e', () => {
     const m = await authorized(64, 'JJJ1J11');
     const foreignTown = resign(close(m.doc.key, m.nProt), (x) => x.replace('<cMun>2927408</cMun>', '<cMun>3550308</cMun>'));
     expect(await authority.registerMdfeEvent(companyA, foreignTown)).toMatchObject(MDFE.municipioForaDaUf);
-    expect(await authority.registerMdfeEvent(companyA, close(m.doc.key, m.nProt, { dtEnc: '2020-01-01' }))).toMatchObject(
-      MDFE.encerramentoAntesDaAutorizacao,
-    );
-    expect(await authority.registerMdfeEvent(companyA, close(m.doc.key, String(Number(m.nProt) + 1)))).toMatchObject(
-      MDFE.protocoloDiferente,
-    );
+    expect(await authority.registerMdfeEvent(companyA, close(m.doc.key, m.nProt, { dtEnc: '2020-01-01' }))).toMatchObject(MDFE.encerramentoAntesDaAutorizacao);
+    expect(await authority.registerMdfeEvent(companyA, close(m.doc.key, String(Number(m.nProt) + 1)))).toMatchObject(MDFE.protocoloDiferente);
     expect(await authority.consultMdfe(companyA, m.doc.key)).toMatchObject({ state: 'autorizado' });
   });
 

@@ -464,14 +464,7 @@ export class SandboxAuthority implements TaxAuthority {
     return { cStat: outcome.cStat, xMotivo: outcome.xMotivo, ...(nProt && { nProt }), receivedAt: brasiliaDateTime(at), protMDFe };
   }
 
-  private eventVerdict(
-    family: 'nfe' | 'mdfe',
-    company: AuthorityCompany,
-    xml: string,
-    outcome: Rejection,
-    at: Date,
-    nProt?: string,
-  ): EventVerdict {
+  private eventVerdict(family: 'nfe' | 'mdfe', company: AuthorityCompany, xml: string, outcome: Rejection, at: Date, nProt?: string): EventVerdict {
     const verdict = { cStat: outcome.cStat, xMotivo: outcome.xMotivo, verAplic: this.verAplic, dhRegEvento: at, nProt };
     const answerXml = answer(
       () => retEvento(xml, verdict),

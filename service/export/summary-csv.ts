@@ -11,5 +11,5 @@ export const csvMoney = (cents: bigint): string => fromCents(cents).replace('.',
 
 /** The CSV text of a header and rows. */
 export function summaryCsv(columns: readonly string[], rows: readonly (readonly (string | number)[])[]): string {
-  return '\uFEFF' + stringify([columns, ...rows] as (string | number)[][], { delimiter: ';', record_delimiter: '\r\n'});
+  return '\uFEFF' + stringify([columns, ...rows] as (string | number)[][], { delimiter: ';', record_delimiter: '\r\n' });
 }

@@ -20,8 +20,7 @@ declare module 'fastify' {
   }
 }
 
-const unauthorized = (message: string) =>
-  new ApiError('nao_autorizado', message, { headers: { 'www-authenticate': 'Bearer realm="balcao"' } });
+const unauthorized = (message: string) => new ApiError('nao_autorizado', message, { headers: { 'www-authenticate': 'Bearer realm="balcao"' } });
 
 const BEARER = /^Bearer +(\S+)\s*$/i;
 
@@ -80,11 +79,7 @@ export function companyOf(request: FastifyRequest): AuthenticatedCompany {
  * A document looked up by id, checked to belong to the caller's company: missing and foreign
  * are the same 404. Store queries should already filter by company; this is the second lock.
  */
-export function ownedOr404<T extends { companyId: string }>(
-  document: T | undefined,
-  company: AuthenticatedCompany,
-  message = 'Documento não encontrado.',
-): T {
+export function ownedOr404<T extends { companyId: string }>(document: T | undefined, company: AuthenticatedCompany, message = 'Documento não encontrado.'): T {
   if (!document || document.companyId !== company.id) throw notFound(message);
   return document;
 }

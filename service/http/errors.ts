@@ -55,8 +55,7 @@ export class ApiError extends Error {
 
 export const notFound = (message = 'Recurso não encontrado.'): ApiError => new ApiError('nao_encontrado', message);
 
-export const invalidRequest = (message: string, details?: ErrorDetail[]): ApiError =>
-  new ApiError('requisicao_invalida', message, details ? { details } : {});
+export const invalidRequest = (message: string, details?: ErrorDetail[]): ApiError => new ApiError('requisicao_invalida', message, details ? { details } : {});
 
 // --- schema validation → details ------------------------------------------------------------
 
@@ -157,8 +156,7 @@ export function validationDetails(errors: FastifySchemaValidationError[], contex
   // A union (anyOf/oneOf) reports every branch's failure and then itself; the branches are
   // noise for the caller, except that a union of constants is best told as its list of values.
   const unions = errors.filter((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf');
-  const inside = (e: FastifySchemaValidationError, u: FastifySchemaValidationError) =>
-    e !== u && e.schemaPath.startsWith(u.schemaPath + '/');
+  const inside = (e: FastifySchemaValidationError, u: FastifySchemaValidationError) => e !== u && e.schemaPath.startsWith(u.schemaPath + '/');
   const details: ErrorDetail[] = [];
   const seen = new Set<string>();
   for (const e of errors) {

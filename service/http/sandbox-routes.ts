@@ -14,9 +14,7 @@ const MAX_ADVANCE_MINUTES = 10 * 366 * 24 * 60;
 
 const AuthorityBody = Type.Object(
   {
-    latencia_ms: Type.Optional(
-      Type.Integer({ minimum: 0, maximum: MAX_LATENCY_MS, description: 'Tempo de resposta da autoridade simulada, em ms' }),
-    ),
+    latencia_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_LATENCY_MS, description: 'Tempo de resposta da autoridade simulada, em ms' })),
     disponivel: Type.Optional(Type.Boolean({ description: 'false: a autoridade não responde (NFC-e fica em processamento; MDF-e recebe 503)' })),
   },
   { additionalProperties: false },

@@ -9,9 +9,7 @@ import type { ApiRoutes } from './type-provider.ts';
 const WebhookBody = Type.Object(
   {
     url: Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048, description: 'URL http(s) que recebe os eventos' }),
-    segredo: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 256, description: 'Segredo da assinatura X-Assinatura; gerado quando ausente' }),
-    ),
+    segredo: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'Segredo da assinatura X-Assinatura; gerado quando ausente' })),
   },
   { additionalProperties: false },
 );

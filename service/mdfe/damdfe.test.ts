@@ -70,7 +70,13 @@ describe('damdfeModel', () => {
     const xml = thirdParty();
     const proc = wrapMdfeProc(
       xml,
-      mdfeProtocolFor(xml, { cStat: '100', xMotivo: 'Autorizado o uso do MDF-e', verAplic: 'TESTE', dhRecbto: '2026-03-10T14:03:07-03:00', nProt: '135260000000042' }),
+      mdfeProtocolFor(xml, {
+        cStat: '100',
+        xMotivo: 'Autorizado o uso do MDF-e',
+        verAplic: 'TESTE',
+        dhRecbto: '2026-03-10T14:03:07-03:00',
+        nProt: '135260000000042',
+      }),
     );
     const model = damdfeModel(proc, 'ENCERRADO');
     expect(model.protocolo).toEqual({ nProt: '135260000000042', dhRecbto: '10/03/2026 14:03:07' });

@@ -66,8 +66,7 @@ const textOf = (parent: Element | undefined, name: string): string | undefined =
   const e = child(parent, name);
   return e ? (e.textContent ?? '') : undefined;
 };
-const path = (root: Element | undefined, ...names: string[]): Element | undefined =>
-  names.reduce<Element | undefined>((e, n) => child(e, n), root);
+const path = (root: Element | undefined, ...names: string[]): Element | undefined => names.reduce<Element | undefined>((e, n) => child(e, n), root);
 
 const digits = (s: string | undefined) => s ?? '';
 export const formatCnpj = (s: string): string =>
@@ -264,8 +263,17 @@ class Writer {
   heading(title: string): void {
     this.ensure(LINE * 2.2);
     this.y += 4;
-    this.doc.save().rect(M, this.y, W, LINE + 2).fillColor('#e6e6e6').fill().restore();
-    this.doc.font('B').fontSize(BODY).fillColor('#000').text(title.toUpperCase(), M + 3, this.y + 2.5, { lineBreak: false });
+    this.doc
+      .save()
+      .rect(M, this.y, W, LINE + 2)
+      .fillColor('#e6e6e6')
+      .fill()
+      .restore();
+    this.doc
+      .font('B')
+      .fontSize(BODY)
+      .fillColor('#000')
+      .text(title.toUpperCase(), M + 3, this.y + 2.5, { lineBreak: false });
     this.y += LINE + 4;
   }
 
@@ -274,7 +282,11 @@ class Writer {
     const options = { width: W - indent - 6 };
     const height = this.doc.font(font).fontSize(size).heightOfString(text, options);
     this.ensure(height + 1);
-    this.doc.font(font).fontSize(size).fillColor('#000').text(text, M + 3 + indent, this.y, options);
+    this.doc
+      .font(font)
+      .fontSize(size)
+      .fillColor('#000')
+      .text(text, M + 3 + indent, this.y, options);
     this.y += height + 1.5;
   }
 
@@ -284,8 +296,16 @@ class Writer {
     let x = M;
     for (const [label, value, width] of cells) {
       const w = width * W;
-      this.doc.font('R').fontSize(SMALL).fillColor('#333').text(label, x + 3, this.y, { width: w - 6, lineBreak: false });
-      this.doc.font('B').fontSize(BODY).fillColor('#000').text(value, x + 3, this.y + SMALL + 2, { width: w - 6, lineBreak: false, ellipsis: true });
+      this.doc
+        .font('R')
+        .fontSize(SMALL)
+        .fillColor('#333')
+        .text(label, x + 3, this.y, { width: w - 6, lineBreak: false });
+      this.doc
+        .font('B')
+        .fontSize(BODY)
+        .fillColor('#000')
+        .text(value, x + 3, this.y + SMALL + 2, { width: w - 6, lineBreak: false, ellipsis: true });
       x += w;
     }
     this.y += LINE * 2 + 2;
@@ -343,16 +363,19 @@ function drawEmitter(doc: Pdf, w: Writer, model: DamdfeModel): void {
   const top = w.y;
   const leftW = W - qrSide - 2 * quiet;
   const e = model.emitente;
-  doc.font('B').fontSize(10).text(e.nome, M + 3, w.y, { width: leftW - 6 });
+  doc
+    .font('B')
+    .fontSize(10)
+    .text(e.nome, M + 3, w.y, { width: leftW - 6 });
   w.y = doc.y + 1;
-  const emitLines = [
-    e.fantasia,
-    [e.cnpj, e.ie && `IE ${e.ie}`].filter(Boolean).join('   '),
-    e.endereco,
-    e.rntrc && `RNTRC ${e.rntrc}`,
-  ].filter((l): l is string => !!l);
+  const emitLines = [e.fantasia, [e.cnpj, e.ie && `IE ${e.ie}`].filter(Boolean).join('   '), e.endereco, e.rntrc && `RNTRC ${e.rntrc}`].filter(
+    (l): l is string => !!l,
+  );
   for (const line of emitLines) {
-    doc.font('R').fontSize(BODY).text(line, M + 3, w.y, { width: leftW - 6 });
+    doc
+      .font('R')
+      .fontSize(BODY)
+      .text(line, M + 3, w.y, { width: leftW - 6 });
     w.y = doc.y + 1;
   }
   drawQr(doc, model.qrCode, M + W - qrSide - quiet, top + quiet, qrSide);

@@ -92,7 +92,23 @@ export async function mdfeExport(store: MdfeStore, companyId: string, period: Ex
           const event = (await store.events(m.id)).find((e) => e.tpEvento === tpEvento);
           if (!event) throw new Error(`evento ${tpEvento} do MDF-e ${m.chave} não encontrado`);
           const at = brasiliaText(event.registradoEm);
-          rows.push([`evento_${tpEvento}`, eventName, m.chave, m.serie, m.numero, '', m.situacao, '', '', '', '', event.protocolo ?? '', '', tpEvento === '110112' ? at : '', tpEvento === '110111' ? at : '']);
+          rows.push([
+            `evento_${tpEvento}`,
+            eventName,
+            m.chave,
+            m.serie,
+            m.numero,
+            '',
+            m.situacao,
+            '',
+            '',
+            '',
+            '',
+            event.protocolo ?? '',
+            '',
+            tpEvento === '110112' ? at : '',
+            tpEvento === '110111' ? at : '',
+          ]);
           return withDeclaration(event.xml);
         },
       });

@@ -22,7 +22,15 @@ import { issueMdfe } from '../../fiscal/mdfe/build.ts';
 import type { MdfeRequest } from '../../fiscal/mdfe/types.ts';
 import { wrapProcEventoMDFe } from '../../fiscal/protocol.ts';
 import { firstText } from '../../fiscal/xml.ts';
-import { AUTHORIZED, AuthorityCertificateError, AuthorityUnavailableError, EVENT_REGISTERED, type AuthorityCompany, type EventVerdict, type MdfeVerdict } from '../authority/port.ts';
+import {
+  AUTHORIZED,
+  AuthorityCertificateError,
+  AuthorityUnavailableError,
+  EVENT_REGISTERED,
+  type AuthorityCompany,
+  type EventVerdict,
+  type MdfeVerdict,
+} from '../authority/port.ts';
 import { brasiliaDay } from '../../base/common/brasilia.ts';
 import type { Issuer } from '../companies.ts';
 import type { ServiceDeps } from '../deps.ts';
@@ -135,7 +143,17 @@ export class MdfeIssuance {
         xml,
       };
       await this.store.insertProcessing(fresh, documents);
-      record = { ...fresh, situacao: 'processando', status: null, motivo: null, protocolo: null, autorizadoEm: null, encerradoEm: null, canceladoEm: null, updatedAt: createdAt };
+      record = {
+        ...fresh,
+        situacao: 'processando',
+        status: null,
+        motivo: null,
+        protocolo: null,
+        autorizadoEm: null,
+        encerradoEm: null,
+        canceladoEm: null,
+        updatedAt: createdAt,
+      };
     } catch (err) {
       // Refused before anything was stored or sent (422 validacao, ...): the request leaves
       // nothing behind, its key's claim included, as for the NF-e de devolução.
@@ -199,7 +217,9 @@ export class MdfeIssuance {
         if (!(await this.store.getById(key.documentId))) await this.store.releaseKey(key);
       }
     }
-    const pending = ids ? (await Promise.all(ids.map((id) => this.store.getById(id)))).filter((r) => r?.situacao === 'processando') : await this.store.processing();
+    const pending = ids
+      ? (await Promise.all(ids.map((id) => this.store.getById(id)))).filter((r) => r?.situacao === 'processando')
+      : await this.store.processing();
     const left: string[] = [];
     for (const record of pending as MdfeRecord[]) {
       const attempt: KeyAttempt | undefined =

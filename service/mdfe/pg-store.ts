@@ -273,10 +273,9 @@ export class PgMdfeStore implements MdfeStore {
 
   async processing(): Promise<MdfeRecord[]> {
     const rows = (
-      await this.b.pool.query<Row>(
-        `SELECT ${COLUMNS} FROM mdfe m WHERE situacao = 'processando' AND ${holderGone('m.issued_by', '$1')} ORDER BY seq`,
-        [this.b.lease.leaseMs],
-      )
+      await this.b.pool.query<Row>(`SELECT ${COLUMNS} FROM mdfe m WHERE situacao = 'processando' AND ${holderGone('m.issued_by', '$1')} ORDER BY seq`, [
+        this.b.lease.leaseMs,
+      ])
     ).rows;
     return rows.map(fromRow);
   }

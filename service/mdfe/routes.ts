@@ -88,7 +88,8 @@ function recoverInFlight(app: ApiApp, deps: ServiceDeps, issuance: MdfeIssuance)
     deps.authority.warmUp();
     const settle = async (ids?: string[]) => {
       const left = await issuance.recover(ids);
-      if (left.length) retry = setTimeout(() => void settle(left).catch((err) => app.log.error({ err }, 'recuperação de MDF-e falhou')), RECOVERY_RETRY_MS).unref();
+      if (left.length)
+        retry = setTimeout(() => void settle(left).catch((err) => app.log.error({ err }, 'recuperação de MDF-e falhou')), RECOVERY_RETRY_MS).unref();
     };
     await settle();
     if (deps.store.shared) {
@@ -278,10 +279,7 @@ function readRoutes(app: ApiApp, { deps, view }: MdfeRoutesContext): void {
       }
       const marca = found.situacao === 'encerrado' ? 'ENCERRADO' : found.situacao === 'cancelado' ? 'CANCELADO' : undefined;
       const pdf = await renderDamdfe(damdfeModel(wrapMdfeProc(found.xml, found.protXml), marca));
-      return reply
-        .type('application/pdf')
-        .header('content-disposition', `inline; filename="damdfe-${request.params.id}.pdf"`)
-        .send(pdf);
+      return reply.type('application/pdf').header('content-disposition', `inline; filename="damdfe-${request.params.id}.pdf"`).send(pdf);
     },
   );
 }

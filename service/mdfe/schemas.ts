@@ -21,8 +21,7 @@ const Digits = (n: number, description: string) => Type.String({ pattern: `^[0-9
 const Uf = (description: string) => Type.String({ pattern: '^[A-Z]{2}$', description: `${description} (sigla, ex.: SP)` });
 const Code = (description: string) => Type.String({ minLength: 1, maxLength: 2, description });
 /** The specification shows these as JSON numbers; a decimal string is accepted too. */
-const Decimal = (description: string) =>
-  Type.Union([Type.Number({ minimum: 0 }), Type.String({ pattern: '^[0-9]+(\\.[0-9]+)?$' })], { description });
+const Decimal = (description: string) => Type.Union([Type.Number({ minimum: 0 }), Type.String({ pattern: '^[0-9]+(\\.[0-9]+)?$' })], { description });
 const Kg = (description: string) => Type.Union([Type.Integer({ minimum: 0 }), Type.String({ pattern: '^[0-9]+$' })], { description });
 const OneOrMany = <T extends TSchema>(item: T, max: number, description: string) =>
   Type.Union([item, Type.Array(item, { minItems: 1, maxItems: max })], { description });
@@ -165,7 +164,9 @@ export const MdfeBody = Type.Object(
     prodPred: Type.Optional(Product),
     tot: Type.Object({ vCarga: Decimal('Valor da carga'), cUnid: Code('01 KG, 02 TON'), qCarga: Decimal('Quantidade') }, strict),
     lacres: Type.Optional(Type.Array(Type.Object({ nLacre: Text('Lacre', 60) }, strict), { maxItems: 1000 })),
-    infAdic: Type.Optional(Type.Object({ infAdFisco: Type.Optional(Text('Informações ao fisco', 2000)), infCpl: Type.Optional(Text('Informações complementares', 5000)) }, strict)),
+    infAdic: Type.Optional(
+      Type.Object({ infAdFisco: Type.Optional(Text('Informações ao fisco', 2000)), infCpl: Type.Optional(Text('Informações complementares', 5000)) }, strict),
+    ),
     referencia_externa: Type.Optional(ReferenciaExterna),
   },
   { ...strict, description: 'MDF-e rodoviário (docs/api.md, MDF-e)' },

@@ -185,9 +185,7 @@ export class SqliteMdfeStore implements MdfeStore {
           m.createdAt,
           m.createdAt,
         );
-      const insert = this.kit.statement(
-        'INSERT INTO mdfe_documentos (mdfe_id, ordem, tipo, chave, codigo_municipio_descarga) VALUES (?, ?, ?, ?, ?)',
-      );
+      const insert = this.kit.statement('INSERT INTO mdfe_documentos (mdfe_id, ordem, tipo, chave, codigo_municipio_descarga) VALUES (?, ?, ?, ?, ?)');
       documents.forEach((d, i) => insert.run(m.id, i, d.tipo, d.chave, d.codigoMunicipioDescarga));
     }, true);
   }
@@ -236,9 +234,11 @@ export class SqliteMdfeStore implements MdfeStore {
   }
 
   async documents(id: string): Promise<MdfeDocument[]> {
-    const rows = this.kit
-      .statement('SELECT tipo, chave, codigo_municipio_descarga FROM mdfe_documentos WHERE mdfe_id = ? ORDER BY ordem')
-      .all(id) as { tipo: 'CTe' | 'NFe'; chave: string; codigo_municipio_descarga: string }[];
+    const rows = this.kit.statement('SELECT tipo, chave, codigo_municipio_descarga FROM mdfe_documentos WHERE mdfe_id = ? ORDER BY ordem').all(id) as {
+      tipo: 'CTe' | 'NFe';
+      chave: string;
+      codigo_municipio_descarga: string;
+    }[];
     return rows.map((r) => ({ tipo: r.tipo, chave: r.chave, codigoMunicipioDescarga: r.codigo_municipio_descarga }));
   }
 
@@ -272,8 +272,7 @@ export class SqliteMdfeStore implements MdfeStore {
 
   async xml(companyId: string, id: string): Promise<MdfeXml | undefined> {
     const row = this.kit.statement('SELECT situacao, xml, prot_xml FROM mdfe WHERE id = ? AND company_id = ?').get(id, companyId) as
-      | { situacao: MdfeSituacao; xml: string; prot_xml: string | null }
-      | undefined;
+      { situacao: MdfeSituacao; xml: string; prot_xml: string | null } | undefined;
     return row && { situacao: row.situacao, xml: row.xml, protXml: row.prot_xml };
   }
 
@@ -293,7 +292,10 @@ export class SqliteMdfeStore implements MdfeStore {
     const condition = where.join(' AND ');
     // One read transaction, so the page and its total are of the same moment.
     return this.kit.transaction(() => {
-      const total = this.kit.statement(`SELECT count(*) FROM mdfe WHERE ${condition}`).pluck().get(...params) as number;
+      const total = this.kit
+        .statement(`SELECT count(*) FROM mdfe WHERE ${condition}`)
+        .pluck()
+        .get(...params) as number;
       const rows = this.kit
         .statement(`SELECT ${COLUMNS} FROM mdfe WHERE ${condition} ORDER BY emitido_em DESC, seq DESC LIMIT ? OFFSET ?`)
         .all(...params, limit, offset) as Row[];

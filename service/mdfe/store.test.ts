@@ -67,11 +67,7 @@ describe.each(STORES)('on %s', (store) => {
       const a = fresh();
       const b = fresh();
       const duplicate = { ...fresh(), id: a.id }; // same id: the UNIQUE constraint fails
-      const results = await Promise.allSettled([
-        store.insertProcessing(a, docs),
-        store.insertProcessing(duplicate, docs),
-        store.insertProcessing(b, docs),
-      ]);
+      const results = await Promise.allSettled([store.insertProcessing(a, docs), store.insertProcessing(duplicate, docs), store.insertProcessing(b, docs)]);
       expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
       expect((await store.get(companyId, a.id))?.situacao).toBe('processando');
       expect((await store.get(companyId, b.id))?.numero).toBe(b.numero);

@@ -17,7 +17,7 @@ const CNPJ = '11222333000181';
 const certificate = (xNome: string, notBefore: Date, notAfter: Date): Certificate =>
   generateTestCertificate({ cnpj: CNPJ, xNome, notBefore, notAfter, password: 'senha-de-teste' }).certificate;
 
-describe('signingCertificateRefusal: the certificate was the company\'s when the receipt was signed', () => {
+describe("signingCertificateRefusal: the certificate was the company's when the receipt was signed", () => {
   const validFrom = new Date('2025-11-25T12:00:00.000Z');
   const validTo = new Date('2026-11-25T12:00:00.000Z');
   const old = certificate('CERTIFICADO DE 2025', validFrom, validTo);
@@ -69,7 +69,7 @@ describe('signingCertificateRefusal: the certificate was the company\'s when the
     expect(judge(old, '2025-11-25T08:59:59-03:00', renewal)).toMatch(/não era válido na emissão/);
   });
 
-  it('refuses, as before, a certificate that was never the company\'s', () => {
+  it("refuses, as before, a certificate that was never the company's", () => {
     expect(judge(stranger, '2026-11-24T08:00:00-03:00', renewal)).toBe('assinada com um certificado que não é o certificado digital cadastrado para a empresa');
   });
 
@@ -92,7 +92,12 @@ describe('acceptContingency across a renewal made with updateCompany (real SQLit
     dir = mkdtempSync(join(tmpdir(), 'balcao-accept-'));
     opened = await openService(dir, {});
     companies = new Companies(opened);
-    first = generateTestCertificate({ cnpj: CNPJ, xNome: 'LOJA DA CONTINGENCIA', password: 'senha-2025', notBefore: new Date(Date.now() - 300 * 24 * 3600_000) });
+    first = generateTestCertificate({
+      cnpj: CNPJ,
+      xNome: 'LOJA DA CONTINGENCIA',
+      password: 'senha-2025',
+      notBefore: new Date(Date.now() - 300 * 24 * 3600_000),
+    });
     ({ companyId } = await createCompany(opened, {
       cnpj: CNPJ,
       uf: 'SP',
@@ -140,7 +145,9 @@ describe('acceptContingency across a renewal made with updateCompany (real SQLit
     expect(accepted).toMatchObject({ chave: signedBefore.key, tpEmis: 9, contingencia: true, receivedXml: signedBefore.xml });
 
     const signedAfter = offline(2, first.certificate, new Date(Date.parse(company.updatedAt) + 1000));
-    expect(refusalOf(() => acceptContingency(signedAfter.xml, issuer, 'doc-2'))).toMatch(/^assinada com um certificado que a empresa substituiu em .*, mas emitida depois disso/);
+    expect(refusalOf(() => acceptContingency(signedAfter.xml, issuer, 'doc-2'))).toMatch(
+      /^assinada com um certificado que a empresa substituiu em .*, mas emitida depois disso/,
+    );
     // The renewed certificate signs from now on, as always.
     expect(acceptContingency(offline(3, renewed.certificate, new Date()).xml, issuer, 'doc-3').chave).toHaveLength(44);
     const stranger = generateTestCertificate({ cnpj: CNPJ, xNome: 'OUTRO CERTIFICADO' }).certificate;

@@ -111,7 +111,22 @@ export async function nfceExport(store: NfceStore, companyId: string, period: Ex
           if (!xml) throw new Error(`evento da NFC-e ${doc.chave} não encontrado`);
           events.delete(doc.id);
           rows.push({
-            fixed: [`evento_${doc.eventoTipo}`, eventName, doc.chave, doc.serie, doc.numero, '', 'cancelada', '', doc.protocoloCancelamento ?? '', '', brasiliaText(doc.canceladoEm), doc.protocoloCancelamento ?? '', '', ''],
+            fixed: [
+              `evento_${doc.eventoTipo}`,
+              eventName,
+              doc.chave,
+              doc.serie,
+              doc.numero,
+              '',
+              'cancelada',
+              '',
+              doc.protocoloCancelamento ?? '',
+              '',
+              brasiliaText(doc.canceladoEm),
+              doc.protocoloCancelamento ?? '',
+              '',
+              '',
+            ],
             payments: new Map(),
           });
           return withDeclaration(xml);
@@ -127,7 +142,22 @@ export async function nfceExport(store: NfceStore, companyId: string, period: Ex
       content: async () => {
         const range = inut.numeroInicial === inut.numeroFinal ? String(inut.numeroInicial) : `${inut.numeroInicial} a ${inut.numeroFinal}`;
         rows.push({
-          fixed: ['inutilizacao', name, '', inut.serie, range, brasiliaText(inut.createdAt.toISOString()), 'inutilizada', '', inut.protocolo, '', '', '', '', ''],
+          fixed: [
+            'inutilizacao',
+            name,
+            '',
+            inut.serie,
+            range,
+            brasiliaText(inut.createdAt.toISOString()),
+            'inutilizada',
+            '',
+            inut.protocolo,
+            '',
+            '',
+            '',
+            '',
+            '',
+          ],
           payments: new Map(),
         });
         return withDeclaration(inut.xml);

@@ -283,12 +283,21 @@ export class PgNfceStore implements NfceStore {
     // document as it is (this process holds its lease: nothing else changes it meanwhile), its
     // event built from it in its new state, then the verdict, the key settled and the event
     // queued together, only if it is still processando.
-    const row = (await this.b.pool.query<RecordRow>({ text: `SELECT ${RECORD_COLUMNS} FROM nfce_documents WHERE id = $1 AND status = 'processando'`, values: [id] })).rows[0];
+    const row = (
+      await this.b.pool.query<RecordRow>({ text: `SELECT ${RECORD_COLUMNS} FROM nfce_documents WHERE id = $1 AND status = 'processando'`, values: [id] })
+    ).rows[0];
     if (!row) return false;
     const before = recordOf(row);
     const after: NfceRecord =
       v.status === 'autorizado'
-        ? { ...before, status: v.cancelado ? 'cancelado' : 'autorizado', codigoStatus: v.codigoStatus, motivo: v.motivo, protocolo: v.protocolo, autorizadoEm: v.autorizadoEm }
+        ? {
+            ...before,
+            status: v.cancelado ? 'cancelado' : 'autorizado',
+            codigoStatus: v.codigoStatus,
+            motivo: v.motivo,
+            protocolo: v.protocolo,
+            autorizadoEm: v.autorizadoEm,
+          }
         : { ...before, status: 'rejeitado', codigoStatus: v.codigoStatus, motivo: v.motivo };
     const event = eventOf(after);
     const now = iso();
@@ -428,4 +437,3 @@ export class PgNfceStore implements NfceStore {
     return rows.map(inutilizacaoOf);
   }
 }
-

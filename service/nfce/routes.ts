@@ -36,8 +36,7 @@ const RETRY_AFTER_SECONDS = '1';
 
 const NOT_FOUND = 'NFC-e não encontrada.';
 
-const stillProcessing = (id: string, message: string) =>
-  new ApiError('em_processamento', message, { id, headers: { 'retry-after': RETRY_AFTER_SECONDS } });
+const stillProcessing = (id: string, message: string) => new ApiError('em_processamento', message, { id, headers: { 'retry-after': RETRY_AFTER_SECONDS } });
 
 /**
  * The issuance body is one of two forms (if/then/else on `xml`); Ajv adds an `if` error saying
@@ -248,9 +247,7 @@ function readRoutes(app: ApiApp, { deps, documentOf }: NfceRoutesContext): void 
       const source = document.status === 'processando' ? (document.contingencia ? xml.signedXml : null) : xml.nfeProc;
       if (!source) throw stillProcessing(document.id, 'A NFC-e ainda não foi autorizada; o DANFE sai assim que ela for. Repita em instantes.');
       const cancelled =
-        document.status === 'cancelado'
-          ? { at: document.canceladoEm ?? formatBrasilia(new Date()), nProt: document.protocoloCancelamento ?? '' }
-          : undefined;
+        document.status === 'cancelado' ? { at: document.canceladoEm ?? formatBrasilia(new Date()), nProt: document.protocoloCancelamento ?? '' } : undefined;
       const model = danfeModel(source, cancelled ? { cancelled } : {});
       if (request.query.formato === 'escpos') {
         const bytes = encodeEscPos(model, { profile: PRINTER_PROFILES['epson-tm-t20'], paperWidth: 80 });

@@ -9,28 +9,15 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { strict } from '../../base/common/api/schema.ts';
 
-export {
-  AuthorityStatus,
-  CancelBody,
-  NfceAccepted as Accepted,
-  NfceReplay,
-  NfceView,
-  STATUSES,
-  VoidBody,
-  VoidView,
-} from '../../base/common/api/nfce.ts';
+export { AuthorityStatus, CancelBody, NfceAccepted as Accepted, NfceReplay, NfceView, STATUSES, VoidBody, VoidView } from '../../base/common/api/nfce.ts';
 import { ReferenciaExterna } from '../idempotency.ts';
-
 
 const str = (description: string) => Type.String({ description });
 const opt = (description: string) => Type.Optional(Type.String({ description }));
 
-
 const Card = Type.Object(
   {
-    tpIntegra: Type.Optional(
-      Type.String({ default: '2', description: '1: TEF/POS integrado (exige CNPJ e cAut); 2: maquininha não integrada (padrão)' }),
-    ),
+    tpIntegra: Type.Optional(Type.String({ default: '2', description: '1: TEF/POS integrado (exige CNPJ e cAut); 2: maquininha não integrada (padrão)' })),
     CNPJ: opt('CNPJ da credenciadora / instituição de pagamento (obrigatório com tpIntegra 1)'),
     tBand: opt('Bandeira do cartão (01 Visa, 02 Mastercard, ...)'),
     cAut: opt('Número de autorização da operação (obrigatório com tpIntegra 1)'),
@@ -66,7 +53,10 @@ const Product = Type.Object(
 );
 
 const Reduction = Type.Optional(
-  Type.Object({ pRedAliq: opt('Percentual de redução da alíquota'), pAliqEfet: opt('Alíquota efetiva') }, { ...strict, description: 'Redução de alíquota (gRed)' }),
+  Type.Object(
+    { pRedAliq: opt('Percentual de redução da alíquota'), pAliqEfet: opt('Alíquota efetiva') },
+    { ...strict, description: 'Redução de alíquota (gRed)' },
+  ),
 );
 
 const IbsCbs = Type.Object(
@@ -78,7 +68,9 @@ const IbsCbs = Type.Object(
         {
           vBC: opt('Base de cálculo: valor do item menos o desconto (a partir de 2027, sem o IBS e a CBS contidos no preço)'),
           gIBSUF: Type.Optional(Type.Object({ pIBSUF: opt('Alíquota do IBS da UF'), gRed: Reduction, vIBSUF: opt('Valor do IBS da UF') }, strict)),
-          gIBSMun: Type.Optional(Type.Object({ pIBSMun: opt('Alíquota do IBS do município'), gRed: Reduction, vIBSMun: opt('Valor do IBS do município') }, strict)),
+          gIBSMun: Type.Optional(
+            Type.Object({ pIBSMun: opt('Alíquota do IBS do município'), gRed: Reduction, vIBSMun: opt('Valor do IBS do município') }, strict),
+          ),
           vIBS: opt('vIBSUF + vIBSMun'),
           gCBS: Type.Optional(Type.Object({ pCBS: opt('Alíquota da CBS'), gRed: Reduction, vCBS: opt('Valor da CBS') }, strict)),
         },
@@ -145,7 +137,10 @@ export const NfceBody = Type.Object(
     dest: Type.Optional(
       Type.Object(
         { cpf: opt('CPF do consumidor'), cnpj: opt('CNPJ do consumidor'), idEstrangeiro: opt('Documento de estrangeiro'), xNome: opt('Nome') },
-        { ...strict, description: 'Consumidor: opcional até R$ 10.000,00; acima disso (ou do limite da UF), o CPF ou o CNPJ é obrigatório (NT 2026.002, rejeição 750)' },
+        {
+          ...strict,
+          description: 'Consumidor: opcional até R$ 10.000,00; acima disso (ou do limite da UF), o CPF ou o CNPJ é obrigatório (NT 2026.002, rejeição 750)',
+        },
       ),
     ),
     vTotTrib: opt('Total aproximado de tributos; calculado quando ausente'),

@@ -22,9 +22,7 @@ describe('NfceSigner', () => {
     const request = sampleNfceRequest({ nNF: 42 });
     const accepted = buildNfce(request, { emitter: demoEmitter(), dhEmi: new Date(), tpEmis: 1 });
     const signed = await Promise.all(
-      [1, 2, 3].map(() =>
-        signer.sign(JSON.stringify(request), { emitter: demoEmitter(), credentials, dhEmi: accepted.dhEmi, cNF: accepted.cNF, tpEmis: 1 }),
-      ),
+      [1, 2, 3].map(() => signer.sign(JSON.stringify(request), { emitter: demoEmitter(), credentials, dhEmi: accepted.dhEmi, cNF: accepted.cNF, tpEmis: 1 })),
     );
     for (const s of signed) {
       expect(s.key).toBe(accepted.key);

@@ -262,16 +262,13 @@ export class SqliteNfceStore implements NfceStore {
   }
 
   async getDocument(companyId: string, id: string): Promise<NfceRecord | undefined> {
-    const row = this.b.statement(`SELECT ${RECORD_COLUMNS} FROM nfce_documents WHERE id = ? AND company_id = ?`).get(id, companyId) as
-      | RecordRow
-      | undefined;
+    const row = this.b.statement(`SELECT ${RECORD_COLUMNS} FROM nfce_documents WHERE id = ? AND company_id = ?`).get(id, companyId) as RecordRow | undefined;
     return row && recordOf(row);
   }
 
   async getXml(companyId: string, id: string): Promise<NfceXml | undefined> {
-    const row = this.b
-      .statement('SELECT signed_xml, nfe_proc, evento_xml FROM nfce_documents WHERE id = ? AND company_id = ?')
-      .get(id, companyId) as { signed_xml: string | null; nfe_proc: string | null; evento_xml: string | null } | undefined;
+    const row = this.b.statement('SELECT signed_xml, nfe_proc, evento_xml FROM nfce_documents WHERE id = ? AND company_id = ?').get(id, companyId) as
+      { signed_xml: string | null; nfe_proc: string | null; evento_xml: string | null } | undefined;
     return row && { signedXml: row.signed_xml, nfeProc: row.nfe_proc, eventoXml: row.evento_xml };
   }
 
@@ -331,21 +328,18 @@ export class SqliteNfceStore implements NfceStore {
             )
             .run(s.signed.xml, s.signed.qrcode, now, s.id);
         } else {
-          this.b
-            .statement(`UPDATE nfce_documents SET attempts = attempts + 1, updated_at = ? WHERE id = ? AND status = 'processando'`)
-            .run(now, s.id);
+          this.b.statement(`UPDATE nfce_documents SET attempts = attempts + 1, updated_at = ? WHERE id = ? AND status = 'processando'`).run(now, s.id);
         }
       }
     });
   }
 
   async postpone(id: string, at: Date, error: string): Promise<void> {
-    await this.#commit.run(() =>
-      this.b
-        .statement(
-          `UPDATE nfce_documents SET next_attempt_at = ?, last_error = ?, updated_at = ? WHERE id = ? AND status = 'processando'`,
-        )
-        .run(iso(at), error, iso(), id),
+    await this.#commit.run(
+      () =>
+        this.b
+          .statement(`UPDATE nfce_documents SET next_attempt_at = ?, last_error = ?, updated_at = ? WHERE id = ? AND status = 'processando'`)
+          .run(iso(at), error, iso(), id),
       true,
     );
   }
@@ -397,9 +391,10 @@ export class SqliteNfceStore implements NfceStore {
   }
 
   async backlog(): Promise<Backlog> {
-    const row = this.b
-      .statement(`SELECT count(*) AS processando, min(created_at) AS oldest FROM nfce_documents WHERE status = 'processando'`)
-      .get() as { processando: number; oldest: string | null };
+    const row = this.b.statement(`SELECT count(*) AS processando, min(created_at) AS oldest FROM nfce_documents WHERE status = 'processando'`).get() as {
+      processando: number;
+      oldest: string | null;
+    };
     return { processando: row.processando, oldestCreatedAt: row.oldest };
   }
 
@@ -415,9 +410,7 @@ export class SqliteNfceStore implements NfceStore {
 
   async findInutilizacao(companyId: string, serie: number, first: number, last: number): Promise<InutilizacaoRecord | undefined> {
     const r = this.b
-      .statement(
-        `SELECT * FROM nfce_inutilizacoes WHERE company_id = ? AND serie = ? AND numero_inicial = ? AND numero_final = ?`,
-      )
+      .statement(`SELECT * FROM nfce_inutilizacoes WHERE company_id = ? AND serie = ? AND numero_inicial = ? AND numero_final = ?`)
       .get(companyId, serie, first, last) as InutilizacaoRow | undefined;
     return r && inutilizacaoOf(r);
   }
@@ -467,9 +460,7 @@ export class SqliteNfceStore implements NfceStore {
 
   async inutilizacoesBetween(companyId: string, from: Date, until: Date): Promise<InutilizacaoRecord[]> {
     const rows = this.b
-      .statement(
-        `SELECT * FROM nfce_inutilizacoes WHERE company_id = ? AND created_at >= ? AND created_at < ? ORDER BY serie, numero_inicial, numero_final`,
-      )
+      .statement(`SELECT * FROM nfce_inutilizacoes WHERE company_id = ? AND created_at >= ? AND created_at < ? ORDER BY serie, numero_inicial, numero_final`)
       .all(companyId, iso(from), iso(until)) as InutilizacaoRow[];
     return rows.map(inutilizacaoOf);
   }

@@ -108,7 +108,14 @@ describe.each(STORES)('on %s', (store) => {
       // In flight here: skipped.
       expect((await nfce().dueDocuments(new Date(Date.now() + 1000), 100, new Set([d.id]))).map((w) => w.id)).not.toContain(d.id);
 
-      const verdict = { status: 'autorizado', codigoStatus: '100', motivo: 'Autorizado', protocolo: '135260000000001', autorizadoEm: '2026-11-22T10:00:01-03:00', nfeProc: '<nfeProc/>' } as const;
+      const verdict = {
+        status: 'autorizado',
+        codigoStatus: '100',
+        motivo: 'Autorizado',
+        protocolo: '135260000000001',
+        autorizadoEm: '2026-11-22T10:00:01-03:00',
+        nfeProc: '<nfeProc/>',
+      } as const;
       expect(await nfce().recordVerdict(d.id, verdict, nfceWebhookEvent('nfce.autorizada'))).toBe(true);
       expect(await nfce().recordVerdict(d.id, verdict, nfceWebhookEvent('nfce.autorizada'))).toBe(false);
       expect(await opened.store.claimIdempotencyKey(claim('veredito', randomUUID()))).toEqual({ kind: 'replay', documentId: d.id });

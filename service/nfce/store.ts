@@ -44,16 +44,7 @@ export type NfceRecord = {
 /** What the POST stores: the document in `processando`, key already computed. */
 export type NewNfceDocument = Omit<
   NfceRecord,
-  | 'status'
-  | 'codigoStatus'
-  | 'motivo'
-  | 'protocolo'
-  | 'autorizadoEm'
-  | 'canceladoEm'
-  | 'protocoloCancelamento'
-  | 'signed'
-  | 'attempts'
-  | 'createdAt'
+  'status' | 'codigoStatus' | 'motivo' | 'protocolo' | 'autorizadoEm' | 'canceladoEm' | 'protocoloCancelamento' | 'signed' | 'attempts' | 'createdAt'
 > & {
   /** Exactly one of the two: the JSON request (issued here) or the signed contingency XML. */
   requestJson?: string;

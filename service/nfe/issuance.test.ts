@@ -39,15 +39,43 @@ describe('Returns.recover', () => {
     const nfceId = randomUUID();
     const chaveNfce = '35261111222333000181650010000000011000000010';
     await opened.store.nfce.insertDocument({
-      id: nfceId, companyId, idempotencyKey: null, serie: 1, numero: 1, chave: chaveNfce, cNF: '00000001', dhEmi: '2026-11-22T10:00:00-03:00',
-      tpEmis: 1, contingencia: false, ambiente: 'homologacao', qrcode: null, urlConsulta: 'https://x.example/consulta', valorTotal: '10.00', requestJson: '{}', createdAt: new Date(),
+      id: nfceId,
+      companyId,
+      idempotencyKey: null,
+      serie: 1,
+      numero: 1,
+      chave: chaveNfce,
+      cNF: '00000001',
+      dhEmi: '2026-11-22T10:00:00-03:00',
+      tpEmis: 1,
+      contingencia: false,
+      ambiente: 'homologacao',
+      qrcode: null,
+      urlConsulta: 'https://x.example/consulta',
+      valorTotal: '10.00',
+      requestJson: '{}',
+      createdAt: new Date(),
     });
     const stored = randomUUID();
     expect(await claim('guardada', stored)).toEqual({ kind: 'new' });
     await opened.store.nfe.insertDocument({
-      id: stored, companyId, tipo: 'devolucao', idempotencyKey: 'guardada', serie: 1, numero: 1, chave: '35261111222333000181550010000000011000000010',
-      nfceId, chaveNfce, dhEmi: '2026-11-23T10:00:00-03:00', ambiente: 'homologacao', justificativa: 'Produto com defeito de fabricação', valorTotal: '5.00',
-      itens: [{ numeroItem: 1, codigo: '1', descricao: 'Café', unidade: 'UN', quantidadeUnits: 10_000n, valor: '5.00' }], requestJson: '{}', signedXml: '<NFe/>', createdAt: new Date(),
+      id: stored,
+      companyId,
+      tipo: 'devolucao',
+      idempotencyKey: 'guardada',
+      serie: 1,
+      numero: 1,
+      chave: '35261111222333000181550010000000011000000010',
+      nfceId,
+      chaveNfce,
+      dhEmi: '2026-11-23T10:00:00-03:00',
+      ambiente: 'homologacao',
+      justificativa: 'Produto com defeito de fabricação',
+      valorTotal: '5.00',
+      itens: [{ numeroItem: 1, codigo: '1', descricao: 'Café', unidade: 'UN', quantidadeUnits: 10_000n, valor: '5.00' }],
+      requestJson: '{}',
+      signedXml: '<NFe/>',
+      createdAt: new Date(),
     });
 
     await new Returns(deps, silent).recover();

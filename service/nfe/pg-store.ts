@@ -63,16 +63,14 @@ function recordOf(r: RecordRow, items: ItemRow[]): NfeRecord {
     autorizadoEm: r.autorizado_em,
     attempts: r.attempts,
     createdAt: r.created_at,
-    itens: items.map(
-      (i): NfeItemRecord => ({
-        numeroItem: i.numero_item,
-        codigo: i.codigo,
-        descricao: i.descricao,
-        unidade: i.unidade,
-        quantidadeUnits: BigInt(i.quantidade_units),
-        valor: i.valor,
-      }),
-    ),
+    itens: items.map((i): NfeItemRecord => ({
+      numeroItem: i.numero_item,
+      codigo: i.codigo,
+      descricao: i.descricao,
+      unidade: i.unidade,
+      quantidadeUnits: BigInt(i.quantidade_units),
+      valor: i.valor,
+    })),
   };
 }
 
@@ -190,17 +188,26 @@ export class PgNfeStore implements NfeStore {
 
   async getXml(companyId: string, id: string): Promise<{ signedXml: string; nfeProc: string | null } | undefined> {
     const row = (
-      await this.b.pool.query<{ signed_xml: string; nfe_proc: string | null }>('SELECT signed_xml, nfe_proc FROM nfe_documents WHERE id = $1 AND company_id = $2', [
-        id,
-        companyId,
-      ])
+      await this.b.pool.query<{ signed_xml: string; nfe_proc: string | null }>(
+        'SELECT signed_xml, nfe_proc FROM nfe_documents WHERE id = $1 AND company_id = $2',
+        [id, companyId],
+      )
     ).rows[0];
     return row && { signedXml: row.signed_xml, nfeProc: row.nfe_proc };
   }
 
   async dueDocuments(now: Date, limit: number, busy: ReadonlySet<string>): Promise<NfeWork[]> {
     const rows = (
-      await this.b.pool.query<{ id: string; company_id: string; chave: string; signed_xml: string; attempts: number; created_at: string; next_attempt_at: string; seq: number }>(
+      await this.b.pool.query<{
+        id: string;
+        company_id: string;
+        chave: string;
+        signed_xml: string;
+        attempts: number;
+        created_at: string;
+        next_attempt_at: string;
+        seq: number;
+      }>(
         `WITH due AS (
            SELECT id FROM nfe_documents c
             WHERE status = 'processando' AND next_attempt_at <= $1 AND NOT (id = ANY($3::text[]))

@@ -69,16 +69,14 @@ function recordOf(r: RecordRow, items: ItemRow[]): NfeRecord {
     autorizadoEm: r.autorizado_em,
     attempts: r.attempts,
     createdAt: r.created_at,
-    itens: items.map(
-      (i): NfeItemRecord => ({
-        numeroItem: i.numero_item,
-        codigo: i.codigo,
-        descricao: i.descricao,
-        unidade: i.unidade,
-        quantidadeUnits: BigInt(i.quantidade_units),
-        valor: i.valor,
-      }),
-    ),
+    itens: items.map((i): NfeItemRecord => ({
+      numeroItem: i.numero_item,
+      codigo: i.codigo,
+      descricao: i.descricao,
+      unidade: i.unidade,
+      quantidadeUnits: BigInt(i.quantidade_units),
+      valor: i.valor,
+    })),
   };
 }
 
@@ -155,9 +153,7 @@ export class SqliteNfeStore implements NfeStore {
   }
 
   async getDocument(companyId: string, id: string): Promise<NfeRecord | undefined> {
-    const row = this.b.statement(`SELECT ${RECORD_COLUMNS} FROM nfe_documents WHERE id = ? AND company_id = ?`).get(id, companyId) as
-      | RecordRow
-      | undefined;
+    const row = this.b.statement(`SELECT ${RECORD_COLUMNS} FROM nfe_documents WHERE id = ? AND company_id = ?`).get(id, companyId) as RecordRow | undefined;
     return row && recordOf(row, this.items(id));
   }
 
@@ -167,8 +163,7 @@ export class SqliteNfeStore implements NfeStore {
 
   async getXml(companyId: string, id: string): Promise<{ signedXml: string; nfeProc: string | null } | undefined> {
     const row = this.b.statement('SELECT signed_xml, nfe_proc FROM nfe_documents WHERE id = ? AND company_id = ?').get(id, companyId) as
-      | { signed_xml: string; nfe_proc: string | null }
-      | undefined;
+      { signed_xml: string; nfe_proc: string | null } | undefined;
     return row && { signedXml: row.signed_xml, nfeProc: row.nfe_proc };
   }
 
@@ -234,9 +229,10 @@ export class SqliteNfeStore implements NfeStore {
   }
 
   async backlog(): Promise<{ processando: number; oldestCreatedAt: string | null }> {
-    const row = this.b
-      .statement(`SELECT count(*) AS processando, min(created_at) AS oldest FROM nfe_documents WHERE status = 'processando'`)
-      .get() as { processando: number; oldest: string | null };
+    const row = this.b.statement(`SELECT count(*) AS processando, min(created_at) AS oldest FROM nfe_documents WHERE status = 'processando'`).get() as {
+      processando: number;
+      oldest: string | null;
+    };
     return { processando: row.processando, oldestCreatedAt: row.oldest };
   }
 

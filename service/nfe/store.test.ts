@@ -74,7 +74,14 @@ describe.each(STORES)('on %s', (store) => {
   }
 
   const rejected = { status: 'rejeitado', codigoStatus: '539', motivo: 'Rejeição' } as const;
-  const authorized = { status: 'autorizado', codigoStatus: '100', motivo: 'Autorizado', protocolo: '135260000000001', autorizadoEm: '2026-11-23T10:00:01-03:00', nfeProc: '<nfeProc/>' } as const;
+  const authorized = {
+    status: 'autorizado',
+    codigoStatus: '100',
+    motivo: 'Autorizado',
+    protocolo: '135260000000001',
+    autorizadoEm: '2026-11-23T10:00:01-03:00',
+    nfeProc: '<nfeProc/>',
+  } as const;
 
   describe('numbering and what is left to return', () => {
     it('gives the next number; a rejected number goes to the next return, a processing one never', async () => {
@@ -84,7 +91,12 @@ describe.each(STORES)('on %s', (store) => {
       expect(await nfe().nextNumber(companyId, 1)).toBe(2);
       const two = document(2, { itens: [{ numeroItem: 2, codigo: '1002', descricao: 'Açúcar', unidade: 'UN', quantidadeUnits: 3_500n, valor: '1.00' }] });
       await nfe().insertDocument(two);
-      expect(await nfe().returnedQuantities(companyId, CHAVE_NFCE)).toEqual(new Map([[1, 10_000n], [2, 3_500n]]));
+      expect(await nfe().returnedQuantities(companyId, CHAVE_NFCE)).toEqual(
+        new Map([
+          [1, 10_000n],
+          [2, 3_500n],
+        ]),
+      );
 
       await nfe().recordVerdict(one.id, rejected, nfeWebhookEvent('nfe.rejeitada'));
       // Number 1 was not consumed: the next return gets it, and the rejected one no longer counts.
@@ -109,13 +121,27 @@ describe.each(STORES)('on %s', (store) => {
       await nfe().beginSends([id]);
       expect(await nfe().recordVerdict(id, authorized, nfeWebhookEvent('nfe.autorizada'))).toBe(true);
       expect(await nfe().recordVerdict(id, rejected, nfeWebhookEvent('nfe.rejeitada'))).toBe(false);
-      expect(await nfe().getDocument(companyId, id)).toMatchObject({ status: 'autorizado', protocolo: '135260000000001', attempts: 1, itens: [{ numeroItem: 1, quantidadeUnits: 10_000n }] });
-      expect(await opened.store.claimIdempotencyKey({ companyId, docType: 'nfe', key: 'k-nfe', fingerprint: 'f', documentId: randomUUID() })).toEqual({ kind: 'replay', documentId: id });
+      expect(await nfe().getDocument(companyId, id)).toMatchObject({
+        status: 'autorizado',
+        protocolo: '135260000000001',
+        attempts: 1,
+        itens: [{ numeroItem: 1, quantidadeUnits: 10_000n }],
+      });
+      expect(await opened.store.claimIdempotencyKey({ companyId, docType: 'nfe', key: 'k-nfe', fingerprint: 'f', documentId: randomUUID() })).toEqual({
+        kind: 'replay',
+        documentId: id,
+      });
       // The same key for an NFC-e is another scope.
-      expect(await opened.store.claimIdempotencyKey({ companyId, docType: 'nfce', key: 'k-nfe', fingerprint: 'f', documentId: randomUUID() })).toEqual({ kind: 'new' });
+      expect(await opened.store.claimIdempotencyKey({ companyId, docType: 'nfce', key: 'k-nfe', fingerprint: 'f', documentId: randomUUID() })).toEqual({
+        kind: 'new',
+      });
       const deliveries = (await opened.store.leaseDueWebhookDeliveries(new Date(Date.now() + 1000), 100, 1000)).filter((e) => e.payload.includes(id));
       expect(deliveries.map((e) => e.tipo)).toEqual(['nfe.autorizada']);
-      expect(JSON.parse(deliveries[0]!.payload).dados).toMatchObject({ id, situacao: 'autorizado', itens: [{ numero_item: 1, quantidade: '1', valor: '5.00' }] });
+      expect(JSON.parse(deliveries[0]!.payload).dados).toMatchObject({
+        id,
+        situacao: 'autorizado',
+        itens: [{ numero_item: 1, quantidade: '1', valor: '5.00' }],
+      });
       expect(await nfe().getDocument(randomUUID(), id)).toBeUndefined();
     });
 

@@ -174,10 +174,7 @@ export class AuthorizationQueue<W extends QueuedDocument, S> {
     await this.#pumped;
     if (this.#busy.size > 0) {
       let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        new Promise<void>((resolve) => (this.#drained = resolve)),
-        new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs))),
-      ]);
+      await Promise.race([new Promise<void>((resolve) => (this.#drained = resolve)), new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
       clearTimeout(timer);
     }
     await this.#lane.close?.();
@@ -342,7 +339,8 @@ export class AuthorizationQueue<W extends QueuedDocument, S> {
     const unavailable = err instanceof AuthorityUnavailableError;
     const label = this.#lane.label;
     if (unavailable) this.#log.debug({ documentId: work.id, attempts, delayMs: delay }, `${label}: autoridade indisponível, nova tentativa`);
-    else if (err instanceof AuthorityCertificateError) this.#log.warn({ documentId: work.id, err }, `${label}: certificado recusado pela SEFAZ; nada foi enviado, nova tentativa`);
+    else if (err instanceof AuthorityCertificateError)
+      this.#log.warn({ documentId: work.id, err }, `${label}: certificado recusado pela SEFAZ; nada foi enviado, nova tentativa`);
     else this.#log.error({ documentId: work.id, err }, `${label}: falha inesperada, nova tentativa`);
     try {
       await this.#lane.postpone(work.id, new Date(Date.now() + delay), (err as Error)?.message ?? String(err));

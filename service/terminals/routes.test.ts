@@ -38,7 +38,10 @@ describe.each(STORES)('on %s', (store) => {
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       body: JSON.stringify(body),
     });
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> & { error?: { code: string; message: string; details?: { field: string; message: string }[] } } };
+    return {
+      status: res.status,
+      body: (await res.json()) as Record<string, unknown> & { error?: { code: string; message: string; details?: { field: string; message: string }[] } },
+    };
   }
 
   describe('PUT /api/v1/terminais/{terminal}', () => {

@@ -62,9 +62,9 @@ export class SqliteTerminalStore implements TerminalStore {
   }
 
   private recordInTx(companyId: string, terminalId: string): TerminalRecord | undefined {
-    const row = this.b.statement('SELECT terminal_id, nome, created_at, updated_at FROM terminals WHERE company_id = ? AND terminal_id = ?').get(companyId, terminalId) as
-      | TerminalRow
-      | undefined;
+    const row = this.b
+      .statement('SELECT terminal_id, nome, created_at, updated_at FROM terminals WHERE company_id = ? AND terminal_id = ?')
+      .get(companyId, terminalId) as TerminalRow | undefined;
     if (!row) return undefined;
     const series = this.b
       .statement('SELECT serie FROM terminal_series WHERE company_id = ? AND terminal_id = ? ORDER BY serie')

@@ -165,7 +165,18 @@ describe('signature', () => {
 
   it('treats malformed headers as invalid without throwing', () => {
     const v1 = signWebhookBody(secret, body, t).split(',')[1]!;
-    for (const header of [undefined, null, '', v1, `t=${t}`, `t=abc,${v1}`, `t=${t},t=${t},${v1}`, `t=${t},v1=zz`, `t=${t};${v1}`, `t=${t},v1=${'0'.repeat(64)}`]) {
+    for (const header of [
+      undefined,
+      null,
+      '',
+      v1,
+      `t=${t}`,
+      `t=abc,${v1}`,
+      `t=${t},t=${t},${v1}`,
+      `t=${t},v1=zz`,
+      `t=${t};${v1}`,
+      `t=${t},v1=${'0'.repeat(64)}`,
+    ]) {
       expect(verifyWebhookSignature(secret, header, body, { now: t })).toBe(false);
     }
   });

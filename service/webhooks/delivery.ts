@@ -30,9 +30,7 @@ import type { WebhookAttemptResult, WebhookDelivery as LeasedDelivery, WebhookSt
 import { SIGNATURE_HEADER, signWebhookBody } from './signature.ts';
 
 export const BACKOFF_ENV = 'BALCAO_WEBHOOK_BACKOFF_MS';
-export const DEFAULT_BACKOFF_MS: readonly number[] = Object.freeze([
-  10_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_800_000, 3_600_000,
-]);
+export const DEFAULT_BACKOFF_MS: readonly number[] = Object.freeze([10_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_800_000, 3_600_000]);
 export const GIVE_UP_AFTER_MS = 48 * 3_600_000;
 export const DEFAULT_TIMEOUT_MS = 10_000;
 export const DEFAULT_POLL_INTERVAL_MS = 250;
@@ -202,9 +200,10 @@ export class WebhookDelivery {
   }
 
   async #deliver(delivery: LeasedDelivery, shutdown: AbortSignal): Promise<void> {
-    const outcome = await this.#attempt(delivery, shutdown).catch(
-      (err: unknown): Outcome => ({ ok: false, error: `erro interno: ${(err as Error)?.message ?? String(err)}` }),
-    );
+    const outcome = await this.#attempt(delivery, shutdown).catch((err: unknown): Outcome => ({
+      ok: false,
+      error: `erro interno: ${(err as Error)?.message ?? String(err)}`,
+    }));
     const at = new Date(this.#now());
     const attempt = delivery.attempts + 1;
     const log = { eventId: delivery.eventId, companyId: delivery.companyId, tipo: delivery.tipo, attempt };

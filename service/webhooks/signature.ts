@@ -43,12 +43,7 @@ export type VerifyOptions = {
  * and a new secret during a rotation. Never throws on malformed input: anything unexpected is
  * simply not a valid signature.
  */
-export function verifyWebhookSignature(
-  secret: string,
-  header: string | null | undefined,
-  body: string | Uint8Array,
-  options: VerifyOptions = {},
-): boolean {
+export function verifyWebhookSignature(secret: string, header: string | null | undefined, body: string | Uint8Array, options: VerifyOptions = {}): boolean {
   if (typeof header !== 'string' || header.length > 4096) return false;
   let t: number | undefined;
   const candidates: Buffer[] = [];

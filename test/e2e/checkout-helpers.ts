@@ -29,7 +29,11 @@ export async function waitForText(locator: Locator, expected: string | RegExp, t
 export function terminalReceipt(store: Store, nNF: number): { id: string; service_id: string | null; state: string } {
   const db = new Database(join(store.dataDir, 'terminal', 'pos.sqlite'), { readonly: true, fileMustExist: true });
   try {
-    return db.prepare('SELECT id, service_id, state FROM receipts WHERE nnf = ? ORDER BY created_at DESC').get(nNF) as { id: string; service_id: string | null; state: string };
+    return db.prepare('SELECT id, service_id, state FROM receipts WHERE nnf = ? ORDER BY created_at DESC').get(nNF) as {
+      id: string;
+      service_id: string | null;
+      state: string;
+    };
   } finally {
     db.close();
   }

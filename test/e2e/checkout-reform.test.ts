@@ -66,7 +66,11 @@ describe('checkout of a regime-normal store (IBS/CBS)', () => {
     await screenshotOf(page, 'empresa-ibscbs');
     const saved = await rpc<{ company: { crt: number; ibsCbs: unknown } }>(store, 'getSettings', []);
     expect(saved.company.crt).toBe(3);
-    expect(saved.company.ibsCbs).toEqual({ optIn: false, defaultClassification: { CST: '000', cClassTrib: '000001' }, rates: [{ from: '2027-01-01', to: '2027-12-31', pCBS: '8.80' }] });
+    expect(saved.company.ibsCbs).toEqual({
+      optIn: false,
+      defaultClassification: { CST: '000', cClassTrib: '000001' },
+      rates: [{ from: '2027-01-01', to: '2027-12-31', pCBS: '8.80' }],
+    });
 
     await settings.getByRole('tab', { name: 'Catálogo' }).click();
     const csv = [
@@ -91,10 +95,24 @@ describe('checkout of a regime-normal store (IBS/CBS)', () => {
     expect(groups).toHaveLength(2);
     // Café: the company default, fully taxed at the 2026 rates.
     expect(['CST', 'cClassTrib', 'vBC', 'pIBSUF', 'vIBSUF', 'pIBSMun', 'pCBS', 'vCBS'].map((n) => firstText(groups[0]!, n))).toEqual([
-      '000', '000001', '32.50', '0.10', '0.03', '0.00', '0.90', '0.29',
+      '000',
+      '000001',
+      '32.50',
+      '0.10',
+      '0.03',
+      '0.00',
+      '0.90',
+      '0.29',
     ]);
     // Arroz: its own classification, cesta básica (100 % less).
-    expect(['CST', 'cClassTrib', 'pRedAliq', 'pAliqEfet', 'vIBS', 'vCBS'].map((n) => firstText(groups[1]!, n))).toEqual(['200', '200003', '100.00', '0.00', '0.00', '0.00']);
+    expect(['CST', 'cClassTrib', 'pRedAliq', 'pAliqEfet', 'vIBS', 'vCBS'].map((n) => firstText(groups[1]!, n))).toEqual([
+      '200',
+      '200003',
+      '100.00',
+      '0.00',
+      '0.00',
+      '0.00',
+    ]);
     const tot = /<IBSCBSTot>.*?<\/IBSCBSTot>/.exec(xml)![0];
     expect([firstText(tot, 'vBCIBSCBS'), firstText(tot, 'vIBS'), firstText(tot, 'vCBS')]).toEqual(['59.95', '0.03', '0.29']);
     expect(firstText(xml, 'vNFTot')).toBe('59.95');

@@ -101,7 +101,11 @@ describe('checkout screen', () => {
     expect(printerJobs(store)).toHaveLength(jobs);
 
     await page.keyboard.press('F9');
-    await page.getByRole('dialog', { name: 'Recibos recentes' }).getByRole('row', { name: `NFC-e nº ${soldNumber}` }).getByRole('button', { name: 'Reimprimir' }).click();
+    await page
+      .getByRole('dialog', { name: 'Recibos recentes' })
+      .getByRole('row', { name: `NFC-e nº ${soldNumber}` })
+      .getByRole('button', { name: 'Reimprimir' })
+      .click();
     const reprint = page.getByRole('dialog', { name: 'Reimprimir NFC-e' });
     const confirm = reprint.getByRole('button', { name: 'Reimprimir' });
     await expect.poll(() => reprint.getByLabel('Gerente', { exact: true }).locator('option:checked').textContent()).toBe(store.manager.name);
@@ -231,7 +235,9 @@ describe('checkout screen', () => {
     await waitForText(panel.getByRole('status'), 'Autorizada');
     await waitForText(panel, /Troco\s*R\$\u00a011,10/);
     const nNF = Number(/NFC-e nº (\d+)/.exec((await panel.textContent()) ?? '')?.[1]);
-    const res = await fetch(`${store.serviceUrl}/api/v1/nfce/${terminalReceipt(store, nNF).service_id}/xml`, { headers: { authorization: `Bearer ${store.token}` } });
+    const res = await fetch(`${store.serviceUrl}/api/v1/nfce/${terminalReceipt(store, nNF).service_id}/xml`, {
+      headers: { authorization: `Bearer ${store.token}` },
+    });
     const xml = await res.text();
     expect(xml.match(/<tPag>[0-9]{2}<\/tPag>/g)).toEqual(['<tPag>17</tPag>', '<tPag>01</tPag>']);
     expect(xml).toContain('<vPag>20.00</vPag>');

@@ -108,14 +108,21 @@ describe('browser mode in Chromium (host with a fixture page)', () => {
     const page = await context.newPage();
     await page.goto(`http://127.0.0.1:${(foreign.address() as AddressInfo).port}/`);
     const before = (await terminal.openSales()).length;
-    const outcome = await page.evaluate(async ({ origin, secret }) => {
-      try {
-        const res = await fetch(`${origin}/api/rpc/openSale`, { method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: '{"args":[]}' });
-        return `status ${res.status}`;
-      } catch (err) {
-        return `blocked: ${(err as Error).name}`;
-      }
-    }, { origin: host.origin, secret: host.secret });
+    const outcome = await page.evaluate(
+      async ({ origin, secret }) => {
+        try {
+          const res = await fetch(`${origin}/api/rpc/openSale`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+            body: '{"args":[]}',
+          });
+          return `status ${res.status}`;
+        } catch (err) {
+          return `blocked: ${(err as Error).name}`;
+        }
+      },
+      { origin: host.origin, secret: host.secret },
+    );
     // Even knowing the secret, the preflight is never granted, so the request is never sent.
     expect(outcome).toBe('blocked: TypeError');
     expect((await terminal.openSales()).length).toBe(before);
@@ -138,16 +145,23 @@ describe('browser mode in Chromium (balcao start)', () => {
     const page = await openCheckout(browser, store.checkoutUrl);
     expect(store.screen).toBe(true);
     await page.getByLabel('Código ou nome do produto').waitFor({ state: 'visible' });
-    const products = await page.evaluate(async ({ origin, secret }) => {
-      const res = await fetch(`${origin}/api/rpc/findProducts`, { method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: '{"args":["",50]}' });
-      return ((await res.json()) as { result: { code: string }[] }).result.map((p) => p.code);
-    }, { origin: store.origin, secret: store.secret });
+    const products = await page.evaluate(
+      async ({ origin, secret }) => {
+        const res = await fetch(`${origin}/api/rpc/findProducts`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+          body: '{"args":["",50]}',
+        });
+        return ((await res.json()) as { result: { code: string }[] }).result.map((p) => p.code);
+      },
+      { origin: store.origin, secret: store.secret },
+    );
     expect(products).toEqual(expect.arrayContaining(['1001', '1002', '1010']));
     await screenshot(page, 'checkout-start');
     await page.context().close();
   });
 
-  it('--abrir keeps the secret off the browser\'s command line: a launcher only this user reads sends the window on', async () => {
+  it("--abrir keeps the secret off the browser's command line: a launcher only this user reads sends the window on", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'balcao-abrir-'));
     try {
       // A stand-in browser that records its command line, as `ps` would show it.

@@ -50,7 +50,10 @@ describe('manager screens', () => {
     await waitForText(row, 'Prazo de cancelamento (30 minutos) encerrado');
     expect(await row.getByRole('button', { name: 'Cancelar NFC-e' }).count()).toBe(0);
     // The sale made after the clock moved is still inside its window.
-    await receipts.getByRole('row', { name: `NFC-e nº ${next}` }).getByRole('button', { name: 'Cancelar NFC-e' }).waitFor();
+    await receipts
+      .getByRole('row', { name: `NFC-e nº ${next}` })
+      .getByRole('button', { name: 'Cancelar NFC-e' })
+      .waitFor();
     await row.getByRole('button', { name: 'Devolução' }).click();
 
     const dialog = page.getByRole('dialog', { name: 'Devolução' });
@@ -125,7 +128,12 @@ describe('manager screens', () => {
 
   it('lists what the contingency left for a person, and sends a refused receipt again once the token is fixed', async () => {
     // Another company at the same service: its token makes the service refuse this store's receipts.
-    const other = await createCompany(join(store.dataDir, 'service'), { cnpj: '11444777000161', nome: 'Outra Loja', 'csc-id': '1', csc: 'CSC-DA-OUTRA-LOJA-1234' });
+    const other = await createCompany(join(store.dataDir, 'service'), {
+      cnpj: '11444777000161',
+      nome: 'Outra Loja',
+      'csc-id': '1',
+      csc: 'CSC-DA-OUTRA-LOJA-1234',
+    });
     const saveToken = async (token: string) => {
       const settings = await openSettings(page, store, 'Serviço');
       await settings.getByLabel(/^Token de acesso/).fill(token);

@@ -91,7 +91,10 @@ describe('scale labels and the system printer', () => {
     await waitForText(totalPanel(page), 'R$\u00a05,29');
 
     await scan(page, withWrongCheckDigit(ean13('2' + '1006' + '0' + '000790')));
-    await waitForText(page.getByRole('alert').filter({ hasText: 'Etiqueta de balança' }), /^Etiqueta de balança 2100600007\d{3} com dígito verificador inválido \(o último dígito deveria ser \d\)/);
+    await waitForText(
+      page.getByRole('alert').filter({ hasText: 'Etiqueta de balança' }),
+      /^Etiqueta de balança 2100600007\d{3} com dígito verificador inválido \(o último dígito deveria ser \d\)/,
+    );
     expect(await page.getByRole('table').locator('tbody tr').count()).toBe(1);
     await screenshotOf(page, 'balanca-digito-invalido');
 

@@ -70,7 +70,6 @@ const statusBar = (page: Page): Locator => page.getByRole('banner', { name: 'Sit
 /** One pill of the status bar, by the words it starts with. */
 const pill = (page: Page, start: string | RegExp): Locator => statusBar(page).locator('span.pill').filter({ hasText: start });
 
-
 async function save(settings: Locator, button: string): Promise<void> {
   await settings.getByRole('button', { name: button }).click();
   await waitForText(settings.getByRole('status'), 'Salvo.');
@@ -223,7 +222,8 @@ describe('status bar', () => {
     await waitForText(pill(page, 'Fila:'), /^Fila: 1 pendente \(mais antiga há 22 h 3\d min\)$/);
     await waitForText(pill(page, 'Contingência ativa'), /^Contingência ativa desde \d{2}:\d{2}:\d{2} · 1 a transmitir$/);
     const deadline = bar.getByRole('alert').filter({ hasText: 'prazo de 24 horas' });
-    const warning = /^Transmita a NFC-e emitida em contingência: o prazo de 24 horas da mais antiga vence em 1 h (2\d|30) min \(\d{2}\/\d{2}\/\d{4} \d{2}:\d{2}:\d{2}\)\.$/;
+    const warning =
+      /^Transmita a NFC-e emitida em contingência: o prazo de 24 horas da mais antiga vence em 1 h (2\d|30) min \(\d{2}\/\d{2}\/\d{4} \d{2}:\d{2}:\d{2}\)\.$/;
     await waitForText(deadline, warning);
 
     // The manager ends the period: nothing else changed for the receipt, nor for its deadline.

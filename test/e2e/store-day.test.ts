@@ -111,7 +111,13 @@ describe("a store's day", () => {
 
     const table = till.getByRole('table', { name: 'Fechamento por forma de pagamento' });
     await table.waitFor();
-    const cells = async (name: string) => (await table.getByRole('row', { name: new RegExp(`^${name}`) }).getByRole('cell').allTextContents()).map((t) => t.trim());
+    const cells = async (name: string) =>
+      (
+        await table
+          .getByRole('row', { name: new RegExp(`^${name}`) })
+          .getByRole('cell')
+          .allTextContents()
+      ).map((t) => t.trim());
     expect(await cells('Dinheiro')).toEqual(['R$\u00a065,29', 'R$\u00a064,29', '-R$\u00a01,00']);
     expect(await cells('Cartão de Crédito')).toEqual(['R$\u00a018,90', 'R$\u00a018,90', 'R$\u00a00,00']);
     expect((await cells('Diferença total')).at(-1)).toBe('-R$\u00a01,00');
@@ -143,7 +149,14 @@ describe("a store's day", () => {
     await waitForText(report, /Vendas\s*2/);
     await waitForText(report, /Total\s*R\$\u00a024,19/);
     const byPayment = report.getByRole('table', { name: 'Por forma de pagamento' });
-    expect((await byPayment.getByRole('row', { name: /^Dinheiro/ }).getByRole('cell').allTextContents()).map((t) => t.trim())).toEqual(['1', 'R$\u00a010,00']);
+    expect(
+      (
+        await byPayment
+          .getByRole('row', { name: /^Dinheiro/ })
+          .getByRole('cell')
+          .allTextContents()
+      ).map((t) => t.trim()),
+    ).toEqual(['1', 'R$\u00a010,00']);
     // The chart names its bars; its text alternative sums the day.
     const chart = report.getByRole('img', { name: /^Vendas por hora: \d+h R\$\s24,19 em 2 venda\(s\)$/ });
     await chart.waitFor();
@@ -152,7 +165,12 @@ describe("a store's day", () => {
 
     const [csvDownload] = await Promise.all([page.waitForEvent('download'), settings.getByRole('button', { name: 'Baixar CSV' }).click()]);
     expect(csvDownload.suggestedFilename()).toMatch(/^vendas-\d{4}-\d{2}-\d{2}\.csv$/);
-    const csv = parse(readFileSync(await csvDownload.path()).toString('utf8').replace(/^\uFEFF/, ''), { delimiter: ';', columns: true }) as Record<string, string>[];
+    const csv = parse(
+      readFileSync(await csvDownload.path())
+        .toString('utf8')
+        .replace(/^\uFEFF/, ''),
+      { delimiter: ';', columns: true },
+    ) as Record<string, string>[];
     expect(csv.find((r) => r.secao === 'total' && r.item === 'vendas')).toMatchObject({ quantidade: '2', valor: '24,19' });
 
     await settings.getByRole('tab', { name: 'Exportação' }).click();

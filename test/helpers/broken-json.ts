@@ -101,5 +101,8 @@ export function expectClientError(res: { status: number; body: unknown; text: st
     expect(Array.isArray(error.details), what).toBe(true);
     for (const d of error.details as unknown[]) expect(d, what).toEqual({ field: expect.any(String), message: expect.any(String) });
   }
-  expect(Object.keys(error ?? {}).every((k) => ['code', 'message', 'details'].includes(k)), what).toBe(true);
+  expect(
+    Object.keys(error ?? {}).every((k) => ['code', 'message', 'details'].includes(k)),
+    what,
+  ).toBe(true);
 }

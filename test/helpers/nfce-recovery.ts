@@ -114,6 +114,9 @@ export async function expectEachSettledOnce(where: Databases, c: TestCompany, po
     'SELECT access_key, count(*) AS n FROM nfe_recepcao WHERE cnpj = ? GROUP BY access_key',
     c.cnpj,
   );
-  expect(receptions.filter((r) => r.n !== 1), 'recebidas mais de uma vez pela autoridade').toEqual([]);
+  expect(
+    receptions.filter((r) => r.n !== 1),
+    'recebidas mais de uma vez pela autoridade',
+  ).toEqual([]);
   expect(receptions).toHaveLength(posted.length);
 }

@@ -29,11 +29,13 @@ function binDir(): string {
   const onPath = spawnSync('sh', ['-c', 'command -v pg_ctl'], { encoding: 'utf8' }).stdout.trim();
   if (onPath) return join(onPath, '..');
   const root = '/usr/lib/postgresql';
-  const versions = existsSync(root) ? readdirSync(root).filter((v) => /^\d+$/.test(v)).sort((a, b) => Number(b) - Number(a)) : [];
+  const versions = existsSync(root)
+    ? readdirSync(root)
+        .filter((v) => /^\d+$/.test(v))
+        .sort((a, b) => Number(b) - Number(a))
+    : [];
   for (const v of versions) if (existsSync(join(root, v, 'bin', 'pg_ctl'))) return join(root, v, 'bin');
-  throw new Error(
-    `PostgreSQL não encontrado (pg_ctl): instale o pacote postgresql (apt-get install postgresql) ou informe ${TEST_DATABASE_URL_ENV}`,
-  );
+  throw new Error(`PostgreSQL não encontrado (pg_ctl): instale o pacote postgresql (apt-get install postgresql) ou informe ${TEST_DATABASE_URL_ENV}`);
 }
 
 const isRoot = () => typeof process.getuid === 'function' && process.getuid() === 0;

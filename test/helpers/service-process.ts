@@ -67,9 +67,7 @@ const dataOf = (where: string | ServiceData): ServiceData => (typeof where === '
 /** The command-line options and environment that point `balcao` at `where`'s data. */
 export function storageArgs(where: string | ServiceData): { args: string[]; env: Record<string, string> } {
   const { dataDir, database } = dataOf(where);
-  return database
-    ? { args: ['--database', database], env: { BALCAO_MASTER_KEY_FILE: join(dataDir, 'master.key') } }
-    : { args: ['--data', dataDir], env: {} };
+  return database ? { args: ['--database', database], env: { BALCAO_MASTER_KEY_FILE: join(dataDir, 'master.key') } } : { args: ['--data', dataDir], env: {} };
 }
 
 export type StartOptions = {
@@ -129,7 +127,16 @@ function waitForExit(child: ChildProcess): Promise<Exit> {
 
 async function launch(dataDir: string, port: number, options: StartOptions, output: string[]) {
   const storage = storageArgs({ dataDir, database: options.database });
-  const args = [...(options.launcher ?? COMPILED), 'service', '--port', String(port), ...storage.args, '--modo', options.mode ?? 'sandbox', ...(options.args ?? [])];
+  const args = [
+    ...(options.launcher ?? COMPILED),
+    'service',
+    '--port',
+    String(port),
+    ...storage.args,
+    '--modo',
+    options.mode ?? 'sandbox',
+    ...(options.args ?? []),
+  ];
   if (options.transport === 'wire') args.push('--sandbox-wire');
   const production = options.mode === 'producao' && !options.env?.BALCAO_SEFAZ_URL && !(options.args ?? []).includes('--sefaz-url');
   const child = spawn(process.execPath, args, {
@@ -251,7 +258,8 @@ export type RequestOptions = {
 
 /** fetch against one service as one company: JSON in, parsed JSON (or text) out. */
 export function api(url: string, token?: string) {
-  async function request<T = any>(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse<T>> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  async function request<T = any>(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse<T>> {
     const bearer = options.token === undefined ? token : options.token;
     const headers: Record<string, string> = { ...(bearer && { authorization: `Bearer ${bearer}` }) };
     let body: string | undefined;

@@ -62,7 +62,14 @@ function sqliteSql(file: string): Sql {
   };
   return {
     rows: async <T>(sql: string, ...params: unknown[]) => read((db) => db.prepare(sql).all(...params) as T[]),
-    value: async <T>(sql: string, ...params: unknown[]) => read((db) => db.prepare(sql).pluck().get(...params) as T),
+    value: async <T>(sql: string, ...params: unknown[]) =>
+      read(
+        (db) =>
+          db
+            .prepare(sql)
+            .pluck()
+            .get(...params) as T,
+      ),
   };
 }
 

@@ -81,7 +81,9 @@ const NfeViewFields = {
   id: Type.String(),
   tipo: Type.Literal('devolucao'),
   situacao: Type.Union([Type.Literal('processando'), Type.Literal('autorizado'), Type.Literal('rejeitado')]),
-  status: Nullable(Type.String({ description: 'cStat da autoridade fiscal (100: autorizada); null em processamento ou quando o serviço recusou antes de enviar' })),
+  status: Nullable(
+    Type.String({ description: 'cStat da autoridade fiscal (100: autorizada); null em processamento ou quando o serviço recusou antes de enviar' }),
+  ),
   motivo: Nullable(Type.String({ description: 'xMotivo da autoridade fiscal' })),
   serie: Type.Integer(),
   numero: Type.Integer(),

@@ -292,9 +292,7 @@ export class Contingency {
   }
 }
 
-type Resumable =
-  | { kind: 'reconciliation'; receiptId: string; task: ReconciliationTaskRow }
-  | { kind: 'transmission'; receiptId: string; entry: OutboxRow };
+type Resumable = { kind: 'reconciliation'; receiptId: string; task: ReconciliationTaskRow } | { kind: 'transmission'; receiptId: string; entry: OutboxRow };
 
 /** What `taskId` (an id of ContingencyStatus.openTasks) names, if a manager can send it on again. */
 function resumableTask(store: PosStore, taskId: string): Resumable {
@@ -303,7 +301,8 @@ function resumableTask(store: PosStore, taskId: string): Resumable {
   if (receiptId === undefined) {
     const task = store.reconciliationTask(taskId);
     if (!task || task.state === 'done') throw new TerminalError('nao_encontrado', 'Pendência não encontrada (ou já resolvida)', { field: 'taskId' });
-    if (task.state !== 'blocked') throw new TerminalError('estado_invalido', 'Esta pendência não está parada: o terminal já está tratando dela', { field: 'taskId' });
+    if (task.state !== 'blocked')
+      throw new TerminalError('estado_invalido', 'Esta pendência não está parada: o terminal já está tratando dela', { field: 'taskId' });
     return { kind: 'reconciliation', receiptId: task.receipt_id, task };
   }
   const receipt = store.receipt(receiptId);
@@ -318,6 +317,7 @@ function resumableTask(store: PosStore, taskId: string): Resumable {
     );
   }
   const entry = store.liveOutbox(receipt.id, 'emit');
-  if (!entry || entry.state !== 'blocked') throw new TerminalError('estado_invalido', 'Esta NFC-e não está parada: o terminal já está tratando dela', { field: 'taskId' });
+  if (!entry || entry.state !== 'blocked')
+    throw new TerminalError('estado_invalido', 'Esta NFC-e não está parada: o terminal já está tratando dela', { field: 'taskId' });
   return { kind: 'transmission', receiptId: receipt.id, entry };
 }

@@ -72,7 +72,12 @@ describe('issueOffline', () => {
 
   it('dhCont after dhEmi is refused by the builder (the period must have begun before the sale)', () => {
     expect(() =>
-      issueOffline(sampleNfceRequest({ nNF: 10 }), { emitter: demoEmitter({ cnpj: CNPJ }), certificate }, { ...facts, dhCont: '2026-11-22T11:00:00-03:00' }, at),
+      issueOffline(
+        sampleNfceRequest({ nNF: 10 }),
+        { emitter: demoEmitter({ cnpj: CNPJ }), certificate },
+        { ...facts, dhCont: '2026-11-22T11:00:00-03:00' },
+        at,
+      ),
     ).toThrow(expect.objectContaining({ code: 'configuracao_invalida' }));
   });
 });

@@ -290,7 +290,9 @@ describe('entering and leaving, in a terminal', () => {
     const left = await t.leaveContingency(auth);
     expect(left).toMatchObject({ active: false, blocked: null, pending: 2, warnings: [expect.stringMatching(deadline)] });
     offset = 24.5 * 3_600_000;
-    expect((await t.contingencyStatus()).warnings).toEqual([expect.stringMatching(/^O prazo de 24 horas para transmitir as 2 NFC-e emitidas em contingência venceu em /)]);
+    expect((await t.contingencyStatus()).warnings).toEqual([
+      expect.stringMatching(/^O prazo de 24 horas para transmitir as 2 NFC-e emitidas em contingência venceu em /),
+    ]);
   });
 
   it('a separate contingency series numbers its own sequence', async () => {
@@ -313,7 +315,9 @@ describe('a sale this process never sent', () => {
     expect(status).toMatchObject({ active: true, pending: 1, openTasks: [] });
     expect(t.store.receipt(before.id)).toMatchObject({ nnf: 1, serie: 3, tp_emis: 9, state: 'pending' });
     expect(t.store.reconciliationTasks()).toEqual([]);
-    expect(t.auditLog(before.id).map((a) => a.reason)).toContain('NFC-e ainda não enviada quando a contingência começou: emitida em contingência com o mesmo número');
+    expect(t.auditLog(before.id).map((a) => a.reason)).toContain(
+      'NFC-e ainda não enviada quando a contingência começou: emitida em contingência com o mesmo número',
+    );
   });
 });
 
@@ -329,7 +333,11 @@ describe('resuming a stalled task (manager)', () => {
     await expect(t.resumeContingencyTask(task!.id, auth)).rejects.toMatchObject({ code: 'estado_invalido', field: 'taskId' });
 
     // As Reconciler.block leaves it after a refusal.
-    t.store.updateReconciliationTask(task!.id, { state: 'blocked', attempts: 3, last_error: 'Inutilização recusada pelo serviço: série desconhecida' }, new Date().toISOString());
+    t.store.updateReconciliationTask(
+      task!.id,
+      { state: 'blocked', attempts: 3, last_error: 'Inutilização recusada pelo serviço: série desconhecida' },
+      new Date().toISOString(),
+    );
     const stalled = (await t.contingencyStatus()).openTasks[0]!;
     expect(stalled).toMatchObject({ id: task!.id, canResume: true, description: expect.stringMatching(/Requer atenção: Inutilização recusada/) });
     await expect(t.resumeContingencyTask(task!.id, { ...auth, pin: '0000' })).rejects.toMatchObject({ code: 'pin_invalido' });
@@ -360,14 +368,19 @@ describe('resuming a stalled task (manager)', () => {
 
     await t.resumeContingencyTask(task.id, auth);
     expect(t.store.receipt(receipt.id)).toMatchObject({ state: 'pending', attention: null });
-    expect(t.store.outboxOf(receipt.id)).toEqual([expect.objectContaining({ seq: entry!.seq, state: 'pending', attempts: 0, idempotency_key: entry!.idempotency_key, payload: entry!.payload })]);
+    expect(t.store.outboxOf(receipt.id)).toEqual([
+      expect.objectContaining({ seq: entry!.seq, state: 'pending', attempts: 0, idempotency_key: entry!.idempotency_key, payload: entry!.payload }),
+    ]);
     expect((await t.contingencyStatus()).openTasks.some((x) => x.receiptId === receipt.id)).toBe(false);
 
     // Rejected by the authority: signed and printed as it is, it is not sent again.
     t.store.updateReceipt(receipt.id, { state: 'rejected', codigo_status: '539', attention: 'rejeitada' }, at);
     t.store.updateOutbox(entry!.seq, { state: 'blocked', last_error: 'rejeitada' }, at);
     expect((await t.contingencyStatus()).openTasks.find((x) => x.receiptId === receipt.id)).toMatchObject({ canResume: false });
-    await expect(t.resumeContingencyTask(task.id, auth)).rejects.toMatchObject({ code: 'estado_invalido', message: expect.stringMatching(/rejeitada pela SEFAZ e não pode ser reenviada/) });
+    await expect(t.resumeContingencyTask(task.id, auth)).rejects.toMatchObject({
+      code: 'estado_invalido',
+      message: expect.stringMatching(/rejeitada pela SEFAZ e não pode ser reenviada/),
+    });
     expect(t.store.outboxEntry(entry!.seq)!.state).toBe('blocked');
   });
 });

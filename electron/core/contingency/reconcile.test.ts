@@ -15,7 +15,12 @@ import { decideLookup, decideReplay, decideSubstitution, decideVoidStep, reconci
 import { iso } from '../../../base/common/clock.ts';
 
 const fail = (f: Failure): Result<never> => ({ ok: false, failure: f });
-const http = (status: number, code: string, message = 'mensagem', extra: { documentId?: string; details?: { field: string; message: string }[] } = {}): Failure => ({
+const http = (
+  status: number,
+  code: string,
+  message = 'mensagem',
+  extra: { documentId?: string; details?: { field: string; message: string }[] } = {},
+): Failure => ({
   kind: 'http',
   status,
   code,
@@ -42,13 +47,19 @@ describe('what the answers mean', () => {
   it('voiding the number: 241 means it was used (authorized); 563/206 that an earlier request of ours voided it', () => {
     expect(decideVoidStep({ ok: true, value: { protocolo: '1', codigo_status: '102', motivo: 'ok' } })).toMatchObject({ action: 'voided' });
     const refused = (cStat: string) =>
-      fail(http(422, 'validacao', `A autoridade fiscal recusou a inutilização (cStat ${cStat}): texto`, { details: [{ field: 'numero_inicial', message: 'x' }] }));
+      fail(
+        http(422, 'validacao', `A autoridade fiscal recusou a inutilização (cStat ${cStat}): texto`, { details: [{ field: 'numero_inicial', message: 'x' }] }),
+      );
     expect(decideVoidStep(refused('241'))).toEqual({ action: 'number_used' });
     expect(decideVoidStep(refused('563'))).toEqual({ action: 'voided', result: null });
     expect(decideVoidStep(refused('206'))).toEqual({ action: 'voided', result: null });
-    expect(decideVoidStep(refused('999'))).toMatchObject({ action: 'blocked', message: expect.stringMatching(/^O serviço de emissão recusou a inutilização do número: /) });
+    expect(decideVoidStep(refused('999'))).toMatchObject({
+      action: 'blocked',
+      message: expect.stringMatching(/^O serviço de emissão recusou a inutilização do número: /),
+    });
     // The service names the authority's refusal: decided on its cStat, told in its words.
-    const byAuthority = (cStat: string) => fail({ ...(http(422, 'validacao', 'texto para integradores') as HttpFailure), rejeicao: { cStat, xMotivo: `Rejeição ${cStat}` } });
+    const byAuthority = (cStat: string) =>
+      fail({ ...(http(422, 'validacao', 'texto para integradores') as HttpFailure), rejeicao: { cStat, xMotivo: `Rejeição ${cStat}` } });
     expect(decideVoidStep(byAuthority('241'))).toEqual({ action: 'number_used' });
     expect(decideVoidStep(byAuthority('563'))).toEqual({ action: 'voided', result: null });
     expect(decideVoidStep(byAuthority('999'))).toEqual({ action: 'blocked', message: 'A SEFAZ recusou a inutilização do número (999): Rejeição 999.' });
@@ -58,7 +69,16 @@ describe('what the answers mean', () => {
   it('the replay of the first key: the authorized document, or the one in flight; never treated as a new receipt', () => {
     expect(decideReplay({ ok: true, value: { status: 200, replay: true, body: doc('autorizado') } })).toMatchObject({ action: 'authorized' });
     expect(decideReplay({ ok: true, value: { status: 200, replay: true, body: doc('cancelado') } })).toMatchObject({ action: 'cancelled' });
-    expect(decideReplay({ ok: true, value: { status: 202, replay: false, body: { id: 'n1', chave: '1', status: 'processando', message: '', autoridade: { situacao: 'desconhecida', desde: null } } } })).toEqual({
+    expect(
+      decideReplay({
+        ok: true,
+        value: {
+          status: 202,
+          replay: false,
+          body: { id: 'n1', chave: '1', status: 'processando', message: '', autoridade: { situacao: 'desconhecida', desde: null } },
+        },
+      }),
+    ).toEqual({
       action: 'accepted',
       serviceId: 'n1',
     });
@@ -108,7 +128,12 @@ const issuer = (fail?: boolean): sales.OfflineIssuer => ({
   serie: 1,
   issue: (request) => {
     if (fail) throw new Error('assinatura falhou');
-    return { chave: `3526111122233300018165001${String(request.ide.nNF).padStart(9, '0')}9123456780`, signedXml: `<NFe n="${request.ide.nNF}"/>`, qrcode: 'qr', urlConsulta: 'url' };
+    return {
+      chave: `3526111122233300018165001${String(request.ide.nNF).padStart(9, '0')}9123456780`,
+      signedXml: `<NFe n="${request.ide.nNF}"/>`,
+      qrcode: 'qr',
+      urlConsulta: 'url',
+    };
   },
 });
 
@@ -119,7 +144,15 @@ describe('issuing an in-doubt sale again offline', () => {
     const after = store.transaction(() => supersedeInDoubt(store, ctx.clock, r, issuer()));
     expect(after).toMatchObject({ id: r.id, nnf: 2, serie: 1, tp_emis: 9, state: 'pending', signed_xml: '<NFe n="2"/>' });
     const [task] = store.reconciliationTasks();
-    expect(task).toMatchObject({ receipt_id: r.id, serie: 1, nnf: 1, idempotency_key: r.idempotency_key, request_json: r.request_json, kind: 'verificar', state: 'open' });
+    expect(task).toMatchObject({
+      receipt_id: r.id,
+      serie: 1,
+      nnf: 1,
+      idempotency_key: r.idempotency_key,
+      request_json: r.request_json,
+      kind: 'verificar',
+      state: 'open',
+    });
     expect(store.outboxOf(r.id).map((e) => [e.state, e.idempotency_key, e.payload])).toEqual([
       ['failed', r.idempotency_key, r.request_json],
       ['pending', after.idempotency_key, JSON.stringify({ xml: '<NFe n="2"/>' })],
@@ -127,7 +160,9 @@ describe('issuing an in-doubt sale again offline', () => {
     expect(JSON.parse(after.request_json).ide).toEqual({ serie: 1, nNF: 2 });
     expect(reconciliationTaskView(task!, after)).toMatchObject({
       kind: 'inutilizar',
-      description: expect.stringMatching(/^NFC-e nº 1 \(série 1\), enviada sem resposta antes da contingência; a venda está na NFC-e de contingência nº 2 \(série 1\)/),
+      description: expect.stringMatching(
+        /^NFC-e nº 1 \(série 1\), enviada sem resposta antes da contingência; a venda está na NFC-e de contingência nº 2 \(série 1\)/,
+      ),
     });
   });
 

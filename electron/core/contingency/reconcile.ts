@@ -66,22 +66,23 @@ export function supersedeInDoubt(store: PosStore, clock: Clock, r: ReceiptRow, i
   const nNF = keepNumber ? r.nnf : store.takeNextNumber(serie);
   const request = buildNfceRequest(sale, store.items(sale.id), store.payments(sale.id), serie, nNF);
   const issued = issuer.issue(request, now);
-  if (!keepNumber) store.insertReconciliationTask({
-    id: randomUUID(),
-    receipt_id: r.id,
-    serie: r.serie,
-    nnf: r.nnf,
-    idempotency_key: r.idempotency_key,
-    request_json: r.request_json,
-    service_id: r.service_id,
-    chave: r.chave,
-    kind: 'verificar',
-    state: 'open',
-    void_key: randomUUID(),
-    cancel_key: randomUUID(),
-    next_attempt_at: now,
-    created_at: at,
-  });
+  if (!keepNumber)
+    store.insertReconciliationTask({
+      id: randomUUID(),
+      receipt_id: r.id,
+      serie: r.serie,
+      nnf: r.nnf,
+      idempotency_key: r.idempotency_key,
+      request_json: r.request_json,
+      service_id: r.service_id,
+      chave: r.chave,
+      kind: 'verificar',
+      state: 'open',
+      void_key: randomUUID(),
+      cancel_key: randomUUID(),
+      next_attempt_at: now,
+      created_at: at,
+    });
   const key = randomUUID();
   store.renumberReceipt(r.id, { serie, nnf: nNF, idempotency_key: key }, at);
   store.updateReceipt(
@@ -448,7 +449,13 @@ export class Reconciler {
     const now = this.clock();
     this.store.transaction(() => {
       this.store.updateReconciliationTask(t.id, { state: 'blocked', attempts: t.attempts + 1, last_error: message }, iso(now));
-      audit(this.store, () => now, { actor: SYSTEM_ACTOR, action: 'reconciliacao_pendente', receiptId: t.receipt_id, reason: message, details: { serie: t.serie, nNF: t.nnf } });
+      audit(this.store, () => now, {
+        actor: SYSTEM_ACTOR,
+        action: 'reconciliacao_pendente',
+        receiptId: t.receipt_id,
+        reason: message,
+        details: { serie: t.serie, nNF: t.nnf },
+      });
     });
     this.onChange(t.receipt_id);
   }
@@ -459,7 +466,15 @@ export class Reconciler {
     this.store.transaction(() => {
       this.store.updateReconciliationTask(
         t.id,
-        { state: 'done', outcome, protocolo, attempts: t.attempts + 1, last_error: null, resolved_at: at, ...(outcome === 'inutilizada' && { kind: 'inutilizar' as const }) },
+        {
+          state: 'done',
+          outcome,
+          protocolo,
+          attempts: t.attempts + 1,
+          last_error: null,
+          resolved_at: at,
+          ...(outcome === 'inutilizada' && { kind: 'inutilizar' as const }),
+        },
         at,
       );
       audit(this.store, () => now, {

@@ -26,19 +26,39 @@ describe('the 24-hour transmission deadline', () => {
 });
 
 describe('the verdict on a contingency receipt', () => {
-  const rejected = { id: 'd', chave: '3'.repeat(44), numero: 5, serie: 1, status: 'rejeitado', codigo_status: '464', motivo: 'Código de Hash no QR-Code difere do calculado' } as NfceDocument;
+  const rejected = {
+    id: 'd',
+    chave: '3'.repeat(44),
+    numero: 5,
+    serie: 1,
+    status: 'rejeitado',
+    codigo_status: '464',
+    motivo: 'Código de Hash no QR-Code difere do calculado',
+  } as NfceDocument;
 
   it('rejected: waits for a person with the reason, and is not offered for correction (it was printed as it is)', () => {
     const online = documentOutcome(rejected);
     const offline = documentOutcome(rejected, true);
     expect(offline.entry).toBe('blocked');
     expect(offline.receipt).toMatchObject({ state: 'rejected', codigo_status: '464' });
-    expect(offline.receipt.attention).toMatch(/^NFC-e emitida em contingência rejeitada pela SEFAZ \(464\): Código de Hash .* não pode ser alterada depois de impressa/);
+    expect(offline.receipt.attention).toMatch(
+      /^NFC-e emitida em contingência rejeitada pela SEFAZ \(464\): Código de Hash .* não pode ser alterada depois de impressa/,
+    );
     expect(online.receipt.attention).toMatch(/Corrija e reenvie/);
   });
 
   it('authorized: the receipt takes the protocol; nothing else changes (the QR printed is the one the service reports)', () => {
-    const doc = { ...rejected, status: 'autorizado', codigo_status: '100', motivo: 'Autorizado o uso da NF-e', protocolo: '135260000000001', qrcode: 'qr' } as NfceDocument;
-    expect(documentOutcome(doc, true)).toMatchObject({ entry: 'done', receipt: { state: 'authorized', protocolo: '135260000000001', qrcode: 'qr', attention: null } });
+    const doc = {
+      ...rejected,
+      status: 'autorizado',
+      codigo_status: '100',
+      motivo: 'Autorizado o uso da NF-e',
+      protocolo: '135260000000001',
+      qrcode: 'qr',
+    } as NfceDocument;
+    expect(documentOutcome(doc, true)).toMatchObject({
+      entry: 'done',
+      receipt: { state: 'authorized', protocolo: '135260000000001', qrcode: 'qr', attention: null },
+    });
   });
 });

@@ -148,7 +148,10 @@ function faultOf(fault: XmlElement, envNs: string): SoapFaultError {
     const text = reason && elements(reason).map(textOf).join(' ').trim();
     return new SoapFaultError(value ?? 'Fault', text || 'sem motivo');
   }
-  return new SoapFaultError(textOf(elements(fault).find((e) => e.localName === 'faultcode') ?? fault).trim(), textOf(elements(fault).find((e) => e.localName === 'faultstring') ?? fault).trim());
+  return new SoapFaultError(
+    textOf(elements(fault).find((e) => e.localName === 'faultcode') ?? fault).trim(),
+    textOf(elements(fault).find((e) => e.localName === 'faultstring') ?? fault).trim(),
+  );
 }
 
 /**
@@ -161,7 +164,10 @@ export function readAnswer(service: ServiceName, text: string): XmlElement {
   const wrapperName = answerWrapper(service);
   const wrapper = child(body, wsdlNamespace(service), wrapperName);
   if (!wrapper) {
-    const found = elements(body).map((e) => `{${e.namespaceURI ?? ''}}${e.localName}`).join(', ') || 'nada';
+    const found =
+      elements(body)
+        .map((e) => `{${e.namespaceURI ?? ''}}${e.localName}`)
+        .join(', ') || 'nada';
     throw new AnswerFormatError(`resposta de ${service} sem {${wsdlNamespace(service)}}${wrapperName} (encontrado: ${found})`);
   }
   const expected = SERVICES[service].answer;

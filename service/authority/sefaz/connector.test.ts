@@ -103,9 +103,22 @@ describe('every service over the wire', () => {
     const mdfe = issueMdfe(sampleMdfeRequest({ nMDF: 1, placa: 'ABC1D23' }), { emitter: a.emitter, dhEmi: new Date(), credentials: a.company.credentials });
     const manifest = await sefaz.authorizeMdfe(a.company, mdfe.xml);
     expect(manifest).toMatchObject({ cStat: '100', nProt: expect.stringMatching(/^\d{15}$/) });
-    expect(await sefaz.openManifests(a.company)).toEqual({ cStat: '111', xMotivo: expect.any(String), manifests: [{ chMDFe: mdfe.key, nProt: manifest.nProt }] });
+    expect(await sefaz.openManifests(a.company)).toEqual({
+      cStat: '111',
+      xMotivo: expect.any(String),
+      manifests: [{ chMDFe: mdfe.key, nProt: manifest.nProt }],
+    });
     const closing = mdfeClosingEvent(
-      { author: { cnpj: a.company.cnpj, environment: 'homologacao' }, chMDFe: mdfe.key, nProt: manifest.nProt!, UF: 'BA', cMun: '2927408', dtEnc: new Date().toISOString().slice(0, 10), dhEvento: new Date(), nSeqEvento: 1 },
+      {
+        author: { cnpj: a.company.cnpj, environment: 'homologacao' },
+        chMDFe: mdfe.key,
+        nProt: manifest.nProt!,
+        UF: 'BA',
+        cMun: '2927408',
+        dtEnc: new Date().toISOString().slice(0, 10),
+        dhEvento: new Date(),
+        nSeqEvento: 1,
+      },
       a.company.credentials,
     );
     expect(await sefaz.registerMdfeEvent(a.company, closing)).toMatchObject({ cStat: '135' });
@@ -127,7 +140,11 @@ describe('every service over the wire', () => {
     // The paths are the official ones (SP's own NFC-e host, SVRS for the MDF-e).
     expect(sent.find((r) => r.service === 'NFeAutorizacao4')!.path).toBe('/ws/nfeautorizacao4.asmx');
     expect(sent.find((r) => r.service === 'MDFeRecepcaoSinc')!.path).toBe('/ws/mdferecepcaosinc/mdferecepcaosinc.asmx');
-    expect(sent.every((r) => /^application\/soap\+xml;charset=utf-8;action="http:\/\/www\.portalfiscal\.inf\.br\/(nfe|mdfe)\/wsdl\/[A-Za-z0-9]+\/[A-Za-z]+"$/.test(r.contentType))).toBe(true);
+    expect(
+      sent.every((r) =>
+        /^application\/soap\+xml;charset=utf-8;action="http:\/\/www\.portalfiscal\.inf\.br\/(nfe|mdfe)\/wsdl\/[A-Za-z0-9]+\/[A-Za-z]+"$/.test(r.contentType),
+      ),
+    ).toBe(true);
   });
 
   it('MDF-e: the signed manifest travels as base64(gzip) and arrives byte for byte', async () => {
@@ -159,7 +176,9 @@ describe('mutual TLS', () => {
   it('a client without a certificate never gets past the handshake', async () => {
     const outcome = await new Promise<string>((resolve) => {
       const url = new URL('/ws/NFeStatusServico4.asmx', sim.origin);
-      const req = httpsRequest(url, { method: 'POST', ca: sim.caPem, headers: { 'content-type': 'application/soap+xml' } }, (res) => resolve(`HTTP ${res.statusCode}`));
+      const req = httpsRequest(url, { method: 'POST', ca: sim.caPem, headers: { 'content-type': 'application/soap+xml' } }, (res) =>
+        resolve(`HTTP ${res.statusCode}`),
+      );
       req.on('error', (e: NodeJS.ErrnoException) => resolve(`${e.code} ${e.message}`));
       req.end('<x/>');
     });
@@ -240,7 +259,12 @@ describe('answers as SEFAZ gives them', () => {
 
   it('a 17-digit protocol (NT 2025.002) is taken as it comes', async () => {
     const longDir = mkdtempSync(join(tmpdir(), 'balcao-sefaz-17-'));
-    const long = new SandboxAuthority({ file: join(longDir, 'sefaz.sqlite'), settings: () => ({ latencyMs: 0, available: true }), clock: () => new Date(), nfeProtocolDigits: 17 });
+    const long = new SandboxAuthority({
+      file: join(longDir, 'sefaz.sqlite'),
+      settings: () => ({ latencyMs: 0, available: true }),
+      clock: () => new Date(),
+      nfeProtocolDigits: 17,
+    });
     const sp = await SefazSimulator.start({ authority: long });
     const client = new SefazAuthority({ origin: sp.origin, extraCa: [sp.caPem] });
     try {

@@ -168,7 +168,9 @@ export class SefazAuthority implements TaxAuthority {
     const paused = this.#paused.get(key);
     if (!paused) return;
     if (this.#now() - paused.lastStatusAt < this.#statusIntervalMs) {
-      throw new AuthorityUnavailableError(`SEFAZ paralisada (${paused.cStat} ${paused.xMotivo}); nova consulta de status em até ${Math.round(this.#statusIntervalMs / 1000)} s`);
+      throw new AuthorityUnavailableError(
+        `SEFAZ paralisada (${paused.cStat} ${paused.xMotivo}); nova consulta de status em até ${Math.round(this.#statusIntervalMs / 1000)} s`,
+      );
     }
     paused.lastStatusAt = this.#now();
     const status = await this.queryStatus(family, company);
@@ -343,7 +345,9 @@ export class SefazAuthority implements TaxAuthority {
 
   async consultNfe(company: AuthorityCompany, key: string): Promise<NfeConsultation> {
     if (!this.#guard.allowed('chave', company.cnpj, key)) {
-      throw new AuthorityUnavailableError(`consulta da chave ${key} adiada: ${this.#guard.limits.keyConsultations} consultas na última hora (limite contra consumo indevido)`);
+      throw new AuthorityUnavailableError(
+        `consulta da chave ${key} adiada: ${this.#guard.limits.keyConsultations} consultas na última hora (limite contra consumo indevido)`,
+      );
     }
     const message = `<consSitNFe xmlns="${NFE_NS}" versao="4.00"><tpAmb>${tpAmbOf(company.environment)}</tpAmb><xServ>CONSULTAR</xServ><chNFe>${key}</chNFe></consSitNFe>`;
     const answer = await this.exchange('NFeConsultaProtocolo4', company, message, 'consSitNFe');
@@ -358,7 +362,11 @@ export class SefazAuthority implements TaxAuthority {
           NFE_CANCELLED.has(cStat) ||
           childrenNamed(answer, NFE_NS, 'procEventoNFe').some((p) => {
             const inf = child(p, NFE_NS, 'retEvento') && child(child(p, NFE_NS, 'retEvento')!, NFE_NS, 'infEvento');
-            return !!inf && ['110111', '110112'].includes(childText(inf, NFE_NS, 'tpEvento') ?? '') && ['135', '136', '155'].includes(childText(inf, NFE_NS, 'cStat') ?? '');
+            return (
+              !!inf &&
+              ['110111', '110112'].includes(childText(inf, NFE_NS, 'tpEvento') ?? '') &&
+              ['135', '136', '155'].includes(childText(inf, NFE_NS, 'cStat') ?? '')
+            );
           });
         return { found: true, verdict, cancelled };
       }
@@ -436,7 +444,9 @@ export class SefazAuthority implements TaxAuthority {
 
   async consultMdfe(company: AuthorityCompany, key: string): Promise<MdfeConsultation> {
     if (!this.#guard.allowed('chave', company.cnpj, key)) {
-      throw new AuthorityUnavailableError(`consulta da chave ${key} adiada: ${this.#guard.limits.keyConsultations} consultas na última hora (limite contra consumo indevido)`);
+      throw new AuthorityUnavailableError(
+        `consulta da chave ${key} adiada: ${this.#guard.limits.keyConsultations} consultas na última hora (limite contra consumo indevido)`,
+      );
     }
     const message = `<consSitMDFe xmlns="${MDFE_NS}" versao="3.00"><tpAmb>${tpAmbOf(company.environment)}</tpAmb><xServ>CONSULTAR</xServ><chMDFe>${key}</chMDFe></consSitMDFe>`;
     const answer = await this.exchange('MDFeConsulta', company, message, 'consSitMDFe');
@@ -476,7 +486,10 @@ export class SefazAuthority implements TaxAuthority {
     return {
       cStat: childText(answer, MDFE_NS, 'cStat') ?? '',
       xMotivo: childText(answer, MDFE_NS, 'xMotivo') ?? '',
-      manifests: childrenNamed(answer, MDFE_NS, 'infMDFe').map((m) => ({ chMDFe: childText(m, MDFE_NS, 'chMDFe') ?? '', nProt: childText(m, MDFE_NS, 'nProt') ?? '' })),
+      manifests: childrenNamed(answer, MDFE_NS, 'infMDFe').map((m) => ({
+        chMDFe: childText(m, MDFE_NS, 'chMDFe') ?? '',
+        nProt: childText(m, MDFE_NS, 'nProt') ?? '',
+      })),
     };
   }
 
@@ -582,7 +595,14 @@ function batchEventVerdict(answer: XmlElement, evento: string, ns: string): Even
     ret = retEventoFor(evento, { cStat, xMotivo, verAplic: text('verAplic') || 'SEFAZ', dhRegEvento: registeredAt });
   } catch {
     try {
-      ret = eventAnswer('nfe', { cStat, xMotivo, verAplic: text('verAplic') || 'SEFAZ', dhRegEvento: registeredAt, tpAmb: text('tpAmb') === '1' ? 1 : 2, cOrgao: text('cOrgao') || '91' });
+      ret = eventAnswer('nfe', {
+        cStat,
+        xMotivo,
+        verAplic: text('verAplic') || 'SEFAZ',
+        dhRegEvento: registeredAt,
+        tpAmb: text('tpAmb') === '1' ? 1 : 2,
+        cOrgao: text('cOrgao') || '91',
+      });
     } catch {
       ret = '';
     }

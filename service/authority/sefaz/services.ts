@@ -19,12 +19,7 @@ export const MDFE_NS = 'http://www.portalfiscal.inf.br/mdfe';
 export type Family = 'nfe' | 'mdfe';
 
 export type NfeServiceName =
-  | 'NFeAutorizacao4'
-  | 'NFeRetAutorizacao4'
-  | 'NFeConsultaProtocolo4'
-  | 'NFeStatusServico4'
-  | 'NFeRecepcaoEvento4'
-  | 'NFeInutilizacao4';
+  'NFeAutorizacao4' | 'NFeRetAutorizacao4' | 'NFeConsultaProtocolo4' | 'NFeStatusServico4' | 'NFeRecepcaoEvento4' | 'NFeInutilizacao4';
 
 export type MdfeServiceName = 'MDFeRecepcaoSinc' | 'MDFeRecepcaoEvento' | 'MDFeConsulta' | 'MDFeStatusServico' | 'MDFeConsNaoEnc';
 
@@ -46,10 +41,42 @@ export type ServiceSpec = {
 };
 
 export const SERVICES: Readonly<Record<ServiceName, ServiceSpec>> = {
-  NFeAutorizacao4: { family: 'nfe', operation: 'nfeAutorizacaoLote', request: 'enviNFe', requestSchemas: ['enviNFe'], answer: 'retEnviNFe', header: false, gzip: false },
-  NFeRetAutorizacao4: { family: 'nfe', operation: 'nfeRetAutorizacaoLote', request: 'consReciNFe', requestSchemas: ['consReciNFe'], answer: 'retConsReciNFe', header: false, gzip: false },
-  NFeConsultaProtocolo4: { family: 'nfe', operation: 'nfeConsultaNF', request: 'consSitNFe', requestSchemas: ['consSitNFe'], answer: 'retConsSitNFe', header: false, gzip: false },
-  NFeStatusServico4: { family: 'nfe', operation: 'nfeStatusServicoNF', request: 'consStatServ', requestSchemas: ['consStatServ'], answer: 'retConsStatServ', header: false, gzip: false },
+  NFeAutorizacao4: {
+    family: 'nfe',
+    operation: 'nfeAutorizacaoLote',
+    request: 'enviNFe',
+    requestSchemas: ['enviNFe'],
+    answer: 'retEnviNFe',
+    header: false,
+    gzip: false,
+  },
+  NFeRetAutorizacao4: {
+    family: 'nfe',
+    operation: 'nfeRetAutorizacaoLote',
+    request: 'consReciNFe',
+    requestSchemas: ['consReciNFe'],
+    answer: 'retConsReciNFe',
+    header: false,
+    gzip: false,
+  },
+  NFeConsultaProtocolo4: {
+    family: 'nfe',
+    operation: 'nfeConsultaNF',
+    request: 'consSitNFe',
+    requestSchemas: ['consSitNFe'],
+    answer: 'retConsSitNFe',
+    header: false,
+    gzip: false,
+  },
+  NFeStatusServico4: {
+    family: 'nfe',
+    operation: 'nfeStatusServicoNF',
+    request: 'consStatServ',
+    requestSchemas: ['consStatServ'],
+    answer: 'retConsStatServ',
+    header: false,
+    gzip: false,
+  },
   NFeRecepcaoEvento4: {
     family: 'nfe',
     operation: 'nfeRecepcaoEvento',
@@ -59,10 +86,34 @@ export const SERVICES: Readonly<Record<ServiceName, ServiceSpec>> = {
     header: false,
     gzip: false,
   },
-  NFeInutilizacao4: { family: 'nfe', operation: 'nfeInutilizacaoNF', request: 'inutNFe', requestSchemas: ['inutNFe'], answer: 'retInutNFe', header: false, gzip: false },
+  NFeInutilizacao4: {
+    family: 'nfe',
+    operation: 'nfeInutilizacaoNF',
+    request: 'inutNFe',
+    requestSchemas: ['inutNFe'],
+    answer: 'retInutNFe',
+    header: false,
+    gzip: false,
+  },
   MDFeRecepcaoSinc: { family: 'mdfe', operation: 'mdfeRecepcao', request: 'MDFe', requestSchemas: ['mdfe'], answer: 'retMDFe', header: false, gzip: true },
-  MDFeRecepcaoEvento: { family: 'mdfe', operation: 'mdfeRecepcaoEvento', request: 'eventoMDFe', requestSchemas: ['eventoMDFe'], answer: 'retEventoMDFe', header: true, gzip: false },
-  MDFeConsulta: { family: 'mdfe', operation: 'mdfeConsultaMDF', request: 'consSitMDFe', requestSchemas: ['consSitMDFe'], answer: 'retConsSitMDFe', header: true, gzip: false },
+  MDFeRecepcaoEvento: {
+    family: 'mdfe',
+    operation: 'mdfeRecepcaoEvento',
+    request: 'eventoMDFe',
+    requestSchemas: ['eventoMDFe'],
+    answer: 'retEventoMDFe',
+    header: true,
+    gzip: false,
+  },
+  MDFeConsulta: {
+    family: 'mdfe',
+    operation: 'mdfeConsultaMDF',
+    request: 'consSitMDFe',
+    requestSchemas: ['consSitMDFe'],
+    answer: 'retConsSitMDFe',
+    header: true,
+    gzip: false,
+  },
   MDFeStatusServico: {
     family: 'mdfe',
     operation: 'mdfeStatusServicoMDF',
@@ -72,7 +123,15 @@ export const SERVICES: Readonly<Record<ServiceName, ServiceSpec>> = {
     header: true,
     gzip: false,
   },
-  MDFeConsNaoEnc: { family: 'mdfe', operation: 'mdfeConsNaoEnc', request: 'consMDFeNaoEnc', requestSchemas: ['consMDFeNaoEnc'], answer: 'retConsMDFeNaoEnc', header: true, gzip: false },
+  MDFeConsNaoEnc: {
+    family: 'mdfe',
+    operation: 'mdfeConsNaoEnc',
+    request: 'consMDFeNaoEnc',
+    requestSchemas: ['consMDFeNaoEnc'],
+    answer: 'retConsMDFeNaoEnc',
+    header: true,
+    gzip: false,
+  },
 };
 
 export const serviceNames = Object.keys(SERVICES) as ServiceName[];
@@ -90,8 +149,7 @@ export const payloadNamespace = (family: Family): string => (family === 'nfe' ? 
 export const requestWrapper = (service: ServiceName): string => (SERVICES[service].family === 'nfe' ? 'nfeDadosMsg' : 'mdfeDadosMsg');
 
 /** The element that wraps the answer in the response body. */
-export const answerWrapper = (service: ServiceName): string =>
-  SERVICES[service].family === 'nfe' ? 'nfeResultMsg' : `${SERVICES[service].operation}Result`;
+export const answerWrapper = (service: ServiceName): string => (SERVICES[service].family === 'nfe' ? 'nfeResultMsg' : `${SERVICES[service].operation}Result`);
 
 /** The version of the message layout (`versao`, and versaoDados of mdfeCabecMsg). */
 export const layoutVersion = (service: ServiceName): string =>

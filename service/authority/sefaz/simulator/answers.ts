@@ -52,53 +52,126 @@ export function plainAnswer(service: ServiceName, c: Common, extra: { nRec?: str
   const dh = brasiliaDateTime(c.at ?? new Date());
   switch (service) {
     case 'NFeAutorizacao4':
-      return root(service, v, t('tpAmb', c.tpAmb) + t('verAplic', c.verAplic) + t('cStat', c.cStat) + t('xMotivo', c.xMotivo) + t('cUF', c.cUF) + t('dhRecbto', dh));
+      return root(
+        service,
+        v,
+        t('tpAmb', c.tpAmb) + t('verAplic', c.verAplic) + t('cStat', c.cStat) + t('xMotivo', c.xMotivo) + t('cUF', c.cUF) + t('dhRecbto', dh),
+      );
     case 'NFeRetAutorizacao4':
-      return root(service, v, t('tpAmb', c.tpAmb) + t('verAplic', c.verAplic) + t('nRec', extra.nRec ?? '000000000000000') + t('cStat', c.cStat) + t('xMotivo', c.xMotivo) + t('cUF', c.cUF) + t('dhRecbto', dh));
+      return root(
+        service,
+        v,
+        t('tpAmb', c.tpAmb) +
+          t('verAplic', c.verAplic) +
+          t('nRec', extra.nRec ?? '000000000000000') +
+          t('cStat', c.cStat) +
+          t('xMotivo', c.xMotivo) +
+          t('cUF', c.cUF) +
+          t('dhRecbto', dh),
+      );
     case 'NFeConsultaProtocolo4':
-      return root(service, v, t('tpAmb', c.tpAmb) + t('verAplic', c.verAplic) + t('cStat', c.cStat) + t('xMotivo', c.xMotivo) + t('cUF', c.cUF) + t('dhRecbto', dh) + t('chNFe', extra.chNFe ?? '0'.repeat(44)));
+      return root(
+        service,
+        v,
+        t('tpAmb', c.tpAmb) +
+          t('verAplic', c.verAplic) +
+          t('cStat', c.cStat) +
+          t('xMotivo', c.xMotivo) +
+          t('cUF', c.cUF) +
+          t('dhRecbto', dh) +
+          t('chNFe', extra.chNFe ?? '0'.repeat(44)),
+      );
     case 'NFeStatusServico4':
-      return root(service, v, t('tpAmb', c.tpAmb) + t('verAplic', c.verAplic) + t('cStat', c.cStat) + t('xMotivo', c.xMotivo) + t('cUF', c.cUF) + t('dhRecbto', dh));
+      return root(
+        service,
+        v,
+        t('tpAmb', c.tpAmb) + t('verAplic', c.verAplic) + t('cStat', c.cStat) + t('xMotivo', c.xMotivo) + t('cUF', c.cUF) + t('dhRecbto', dh),
+      );
     case 'NFeRecepcaoEvento4':
-      return root(service, v, t('idLote', extra.idLote ?? '0') + t('tpAmb', c.tpAmb) + t('verAplic', c.verAplic) + t('cOrgao', c.cUF) + t('cStat', c.cStat) + t('xMotivo', c.xMotivo));
+      return root(
+        service,
+        v,
+        t('idLote', extra.idLote ?? '0') + t('tpAmb', c.tpAmb) + t('verAplic', c.verAplic) + t('cOrgao', c.cUF) + t('cStat', c.cStat) + t('xMotivo', c.xMotivo),
+      );
     case 'NFeInutilizacao4':
-      return root(service, v, `<infInut>${t('tpAmb', c.tpAmb) + t('verAplic', c.verAplic) + t('cStat', c.cStat) + t('xMotivo', c.xMotivo) + t('cUF', c.cUF) + t('dhRecbto', dh)}</infInut>`);
+      return root(
+        service,
+        v,
+        `<infInut>${t('tpAmb', c.tpAmb) + t('verAplic', c.verAplic) + t('cStat', c.cStat) + t('xMotivo', c.xMotivo) + t('cUF', c.cUF) + t('dhRecbto', dh)}</infInut>`,
+      );
     case 'MDFeRecepcaoSinc':
       return root(service, v, t('tpAmb', c.tpAmb) + t('cUF', c.cUF) + t('verAplic', c.verAplic) + t('cStat', c.cStat) + t('xMotivo', c.xMotivo));
     case 'MDFeRecepcaoEvento':
-      return root(service, v, `<infEvento>${t('tpAmb', c.tpAmb) + t('verAplic', c.verAplic) + t('cOrgao', c.cUF) + t('cStat', c.cStat) + t('xMotivo', c.xMotivo)}</infEvento>`);
+      return root(
+        service,
+        v,
+        `<infEvento>${t('tpAmb', c.tpAmb) + t('verAplic', c.verAplic) + t('cOrgao', c.cUF) + t('cStat', c.cStat) + t('xMotivo', c.xMotivo)}</infEvento>`,
+      );
     case 'MDFeConsulta':
     case 'MDFeConsNaoEnc':
       return root(service, v, t('tpAmb', c.tpAmb) + t('verAplic', c.verAplic) + t('cStat', c.cStat) + t('xMotivo', c.xMotivo) + t('cUF', c.cUF));
     case 'MDFeStatusServico':
-      return root(service, v, t('tpAmb', c.tpAmb) + t('verAplic', c.verAplic) + t('cStat', c.cStat) + t('xMotivo', c.xMotivo) + t('cUF', c.cUF) + t('dhRecbto', dh));
+      return root(
+        service,
+        v,
+        t('tpAmb', c.tpAmb) + t('verAplic', c.verAplic) + t('cStat', c.cStat) + t('xMotivo', c.xMotivo) + t('cUF', c.cUF) + t('dhRecbto', dh),
+      );
   }
 }
 
 export function retEnviNFe(c: Common, then: { protNFe?: string; infRec?: { nRec: string; tMed: number } }): string {
   const body =
-    t('tpAmb', c.tpAmb) + t('verAplic', c.verAplic) + t('cStat', c.cStat) + t('xMotivo', c.xMotivo) + t('cUF', c.cUF) + t('dhRecbto', brasiliaDateTime(c.at ?? new Date())) +
+    t('tpAmb', c.tpAmb) +
+    t('verAplic', c.verAplic) +
+    t('cStat', c.cStat) +
+    t('xMotivo', c.xMotivo) +
+    t('cUF', c.cUF) +
+    t('dhRecbto', brasiliaDateTime(c.at ?? new Date())) +
     (then.infRec ? `<infRec>${t('nRec', then.infRec.nRec)}${t('tMed', String(then.infRec.tMed))}</infRec>` : (then.protNFe ?? ''));
   return root('NFeAutorizacao4', ' versao="4.00"', body);
 }
 
 export function retConsReciNFe(c: Common, nRec: string, protNFe?: string): string {
-  const body = t('tpAmb', c.tpAmb) + t('verAplic', c.verAplic) + t('nRec', nRec) + t('cStat', c.cStat) + t('xMotivo', c.xMotivo) + t('cUF', c.cUF) + t('dhRecbto', brasiliaDateTime(c.at ?? new Date())) + (protNFe ?? '');
+  const body =
+    t('tpAmb', c.tpAmb) +
+    t('verAplic', c.verAplic) +
+    t('nRec', nRec) +
+    t('cStat', c.cStat) +
+    t('xMotivo', c.xMotivo) +
+    t('cUF', c.cUF) +
+    t('dhRecbto', brasiliaDateTime(c.at ?? new Date())) +
+    (protNFe ?? '');
   return root('NFeRetAutorizacao4', ' versao="4.00"', body);
 }
 
 export function retConsSitNFe(c: Common, chNFe: string, protNFe?: string): string {
-  const body = t('tpAmb', c.tpAmb) + t('verAplic', c.verAplic) + t('cStat', c.cStat) + t('xMotivo', c.xMotivo) + t('cUF', c.cUF) + t('dhRecbto', brasiliaDateTime(c.at ?? new Date())) + t('chNFe', chNFe) + (protNFe ?? '');
+  const body =
+    t('tpAmb', c.tpAmb) +
+    t('verAplic', c.verAplic) +
+    t('cStat', c.cStat) +
+    t('xMotivo', c.xMotivo) +
+    t('cUF', c.cUF) +
+    t('dhRecbto', brasiliaDateTime(c.at ?? new Date())) +
+    t('chNFe', chNFe) +
+    (protNFe ?? '');
   return root('NFeConsultaProtocolo4', ' versao="4.00"', body);
 }
 
 export function retConsStatServ(service: 'NFeStatusServico4' | 'MDFeStatusServico', c: Common, tMed: number): string {
-  const body = t('tpAmb', c.tpAmb) + t('verAplic', c.verAplic) + t('cStat', c.cStat) + t('xMotivo', c.xMotivo) + t('cUF', c.cUF) + t('dhRecbto', brasiliaDateTime(c.at ?? new Date())) + t('tMed', String(tMed));
+  const body =
+    t('tpAmb', c.tpAmb) +
+    t('verAplic', c.verAplic) +
+    t('cStat', c.cStat) +
+    t('xMotivo', c.xMotivo) +
+    t('cUF', c.cUF) +
+    t('dhRecbto', brasiliaDateTime(c.at ?? new Date())) +
+    t('tMed', String(tMed));
   return root(service, ` versao="${layoutVersion(service)}"`, body);
 }
 
 export function retEnvEvento(c: Common, idLote: string, retEvento: string): string {
-  const body = t('idLote', idLote) + t('tpAmb', c.tpAmb) + t('verAplic', c.verAplic) + t('cOrgao', c.cUF) + t('cStat', c.cStat) + t('xMotivo', c.xMotivo) + retEvento;
+  const body =
+    t('idLote', idLote) + t('tpAmb', c.tpAmb) + t('verAplic', c.verAplic) + t('cOrgao', c.cUF) + t('cStat', c.cStat) + t('xMotivo', c.xMotivo) + retEvento;
   return root('NFeRecepcaoEvento4', ' versao="1.00"', body);
 }
 
@@ -114,7 +187,11 @@ export function retConsSitMDFe(c: Common, protMDFe?: string): string {
 
 export function retConsMDFeNaoEnc(c: Common, open: readonly { key: string; nProt: string }[]): string {
   const body =
-    t('tpAmb', c.tpAmb) + t('verAplic', c.verAplic) + t('cStat', c.cStat) + t('xMotivo', c.xMotivo) + t('cUF', c.cUF) +
+    t('tpAmb', c.tpAmb) +
+    t('verAplic', c.verAplic) +
+    t('cStat', c.cStat) +
+    t('xMotivo', c.xMotivo) +
+    t('cUF', c.cUF) +
     open.map((m) => `<infMDFe>${t('chMDFe', m.key)}${t('nProt', m.nProt)}</infMDFe>`).join('');
   return root('MDFeConsNaoEnc', ' versao="3.00"', body);
 }

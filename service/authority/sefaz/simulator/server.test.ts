@@ -44,7 +44,8 @@ async function post(path: string, body: string, contentType: string): Promise<{ 
 }
 
 const STATUS_PATH = '/ws/NFeStatusServico4.asmx';
-const status = (tpAmb = '2') => `<consStatServ xmlns="http://www.portalfiscal.inf.br/nfe" versao="4.00"><tpAmb>${tpAmb}</tpAmb><cUF>35</cUF><xServ>STATUS</xServ></consStatServ>`;
+const status = (tpAmb = '2') =>
+  `<consStatServ xmlns="http://www.portalfiscal.inf.br/nfe" versao="4.00"><tpAmb>${tpAmb}</tpAmb><cUF>35</cUF><xServ>STATUS</xServ></consStatServ>`;
 const cStatOf = (text: string) => /<cStat>([0-9]+)<\/cStat>/.exec(text)?.[1];
 
 describe('the SOAP frame', () => {
@@ -88,12 +89,18 @@ describe('the SOAP frame', () => {
 describe('the message, before any business rule', () => {
   const send = async (message: string, service: 'NFeStatusServico4' | 'NFeAutorizacao4' | 'MDFeStatusServico' = 'NFeStatusServico4') => {
     const { body, contentType } = soapRequest(service, message, '35');
-    const path = { NFeStatusServico4: STATUS_PATH, NFeAutorizacao4: '/ws/NFeAutorizacao4.asmx', MDFeStatusServico: '/ws/MDFeStatusServico/MDFeStatusServico.asmx' }[service];
+    const path = {
+      NFeStatusServico4: STATUS_PATH,
+      NFeAutorizacao4: '/ws/NFeAutorizacao4.asmx',
+      MDFeStatusServico: '/ws/MDFeStatusServico/MDFeStatusServico.asmx',
+    }[service];
     return post(path, body, contentType);
   };
 
   it('404 for a namespace prefix, 588 for blanks between tags, 215 for a schema error, 252 for the other environment', async () => {
-    const prefixed = status().replace(/<(\/?)consStatServ/g, '<$1nfe:consStatServ').replace('xmlns=', 'xmlns:nfe=');
+    const prefixed = status()
+      .replace(/<(\/?)consStatServ/g, '<$1nfe:consStatServ')
+      .replace('xmlns=', 'xmlns:nfe=');
     expect(cStatOf((await send(prefixed)).text)).toBe('404');
     expect(cStatOf((await send(status().replace('<cUF>', '\n  <cUF>'))).text)).toBe('588');
     const schema = await send(status().replace('<xServ>STATUS</xServ>', '<xServ>ESTADO</xServ>'));
@@ -104,7 +111,8 @@ describe('the message, before any business rule', () => {
 
   it('225 for an enviNFe that fails its schema; 452 for an NFC-e asked asynchronously', async () => {
     const doc = issueNfce(sampleNfceRequest({ nNF: 1 }), { emitter: demoEmitter({ cnpj }), credentials: cert, dhEmi: new Date(), tpEmis: 1 });
-    const lote = (indSinc: string, idLote = '1') => `<enviNFe xmlns="http://www.portalfiscal.inf.br/nfe" versao="4.00"><idLote>${idLote}</idLote><indSinc>${indSinc}</indSinc>${doc.xml}</enviNFe>`;
+    const lote = (indSinc: string, idLote = '1') =>
+      `<enviNFe xmlns="http://www.portalfiscal.inf.br/nfe" versao="4.00"><idLote>${idLote}</idLote><indSinc>${indSinc}</indSinc>${doc.xml}</enviNFe>`;
     expect(cStatOf((await send(lote('1', 'x'), 'NFeAutorizacao4')).text)).toBe('225');
     expect(cStatOf((await send(lote('0'), 'NFeAutorizacao4')).text)).toBe('452');
   });
@@ -114,7 +122,9 @@ describe('the message, before any business rule', () => {
     const { body, contentType } = soapRequest('MDFeStatusServico', message, '35');
     const withHeader = await post('/ws/MDFeStatusServico/MDFeStatusServico.asmx', body, contentType);
     expect(cStatOf(withHeader.text)).toBe('107');
-    expect(withHeader.text).toMatch(/<mdfeCabecMsg xmlns="http:\/\/www\.portalfiscal\.inf\.br\/mdfe\/wsdl\/MDFeStatusServico"><cUF>35<\/cUF><versaoDados>3\.00<\/versaoDados><\/mdfeCabecMsg>/);
+    expect(withHeader.text).toMatch(
+      /<mdfeCabecMsg xmlns="http:\/\/www\.portalfiscal\.inf\.br\/mdfe\/wsdl\/MDFeStatusServico"><cUF>35<\/cUF><versaoDados>3\.00<\/versaoDados><\/mdfeCabecMsg>/,
+    );
     const headless = body.replace(/<soap12:Header>.*<\/soap12:Header>/, '');
     expect(cStatOf((await post('/ws/MDFeStatusServico/MDFeStatusServico.asmx', headless, contentType)).text)).toBe('242');
   });

@@ -286,7 +286,11 @@ export class SefazSimulator {
   private readEnvelope(service: ServiceName, contentType: string, raw: Buffer): { message: string; cUF?: string; header?: XmlElement } {
     const media = contentType.split(';')[0]!.trim().toLowerCase();
     if (media === 'text/xml') {
-      throw new BadRequest(415, undefined, `Cannot process the message because the content type '${contentType}' was not the expected type 'application/soap+xml'`);
+      throw new BadRequest(
+        415,
+        undefined,
+        `Cannot process the message because the content type '${contentType}' was not the expected type 'application/soap+xml'`,
+      );
     }
     if (media !== 'application/soap+xml') throw new BadRequest(415, undefined, `Content-Type não suportado: ${contentType}`);
     const action = /;\s*action\s*=\s*"?([^";]+)"?/i.exec(contentType)?.[1];
@@ -356,7 +360,12 @@ export class SefazSimulator {
     return { tpAmb: (company.environment === 'producao' ? '1' : '2') as '1' | '2', verAplic: this.#verAplic, cUF: cUFOf(company.uf), cStat, xMotivo };
   }
 
-  private async answer(service: ServiceName, company: AuthorityCompany, envelope: { message: string; header?: XmlElement }, captured?: CapturedRequest): Promise<string> {
+  private async answer(
+    service: ServiceName,
+    company: AuthorityCompany,
+    envelope: { message: string; header?: XmlElement },
+    captured?: CapturedRequest,
+  ): Promise<string> {
     const refuse = (cStat: string, xMotivo: string) => answers.plainAnswer(service, this.common(company, cStat, xMotivo), extraOf(service, envelope.message));
     try {
       return await this.decide(service, company, envelope, captured);
@@ -366,7 +375,12 @@ export class SefazSimulator {
     }
   }
 
-  private async decide(service: ServiceName, company: AuthorityCompany, { message, header }: { message: string; header?: XmlElement }, captured?: CapturedRequest): Promise<string> {
+  private async decide(
+    service: ServiceName,
+    company: AuthorityCompany,
+    { message, header }: { message: string; header?: XmlElement },
+    captured?: CapturedRequest,
+  ): Promise<string> {
     const spec = SERVICES[service];
     if (spec.header && !header) throw new Refusal('242', 'Rejeição: Elemento mdfeCabecMsg inexistente no SOAP Header');
     if (!spec.gzip) {
@@ -442,7 +456,10 @@ export class SefazSimulator {
       }
       case 'MDFeConsNaoEnc': {
         const open = await this.#authority.openMdfes(company);
-        const c = open.length > 0 ? this.common(company, '111', 'Consulta não encerrados localizou MDF-e') : this.common(company, '112', 'Consulta não encerrados não localizou MDF-e');
+        const c =
+          open.length > 0
+            ? this.common(company, '111', 'Consulta não encerrados localizou MDF-e')
+            : this.common(company, '112', 'Consulta não encerrados não localizou MDF-e');
         return answers.retConsMDFeNaoEnc(c, open);
       }
     }
@@ -495,7 +512,9 @@ export class SefazSimulator {
     this.countConsultation(company, 'keyConsultation', key);
     const known = await this.#authority.consultNfe(company, key);
     if (!known.found) return answers.retConsSitNFe(this.common(company, known.cStat, known.xMotivo), key);
-    const c = known.cancelled ? this.common(company, '101', 'Cancelamento de NF-e homologado') : this.common(company, known.verdict.cStat, known.verdict.xMotivo);
+    const c = known.cancelled
+      ? this.common(company, '101', 'Cancelamento de NF-e homologado')
+      : this.common(company, known.verdict.cStat, known.verdict.xMotivo);
     return answers.retConsSitNFe(c, key, known.verdict.protNFe);
   }
 
