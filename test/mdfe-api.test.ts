@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MDFE_REJECTIONS } from '../fiscal/mdfe/build.ts';
 import type { MdfeRequest } from '../fiscal/mdfe/types.ts';
 import { sampleMdfeRequest } from '../fiscal/samples.ts';
+import { untilProcessing } from './helpers/mdfe.ts';
 import { api, createCompany, startService, type ServiceProcess } from './helpers/service-process.ts';
 import { SETUPS, testStorage, type TestStorage } from './helpers/stores.ts';
 import { brasiliaDay } from '../base/common/brasilia.ts';
@@ -433,18 +434,14 @@ describe.each(SETUPS)('on $store, over the $transport authority', ({ store, tran
         const body = manifest();
         const key = `lento-${counter}`;
         const first = emit(flaky, body, { 'Idempotency-Key': key });
-        let conflict;
-        for (let i = 0; i < 100; i++) {
-          conflict = await emit(flaky, body, { 'Idempotency-Key': key });
-          if (conflict.status === 409) break;
-          await new Promise((r) => setTimeout(r, 20));
-        }
-        expect(conflict!.status).toBe(409);
-        expect(conflict!.body).toMatchObject({ error: { code: 'em_processamento' }, id: expect.any(String) });
-        expect(conflict!.headers.get('retry-after')).toMatch(/^[0-9]+$/);
+        await untilProcessing(flaky, body.ide.nMDF);
+        const conflict = await emit(flaky, body, { 'Idempotency-Key': key });
+        expect(conflict.status).toBe(409);
+        expect(conflict.body).toMatchObject({ error: { code: 'em_processamento' }, id: expect.any(String) });
+        expect(conflict.headers.get('retry-after')).toMatch(/^[0-9]+$/);
         const done = await first;
         expect(done.status).toBe(201);
-        expect(done.body.mdfe_id).toBe(conflict!.body.id);
+        expect(done.body.mdfe_id).toBe(conflict.body.id);
         const replay = await emit(flaky, body, { 'Idempotency-Key': key });
         expect(replay.status).toBe(200);
         expect(replay.body.mdfe_id).toBe(done.body.mdfe_id);

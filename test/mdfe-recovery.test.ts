@@ -11,6 +11,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MdfeRequest } from '../fiscal/mdfe/types.ts';
 import { sampleMdfeRequest } from '../fiscal/samples.ts';
+import { untilProcessing } from './helpers/mdfe.ts';
 import { api, createCompany, startService, tempDataDir, type ServiceProcess } from './helpers/service-process.ts';
 
 let service: ServiceProcess;
@@ -35,14 +36,10 @@ describe('restart recovery', () => {
     const key = 'morreu-no-meio';
     await client.post('/api/v1/sandbox/autoridade', { latencia_ms: 5000 });
     const inFlight = client.post('/api/v1/mdfe/emitir', body, { headers: { 'Idempotency-Key': key } }).catch((err: unknown) => err);
-    let conflict;
-    for (let i = 0; i < 100; i++) {
-      conflict = await client.post('/api/v1/mdfe/emitir', body, { headers: { 'Idempotency-Key': key } });
-      if (conflict.status === 409) break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    expect(conflict!.status).toBe(409);
-    const inFlightId = conflict!.body.id as string;
+    await untilProcessing(client, 1);
+    const conflict = await client.post('/api/v1/mdfe/emitir', body, { headers: { 'Idempotency-Key': key } });
+    expect(conflict.status).toBe(409);
+    const inFlightId = conflict.body.id as string;
     // The call is open at the authority (its latency); the process dies now.
     await client.post('/api/v1/sandbox/autoridade', { latencia_ms: 0 });
     await service.restart({ hard: true });
