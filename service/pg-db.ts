@@ -21,6 +21,7 @@ import pg from 'pg';
 import { MigrationError, migrationSetDir } from '../migrations/migrate.ts';
 import { migratePostgres, pendingPostgresMigrations } from '../migrations/migrate-postgres.ts';
 import type { ClaimRequest, ClaimResult, KeyAttempt, KeyOutcome } from './idempotency-rules.ts';
+import { POSTGRES_ROWS } from './row-driver.ts';
 import type { WebhookEvent } from './webhooks/store.ts';
 
 export const DATABASE_URL_ENV = 'BALCAO_DATABASE_URL';
@@ -185,7 +186,7 @@ export function keyBytes(key: string | null): Buffer | null;
 export function keyBytes(key: string | null): Buffer | null {
   return key === null ? null : Buffer.from(key, 'utf8');
 }
-export const keyText = (bytes: Buffer | null): string | null => (bytes === null ? null : bytes.toString('utf8'));
+export const keyText = POSTGRES_ROWS.key;
 
 /** PostgreSQL's unique_violation, on the named constraint or index if given. */
 export function isUniqueViolation(err: unknown, constraint?: string): boolean {

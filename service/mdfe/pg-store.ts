@@ -5,7 +5,7 @@
 // A manifest being issued names the process whose request issues it (issued_by): the recovery
 // of another process settles it only once that process's lease ran out (`processing`).
 
-import { holderGone, keyBytes, keyText, type PgBlocks } from '../pg-db.ts';
+import { holderGone, keyBytes, type PgBlocks } from '../pg-db.ts';
 import type { KeyAttempt } from '../idempotency-rules.ts';
 import type {
   MdfeDocument,
@@ -19,65 +19,13 @@ import type {
   MdfeXml,
   NewMdfe,
 } from './store.ts';
+import { POSTGRES_ROWS } from '../row-driver.ts';
+import { MDFE_COLUMNS, mdfeRecordOf, type MdfeRow } from './rows.ts';
 
-type Row = {
-  id: string;
-  company_id: string;
-  chave: string;
-  serie: number;
-  numero: number;
-  c_mdf: string;
-  ambiente: 'homologacao' | 'producao';
-  placa: string;
-  uf_inicio: string;
-  uf_fim: string;
-  situacao: MdfeSituacao;
-  status: string | null;
-  motivo: string | null;
-  protocolo: string | null;
-  emitido_em: string;
-  autorizado_em: string | null;
-  encerrado_em: string | null;
-  cancelado_em: string | null;
-  referencia_externa: Buffer | null;
-  qrcode: string;
-  valor_carga: string;
-  created_at: string;
-  updated_at: string;
-};
-
-const COLUMNS = `id, company_id, chave, serie, numero, c_mdf, ambiente, placa, uf_inicio, uf_fim, situacao, status, motivo,
-  protocolo, emitido_em, autorizado_em, encerrado_em, cancelado_em, referencia_externa, qrcode, valor_carga, created_at, updated_at`;
+type Row = MdfeRow<Buffer | null>;
+const fromRow = (r: Row): MdfeRecord => mdfeRecordOf(r, POSTGRES_ROWS);
 
 const iso = (): string => new Date().toISOString();
-
-function fromRow(r: Row): MdfeRecord {
-  return {
-    id: r.id,
-    companyId: r.company_id,
-    chave: r.chave,
-    serie: r.serie,
-    numero: r.numero,
-    cMdf: r.c_mdf,
-    ambiente: r.ambiente,
-    placa: r.placa,
-    ufInicio: r.uf_inicio,
-    ufFim: r.uf_fim,
-    situacao: r.situacao,
-    status: r.status,
-    motivo: r.motivo,
-    protocolo: r.protocolo,
-    emitidoEm: r.emitido_em,
-    autorizadoEm: r.autorizado_em,
-    encerradoEm: r.encerrado_em,
-    canceladoEm: r.cancelado_em,
-    referenciaExterna: keyText(r.referencia_externa),
-    qrcode: r.qrcode,
-    valorCarga: r.valor_carga,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-  };
-}
 
 type Queryable = { query: PgBlocks['pool']['query'] };
 
@@ -85,7 +33,7 @@ export class PgMdfeStore implements MdfeStore {
   constructor(private readonly b: PgBlocks) {}
 
   private async byId(db: Queryable, id: string): Promise<MdfeRecord | undefined> {
-    const row = (await db.query<Row>(`SELECT ${COLUMNS} FROM mdfe WHERE id = $1`, [id])).rows[0];
+    const row = (await db.query<Row>(`SELECT ${MDFE_COLUMNS} FROM mdfe WHERE id = $1`, [id])).rows[0];
     return row && fromRow(row);
   }
 
@@ -167,7 +115,7 @@ export class PgMdfeStore implements MdfeStore {
   }
 
   async get(companyId: string, id: string): Promise<MdfeRecord | undefined> {
-    const row = (await this.b.pool.query<Row>(`SELECT ${COLUMNS} FROM mdfe WHERE id = $1 AND company_id = $2`, [id, companyId])).rows[0];
+    const row = (await this.b.pool.query<Row>(`SELECT ${MDFE_COLUMNS} FROM mdfe WHERE id = $1 AND company_id = $2`, [id, companyId])).rows[0];
     return row && fromRow(row);
   }
 
@@ -244,7 +192,7 @@ export class PgMdfeStore implements MdfeStore {
       const total = (await client.query<{ n: number }>(`SELECT count(*) AS n FROM mdfe WHERE ${condition}`, params)).rows[0]!.n;
       const rows = (
         await client.query<Row>(
-          `SELECT ${COLUMNS} FROM mdfe WHERE ${condition} ORDER BY emitido_em DESC, seq DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+          `SELECT ${MDFE_COLUMNS} FROM mdfe WHERE ${condition} ORDER BY emitido_em DESC, seq DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
           [...params, limit, offset],
         )
       ).rows;
@@ -273,7 +221,7 @@ export class PgMdfeStore implements MdfeStore {
 
   async processing(): Promise<MdfeRecord[]> {
     const rows = (
-      await this.b.pool.query<Row>(`SELECT ${COLUMNS} FROM mdfe m WHERE situacao = 'processando' AND ${holderGone('m.issued_by', '$1')} ORDER BY seq`, [
+      await this.b.pool.query<Row>(`SELECT ${MDFE_COLUMNS} FROM mdfe m WHERE situacao = 'processando' AND ${holderGone('m.issued_by', '$1')} ORDER BY seq`, [
         this.b.lease.leaseMs,
       ])
     ).rows;

@@ -16,6 +16,8 @@ import type {
   MdfeXml,
   NewMdfe,
 } from './store.ts';
+import { SQLITE_ROWS } from '../row-driver.ts';
+import { MDFE_COLUMNS, mdfeRecordOf, type MdfeRow } from './rows.ts';
 
 /** What SqliteStore lends: its statement cache, its transactions, its key settling. */
 export type SqliteKit = {
@@ -24,65 +26,10 @@ export type SqliteKit = {
   settleKeyInTx(attempt: KeyAttempt, outcome: KeyOutcome): boolean;
 };
 
-type Row = {
-  id: string;
-  company_id: string;
-  chave: string;
-  serie: number;
-  numero: number;
-  c_mdf: string;
-  ambiente: 'homologacao' | 'producao';
-  placa: string;
-  uf_inicio: string;
-  uf_fim: string;
-  situacao: MdfeSituacao;
-  status: string | null;
-  motivo: string | null;
-  protocolo: string | null;
-  emitido_em: string;
-  autorizado_em: string | null;
-  encerrado_em: string | null;
-  cancelado_em: string | null;
-  referencia_externa: string | null;
-  qrcode: string;
-  valor_carga: string;
-  created_at: string;
-  updated_at: string;
-};
-
-// Every column but the XML ones: lists and views never need the documents themselves.
-const COLUMNS = `id, company_id, chave, serie, numero, c_mdf, ambiente, placa, uf_inicio, uf_fim, situacao, status, motivo,
-  protocolo, emitido_em, autorizado_em, encerrado_em, cancelado_em, referencia_externa, qrcode, valor_carga, created_at, updated_at`;
+type Row = MdfeRow<string | null>;
+const fromRow = (r: Row): MdfeRecord => mdfeRecordOf(r, SQLITE_ROWS);
 
 const iso = (): string => new Date().toISOString();
-
-function fromRow(r: Row): MdfeRecord {
-  return {
-    id: r.id,
-    companyId: r.company_id,
-    chave: r.chave,
-    serie: r.serie,
-    numero: r.numero,
-    cMdf: r.c_mdf,
-    ambiente: r.ambiente,
-    placa: r.placa,
-    ufInicio: r.uf_inicio,
-    ufFim: r.uf_fim,
-    situacao: r.situacao,
-    status: r.status,
-    motivo: r.motivo,
-    protocolo: r.protocolo,
-    emitidoEm: r.emitido_em,
-    autorizadoEm: r.autorizado_em,
-    encerradoEm: r.encerrado_em,
-    canceladoEm: r.cancelado_em,
-    referenciaExterna: r.referencia_externa,
-    qrcode: r.qrcode,
-    valorCarga: r.valor_carga,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-  };
-}
 
 type Queued = { run: () => unknown; durable: boolean; resolve: (value: never) => void; reject: (error: unknown) => void };
 
@@ -146,7 +93,7 @@ export class SqliteMdfeStore implements MdfeStore {
   }
 
   private byId(id: string): MdfeRecord | undefined {
-    const row = this.kit.statement(`SELECT ${COLUMNS} FROM mdfe WHERE id = ?`).get(id) as Row | undefined;
+    const row = this.kit.statement(`SELECT ${MDFE_COLUMNS} FROM mdfe WHERE id = ?`).get(id) as Row | undefined;
     return row && fromRow(row);
   }
 
@@ -225,7 +172,7 @@ export class SqliteMdfeStore implements MdfeStore {
   }
 
   async get(companyId: string, id: string): Promise<MdfeRecord | undefined> {
-    const row = this.kit.statement(`SELECT ${COLUMNS} FROM mdfe WHERE id = ? AND company_id = ?`).get(id, companyId) as Row | undefined;
+    const row = this.kit.statement(`SELECT ${MDFE_COLUMNS} FROM mdfe WHERE id = ? AND company_id = ?`).get(id, companyId) as Row | undefined;
     return row && fromRow(row);
   }
 
@@ -297,7 +244,7 @@ export class SqliteMdfeStore implements MdfeStore {
         .pluck()
         .get(...params) as number;
       const rows = this.kit
-        .statement(`SELECT ${COLUMNS} FROM mdfe WHERE ${condition} ORDER BY emitido_em DESC, seq DESC LIMIT ? OFFSET ?`)
+        .statement(`SELECT ${MDFE_COLUMNS} FROM mdfe WHERE ${condition} ORDER BY emitido_em DESC, seq DESC LIMIT ? OFFSET ?`)
         .all(...params, limit, offset) as Row[];
       return { rows: rows.map(fromRow), total };
     });
@@ -321,7 +268,7 @@ export class SqliteMdfeStore implements MdfeStore {
   }
 
   async processing(): Promise<MdfeRecord[]> {
-    const rows = this.kit.statement(`SELECT ${COLUMNS} FROM mdfe WHERE situacao = 'processando' ORDER BY seq`).all() as Row[];
+    const rows = this.kit.statement(`SELECT ${MDFE_COLUMNS} FROM mdfe WHERE situacao = 'processando' ORDER BY seq`).all() as Row[];
     return rows.map(fromRow);
   }
 }

@@ -12,7 +12,7 @@
 
 import type { Environment } from '../../fiscal/company.ts';
 import type { ClaimRequest } from '../idempotency-rules.ts';
-import { holderGone, isUniqueViolation, keyBytes, keyText, type PgBlocks } from '../pg-db.ts';
+import { holderGone, isUniqueViolation, keyBytes, type PgBlocks } from '../pg-db.ts';
 import type {
   Backlog,
   InsertResult,
@@ -29,70 +29,15 @@ import type {
   NfceWork,
   NfceXml,
 } from './store.ts';
+import { POSTGRES_ROWS } from '../row-driver.ts';
+import { NFCE_RECORD_COLUMNS, inutilizacaoOf, nfceRecordOf, type InutilizacaoRow, type NfceRecordRow } from './rows.ts';
 
-type RecordRow = {
-  id: string;
-  company_id: string;
-  idempotency_key: Buffer | null;
-  serie: number;
-  numero: number;
-  chave: string;
-  cnf: string;
-  dh_emi: string;
-  tp_emis: number;
-  contingencia: boolean;
-  ambiente: string;
-  qrcode: string | null;
-  url_consulta: string;
-  valor_total: string;
-  status: NfceStatus;
-  codigo_status: string | null;
-  motivo: string | null;
-  protocolo: string | null;
-  autorizado_em: string | null;
-  cancelado_em: string | null;
-  protocolo_cancelamento: string | null;
-  signed: boolean;
-  attempts: number;
-  created_at: string;
-};
-
-const RECORD_COLUMNS = `id, company_id, idempotency_key, serie, numero, chave, cnf, dh_emi, tp_emis, contingencia, ambiente,
-  qrcode, url_consulta, valor_total, status, codigo_status, motivo, protocolo, autorizado_em, cancelado_em,
-  protocolo_cancelamento, signed_xml IS NOT NULL AS signed, attempts, created_at`;
+type RecordRow = NfceRecordRow<Buffer | null, boolean>;
+const recordOf = (r: RecordRow): NfceRecord => nfceRecordOf(r, POSTGRES_ROWS);
 
 const LIVE_KEY_INDEX = 'nfce_documents_live_key';
 
 const iso = (d: Date = new Date()): string => d.toISOString();
-
-function recordOf(r: RecordRow): NfceRecord {
-  return {
-    id: r.id,
-    companyId: r.company_id,
-    idempotencyKey: keyText(r.idempotency_key),
-    serie: r.serie,
-    numero: r.numero,
-    chave: r.chave,
-    cNF: r.cnf,
-    dhEmi: r.dh_emi,
-    tpEmis: r.tp_emis as 1 | 9,
-    contingencia: r.contingencia,
-    ambiente: r.ambiente as Environment,
-    qrcode: r.qrcode,
-    urlConsulta: r.url_consulta,
-    valorTotal: r.valor_total,
-    status: r.status,
-    codigoStatus: r.codigo_status,
-    motivo: r.motivo,
-    protocolo: r.protocolo,
-    autorizadoEm: r.autorizado_em,
-    canceladoEm: r.cancelado_em,
-    protocoloCancelamento: r.protocolo_cancelamento,
-    signed: r.signed,
-    attempts: r.attempts,
-    createdAt: r.created_at,
-  };
-}
 
 // The document's columns and their parameters $1..$16 (see documentParams).
 const INSERT_COLUMNS = `id, company_id, idempotency_key, serie, numero, chave, cnf, dh_emi, tp_emis, contingencia, ambiente,
@@ -136,34 +81,6 @@ type WorkRow = {
   next_attempt_at: string;
   seq: number;
 };
-
-type InutilizacaoRow = {
-  id: string;
-  company_id: string;
-  serie: number;
-  numero_inicial: number;
-  numero_final: number;
-  justificativa: string;
-  protocolo: string;
-  codigo_status: string;
-  motivo: string;
-  xml: string;
-  created_at: string;
-};
-
-const inutilizacaoOf = (r: InutilizacaoRow): InutilizacaoRecord => ({
-  id: r.id,
-  companyId: r.company_id,
-  serie: r.serie,
-  numeroInicial: r.numero_inicial,
-  numeroFinal: r.numero_final,
-  justificativa: r.justificativa,
-  protocolo: r.protocolo,
-  codigoStatus: r.codigo_status,
-  motivo: r.motivo,
-  xml: r.xml,
-  createdAt: new Date(r.created_at),
-});
 
 export class PgNfceStore implements NfceStore {
   constructor(private readonly b: PgBlocks) {}
@@ -213,7 +130,8 @@ export class PgNfceStore implements NfceStore {
   }
 
   async getDocument(companyId: string, id: string): Promise<NfceRecord | undefined> {
-    const row = (await this.b.pool.query<RecordRow>(`SELECT ${RECORD_COLUMNS} FROM nfce_documents WHERE id = $1 AND company_id = $2`, [id, companyId])).rows[0];
+    const row = (await this.b.pool.query<RecordRow>(`SELECT ${NFCE_RECORD_COLUMNS} FROM nfce_documents WHERE id = $1 AND company_id = $2`, [id, companyId]))
+      .rows[0];
     return row && recordOf(row);
   }
 
@@ -284,7 +202,7 @@ export class PgNfceStore implements NfceStore {
     // event built from it in its new state, then the verdict, the key settled and the event
     // queued together, only if it is still processando.
     const row = (
-      await this.b.pool.query<RecordRow>({ text: `SELECT ${RECORD_COLUMNS} FROM nfce_documents WHERE id = $1 AND status = 'processando'`, values: [id] })
+      await this.b.pool.query<RecordRow>({ text: `SELECT ${NFCE_RECORD_COLUMNS} FROM nfce_documents WHERE id = $1 AND status = 'processando'`, values: [id] })
     ).rows[0];
     if (!row) return false;
     const before = recordOf(row);
@@ -345,7 +263,7 @@ export class PgNfceStore implements NfceStore {
         await client.query<RecordRow>(
           `UPDATE nfce_documents SET status = 'cancelado', cancelado_em = $1, protocolo_cancelamento = $2, evento_xml = $3, updated_at = $4
             WHERE id = $5 AND status = 'autorizado'
-            RETURNING ${RECORD_COLUMNS}`,
+            RETURNING ${NFCE_RECORD_COLUMNS}`,
           [c.canceladoEm, c.protocolo, c.eventoXml, iso(), id],
         )
       ).rows[0];

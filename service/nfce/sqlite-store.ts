@@ -22,6 +22,8 @@ import type {
   NfceWork,
   NfceXml,
 } from './store.ts';
+import { SQLITE_ROWS } from '../row-driver.ts';
+import { NFCE_RECORD_COLUMNS, inutilizacaoOf, nfceRecordOf, type InutilizacaoRow, type NfceRecordRow } from './rows.ts';
 
 /** What SqliteStore lends its parts: its connection's statements and transaction steps. */
 export type SqliteBlocks = {
@@ -32,96 +34,10 @@ export type SqliteBlocks = {
   enqueueWebhookInTx(event: WebhookEvent): boolean;
 };
 
-type RecordRow = {
-  id: string;
-  company_id: string;
-  idempotency_key: string | null;
-  serie: number;
-  numero: number;
-  chave: string;
-  cnf: string;
-  dh_emi: string;
-  tp_emis: number;
-  contingencia: number;
-  ambiente: string;
-  qrcode: string | null;
-  url_consulta: string;
-  valor_total: string;
-  status: NfceStatus;
-  codigo_status: string | null;
-  motivo: string | null;
-  protocolo: string | null;
-  autorizado_em: string | null;
-  cancelado_em: string | null;
-  protocolo_cancelamento: string | null;
-  signed: number;
-  attempts: number;
-  created_at: string;
-};
-
-// Every column but the XML texts, plus whether the signed XML exists.
-const RECORD_COLUMNS = `id, company_id, idempotency_key, serie, numero, chave, cnf, dh_emi, tp_emis, contingencia, ambiente,
-  qrcode, url_consulta, valor_total, status, codigo_status, motivo, protocolo, autorizado_em, cancelado_em,
-  protocolo_cancelamento, signed_xml IS NOT NULL AS signed, attempts, created_at`;
+type RecordRow = NfceRecordRow<string | null, number>;
+const recordOf = (r: RecordRow): NfceRecord => nfceRecordOf(r, SQLITE_ROWS);
 
 const iso = (d: Date = new Date()): string => d.toISOString();
-
-function recordOf(r: RecordRow): NfceRecord {
-  return {
-    id: r.id,
-    companyId: r.company_id,
-    idempotencyKey: r.idempotency_key,
-    serie: r.serie,
-    numero: r.numero,
-    chave: r.chave,
-    cNF: r.cnf,
-    dhEmi: r.dh_emi,
-    tpEmis: r.tp_emis as 1 | 9,
-    contingencia: r.contingencia === 1,
-    ambiente: r.ambiente as Environment,
-    qrcode: r.qrcode,
-    urlConsulta: r.url_consulta,
-    valorTotal: r.valor_total,
-    status: r.status,
-    codigoStatus: r.codigo_status,
-    motivo: r.motivo,
-    protocolo: r.protocolo,
-    autorizadoEm: r.autorizado_em,
-    canceladoEm: r.cancelado_em,
-    protocoloCancelamento: r.protocolo_cancelamento,
-    signed: r.signed === 1,
-    attempts: r.attempts,
-    createdAt: r.created_at,
-  };
-}
-
-type InutilizacaoRow = {
-  id: string;
-  company_id: string;
-  serie: number;
-  numero_inicial: number;
-  numero_final: number;
-  justificativa: string;
-  protocolo: string;
-  codigo_status: string;
-  motivo: string;
-  xml: string;
-  created_at: string;
-};
-
-const inutilizacaoOf = (r: InutilizacaoRow): InutilizacaoRecord => ({
-  id: r.id,
-  companyId: r.company_id,
-  serie: r.serie,
-  numeroInicial: r.numero_inicial,
-  numeroFinal: r.numero_final,
-  justificativa: r.justificativa,
-  protocolo: r.protocolo,
-  codigoStatus: r.codigo_status,
-  motivo: r.motivo,
-  xml: r.xml,
-  createdAt: new Date(r.created_at),
-});
 
 /** Thrown inside a transaction to roll back a claim whose document cannot be inserted. */
 class SameKey {
@@ -262,7 +178,8 @@ export class SqliteNfceStore implements NfceStore {
   }
 
   async getDocument(companyId: string, id: string): Promise<NfceRecord | undefined> {
-    const row = this.b.statement(`SELECT ${RECORD_COLUMNS} FROM nfce_documents WHERE id = ? AND company_id = ?`).get(id, companyId) as RecordRow | undefined;
+    const row = this.b.statement(`SELECT ${NFCE_RECORD_COLUMNS} FROM nfce_documents WHERE id = ? AND company_id = ?`).get(id, companyId) as
+      RecordRow | undefined;
     return row && recordOf(row);
   }
 
@@ -466,6 +383,6 @@ export class SqliteNfceStore implements NfceStore {
   }
 
   private recordInTx(id: string): NfceRecord {
-    return recordOf(this.b.statement(`SELECT ${RECORD_COLUMNS} FROM nfce_documents WHERE id = ?`).get(id) as RecordRow);
+    return recordOf(this.b.statement(`SELECT ${NFCE_RECORD_COLUMNS} FROM nfce_documents WHERE id = ?`).get(id) as RecordRow);
   }
 }

@@ -3,76 +3,19 @@
 // (sqlite-store.ts beside this file). Queued returns are leased like the NFC-e (nfce/pg-store.ts),
 // and a company's returns are numbered one at a time across processes (numberingTurn).
 
-import type { Environment } from '../../fiscal/company.ts';
-import { holderGone, keyBytes, keyText, type PgBlocks } from '../pg-db.ts';
-import type { NewNfeDocument, NfeEventOf, NfeItemRecord, NfeRecord, NfeStatus, NfeStore, NfeVerdict, NfeWork, ReturnedNfce } from './store.ts';
+import { holderGone, keyBytes, type PgBlocks } from '../pg-db.ts';
+import type { NewNfeDocument, NfeEventOf, NfeRecord, NfeStore, NfeVerdict, NfeWork, ReturnedNfce } from './store.ts';
+import { POSTGRES_ROWS } from '../row-driver.ts';
+import { NFE_RECORD_COLUMNS, nfeRecordOf, type NfeItemRow, type NfeRecordRow } from './rows.ts';
 
-type RecordRow = {
-  id: string;
-  company_id: string;
-  tipo: 'devolucao';
-  idempotency_key: Buffer | null;
-  serie: number;
-  numero: number;
-  chave: string;
-  nfce_id: string;
-  chave_nfce: string;
-  dh_emi: string;
-  ambiente: string;
-  justificativa: string;
-  valor_total: string;
-  status: NfeStatus;
-  codigo_status: string | null;
-  motivo: string | null;
-  protocolo: string | null;
-  autorizado_em: string | null;
-  attempts: number;
-  created_at: string;
-};
-
-// quantidade_units as text: a bigint read exactly, whatever its size.
-type ItemRow = { numero_item: number; codigo: string; descricao: string; unidade: string; quantidade_units: string; valor: string };
-
-const RECORD_COLUMNS = `id, company_id, tipo, idempotency_key, serie, numero, chave, nfce_id, chave_nfce, dh_emi, ambiente,
-  justificativa, valor_total, status, codigo_status, motivo, protocolo, autorizado_em, attempts, created_at`;
+type RecordRow = NfeRecordRow<Buffer | null>;
+type ItemRow = NfeItemRow;
+const recordOf = (r: RecordRow, items: ItemRow[]): NfeRecord => nfeRecordOf(r, items, POSTGRES_ROWS);
 
 /** Class of the advisory locks of numbering turns (the second key is the company id's hash). */
 const NUMBERING_LOCK_CLASS = 0x4e464e55; // "NFNU"
 
 const iso = (d: Date = new Date()): string => d.toISOString();
-
-function recordOf(r: RecordRow, items: ItemRow[]): NfeRecord {
-  return {
-    id: r.id,
-    companyId: r.company_id,
-    tipo: r.tipo,
-    idempotencyKey: keyText(r.idempotency_key),
-    serie: r.serie,
-    numero: r.numero,
-    chave: r.chave,
-    nfceId: r.nfce_id,
-    chaveNfce: r.chave_nfce,
-    dhEmi: r.dh_emi,
-    ambiente: r.ambiente as Environment,
-    justificativa: r.justificativa,
-    valorTotal: r.valor_total,
-    status: r.status,
-    codigoStatus: r.codigo_status,
-    motivo: r.motivo,
-    protocolo: r.protocolo,
-    autorizadoEm: r.autorizado_em,
-    attempts: r.attempts,
-    createdAt: r.created_at,
-    itens: items.map((i): NfeItemRecord => ({
-      numeroItem: i.numero_item,
-      codigo: i.codigo,
-      descricao: i.descricao,
-      unidade: i.unidade,
-      quantidadeUnits: BigInt(i.quantidade_units),
-      valor: i.valor,
-    })),
-  };
-}
 
 type Queryable = { query: PgBlocks['pool']['query'] };
 
@@ -178,7 +121,8 @@ export class PgNfeStore implements NfeStore {
   }
 
   async getDocument(companyId: string, id: string): Promise<NfeRecord | undefined> {
-    const row = (await this.b.pool.query<RecordRow>(`SELECT ${RECORD_COLUMNS} FROM nfe_documents WHERE id = $1 AND company_id = $2`, [id, companyId])).rows[0];
+    const row = (await this.b.pool.query<RecordRow>(`SELECT ${NFE_RECORD_COLUMNS} FROM nfe_documents WHERE id = $1 AND company_id = $2`, [id, companyId]))
+      .rows[0];
     return row && recordOf(row, await this.items(this.b.pool, id));
   }
 
@@ -256,14 +200,14 @@ export class PgNfeStore implements NfeStore {
               `UPDATE nfe_documents SET status = 'autorizado', codigo_status = $1, motivo = $2, protocolo = $3, autorizado_em = $4,
                  nfe_proc = $5, next_attempt_at = NULL, last_error = NULL, leased_by = NULL, updated_at = $6
                WHERE id = $7 AND status = 'processando'
-               RETURNING ${RECORD_COLUMNS}`,
+               RETURNING ${NFE_RECORD_COLUMNS}`,
               [v.codigoStatus, v.motivo, v.protocolo, v.autorizadoEm, v.nfeProc, now, id],
             )
           : await client.query<RecordRow>(
               `UPDATE nfe_documents SET status = 'rejeitado', codigo_status = $1, motivo = $2, next_attempt_at = NULL,
                  last_error = NULL, leased_by = NULL, updated_at = $3
                WHERE id = $4 AND status = 'processando'
-               RETURNING ${RECORD_COLUMNS}`,
+               RETURNING ${NFE_RECORD_COLUMNS}`,
               [v.codigoStatus, v.motivo, now, id],
             );
       const row = changed.rows[0];

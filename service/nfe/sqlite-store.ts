@@ -4,10 +4,11 @@
 // a few a day per store: each write is its own transaction, without the NFC-e's group commit.
 
 import type Database from 'better-sqlite3';
-import type { Environment } from '../../fiscal/company.ts';
 import type { KeyAttempt, KeyOutcome } from '../idempotency-rules.ts';
 import type { WebhookEvent } from '../webhooks/store.ts';
-import type { NewNfeDocument, NfeEventOf, NfeItemRecord, NfeRecord, NfeStatus, NfeStore, NfeVerdict, NfeWork, ReturnedNfce } from './store.ts';
+import type { NewNfeDocument, NfeEventOf, NfeRecord, NfeStore, NfeVerdict, NfeWork, ReturnedNfce } from './store.ts';
+import { SQLITE_ROWS } from '../row-driver.ts';
+import { NFE_RECORD_COLUMNS, nfeRecordOf, type NfeItemRow, type NfeRecordRow } from './rows.ts';
 
 /** What SqliteStore lends this part. */
 export type SqliteNfeBlocks = {
@@ -17,68 +18,11 @@ export type SqliteNfeBlocks = {
   enqueueWebhookInTx(event: WebhookEvent): boolean;
 };
 
-type RecordRow = {
-  id: string;
-  company_id: string;
-  tipo: 'devolucao';
-  idempotency_key: string | null;
-  serie: number;
-  numero: number;
-  chave: string;
-  nfce_id: string;
-  chave_nfce: string;
-  dh_emi: string;
-  ambiente: string;
-  justificativa: string;
-  valor_total: string;
-  status: NfeStatus;
-  codigo_status: string | null;
-  motivo: string | null;
-  protocolo: string | null;
-  autorizado_em: string | null;
-  attempts: number;
-  created_at: string;
-};
-
-type ItemRow = { numero_item: number; codigo: string; descricao: string; unidade: string; quantidade_units: number | bigint; valor: string };
-
-const RECORD_COLUMNS = `id, company_id, tipo, idempotency_key, serie, numero, chave, nfce_id, chave_nfce, dh_emi, ambiente,
-  justificativa, valor_total, status, codigo_status, motivo, protocolo, autorizado_em, attempts, created_at`;
+type RecordRow = NfeRecordRow<string | null>;
+type ItemRow = NfeItemRow;
+const recordOf = (r: RecordRow, items: ItemRow[]): NfeRecord => nfeRecordOf(r, items, SQLITE_ROWS);
 
 const iso = (d: Date = new Date()): string => d.toISOString();
-
-function recordOf(r: RecordRow, items: ItemRow[]): NfeRecord {
-  return {
-    id: r.id,
-    companyId: r.company_id,
-    tipo: r.tipo,
-    idempotencyKey: r.idempotency_key,
-    serie: r.serie,
-    numero: r.numero,
-    chave: r.chave,
-    nfceId: r.nfce_id,
-    chaveNfce: r.chave_nfce,
-    dhEmi: r.dh_emi,
-    ambiente: r.ambiente as Environment,
-    justificativa: r.justificativa,
-    valorTotal: r.valor_total,
-    status: r.status,
-    codigoStatus: r.codigo_status,
-    motivo: r.motivo,
-    protocolo: r.protocolo,
-    autorizadoEm: r.autorizado_em,
-    attempts: r.attempts,
-    createdAt: r.created_at,
-    itens: items.map((i): NfeItemRecord => ({
-      numeroItem: i.numero_item,
-      codigo: i.codigo,
-      descricao: i.descricao,
-      unidade: i.unidade,
-      quantidadeUnits: BigInt(i.quantidade_units),
-      valor: i.valor,
-    })),
-  };
-}
 
 export class SqliteNfeStore implements NfeStore {
   constructor(private readonly b: SqliteNfeBlocks) {}
@@ -153,7 +97,7 @@ export class SqliteNfeStore implements NfeStore {
   }
 
   async getDocument(companyId: string, id: string): Promise<NfeRecord | undefined> {
-    const row = this.b.statement(`SELECT ${RECORD_COLUMNS} FROM nfe_documents WHERE id = ? AND company_id = ?`).get(id, companyId) as RecordRow | undefined;
+    const row = this.b.statement(`SELECT ${NFE_RECORD_COLUMNS} FROM nfe_documents WHERE id = ? AND company_id = ?`).get(id, companyId) as RecordRow | undefined;
     return row && recordOf(row, this.items(id));
   }
 
@@ -215,7 +159,7 @@ export class SqliteNfeStore implements NfeStore {
               )
               .run(v.codigoStatus, v.motivo, now, id);
       if (changed.changes === 0) return false;
-      const row = this.b.statement(`SELECT ${RECORD_COLUMNS} FROM nfe_documents WHERE id = ?`).get(id) as RecordRow;
+      const row = this.b.statement(`SELECT ${NFE_RECORD_COLUMNS} FROM nfe_documents WHERE id = ?`).get(id) as RecordRow;
       const record = recordOf(row, this.items(id));
       if (record.idempotencyKey !== null) {
         this.b.settleKeyInTx(

@@ -1,0 +1,63 @@
+// An MDF-e as both stores read it: its columns and their mapping, written once for SQLite and
+// PostgreSQL (service/row-driver.ts says how each returns the idempotency key).
+
+import type { RowDriver } from '../row-driver.ts';
+import type { MdfeRecord, MdfeSituacao } from './store.ts';
+
+export type MdfeRow<Key> = {
+  id: string;
+  company_id: string;
+  chave: string;
+  serie: number;
+  numero: number;
+  c_mdf: string;
+  ambiente: 'homologacao' | 'producao';
+  placa: string;
+  uf_inicio: string;
+  uf_fim: string;
+  situacao: MdfeSituacao;
+  status: string | null;
+  motivo: string | null;
+  protocolo: string | null;
+  emitido_em: string;
+  autorizado_em: string | null;
+  encerrado_em: string | null;
+  cancelado_em: string | null;
+  referencia_externa: Key;
+  qrcode: string;
+  valor_carga: string;
+  created_at: string;
+  updated_at: string;
+};
+
+// Every column but the XML ones: lists and views never need the documents themselves.
+export const MDFE_COLUMNS = `id, company_id, chave, serie, numero, c_mdf, ambiente, placa, uf_inicio, uf_fim, situacao, status, motivo,
+  protocolo, emitido_em, autorizado_em, encerrado_em, cancelado_em, referencia_externa, qrcode, valor_carga, created_at, updated_at`;
+
+export function mdfeRecordOf<Key>(r: MdfeRow<Key>, driver: RowDriver<Key, unknown>): MdfeRecord {
+  return {
+    id: r.id,
+    companyId: r.company_id,
+    chave: r.chave,
+    serie: r.serie,
+    numero: r.numero,
+    cMdf: r.c_mdf,
+    ambiente: r.ambiente,
+    placa: r.placa,
+    ufInicio: r.uf_inicio,
+    ufFim: r.uf_fim,
+    situacao: r.situacao,
+    status: r.status,
+    motivo: r.motivo,
+    protocolo: r.protocolo,
+    emitidoEm: r.emitido_em,
+    autorizadoEm: r.autorizado_em,
+    encerradoEm: r.encerrado_em,
+    canceladoEm: r.cancelado_em,
+    referenciaExterna: driver.key(r.referencia_externa),
+    qrcode: r.qrcode,
+    valorCarga: r.valor_carga,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}

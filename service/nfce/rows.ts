@@ -1,0 +1,95 @@
+// An NFC-e and an inutilização as both stores read them: the columns a record needs (never the
+// XML texts, plus whether the signed XML exists) and their mapping, written once for SQLite and
+// PostgreSQL (service/row-driver.ts says how each returns a key and a flag).
+
+import type { Environment } from '../../fiscal/company.ts';
+import type { RowDriver } from '../row-driver.ts';
+import type { InutilizacaoRecord, NfceRecord, NfceStatus } from './store.ts';
+
+export type NfceRecordRow<Key, Flag> = {
+  id: string;
+  company_id: string;
+  idempotency_key: Key;
+  serie: number;
+  numero: number;
+  chave: string;
+  cnf: string;
+  dh_emi: string;
+  tp_emis: number;
+  contingencia: Flag;
+  ambiente: string;
+  qrcode: string | null;
+  url_consulta: string;
+  valor_total: string;
+  status: NfceStatus;
+  codigo_status: string | null;
+  motivo: string | null;
+  protocolo: string | null;
+  autorizado_em: string | null;
+  cancelado_em: string | null;
+  protocolo_cancelamento: string | null;
+  signed: Flag;
+  attempts: number;
+  created_at: string;
+};
+
+export const NFCE_RECORD_COLUMNS = `id, company_id, idempotency_key, serie, numero, chave, cnf, dh_emi, tp_emis, contingencia, ambiente,
+  qrcode, url_consulta, valor_total, status, codigo_status, motivo, protocolo, autorizado_em, cancelado_em,
+  protocolo_cancelamento, signed_xml IS NOT NULL AS signed, attempts, created_at`;
+
+export function nfceRecordOf<Key, Flag>(r: NfceRecordRow<Key, Flag>, driver: RowDriver<Key, Flag>): NfceRecord {
+  return {
+    id: r.id,
+    companyId: r.company_id,
+    idempotencyKey: driver.key(r.idempotency_key),
+    serie: r.serie,
+    numero: r.numero,
+    chave: r.chave,
+    cNF: r.cnf,
+    dhEmi: r.dh_emi,
+    tpEmis: r.tp_emis as 1 | 9,
+    contingencia: driver.flag(r.contingencia),
+    ambiente: r.ambiente as Environment,
+    qrcode: r.qrcode,
+    urlConsulta: r.url_consulta,
+    valorTotal: r.valor_total,
+    status: r.status,
+    codigoStatus: r.codigo_status,
+    motivo: r.motivo,
+    protocolo: r.protocolo,
+    autorizadoEm: r.autorizado_em,
+    canceladoEm: r.cancelado_em,
+    protocoloCancelamento: r.protocolo_cancelamento,
+    signed: driver.flag(r.signed),
+    attempts: r.attempts,
+    createdAt: r.created_at,
+  };
+}
+
+export type InutilizacaoRow = {
+  id: string;
+  company_id: string;
+  serie: number;
+  numero_inicial: number;
+  numero_final: number;
+  justificativa: string;
+  protocolo: string;
+  codigo_status: string;
+  motivo: string;
+  xml: string;
+  created_at: string;
+};
+
+export const inutilizacaoOf = (r: InutilizacaoRow): InutilizacaoRecord => ({
+  id: r.id,
+  companyId: r.company_id,
+  serie: r.serie,
+  numeroInicial: r.numero_inicial,
+  numeroFinal: r.numero_final,
+  justificativa: r.justificativa,
+  protocolo: r.protocolo,
+  codigoStatus: r.codigo_status,
+  motivo: r.motivo,
+  xml: r.xml,
+  createdAt: new Date(r.created_at),
+});
