@@ -46,77 +46,41 @@ function root(service: ServiceName, attrs: string, body: string): string {
   return `<${name} xmlns="${payloadNamespace(SERVICES[service].family)}"${attrs}>${body}</${name}>`;
 }
 
+type PlainField = 'tpAmb' | 'verAplic' | 'cStat' | 'xMotivo' | 'cUF' | 'cOrgao' | 'dhRecbto' | 'nRec' | 'chNFe' | 'idLote';
+
+/** Each ret* element's common fields in its schema's order, inside `wrap` where the schema nests them. */
+const PLAIN_LAYOUTS: Readonly<Record<ServiceName, { fields: readonly PlainField[]; wrap?: string }>> = {
+  NFeAutorizacao4: { fields: ['tpAmb', 'verAplic', 'cStat', 'xMotivo', 'cUF', 'dhRecbto'] },
+  NFeRetAutorizacao4: { fields: ['tpAmb', 'verAplic', 'nRec', 'cStat', 'xMotivo', 'cUF', 'dhRecbto'] },
+  NFeConsultaProtocolo4: { fields: ['tpAmb', 'verAplic', 'cStat', 'xMotivo', 'cUF', 'dhRecbto', 'chNFe'] },
+  NFeStatusServico4: { fields: ['tpAmb', 'verAplic', 'cStat', 'xMotivo', 'cUF', 'dhRecbto'] },
+  NFeRecepcaoEvento4: { fields: ['idLote', 'tpAmb', 'verAplic', 'cOrgao', 'cStat', 'xMotivo'] },
+  NFeInutilizacao4: { wrap: 'infInut', fields: ['tpAmb', 'verAplic', 'cStat', 'xMotivo', 'cUF', 'dhRecbto'] },
+  MDFeRecepcaoSinc: { fields: ['tpAmb', 'cUF', 'verAplic', 'cStat', 'xMotivo'] },
+  MDFeRecepcaoEvento: { wrap: 'infEvento', fields: ['tpAmb', 'verAplic', 'cOrgao', 'cStat', 'xMotivo'] },
+  MDFeConsulta: { fields: ['tpAmb', 'verAplic', 'cStat', 'xMotivo', 'cUF'] },
+  MDFeConsNaoEnc: { fields: ['tpAmb', 'verAplic', 'cStat', 'xMotivo', 'cUF'] },
+  MDFeStatusServico: { fields: ['tpAmb', 'verAplic', 'cStat', 'xMotivo', 'cUF', 'dhRecbto'] },
+};
+
 /** A ret* element that only carries the common fields: how every rejection of a message looks. */
 export function plainAnswer(service: ServiceName, c: Common, extra: { nRec?: string; chNFe?: string; idLote?: string } = {}): string {
-  const v = ` versao="${layoutVersion(service)}"`;
-  const dh = brasiliaDateTime(c.at ?? new Date());
-  switch (service) {
-    case 'NFeAutorizacao4':
-      return root(
-        service,
-        v,
-        t('tpAmb', c.tpAmb) + t('verAplic', c.verAplic) + t('cStat', c.cStat) + t('xMotivo', c.xMotivo) + t('cUF', c.cUF) + t('dhRecbto', dh),
-      );
-    case 'NFeRetAutorizacao4':
-      return root(
-        service,
-        v,
-        t('tpAmb', c.tpAmb) +
-          t('verAplic', c.verAplic) +
-          t('nRec', extra.nRec ?? '000000000000000') +
-          t('cStat', c.cStat) +
-          t('xMotivo', c.xMotivo) +
-          t('cUF', c.cUF) +
-          t('dhRecbto', dh),
-      );
-    case 'NFeConsultaProtocolo4':
-      return root(
-        service,
-        v,
-        t('tpAmb', c.tpAmb) +
-          t('verAplic', c.verAplic) +
-          t('cStat', c.cStat) +
-          t('xMotivo', c.xMotivo) +
-          t('cUF', c.cUF) +
-          t('dhRecbto', dh) +
-          t('chNFe', extra.chNFe ?? '0'.repeat(44)),
-      );
-    case 'NFeStatusServico4':
-      return root(
-        service,
-        v,
-        t('tpAmb', c.tpAmb) + t('verAplic', c.verAplic) + t('cStat', c.cStat) + t('xMotivo', c.xMotivo) + t('cUF', c.cUF) + t('dhRecbto', dh),
-      );
-    case 'NFeRecepcaoEvento4':
-      return root(
-        service,
-        v,
-        t('idLote', extra.idLote ?? '0') + t('tpAmb', c.tpAmb) + t('verAplic', c.verAplic) + t('cOrgao', c.cUF) + t('cStat', c.cStat) + t('xMotivo', c.xMotivo),
-      );
-    case 'NFeInutilizacao4':
-      return root(
-        service,
-        v,
-        `<infInut>${t('tpAmb', c.tpAmb) + t('verAplic', c.verAplic) + t('cStat', c.cStat) + t('xMotivo', c.xMotivo) + t('cUF', c.cUF) + t('dhRecbto', dh)}</infInut>`,
-      );
-    case 'MDFeRecepcaoSinc':
-      return root(service, v, t('tpAmb', c.tpAmb) + t('cUF', c.cUF) + t('verAplic', c.verAplic) + t('cStat', c.cStat) + t('xMotivo', c.xMotivo));
-    case 'MDFeRecepcaoEvento':
-      return root(
-        service,
-        v,
-        `<infEvento>${t('tpAmb', c.tpAmb) + t('verAplic', c.verAplic) + t('cOrgao', c.cUF) + t('cStat', c.cStat) + t('xMotivo', c.xMotivo)}</infEvento>`,
-      );
-    case 'MDFeConsulta':
-    case 'MDFeConsNaoEnc':
-      return root(service, v, t('tpAmb', c.tpAmb) + t('verAplic', c.verAplic) + t('cStat', c.cStat) + t('xMotivo', c.xMotivo) + t('cUF', c.cUF));
-    case 'MDFeStatusServico':
-      return root(
-        service,
-        v,
-        t('tpAmb', c.tpAmb) + t('verAplic', c.verAplic) + t('cStat', c.cStat) + t('xMotivo', c.xMotivo) + t('cUF', c.cUF) + t('dhRecbto', dh),
-      );
-  }
+  const values: Record<PlainField, string> = {
+    tpAmb: c.tpAmb,
+    verAplic: c.verAplic,
+    cStat: c.cStat,
+    xMotivo: c.xMotivo,
+    cUF: c.cUF,
+    cOrgao: c.cUF,
+    dhRecbto: brasiliaDateTime(c.at ?? new Date()),
+    // The schemas require these; a message too broken to carry them gets zeros.
+    nRec: extra.nRec ?? '000000000000000',
+    chNFe: extra.chNFe ?? '0'.repeat(44),
+    idLote: extra.idLote ?? '0',
+  };
+  const { fields, wrap } = PLAIN_LAYOUTS[service];
+  const body = fields.map((f) => t(f, values[f])).join('');
+  return root(service, ` versao="${layoutVersion(service)}"`, wrap ? `<${wrap}>${body}</${wrap}>` : body);
 }
 
 export function retEnviNFe(c: Common, then: { protNFe?: string; infRec?: { nRec: string; tMed: number } }): string {
