@@ -4,8 +4,9 @@
 
 import { useState, type ReactNode } from 'react';
 import type { ManagerAuthorization } from '../../electron/api/terminal-api.ts';
-import { asFailure, type TerminalFailure } from '../api/terminal-failure.ts';
+import type { TerminalFailure } from '../api/terminal-failure.ts';
 import { ErrorAlert } from '../components/ErrorAlert.tsx';
+import { useTerminalCall } from '../components/use-terminal-call.ts';
 import { JustificationField, justificationOk } from '../components/JustificationField.tsx';
 import { emptyAuthorization, ManagerFields } from '../components/ManagerFields.tsx';
 
@@ -24,21 +25,11 @@ export function JustifiedManagerForm(props: {
   const { intro, justificationLabel, confirmLabel, onBack, onConfirm, onFailure } = props;
   const [auth, setAuth] = useState<ManagerAuthorization>(emptyAuthorization);
   const [justification, setJustification] = useState('');
-  const [error, setError] = useState<TerminalFailure | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { error, busy, run } = useTerminalCall();
 
   const submit = async () => {
-    setBusy(true);
-    setError(null);
-    try {
-      await onConfirm({ ...auth, justification: justification.trim() });
-    } catch (err) {
-      const failure = asFailure(err);
-      setError(failure);
-      onFailure?.(failure);
-    } finally {
-      setBusy(false);
-    }
+    const failure = await run(() => onConfirm({ ...auth, justification: justification.trim() }));
+    if (failure) onFailure?.(failure);
   };
 
   return (

@@ -4,9 +4,9 @@
 
 import { useState } from 'react';
 import type { ManagerAuthorization } from '../../electron/api/terminal-api.ts';
-import { asFailure, type TerminalFailure } from '../api/terminal-failure.ts';
 import { Dialog } from '../components/Dialog.tsx';
 import { ErrorAlert } from '../components/ErrorAlert.tsx';
+import { useTerminalCall } from '../components/use-terminal-call.ts';
 import { JustificationField, justificationOk } from '../components/JustificationField.tsx';
 import { emptyAuthorization, ManagerFields } from '../components/ManagerFields.tsx';
 import { checkConsumerDocument } from '../documents/consumer-document.ts';
@@ -31,9 +31,8 @@ export function ReturnDialog(props: { receiptId: string }) {
   const [document, setDocument] = useState('');
   const [name, setName] = useState('');
   const [auth, setAuth] = useState<ManagerAuthorization>(emptyAuthorization);
-  const [error, setError] = useState<TerminalFailure | string | null>(null);
+  const { error, setError, busy, run } = useTerminalCall<string>();
   const [created, setCreated] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
   const live = useReceipts((s) => s.returns.find((r) => r.id === created));
   const back = () => openDialog({ kind: 'receipts' });
   const sale = useReceiptSale(
@@ -66,15 +65,10 @@ export function ReturnDialog(props: { receiptId: string }) {
       if (!name.trim()) return setError('Nome de quem devolve: obrigatório');
       consumer = { document: c.digits, name: name.trim() };
     }
-    setBusy(true);
-    try {
+    await run(async () => {
       const r = await requestReturn(() => terminal().returnReceipt(receiptId, { ...auth, items, reason: reason.trim(), ...(consumer && { consumer }) }));
       setCreated(r.id);
-    } catch (err) {
-      setError(asFailure(err));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (

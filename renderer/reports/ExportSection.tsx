@@ -6,8 +6,8 @@
 
 import { useState } from 'react';
 import type { DocumentExport, ManagerAuthorization } from '../../electron/api/terminal-api.ts';
-import { asFailure, type TerminalFailure } from '../api/terminal-failure.ts';
 import { ErrorAlert } from '../components/ErrorAlert.tsx';
+import { useTerminalCall } from '../components/use-terminal-call.ts';
 import { terminal } from '../state/terminal.ts';
 import { brasiliaToday, firstOfMonth } from './brasilia-day.ts';
 import { PeriodFields } from './ReportsSection.tsx';
@@ -20,14 +20,11 @@ export function ExportSection({ auth }: { auth: ManagerAuthorization }) {
   const [period, setPeriod] = useState({ de: firstOfMonth(today), ate: today });
   const [kind, setKind] = useState<'nfce' | 'mdfe'>('nfce');
   const [done, setDone] = useState<{ file: DocumentExport; where: string } | null>(null);
-  const [error, setError] = useState<TerminalFailure | string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { error, setError, busy, run } = useTerminalCall<string>();
 
   const submit = async () => {
-    setError(null);
     setDone(null);
-    setBusy(true);
-    try {
+    await run(async () => {
       const file = await terminal().exportDocuments({ ...auth, ...period, kind });
       const saved = await terminal().saveExport(file.fileName);
       if ('error' in saved) setError(saved.error);
@@ -41,11 +38,7 @@ export function ExportSection({ auth }: { auth: ManagerAuthorization }) {
                 ? 'enviado para os downloads do navegador'
                 : `salvo em ${saved.saved}`,
         });
-    } catch (err) {
-      setError(asFailure(err));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (

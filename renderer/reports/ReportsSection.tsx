@@ -6,8 +6,8 @@
 import { useState } from 'react';
 import type { ManagerAuthorization, SalesReport } from '../../electron/api/terminal-api.ts';
 import { downloadText } from '../api/download.ts';
-import { asFailure, type TerminalFailure } from '../api/terminal-failure.ts';
 import { ErrorAlert } from '../components/ErrorAlert.tsx';
+import { useTerminalCall } from '../components/use-terminal-call.ts';
 import { formatCents, formatQuantity } from '../money/money.ts';
 import { terminal } from '../state/terminal.ts';
 import { brasiliaToday } from './brasilia-day.ts';
@@ -33,6 +33,29 @@ export function PeriodFields(props: { de: string; ate: string; onChange: (p: { d
         <input type="date" value={ate} onChange={(e) => onChange({ de, ate: e.target.value })} />
       </label>
     </div>
+  );
+}
+
+type ReceiptLine = { receiptId: string; nNF: number; serie: number; totalCents: number };
+
+/** A list of receipts by number and value, with a note per line when given; nothing when empty. */
+function ReceiptsTable<Row extends ReceiptLine>(props: { caption: string; rows: Row[]; note?: (row: Row) => string }) {
+  if (props.rows.length === 0) return null;
+  return (
+    <table>
+      <caption>{props.caption}</caption>
+      <tbody>
+        {props.rows.map((r) => (
+          <tr key={r.receiptId}>
+            <th scope="row">
+              NFC-e nº {r.nNF} (série {r.serie})
+            </th>
+            {props.note && <td>{props.note(r)}</td>}
+            <td className="num">{formatCents(r.totalCents)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }
 
@@ -117,53 +140,9 @@ function Report({ report }: { report: SalesReport }) {
         </tbody>
       </table>
 
-      {report.cancelled.length > 0 && (
-        <table>
-          <caption>Canceladas (fora do total)</caption>
-          <tbody>
-            {report.cancelled.map((c) => (
-              <tr key={c.receiptId}>
-                <th scope="row">
-                  NFC-e nº {c.nNF} (série {c.serie})
-                </th>
-                <td className="num">{formatCents(c.totalCents)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-      {report.contingency.length > 0 && (
-        <table>
-          <caption>Emitidas em contingência</caption>
-          <tbody>
-            {report.contingency.map((c) => (
-              <tr key={c.receiptId}>
-                <th scope="row">
-                  NFC-e nº {c.nNF} (série {c.serie})
-                </th>
-                <td>{c.authorized ? 'autorizada' : 'aguardando autorização'}</td>
-                <td className="num">{formatCents(c.totalCents)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-      {report.unauthorized.length > 0 && (
-        <table>
-          <caption>Vendas ainda sem NFC-e autorizada (fora do total)</caption>
-          <tbody>
-            {report.unauthorized.map((u) => (
-              <tr key={u.receiptId}>
-                <th scope="row">
-                  NFC-e nº {u.nNF} (série {u.serie})
-                </th>
-                <td>{STATES[u.state] ?? u.state}</td>
-                <td className="num">{formatCents(u.totalCents)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <ReceiptsTable caption="Canceladas (fora do total)" rows={report.cancelled} />
+      <ReceiptsTable caption="Emitidas em contingência" rows={report.contingency} note={(c) => (c.authorized ? 'autorizada' : 'aguardando autorização')} />
+      <ReceiptsTable caption="Vendas ainda sem NFC-e autorizada (fora do total)" rows={report.unauthorized} note={(u) => STATES[u.state] ?? u.state} />
     </div>
   );
 }
@@ -172,24 +151,16 @@ export function ReportsSection({ auth }: { auth: ManagerAuthorization }) {
   const today = brasiliaToday();
   const [period, setPeriod] = useState({ de: today, ate: today });
   const [report, setReport] = useState<SalesReport | null>(null);
-  const [error, setError] = useState<TerminalFailure | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { error, busy, run: call } = useTerminalCall();
 
-  const run = async (what: 'ver' | 'csv') => {
-    setError(null);
-    setBusy(true);
-    try {
+  const run = (what: 'ver' | 'csv') =>
+    call(async () => {
       if (what === 'ver') setReport(await terminal().salesReport({ ...auth, ...period }));
       else {
         const { fileName, csv } = await terminal().salesReportCsv({ ...auth, ...period });
         downloadText(fileName, csv, 'text/csv;charset=utf-8');
       }
-    } catch (err) {
-      setError(asFailure(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
 
   return (
     <form

@@ -14,6 +14,7 @@ import type {
 } from '../../electron/api/terminal-api.ts';
 import { asFailure, type TerminalFailure } from '../api/terminal-failure.ts';
 import { ErrorAlert } from '../components/ErrorAlert.tsx';
+import { useTerminalCall } from '../components/use-terminal-call.ts';
 import { FilePicker } from '../components/FilePicker.tsx';
 import { JustificationField, justificationOk } from '../components/JustificationField.tsx';
 import { settingsSaved } from '../state/settings-store.ts';
@@ -428,20 +429,11 @@ export function CertificateSection({ certificate, auth }: { certificate: Certifi
 export function CatalogSection({ auth }: { auth: ManagerAuthorization }) {
   const [file, setFile] = useState<File | null>(null);
   const [report, setReport] = useState<CatalogImportReport | null>(null);
-  const [error, setError] = useState<TerminalFailure | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { error, busy, run } = useTerminalCall();
   const submit = async () => {
     if (!file) return;
-    setError(null);
     setReport(null);
-    setBusy(true);
-    try {
-      setReport(await terminal().importCatalogCsv(await fileAsText(file), auth));
-    } catch (err) {
-      setError(asFailure(err));
-    } finally {
-      setBusy(false);
-    }
+    await run(async () => setReport(await terminal().importCatalogCsv(await fileAsText(file), auth)));
   };
   return (
     <form
