@@ -1,5 +1,7 @@
+import { generateKeyPairSync, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
+import forge from 'node-forge';
 import { describe, expect, it } from 'vitest';
 import { generateTestCertificate, loadPfx, sameCertificate } from './certificate.ts';
 import { FieldError } from './errors.ts';
@@ -66,5 +68,14 @@ describe('generateTestCertificate', () => {
     expect(certificate.cnpj).toBe('45997418000153');
     const reloaded = loadPfx(pfx, password);
     expect(sameCertificate(reloaded.certificatePem, certificate.certificatePem)).toBe(true);
+  });
+
+  it('is signed with its own key over exactly what it says (sha256WithRSAEncryption), as OpenSSL checks it', () => {
+    const { certificate } = generateTestCertificate({ cnpj: '45997418000153', xNome: 'MERCADO & CIA' });
+    const x509 = new X509Certificate(certificate.certificatePem);
+    expect(x509.verify(x509.publicKey)).toBe(true);
+    expect(x509.verify(generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey)).toBe(false);
+    const parsed = forge.pki.certificateFromPem(certificate.certificatePem);
+    expect([parsed.siginfo.algorithmOid, parsed.signatureOid]).toEqual(['1.2.840.113549.1.1.11', '1.2.840.113549.1.1.11']);
   });
 });
