@@ -144,9 +144,12 @@ function newestMtime(dir: string): number {
   return newest;
 }
 
+/** What the screen's bundle is made of: renderer/, the API types of electron/api/ and base/common/, which it imports. */
+const RENDERER_SOURCES = [rendererRoot, join(repoRoot, 'electron', 'api'), join(repoRoot, 'base', 'common')];
+
 /**
  * Builds renderer/ into renderer/dist with Vite when the build is missing or older than any
- * source of the screen (renderer/ and the API types it imports from electron/api/).
+ * source of the screen (RENDERER_SOURCES).
  */
 export async function ensureRendererBuilt(): Promise<RendererBuild> {
   const configFile = join(rendererRoot, 'vite.config.ts');
@@ -155,7 +158,7 @@ export async function ensureRendererBuilt(): Promise<RendererBuild> {
     return { state: 'missing', reason: 'a tela do caixa (renderer/) não existe nesta cópia' };
   }
   const index = join(staticDir, 'index.html');
-  const isFresh = () => existsSync(index) && statSync(index).mtimeMs >= Math.max(newestMtime(rendererRoot), newestMtime(join(repoRoot, 'electron', 'api')));
+  const isFresh = () => existsSync(index) && statSync(index).mtimeMs >= Math.max(...RENDERER_SOURCES.map(newestMtime));
   if (isFresh()) return { state: 'fresh', staticDir };
   return withBuildLock(rendererRoot, async () => {
     if (isFresh()) return { state: 'fresh', staticDir };

@@ -56,6 +56,40 @@ describe('the compiled command', () => {
   });
 });
 
+describe('the compiled screen', () => {
+  // Run as a test run builds it on the way: in a process whose NODE_ENV is "test".
+  function ensureScreen(root: string): { state: string } {
+    const script = "const { ensureRendererBuilt } = await import('./bin/build.ts'); console.log(JSON.stringify(await ensureRendererBuilt()));";
+    const result = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 120_000,
+      env: { ...process.env, NODE_ENV: 'test' },
+    });
+    expect(result.status, result.stderr).toBe(0);
+    return JSON.parse(result.stdout.trim().split('\n').pop()!) as { state: string };
+  }
+  const bundle = (root: string): string => {
+    const assets = join(root, 'renderer', 'dist', 'assets');
+    return readdirSync(assets)
+      .filter((f) => f.endsWith('.js'))
+      .map((f) => readFileSync(join(assets, f), 'utf8'))
+      .join('');
+  };
+
+  it("is React's production build whoever builds it, and is rebuilt when the base code it imports changes", () => {
+    const root = copyOfRepository();
+    expect(ensureScreen(root).state).toBe('built');
+    // The development build greets developers with this line; the production build has no such text.
+    expect(bundle(root)).not.toContain('react.dev/link/react-devtools');
+    expect(ensureScreen(root).state).toBe('fresh');
+
+    const later = new Date(Date.now() + 5_000);
+    utimesSync(join(root, 'base', 'common', 'money.ts'), later, later);
+    expect(ensureScreen(root).state).toBe('built');
+  });
+});
+
 describe('the compiled service', () => {
   it('signs NFC-e on its worker thread (the worker is an entry of the build)', async () => {
     const dataDir = tempDataDir();
