@@ -20,9 +20,11 @@
 // from dist/ and inside the packaged app. import.meta.filename is left alone: it still names
 // the bundle, which is how a module tells that it runs compiled (service/nfce/signer.ts).
 
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -163,10 +165,26 @@ export async function ensureRendererBuilt(): Promise<RendererBuild> {
   return withBuildLock(rendererRoot, async () => {
     if (isFresh()) return { state: 'fresh', staticDir };
     const started = performance.now();
-    const { build } = await import('vite');
-    await build({ configFile, root: rendererRoot, logLevel: 'warn' });
+    await viteBuild(configFile);
     if (!existsSync(index)) throw new Error(`a compilação da tela não produziu ${index} (veja build.outDir em renderer/vite.config.ts)`);
     return { state: 'built', staticDir, ms: Math.round(performance.now() - started) };
+  });
+}
+
+/**
+ * Vite in a process of its own with NODE_ENV=production: Vite and its React plugin choose the
+ * production build by the NODE_ENV of the process that builds, and a test run (NODE_ENV=test)
+ * building on the way got React's development runtime.
+ */
+async function viteBuild(configFile: string): Promise<void> {
+  const vite = join(dirname(createRequire(import.meta.url).resolve('vite/package.json')), 'bin', 'vite.js');
+  await new Promise<void>((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [vite, 'build', '--config', configFile, '--logLevel', 'warn'],
+      { cwd: rendererRoot, env: { ...process.env, NODE_ENV: 'production' } },
+      (err, _stdout, stderr) => (err ? reject(new Error(`a compilação da tela falhou: ${stderr || err.message}`)) : resolve()),
+    );
   });
 }
 

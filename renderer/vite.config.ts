@@ -4,14 +4,10 @@
 import react from '@vitejs/plugin-react';
 import { defineConfig } from 'vite';
 
-export default defineConfig(({ command }) => ({
+export default defineConfig({
   root: import.meta.dirname,
   base: './',
   plugins: [react()],
-  // A build is always React's production build. Vite otherwise follows the NODE_ENV of the
-  // process that builds, and a build made on the way by a test run (NODE_ENV=test) shipped
-  // React's development build: twice the size, and slower on every render.
-  define: command === 'build' ? { 'process.env.NODE_ENV': JSON.stringify('production') } : {},
   build: {
     outDir: 'dist',
     emptyOutDir: true,
@@ -19,4 +15,4 @@ export default defineConfig(({ command }) => ({
     modulePreload: false,
     target: 'es2022',
   },
-}));
+});

@@ -80,8 +80,9 @@ describe('the compiled screen', () => {
   it("is React's production build whoever builds it, and is rebuilt when the base code it imports changes", () => {
     const root = copyOfRepository();
     expect(ensureScreen(root).state).toBe('built');
-    // The development build greets developers with this line; the production build has no such text.
+    // React's development builds: the DOM greets developers with this line, the JSX runtime is jsxDEV.
     expect(bundle(root)).not.toContain('react.dev/link/react-devtools');
+    expect(bundle(root)).not.toContain('jsxDEV');
     expect(ensureScreen(root).state).toBe('fresh');
 
     const later = new Date(Date.now() + 5_000);
