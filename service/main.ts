@@ -20,7 +20,7 @@ import { SefazConfigError, sefazOptions, type SefazSettings } from './authority/
 import type { ServiceMode } from './clock.ts';
 import type { SandboxTransport } from './deps.ts';
 import { createLogger } from './logger.ts';
-import { PgStore } from './pg-store.ts';
+import type { PgStore } from './pg-store.ts';
 import { openService } from './open-service.ts';
 import { describeStorage, STORAGE_OPTIONS, STORAGE_USAGE, storageOf, type Storage } from './storage.ts';
 import { generatedTls, operatorTls, tlsChoice, TlsConfigError, type TlsMaterial } from './tls.ts';
@@ -143,7 +143,7 @@ async function serve({ port, host, tls: tlsChoice, storage, mode, sandboxTranspo
         ? generatedTls(storage.kind === 'sqlite' ? storage.dataDir : '', [host])
         : operatorTls(tlsChoice.cert, tlsChoice.key);
   const { store, secrets } = await openService(storage, process.env, { holdsWork: true, log: baseLog });
-  const log = store instanceof PgStore ? baseLog.child({ processo: store.processId }) : baseLog;
+  const log = storage.kind === 'postgres' ? baseLog.child({ processo: (store as PgStore).processId }) : baseLog;
   const app = buildApp({ store, secrets, mode, logger: log, authority, sandboxTransport, processMetrics: true, ...(tls && { tls }) });
   try {
     await app.listen({ port, host });

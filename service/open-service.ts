@@ -3,7 +3,6 @@
 // (SQLite) or a PostgreSQL database several processes share (storage.ts).
 
 import { openServiceDatabase } from './db.ts';
-import { PgStore } from './pg-store.ts';
 import { serviceSecretBox, verifyMasterKey, type SecretSealer } from './secrets.ts';
 import { SqliteStore } from './sqlite-store.ts';
 import { masterKeyOf, type Storage } from './storage.ts';
@@ -25,7 +24,11 @@ export async function openService(storage: Storage, env?: NodeJS.ProcessEnv, opt
 export async function openService(where: string | Storage, env: NodeJS.ProcessEnv = process.env, options: OpenOptions = {}): Promise<OpenedService> {
   const storage: Storage = typeof where === 'string' ? { kind: 'sqlite', dataDir: where } : where;
   const secrets = serviceSecretBox(masterKeyOf(storage, env));
-  const store: ServiceStore = storage.kind === 'sqlite' ? new SqliteStore(openServiceDatabase(storage.dataDir)) : await PgStore.open(storage.settings, options);
+  // The PostgreSQL store (and its driver) is loaded only by a service that uses it.
+  const store: ServiceStore =
+    storage.kind === 'sqlite'
+      ? new SqliteStore(openServiceDatabase(storage.dataDir))
+      : await (await import('./pg-store.ts')).PgStore.open(storage.settings, options);
   try {
     await verifyMasterKey(secrets, store);
   } catch (err) {

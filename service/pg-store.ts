@@ -31,18 +31,8 @@ import { PgMdfeStore } from './mdfe/pg-store.ts';
 import { PgNfceStore } from './nfce/pg-store.ts';
 import { PgNfeStore } from './nfe/pg-store.ts';
 import { PgTerminalStore } from './terminals/pg-store.ts';
-import {
-  holderGone,
-  inTransaction,
-  keyBytes,
-  keyText,
-  newPool,
-  openPostgres,
-  pendingMigrations,
-  ProcessLease,
-  type PgBlocks,
-  type PostgresSettings,
-} from './pg-db.ts';
+import { holderGone, inTransaction, keyBytes, keyText, newPool, openPostgres, pendingMigrations, ProcessLease, type PgBlocks } from './pg-db.ts';
+import type { PostgresSettings } from './pg-settings.ts';
 import {
   DEFAULT_SANDBOX_AUTHORITY,
   type CompanyRecord,

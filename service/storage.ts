@@ -10,7 +10,7 @@
 
 import { decodeKey, readOrCreateKeyFile } from '../base/node/secret-box.ts';
 import { UsageError } from './cli-args.ts';
-import { DATABASE_URL_ENV, isPostgresUrl, postgresSettings, redactUrl, type PostgresSettings } from './pg-db.ts';
+import { DATABASE_URL_ENV, isPostgresUrl, postgresSettings, redactUrl, type PostgresSettings } from './pg-settings.ts';
 import { loadMasterKey, MASTER_KEY_ENV } from './secrets.ts';
 
 export const MASTER_KEY_FILE_ENV = 'BALCAO_MASTER_KEY_FILE';

@@ -12,7 +12,7 @@ import { rename, rm } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
-import { fetch as undiciFetch, type Agent } from 'undici';
+import type { Agent } from 'undici';
 import type { AuthorityStatus, CancelBody, NfceAccepted as NfceAcceptedView, NfceView, VoidBody, VoidView } from '../../base/common/api/nfce.ts';
 import type { DevolucaoBody, NfeAccepted, NfeView } from '../../base/common/api/nfe.ts';
 import type { NfceRequest } from '../../fiscal/nfce/types.ts';
@@ -220,7 +220,7 @@ export class IssuanceClient {
   private readonly timeoutMs: number;
   private readonly onAnswerDated: (date: string | null) => void;
   private fingerprint: string | null;
-  private pinned: Agent | undefined;
+  private pinned: Promise<Agent> | undefined;
 
   constructor(options: IssuanceClientOptions) {
     this.baseUrl = (options.baseUrl ?? DEFAULT_SERVICE_URL).replace(/\/+$/, '');
@@ -238,24 +238,26 @@ export class IssuanceClient {
       this.fingerprint = options.fingerprint256;
       const old = this.pinned;
       this.pinned = undefined;
-      void old?.close().catch(() => undefined);
+      void old?.then((agent) => agent.close()).catch(() => undefined);
     }
   }
 
   /** Closes the pinned connections, if any. */
   async close(): Promise<void> {
-    await this.pinned?.close().catch(() => undefined);
+    const pinned = this.pinned;
     this.pinned = undefined;
+    await pinned?.then((agent) => agent.close()).catch(() => undefined);
   }
 
   /**
    * fetch for this service: with a pinned https:// service, undici's own fetch through the
    * pinning dispatcher (pinned-tls.ts); otherwise the global fetch.
    */
-  private send(url: string, init: RequestInit): Promise<Response> {
+  private async send(url: string, init: RequestInit): Promise<Response> {
     if (this.fingerprint === null || !url.startsWith('https:')) return fetch(url, init);
     this.pinned ??= pinnedAgent(this.fingerprint);
-    return undiciFetch(url, { ...(init as object), dispatcher: this.pinned }) as unknown as Promise<Response>;
+    const [{ fetch: undiciFetch }, dispatcher] = await Promise.all([import('undici'), this.pinned]);
+    return undiciFetch(url, { ...(init as object), dispatcher }) as unknown as Promise<Response>;
   }
 
   /** One HTTP exchange. Resolves for 2xx; rejects with ServiceHttpError or ServiceNetworkError. */

@@ -12,7 +12,7 @@
 
 import { isIP } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
-import { Agent } from 'undici';
+import type { Agent } from 'undici';
 
 /** `ab:cd:…` or 64 hex digits → `AB:CD:…` (what Node's fingerprint256 and openssl print); undefined when not one. */
 export function normalizeFingerprint(value: string): string | undefined {
@@ -40,10 +40,14 @@ export class PinMismatchError extends Error {
   }
 }
 
-/** An undici dispatcher that connects only to the certificate with this fingerprint. */
-export function pinnedAgent(fingerprint256: string, options: { connectTimeoutMs?: number } = {}): Agent {
+/**
+ * An undici dispatcher that connects only to the certificate with this fingerprint. undici is
+ * imported here, on first use: ~90 ms that a terminal without a pinned service never pays.
+ */
+export async function pinnedAgent(fingerprint256: string, options: { connectTimeoutMs?: number } = {}): Promise<Agent> {
   const expected = normalizeFingerprint(fingerprint256);
   if (!expected) throw new Error(`impressão digital inválida: ${fingerprint256}`);
+  const { Agent } = await import('undici');
   return new Agent({
     connect: (opts, callback) => {
       const host = opts.hostname.replace(/^\[|\]$/g, '');

@@ -42,7 +42,7 @@
 
 import ippEncoder, { type IppRequest, type IppResponse } from 'ipp-encoder';
 import { userInfo } from 'node:os';
-import { Agent, request } from 'undici';
+import type { Agent } from 'undici';
 import { jobBudgetMs, KEPT, PrinterError, type PrinterTransport } from './transports.ts';
 
 type ConstantName =
@@ -198,7 +198,7 @@ export class SystemQueuePrinter implements PrinterTransport {
   readonly timeoutMs: number;
   readonly pollMs: number;
   readonly userName: string;
-  private readonly agent: Agent;
+  #agent: Promise<Agent> | undefined;
 
   constructor(options: SystemQueuePrinterOptions) {
     const address = parseSystemQueue(options.address, options.localServer);
@@ -208,8 +208,14 @@ export class SystemQueuePrinter implements PrinterTransport {
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.pollMs = options.pollMs ?? 150;
     this.userName = options.userName ?? defaultUserName();
+  }
+
+  /** The connection pool, made at the first job: undici's import (~90 ms) is not paid at start. */
+  private agent(): Promise<Agent> {
     // Short keep-alive: jobs are minutes apart, and an idle socket to the print server is no use.
-    this.agent = new Agent({ connect: { timeout: this.timeoutMs, rejectUnauthorized: true }, keepAliveTimeout: 2000, keepAliveMaxTimeout: 2000 });
+    return (this.#agent ??= import('undici').then(
+      ({ Agent }) => new Agent({ connect: { timeout: this.timeoutMs, rejectUnauthorized: true }, keepAliveTimeout: 2000, keepAliveMaxTimeout: 2000 }),
+    ));
   }
 
   /** Where the server is, for messages: "localhost:631", "servidor:631". */
@@ -252,9 +258,10 @@ export class SystemQueuePrinter implements PrinterTransport {
     let status: number;
     let payload: Buffer;
     try {
+      const { request } = await import('undici');
       const res = await request(this.address.endpoint, {
         method: 'POST',
-        dispatcher: this.agent,
+        dispatcher: await this.agent(),
         headers: { 'content-type': 'application/ipp', 'content-length': String(body.length) },
         body,
         signal: AbortSignal.timeout(limit),
@@ -461,7 +468,7 @@ export class SystemQueuePrinter implements PrinterTransport {
 
   /** Closes the idle connection to the print server (tests; the terminal lets it time out). */
   async close(): Promise<void> {
-    await this.agent.close();
+    await (await this.#agent)?.close();
   }
 }
 

@@ -16,7 +16,7 @@ import type { SandboxMemory } from '../../service/authority/sandbox-memory.ts';
 import { PgSandboxMemory } from '../../service/authority/sandbox-pg-memory.ts';
 import { SqliteSandboxMemory } from '../../service/authority/sandbox-store.ts';
 import { openService, type OpenedService } from '../../service/open-service.ts';
-import { postgresSettings } from '../../service/pg-db.ts';
+import { postgresSettings } from '../../service/pg-settings.ts';
 import type { Storage } from '../../service/storage.ts';
 import { createDatabase, dropDatabase } from './postgres.ts';
 import { tempDataDir, type ServiceData, type Transport } from './service-process.ts';

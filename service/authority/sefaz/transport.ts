@@ -12,7 +12,7 @@
 
 import { X509Certificate } from 'node:crypto';
 import { createSecureContext, rootCertificates } from 'node:tls';
-import { Agent, request } from 'undici';
+import type { Agent } from 'undici';
 import type { SigningCredentials } from '../../../fiscal/signature.ts';
 import { AuthorityCertificateError, AuthorityUnavailableError } from '../port.ts';
 import { formatDateBR } from '../../../base/common/brasilia.ts';
@@ -74,6 +74,10 @@ function messagesOf(err: unknown): string {
   return out.join(': ');
 }
 
+// undici is loaded when the first request goes out: its import costs ~90 ms that a service
+// answering from the in-process sandbox never needs.
+const undici = () => import('undici');
+
 export class SefazTransport {
   readonly #agents = new Map<string, Agent>();
   readonly #ca: string[];
@@ -88,9 +92,10 @@ export class SefazTransport {
     return this.#timeoutMs;
   }
 
-  private agentFor(credentials: SigningCredentials): Agent {
+  private async agentFor(credentials: SigningCredentials): Promise<Agent> {
     let agent = this.#agents.get(credentials.certificatePem);
     if (!agent) {
+      const { Agent } = await undici();
       // One secure context per certificate: building it parses Node's ~150 roots, which would
       // otherwise happen again for every connection the pool opens.
       const secureContext = createSecureContext({ key: credentials.privateKeyPem, cert: credentials.certificatePem, ca: this.#ca, minVersion: 'TLSv1.2' });
@@ -114,9 +119,10 @@ export class SefazTransport {
   async post(url: URL, body: string, contentType: string, credentials: SigningCredentials): Promise<HttpAnswer> {
     const signal = AbortSignal.timeout(this.#timeoutMs);
     try {
+      const { request } = await undici();
       const res = await request(url, {
         method: 'POST',
-        dispatcher: this.agentFor(credentials),
+        dispatcher: await this.agentFor(credentials),
         headers: { 'content-type': contentType, 'content-length': String(Buffer.byteLength(body)), accept: 'application/soap+xml, text/xml' },
         body,
         signal,
