@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { generateTestCertificate } from '../fiscal/certificate.ts';
+import { generateTestCertificateAsync } from '../fiscal/certificate.ts';
 import { DEMO_CNPJ, DEMO_CSC, demoEmitter } from '../fiscal/samples.ts';
 import type { SettingsPatch } from '../electron/api/terminal-api.ts';
 import { profileOfEmitter } from '../electron/core/company-profile.ts';
@@ -73,7 +73,8 @@ function parse(args: string[]): StartArgs | 'help' {
 
 type DemoCertificate = { pfx: Buffer; password: string };
 
-function demoCertificate(dataDir: string): DemoCertificate & { created: boolean } {
+/** The demo certificate on file, or a new one (its key made on another core while the caller goes on). */
+async function demoCertificate(dataDir: string): Promise<DemoCertificate & { created: boolean }> {
   const pfxFile = join(dataDir, 'certificado-demo.pfx');
   const infoFile = join(dataDir, 'certificado-demo.json');
   if (existsSync(pfxFile) && existsSync(infoFile)) {
@@ -81,7 +82,7 @@ function demoCertificate(dataDir: string): DemoCertificate & { created: boolean 
     return { pfx: readFileSync(pfxFile), password, created: false };
   }
   const { xNome } = demoEmitter();
-  const { pfx, password } = generateTestCertificate({ cnpj: DEMO_CNPJ, xNome });
+  const { pfx, password } = await generateTestCertificateAsync({ cnpj: DEMO_CNPJ, xNome });
   writeFileSync(pfxFile, pfx, { mode: 0o600 });
   writeFileSync(infoFile, JSON.stringify({ arquivo: pfxFile, password }, null, 2) + '\n', { mode: 0o600 });
   return { pfx, password, created: true };
@@ -186,17 +187,12 @@ export async function run(args: string[]): Promise<number> {
     const terminalDir = join(dataDir, 'terminal');
     for (const dir of [dataDir, serviceDir, terminalDir]) mkdirSync(dir, { recursive: true, mode: 0o700 });
 
-    const certificate = demoCertificate(dataDir);
+    // On a first start the certificate's key is generated on the thread pool meanwhile: the
+    // service's database, its schemas and its server are made on this thread.
+    const certificateMade = demoCertificate(dataDir);
+    certificateMade.catch(() => undefined); // awaited below; a failure is reported there
     const service = await openService(serviceDir);
     stack.push('banco do serviço', () => service.store.close());
-    const companyFile = join(dataDir, 'demo-company.json');
-    const companyExisted = existsSync(companyFile);
-    const company = await demoCompany(service, companyFile, certificate);
-    if (companyExisted && certificate.created) {
-      process.stderr.write(
-        `Aviso: ${companyFile} é de uma versão anterior e a empresa no serviço usa outro certificado. Para recomeçar a demonstração do zero, apague ${dataDir}.\n`,
-      );
-    }
 
     const app = buildApp({ store: service.store, secrets: service.secrets, mode: 'sandbox', logger: log });
     stack.push('serviço de emissão', () => app.close());
@@ -208,6 +204,16 @@ export async function run(args: string[]): Promise<number> {
       throw err;
     }
     const serviceUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+
+    const certificate = await certificateMade;
+    const companyFile = join(dataDir, 'demo-company.json');
+    const companyExisted = existsSync(companyFile);
+    const company = await demoCompany(service, companyFile, certificate);
+    if (companyExisted && certificate.created) {
+      process.stderr.write(
+        `Aviso: ${companyFile} é de uma versão anterior e a empresa no serviço usa outro certificado. Para recomeçar a demonstração do zero, apague ${dataDir}.\n`,
+      );
+    }
 
     const terminal = await createTerminal({ dataDir: terminalDir, serviceUrl, token: company.token, series: 1 });
     stack.push('terminal', () => terminal.close());

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
 import forge from 'node-forge';
 import { describe, expect, it } from 'vitest';
-import { generateTestCertificate, loadPfx, sameCertificate } from './certificate.ts';
+import { generateTestCertificate, generateTestCertificateAsync, loadPfx, sameCertificate } from './certificate.ts';
 import { FieldError } from './errors.ts';
 
 const legacyPfx = readFileSync(new URL('./testdata/legacy-rc2-40.pfx', import.meta.url));
@@ -68,6 +68,14 @@ describe('generateTestCertificate', () => {
     expect(certificate.cnpj).toBe('45997418000153');
     const reloaded = loadPfx(pfx, password);
     expect(sameCertificate(reloaded.certificatePem, certificate.certificatePem)).toBe(true);
+  });
+
+  it('is the same certificate when its key is made on the thread pool (generateTestCertificateAsync)', async () => {
+    const { certificate, pfx, password } = await generateTestCertificateAsync({ cnpj: '45997418000153', xNome: 'MERCADO & CIA' });
+    expect(certificate.cnpj).toBe('45997418000153');
+    const x509 = new X509Certificate(certificate.certificatePem);
+    expect(x509.verify(x509.publicKey)).toBe(true);
+    expect(sameCertificate(loadPfx(pfx, password).certificatePem, certificate.certificatePem)).toBe(true);
   });
 
   it('is signed with its own key over exactly what it says (sha256WithRSAEncryption), as OpenSSL checks it', () => {

@@ -4,7 +4,8 @@
 // with RC2-40, which OpenSSL 3 (Node >= 17) refuses with "unsupported" unless the legacy provider
 // is loaded process-wide (nodejs/node#40672). forge reads both the old and the current formats.
 
-import { generateKeyPairSync, randomBytes, sign, X509Certificate, type KeyObject } from 'node:crypto';
+import { generateKeyPair, generateKeyPairSync, randomBytes, sign, X509Certificate, type KeyObject } from 'node:crypto';
+import { promisify } from 'node:util';
 import forge from 'node-forge';
 import { FieldError } from './errors.ts';
 import { formatDateBR } from '../base/common/brasilia.ts';
@@ -89,7 +90,11 @@ export function loadPfx(pfx: Buffer, password: string, options: LoadOptions = {}
       return !!pub && pub.n.equals(key.n) && pub.e.equals(key.e);
     });
   if (!holder) throw new FieldError('certificado', 'o arquivo não contém o certificado da chave privada');
+  return certificateOf(holder, key, options);
+}
 
+/** The holder's certificate and key, checked for a CNPJ, validity and (when given) the company's CNPJ. */
+function certificateOf(holder: forge.pki.Certificate, key: forge.pki.rsa.PrivateKey, options: LoadOptions): Certificate {
   const cn = holder.subject.getField('CN')?.value as string | undefined;
   const cnpj = cnpjFromSan(holder) ?? cnpjFromCommonName(cn);
   if (!cnpj) throw new FieldError('certificado', 'certificado sem CNPJ do titular (não é um e-CNPJ)');
@@ -157,14 +162,24 @@ function signWithOpenSsl(cert: forge.pki.Certificate, privateKey: KeyObject): vo
  * in the SAN otherName 2.16.76.1.3.3), packed as a .pfx. For the sandbox and tests only: no
  * tax authority accepts it.
  */
-export function generateTestCertificate(options: TestCertificateOptions): {
-  pfx: Buffer;
-  password: string;
-  certificate: Certificate;
-} {
-  const password = options.password ?? randomBytes(12).toString('base64url');
+export function generateTestCertificate(options: TestCertificateOptions): TestCertificate {
   // Key generation in OpenSSL: forge's pure-JS RSA takes seconds for 2048 bits.
-  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  return packTestCertificate(generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey, options);
+}
+
+/**
+ * The same, with the key generated on libuv's thread pool: RSA-2048 key generation takes 40 to
+ * 200 ms here, which a first start spends on another core while it opens its databases.
+ */
+export async function generateTestCertificateAsync(options: TestCertificateOptions): Promise<TestCertificate> {
+  const { privateKey } = await promisify(generateKeyPair)('rsa', { modulusLength: 2048 });
+  return packTestCertificate(privateKey, options);
+}
+
+export type TestCertificate = { pfx: Buffer; password: string; certificate: Certificate };
+
+function packTestCertificate(privateKey: KeyObject, options: TestCertificateOptions): TestCertificate {
+  const password = options.password ?? randomBytes(12).toString('base64url');
   const key = forge.pki.privateKeyFromPem(privateKey.export({ type: 'pkcs1', format: 'pem' }).toString()) as forge.pki.rsa.PrivateKey;
   const cert = forge.pki.createCertificate();
   cert.publicKey = forge.pki.setRsaPublicKey(key.n, key.e);
@@ -199,5 +214,7 @@ export function generateTestCertificate(options: TestCertificateOptions): {
   const p12 = forge.pkcs12.toPkcs12Asn1(key, [cert], password, { algorithm: '3des', friendlyName: options.xNome });
   const pfx = Buffer.from(forge.asn1.toDer(p12).getBytes(), 'binary');
   const now = new Date(Math.max(Date.now(), notBefore.getTime()));
-  return { pfx, password, certificate: loadPfx(pfx, password, { now: now > cert.validity.notAfter ? notBefore : now }) };
+  // Described from what was just packed rather than by reading the file back: forge's PKCS#12
+  // decryption is pure JS (tens of ms at every demo store's first start); the tests read it back.
+  return { pfx, password, certificate: certificateOf(cert, key, { now: now > cert.validity.notAfter ? notBefore : now }) };
 }
