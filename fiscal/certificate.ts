@@ -214,7 +214,9 @@ function packTestCertificate(privateKey: KeyObject, options: TestCertificateOpti
   const p12 = forge.pkcs12.toPkcs12Asn1(key, [cert], password, { algorithm: '3des', friendlyName: options.xNome });
   const pfx = Buffer.from(forge.asn1.toDer(p12).getBytes(), 'binary');
   const now = new Date(Math.max(Date.now(), notBefore.getTime()));
-  // Described from what was just packed rather than by reading the file back: forge's PKCS#12
-  // decryption is pure JS (tens of ms at every demo store's first start); the tests read it back.
-  return { pfx, password, certificate: certificateOf(cert, key, { now: now > cert.validity.notAfter ? notBefore : now }) };
+  // Described from the certificate as encoded (its dates in whole seconds, as a reader of the
+  // file sees them), not by decrypting the file back: forge's PKCS#12 decryption is pure JS, tens
+  // of ms at every demo store's first start.
+  const encoded = forge.pki.certificateFromPem(forge.pki.certificateToPem(cert));
+  return { pfx, password, certificate: certificateOf(encoded, key, { now: now > cert.validity.notAfter ? notBefore : now }) };
 }
