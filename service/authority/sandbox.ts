@@ -53,7 +53,7 @@ import {
   retInutNFe,
   retInutNFeFor,
 } from '../../fiscal/protocol.ts';
-import { precompileSchemas } from '../../fiscal/schema.ts';
+import { precompileSchemas, type SchemaName } from '../../fiscal/schema.ts';
 import {
   AuthorityUnavailableError,
   type AuthorityCompany,
@@ -123,6 +123,16 @@ export const SANDBOX_DEADLINES = {
 
 const CLOSED_MESSAGE = 'Autoridade fiscal simulada encerrada';
 
+/** Compiles `names` one per turn of the event loop (a schema asked for sooner compiles on use). */
+function precompileWhenIdle(names: SchemaName[]): void {
+  const [name, ...rest] = names;
+  if (!name) return;
+  setImmediate(() => {
+    precompileSchemas([name]);
+    precompileWhenIdle(rest);
+  }).unref();
+}
+
 export class SandboxAuthority implements TaxAuthority {
   private readonly store: SandboxMemory;
   private readonly settings: SandboxAuthorityOptions['settings'];
@@ -132,8 +142,10 @@ export class SandboxAuthority implements TaxAuthority {
   nfeProtocolDigits: 15 | 17;
 
   constructor(options: SandboxAuthorityOptions) {
-    // Compiling the schemas costs tens of milliseconds: paid at start-up, not by the first sale.
-    precompileSchemas(['nfe', 'eventoCancNFe', 'eventoCancSubst', 'inutNFe', 'mdfe', 'eventoMDFe', 'evCancMDFe', 'evEncMDFe']);
+    // Compiling a schema costs milliseconds to tens of them: the NFC-e's (~60 ms) is paid at
+    // start-up, not by the first sale; the others one at a time once the start is over.
+    precompileSchemas(['nfe']);
+    precompileWhenIdle(['eventoCancNFe', 'eventoCancSubst', 'inutNFe', 'mdfe', 'eventoMDFe', 'evCancMDFe', 'evEncMDFe']);
     this.settings = options.settings;
     this.clock = options.clock;
     this.verAplic = options.verAplic ?? DEFAULT_VER_APLIC;
