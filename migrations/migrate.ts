@@ -106,7 +106,9 @@ type AppliedRow = { id: string; checksum: string };
  */
 export function migrate(db: Database.Database, dir: string): string[] {
   const migrations = loadMigrations(dir);
-  db.exec(CREATE_TABLE);
+  // Immediate: a deferred statement that found no table and then wrote could meet another
+  // process's migration in between and fail at once (SQLITE_BUSY), whatever the busy timeout.
+  db.transaction(() => db.exec(CREATE_TABLE)).immediate();
   const known = new Map(migrations.map((m) => [m.id, m]));
   const appliedRows = () => db.prepare('SELECT id, checksum FROM schema_migrations ORDER BY id').all() as AppliedRow[];
 

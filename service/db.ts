@@ -33,16 +33,40 @@ export function openServiceDatabase(dataDir: string, options: OpenOptions = {}):
   // Created owner-only before SQLite opens it: SQLite gives the -wal and -shm files the
   // database file's permissions, and all three hold token hashes and sealed credentials.
   closeSync(openSync(file, 'a', 0o600));
-  const db = new Database(file);
-  try {
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = FULL');
-    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
-    db.pragma('foreign_keys = ON');
-    if (options.migrate !== false) migrate(db, migrationSetDir('service'));
-    return db;
-  } catch (err) {
-    db.close();
-    throw err;
+  return retryWhileBusy(() => {
+    const db = new Database(file, { timeout: BUSY_TIMEOUT_MS });
+    try {
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = FULL');
+      db.pragma('foreign_keys = ON');
+      if (options.migrate !== false) migrate(db, migrationSetDir('service'));
+      return db;
+    } catch (err) {
+      db.close();
+      throw err;
+    }
+  }, BUSY_TIMEOUT_MS);
+}
+
+/**
+ * Runs `open` again while it fails with SQLITE_BUSY, for up to `budgetMs`. The busy timeout
+ * covers a lock held by a writer, but not every way an opening can meet another process: a
+ * last connection closing (checkpointing and removing the WAL) or a write that lands between a
+ * statement's read and its write fail at once, whatever the timeout. Seen when several
+ * `balcao company create` open a new folder together on a loaded machine. Opening is
+ * idempotent (every migration is its own immediate transaction and skips what another process
+ * applied), so trying again is safe.
+ */
+export function retryWhileBusy<T>(open: () => T, budgetMs: number, pauseMs = 50): T {
+  const deadline = Date.now() + budgetMs;
+  for (;;) {
+    try {
+      return open();
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      if (typeof code !== 'string' || !code.startsWith('SQLITE_BUSY') || Date.now() + pauseMs > deadline) throw err;
+      // A synchronous pause: opening is synchronous, at start-up or in a command-line tool.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, pauseMs);
+    }
   }
 }
