@@ -20,6 +20,12 @@ import { el, firstText, text } from './xml.ts';
 export const NS_NFE = 'http://www.portalfiscal.inf.br/nfe';
 export const NS_MDFE = 'http://www.portalfiscal.inf.br/mdfe';
 
+/**
+ * cStat values that mean an NF-e/NFC-e is authorized for use: 100, 150 (fora de prazo) and 120
+ * (autorizado com alerta, NT 2026.002: the alert is in protNFe's cMsg/xMsg, the NFC-e is valid).
+ */
+export const AUTHORIZED_CSTAT: ReadonlySet<string> = new Set(['100', '120', '150']);
+
 // ---------------------------------------------------------------------------------------------
 // Dates in Brasília
 

@@ -7,7 +7,7 @@
 // session advisory lock, so one process applies and the others wait, then find nothing to do.
 
 import type { ClientBase } from 'pg';
-import { loadMigrations, MigrationError, type Migration } from './migrate.ts';
+import { loadMigrations, MigrationError, shippedMigrations, type Migration } from './migrate.ts';
 
 /** Arbitrary constant: the advisory lock every Balcão migration run takes ("balcaomi"). */
 const MIGRATION_LOCK = 0x62616c63616f6d69n;
@@ -91,7 +91,7 @@ export async function migratePostgres(client: ClientBase, dir: string, database 
  * Throws MigrationError for a database newer than the code or with an edited migration.
  */
 export async function pendingPostgresMigrations(client: ClientBase, dir: string, database = 'PostgreSQL'): Promise<string[]> {
-  const migrations = loadMigrations(dir);
+  const migrations = shippedMigrations(dir);
   const rows = await appliedRows(client);
   checkKnown(migrations, rows, database);
   const applied = new Set(rows.map((r) => r.id));

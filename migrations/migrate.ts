@@ -35,6 +35,18 @@ const migrationsRoot = dirname(fileURLToPath(import.meta.url));
 /** Folder of a migration set shipped with the code (`service`, `pos`). */
 export const migrationSetDir = (set: string): string => join(migrationsRoot, set);
 
+const shipped = new Map<string, Migration[]>();
+
+/**
+ * The migrations of `dir` as this process found them the first time it asked: what a running
+ * program ships does not change under it, and readiness probes ask every few seconds.
+ */
+export function shippedMigrations(dir: string): Migration[] {
+  let migrations = shipped.get(dir);
+  if (!migrations) shipped.set(dir, (migrations = loadMigrations(dir)));
+  return migrations;
+}
+
 export function loadMigrations(dir: string): Migration[] {
   let names: string[];
   try {

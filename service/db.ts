@@ -29,17 +29,26 @@ export const serviceDbPath = (dataDir: string): string => join(dataDir, SERVICE_
 
 export function openServiceDatabase(dataDir: string, options: OpenOptions = {}): Database.Database {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const file = serviceDbPath(dataDir);
-  // Created owner-only before SQLite opens it: SQLite gives the -wal and -shm files the
-  // database file's permissions, and all three hold token hashes and sealed credentials.
-  closeSync(openSync(file, 'a', 0o600));
+  return openSqliteFile(serviceDbPath(dataDir), (db) => {
+    db.pragma('foreign_keys = ON');
+    if (options.migrate !== false) migrate(db, migrationSetDir('service'));
+  });
+}
+
+/**
+ * A SQLite file of the service (its database, the sandbox authority's): created owner-only
+ * before SQLite opens it (SQLite gives the -wal and -shm files the database file's
+ * permissions, and all three hold what must stay private), WAL with synchronous=FULL, the busy
+ * timeout, then `setUp` (schema, migrations); opened again while SQLite answers SQLITE_BUSY.
+ */
+export function openSqliteFile(file: string, setUp: (db: Database.Database) => void): Database.Database {
+  if (file !== ':memory:' && file !== '') closeSync(openSync(file, 'a', 0o600));
   return retryWhileBusy(() => {
     const db = new Database(file, { timeout: BUSY_TIMEOUT_MS });
     try {
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = FULL');
-      db.pragma('foreign_keys = ON');
-      if (options.migrate !== false) migrate(db, migrationSetDir('service'));
+      setUp(db);
       return db;
     } catch (err) {
       db.close();

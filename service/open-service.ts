@@ -3,6 +3,7 @@
 // (SQLite) or a PostgreSQL database several processes share (storage.ts).
 
 import { openServiceDatabase } from './db.ts';
+import type { PgStoreOptions } from './pg-store.ts';
 import { serviceSecretBox, verifyMasterKey, type SecretSealer } from './secrets.ts';
 import { SqliteStore } from './sqlite-store.ts';
 import { masterKeyOf, type Storage } from './storage.ts';
@@ -10,14 +11,8 @@ import type { ServiceStore } from './store.ts';
 
 export type OpenedService<S extends ServiceStore = ServiceStore> = { store: S; secrets: SecretSealer };
 
-export type OpenOptions = {
-  /**
-   * A service process, whose queues and requests hold work: on PostgreSQL it registers and
-   * renews its lease (pg-db.ts). Tools that only read or change settings do not.
-   */
-  holdsWork?: boolean;
-  log?: { warn(obj: object, msg: string): void };
-};
+/** How a process holds the database: on PostgreSQL a service process registers and renews its lease. */
+export type OpenOptions = PgStoreOptions;
 
 export async function openService(dataDir: string, env?: NodeJS.ProcessEnv): Promise<OpenedService<SqliteStore>>;
 export async function openService(storage: Storage, env?: NodeJS.ProcessEnv, options?: OpenOptions): Promise<OpenedService>;

@@ -6,7 +6,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openTestService, testStorage, type TestStorage } from '../test/helpers/stores.ts';
+import { openTestService, storedNfce, testStorage, type TestStorage } from '../test/helpers/stores.ts';
 import { createCompany } from './companies.ts';
 import type { OpenedService } from './open-service.ts';
 import type { PgStore } from './pg-store.ts';
@@ -35,26 +35,7 @@ afterAll(async () => {
 
 function document(over: Partial<NewNfceDocument> = {}): NewNfceDocument {
   numero += 1;
-  const chave = `3526111122233300018165001${String(numero).padStart(9, '0')}1${String(numero).padStart(8, '0')}0`;
-  return {
-    id: randomUUID(),
-    companyId,
-    idempotencyKey: null,
-    serie: 1,
-    numero,
-    chave,
-    cNF: chave.slice(35, 43),
-    dhEmi: '2026-11-22T10:00:00-03:00',
-    tpEmis: 1,
-    contingencia: false,
-    ambiente: 'homologacao',
-    qrcode: null,
-    urlConsulta: 'https://www.homologacao.nfce.fazenda.sp.gov.br/NFCeConsultaPublica',
-    valorTotal: '10.00',
-    requestJson: '{}',
-    createdAt: new Date(),
-    ...over,
-  };
+  return storedNfce(companyId, numero, over);
 }
 
 /** Makes a process look dead to the others: its heartbeat older than its lease. */

@@ -31,7 +31,18 @@ import { PgMdfeStore } from './mdfe/pg-store.ts';
 import { PgNfceStore } from './nfce/pg-store.ts';
 import { PgNfeStore } from './nfe/pg-store.ts';
 import { PgTerminalStore } from './terminals/pg-store.ts';
-import { holderGone, inTransaction, keyBytes, keyText, newPool, openPostgres, pendingMigrations, ProcessLease, type PgBlocks } from './pg-db.ts';
+import {
+  holderGone,
+  inTransaction,
+  keyBytes,
+  keyText,
+  newPool,
+  openPostgres,
+  pendingMigrations,
+  ProcessLease,
+  type PgBlocks,
+  type Queryable,
+} from './pg-db.ts';
 import type { PostgresSettings } from './pg-settings.ts';
 import {
   DEFAULT_SANDBOX_AUTHORITY,
@@ -79,8 +90,6 @@ const COMPANY_COLUMNS: readonly (keyof CompanyRow)[] = [
   'settings_version',
   'updated_at',
 ];
-
-type Queryable = Pick<pg.ClientBase, 'query'>;
 
 export type PgStoreOptions = {
   /**
@@ -524,10 +533,6 @@ export class PgStore implements ServiceStore {
     // Two processes starting on a new database: one INSERT wins, both read the winner's.
     await this.pool.query('INSERT INTO master_key_check (id, sealed, created_at) VALUES (1, $1, $2) ON CONFLICT (id) DO NOTHING', [candidate, iso()]);
     return (await this.pool.query<{ sealed: Buffer }>('SELECT sealed FROM master_key_check WHERE id = 1')).rows[0]!.sealed;
-  }
-
-  async ping(): Promise<void> {
-    await this.pool.query('SELECT 1');
   }
 
   async checkReady(): Promise<void> {

@@ -5,7 +5,7 @@
 import { dirname, join } from 'node:path';
 import type Database from 'better-sqlite3';
 import type { Environment } from '../fiscal/company.ts';
-import { loadMigrations, migrationSetDir } from '../migrations/migrate.ts';
+import { migrationSetDir, shippedMigrations } from '../migrations/migrate.ts';
 import type { SandboxMemory } from './authority/sandbox-memory.ts';
 import { SqliteSandboxMemory } from './authority/sandbox-store.ts';
 import { companyFromRow, settingsRow, type CompanyRow } from './company-rows.ts';
@@ -461,14 +461,10 @@ export class SqliteStore implements ServiceStore {
   /** One process owns the file (see the header). */
   readonly shared = false;
 
-  async ping(): Promise<void> {
-    this.statement('SELECT 1').get();
-  }
-
   async checkReady(): Promise<void> {
     // The service migrates its file when it opens it; a tool may open it without (db.ts).
     const applied = new Set(this.statement('SELECT id FROM schema_migrations').pluck().all() as string[]);
-    const missing = loadMigrations(migrationSetDir('service')).filter((m) => !applied.has(m.id));
+    const missing = shippedMigrations(migrationSetDir('service')).filter((m) => !applied.has(m.id));
     if (missing.length) throw new Error(`migrações pendentes no banco: ${missing.map((m) => m.id).join(', ')}`);
   }
 

@@ -189,8 +189,6 @@ export interface ServiceStore extends CompanyStore, IdempotencyStore, SandboxSto
    * settled by the others, looking periodically, not only at start.
    */
   readonly shared: boolean;
-  /** Cheap round trip to the database. */
-  ping(): Promise<void>;
   /**
    * Readiness: the database answers and its schema is the one this code ships (no migration
    * missing). Throws an Error whose message (Portuguese) says what is wrong.

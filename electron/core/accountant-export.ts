@@ -43,13 +43,7 @@ export async function exportDocuments(ctx: ExportContext, input: DocumentExportI
     if (err instanceof ServiceHttpError) throw new TerminalError('erro_servico', `O serviço recusou a exportação (HTTP ${err.status})`);
     throw err;
   }
-  const from = period.start.getTime();
-  const to = period.end.getTime();
-  const notTransmitted =
-    kind === 'nfce'
-      ? store.pendingContingencyReceipts(100_000).filter((r) => r.state === 'pending' && Date.parse(r.created_at) >= from && Date.parse(r.created_at) < to)
-          .length
-      : 0;
+  const notTransmitted = kind === 'nfce' ? store.countUnsentContingencyCreatedBetween(period.start.toISOString(), period.end.toISOString()) : 0;
   audit(store, clock, {
     actor: actorOfManager(manager),
     action: 'exportacao_contabil',

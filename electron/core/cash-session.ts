@@ -30,7 +30,7 @@ import { TerminalError } from './errors.ts';
 import { actorOfManager, audit, authorizeManager, type Actor } from './managers.ts';
 import type { CashSessionRow, ManagerRow, PosStore, ReceiptState } from './pos-store.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
-import { PAYMENT_METHODS } from './sales.ts';
+import { PAYMENT_METHODS, paymentMethodName } from './sales.ts';
 
 export const CASH = '01';
 
@@ -48,7 +48,6 @@ export type CashContext = {
 /** The closing as computed and kept (closing_json). */
 export type CashClosing = Omit<CashClosingView, 'report' | 'printed' | 'printError'>;
 
-const methodName = (tPag: string): string => PAYMENT_METHODS[tPag] ?? `Forma de pagamento ${tPag}`;
 const brl = (cents: number): string => `${cents < 0 ? '-' : ''}R$ ${formatBRL(BigInt(Math.abs(cents)))}`;
 const signed = (cents: number): string => (cents > 0 ? `+${brl(cents)}` : brl(cents));
 
@@ -90,7 +89,7 @@ function figuresOf(store: PosStore, session: CashSessionRow): Figures {
   const sales = store.cashSessionSales(session.id);
   const counted = sales.filter((s) => !RETURNED.includes(s.receipt_state));
   const returned = sales.filter((s) => s.receipt_state === 'cancelling' || s.receipt_state === 'cancelled');
-  const payments = new Map(store.paymentsBySaleIds(counted.map((s) => s.sale_id)).map((p) => [p.tpag, p.amount_cents]));
+  const payments = new Map(store.cashSessionPayments(session.id, RETURNED).map((p) => [p.tpag, p.amount_cents]));
   const changeCents = counted.reduce((t, s) => t + s.change_cents, 0);
   let sangriasCents = 0;
   let suprimentosCents = 0;
@@ -140,7 +139,7 @@ export function cashSessionView(store: PosStore, session: CashSessionRow, pinAbo
     movements,
     countMethods: (closing ? closing.methods.map((m) => m.tPag) : countMethodsOf(figuresOf(store, session))).map((tPag) => ({
       tPag,
-      description: methodName(tPag),
+      description: paymentMethodName(tPag),
     })),
     pinAboveCents,
     closing: closing && {
@@ -229,8 +228,8 @@ export function closeCashSession(ctx: CashContext, input: CloseCashInput): CashS
     if (typeof c?.tPag !== 'string' || !Object.hasOwn(PAYMENT_METHODS, c.tPag)) {
       throw new TerminalError('pagamento_invalido', `Forma de pagamento desconhecida: ${String(c?.tPag)}`, { field: `counts[${i}].tPag` });
     }
-    if (counted.has(c.tPag)) throw new TerminalError('pagamento_invalido', `${methodName(c.tPag)} contado duas vezes`, { field: `counts[${i}].tPag` });
-    counted.set(c.tPag, cents(c.countedCents, `counts.${c.tPag}`, `Valor contado em ${methodName(c.tPag)}`, true));
+    if (counted.has(c.tPag)) throw new TerminalError('pagamento_invalido', `${paymentMethodName(c.tPag)} contado duas vezes`, { field: `counts[${i}].tPag` });
+    counted.set(c.tPag, cents(c.countedCents, `counts.${c.tPag}`, `Valor contado em ${paymentMethodName(c.tPag)}`, true));
   });
   return ctx.store.transaction(() => {
     const session = requireOpenSession(ctx.store);
@@ -239,14 +238,15 @@ export function closeCashSession(ctx: CashContext, input: CloseCashInput): CashS
     }
     const f = figuresOf(ctx.store, session);
     for (const tPag of countMethodsOf(f)) {
-      if (!counted.has(tPag)) throw new TerminalError('pagamento_invalido', `Informe o valor contado em ${methodName(tPag)}`, { field: `counts.${tPag}` });
+      if (!counted.has(tPag))
+        throw new TerminalError('pagamento_invalido', `Informe o valor contado em ${paymentMethodName(tPag)}`, { field: `counts.${tPag}` });
     }
     const expectedOf = (tPag: string): number => (tPag === CASH ? f.expectedCashCents : (f.payments.get(tPag) ?? 0));
     const order = [CASH, ...[...counted.keys()].filter((t) => t !== CASH).sort()];
     const methods = order.map((tPag) => {
       const expectedCents = expectedOf(tPag);
       const countedCents = counted.get(tPag)!;
-      return { tPag, description: methodName(tPag), expectedCents, countedCents, differenceCents: countedCents - expectedCents };
+      return { tPag, description: paymentMethodName(tPag), expectedCents, countedCents, differenceCents: countedCents - expectedCents };
     });
     const cash = methods[0]!;
     const closedAt = iso(ctx.clock());

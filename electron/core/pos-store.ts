@@ -726,6 +726,13 @@ export class PosStore {
   }
 
   /** Contingency receipts still waiting for their verdict, oldest first. */
+  /** Contingency receipts not yet sent, created in [from, until) (ISO instants, as created_at is written). */
+  countUnsentContingencyCreatedBetween(from: string, until: string): number {
+    return this.st("SELECT count(*) FROM receipts WHERE tp_emis = 9 AND state = 'pending' AND created_at >= ? AND created_at < ?")
+      .pluck()
+      .get(from, until) as number;
+  }
+
   pendingContingencyReceipts(limit: number): ReceiptRow[] {
     return this.st("SELECT * FROM receipts WHERE tp_emis = 9 AND state IN ('pending', 'processing') ORDER BY created_at, nnf LIMIT ?").all(
       limit,
@@ -948,15 +955,14 @@ export class PosStore {
     ).all(sessionId) as CashSessionSaleRow[];
   }
 
-  /** Payments of the given sales, summed per tPag. */
-  paymentsBySaleIds(saleIds: readonly string[]): { tpag: string; amount_cents: number }[] {
-    if (!saleIds.length) return [];
-    const totals = new Map<string, number>();
-    const q = this.st('SELECT tpag, amount_cents FROM sale_payments WHERE sale_id = ?');
-    for (const id of saleIds) {
-      for (const p of q.all(id) as { tpag: string; amount_cents: number }[]) totals.set(p.tpag, (totals.get(p.tpag) ?? 0) + p.amount_cents);
-    }
-    return [...totals].sort(([a], [b]) => a.localeCompare(b)).map(([tpag, amount_cents]) => ({ tpag, amount_cents }));
+  /** Payments of the session's finished sales (as cashSessionSales lists them) whose receipt is in none of `excludedStates`, summed per tPag. */
+  cashSessionPayments(sessionId: string, excludedStates: readonly ReceiptState[]): { tpag: string; amount_cents: number }[] {
+    return this.st(
+      `SELECT p.tpag, sum(p.amount_cents) AS amount_cents
+         FROM sales s JOIN receipts r ON r.sale_id = s.id JOIN sale_payments p ON p.sale_id = s.id
+        WHERE s.cash_session_id = ? AND s.state = 'finished' AND r.state NOT IN (SELECT value FROM json_each(?))
+        GROUP BY p.tpag ORDER BY p.tpag`,
+    ).all(sessionId, JSON.stringify(excludedStates)) as { tpag: string; amount_cents: number }[];
   }
 
   // -------------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ import { TerminalError } from './errors.ts';
 import type { PosStore, ReceiptRow } from './pos-store.ts';
 import type { ReceiptDocuments } from './receipt-documents.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
-import { PAYMENT_METHODS } from './sales.ts';
+import { paymentMethodName } from './sales.ts';
 
 const DAY_MS = 24 * 3600_000;
 const CANCELLED: readonly ReceiptRow['state'][] = ['cancelling', 'cancelled'];
@@ -38,8 +38,6 @@ export function reportPeriod(input: Partial<ReportPeriod> | undefined): ReportPe
   if (period.end.getTime() - period.start.getTime() > 367 * DAY_MS) throw new TerminalError('estado_invalido', 'Período de até um ano', { field: 'ate' });
   return { de, ate, ...period };
 }
-
-const methodName = (tPag: string): string => PAYMENT_METHODS[tPag] ?? `Forma de pagamento ${tPag}`;
 
 type Fiscal = { row: ReceiptRow; facts: NfceSaleFacts };
 
@@ -147,7 +145,7 @@ export async function salesReport(store: PosStore, documents: ReceiptDocuments, 
     totals: { count, totalCents: Number(total), changeCents: Number(change) },
     byPayment: [...byPayment]
       .sort(([a], [b]) => a.localeCompare(b))
-      .map(([tPag, m]) => ({ tPag, description: methodName(tPag), count: m.count, amountCents: Number(m.amountCents) })),
+      .map(([tPag, m]) => ({ tPag, description: paymentMethodName(tPag), count: m.count, amountCents: Number(m.amountCents) })),
     byHour: byHour.map((h) => ({ hour: h.hour, count: h.count, totalCents: Number(h.totalCents) })),
     byProduct: [...byProduct.values()]
       .sort((a, b) => (b.totalCents > a.totalCents ? 1 : b.totalCents < a.totalCents ? -1 : a.code.localeCompare(b.code)))

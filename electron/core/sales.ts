@@ -59,6 +59,9 @@ export const PAYMENT_METHODS: Readonly<Record<string, string>> = Object.freeze({
   '21': 'Crédito em Loja',
 });
 
+/** A payment method's name for people, even for a code the terminal does not offer. */
+export const paymentMethodName = (tPag: string): string => PAYMENT_METHODS[tPag] ?? `Forma de pagamento ${tPag}`;
+
 const CASH = '01';
 // The card group describes electronic payments; cash and cheque never carry one.
 const NO_CARD_GROUP = new Set(['01', '02']);

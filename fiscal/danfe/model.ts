@@ -41,6 +41,7 @@ import { formatCnpj, formatCpf } from '../../base/common/tax-ids.ts';
 import { FieldError } from '../errors.ts';
 import { formatBRL, toCents } from '../money.ts';
 import { nfeReader as reader } from '../nfe-reader.ts';
+import { AUTHORIZED_CSTAT } from '../protocol.ts';
 
 // =============================================================================================
 // Model types
@@ -378,7 +379,7 @@ function authorizationOf(afterInfNFe: string, key: string, r: Reader, tz: string
   const infProt = r.section(afterInfNFe, 'infProt');
   const cStat = r.textOf(infProt, 'cStat');
   const authorization =
-    infProt && (cStat === '100' || cStat === '120' || cStat === '150') && r.textOf(infProt, 'chNFe') === key
+    infProt && cStat !== undefined && AUTHORIZED_CSTAT.has(cStat) && r.textOf(infProt, 'chNFe') === key
       ? { protocol: r.required(infProt, 'nProt', 'infProt'), at: formatDateTimeBR(r.required(infProt, 'dhRecbto', 'infProt'), 'infProt.dhRecbto', tz) }
       : undefined;
   return { infProt, cStat, authorization };

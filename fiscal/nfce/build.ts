@@ -37,16 +37,11 @@ import { documentReform } from './reform.ts';
 import { checkTotals, itemTaxBurden, totalXml } from './total.ts';
 import type { BuildNfceContext, NfceRequest } from './types.ts';
 
-// The tax tables moved to fiscal/tax-groups.ts (shared with the NF-e de devolução); kept
-// importable from here for the callers that know them by this module. The same for the
-// constants of each group, which live with the group.
-export { COFINS_VARIANTS, ICMS_VARIANTS, PIS_VARIANTS } from '../tax-groups.ts';
+// The facts of the NFC-e's groups that its readers (the sandbox's rules, tests) know by this
+// module; each lives with its group.
 export { HOMOLOGACAO_XPROD } from './det.ts';
 export { HOMOLOGACAO_DEST_XNOME } from './dest.ts';
-export { DEFAULT_NATOP, DEFAULT_VERPROC } from './ide.ts';
-export { CARD_TPAG, paymentRuleViolation, REJECTION_TEXTS, TPAG_CODES, type PaymentRuleViolation } from './pag.ts';
-export { DEFAULT_VTOTTRIB_RATES } from './total.ts';
-export type { BuildNfceContext, ContingencyInput } from './types.ts';
+export { paymentRuleViolation, REJECTION_TEXTS } from './pag.ts';
 
 // =============================================================================================
 // Public API

@@ -10,6 +10,7 @@
 import { FieldError } from '../errors.ts';
 import { toCents } from '../money.ts';
 import { nfeReader } from '../nfe-reader.ts';
+import { AUTHORIZED_CSTAT } from '../protocol.ts';
 
 export type NfceSaleItem = {
   nItem: number;
@@ -39,8 +40,6 @@ export type NfceSaleFacts = {
   /** The authorization protocol, when the XML is an nfeProc carrying one (cStat 100, 120 or 150). */
   authorization: { nProt: string; dhRecbto: string; cStat: string } | null;
 };
-
-const AUTHORIZED = new Set(['100', '120', '150']);
 
 /** The sale facts of an NFC-e XML; FieldError('xml', …) when it is not a readable NFC-e. */
 export function nfceSaleFacts(xml: string): NfceSaleFacts {
@@ -83,7 +82,7 @@ export function nfceSaleFacts(xml: string): NfceSaleFacts {
   const infProt = section(xml.slice(infNFe.end), 'infProt');
   const cStat = textOf(infProt, 'cStat');
   const authorization =
-    infProt && cStat !== undefined && AUTHORIZED.has(cStat) && textOf(infProt, 'chNFe') === chave
+    infProt && cStat !== undefined && AUTHORIZED_CSTAT.has(cStat) && textOf(infProt, 'chNFe') === chave
       ? { nProt: required(infProt, 'nProt', 'infProt'), dhRecbto: required(infProt, 'dhRecbto', 'infProt'), cStat }
       : null;
 

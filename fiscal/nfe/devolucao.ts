@@ -53,7 +53,8 @@ import { checkEmitter, type CheckedEmitter } from '../emit-block.ts';
 import { FieldError, IssueCollector } from '../errors.ts';
 import { asObject, DEC, decimal, instant, integer, isAbsent, optTString, pattern, trimZeros, tString, type Dec } from '../layout-fields.ts';
 import { formatDecimal, fromCents, parseDecimal } from '../money.ts';
-import { DEFAULT_VERPROC, HOMOLOGACAO_DEST_XNOME } from '../nfce/build.ts';
+import { HOMOLOGACAO_DEST_XNOME } from '../nfce/dest.ts';
+import { DEFAULT_VERPROC } from '../nfce/ide.ts';
 import { NS_NFE } from '../protocol.ts';
 import { signXml, type SigningCredentials } from '../signature.ts';
 import {

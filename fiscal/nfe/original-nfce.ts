@@ -7,7 +7,7 @@
 
 import { DOMParser } from '@xmldom/xmldom';
 import { FieldError } from '../errors.ts';
-import { NS_NFE } from '../protocol.ts';
+import { AUTHORIZED_CSTAT, NS_NFE } from '../protocol.ts';
 
 /** A tax group as written: `{ variant: 'ICMSSN102', fields: { orig: '0', CSOSN: '102' } }`. */
 export type WrittenTaxGroup = { variant: string; fields: Record<string, string> };
@@ -50,7 +50,6 @@ export type OriginalNfce = {
 };
 
 // 120: "autorizado com alerta" (NT 2026.002), an authorization like the others.
-const AUTHORIZED = new Set(['100', '120', '150']);
 
 type El = Element;
 
@@ -105,7 +104,7 @@ export function readOriginalNfce(xml: string, field = 'chave_nfce'): OriginalNfc
   const inf = child(nfe, 'infNFe');
   const cStat = textOf(child(child(root, 'protNFe'), 'infProt'), 'cStat');
   if (!inf) return fail('nfeProc sem NFe/infNFe');
-  if (!cStat || !AUTHORIZED.has(cStat)) return fail(`a NFC-e original não está autorizada (cStat ${cStat ?? 'ausente'})`);
+  if (!cStat || !AUTHORIZED_CSTAT.has(cStat)) return fail(`a NFC-e original não está autorizada (cStat ${cStat ?? 'ausente'})`);
   const key = /^NFe([0-9]{44})$/.exec(inf.getAttribute('Id') ?? '')?.[1];
   if (!key) return fail('infNFe sem Id de chave de acesso');
   const ide = child(inf, 'ide');

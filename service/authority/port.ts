@@ -10,6 +10,7 @@
 
 import type { SigningCredentials } from '../../fiscal/signature.ts';
 import type { Environment } from '../../fiscal/company.ts';
+import { AUTHORIZED_CSTAT } from '../../fiscal/protocol.ts';
 
 /** Who is asking: the authority identifies the company by its certificate and CNPJ. */
 export type AuthorityCompany = {
@@ -115,10 +116,7 @@ export class AuthorityCertificateError extends Error {
   }
 }
 
-/**
- * cStat values that mean the document is authorized for use: 100, 150 (fora de prazo) and 120
- * (autorizado com alerta, NT 2026.002: the alert is in protNFe's cMsg/xMsg, the NFC-e is valid).
- */
-export const AUTHORIZED = new Set(['100', '120', '150']);
+/** cStat values that mean the document is authorized for use (fiscal/protocol.ts). */
+export const AUTHORIZED = AUTHORIZED_CSTAT;
 /** cStat values that mean the event was registered. */
 export const EVENT_REGISTERED = new Set(['135', '136', '155']);

@@ -87,7 +87,6 @@ export interface SandboxRecords {
   /** The next protocol number (a sequence shared by every document, event and range). */
   nextProtocol(): Promise<number>;
   nfe(key: string): Promise<NfeRow | undefined>;
-  nfeByNumber(cnpj: string, model: string, serie: number, number: number): Promise<NfeRow | undefined>;
   /**
    * What an NF-e's authorization is decided on, read at once: the document with this key, the one
    * holding its number, and whether a voided range holds the number.

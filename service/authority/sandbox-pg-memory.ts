@@ -15,6 +15,7 @@
 // what it wrote (a read first sends what is pending).
 
 import type pg from 'pg';
+import type { Queryable } from '../pg-db.ts';
 import { AuthorityUnavailableError } from './port.ts';
 import type { DecisionScope, EventRow, MdfeRow, NfeRow, SandboxMemory, SandboxRecords } from './sandbox-memory.ts';
 
@@ -23,8 +24,6 @@ const EMITTER_LOCK_CLASS = 0x53424458; // "SBDX"
 const NUMBER_LOCK_CLASS = 0x5342444e; // "SBDN"
 
 const S = 'sandbox_autoridade';
-
-type Queryable = Pick<pg.ClientBase, 'query'>;
 
 /** A write kept for the decision's end: its SQL with $1.. parameters, and their values. */
 type Write = { sql: string; params: unknown[] };
@@ -91,8 +90,6 @@ function nfeRecords(read: Read, write: WriteStatement): NfeRecords {
       ))!;
       return { same: nfeRow(r.same ?? undefined), other: nfeRow(r.other ?? undefined), voided: r.voided };
     },
-    nfeByNumber: async (cnpj, model, serie, number) =>
-      nfeRow(await read(`SELECT * FROM ${S}.nfe WHERE cnpj = $1 AND model = $2 AND serie = $3 AND number = $4`, [cnpj, model, serie, number])),
     authorizedInRange: async (cnpj, model, serie, first, last) =>
       (
         await read<{ number: number }>(

@@ -9,8 +9,8 @@
 // Statements are prepared once: an authorization runs a handful of them and must cost well
 // under a millisecond here (the XML checks are the expensive part).
 
-import { closeSync, openSync } from 'node:fs';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { openSqliteFile } from '../db.ts';
 import { AuthorityUnavailableError } from './port.ts';
 import type { DecisionScope, EventRow, MdfeRow, NewMdfe, NewNfe, NfeRow, Reception, SandboxMemory, SandboxRecords, VoidedRange } from './sandbox-memory.ts';
 
@@ -186,31 +186,17 @@ export class SqliteSandboxMemory implements SandboxMemory {
   #turn: Promise<unknown> = Promise.resolve();
 
   constructor(file: string) {
-    // Created owner-only before SQLite opens it, like service.sqlite (service/db.ts): the -wal
-    // and -shm files take its permissions, and all three hold the documents it authorized.
-    if (file !== ':memory:' && file !== '') closeSync(openSync(file, 'a', 0o600));
-    this.db = new Database(file);
-    try {
-      this.db.pragma('journal_mode = WAL');
-      this.db.pragma('synchronous = FULL');
-      this.db.pragma('busy_timeout = 5000');
-      const version = this.db.pragma('user_version', { simple: true }) as number;
+    // Owner-only like service.sqlite: it holds the documents it authorized.
+    this.db = openSqliteFile(file, (db) => {
+      const version = db.pragma('user_version', { simple: true }) as number;
       if (version > SCHEMA_VERSION) {
         throw new Error(`O banco da autoridade simulada ${file} foi criado por uma versão mais nova do Balcão (esquema ${version}); atualize o Balcão.`);
       }
-      this.db.exec('BEGIN IMMEDIATE');
-      try {
-        this.db.exec(SCHEMA);
-        this.db.pragma(`user_version = ${SCHEMA_VERSION}`);
-        this.db.exec('COMMIT');
-      } catch (err) {
-        this.db.exec('ROLLBACK');
-        throw err;
-      }
-    } catch (err) {
-      this.db.close();
-      throw err;
-    }
+      db.transaction(() => {
+        db.exec(SCHEMA);
+        db.pragma(`user_version = ${SCHEMA_VERSION}`);
+      }).immediate();
+    });
     this.stmt = prepareStatements(this.db);
   }
 
@@ -268,7 +254,6 @@ export class SqliteSandboxMemory implements SandboxMemory {
   private readonly records: SandboxRecords = {
     nextProtocol: async () => this.stmt.nextValue.get('protocolo')!.value,
     nfe: async (key) => this.stmt.nfeByKey.get(key),
-    nfeByNumber: async (cnpj, model, serie, number) => this.stmt.nfeByNumber.get(cnpj, model, serie, number),
     nfeAuthorizationFacts: async (key, cnpj, model, serie, number) => ({
       same: this.stmt.nfeByKey.get(key),
       other: this.stmt.nfeByNumber.get(cnpj, model, serie, number),

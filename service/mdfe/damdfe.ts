@@ -18,6 +18,7 @@ import { formatAccessKey } from '../../fiscal/access-key.ts';
 import { municipality } from '../../fiscal/br/catalogs.ts';
 import { lazyModule } from '../../fiscal/lazy-module.ts';
 import { formatBrasilia } from '../../base/common/brasilia.ts';
+import { formatCnpj, formatCpf } from '../../base/common/tax-ids.ts';
 
 const pdfkit = lazyModule<typeof PDFKitDocument>('pdfkit');
 const bwipjs = lazyModule<typeof BwipJs>('bwip-js');
@@ -69,9 +70,6 @@ const textOf = (parent: Element | undefined, name: string): string | undefined =
 const path = (root: Element | undefined, ...names: string[]): Element | undefined => names.reduce<Element | undefined>((e, n) => child(e, n), root);
 
 const digits = (s: string | undefined) => s ?? '';
-export const formatCnpj = (s: string): string =>
-  /^[0-9A-Z]{12}[0-9]{2}$/.test(s) ? `${s.slice(0, 2)}.${s.slice(2, 5)}.${s.slice(5, 8)}/${s.slice(8, 12)}-${s.slice(12)}` : s;
-export const formatCpf = (s: string): string => (/^[0-9]{11}$/.test(s) ? `${s.slice(0, 3)}.${s.slice(3, 6)}.${s.slice(6, 9)}-${s.slice(9)}` : s);
 const formatDoc = (cnpj?: string, cpf?: string) => (cnpj ? `CNPJ ${formatCnpj(cnpj)}` : cpf ? `CPF ${formatCpf(cpf)}` : '');
 /** "152340.75" → "152.340,75". */
 const formatDecimal = (s: string, places?: number): string => {

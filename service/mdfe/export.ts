@@ -6,12 +6,12 @@
 // still processando are left out: they are not fiscal documents.
 
 import type { Readable } from 'node:stream';
-import { fromCents, toCents } from '../../fiscal/money.ts';
+import { toCents } from '../../fiscal/money.ts';
 import { wrapMdfeProc } from '../../fiscal/protocol.ts';
 import { formatBrasilia } from '../../base/common/brasilia.ts';
 import { lazyZip, type LazyEntry } from '../export/lazy-zip.ts';
 import type { ExportPeriod } from '../export/period.ts';
-import { summaryCsv } from '../export/summary-csv.ts';
+import { csvMoney, summaryCsv } from '../export/summary-csv.ts';
 import type { MdfeRecord, MdfeStore } from './store.ts';
 
 const DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>';
@@ -72,7 +72,7 @@ export async function mdfeExport(store: MdfeStore, companyId: string, period: Ex
           m.placa,
           m.ufInicio,
           m.ufFim,
-          fromCents(toCents(m.valorCarga, 'valorCarga')).replace('.', ','),
+          csvMoney(toCents(m.valorCarga, 'valorCarga')),
           m.protocolo ?? '',
           brasiliaText(m.autorizadoEm),
           brasiliaText(m.encerradoEm),

@@ -5,7 +5,7 @@
 // A manifest being issued names the process whose request issues it (issued_by): the recovery
 // of another process settles it only once that process's lease ran out (`processing`).
 
-import { holderGone, keyBytes, type PgBlocks } from '../pg-db.ts';
+import { holderGone, keyBytes, type PgBlocks, type Queryable } from '../pg-db.ts';
 import type { KeyAttempt } from '../idempotency-rules.ts';
 import type {
   MdfeDocument,
@@ -20,14 +20,14 @@ import type {
   NewMdfe,
 } from './store.ts';
 import { POSTGRES_ROWS } from '../row-driver.ts';
-import { MDFE_COLUMNS, mdfeRecordOf, type MdfeRow } from './rows.ts';
+import { MDFE_COLUMNS, mdfeEventsQuery, mdfeEventOf, mdfeRecordOf, type MdfeEventRow, type MdfeRow } from './rows.ts';
+
+const EVENTS_QUERY = mdfeEventsQuery('mdfe_id = $1');
 
 type Row = MdfeRow<Buffer | null>;
 const fromRow = (r: Row): MdfeRecord => mdfeRecordOf(r, POSTGRES_ROWS);
 
 const iso = (): string => new Date().toISOString();
-
-type Queryable = { query: PgBlocks['pool']['query'] };
 
 export class PgMdfeStore implements MdfeStore {
   constructor(private readonly b: PgBlocks) {}
@@ -134,32 +134,7 @@ export class PgMdfeStore implements MdfeStore {
   }
 
   async events(id: string): Promise<MdfeEventRecord[]> {
-    const rows = (
-      await this.b.pool.query<{
-        tp_evento: string;
-        n_seq: number;
-        status: string;
-        motivo: string;
-        protocolo: string | null;
-        registrado_em: string;
-        dados: string;
-        xml: string;
-      }>(
-        `SELECT tp_evento, n_seq, status, motivo, protocolo, registrado_em, dados, xml FROM mdfe_eventos
-          WHERE mdfe_id = $1 ORDER BY registrado_em, tp_evento, n_seq`,
-        [id],
-      )
-    ).rows;
-    return rows.map((r) => ({
-      tpEvento: r.tp_evento,
-      nSeq: r.n_seq,
-      status: r.status,
-      motivo: r.motivo,
-      protocolo: r.protocolo,
-      registradoEm: r.registrado_em,
-      dados: JSON.parse(r.dados) as Record<string, string>,
-      xml: r.xml,
-    }));
+    return (await this.b.pool.query<MdfeEventRow>(EVENTS_QUERY, [id])).rows.map(mdfeEventOf);
   }
 
   async xml(companyId: string, id: string): Promise<MdfeXml | undefined> {

@@ -2,7 +2,7 @@
 // PostgreSQL (service/row-driver.ts says how each returns the idempotency key).
 
 import type { RowDriver } from '../row-driver.ts';
-import type { MdfeRecord, MdfeSituacao } from './store.ts';
+import type { MdfeEventRecord, MdfeRecord, MdfeSituacao } from './store.ts';
 
 export type MdfeRow<Key> = {
   id: string;
@@ -61,3 +61,29 @@ export function mdfeRecordOf<Key>(r: MdfeRow<Key>, driver: RowDriver<Key, unknow
     updatedAt: r.updated_at,
   };
 }
+
+/** A manifest's events, oldest first, given the WHERE that names the manifest in each driver's placeholder. */
+export const mdfeEventsQuery = (where: string): string =>
+  `SELECT tp_evento, n_seq, status, motivo, protocolo, registrado_em, dados, xml FROM mdfe_eventos WHERE ${where} ORDER BY registrado_em, tp_evento, n_seq`;
+
+export type MdfeEventRow = {
+  tp_evento: string;
+  n_seq: number;
+  status: string;
+  motivo: string;
+  protocolo: string | null;
+  registrado_em: string;
+  dados: string;
+  xml: string;
+};
+
+export const mdfeEventOf = (r: MdfeEventRow): MdfeEventRecord => ({
+  tpEvento: r.tp_evento,
+  nSeq: r.n_seq,
+  status: r.status,
+  motivo: r.motivo,
+  protocolo: r.protocolo,
+  registradoEm: r.registrado_em,
+  dados: JSON.parse(r.dados) as Record<string, string>,
+  xml: r.xml,
+});

@@ -11,10 +11,8 @@
 // optional here.
 
 import { Type, type TSchema } from '@sinclair/typebox';
-import { ReferenciaExterna } from '../idempotency.ts';
+import { ReferenciaExterna, strict } from '../../base/common/api/schema.ts';
 import { MDFE_SITUACOES } from './store.ts';
-
-const strict = { additionalProperties: false } as const;
 
 const Text = (description: string, maxLength = 255) => Type.String({ minLength: 1, maxLength, description });
 const Digits = (n: number, description: string) => Type.String({ pattern: `^[0-9]{${n}}$`, description: `${description} (${n} dígitos)` });

@@ -17,7 +17,9 @@ import type {
   NewMdfe,
 } from './store.ts';
 import { SQLITE_ROWS } from '../row-driver.ts';
-import { MDFE_COLUMNS, mdfeRecordOf, type MdfeRow } from './rows.ts';
+import { MDFE_COLUMNS, mdfeEventsQuery, mdfeEventOf, mdfeRecordOf, type MdfeEventRow, type MdfeRow } from './rows.ts';
+
+const EVENTS_QUERY = mdfeEventsQuery('mdfe_id = ?');
 
 /** What SqliteStore lends: its statement cache, its transactions, its key settling. */
 export type SqliteKit = {
@@ -190,31 +192,7 @@ export class SqliteMdfeStore implements MdfeStore {
   }
 
   async events(id: string): Promise<MdfeEventRecord[]> {
-    const rows = this.kit
-      .statement(
-        `SELECT tp_evento, n_seq, status, motivo, protocolo, registrado_em, dados, xml FROM mdfe_eventos
-          WHERE mdfe_id = ? ORDER BY registrado_em, tp_evento, n_seq`,
-      )
-      .all(id) as {
-      tp_evento: string;
-      n_seq: number;
-      status: string;
-      motivo: string;
-      protocolo: string | null;
-      registrado_em: string;
-      dados: string;
-      xml: string;
-    }[];
-    return rows.map((r) => ({
-      tpEvento: r.tp_evento,
-      nSeq: r.n_seq,
-      status: r.status,
-      motivo: r.motivo,
-      protocolo: r.protocolo,
-      registradoEm: r.registrado_em,
-      dados: JSON.parse(r.dados) as Record<string, string>,
-      xml: r.xml,
-    }));
+    return (this.kit.statement(EVENTS_QUERY).all(id) as MdfeEventRow[]).map(mdfeEventOf);
   }
 
   async xml(companyId: string, id: string): Promise<MdfeXml | undefined> {

@@ -21,7 +21,7 @@ import { isValidAccessKey } from '../../fiscal/access-key.ts';
 import { FieldError } from '../../fiscal/errors.ts';
 import { justification, nfeCancellationEvent, nfeSubstitutionCancellationEvent } from '../../fiscal/events.ts';
 import { buildInutilizacao } from '../../fiscal/inutilizacao.ts';
-import { DEFAULT_VERPROC } from '../../fiscal/nfce/build.ts';
+import { DEFAULT_VERPROC } from '../../fiscal/nfce/ide.ts';
 import { wrapProcEventoNFe, wrapProcInutNFe } from '../../fiscal/protocol.ts';
 import { AuthorityUnavailableError, EVENT_REGISTERED } from '../authority/port.ts';
 import { brasiliaDay, formatBrasilia } from '../../base/common/brasilia.ts';

@@ -3,7 +3,7 @@
 // (sqlite-store.ts beside this file). Queued returns are leased like the NFC-e (nfce/pg-store.ts),
 // and a company's returns are numbered one at a time across processes (numberingTurn).
 
-import { holderGone, keyBytes, type PgBlocks } from '../pg-db.ts';
+import { holderGone, keyBytes, type PgBlocks, type Queryable } from '../pg-db.ts';
 import type { NewNfeDocument, NfeEventOf, NfeRecord, NfeStore, NfeVerdict, NfeWork, ReturnedNfce } from './store.ts';
 import { POSTGRES_ROWS } from '../row-driver.ts';
 import { NFE_RECORD_COLUMNS, nfeRecordOf, type NfeItemRow, type NfeRecordRow } from './rows.ts';
@@ -16,8 +16,6 @@ const recordOf = (r: RecordRow, items: ItemRow[]): NfeRecord => nfeRecordOf(r, i
 const NUMBERING_LOCK_CLASS = 0x4e464e55; // "NFNU"
 
 const iso = (d: Date = new Date()): string => d.toISOString();
-
-type Queryable = { query: PgBlocks['pool']['query'] };
 
 export class PgNfeStore implements NfeStore {
   constructor(private readonly b: PgBlocks) {}

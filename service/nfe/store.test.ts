@@ -5,7 +5,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openTestService, STORES, testStorage, type TestStorage } from '../../test/helpers/stores.ts';
+import { openTestService, STORES, storedNfce, testStorage, type TestStorage } from '../../test/helpers/stores.ts';
 import { createCompany } from '../companies.ts';
 import type { OpenedService } from '../open-service.ts';
 import type { NewNfeDocument } from './store.ts';
@@ -23,24 +23,7 @@ describe.each(STORES)('on %s', (store) => {
     opened = await openTestService(storage);
     companyId = (await createCompany(opened, { cnpj: '11222333000181', uf: 'SP', nome: 'Loja NF-e' })).companyId;
     nfceId = randomUUID();
-    await opened.store.nfce.insertDocument({
-      id: nfceId,
-      companyId,
-      idempotencyKey: null,
-      serie: 1,
-      numero: 1,
-      chave: CHAVE_NFCE,
-      cNF: '00000001',
-      dhEmi: '2026-11-22T10:00:00-03:00',
-      tpEmis: 1,
-      contingencia: false,
-      ambiente: 'homologacao',
-      qrcode: null,
-      urlConsulta: 'https://www.homologacao.nfce.fazenda.sp.gov.br/NFCeConsultaPublica',
-      valorTotal: '10.00',
-      requestJson: '{}',
-      createdAt: new Date(),
-    });
+    await opened.store.nfce.insertDocument(storedNfce(companyId, 1, { id: nfceId }));
   });
 
   afterAll(async () => {

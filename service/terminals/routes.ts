@@ -8,12 +8,11 @@
 // releases the old one in the same call.
 
 import { Type } from '@sinclair/typebox';
+import { strict } from '../../base/common/api/schema.ts';
 import { companyOf } from '../http/auth.ts';
 import { ApiError, errorResponses, notFound } from '../http/errors.ts';
 import type { ApiRoutes } from '../http/type-provider.ts';
 import type { TerminalRecord } from './store.ts';
-
-const strict = { additionalProperties: false } as const;
 
 const TerminalParams = Type.Object(
   { terminal: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._-]+$', description: 'Identificador do terminal (o terminal gera um UUID)' }) },

@@ -8,6 +8,7 @@
 // SQL both engines read alike: `?` parameters, no rowid (order by a column). Store-level tests
 // also write through it (to age a process's heartbeat, say).
 
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
@@ -17,6 +18,7 @@ import { PgSandboxMemory } from '../../service/authority/sandbox-pg-memory.ts';
 import { SqliteSandboxMemory } from '../../service/authority/sandbox-store.ts';
 import { openService, type OpenedService } from '../../service/open-service.ts';
 import { postgresSettings } from '../../service/pg-settings.ts';
+import type { NewNfceDocument } from '../../service/nfce/store.ts';
 import type { Storage } from '../../service/storage.ts';
 import { createDatabase, dropDatabase } from './postgres.ts';
 import { tempDataDir, type ServiceData, type Transport } from './service-process.ts';
@@ -135,4 +137,28 @@ export async function openTestService(storage: TestStorage): Promise<OpenedServi
   if (storage.kind === 'sqlite') return openService(storage.dataDir, {});
   const where: Storage = { kind: 'postgres', settings: postgresSettings(storage.database!, {}), masterKeyFile: join(storage.dataDir, 'master.key') };
   return openService(where, {}, { holdsWork: true });
+}
+
+/** An NFC-e as the store takes it, numbered `numero` of series 1 (its key and cNF follow), for store-level tests. */
+export function storedNfce(companyId: string, numero: number, over: Partial<NewNfceDocument> = {}): NewNfceDocument {
+  const chave = `3526111122233300018165001${String(numero).padStart(9, '0')}1${String(numero).padStart(8, '0')}0`;
+  return {
+    id: randomUUID(),
+    companyId,
+    idempotencyKey: null,
+    serie: 1,
+    numero,
+    chave,
+    cNF: chave.slice(35, 43),
+    dhEmi: '2026-11-22T10:00:00-03:00',
+    tpEmis: 1,
+    contingencia: false,
+    ambiente: 'homologacao',
+    qrcode: null,
+    urlConsulta: 'https://www.homologacao.nfce.fazenda.sp.gov.br/NFCeConsultaPublica',
+    valorTotal: '10.00',
+    requestJson: '{}',
+    createdAt: new Date(),
+    ...over,
+  };
 }
