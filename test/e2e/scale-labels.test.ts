@@ -82,6 +82,17 @@ describe('scale labels and the system printer', () => {
     await screenshotOf(page, 'balanca-configuracao');
     await settings.getByRole('button', { name: 'Salvar balança' }).click();
     await waitForText(settings.getByRole('status'), 'Salvo.');
+
+    // How long this checkout keeps its documents: refused out of bounds, naming the field; then saved.
+    await settings.getByRole('tab', { name: 'Retenção' }).click();
+    const days = settings.getByLabel('Dias de documentos guardados neste caixa');
+    expect(await days.inputValue()).toBe('90');
+    await days.fill('3');
+    await settings.getByRole('button', { name: 'Salvar retenção' }).click();
+    await waitForText(settings.getByRole('alert'), /Dias de documentos guardados neste caixa: inteiro de 7 a 1825/);
+    await days.fill('30');
+    await settings.getByRole('button', { name: 'Salvar retenção' }).click();
+    await waitForText(settings.getByRole('status'), 'Salvo.');
     await closeDialogs();
 
     const priceLabel = ean13('2' + '1006' + '0' + '000529'); // Pão francês, R$ 5,29
