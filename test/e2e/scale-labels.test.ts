@@ -13,7 +13,7 @@
 
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startAppSocketPrinter, startCupsd, type AppSocketPrinter, type CupsTestServer } from '../../native/printer/cups-test-server.ts';
+import { startAppSocketPrinter, startCupsd, type AppSocketPrinter, type CupsTestServer } from '../helpers/cups-test-server.ts';
 import { decodeEscPos } from '../escpos-decoder.ts';
 import { ean13, withWrongCheckDigit } from '../helpers/scale-labels.ts';
 import { openSettings, outboxDump, scan, screenshotOf, totalPanel, waitForText } from './checkout-helpers.ts';
