@@ -188,7 +188,9 @@ describe('migrate', () => {
     const said: string[] = [];
     expect(migrate(db, migrations, { progress: (m) => said.push(m), progressEveryMs: 0, announceBytes: 0 })).toEqual(['20261122T0400_copy']);
     expect(said[0]).toMatch(/^Aplicando a migração 20261122T0400_copy ao banco .* \(\d+ MB\)…$/);
-    expect(said.slice(1, -1)).toEqual([1024, 2048, 3072, 4096].map((n) => `Migração 20261122T0400_copy: tabela t, ${n} de 5000 linhas (${Math.floor((n / 5000) * 100)}%)`));
+    expect(said.slice(1, -1)).toEqual(
+      [1024, 2048, 3072, 4096].map((n) => `Migração 20261122T0400_copy: tabela t, ${n} de 5000 linhas (${Math.floor((n / 5000) * 100)}%)`),
+    );
     expect(said.at(-1)).toMatch(/^Migração 20261122T0400_copy aplicada em \d+\.\d s\.$/);
     expect(db.prepare('SELECT count(*) FROM t2').pluck().get()).toBe(5000);
   });

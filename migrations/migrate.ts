@@ -163,11 +163,13 @@ export function tablesWritten(sql: string): { rows: Set<string>; keys: Set<strin
 /** The foreign keys the migration could have broken, in the tables it wrote and those referring to the ones it changed. */
 function brokenForeignKeys(db: Database.Database, sql: string): number {
   const { rows, keys } = tablesWritten(sql);
-  const existing = new Set((db.prepare(`SELECT lower(name) FROM sqlite_master WHERE type = 'table'`).pluck().all() as string[]));
+  const existing = new Set(db.prepare(`SELECT lower(name) FROM sqlite_master WHERE type = 'table'`).pluck().all() as string[]);
   const check = new Set([...rows].filter((t) => existing.has(t)));
   if (keys.size) {
     const referring = db
-      .prepare(`SELECT DISTINCT lower(m.name) FROM sqlite_master m, pragma_foreign_key_list(m.name) f WHERE m.type = 'table' AND lower(f."table") IN (SELECT value FROM json_each(?))`)
+      .prepare(
+        `SELECT DISTINCT lower(m.name) FROM sqlite_master m, pragma_foreign_key_list(m.name) f WHERE m.type = 'table' AND lower(f."table") IN (SELECT value FROM json_each(?))`,
+      )
       .pluck()
       .all(JSON.stringify([...keys])) as string[];
     for (const t of referring) check.add(t);
@@ -188,7 +190,15 @@ function progressFunction(db: Database.Database, migration: Migration, report: M
     const table = m[1]!;
     if (totals.has(table)) continue;
     const exists = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(table);
-    totals.set(table, exists ? (db.prepare(`SELECT count(*) FROM "${table.replace(/"/g, '""')}"`).pluck().get() as number) : 0);
+    totals.set(
+      table,
+      exists
+        ? (db
+            .prepare(`SELECT count(*) FROM "${table.replace(/"/g, '""')}"`)
+            .pluck()
+            .get() as number)
+        : 0,
+    );
   }
   const seen = new Map<string, number>();
   let last = performance.now();

@@ -676,12 +676,10 @@ export class PosStore {
    */
   refreshReportShare(receiptId: string): ReportShare['bucket'] {
     const r = this.st('SELECT state, tp_emis, signed_xml, created_at FROM receipts WHERE id = ?').get(receiptId) as
-      | Pick<ReceiptRow, 'state' | 'tp_emis' | 'signed_xml' | 'created_at'>
-      | undefined;
+      Pick<ReceiptRow, 'state' | 'tp_emis' | 'signed_xml' | 'created_at'> | undefined;
     if (!r) throw new Error(`NFC-e ${receiptId} não encontrada`);
     const prev = this.st('SELECT bucket, facts FROM report_receipts WHERE receipt_id = ?').get(receiptId) as
-      | { bucket: ReportShare['bucket']; facts: string | null }
-      | undefined;
+      { bucket: ReportShare['bucket']; facts: string | null } | undefined;
     // A share whose figures the retention let go is settled for good (a receipt past the
     // retention period changes no more; its XML fetched again for a reprint changes nothing).
     if ((prev?.bucket === 'sale' || prev?.bucket === 'cancelled') && prev.facts === null) return prev.bucket;
@@ -731,7 +729,8 @@ export class PosStore {
          description = CASE WHEN @sign > 0 THEN excluded.description ELSE description END,
          unit = CASE WHEN @sign > 0 THEN excluded.unit ELSE unit END`,
     );
-    for (const [code, description, unit, units, cents] of f.items) product.run({ day: f.day, code, description, unit, q: sign * units, cents: sign * cents, sign });
+    for (const [code, description, unit, units, cents] of f.items)
+      product.run({ day: f.day, code, description, unit, q: sign * units, cents: sign * cents, sign });
     if (sign < 0) {
       this.st('DELETE FROM report_days WHERE day = ? AND count = 0').run(f.day);
       this.st('DELETE FROM report_day_payments WHERE day = ? AND count = 0').run(f.day);

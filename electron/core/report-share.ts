@@ -36,9 +36,7 @@ export type ReportFacts = {
 
 export type ReportShare =
   /** Its XML is still to be read: the report reads it (fetching it from the service) before adding up. */
-  | { bucket: 'pending' }
-  | { bucket: 'none' }
-  | ({ bucket: 'sale' | 'cancelled' } & ReportFacts);
+  { bucket: 'pending' } | { bucket: 'none' } | ({ bucket: 'sale' | 'cancelled' } & ReportFacts);
 
 const WITH_NFE_PROC = new Set(['authorized', 'cancelling', 'cancelled']);
 const AWAITING_VERDICT = new Set(['pending', 'processing']);

@@ -63,9 +63,7 @@ export class RetentionSweep {
   #timer: NodeJS.Timeout | undefined;
   #stopped = false;
 
-  constructor(
-    private readonly options: { store: PosStore; clock: Clock; settings: () => RetentionSettings; everyMs?: number },
-  ) {}
+  constructor(private readonly options: { store: PosStore; clock: Clock; settings: () => RetentionSettings; everyMs?: number }) {}
 
   start(): void {
     this.#schedule(this.options.everyMs ?? 10_000);

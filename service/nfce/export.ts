@@ -82,7 +82,22 @@ async function* nfceEntries(store: NfceStore, companyId: string, period: ExportP
           content: async () => {
             if (!eventXml) throw new Error(`evento da NFC-e ${doc.chave} não encontrado`);
             const c = doc.protocoloCancelamento ?? '';
-            await summary.add([`evento_${doc.eventoTipo}`, name, doc.chave, doc.serie, doc.numero, '', 'cancelada', '', c, '', brasiliaText(doc.canceladoEm), c, '', '']);
+            await summary.add([
+              `evento_${doc.eventoTipo}`,
+              name,
+              doc.chave,
+              doc.serie,
+              doc.numero,
+              '',
+              'cancelada',
+              '',
+              c,
+              '',
+              brasiliaText(doc.canceladoEm),
+              c,
+              '',
+              '',
+            ]);
             return withDeclaration(eventXml);
           },
         };
@@ -128,7 +143,22 @@ function inutilizacaoEntry(summary: SummaryLines, inut: InutilizacaoRecord): Zip
     name,
     content: async () => {
       const range = inut.numeroInicial === inut.numeroFinal ? String(inut.numeroInicial) : `${inut.numeroInicial} a ${inut.numeroFinal}`;
-      await summary.add(['inutilizacao', name, '', inut.serie, range, brasiliaText(inut.createdAt.toISOString()), 'inutilizada', '', inut.protocolo, '', '', '', '', '']);
+      await summary.add([
+        'inutilizacao',
+        name,
+        '',
+        inut.serie,
+        range,
+        brasiliaText(inut.createdAt.toISOString()),
+        'inutilizada',
+        '',
+        inut.protocolo,
+        '',
+        '',
+        '',
+        '',
+        '',
+      ]);
       return withDeclaration(inut.xml);
     },
   };
