@@ -127,17 +127,15 @@ export async function salesReport(store: PosStore, documents: ReceiptDocuments, 
       })),
     cancelled: receipts.filter((r) => r.bucket === 'cancelled').map(listed),
     contingency: receipts.filter((r) => r.bucket === 'sale').map((r) => ({ ...listed(r), authorized: r.state === 'authorized' })),
-    unauthorized: store
-      .unsettledReceiptsCreatedBetween(iso(period.start.getTime()), iso(period.end.getTime()))
-      .map((r) => ({
-        receiptId: r.id,
-        serie: r.serie,
-        nNF: r.nnf,
-        chave: r.chave,
-        totalCents: r.total_cents,
-        issuedAt: brasiliaDateTime(r.created_at),
-        state: r.state,
-      })),
+    unauthorized: store.unsettledReceiptsCreatedBetween(iso(period.start.getTime()), iso(period.end.getTime())).map((r) => ({
+      receiptId: r.id,
+      serie: r.serie,
+      nNF: r.nnf,
+      chave: r.chave,
+      totalCents: r.total_cents,
+      issuedAt: brasiliaDateTime(r.created_at),
+      state: r.state,
+    })),
   };
 }
 
