@@ -171,8 +171,9 @@ describe('migrate', () => {
       ALTER TABLE outbox_new RENAME TO outbox;
       UPDATE OR IGNORE "Sales" SET state = 'x';
       INSERT OR REPLACE INTO settings VALUES ('a', '{}', 'b');
+      ALTER TABLE receipts ADD COLUMN note TEXT;
       CREATE INDEX receipts_x ON receipts (created_at);`);
-    expect([...rows].sort()).toEqual(['outbox', 'outbox_new', 'sales', 'settings']);
+    expect([...rows].sort()).toEqual(['outbox', 'outbox_new', 'receipts', 'sales', 'settings']);
     expect([...keys].sort()).toEqual(['outbox', 'outbox_new', 'sales']);
   });
 

@@ -154,7 +154,9 @@ export function tablesWritten(sql: string): { rows: Set<string>; keys: Set<strin
   for (const m of statements.matchAll(WRITES)) {
     const table = (m[2] ?? m[3] ?? m[4] ?? m[5]!).toLowerCase();
     rows.add(table);
-    if (!/^(CREATE|INSERT|REPLACE)/i.test(m[1]!)) keys.add(table);
+    // Adding rows, a table or a column removes no key another table refers to.
+    const adds = /^(CREATE|INSERT|REPLACE)/i.test(m[1]!) || (/^ALTER/i.test(m[1]!) && /^\s+ADD\b/i.test(statements.slice(m.index + m[0].length)));
+    if (!adds) keys.add(table);
   }
   for (const m of statements.matchAll(RENAMED)) rows.add((m[1] ?? m[2] ?? m[3] ?? m[4]!).toLowerCase());
   return { rows, keys };
