@@ -13,6 +13,11 @@ export function ItemsList(props: { sale: SaleView | null; selectedItemId: number
   useEffect(() => {
     bottom.current?.scrollIntoView?.({ block: 'end' });
   }, [count]);
+  // The line the arrows select comes into view (the list may be longer than the window).
+  const table = useRef<HTMLTableElement>(null);
+  useEffect(() => {
+    table.current?.querySelector('tr[aria-current]')?.scrollIntoView?.({ block: 'nearest' });
+  }, [selectedItemId]);
 
   if (!sale || sale.items.length === 0) {
     return (
@@ -23,7 +28,7 @@ export function ItemsList(props: { sale: SaleView | null; selectedItemId: number
   }
   return (
     <div className="items">
-      <table>
+      <table ref={table}>
         <caption className="sr-only">Itens da venda</caption>
         <thead>
           <tr>

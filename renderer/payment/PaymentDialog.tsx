@@ -74,28 +74,29 @@ export function PaymentDialog() {
   };
 
   if (!sale) return null;
+  const band = (
+    <dl className="summary">
+      <div>
+        <dt>Total</dt>
+        <dd className="strong">{formatCents(sale.totalCents)}</dd>
+      </div>
+      <div>
+        <dt>Pago</dt>
+        <dd>{formatCents(sale.paidCents)}</dd>
+      </div>
+      <div>
+        <dt>Falta</dt>
+        <dd className={sale.remainingCents > 0 ? 'strong due' : 'strong'}>{formatCents(sale.remainingCents)}</dd>
+      </div>
+      <div>
+        <dt>Troco</dt>
+        <dd className="strong change">{formatCents(sale.changeCents)}</dd>
+      </div>
+    </dl>
+  );
   return (
-    <Dialog title="Pagamento" onClose={closeDialog} wide>
+    <Dialog title="Pagamento" onClose={closeDialog} wide band={band}>
       <div className="payment" onKeyDown={onKeyDown}>
-        <dl className="summary">
-          <div>
-            <dt>Total</dt>
-            <dd className="strong">{formatCents(sale.totalCents)}</dd>
-          </div>
-          <div>
-            <dt>Pago</dt>
-            <dd>{formatCents(sale.paidCents)}</dd>
-          </div>
-          <div>
-            <dt>Falta</dt>
-            <dd className={sale.remainingCents > 0 ? 'strong due' : 'strong'}>{formatCents(sale.remainingCents)}</dd>
-          </div>
-          <div>
-            <dt>Troco</dt>
-            <dd className="strong change">{formatCents(sale.changeCents)}</dd>
-          </div>
-        </dl>
-
         {sale.payments.length > 0 && (
           <table className="payments">
             <caption>Pagamentos lançados</caption>
