@@ -87,10 +87,14 @@ export function Dialog(props: { title: string; onClose: () => void; children: Re
       if (active === null || active === document.body) settle();
     });
     lost.observe(box, { childList: true, subtree: true });
+    // The window resized (zoom): the field being typed in stays in view in the dialog's scroll.
+    const onResize = () => (box.contains(document.activeElement) ? document.activeElement?.scrollIntoView({ block: 'nearest' }) : undefined);
+    window.addEventListener('resize', onResize);
     window.addEventListener('keydown', onKey);
     document.addEventListener('focusin', onFocusIn);
     return () => {
       lost.disconnect();
+      window.removeEventListener('resize', onResize);
       window.removeEventListener('keydown', onKey);
       document.removeEventListener('focusin', onFocusIn);
       if (useDialogBox.getState().box === box) useDialogBox.setState({ box: null });

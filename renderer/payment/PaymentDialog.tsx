@@ -64,6 +64,7 @@ export function PaymentDialog() {
     setCard(emptyCard());
     setTPag('01');
     amountRef.current?.select();
+    amountRef.current?.scrollIntoView({ block: 'nearest' }); // the lines added above pushed it down
   };
 
   const onKeyDown = (e: React.KeyboardEvent) => {
