@@ -164,11 +164,11 @@ export function PaymentDialog() {
           <ErrorAlert error={error} />
           <div className="dialog-actions">
             {!paid && (
-              <button type="submit" form={formId} disabled={busy}>
+              <button type="submit" form={formId} aria-keyshortcuts="Enter" disabled={busy}>
                 Adicionar pagamento <kbd>Enter</kbd>
               </button>
             )}
-            <button ref={finishRef} type="button" className="primary" disabled={!canFinish || busy} onClick={() => void finish()}>
+            <button ref={finishRef} type="button" className="primary" aria-keyshortcuts="F2" disabled={!canFinish || busy} onClick={() => void finish()}>
               Finalizar venda <kbd>F2</kbd>
             </button>
           </div>

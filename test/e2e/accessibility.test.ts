@@ -123,7 +123,7 @@ describe('accessibility of the checkout', () => {
     await expect.poll(() => counterRows().count()).toBe(5);
     await waitForText(totalPanel(page), '5 itens');
     await page.keyboard.press('ArrowUp');
-    await check('balcao-itens', () => [totalPanel(page), counterRows().last(), input], { screenshots: true });
+    await check('balcao-itens', () => [totalPanel(page), counterRows().and(page.locator('[aria-current="true"]')), input], { screenshots: true });
 
     // The dialogs of the counter.
     await page.keyboard.press('*');
@@ -402,7 +402,7 @@ describe('accessibility of the checkout', () => {
     const off = await fetch(`${store.serviceUrl}/api/v1/sandbox/autoridade`, {
       method: 'POST',
       headers: { authorization: `Bearer ${store.token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ disponivel: false }),
+      body: JSON.stringify({ disponivel: false, latencia_ms: 0 }),
     });
     expect(off.status).toBe(200);
     await scan(page, '7891000053508');
@@ -411,6 +411,7 @@ describe('accessibility of the checkout', () => {
     await page.keyboard.press('F2');
     await payment.getByLabel('Valor recebido').fill('10,00');
     await page.keyboard.press('Enter');
+    await waitForText(payment, /Troco\s*R\$\u00a04,71/);
     await page.keyboard.press('F2');
     await expect
       .poll(() => heard('assertive'), { timeout: 60_000 })
