@@ -626,6 +626,11 @@ export interface TerminalApi {
    */
   addItem(saleId: string, input: { code: string; quantity?: string }): Promise<SaleView>;
   removeItem(saleId: string, itemId: number): Promise<SaleView>;
+  /**
+   * The line's quantity changed ("1.5", up to 4 places): the line is removed and the same product,
+   * at the price it was sold at, added again as a new line with that quantity.
+   */
+  changeItemQuantity(saleId: string, itemId: number, quantity: string): Promise<SaleView>;
   /** CPF (11 digits) or CNPJ (14); punctuation is ignored; null removes it. */
   setConsumer(saleId: string, document: string | null): Promise<SaleView>;
   addPayment(saleId: string, payment: PaymentInput): Promise<SaleView>;

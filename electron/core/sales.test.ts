@@ -113,6 +113,28 @@ describe('items and totals', () => {
     expect(() => sales.removeItem(ctx, sale.id, view.items[0]!.id)).toThrow(TerminalError);
   });
 
+  it("changes a line's quantity as the tape does: the line struck through, the product again at its sold price, the total follows", () => {
+    const sale = sales.openSale(ctx);
+    let view = sales.addItem(ctx, sale.id, { code: '1001' });
+    sales.addItem(ctx, sale.id, { code: '1002' });
+    saveProduct(
+      store,
+      { code: '1001', gtin: '7891000100103', description: 'Café', ncm: '09012100', cfop: '5102', unit: 'UN', price: '99.99', taxGroup: 'SN102' },
+      iso(now),
+    );
+    view = sales.changeItemQuantity(ctx, sale.id, view.items[0]!.id, '3');
+    expect(view.items.map((i) => [i.code, i.quantity, i.totalCents, i.removed])).toEqual([
+      ['1001', '1', 1890, true],
+      ['1002', '1', 479, false],
+      ['1001', '3', 5670, false],
+    ]);
+    expect(view.totalCents).toBe(5670 + 479);
+    // A removed line, a bad quantity: refused, nothing changed.
+    expect(() => sales.changeItemQuantity(ctx, sale.id, view.items[0]!.id, '2')).toThrow(/já removido/);
+    expect(() => sales.changeItemQuantity(ctx, sale.id, view.items[2]!.id, '0')).toThrow(TerminalError);
+    expect(sales.saleView(store, store.sale(sale.id)!).totalCents).toBe(5670 + 479);
+  });
+
   it("refuses unknown products and bad quantities with the cashier's message", () => {
     const sale = sales.openSale(ctx);
     expect(() => sales.addItem(ctx, sale.id, { code: '999' })).toThrow(/Produto não encontrado: 999/);

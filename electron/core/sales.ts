@@ -313,9 +313,7 @@ export function addItem(ctx: SalesContext, saleId: string, input: { code: string
     const sale = openSaleRow(store, saleId);
     const code = typeof input?.code === 'string' ? input.code.trim() : '';
     const { product, qty, total } = itemFor(ctx, code, input?.quantity);
-    if (total <= 0n) throw new TerminalError('quantidade_invalida', 'Quantidade pequena demais: o item daria R$ 0,00', { field: 'quantity' });
-    if (total > BigInt(Number.MAX_SAFE_INTEGER) || qty >= 10n ** 15n)
-      throw new TerminalError('quantidade_invalida', 'Quantidade grande demais', { field: 'quantity' });
+    checkItemSize(qty, total);
     store.insertItem({
       sale_id: sale.id,
       product_code: product.code,
@@ -332,6 +330,35 @@ export function addItem(ctx: SalesContext, saleId: string, input: { code: string
       total_cents: Number(total),
       added_at: iso(ctx.clock()),
     });
+    return saleView(store, sale, ctx.uf?.());
+  });
+}
+
+/** A line must be worth at least a cent and stay within what the database and the layout hold. */
+function checkItemSize(qty: bigint, total: bigint): void {
+  if (total <= 0n) throw new TerminalError('quantidade_invalida', 'Quantidade pequena demais: o item daria R$ 0,00', { field: 'quantity' });
+  if (total > BigInt(Number.MAX_SAFE_INTEGER) || qty >= 10n ** 15n)
+    throw new TerminalError('quantidade_invalida', 'Quantidade grande demais', { field: 'quantity' });
+}
+
+/**
+ * A line's quantity changed, as the receipt tape records it: the line is removed (it stays listed,
+ * struck through) and the same product comes back as a new line with the new quantity, at the
+ * price it was sold at, in one transaction.
+ */
+export function changeItemQuantity(ctx: SalesContext, saleId: string, itemId: number, quantity: string): SaleView {
+  const { store } = ctx;
+  return store.transaction(() => {
+    const sale = openSaleRow(store, saleId);
+    const item = store.items(sale.id).find((i) => i.id === itemId && i.removed_at === null);
+    if (!item) throw new TerminalError('nao_encontrado', 'Item não encontrado nesta venda (ou já removido)', { field: 'itemId' });
+    const qty = parseQuantity(quantity);
+    const total = itemTotalCents(qty, BigInt(item.unit_price_cents));
+    checkItemSize(qty, total);
+    const at = iso(ctx.clock());
+    store.markItemRemoved(sale.id, item.id, at);
+    const { id: _id, removed_at: _removed, ...copy } = item;
+    store.insertItem({ ...copy, quantity_units: Number(qty), total_cents: Number(total), added_at: at });
     return saleView(store, sale, ctx.uf?.());
   });
 }

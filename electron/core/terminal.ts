@@ -381,6 +381,10 @@ export class Terminal implements TerminalApi {
     return sales.removeItem(this.ctx, saleId, itemId);
   }
 
+  async changeItemQuantity(saleId: string, itemId: number, quantity: string): Promise<SaleView> {
+    return sales.changeItemQuantity(this.ctx, saleId, itemId, quantity);
+  }
+
   async setConsumer(saleId: string, document: string | null): Promise<SaleView> {
     return sales.setConsumer(this.ctx, saleId, document);
   }

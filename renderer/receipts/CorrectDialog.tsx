@@ -15,7 +15,7 @@ import { CardFields } from '../payment/CardFields.tsx';
 import { emptyCard, METHODS, needsCard, paymentFrom, type CardForm, type MethodId } from '../payment/payment-methods.ts';
 import { receiptAction } from '../state/receipt-actions.ts';
 import { terminal } from '../state/terminal.ts';
-import { openDialog } from '../state/ui-store.ts';
+import { backToReceipts } from '../state/ui-store.ts';
 import { ReceiptHeading } from './ReceiptHeading.tsx';
 import { useReceipt } from './use-receipt.ts';
 import { BackToReceipts } from './BackToReceipts.tsx';
@@ -34,7 +34,7 @@ export function CorrectDialog(props: { receiptId: string }) {
   const [reason, setReason] = useState('');
   const [error, setError] = useState<TerminalFailure | string | null>(null);
   const [sent, setSent] = useState(false);
-  const back = () => openDialog({ kind: 'receipts' });
+  const back = () => backToReceipts(receiptId, 'correct');
   const sale = useReceiptSale(
     receipt?.saleId,
     (s) => {

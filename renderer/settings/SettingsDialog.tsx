@@ -5,6 +5,7 @@ import { useEffect, useState } from 'react';
 import type { ManagerAuthorization } from '../../electron/api/terminal-api.ts';
 import { Dialog } from '../components/Dialog.tsx';
 import { ErrorAlert } from '../components/ErrorAlert.tsx';
+import { Tabs } from '../components/Tabs.tsx';
 import { emptyAuthorization, ManagerFields } from '../components/ManagerFields.tsx';
 import { loadSettings, useSettings } from '../state/settings-store.ts';
 import { useStatus } from '../state/status-store.ts';
@@ -62,7 +63,7 @@ export function SettingsDialog() {
             setEntered(true);
           }}
         >
-          <ManagerFields value={auth} onChange={setAuth} />
+          <ManagerFields value={auth} onChange={setAuth} focusPin />
           <div className="dialog-actions">
             <button type="submit" className="primary" disabled={!auth.managerId || !auth.pin}>
               Continuar
@@ -77,23 +78,7 @@ export function SettingsDialog() {
               Trocar gerente ou PIN
             </button>
           </p>
-          <div className="tabs" role="tablist" aria-label="Seções das configurações">
-            {TABS.map((t) => (
-              <button
-                key={t.id}
-                type="button"
-                role="tab"
-                id={`tab-${t.id}`}
-                aria-selected={t.id === tab}
-                aria-controls="settings-panel"
-                className={t.id === tab ? 'tab selected' : 'tab'}
-                onClick={() => setTab(t.id)}
-              >
-                {t.label}
-              </button>
-            ))}
-          </div>
-          <div id="settings-panel" role="tabpanel" aria-labelledby={`tab-${tab}`}>
+          <Tabs label="Seções das configurações" tabs={TABS} selected={tab} onSelect={setTab}>
             {NEEDS_SETTINGS.has(tab) && settingsError && <ErrorAlert error={`Não foi possível carregar as configurações: ${settingsError.message}`} />}
             {NEEDS_SETTINGS.has(tab) && !settings && !settingsError && <p className="muted">Carregando…</p>}
             {settings && tab === 'servico' && <ServiceSection settings={settings} auth={auth} />}
@@ -107,7 +92,7 @@ export function SettingsDialog() {
             {settings && tab === 'retencao' && <RetentionSection settings={settings} auth={auth} />}
             {tab === 'relatorios' && <ReportsSection auth={auth} />}
             {tab === 'exportacao' && <ExportSection auth={auth} />}
-          </div>
+          </Tabs>
         </div>
       )}
     </Dialog>
