@@ -20,7 +20,7 @@ import { TerminalError } from './errors.ts';
 import type { PosStore, ReceiptRow } from './pos-store.ts';
 import type { ReceiptDocuments } from './receipt-documents.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
-import { paymentMethodName } from './sales.ts';
+import { paymentMethodLabel } from '../../base/common/payment-methods.ts';
 
 const DAY_MS = 24 * 3600_000;
 const CANCELLED: readonly ReceiptRow['state'][] = ['cancelling', 'cancelled'];
@@ -145,7 +145,7 @@ export async function salesReport(store: PosStore, documents: ReceiptDocuments, 
     totals: { count, totalCents: Number(total), changeCents: Number(change) },
     byPayment: [...byPayment]
       .sort(([a], [b]) => a.localeCompare(b))
-      .map(([tPag, m]) => ({ tPag, description: paymentMethodName(tPag), count: m.count, amountCents: Number(m.amountCents) })),
+      .map(([tPag, m]) => ({ tPag, description: paymentMethodLabel(tPag), count: m.count, amountCents: Number(m.amountCents) })),
     byHour: byHour.map((h) => ({ hour: h.hour, count: h.count, totalCents: Number(h.totalCents) })),
     byProduct: [...byProduct.values()]
       .sort((a, b) => (b.totalCents > a.totalCents ? 1 : b.totalCents < a.totalCents ? -1 : a.code.localeCompare(b.code)))
