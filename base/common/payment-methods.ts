@@ -80,7 +80,7 @@ export const PAYMENT_METHODS: readonly PaymentMethod[] = Object.freeze(
         label: 'PIX Dinâmico',
         card: 'required-uf',
         cardFrom: '2025-09-01',
-        cardSource: 'NT 2025.001 v1.02, regra YA04-10 (data: a de produção da NT; UNVERIFIED para esta regra)',
+        cardSource: 'NT 2025.001 v1.02, rule YA04-10 (date: the NT’s production date, UNVERIFIED for this rule)',
         counter: 'offered',
         source: `${NT_2020_006}; ${IT_2024_002}`,
       },
