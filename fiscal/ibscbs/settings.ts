@@ -10,9 +10,9 @@
 // and the technical note with their rules for 2027 is not published; off by default.
 
 import { IssueCollector } from '../errors.ts';
+import { reformGroupsExist } from '../law/in-force.ts';
 import { isAbsent } from '../layout-fields.ts';
 import { checkClassification, DEFAULT_CLASSIFICATION, type Classification } from './classification.ts';
-import { reformGroupsExist } from '../law/in-force.ts';
 import { checkRateOverrides, type RateOverride } from './rates.ts';
 
 export type IbsCbsSettings = {

@@ -97,7 +97,6 @@ export const dayBR = (date: string): string => `${date.slice(8, 10)}/${date.slic
 export function paymentMethodOutOfForce(tPag: string, date: string): string {
   const method = paymentMethod(tPag);
   if (!method) return `meio de pagamento ${tPag} inexistente`;
-  const when =
-    method.from && date < method.from ? `vale a partir de ${dayBR(method.from)}` : method.until ? `valeu até ${dayBR(method.until)}` : 'não está em vigor';
-  return `meio de pagamento ${tPag} (${method.label}) ${when}; a NFC-e é de ${dayBR(date)} (${method.source})`;
+  const when = method.from && date < method.from ? `só vale a partir de ${dayBR(method.from)}` : method.until ? `valeu até ${dayBR(method.until)}` : 'não vale';
+  return `meio de pagamento ${tPag} (${method.label}) ${when}, não em ${dayBR(date)} (${method.source})`;
 }

@@ -40,7 +40,7 @@ describe('the law table', () => {
     expect(paymentMethodOutOfForce('77', '2026-11-27')).toBe('meio de pagamento 77 inexistente');
     expect(paymentMethodInForce('01', '2001-01-01')).toBe(true);
     expect(paymentMethodOutOfForce('23', '2026-05-03')).toBe(
-      'meio de pagamento 23 (PIX Automático) vale a partir de 04/05/2026; a NFC-e é de 03/05/2026 (Informe Técnico 2024.002 v1.11)',
+      'meio de pagamento 23 (PIX Automático) só vale a partir de 04/05/2026, não em 03/05/2026 (Informe Técnico 2024.002 v1.11)',
     );
     expect([cardGroupRequired('03', '2001-01-01'), cardGroupRequired('17', '2025-08-31'), cardGroupRequired('17', '2025-09-01')]).toEqual([true, false, true]);
     expect(cardGroupRequired('20', '2026-11-27')).toBe(false);

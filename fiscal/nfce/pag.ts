@@ -103,8 +103,9 @@ function checkPayment(input: NfceRequest, raw: unknown, i: number, date: string 
   );
   const { card, path } = cardOf(input, { tPag: pag.tPag, card: pag.card as NfceCard | undefined }, i);
   const cardOut = card === undefined ? undefined : checkCard(card, path, issues);
-  if (card === undefined && tPag && date !== undefined && paymentMethod(tPag)?.card === 'required-uf' && cardGroupRequired(tPag, date)) {
-    issues.add(path, `pagamento por ${paymentMethod(tPag)!.label} (tPag ${tPag}) exige o grupo card, ao menos com tpIntegra (regra YA04-10, rejeição 391)`);
+  const method = tPag === undefined ? undefined : paymentMethod(tPag);
+  if (card === undefined && method?.card === 'required-uf' && date !== undefined && cardGroupRequired(method.tPag, date)) {
+    issues.add(path, `pagamento por ${method.label} (tPag ${method.tPag}) exige o grupo card, ao menos com tpIntegra (regra YA04-10, rejeição 391)`);
   }
   return tPag && vPag ? { indPag, tPag, xPag, vPag, dPag, card: cardOut } : undefined;
 }

@@ -13,8 +13,8 @@
 //   sandbox knows fiscal/ibscbs/classification.ts's table, which is not the whole official one);
 //   1024 cClassTrib of another CST; 1021 gIBSCBS with a CST that has none; 1022 gIBSCBS missing
 //   where the CST has it; 1026 / 1036 / 1037 pIBSUF / pIBSMun / pCBS other than the published rate
-//   of dhEmi's period in the law table (not for returns; a rate not published yet, the CBS of 2027, is not
-//   checked); 1041 / 1052 / 1069 vIBSUF / vIBSMun / vCBS more than 0.01 off vBC × rate (the
+//   of dhEmi's period in the law table (not for returns; a rate not published yet, the CBS of 2027,
+//   is not checked); 1041 / 1052 / 1069 vIBSUF / vIBSMun / vCBS more than 0.01 off vBC × rate (the
 //   effective rate when gRed is present); 1150 vIBS more than 0.01 off vIBSUF + vIBSMun;
 // - totals: 1118 IBSCBSTot without any item with IBSCBS; 1119 items with IBSCBS and no
 //   IBSCBSTot; 1085 gIBS/vIBS other than the sum of the items' vIBS; 1091 gCBS/vCBS other than
