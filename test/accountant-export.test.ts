@@ -221,8 +221,10 @@ describe.each(STORES)('on %s', (store) => {
       };
       const cash = (total: number) => [{ tPag: '01', amountCents: Math.ceil(total / 1000) * 1000 + 1000 }];
       const card = (total: number) => [{ tPag: '03', amountCents: total, card: { tpIntegra: '2' as const, tBand: '01' } }];
+      // PIX without its card group (the terminal writes it: tpIntegra 2) and PIX Automático (2026).
       const split = (total: number) => [
         { tPag: '17', amountCents: 500 },
+        { tPag: '23', amountCents: 300 },
         { tPag: '01', amountCents: total },
       ];
 
@@ -269,6 +271,12 @@ describe.each(STORES)('on %s', (store) => {
       const sales = rows.filter((r) => r.situacao === 'autorizada' || r.situacao === 'contingencia_pendente');
       const sum = (list: Record<string, string>[], column: string) => list.reduce((t, r) => t + cents(r[column] ?? '0'), 0);
       expect(report.totals).toEqual({ count: sales.length, totalCents: sum(sales, 'valor_total'), changeCents: sum(sales, 'troco') });
+      expect(report.byPayment.map((p) => [p.tPag, p.description])).toEqual([
+        ['01', 'Dinheiro'],
+        ['03', 'Cartão de Crédito'],
+        ['17', 'PIX Dinâmico'],
+        ['23', 'PIX Automático'],
+      ]);
       expect(report.byPayment.map((p) => [p.tPag, p.amountCents])).toEqual(
         Object.keys(rows[0]!)
           .filter((c) => c.startsWith('pagamento_'))

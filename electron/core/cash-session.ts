@@ -30,7 +30,7 @@ import { TerminalError } from './errors.ts';
 import { actorOfManager, audit, authorizeManager, type Actor } from './managers.ts';
 import type { CashSessionRow, ManagerRow, PosStore, ReceiptState } from './pos-store.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
-import { PAYMENT_METHODS, paymentMethodName } from './sales.ts';
+import { paymentMethod, paymentMethodLabel } from '../../base/common/payment-methods.ts';
 
 export const CASH = '01';
 
@@ -139,7 +139,7 @@ export function cashSessionView(store: PosStore, session: CashSessionRow, pinAbo
     movements,
     countMethods: (closing ? closing.methods.map((m) => m.tPag) : countMethodsOf(figuresOf(store, session))).map((tPag) => ({
       tPag,
-      description: paymentMethodName(tPag),
+      description: paymentMethodLabel(tPag),
     })),
     pinAboveCents,
     closing: closing && {
@@ -225,11 +225,11 @@ export function closeCashSession(ctx: CashContext, input: CloseCashInput): CashS
   if (!Array.isArray(input?.counts)) throw new TerminalError('pagamento_invalido', 'Informe a contagem de cada forma de pagamento', { field: 'counts' });
   const counted = new Map<string, number>();
   input.counts.forEach((c, i) => {
-    if (typeof c?.tPag !== 'string' || !Object.hasOwn(PAYMENT_METHODS, c.tPag)) {
+    if (typeof c?.tPag !== 'string' || (paymentMethod(c.tPag)?.counter ?? 'no') === 'no') {
       throw new TerminalError('pagamento_invalido', `Forma de pagamento desconhecida: ${String(c?.tPag)}`, { field: `counts[${i}].tPag` });
     }
-    if (counted.has(c.tPag)) throw new TerminalError('pagamento_invalido', `${paymentMethodName(c.tPag)} contado duas vezes`, { field: `counts[${i}].tPag` });
-    counted.set(c.tPag, cents(c.countedCents, `counts.${c.tPag}`, `Valor contado em ${paymentMethodName(c.tPag)}`, true));
+    if (counted.has(c.tPag)) throw new TerminalError('pagamento_invalido', `${paymentMethodLabel(c.tPag)} contado duas vezes`, { field: `counts[${i}].tPag` });
+    counted.set(c.tPag, cents(c.countedCents, `counts.${c.tPag}`, `Valor contado em ${paymentMethodLabel(c.tPag)}`, true));
   });
   return ctx.store.transaction(() => {
     const session = requireOpenSession(ctx.store);
@@ -239,14 +239,14 @@ export function closeCashSession(ctx: CashContext, input: CloseCashInput): CashS
     const f = figuresOf(ctx.store, session);
     for (const tPag of countMethodsOf(f)) {
       if (!counted.has(tPag))
-        throw new TerminalError('pagamento_invalido', `Informe o valor contado em ${paymentMethodName(tPag)}`, { field: `counts.${tPag}` });
+        throw new TerminalError('pagamento_invalido', `Informe o valor contado em ${paymentMethodLabel(tPag)}`, { field: `counts.${tPag}` });
     }
     const expectedOf = (tPag: string): number => (tPag === CASH ? f.expectedCashCents : (f.payments.get(tPag) ?? 0));
     const order = [CASH, ...[...counted.keys()].filter((t) => t !== CASH).sort()];
     const methods = order.map((tPag) => {
       const expectedCents = expectedOf(tPag);
       const countedCents = counted.get(tPag)!;
-      return { tPag, description: paymentMethodName(tPag), expectedCents, countedCents, differenceCents: countedCents - expectedCents };
+      return { tPag, description: paymentMethodLabel(tPag), expectedCents, countedCents, differenceCents: countedCents - expectedCents };
     });
     const cash = methods[0]!;
     const closedAt = iso(ctx.clock());

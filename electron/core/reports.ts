@@ -24,7 +24,7 @@ import type { PosStore, ReceiptRow, ReportListedRow } from './pos-store.ts';
 import { reportFacts } from './report-share.ts';
 import type { ReceiptDocuments } from './receipt-documents.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
-import { paymentMethodName } from './sales.ts';
+import { paymentMethodLabel } from '../../base/common/payment-methods.ts';
 
 const DAY_MS = 24 * 3600_000;
 const WITH_XML: readonly ReceiptRow['state'][] = ['authorized', 'cancelling', 'cancelled'];
@@ -113,7 +113,7 @@ export async function salesReport(store: PosStore, documents: ReceiptDocuments, 
     totals: { count: totals.count, totalCents: totals.total_cents, changeCents: totals.change_cents },
     byPayment: store
       .reportPayments(de, ate)
-      .map((p) => ({ tPag: p.tpag, description: paymentMethodName(p.tpag), count: p.count, amountCents: p.amount_cents })),
+      .map((p) => ({ tPag: p.tpag, description: paymentMethodLabel(p.tpag), count: p.count, amountCents: p.amount_cents })),
     byHour: Array.from({ length: 24 }, (_, hour) => ({ hour, count: hours.get(hour)?.count ?? 0, totalCents: hours.get(hour)?.total_cents ?? 0 })),
     byProduct: store
       .reportProducts(de, ate)

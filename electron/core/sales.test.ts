@@ -203,6 +203,27 @@ describe('payments', () => {
     const view = sales.addPayment(ctx, sale.id, { tPag: '04', amountCents: 100, card: { tpIntegra: '1', cnpj: '11222333000181', cAut: 'A1B2', tBand: '02' } });
     expect(view.payments[0]!.card).toEqual({ tpIntegra: '1', cnpj: '11222333000181', cAut: 'A1B2', tBand: '02' });
   });
+
+  it('a PIX (17) always carries the card group: without one given, tpIntegra 2', () => {
+    const sale = sales.openSale(ctx);
+    const view = sales.addPayment(ctx, sale.id, { tPag: '17', amountCents: 100 });
+    expect(view.payments[0]).toMatchObject({ description: 'PIX Dinâmico', card: { tpIntegra: '2' } });
+  });
+
+  it('takes PIX Automático (23) and TEF Book Transfer (24) from 2026-05-04 (Brasília), not the day before', () => {
+    const sale = sales.openSale(ctx);
+    now = Date.parse('2026-05-04T02:59:59Z'); // 2026-05-03 23:59:59 in Brasília
+    for (const tPag of ['23', '24']) {
+      expect(() => sales.addPayment(ctx, sale.id, { tPag, amountCents: 100 })).toThrow(new RegExp(`${tPag} .*vale a partir de 04/05/2026`));
+    }
+    now = Date.parse('2026-05-04T03:00:00Z');
+    sales.addPayment(ctx, sale.id, { tPag: '23', amountCents: 100 });
+    const view = sales.addPayment(ctx, sale.id, { tPag: '24', amountCents: 100 });
+    expect(view.payments.map((p) => [p.tPag, p.description])).toEqual([
+      ['23', 'PIX Automático'],
+      ['24', 'TEF Book Transfer'],
+    ]);
+  });
 });
 
 describe('finish: the one transaction', () => {

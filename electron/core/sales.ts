@@ -18,6 +18,9 @@ import { checked, TerminalError } from './errors.ts';
 import type { PosStore, ProductRow, ReceiptRow, SaleItemRow, SalePaymentRow, SaleRow } from './pos-store.ts';
 import { looksLikeScaleLabel, productCodesOf, readScaleLabel, scaleItem } from './scale-label.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
+import { brasiliaDay } from '../../base/common/brasilia.ts';
+import { carriesCardGroup, paymentMethod, paymentMethodLabel } from '../../base/common/payment-methods.ts';
+import { paymentMethodInForce, paymentMethodOutOfForce } from '../../fiscal/law/in-force.ts';
 
 /** Epoch milliseconds; injectable so tests can move time. */
 export type SalesContext = {
@@ -39,32 +42,16 @@ export type SalesContext = {
 // =============================================================================================
 // Payments
 
-/** tPag codes the counter accepts, with the name shown (docs/fiscal.md, "Payments"). */
-export const PAYMENT_METHODS: Readonly<Record<string, string>> = Object.freeze({
-  '01': 'Dinheiro',
-  '02': 'Cheque',
-  '03': 'Cartão de Crédito',
-  '04': 'Cartão de Débito',
-  '05': 'Crédito Loja',
-  '10': 'Vale Alimentação',
-  '11': 'Vale Refeição',
-  '12': 'Vale Presente',
-  '13': 'Vale Combustível',
-  '15': 'Boleto Bancário',
-  '16': 'Depósito Bancário',
-  '17': 'PIX Dinâmico',
-  '18': 'Transferência bancária, Carteira Digital',
-  '19': 'Programa de fidelidade, Cashback',
-  '20': 'PIX Estático',
-  '21': 'Crédito em Loja',
-});
-
-/** A payment method's name for people, even for a code the terminal does not offer. */
-export const paymentMethodName = (tPag: string): string => PAYMENT_METHODS[tPag] ?? `Forma de pagamento ${tPag}`;
+/**
+ * Whether the counter takes a payment code on `date` (Brasília day): the methods the catalog lets
+ * the counter accept (base/common/payment-methods.ts), while the law has them in force.
+ */
+const counterTakes = (tPag: string, date: string): boolean => {
+  const counter = paymentMethod(tPag)?.counter;
+  return (counter === 'offered' || counter === 'accepted') && paymentMethodInForce(tPag, date);
+};
 
 const CASH = '01';
-// The card group describes electronic payments; cash and cheque never carry one.
-const NO_CARD_GROUP = new Set(['01', '02']);
 
 function normalizeCard(card: CardInput, field: string): CardInput {
   if (typeof card !== 'object' || card === null) throw new TerminalError('pagamento_invalido', 'Dados do cartão inválidos', { field });
@@ -101,11 +88,15 @@ function normalizeCard(card: CardInput, field: string): CardInput {
   return out;
 }
 
-/** Checks one payment; the card group is optional (without it a card payment is rejected 391). */
-export function normalizePayment(p: PaymentInput, field = 'payment'): PaymentInput {
+/**
+ * Checks one payment made on `date` (Brasília day); the card group is optional (without it a card
+ * payment is rejected 391; the screen always sends it).
+ */
+export function normalizePayment(p: PaymentInput, date: string, field = 'payment'): PaymentInput {
   if (typeof p !== 'object' || p === null) throw new TerminalError('pagamento_invalido', 'Pagamento inválido', { field });
-  if (typeof p.tPag !== 'string' || !Object.hasOwn(PAYMENT_METHODS, p.tPag)) {
-    throw new TerminalError('pagamento_invalido', `Forma de pagamento não aceita: ${String(p.tPag)}`, { field: `${field}.tPag` });
+  if (typeof p.tPag !== 'string' || !counterTakes(p.tPag, date)) {
+    const why = typeof p.tPag === 'string' && paymentMethod(p.tPag) && !paymentMethodInForce(p.tPag, date) ? `: ${paymentMethodOutOfForce(p.tPag, date)}` : '';
+    throw new TerminalError('pagamento_invalido', `Forma de pagamento não aceita: ${String(p.tPag)}${why}`, { field: `${field}.tPag` });
   }
   if (!Number.isSafeInteger(p.amountCents) || p.amountCents <= 0) {
     throw new TerminalError('pagamento_invalido', 'Valor do pagamento deve ser um número inteiro de centavos maior que zero', {
@@ -114,10 +105,14 @@ export function normalizePayment(p: PaymentInput, field = 'payment'): PaymentInp
   }
   const out: PaymentInput = { tPag: p.tPag, amountCents: p.amountCents };
   if (p.card !== undefined && p.card !== null) {
-    if (NO_CARD_GROUP.has(p.tPag)) {
-      throw new TerminalError('pagamento_invalido', `${PAYMENT_METHODS[p.tPag]} não leva dados de cartão`, { field: `${field}.card` });
+    if (!carriesCardGroup(p.tPag)) {
+      throw new TerminalError('pagamento_invalido', `${paymentMethodLabel(p.tPag)} não leva dados de cartão`, { field: `${field}.card` });
     }
     out.card = normalizeCard(p.card, `${field}.card`);
+  } else if (paymentMethod(p.tPag)?.card === 'required-uf') {
+    // Refused without the group by the builder (a dynamic PIX): the counter records what it knows,
+    // a payment taken outside any integration.
+    out.card = { tpIntegra: '2' };
   }
   return out;
 }
@@ -232,7 +227,7 @@ export function itemView(i: SaleItemRow): SaleItemView {
 }
 
 export function paymentView(p: SalePaymentRow): PaymentView {
-  return { id: p.id, tPag: p.tpag, description: PAYMENT_METHODS[p.tpag] ?? p.tpag, amountCents: p.amount_cents, card: cardOfRow(p) };
+  return { id: p.id, tPag: p.tpag, description: paymentMethodLabel(p.tpag), amountCents: p.amount_cents, card: cardOfRow(p) };
 }
 
 export function saleView(store: PosStore, sale: SaleRow, uf?: string): SaleView {
@@ -386,7 +381,7 @@ export function setConsumer(ctx: SalesContext, saleId: string, document: string 
 
 export function addPayment(ctx: SalesContext, saleId: string, payment: PaymentInput): SaleView {
   const { store } = ctx;
-  const p = normalizePayment(payment);
+  const p = normalizePayment(payment, brasiliaDay(ctx.clock()));
   return store.transaction(() => {
     const sale = openSaleRow(store, saleId);
     store.insertPayment({ sale_id: sale.id, tpag: p.tPag, amount_cents: p.amountCents, ...cardColumns(p.card), added_at: iso(ctx.clock()) });
@@ -414,7 +409,8 @@ export function discardSale(ctx: SalesContext, saleId: string): SaleView {
 
 /** Replaces a finished sale's payments (a correction); the caller holds the transaction. */
 export function replacePayments(ctx: SalesContext, sale: SaleRow, payments: readonly PaymentInput[]): void {
-  const normalized = payments.map((p, i) => normalizePayment(p, `payments[${i}]`));
+  const day = brasiliaDay(ctx.clock());
+  const normalized = payments.map((p, i) => normalizePayment(p, day, `payments[${i}]`));
   ctx.store.deletePayments(sale.id);
   const at = iso(ctx.clock());
   for (const p of normalized) {

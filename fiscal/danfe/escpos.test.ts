@@ -307,7 +307,7 @@ describe('encodeEscPos: drawer, copies and contingency', () => {
   });
 
   it('no cash (card, PIX): no drawer pulse on any profile', () => {
-    const model = danfeModel(issue((r) => (r.pag = [{ tPag: '17', vPag: '110.83' }])).xml);
+    const model = danfeModel(issue((r) => (r.pag = [{ tPag: '17', vPag: '110.83', card: { tpIntegra: '2' } }])).xml);
     expect(model.isCash).toBe(false);
     for (const profile of PROFILES) {
       expect(decodeEscPos(encodeEscPos(model, { profile, paperWidth: 80 })).commands.some((c) => c.op === 'pulse')).toBe(false);

@@ -37,6 +37,7 @@
 
 import { formatAccessKey } from '../access-key.ts';
 import { BRASILIA_TZ, formatDateTimeBR as formatInstantBR } from '../../base/common/brasilia.ts';
+import { paymentMethod, paymentMethodName } from '../../base/common/payment-methods.ts';
 import { formatCnpj, formatCpf } from '../../base/common/tax-ids.ts';
 import { FieldError } from '../errors.ts';
 import { formatBRL, toCents } from '../money.ts';
@@ -157,31 +158,6 @@ export const DANFE_TEXTS = Object.freeze({
   cancelada: 'CANCELADA',
 });
 
-/** tPag names (docs/fiscal.md, "Payments", after NT 2020.006 / NT 2023.004). */
-export const TPAG_NAMES: Readonly<Record<string, string>> = Object.freeze({
-  '01': 'Dinheiro',
-  '02': 'Cheque',
-  '03': 'Cartão de Crédito',
-  '04': 'Cartão de Débito',
-  '05': 'Cartão da Loja / Outros Crediários',
-  '10': 'Vale Alimentação',
-  '11': 'Vale Refeição',
-  '12': 'Vale Presente',
-  '13': 'Vale Combustível',
-  '14': 'Duplicata Mercantil',
-  '15': 'Boleto Bancário',
-  '16': 'Depósito Bancário',
-  '17': 'Pagamento Instantâneo (PIX) – Dinâmico',
-  '18': 'Transferência bancária, Carteira Digital',
-  '19': 'Programa de fidelidade, Cashback, Crédito Virtual',
-  '20': 'Pagamento Instantâneo (PIX) – Estático',
-  '21': 'Crédito em Loja',
-  '22': 'Pagamento Eletrônico não Informado – falha de hardware do sistema emissor',
-  '90': 'Sem pagamento',
-  '91': 'Pagamento Posterior',
-  '99': 'Outros',
-});
-
 const DIVISION_NAMES: Readonly<Record<DanfeDivisionId, string>> = {
   cabecalho: 'I - Informações do Cabeçalho',
   identificacaoDanfe: 'II - Informações Fixas do DANFE NFC-e',
@@ -265,10 +241,10 @@ function addressLines(textOf: Reader['textOf'], ender: string | undefined): stri
 
 type Reader = ReturnType<typeof reader>;
 
-/** Payment label: the table name; for 99 the free description the XML carries. */
+/** Payment label: the official name (base/common/payment-methods.ts); for 99 the free description the XML carries. */
 function paymentName(tPag: string, xPag: string | undefined): string {
-  const name = TPAG_NAMES[tPag] ?? `Forma de pagamento ${tPag}`;
-  return xPag && (tPag === '99' || !TPAG_NAMES[tPag]) ? `${name} - ${xPag}` : name;
+  const name = paymentMethodName(tPag);
+  return xPag && (tPag === '99' || !paymentMethod(tPag)) ? `${name} - ${xPag}` : name;
 }
 
 /**

@@ -123,6 +123,7 @@ function request(over: Partial<NfceRequest> = {}): NfceRequest {
 }
 
 const DH_EMI = '2026-11-22T14:03:05-03:00';
+const DAY = DH_EMI.slice(0, 10);
 const CONTINGENCY = { dhCont: '2026-11-22T13:50:00-03:00', xJust: 'Sem conexão com a SEFAZ (internet da loja fora do ar)' };
 
 let credentials: IssueNfceContext['credentials'];
@@ -476,7 +477,7 @@ describe('buildNfce: content', () => {
       ),
       item('Outros', '17019900', '1', '1.00', '1.00', {}, { ICMS: { ICMS90: { orig: '2', CST: '90' } } }),
     ];
-    const input = request({ det, total: { vProd: '70.00', vNF: '68.80' }, pag: [{ tPag: '17', vPag: '68.80' }], dest: undefined });
+    const input = request({ det, total: { vProd: '70.00', vNF: '68.80' }, pag: [{ tPag: '17', vPag: '68.80', card: { tpIntegra: '2' } }], dest: undefined });
     const issued = issueNfce(input, { ...ctx, emitter: emitter({ crt: 3 }), credentials });
     expect(validateXml(issued.xml, 'nfe').errors).toEqual([]);
     const tot = issued.xml.slice(issued.xml.indexOf('<ICMSTot>'), issued.xml.indexOf('</ICMSTot>'));
@@ -489,7 +490,7 @@ describe('buildNfce: content', () => {
     expect(firstText(tot, 'vNF')).toBe('68.80'); // 70.00 − 1.20 deducted
     expect(issued.xml).toContain('<ICMS60><orig>0</orig><CST>60</CST><vBCSTRet>9.00</vBCSTRet><pST>18.00</pST><vICMSSTRet>1.62</vICMSSTRet>');
     expect(issued.xml).toContain('<COFINSOutr><CST>99</CST><qBCProd>1.0000</qBCProd><vAliqProd>0.5000</vAliqProd><vCOFINS>0.50</vCOFINS></COFINSOutr>');
-    expect(paymentRuleViolation(input)).toBeUndefined();
+    expect(paymentRuleViolation(input, DAY)).toBeUndefined();
   });
 
   it('indPres 4 (delivery) is accepted and writes indIntermed 0; other values are rejection 717', () => {
@@ -507,7 +508,7 @@ describe('paymentRuleViolation (391/392) and the builder that does not enforce i
     const issued = issueNfce(input, { ...ctx, credentials });
     expect(issued.xml).not.toContain('<card>');
     expect(validateXml(issued.xml, 'nfe').valid).toBe(true);
-    expect(paymentRuleViolation(input)).toEqual({ cStat: 391, xMotivo: REJECTION_TEXTS[391] });
+    expect(paymentRuleViolation(input, DAY)).toEqual({ cStat: 391, xMotivo: REJECTION_TEXTS[391] });
     expect(REJECTION_TEXTS[391]).toBe('Não informados os dados do cartão de crédito / débito nas Formas de Pagamento da Nota Fiscal');
   });
 
@@ -515,14 +516,14 @@ describe('paymentRuleViolation (391/392) and the builder that does not enforce i
     const input = request({ pag: [{ tPag: '03', vPag: '76.70' }], card: { tpIntegra: '1', CNPJ: '60701190000104', cAut: 'A1B2C3', tBand: '02' } });
     const built = buildNfce(input, ctx);
     expect(built.xml).toContain('<card><tpIntegra>1</tpIntegra><CNPJ>60701190000104</CNPJ><tBand>02</tBand><cAut>A1B2C3</cAut></card>');
-    expect(paymentRuleViolation(input)).toBeUndefined();
+    expect(paymentRuleViolation(input, DAY)).toBeUndefined();
   });
 
   it('tpIntegra 1 without CNPJ and cAut is 392, still built', () => {
     const input = request({ pag: [{ tPag: '03', vPag: '76.70', card: { tpIntegra: '1' } }] });
     expect(buildNfce(input, ctx).xml).toContain('<card><tpIntegra>1</tpIntegra></card>');
-    expect(paymentRuleViolation(input)).toEqual({ cStat: 392, xMotivo: REJECTION_TEXTS[392] });
-    expect(paymentRuleViolation(request({ pag: [{ tPag: '01', vPag: '80.00' }] }))).toBeUndefined();
+    expect(paymentRuleViolation(input, DAY)).toEqual({ cStat: 392, xMotivo: REJECTION_TEXTS[392] });
+    expect(paymentRuleViolation(request({ pag: [{ tPag: '01', vPag: '80.00' }] }), DAY)).toBeUndefined();
   });
 });
 

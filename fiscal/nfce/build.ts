@@ -110,7 +110,7 @@ function build(input: NfceRequest, ctx: BuildNfceContext, issues: IssueCollector
   if (checked.ok) checkIdentificationLimit(dest, uf, tot.vNF, issues);
   const itemTotTrib = itemTaxBurden(input, checked, crt, ctx.vTotTribRate, issues);
   const vTotTrib = itemTotTrib.reduce((a, b) => a + b, 0n);
-  const pags = checkPayments(input, issues);
+  const pags = checkPayments(input, ide.dhEmi?.text, issues);
   const vTroco = checkChange(input, pags, tot.vNF, checked.ok, issues);
   const infCpl = issues.capture(() => optTString(input.infCpl, 'infCpl', 1, 5000));
   const infAdFisco = issues.capture(() => optTString(input.infAdFisco, 'infAdFisco', 1, 2000));

@@ -11,7 +11,7 @@ import { addPayment, finishSale, removePayment, useSale } from '../state/sale-st
 import { closeDialog } from '../state/ui-store.ts';
 import { CardFields } from './CardFields.tsx';
 import { ConsumerRequired } from './ConsumerRequired.tsx';
-import { emptyCard, METHODS, needsCard, paymentFrom, type CardForm, type MethodId } from './payment-methods.ts';
+import { asksBrand, emptyCard, METHODS, needsCard, paymentFrom, type CardForm, type MethodId } from './payment-methods.ts';
 
 export function PaymentDialog() {
   const sale = useSale((s) => s.sale);
@@ -157,7 +157,7 @@ export function PaymentDialog() {
                 onChange={(e) => setAmount(e.target.value)}
               />
             </label>
-            {needsCard(tPag) && <CardFields value={card} onChange={setCard} showBrand={tPag !== '17'} />}
+            {needsCard(tPag) && <CardFields value={card} onChange={setCard} showBrand={asksBrand(tPag)} />}
           </form>
         )}
         <div className="dialog-footer">

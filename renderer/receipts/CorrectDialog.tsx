@@ -12,7 +12,7 @@ import { checkConsumerDocument, formatDocument } from '../documents/consumer-doc
 import type { InputError } from '../money/money.ts';
 import { centsToInput, formatCents, parseCents } from '../money/money.ts';
 import { CardFields } from '../payment/CardFields.tsx';
-import { emptyCard, METHODS, needsCard, paymentFrom, type CardForm, type MethodId } from '../payment/payment-methods.ts';
+import { asksBrand, emptyCard, METHODS, needsCard, paymentFrom, type CardForm, type MethodId } from '../payment/payment-methods.ts';
 import { receiptAction } from '../state/receipt-actions.ts';
 import { terminal } from '../state/terminal.ts';
 import { backToReceipts } from '../state/ui-store.ts';
@@ -121,7 +121,7 @@ export function CorrectDialog(props: { receiptId: string }) {
                   Remover pagamento {i + 1}
                 </button>
               </div>
-              {needsCard(p.tPag) && <CardFields value={p.card} onChange={(card) => update(i, { card })} showBrand={p.tPag !== '17'} />}
+              {needsCard(p.tPag) && <CardFields value={p.card} onChange={(card) => update(i, { card })} showBrand={asksBrand(p.tPag)} />}
             </fieldset>
           ))}
           <button type="button" className="small" onClick={() => setPayments([...payments, { tPag: '01', amount: '', card: emptyCard() }])}>

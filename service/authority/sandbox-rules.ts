@@ -15,6 +15,7 @@ import { qrBaseUrlOf } from '../../fiscal/br/nfce-urls.ts';
 import { ufOfCUF } from '../../fiscal/br/uf.ts';
 import { sameCertificate } from '../../fiscal/certificate.ts';
 import { MDFE_REJECTIONS } from '../../fiscal/mdfe/build.ts';
+import { cardGroupRequired, paymentMethodInForce } from '../../fiscal/law/in-force.ts';
 import { HOMOLOGACAO_DEST_XNOME, HOMOLOGACAO_XPROD, REJECTION_TEXTS } from '../../fiscal/nfce/build.ts';
 import { validateRoute } from '../../fiscal/percurso.ts';
 import { MDFE_QR_BASE_URL } from '../../fiscal/qrcode.ts';
@@ -60,6 +61,9 @@ export const NFE = {
   // The texts of 391/392 are the payment module's, so the builder's warning and the verdict agree.
   cartaoAusente: reject('391', `Rejeição: ${REJECTION_TEXTS[391]}`),
   cartaoIncompleto: reject('392', `Rejeição: ${REJECTION_TEXTS[392]}`),
+  // The official code of a tPag not in force is not known to us: 899 is the payment field's
+  // (docs/fiscal.md, "Payments").
+  meioPagamento: reject('899', 'Rejeição: Informado incorretamente o campo meio de pagamento'),
   duplicidade: reject('204', 'Rejeição: Duplicidade de NF-e'),
   jaCancelada: reject('218', 'Rejeição: NF-e já está cancelada na base de dados da SEFAZ'),
   duplicidadeNumero: reject('539', 'Rejeição: Duplicidade de NF-e, com diferença na Chave de Acesso'),
@@ -448,7 +452,7 @@ export type NfeCheck = { ok: true; document: NfeDocument } | { ok: false; reject
  * Everything SEFAZ checks on an NF-e before looking at its database, in its order: schema (225),
  * signature (297), certificate/emitter (213), authorizing UF (226), key (502), environment (252),
  * homologation texts (373, 598), QR Code of the NFC-e (394, 395, 397, 398, 462, 464, 583),
- * payments (391, 392), NT 2026.002 (715, 750) and the tax reform's IBS/CBS rules (1115, 1020–1024,
+ * payments (899, 391, 392), NT 2026.002 (715, 750) and the tax reform's IBS/CBS rules (1115, 1020–1024,
  * 1026/1036/1037, 1041/1052/1069/1150, 1118/1119, 1085/1091: sandbox-reform-rules.ts).
  */
 export function checkNfe(company: AuthorityCompany, xml: string, cUF: string): NfeCheck {
@@ -472,7 +476,7 @@ export function checkNfe(company: AuthorityCompany, xml: string, cUF: string): N
     const qr = nfceQrRejection(company, key, facts, envelope.certificatePem);
     if (qr) return fail(qr);
   }
-  const payment = paymentRejection(facts.payments);
+  const payment = paymentRejection(facts.payments, (facts.dhEmi ?? '').slice(0, 10));
   if (payment) return fail(payment);
   const reform = readReformFacts(xml);
   const rule = nfceRuleRejection(reform) ?? reformRejection(reform);
@@ -508,11 +512,16 @@ function keyMatchesFields(
 
 const keyMatchesNfe = (key: string, f: NfeFacts): boolean => keyMatchesFields(key, { ...f, number: f.nNF, code: f.cNF });
 
-/** Rules 391/392 (docs/fiscal.md, "Payments"), payment by payment in document order. */
-export function paymentRejection(payments: readonly NfePaymentFacts[]): Rejection | undefined {
+/**
+ * Rules 899 (a code not in force on the document's day), 391 and 392 (docs/fiscal.md, "Payments"),
+ * payment by payment in document order; `date` is dhEmi's day, the methods and their dates the law
+ * table's.
+ */
+export function paymentRejection(payments: readonly NfePaymentFacts[], date: string): Rejection | undefined {
   for (const p of payments) {
+    if (!paymentMethodInForce(p.tPag, date)) return NFE.meioPagamento;
     if (!p.card) {
-      if (p.tPag === '03' || p.tPag === '04') return NFE.cartaoAusente;
+      if (cardGroupRequired(p.tPag, date)) return NFE.cartaoAusente;
       continue;
     }
     if (p.card.tpIntegra === '1' && (!p.card.CNPJ || !p.card.cAut)) return NFE.cartaoIncompleto;

@@ -24,7 +24,7 @@ const Card = Type.Object(
     CNPJReceb: opt('CNPJ do beneficiário do pagamento'),
     idTermPag: opt('Identificador do terminal de pagamento'),
   },
-  { ...strict, description: 'Grupo do cartão: obrigatório com tPag 03 ou 04 (sem ele, rejeição 391)' },
+  { ...strict, description: 'Grupo do cartão: obrigatório com tPag 03, 04 ou 17 (sem ele, rejeição 391; o PIX 17 sem ele é recusado com 422)' },
 );
 
 const TaxGroup = Type.Record(Type.String(), Type.Record(Type.String(), Type.String()), {
@@ -108,7 +108,9 @@ const Item = Type.Object(
 
 const Payment = Type.Object(
   {
-    tPag: str('Forma de pagamento: 01 dinheiro, 03 crédito, 04 débito, 17 PIX, ...'),
+    tPag: str(
+      'Forma de pagamento: 01 dinheiro, 03 crédito, 04 débito, 17 PIX dinâmico, 23 PIX Automático, 24 TEF Book Transfer, ... (docs/fiscal.md, "Payments")',
+    ),
     vPag: str('Valor pago (decimal)'),
     indPag: opt('0 à vista, 1 a prazo'),
     xPag: opt('Descrição da forma (tPag 99)'),
