@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { buildAccessKey, checkDigit, formatAccessKey, generateNumericCode, isValidNumericCode, parseAccessKey } from './access-key.ts';
 import { FieldError } from './errors.ts';
+import { CNPJ_FORMAT } from '../base/common/tax-ids.ts';
 
 // Real keys from docs/fiscal.md, "Access key" (and the synthetic BA fixture key): the algorithm must give
 // the digit each carries.
@@ -80,7 +81,7 @@ describe('buildAccessKey', () => {
         fc.constantFrom('11', '29', '35', '53'),
         fc.integer({ min: 0, max: 99 }),
         fc.integer({ min: 1, max: 12 }),
-        fc.stringMatching(/^[0-9]{14}$/),
+        fc.stringMatching(CNPJ_FORMAT), // numeric and alphanumeric CNPJs
         fc.constantFrom('55', '58', '65') as fc.Arbitrary<'55' | '58' | '65'>,
         fc.integer({ min: 0, max: 999 }),
         fc.integer({ min: 1, max: 999_999_999 }),

@@ -15,8 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brasiliaDay } from '../base/common/brasilia.ts';
 import { generateCnpj } from '@brazilian-utils/brazilian-utils/generate-cnpj';
 import { sampleMdfeRequest } from '../fiscal/samples.ts';
-import { verifyXmlSignature } from '../fiscal/signature.ts';
-import { validateXml, type SchemaName } from '../fiscal/schema.ts';
+import { expectValidAndSigned } from './helpers/documents.ts';
 import { contingencyXml, nfceBody, registerCompany, waitFor, type TestCompany } from './helpers/nfce.ts';
 import { startService, type ServiceProcess } from './helpers/service-process.ts';
 import { STORES, testStorage, type TestStorage } from './helpers/stores.ts';
@@ -26,9 +25,6 @@ import type { Terminal } from '../electron/core/terminal.ts';
 import { MemoryPrinter } from '../native/printer/transports.ts';
 
 const JUSTIFICATIVA = 'Cliente desistiu da compra no caixa';
-
-/** The signed element of a stored document: the document itself, or the one its proc wrapper holds first. */
-const signedPartOf = (xml: string): string => /<(NFe|MDFe|evento|eventoMDFe|inutNFe)[\s>][\s\S]*?<\/\1>/.exec(xml.replace(/^<\?xml[^>]*>/, ''))?.[0] ?? xml;
 
 describe.each(STORES)('on %s', (store) => {
   let service: ServiceProcess;
@@ -60,12 +56,7 @@ describe.each(STORES)('on %s', (store) => {
     return parse(raw.slice(1), { delimiter: ';', columns: true }) as Record<string, string>[];
   }
 
-  const expectValid = (xml: Buffer | undefined, schema: SchemaName, name: string) => {
-    expect(xml, name).toBeDefined();
-    const result = validateXml(xml!.toString('utf8'), schema);
-    expect(result.errors, `${name} contra ${schema}`).toEqual([]);
-    expect(verifyXmlSignature(signedPartOf(xml!.toString('utf8'))), `assinatura de ${name}`).toMatchObject({ valid: true });
-  };
+  const expectValid = expectValidAndSigned;
 
   const cents = (value: string) => Math.round(Number(value.replace(',', '.')) * 100);
 

@@ -11,6 +11,7 @@ import { untilProcessing } from './helpers/mdfe.ts';
 import { api, createCompany, startService, type ServiceProcess } from './helpers/service-process.ts';
 import { SETUPS, testStorage, type TestStorage } from './helpers/stores.ts';
 import { brasiliaDay } from '../base/common/brasilia.ts';
+import { ACCESS_KEY } from '../base/common/access-key.ts';
 
 // On SQLite in-process and over the wire (SEFAZ connector → SEFAZ simulator, mutual TLS on
 // loopback), and on PostgreSQL (helpers/stores.ts SETUPS).
@@ -87,7 +88,7 @@ describe.each(SETUPS)('on $store, over the $transport authority', ({ store, tran
       expect(res.status).toBe(201);
       expect(res.body).toMatchObject({
         mdfe_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
-        chave: expect.stringMatching(/^[0-9]{44}$/),
+        chave: expect.stringMatching(ACCESS_KEY),
         numero: body.ide.nMDF,
         serie: 1,
         status: '100',

@@ -19,6 +19,7 @@ import {
   type IssueNfceContext,
 } from './build.ts';
 import type { NfceItem, NfceRequest } from './types.ts';
+import { ACCESS_KEY_PATTERN } from '../../base/common/access-key.ts';
 
 const TRICKY = `Biscoito "Maria" & <Cia> d'Ávila`;
 
@@ -243,7 +244,7 @@ describe('issueNfce: the four QR/emission modes', () => {
 
   it('online v2: hash and cIdToken without leading zeros', () => {
     const issued = issueNfce(request(), { emitter: emitter(), dhEmi: DH_EMI, tpEmis: 1, credentials });
-    expect(issued.qrCode).toMatch(/\?p=[0-9]{44}\|2\|2\|1\|[0-9A-F]{40}$/);
+    expect(issued.qrCode).toMatch(new RegExp(`\\?p=${ACCESS_KEY_PATTERN}\\|2\\|2\\|1\\|[0-9A-F]{40}$`));
   });
 
   it('v2 without a CSC is a FieldError on csc, v3 does not need it', () => {

@@ -13,6 +13,7 @@ import { generateCnpj } from '@brazilian-utils/brazilian-utils/generate-cnpj';
 import { formatCnpj } from '../../base/common/tax-ids.ts';
 import { validateXml } from '../../fiscal/schema.ts';
 import { damdfeModel, keyBarcodeLayout, renderDamdfe } from './damdfe.ts';
+import { ACCESS_KEY } from '../../base/common/access-key.ts';
 
 let credentials: SigningCredentials;
 const parsers: PDFParse[] = [];
@@ -66,7 +67,7 @@ describe('damdfeModel', () => {
       observacoes: 'Entrega agendada para o período da manhã',
     });
     expect(m.protocolo).toBeUndefined();
-    expect(m.key).toMatch(/^[0-9]{44}$/);
+    expect(m.key).toMatch(ACCESS_KEY);
   });
 
   it('an authorized and closed manifest: protocol and mark on the page', async () => {

@@ -1,11 +1,12 @@
 // What the checkout e2e tests share: driving the screen as a cashier does (by labels, roles and
 // keys) and reading what the service and the virtual printer really got.
 
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Locator, Page } from 'playwright-core';
 import { expect } from 'vitest';
+import { decodeEscPos, type Transcript } from '../escpos-decoder.ts';
 import { screenshot, type Store } from './harness.ts';
 
 /** Scans (types + Enter) each code into the always-focused product input. */
@@ -65,6 +66,19 @@ export async function serviceReceipt(store: Store, serviceId: string): Promise<{
 /** The job files the virtual printer wrote. */
 export function printerJobs(store: Store): string[] {
   return existsSync(store.printerDir) ? readdirSync(store.printerDir).filter((f) => f.endsWith('.bin')) : [];
+}
+
+/** The last job the virtual printer wrote, as the printer reads it. */
+export function lastPrintedJob(store: Store): Transcript {
+  const last = printerJobs(store).sort().at(-1)!;
+  return decodeEscPos(readFileSync(join(store.printerDir, last)));
+}
+
+/** A document's XML at the service (`nfce`, `nfe`, `mdfe`), with the demo company's token. */
+export async function serviceXml(store: Store, kind: 'nfce' | 'nfe' | 'mdfe', id: string): Promise<string> {
+  const res = await fetch(`${store.serviceUrl}/api/v1/${kind}/${id}/xml`, { headers: { authorization: `Bearer ${store.token}` } });
+  expect(res.status).toBe(200);
+  return res.text();
 }
 
 /** The sandbox clock of the demo company moves forward (service/http/sandbox-routes.ts). */
