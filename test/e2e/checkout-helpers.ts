@@ -130,6 +130,21 @@ export async function sellInCash(page: Page, codes: string[], cash: string, stat
   return Number(number?.[1]);
 }
 
+/**
+ * F4, the consumer's document typed wrong and refused on screen with `refusal` (naming the field),
+ * then typed right and shown on the total panel as `shown`.
+ */
+export async function consumerAfterRefusal(page: Page, typed: { wrong: string; refusal: string; right: string; shown: string }): Promise<void> {
+  await page.keyboard.press('F4');
+  const dialog = page.getByRole('dialog', { name: 'Consumidor' });
+  await dialog.getByLabel('CPF ou CNPJ do consumidor').fill(typed.wrong);
+  await page.keyboard.press('Enter');
+  await waitForText(dialog.getByRole('alert'), typed.refusal);
+  await dialog.getByLabel('CPF ou CNPJ do consumidor').fill(typed.right);
+  await page.keyboard.press('Enter');
+  await waitForText(totalPanel(page), typed.shown);
+}
+
 /** A screenshot under test-output/e2e/ (harness naming), after the screen settled. */
 export async function screenshotOf(page: Page, name: string): Promise<string> {
   await page.waitForTimeout(150); // let the last render and the focus ring land

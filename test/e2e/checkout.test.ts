@@ -29,6 +29,7 @@ import { readQr } from '../escpos-decoder.ts';
 import { expectValidAndSigned } from '../helpers/documents.ts';
 import { readZip } from '../helpers/zip.ts';
 import {
+  consumerAfterRefusal,
   lastPrintedJob,
   outboxDump,
   printerJobs,
@@ -311,14 +312,12 @@ describe('checkout screen', () => {
     await waitForText(page.getByRole('table'), 'removido');
 
     // The consumer's CPF is checked on the screen, naming the field.
-    await page.keyboard.press('F4');
-    const consumer = page.getByRole('dialog', { name: 'Consumidor' });
-    await consumer.getByLabel('CPF ou CNPJ do consumidor').fill('529.982.247-24');
-    await page.keyboard.press('Enter');
-    await waitForText(consumer.getByRole('alert'), 'CPF/CNPJ do consumidor: CPF inválido');
-    await consumer.getByLabel('CPF ou CNPJ do consumidor').fill('529.982.247-25');
-    await page.keyboard.press('Enter');
-    await waitForText(totalPanel(page), 'Consumidor: CPF 529.982.247-25');
+    await consumerAfterRefusal(page, {
+      wrong: '529.982.247-24',
+      refusal: 'CPF/CNPJ do consumidor: CPF inválido',
+      right: '529.982.247-25',
+      shown: 'Consumidor: CPF 529.982.247-25',
+    });
 
     // F8 gives the sale up after a confirmation; the counter is empty again.
     await page.keyboard.press('F8');

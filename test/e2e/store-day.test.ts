@@ -20,7 +20,18 @@ import { parse } from 'csv-parse/sync';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatCnpj } from '../../base/common/tax-ids.ts';
-import { lastPrintedJob, openSettings, rpc, scan, screenshotOf, sellInCash, serviceXml, terminalReceipt, totalPanel, waitForText } from './checkout-helpers.ts';
+import {
+  consumerAfterRefusal,
+  lastPrintedJob,
+  openSettings,
+  rpc,
+  scan,
+  screenshotOf,
+  sellInCash,
+  serviceXml,
+  terminalReceipt,
+  waitForText,
+} from './checkout-helpers.ts';
 import { launchChromium, openCheckout, startStore, type Store } from './harness.ts';
 import { readZip } from '../helpers/zip.ts';
 
@@ -69,14 +80,12 @@ describe("a store's day", () => {
     // store's consumer), through an acquirer whose CNPJ the generator drew with letters.
     await scan(page, '7891000100103');
     await expect.poll(() => page.getByRole('table').locator('tbody tr').count()).toBe(1);
-    await page.keyboard.press('F4');
-    const consumer = page.getByRole('dialog', { name: 'Consumidor' });
-    await consumer.getByLabel('CPF ou CNPJ do consumidor').fill('12.abc.345/01de-35');
-    await page.keyboard.press('Enter');
-    await waitForText(consumer.getByRole('alert'), 'CPF/CNPJ do consumidor: CNPJ deve usar letras maiúsculas');
-    await consumer.getByLabel('CPF ou CNPJ do consumidor').fill('12.ABC.345/01DE-35');
-    await page.keyboard.press('Enter');
-    await waitForText(totalPanel(page), 'Consumidor: CNPJ 12.ABC.345/01DE-35');
+    await consumerAfterRefusal(page, {
+      wrong: '12.abc.345/01de-35',
+      refusal: 'CPF/CNPJ do consumidor: CNPJ deve usar letras maiúsculas',
+      right: '12.ABC.345/01DE-35',
+      shown: 'Consumidor: CNPJ 12.ABC.345/01DE-35',
+    });
     await page.keyboard.press('F2');
     const payment = page.getByRole('dialog', { name: 'Pagamento' });
     await payment.getByRole('radio', { name: 'Cartão de crédito' }).check();
