@@ -14,7 +14,7 @@ import { PosStore } from '../electron/core/pos-store.ts';
 import { ReceiptPrinter, transportFor, validatePrinterSettings } from '../electron/core/printing.ts';
 import * as sales from '../electron/core/sales.ts';
 import { fixturePath } from '../fiscal/testdata/fixtures.ts';
-import { freePort, startAppSocketPrinter, startCupsd, type AppSocketPrinter, type CupsTestServer } from '../native/printer/cups-test-server.ts';
+import { freePort, startAppSocketPrinter, startCupsd, type AppSocketPrinter, type CupsTestServer } from './helpers/cups-test-server.ts';
 import { SystemQueuePrinter } from '../native/printer/system-queue.ts';
 import { KEPT } from '../native/printer/transports.ts';
 import { decodeEscPos } from './escpos-decoder.ts';

@@ -341,6 +341,13 @@ export type CertificateView = { subject: string; cnpj: string; notAfter: string 
 /** Sangria and suprimento above `pinAboveCents` need the manager's PIN (0: every one does). */
 export type CashSettings = { pinAboveCents: Cents };
 
+/**
+ * How many days this checkout keeps its receipts' documents (the authorized XML, the bodies it
+ * sent) after the sale; older settled ones are let go (the service keeps them five years: a
+ * reprint fetches the XML again; the reports keep their daily totals). 90 by default, 7 to 1825.
+ */
+export type RetentionSettings = { days: number };
+
 export type TerminalSettings = {
   /** This checkout as the service knows it: its own id (made on the first start) and its name. */
   terminal: { id: string; name: string };
@@ -360,6 +367,7 @@ export type TerminalSettings = {
   contingency: ContingencySettings;
   scaleLabels: ScaleLabelSettings;
   cash: CashSettings;
+  retention: RetentionSettings;
 };
 
 /**
@@ -379,6 +387,7 @@ export type SettingsPatch = {
   contingency?: Partial<ContingencySettings>;
   scaleLabels?: ScaleLabelSettings;
   cash?: CashSettings;
+  retention?: RetentionSettings;
 };
 
 // ---- Catalog import ----------------------------------------------------------------------------

@@ -8,22 +8,25 @@
 // totals is what the accountant's export calls a sale: authorized (online or in contingency) and
 // contingency receipts awaiting the authority. Cancelled ones are listed apart; online receipts
 // not authorized yet (or refused) have no fiscal document: listed apart, from what the sale sent.
+//
+// Each receipt's figures are read once, when its state or XML changes, into daily totals kept
+// beside the receipts (report-share.ts, PosStore.refreshReportShare): a report adds up days,
+// so a year's costs a few hundred rows and the memory of a day's.
 
 import { stringify } from 'csv-stringify/sync';
 import { brasiliaDateTime } from '../../fiscal/protocol.ts';
-import { brasiliaHour, brasiliaPeriod } from '../../base/common/brasilia.ts';
+import { brasiliaPeriod } from '../../base/common/brasilia.ts';
 import { FieldError } from '../../fiscal/errors.ts';
-import { formatDecimal, fromCents, parseDecimal } from '../../fiscal/money.ts';
-import { nfceSaleFacts, type NfceSaleFacts } from '../../fiscal/nfce/sale-facts.ts';
+import { formatDecimal, fromCents } from '../../fiscal/money.ts';
 import type { ReportCsv, ReportPeriod, ReportReceipt, SalesReport } from '../api/terminal-api.ts';
 import { TerminalError } from './errors.ts';
-import type { PosStore, ReceiptRow } from './pos-store.ts';
+import type { PosStore, ReceiptRow, ReportListedRow } from './pos-store.ts';
+import { reportFacts } from './report-share.ts';
 import type { ReceiptDocuments } from './receipt-documents.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
 import { paymentMethodName } from './sales.ts';
 
 const DAY_MS = 24 * 3600_000;
-const CANCELLED: readonly ReceiptRow['state'][] = ['cancelling', 'cancelled'];
 const WITH_XML: readonly ReceiptRow['state'][] = ['authorized', 'cancelling', 'cancelled'];
 
 /** The [start, end) instants of a period of Brasília days; the screen's error naming the field. */
@@ -39,128 +42,100 @@ export function reportPeriod(input: Partial<ReportPeriod> | undefined): ReportPe
   return { de, ate, ...period };
 }
 
-type Fiscal = { row: ReceiptRow; facts: NfceSaleFacts };
+/** Receipts whose share is read per transaction while the pending ones are folded in. */
+const FOLD_BATCH = 500;
 
-/** The fiscal XML of each receipt that has one (authorized or cancelled; contingency). */
-async function fiscalOf(rows: readonly ReceiptRow[], documents: ReceiptDocuments): Promise<{ fiscal: Fiscal[]; unauthorized: ReceiptRow[] }> {
-  const fiscal: Fiscal[] = [];
-  const unauthorized: ReceiptRow[] = [];
-  const missing: string[] = [];
-  for (const r of rows) {
-    if (r.state === 'voided' || r.state === 'voiding') continue;
-    let xml: string | undefined;
-    if (WITH_XML.includes(r.state)) {
+/**
+ * Reads the shares still pending of the receipts created in [from, until): authorized receipts
+ * whose XML the terminal had not fetched (it is fetched now, and kept), and those written before
+ * the daily totals existed. A report without some authorized receipts would be wrong, not
+ * partial: one whose XML cannot be had fails the report, naming them.
+ */
+async function foldPending(store: PosStore, documents: ReceiptDocuments, from: string, until: string): Promise<void> {
+  const missing: number[] = [];
+  let after = { createdAt: from, id: '' };
+  for (;;) {
+    const batch = store.pendingReportReceipts(after, until, FOLD_BATCH);
+    if (!batch.length) break;
+    after = { createdAt: batch[batch.length - 1]!.created_at, id: batch[batch.length - 1]!.id };
+    for (const r of batch) {
+      if (!WITH_XML.includes(r.state) || store.receiptXml(r.id) !== undefined || (r.tp_emis === 9 && r.signed_xml)) continue;
       try {
-        xml = await documents.xml(r);
+        await documents.xml(r); // kept, and the share read, in one transaction
       } catch {
-        missing.push(String(r.nnf));
-        continue;
+        missing.push(r.nnf);
       }
-    } else if (r.tp_emis === 9 && r.signed_xml && (r.state === 'pending' || r.state === 'processing')) {
-      xml = r.signed_xml;
     }
-    if (xml === undefined) {
-      unauthorized.push(r);
-      continue;
-    }
-    try {
-      fiscal.push({ row: r, facts: nfceSaleFacts(xml) });
-    } catch (err) {
-      if (err instanceof FieldError) throw new TerminalError('erro_servico', `O XML da NFC-e nº ${r.nnf} não pôde ser lido: ${err.message}`);
-      throw err;
+    const unreadable = store.transaction(() => batch.filter((r) => store.refreshReportShare(r.id) === 'pending' && !missing.includes(r.nnf)));
+    for (const r of unreadable) {
+      try {
+        reportFacts(store.receiptXml(r.id) ?? r.signed_xml ?? '');
+      } catch (err) {
+        if (err instanceof FieldError) throw new TerminalError('erro_servico', `O XML da NFC-e nº ${r.nnf} não pôde ser lido: ${err.message}`);
+        throw err;
+      }
     }
   }
   if (missing.length) {
-    // A report without some authorized receipts would be wrong, not partial.
     throw new TerminalError(
       'servico_indisponivel',
       `Não foi possível obter o XML autorizado das NFC-e nº ${missing.slice(0, 10).join(', ')}${missing.length > 10 ? '…' : ''}; tente de novo com o serviço de emissão no ar`,
     );
   }
-  return { fiscal, unauthorized };
 }
 
-const receiptOf = (r: ReceiptRow, totalCents: number, issuedAt: string): ReportReceipt => ({
-  receiptId: r.id,
+const listed = (r: ReportListedRow): ReportReceipt => ({
+  receiptId: r.receipt_id,
   serie: r.serie,
   nNF: r.nnf,
   chave: r.chave,
-  totalCents,
-  issuedAt,
+  totalCents: r.vnf_cents,
+  issuedAt: brasiliaDateTime(r.dh_emi),
 });
 
+/**
+ * The report of a period, added up from the daily totals the terminal keeps
+ * (report-share.ts): a year costs a few hundred rows, whatever the number of sales.
+ */
 export async function salesReport(store: PosStore, documents: ReceiptDocuments, clock: Clock, input: Partial<ReportPeriod>): Promise<SalesReport> {
   const period = reportPeriod(input);
   // dhEmi is the service's (or, offline, the terminal's) clock at acceptance: close to the
   // receipt's creation here. A day on each side catches those near midnight; dhEmi decides.
-  const rows = store.receiptsCreatedBetween(iso(period.start.getTime() - DAY_MS), iso(period.end.getTime() + DAY_MS));
-  const { fiscal, unauthorized } = await fiscalOf(rows, documents);
-  const inPeriod = (instant: string): boolean => {
-    const t = Date.parse(instant);
-    return t >= period.start.getTime() && t < period.end.getTime();
-  };
-
-  const byPayment = new Map<string, { count: number; amountCents: bigint }>();
-  const byHour = Array.from({ length: 24 }, (_, hour) => ({ hour, count: 0, totalCents: 0n }));
-  const byProduct = new Map<string, { code: string; description: string; unit: string; quantity: bigint; totalCents: bigint }>();
-  let count = 0;
-  let total = 0n;
-  let change = 0n;
-  const cancelled: ReportReceipt[] = [];
-  const contingency: SalesReport['contingency'] = [];
-
-  for (const { row, facts } of fiscal) {
-    if (!inPeriod(facts.dhEmi)) continue;
-    const issuedAt = brasiliaDateTime(facts.dhEmi);
-    const receipt = receiptOf(row, Number(facts.vNFCents), issuedAt);
-    if (CANCELLED.includes(row.state)) {
-      cancelled.push(receipt);
-      continue;
-    }
-    if (facts.tpEmis === 9) contingency.push({ ...receipt, authorized: row.state === 'authorized' });
-    count++;
-    total += facts.vNFCents;
-    change += facts.vTrocoCents;
-    for (const p of facts.payments) {
-      const m = byPayment.get(p.tPag) ?? { count: 0, amountCents: 0n };
-      m.count++;
-      m.amountCents += p.vPagCents;
-      byPayment.set(p.tPag, m);
-    }
-    const hour = byHour[brasiliaHour(new Date(facts.dhEmi))]!;
-    hour.count++;
-    hour.totalCents += facts.vNFCents;
-    for (const item of facts.items) {
-      const p = byProduct.get(item.cProd) ?? { code: item.cProd, description: item.xProd, unit: item.uCom, quantity: 0n, totalCents: 0n };
-      p.quantity += parseDecimal(item.qCom.replace(/(\.\d{4})\d+$/, '$1'), 4, 'qCom');
-      p.totalCents += item.valueCents;
-      byProduct.set(item.cProd, p);
-    }
-  }
-
+  await foldPending(store, documents, iso(period.start.getTime() - DAY_MS), iso(period.end.getTime() + DAY_MS));
+  const { de, ate } = period;
+  const totals = store.reportTotals(de, ate);
+  const hours = new Map(store.reportHours(de, ate).map((h) => [h.hour, h]));
+  const receipts = store.reportListed(de, ate);
   return {
-    de: period.de,
-    ate: period.ate,
+    de,
+    ate,
     generatedAt: iso(clock()),
-    totals: { count, totalCents: Number(total), changeCents: Number(change) },
-    byPayment: [...byPayment]
-      .sort(([a], [b]) => a.localeCompare(b))
-      .map(([tPag, m]) => ({ tPag, description: paymentMethodName(tPag), count: m.count, amountCents: Number(m.amountCents) })),
-    byHour: byHour.map((h) => ({ hour: h.hour, count: h.count, totalCents: Number(h.totalCents) })),
-    byProduct: [...byProduct.values()]
-      .sort((a, b) => (b.totalCents > a.totalCents ? 1 : b.totalCents < a.totalCents ? -1 : a.code.localeCompare(b.code)))
+    totals: { count: totals.count, totalCents: totals.total_cents, changeCents: totals.change_cents },
+    byPayment: store
+      .reportPayments(de, ate)
+      .map((p) => ({ tPag: p.tpag, description: paymentMethodName(p.tpag), count: p.count, amountCents: p.amount_cents })),
+    byHour: Array.from({ length: 24 }, (_, hour) => ({ hour, count: hours.get(hour)?.count ?? 0, totalCents: hours.get(hour)?.total_cents ?? 0 })),
+    byProduct: store
+      .reportProducts(de, ate)
+      .sort((a, b) => b.total_cents - a.total_cents || a.code.localeCompare(b.code))
       .map((p) => ({
         code: p.code,
         description: p.description,
         unit: p.unit,
-        quantity: formatDecimal(p.quantity, 4).replace(/\.?0+$/, ''),
-        totalCents: Number(p.totalCents),
+        quantity: formatDecimal(BigInt(p.quantity_units), 4).replace(/\.?0+$/, ''),
+        totalCents: p.total_cents,
       })),
-    cancelled,
-    contingency,
-    unauthorized: unauthorized
-      .filter((r) => inPeriod(r.created_at))
-      .map((r) => ({ ...receiptOf(r, r.total_cents, brasiliaDateTime(r.created_at)), state: r.state })),
+    cancelled: receipts.filter((r) => r.bucket === 'cancelled').map(listed),
+    contingency: receipts.filter((r) => r.bucket === 'sale').map((r) => ({ ...listed(r), authorized: r.state === 'authorized' })),
+    unauthorized: store.unsettledReceiptsCreatedBetween(iso(period.start.getTime()), iso(period.end.getTime())).map((r) => ({
+      receiptId: r.id,
+      serie: r.serie,
+      nNF: r.nnf,
+      chave: r.chave,
+      totalCents: r.total_cents,
+      issuedAt: brasiliaDateTime(r.created_at),
+      state: r.state,
+    })),
   };
 }
 

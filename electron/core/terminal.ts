@@ -66,6 +66,7 @@ import { requestReturn, returnView } from './returns.ts';
 import { existingReceipt } from './receipt-row.ts';
 import { NEEDS_OPERATOR, correctAndResubmit, requestVoid, type RemediesContext } from './remedies.ts';
 import { reportPeriod, salesReport, salesReportCsv } from './reports.ts';
+import { RetentionSweep } from './retention.ts';
 import { printMissingCopies, reprintReceipt, type Printed, type ReprintContext } from './reprint.ts';
 import { SeriesRegistry } from './series-registry.ts';
 import { AutoPrint, ReceiptDocuments } from './receipt-documents.ts';
@@ -144,6 +145,7 @@ export class Terminal implements TerminalApi {
   private readonly settleWaitMs: number;
   private closed = false;
   private readonly checkpointTimer: NodeJS.Timeout;
+  private readonly retention: RetentionSweep;
   private clockSync: Promise<void> | undefined;
 
   constructor(store: PosStore, options: TerminalOptions) {
@@ -231,6 +233,9 @@ export class Terminal implements TerminalApi {
       }
     }, 1000);
     this.checkpointTimer.unref();
+    // Old settled receipts' documents, let go between sales (retention.ts).
+    this.retention = new RetentionSweep({ store, clock: this.clock, settings: () => this.settings.retention });
+    this.retention.start();
   }
 
   /** The series receipts are numbered in now. */
@@ -259,6 +264,7 @@ export class Terminal implements TerminalApi {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.checkpointTimer);
+    this.retention.stop();
     this.seriesRegistry.stop();
     await this.worker.stop();
     await this.contingency.stop();

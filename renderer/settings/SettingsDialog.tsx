@@ -12,7 +12,16 @@ import { closeDialog } from '../state/ui-store.ts';
 import { ExportSection } from '../reports/ExportSection.tsx';
 import { ReportsSection } from '../reports/ReportsSection.tsx';
 import { ScaleLabelsSection } from './ScaleLabelsSection.tsx';
-import { CashSection, CatalogSection, CertificateSection, CompanySection, ContingencySection, PrinterSection, ServiceSection } from './SettingsSections.tsx';
+import {
+  CashSection,
+  CatalogSection,
+  CertificateSection,
+  CompanySection,
+  ContingencySection,
+  PrinterSection,
+  RetentionSection,
+  ServiceSection,
+} from './SettingsSections.tsx';
 
 const TABS = [
   { id: 'servico', label: 'Serviço' },
@@ -23,13 +32,14 @@ const TABS = [
   { id: 'certificado', label: 'Certificado' },
   { id: 'catalogo', label: 'Catálogo' },
   { id: 'caixa', label: 'Caixa' },
+  { id: 'retencao', label: 'Retenção' },
   { id: 'relatorios', label: 'Relatórios' },
   { id: 'exportacao', label: 'Exportação' },
 ] as const;
 
 type Tab = (typeof TABS)[number]['id'];
 
-const NEEDS_SETTINGS: ReadonlySet<Tab> = new Set<Tab>(['servico', 'impressora', 'balanca', 'empresa', 'contingencia', 'caixa']);
+const NEEDS_SETTINGS: ReadonlySet<Tab> = new Set<Tab>(['servico', 'impressora', 'balanca', 'empresa', 'contingencia', 'caixa', 'retencao']);
 
 export function SettingsDialog() {
   const [auth, setAuth] = useState<ManagerAuthorization>(emptyAuthorization);
@@ -94,6 +104,7 @@ export function SettingsDialog() {
             {tab === 'certificado' && <CertificateSection key={settings ? 'loaded' : 'none'} certificate={settings?.certificate ?? null} auth={auth} />}
             {tab === 'catalogo' && <CatalogSection auth={auth} />}
             {settings && tab === 'caixa' && <CashSection settings={settings} auth={auth} />}
+            {settings && tab === 'retencao' && <RetentionSection settings={settings} auth={auth} />}
             {tab === 'relatorios' && <ReportsSection auth={auth} />}
             {tab === 'exportacao' && <ExportSection auth={auth} />}
           </div>

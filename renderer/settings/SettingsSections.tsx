@@ -518,3 +518,28 @@ export function CashSection({ settings, auth }: SectionProps) {
     </form>
   );
 }
+
+export function RetentionSection({ settings, auth }: SectionProps) {
+  const [days, setDays] = useState(String(settings.retention.days));
+  const { error, saved, save } = useSave(auth);
+  return (
+    <form
+      className="settings-section"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void save({ retention: { days: Number(days.trim()) } });
+      }}
+    >
+      <h3>Retenção de documentos</h3>
+      <Text
+        label="Dias de documentos guardados neste caixa"
+        value={days}
+        onChange={setDays}
+        type="number"
+        hint="De 7 a 1825 (padrão 90). Depois disso, o caixa apaga o XML e o pedido das NFC-e já resolvidas que o serviço de emissão guarda (por cinco anos): a reimpressão busca o XML de novo no serviço, e os relatórios continuam com os totais de cada dia."
+      />
+      <Outcome error={error} saved={saved} />
+      <button type="submit">Salvar retenção</button>
+    </form>
+  );
+}
