@@ -5,14 +5,17 @@
 // Then a day at a real terminal (online sales, a cancellation, sales issued in offline
 // contingency and transmitted later): the ZIP the manager exports from the checkout against the
 // manager's report of the same day, total by total. On both stores (helpers/stores.ts): the
-// period is a Brasília day read from dhEmi with its offset, by each engine its own way.
+// period is a Brasília day read from dhEmi with its offset, by each engine its own way. The
+// service-only exports are of companies whose CNPJ has letters (alphanumeric, drawn by the
+// generator): every document, event and inutilização of theirs validates and its signature verifies.
 
 import { readFileSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brasiliaDay } from '../base/common/brasilia.ts';
+import { generateCnpj } from '@brazilian-utils/brazilian-utils/generate-cnpj';
 import { sampleMdfeRequest } from '../fiscal/samples.ts';
-import { validateXml, type SchemaName } from '../fiscal/schema.ts';
+import { expectValidAndSigned } from './helpers/documents.ts';
 import { contingencyXml, nfceBody, registerCompany, waitFor, type TestCompany } from './helpers/nfce.ts';
 import { startService, type ServiceProcess } from './helpers/service-process.ts';
 import { STORES, testStorage, type TestStorage } from './helpers/stores.ts';
@@ -53,17 +56,13 @@ describe.each(STORES)('on %s', (store) => {
     return parse(raw.slice(1), { delimiter: ';', columns: true }) as Record<string, string>[];
   }
 
-  const expectValid = (xml: Buffer | undefined, schema: SchemaName, name: string) => {
-    expect(xml, name).toBeDefined();
-    const result = validateXml(xml!.toString('utf8'), schema);
-    expect(result.errors, `${name} contra ${schema}`).toEqual([]);
-  };
+  const expectValid = expectValidAndSigned;
 
   const cents = (value: string) => Math.round(Number(value.replace(',', '.')) * 100);
 
   describe('GET /api/v1/nfce/exportacao (service only)', () => {
     it('holds each authorized, cancelled and pending-contingency NFC-e once, its event, the inutilização and a summary of them', async () => {
-      const company = await registerCompany(service.url, storage);
+      const company = await registerCompany(service.url, storage, { cnpj: generateCnpj({ version: 2 }) });
       const c = company.client;
       const today = brasiliaDay(new Date());
       const authorized = [];
@@ -171,15 +170,26 @@ describe.each(STORES)('on %s', (store) => {
 
   describe('GET /api/v1/mdfe/exportacao', () => {
     it('holds each authorized manifest once with its closing or cancellation event, and a summary', async () => {
-      const company = await registerCompany(service.url, storage);
+      const company = await registerCompany(service.url, storage, { cnpj: generateCnpj({ version: 2 }) });
       const c = company.client;
+      // The parties (contratante, pagamento, seguro, proprietário) with letters in their CNPJ too.
+      const party = generateCnpj({ version: 2 });
+      const manifest = (nMDF: number, placa: string) => {
+        const r = sampleMdfeRequest({ nMDF, placa });
+        r.tpTransp = '2';
+        r.rodo.veicTracao.prop = { CNPJ: party, RNTRC: '87654321', xNome: 'Frota Terceira Ltda', UF: 'MG', tpProp: '2' };
+        r.rodo.infContratante = [{ xNome: 'Contratante Ltda', CNPJ: party }];
+        r.rodo.infPag![0]!.CNPJ = party;
+        r.seg = { ...(r.seg as object), respSeg: '2', CNPJ: party, seg_CNPJ: party } as typeof r.seg;
+        return r;
+      };
       const issued = [];
       for (const [nMDF, placa] of [
         [1, 'ABC1D23'],
         [2, 'DEF4G56'],
         [3, 'HIJ7K89'],
       ] as const) {
-        const res = await c.post('/api/v1/mdfe/emitir', sampleMdfeRequest({ nMDF, placa }));
+        const res = await c.post('/api/v1/mdfe/emitir', manifest(nMDF, placa));
         expect(res.status, res.text).toBe(201);
         issued.push(res.body);
       }

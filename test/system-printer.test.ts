@@ -19,9 +19,10 @@ import { SystemQueuePrinter } from '../native/printer/system-queue.ts';
 import { KEPT } from '../native/printer/transports.ts';
 import { decodeEscPos } from './escpos-decoder.ts';
 import { iso } from '../base/common/clock.ts';
+import { keyInSignedXml } from '../fiscal/access-key.ts';
 
 const XML = readFileSync(fixturePath('nfce_tpEmis1_qrV2_online_signed_testcert.xml'), 'utf8');
-const KEY = /Id="NFe([0-9]{44})"/.exec(XML)![1]!;
+const KEY = keyInSignedXml(XML, 'NFe')!;
 const now = Date.parse('2026-11-22T15:00:00.000Z');
 const clock = () => now;
 

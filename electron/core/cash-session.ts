@@ -31,6 +31,7 @@ import { actorOfManager, audit, authorizeManager, type Actor } from './managers.
 import type { CashSessionRow, ManagerRow, PosStore, ReceiptState } from './pos-store.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
 import { paymentMethod, paymentMethodLabel } from '../../base/common/payment-methods.ts';
+import { formatCnpj } from '../../base/common/tax-ids.ts';
 
 export const CASH = '01';
 
@@ -126,7 +127,7 @@ function movementView(m: ReturnType<PosStore['cashMovements']>[number]): CashMov
   return { id: m.id, kind: m.kind, amountCents: m.amount_cents, reason: m.reason, at: m.at, authorizedBy: m.manager_name };
 }
 
-export function cashSessionView(store: PosStore, session: CashSessionRow, pinAboveCents: number, companyName?: string): CashSessionView {
+export function cashSessionView(store: PosStore, session: CashSessionRow, pinAboveCents: number, company?: ReportCompany): CashSessionView {
   const closing = session.closing_json ? (JSON.parse(session.closing_json) as CashClosing) : null;
   const movements = store.cashMovements(session.id).map(movementView);
   return {
@@ -144,7 +145,7 @@ export function cashSessionView(store: PosStore, session: CashSessionRow, pinAbo
     pinAboveCents,
     closing: closing && {
       ...closing,
-      report: reportTexts(closingReport(session, closing, movements, companyName)),
+      report: reportTexts(closingReport(session, closing, movements, company)),
       printed: session.report_printed_at !== null,
       printError: session.report_print_error,
     },
@@ -288,9 +289,14 @@ export function closeCashSession(ctx: CashContext, input: CloseCashInput): CashS
 
 const when = (instant: string): string => formatDateTimeBR(instant, 'instante').slice(0, 16);
 
-export function closingReport(session: CashSessionRow, closing: CashClosing, movements: readonly CashMovementView[], companyName?: string): ReportDocument {
+/** Who the report is of: the company's trade name and its CNPJ, printed with its mask. */
+export type ReportCompany = { name: string; cnpj: string };
+
+export function closingReport(session: CashSessionRow, closing: CashClosing, movements: readonly CashMovementView[], company?: ReportCompany): ReportDocument {
   const lines: ReportLine[] = [];
-  if (companyName) lines.push({ kind: 'text', text: companyName, align: 'center', bold: true });
+  if (company) {
+    lines.push({ kind: 'text', text: company.name, align: 'center', bold: true }, { kind: 'text', text: `CNPJ ${formatCnpj(company.cnpj)}`, align: 'center' });
+  }
   lines.push(
     { kind: 'text', text: `Caixa nº ${session.number}`, align: 'center', bold: true },
     { kind: 'pair', label: 'Aberto em', value: `${when(session.opened_at)} por ${session.opened_by}` },
@@ -334,7 +340,7 @@ export function closingReport(session: CashSessionRow, closing: CashClosing, mov
 }
 
 /** The report of a closed session, for printing again and for the PDF. */
-export function closedSessionReport(store: PosStore, session: CashSessionRow, companyName?: string): ReportDocument {
+export function closedSessionReport(store: PosStore, session: CashSessionRow, company?: ReportCompany): ReportDocument {
   if (!session.closing_json) throw new TerminalError('estado_invalido', 'Este caixa ainda está aberto: o relatório sai no fechamento');
-  return closingReport(session, JSON.parse(session.closing_json) as CashClosing, store.cashMovements(session.id).map(movementView), companyName);
+  return closingReport(session, JSON.parse(session.closing_json) as CashClosing, store.cashMovements(session.id).map(movementView), company);
 }

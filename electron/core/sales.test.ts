@@ -157,11 +157,14 @@ describe('items and totals', () => {
 });
 
 describe('consumer document', () => {
-  it('accepts a CPF or CNPJ with or without punctuation, and refuses a wrong check digit', () => {
+  it('accepts a CPF or CNPJ (numeric or alphanumeric) with or without punctuation, and refuses a wrong check digit or a lower-case letter', () => {
     expect(sales.normalizeConsumerDocument('529.982.247-25')).toEqual({ kind: 'cpf', document: '52998224725' });
     expect(sales.normalizeConsumerDocument('11.222.333/0001-81')).toEqual({ kind: 'cnpj', document: '11222333000181' });
+    expect(sales.normalizeConsumerDocument('12.ABC.345/01DE-35')).toEqual({ kind: 'cnpj', document: '12ABC34501DE35' });
     expect(() => sales.normalizeConsumerDocument('52998224724')).toThrow(/dígito verificador/);
-    expect(() => sales.normalizeConsumerDocument('123')).toThrow(/CPF \(11 dígitos\) ou CNPJ \(14\)/);
+    expect(() => sales.normalizeConsumerDocument('12ABC34501DE36')).toThrow(/^CPF\/CNPJ do consumidor: CNPJ inválido \(dígito verificador/);
+    expect(() => sales.normalizeConsumerDocument('12.abc.345/01de-35')).toThrow(/letras maiúsculas/);
+    expect(() => sales.normalizeConsumerDocument('123')).toThrow(/11 dígitos \(CPF\) ou 14 caracteres \(CNPJ\)/);
     const sale = sales.openSale(ctx);
     expect(sales.setConsumer(ctx, sale.id, '52998224725').consumer).toEqual({ kind: 'cpf', document: '52998224725' });
     expect(sales.setConsumer(ctx, sale.id, null).consumer).toBeNull();
@@ -197,11 +200,17 @@ describe('payments', () => {
     expect(() => sales.addPayment(ctx, sale.id, { tPag: '03', amountCents: 100, card: { tpIntegra: '2', cnpj: '11222333000180' } })).toThrow(
       /dígito verificador/,
     );
+    expect(() => sales.addPayment(ctx, sale.id, { tPag: '03', amountCents: 100, card: { tpIntegra: '2', cnpj: '12abc34501de35' } })).toThrow(
+      expect.objectContaining({ field: 'payment.card.cnpj', message: expect.stringMatching(/letras maiúsculas/) }),
+    );
     expect(() => sales.addPayment(ctx, sale.id, { tPag: '01', amountCents: 100, card: { tpIntegra: '2' } })).toThrow(/não leva dados de cartão/);
     expect(() => sales.addPayment(ctx, sale.id, { tPag: '99', amountCents: 100 })).toThrow(/não aceita/);
     expect(() => sales.addPayment(ctx, sale.id, { tPag: '01', amountCents: 10.5 })).toThrow(/inteiro de centavos/);
     const view = sales.addPayment(ctx, sale.id, { tPag: '04', amountCents: 100, card: { tpIntegra: '1', cnpj: '11222333000181', cAut: 'A1B2', tBand: '02' } });
     expect(view.payments[0]!.card).toEqual({ tpIntegra: '1', cnpj: '11222333000181', cAut: 'A1B2', tBand: '02' });
+    // An acquirer with an alphanumeric CNPJ.
+    const alpha = sales.addPayment(ctx, sale.id, { tPag: '03', amountCents: 100, card: { tpIntegra: '1', cnpj: '12ABC34501DE35', cAut: 'X9' } });
+    expect(alpha.payments[1]!.card).toEqual({ tpIntegra: '1', cnpj: '12ABC34501DE35', cAut: 'X9' });
   });
 
   it('a PIX (17) always carries the card group: without one given, tpIntegra 2', () => {

@@ -7,8 +7,8 @@
 // always what the sale says.
 
 import { randomUUID } from 'node:crypto';
-import { assertCnpj, assertCpf } from '../../fiscal/br/documents.ts';
-import { FieldError } from '../../fiscal/errors.ts';
+import { typedTaxId } from '../../base/common/tax-ids.ts';
+import { assertCnpj } from '../../fiscal/br/documents.ts';
 import { consumerIdentificationRequired, identificationLimitCents } from '../../fiscal/nfce/consumer-identification.ts';
 import { formatDecimal, fromCents, parseDecimal } from '../../fiscal/money.ts';
 import type { NfceCard, NfceItem, NfcePayment, NfceRequest } from '../../fiscal/nfce/types.ts';
@@ -62,11 +62,7 @@ function normalizeCard(card: CardInput, field: string): CardInput {
   }
   const out: CardInput = { tpIntegra: card.tpIntegra };
   if (card.cnpj !== undefined && card.cnpj !== '') {
-    out.cnpj = checked('pagamento_invalido', `${field}.cnpj`, () => {
-      const v = assertCnpj(card.cnpj, `${field}.cnpj`);
-      if (!/^[0-9]{14}$/.test(v)) throw new FieldError(`${field}.cnpj`, 'CNPJ alfanumérico ainda não é aceito pelo leiaute 4.00');
-      return v;
-    });
+    out.cnpj = checked('pagamento_invalido', `${field}.cnpj`, () => assertCnpj(card.cnpj, `${field}.cnpj`));
   }
   if (card.tBand !== undefined && card.tBand !== '') {
     if (!/^[0-9]{2}$/.test(card.tBand))
@@ -190,21 +186,16 @@ export function itemTotalCents(quantityUnits: bigint, unitPriceCents: bigint): b
   return (quantityUnits * unitPriceCents + 5000n) / 10000n;
 }
 
-/** CPF or CNPJ typed at the counter: punctuation dropped, then checked strictly. */
+/**
+ * CPF or CNPJ typed at the counter: the mask's punctuation dropped, then checked strictly by the
+ * rule the screen also applies (base/common/tax-ids.ts): letters of an alphanumeric CNPJ in upper
+ * case, never raised behind the cashier's back.
+ */
 export function normalizeConsumerDocument(value: string): ConsumerView {
   if (typeof value !== 'string') throw new TerminalError('documento_invalido', 'Informe o CPF ou o CNPJ do consumidor', { field: 'consumer' });
-  const doc = value.replace(/[.\-/\s]/g, '').toUpperCase();
-  if (doc.length === 11) return { kind: 'cpf', document: checked('documento_invalido', 'consumer', () => assertCpf(doc, 'consumer')) };
-  if (doc.length === 14) {
-    const cnpj = checked('documento_invalido', 'consumer', () => assertCnpj(doc, 'consumer'));
-    if (!/^[0-9]{14}$/.test(cnpj)) {
-      throw new TerminalError('documento_invalido', 'CNPJ alfanumérico ainda não é aceito pelo leiaute 4.00 da NFC-e', { field: 'consumer' });
-    }
-    return { kind: 'cnpj', document: cnpj };
-  }
-  throw new TerminalError('documento_invalido', `Informe um CPF (11 dígitos) ou CNPJ (14); recebidos ${doc.length} caracteres`, {
-    field: 'consumer',
-  });
+  const typed = typedTaxId(value);
+  if (!typed.ok) throw new TerminalError('documento_invalido', `CPF/CNPJ do consumidor: ${typed.problem}`, { field: 'consumer' });
+  return { kind: typed.kind, document: typed.value };
 }
 
 const consumerOf = (doc: string | null): ConsumerView | null => (doc === null ? null : { kind: doc.length === 11 ? 'cpf' : 'cnpj', document: doc });

@@ -51,6 +51,7 @@ import type {
 import { exportDocuments, EXPORTS_DIR } from './accountant-export.ts';
 import { IssuanceClient } from './api-client.ts';
 import * as cash from './cash-session.ts';
+import type { ReportCompany } from './cash-session.ts';
 import { cashSessionRow, closingReportPdf, printClosingReport, saveClosingPdf, type ClosingReportContext } from './closing-report.ts';
 import { cancellationInfo, cancelReceipt } from './cancellation.ts';
 import { productView, saveProduct, seedDemoCatalog, type ProductInput } from './catalog.ts';
@@ -654,17 +655,17 @@ export class Terminal implements TerminalApi {
     return { store: this.store, clock: this.clock, pinAboveCents: () => this.settings.cash.pinAboveCents };
   }
 
-  private companyName(): string | undefined {
+  private reportCompany(): ReportCompany | undefined {
     const company = this.settings.company();
-    return company ? (company.xFant ?? company.xNome) : undefined;
+    return company ? { name: company.xFant ?? company.xNome, cnpj: company.cnpj } : undefined;
   }
 
   private cashView(row: Parameters<typeof cash.cashSessionView>[1]): CashSessionView {
-    return cash.cashSessionView(this.store, row, this.settings.cash.pinAboveCents, this.companyName());
+    return cash.cashSessionView(this.store, row, this.settings.cash.pinAboveCents, this.reportCompany());
   }
 
   private get closingCtx(): ClosingReportContext {
-    return { store: this.store, clock: this.clock, printer: this.printer, dataDir: this.dataDir, companyName: () => this.companyName() };
+    return { store: this.store, clock: this.clock, printer: this.printer, dataDir: this.dataDir, company: () => this.reportCompany() };
   }
 
   async cashSession(): Promise<CashSessionView | null> {

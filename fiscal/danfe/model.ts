@@ -35,7 +35,7 @@
 //   of the 110111/110112 event (sped-da prints "CANCELADA" over the receipt); the manual has no
 //   wording for it.
 
-import { formatAccessKey } from '../access-key.ts';
+import { formatAccessKey, keyInAttributes } from '../access-key.ts';
 import { BRASILIA_TZ, formatDateTimeBR as formatInstantBR } from '../../base/common/brasilia.ts';
 import { paymentMethod, paymentMethodName } from '../../base/common/payment-methods.ts';
 import { formatCnpj, formatCpf } from '../../base/common/tax-ids.ts';
@@ -330,8 +330,8 @@ type Identification = { key: string; inf: string; end: number; tpAmb: string; tp
 function identification(xml: string, r: Reader, tz: string): Identification {
   const infNFe = r.at(xml, 'infNFe');
   if (!infNFe) throw new FieldError('xml', 'documento sem infNFe');
-  const id = /\bId\s*=\s*["']NFe([0-9A-Z]{44})["']/.exec(infNFe.attrs);
-  if (!id) throw new FieldError('xml', 'documento sem infNFe/@Id (chave de acesso)');
+  const key = keyInAttributes(infNFe.attrs, 'NFe');
+  if (!key) throw new FieldError('xml', 'documento sem infNFe/@Id (chave de acesso)');
   const inf = infNFe.body;
   const ide = r.section(inf, 'ide');
   const mod = r.required(ide, 'mod', 'ide');
@@ -341,7 +341,7 @@ function identification(xml: string, r: Reader, tz: string): Identification {
   const nNF = r.required(ide, 'nNF', 'ide');
   const serie = r.required(ide, 'serie', 'ide');
   const issuedAt = formatDateTimeBR(r.required(ide, 'dhEmi', 'ide'), 'ide.dhEmi', tz);
-  return { key: id[1]!, inf, end: infNFe.end, tpAmb, tpEmis, number: nNF.padStart(9, '0'), series: serie.padStart(3, '0'), issuedAt };
+  return { key, inf, end: infNFe.end, tpAmb, tpEmis, number: nNF.padStart(9, '0'), series: serie.padStart(3, '0'), issuedAt };
 }
 
 type Protocol = { infProt?: string; cStat?: string; authorization?: { protocol: string; at: string } };

@@ -19,6 +19,7 @@ import {
   type IssueNfceContext,
 } from './build.ts';
 import type { NfceItem, NfceRequest } from './types.ts';
+import { ACCESS_KEY_PATTERN } from '../../base/common/access-key.ts';
 
 const TRICKY = `Biscoito "Maria" & <Cia> d'Ávila`;
 
@@ -242,9 +243,32 @@ describe('issueNfce: the four QR/emission modes', () => {
     expect(verify('RSA-SHA1', Buffer.from(signed), credentials.certificatePem, Buffer.from(p.slice(cut + 1), 'base64'))).toBe(true);
   });
 
+  it("alphanumeric CNPJs: the emitter's letters in the key and the QR (v2 online, v3 offline); a consumer with letters gets type 1 and no number in the v3 QR; all valid", () => {
+    const alpha = generateTestCertificate({ cnpj: '12ABC34501DE35', xNome: 'MERCADO ALFA' }).certificate;
+    const body = request({ dest: { cnpj: 'Q0SLFMBD7VX439', xNome: 'Distribuidora Alfa' } });
+    const online = issueNfce(body, { emitter: emitter({ cnpj: '12ABC34501DE35' }), dhEmi: DH_EMI, tpEmis: 1, credentials: alpha });
+    expect(online.key.slice(6, 20)).toBe('12ABC34501DE35');
+    expect(online.qrCode).toContain(`?p=${online.key}|2|2|1|`);
+    expect(validateXml(online.xml, 'nfe')).toEqual({ valid: true, errors: [] });
+
+    const offline = issueNfce(body, {
+      emitter: emitter({ cnpj: '12ABC34501DE35', qrCodeVersion: 3, csc: undefined }),
+      dhEmi: DH_EMI,
+      tpEmis: 9,
+      contingency: CONTINGENCY,
+      credentials: alpha,
+    });
+    const p = offline.qrCode.split('?p=')[1]!;
+    const signed = p.slice(0, p.lastIndexOf('|'));
+    expect(signed).toBe(`${offline.key}|3|2|22|76.70|1|`);
+    expect(verify('RSA-SHA1', Buffer.from(signed), alpha.certificatePem, Buffer.from(p.slice(p.lastIndexOf('|') + 1), 'base64'))).toBe(true);
+    expect(offline.xml).toContain('<dest><CNPJ>Q0SLFMBD7VX439</CNPJ>');
+    expect(validateXml(offline.xml, 'nfe')).toEqual({ valid: true, errors: [] });
+  });
+
   it('online v2: hash and cIdToken without leading zeros', () => {
     const issued = issueNfce(request(), { emitter: emitter(), dhEmi: DH_EMI, tpEmis: 1, credentials });
-    expect(issued.qrCode).toMatch(/\?p=[0-9]{44}\|2\|2\|1\|[0-9A-F]{40}$/);
+    expect(issued.qrCode).toMatch(new RegExp(`\\?p=${ACCESS_KEY_PATTERN}\\|2\\|2\\|1\\|[0-9A-F]{40}$`));
   });
 
   it('v2 without a CSC is a FieldError on csc, v3 does not need it', () => {

@@ -122,10 +122,6 @@ function checkCard(card: NfceCard, path: string, issues: IssueCollector): CardOu
     CNPJReceb: cap(() => (isAbsent(c.CNPJReceb) ? undefined : assertCnpj(c.CNPJReceb, `${path}.CNPJReceb`))),
     idTermPag: cap(() => optTString(c.idTermPag, `${path}.idTermPag`, 1, 40)),
   };
-  for (const cnpjField of ['CNPJ', 'CNPJReceb'] as const) {
-    const v = cardOut[cnpjField];
-    if (v && !/^[0-9]{14}$/.test(v)) issues.add(`${path}.${cnpjField}`, 'CNPJ alfanumérico ainda não é aceito pelo Balcão');
-  }
   return cardOut;
 }
 

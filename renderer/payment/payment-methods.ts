@@ -5,7 +5,7 @@
 
 import type { CardInput, PaymentInput } from '../../electron/api/terminal-api.ts';
 import { carriesCardGroup, COUNTER_METHODS, paymentMethod } from '../../base/common/payment-methods.ts';
-import { isValidCnpj } from '../../base/common/tax-ids.ts';
+import { typedCnpj, unmaskTaxId } from '../../base/common/tax-ids.ts';
 
 /** A tPag code. */
 export type MethodId = string;
@@ -38,9 +38,10 @@ export const asksBrand = (tPag: string): boolean => paymentMethod(tPag)?.cardBra
 
 /** The card group from the form, or the message naming the field to fix. */
 export function cardFromForm(form: CardForm): { card: CardInput } | { error: string } {
-  const cnpj = form.cnpj.replace(/[.\-/\s]/g, '');
+  const cnpj = unmaskTaxId(form.cnpj);
   const cAut = form.cAut.trim();
-  if (cnpj && !isValidCnpj(cnpj)) return { error: 'CNPJ da credenciadora: CNPJ inválido (14 dígitos, dígitos verificadores)' };
+  const typed = cnpj ? typedCnpj(cnpj) : undefined;
+  if (typed && !typed.ok) return { error: `CNPJ da credenciadora: ${typed.problem}` };
   if (form.tpIntegra === '1' && !cnpj) return { error: 'CNPJ da credenciadora: obrigatório no pagamento integrado (TEF)' };
   if (form.tpIntegra === '1' && !cAut) return { error: 'Código de autorização: obrigatório no pagamento integrado (TEF)' };
   return {

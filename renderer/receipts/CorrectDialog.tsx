@@ -129,7 +129,7 @@ export function CorrectDialog(props: { receiptId: string }) {
           </button>
           <label className="field">
             <span>CPF ou CNPJ do consumidor (opcional)</span>
-            <input inputMode="numeric" value={consumer} onChange={(e) => setConsumer(e.target.value)} />
+            <input autoCapitalize="characters" spellCheck={false} value={consumer} onChange={(e) => setConsumer(e.target.value)} />
           </label>
           <label className="field">
             <span>Motivo da correção</span>

@@ -120,7 +120,7 @@ export function ReturnDialog(props: { receiptId: string }) {
               <div className="row">
                 <label className="field">
                   <span>CPF/CNPJ de quem devolve</span>
-                  <input inputMode="numeric" autoComplete="off" value={document} onChange={(e) => setDocument(e.target.value)} />
+                  <input autoCapitalize="characters" spellCheck={false} autoComplete="off" value={document} onChange={(e) => setDocument(e.target.value)} />
                 </label>
                 <label className="field grow">
                   <span>Nome de quem devolve</span>

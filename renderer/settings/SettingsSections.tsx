@@ -25,6 +25,7 @@ import { fileAsBase64, fileAsText } from './file-reading.ts';
 import { formOf, IbsCbsFields, profileOf } from './IbsCbsFields.tsx';
 import { parseCentsOrZero } from '../cash/money-input.ts';
 import { centsToInput } from '../money/money.ts';
+import { unmaskTaxId } from '../../base/common/tax-ids.ts';
 
 type SectionProps = { settings: TerminalSettings; auth: ManagerAuthorization };
 
@@ -301,7 +302,7 @@ export function CompanySection({ settings, auth }: SectionProps) {
     >
       <h3>Empresa</h3>
       <div className="grid-2">
-        <Text label="CNPJ" value={c.cnpj} onChange={(v) => setC({ ...c, cnpj: v.replace(/[.\-/\s]/g, '') })} />
+        <Text label="CNPJ" value={c.cnpj} onChange={(v) => setC({ ...c, cnpj: unmaskTaxId(v) })} />
         <Text label="Inscrição estadual" value={c.ie} onChange={(v) => setC({ ...c, ie: v })} />
         <Text label="Razão social" value={c.xNome} onChange={(v) => setC({ ...c, xNome: v })} />
         <Text label="Nome fantasia" value={c.xFant ?? ''} onChange={(v) => setC({ ...c, xFant: v || undefined })} />

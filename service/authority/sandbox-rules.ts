@@ -13,12 +13,12 @@ import { createHash, verify as rsaVerify, X509Certificate } from 'node:crypto';
 import { buildAccessKey, parseAccessKey, type DocumentModel } from '../../fiscal/access-key.ts';
 import { qrBaseUrlOf } from '../../fiscal/br/nfce-urls.ts';
 import { ufOfCUF } from '../../fiscal/br/uf.ts';
-import { sameCertificate } from '../../fiscal/certificate.ts';
+import { cnpjOfCommonName, sameCertificate } from '../../fiscal/certificate.ts';
 import { MDFE_REJECTIONS } from '../../fiscal/mdfe/build.ts';
 import { cardGroupRequired, paymentMethodInForce } from '../../fiscal/law/in-force.ts';
 import { HOMOLOGACAO_DEST_XNOME, HOMOLOGACAO_XPROD, REJECTION_TEXTS } from '../../fiscal/nfce/build.ts';
 import { validateRoute } from '../../fiscal/percurso.ts';
-import { MDFE_QR_BASE_URL } from '../../fiscal/qrcode.ts';
+import { MDFE_QR_BASE_URL, qrDestFields } from '../../fiscal/qrcode.ts';
 import { validateXml, type SchemaName } from '../../fiscal/schema.ts';
 import { firstText } from '../../fiscal/xml.ts';
 import type { AuthorityCompany } from './port.ts';
@@ -395,7 +395,7 @@ export function cnpjOfCertificate(pem: string): string | null {
   let cnpj: string | null = null;
   try {
     const cn = new X509Certificate(pem).subject.split('\n').find((l) => l.startsWith('CN='));
-    cnpj = (cn && /:([0-9A-Z]{12}[0-9]{2})\s*$/.exec(cn)?.[1]) || null;
+    cnpj = cnpjOfCommonName(cn) ?? null;
   } catch {
     cnpj = null;
   }
@@ -571,9 +571,10 @@ export function nfceQrRejection(company: AuthorityCompany, key: string, f: NfeFa
     if (!offline) return params.length === 3 ? undefined : NFE.qrVersao;
     // chave|3|tpAmb|dia|vNF|tp_idDest|cDest|assinatura, the signature over fields 1–7.
     if (params.length !== 8) return NFE.qrAssinatura;
+    // What the QR carries for the document's consumer is the builder's rule (an alphanumeric CNPJ
+    // gives its type without the number): the same function says it here.
     const d = f.dest;
-    const tp = !d?.idTag ? '' : d.idTag === 'CNPJ' ? '1' : d.idTag === 'CPF' ? '2' : '3';
-    const cDest = !d?.idTag || d.idTag === 'idEstrangeiro' ? '' : (d.id ?? '');
+    const [tp, cDest] = qrDestFields(d?.idTag ? { [QR_DEST_FIELD[d.idTag]]: d.id ?? '' } : undefined);
     const expected = `${key}|3|${f.tpAmb}|${dia}|${f.vNF}|${tp}|${cDest}`;
     if (params.slice(0, 7).join('|') !== expected) return NFE.qrAssinatura;
     let ok = false;
@@ -586,6 +587,8 @@ export function nfceQrRejection(company: AuthorityCompany, key: string, f: NfeFa
   }
   return NFE.qrVersao;
 }
+
+const QR_DEST_FIELD = { CNPJ: 'cnpj', CPF: 'cpf', idEstrangeiro: 'idEstrangeiro' } as const;
 
 // ---------------------------------------------------------------------------------------------
 // MDF-e: the stateless verdict
