@@ -28,6 +28,7 @@ import { parseCommand, parseOptions, UsageError } from '../service/cli-args.ts';
 import { createCompany } from '../service/companies.ts';
 import { createLogger } from '../service/logger.ts';
 import { openService, type OpenedService } from '../service/open-service.ts';
+import { faultWords, systemFault } from '../base/node/system-faults.ts';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 
@@ -200,7 +201,7 @@ export async function run(args: string[]): Promise<number> {
       await app.listen({ port: parsed.servicePort, host: '127.0.0.1' });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE')
-        throw new Error(`a porta ${parsed.servicePort} do serviço de emissão já está em uso (use --port)`);
+        throw new Error(`serviço de emissão: ${systemFault(err, { port: parsed.servicePort, portOption: '--port' })!.message}`);
       throw err;
     }
     const serviceUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
@@ -224,10 +225,10 @@ export async function run(args: string[]): Promise<number> {
     const staticDir = screen.state === 'missing' ? join(repoRoot, 'renderer', 'dist') : screen.staticDir;
     let host: BrowserHost;
     try {
-      host = await startBrowserHost({ terminal, staticDir, port: parsed.terminalPort, downloadsDir: terminal.exportsDir });
+      host = await startBrowserHost({ terminal, staticDir, port: parsed.terminalPort, downloadsDir: terminal.exportsDir, dataDir: terminal.dataDir });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE')
-        throw new Error(`a porta ${parsed.terminalPort} da tela do caixa já está em uso (use --terminal-port)`);
+        throw new Error(`tela do caixa: ${systemFault(err, { port: parsed.terminalPort, portOption: '--terminal-port' })!.message}`);
       throw err;
     }
     stack.push('tela do caixa', () => host.close());
@@ -263,7 +264,10 @@ export async function run(args: string[]): Promise<number> {
 
     await stopRequested;
   } catch (err) {
-    process.stderr.write(`Não foi possível iniciar a loja: ${(err as Error).message}\n`);
+    // The sentence for people; the system's own words after it, for whoever reads the log.
+    const fault = systemFault(err, { path: dataDir });
+    process.stderr.write(`Não foi possível iniciar a loja: ${faultWords(err, { path: dataDir })}\n`);
+    if (fault) process.stderr.write(`  (detalhe técnico: ${(err as Error).message})\n`);
     await stack.unwind((what, e) => process.stderr.write(`Falha ao encerrar ${what}: ${(e as Error).message}\n`));
     return 1;
   }

@@ -86,7 +86,9 @@ async function start(): Promise<void> {
     if (!frame || frame.parent !== null || !isAppUrl(frame.url)) {
       return { error: { code: 'estado_invalido', message: 'Origem não autorizada' } };
     }
-    return dispatch(core, method, args, { onInternalError: (err, name) => console.error(`erro interno em ${name}:`, err) }).then((out) => out.body);
+    return dispatch(core, method, args, { onInternalError: (err, name) => console.error(`erro interno em ${name}:`, err), dataDir: core.dataDir }).then(
+      (out) => out.body,
+    );
   });
 
   // The accountant's export, saved where the manager picks (a folder, a USB stick): only a file

@@ -24,6 +24,7 @@ import type { PgStore } from './pg-store.ts';
 import { openService } from './open-service.ts';
 import { describeStorage, STORAGE_OPTIONS, STORAGE_USAGE, storageOf, type Storage } from './storage.ts';
 import { generatedTls, operatorTls, tlsChoice, TlsConfigError, type TlsMaterial } from './tls.ts';
+import { faultWords, systemFault } from '../base/node/system-faults.ts';
 
 const USAGE = `Uso: balcao service --port PORTA (--data DIR | --database URL) [--host 127.0.0.1] [--modo sandbox|producao]
                       [--tls | --tls-cert ARQUIVO.pem --tls-key ARQUIVO.pem]
@@ -128,7 +129,11 @@ export async function run(args: string[]): Promise<number> {
       process.stderr.write(`${err.message}\n`);
       return EXIT_USAGE;
     }
-    log.fatal({ err }, 'o serviço não pôde iniciar');
+    // The operator reads the console: the sentence that says what to do, the system's words in the log line.
+    const place = { path: parsed.storage.kind === 'sqlite' ? parsed.storage.dataDir : undefined, port: parsed.port, portOption: '--port' };
+    const fault = systemFault(err, place);
+    log.fatal({ err, ...(fault && { falha: fault.code }) }, `o serviço não pôde iniciar${fault ? `: ${fault.message}` : ''}`);
+    process.stderr.write(`O serviço de emissão não pôde iniciar: ${faultWords(err, place)}\n`);
     return 1;
   }
 }
@@ -150,7 +155,6 @@ async function serve({ port, host, tls: tlsChoice, storage, mode, sandboxTranspo
   } catch (err) {
     await app.close().catch(() => undefined);
     await store.close();
-    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new Error(`a porta ${port} já está em uso em ${host}`);
     throw err;
   }
   const address = app.server.address() as AddressInfo;

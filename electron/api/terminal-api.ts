@@ -591,7 +591,9 @@ export type TerminalErrorCode =
   | 'contingencia_limite'
   | 'impressora'
   | 'caixa_fechado'
-  | 'serie_em_uso';
+  | 'serie_em_uso'
+  /** The machine failed (full disk, read-only or forbidden folder, failing disk): the message says what to do. */
+  | 'falha_sistema';
 
 export type TerminalErrorData = {
   code: TerminalErrorCode;

@@ -44,6 +44,7 @@ import { failureOf, type Failure, type Result } from './failures.ts';
 import type { OutboxRow, PosStore, ReceiptRow, ReturnRow } from './pos-store.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
 import { WakeableLoop } from './wakeable-loop.ts';
+import { systemFault } from '../../base/node/system-faults.ts';
 
 export type OutboxWorkerOptions = {
   store: PosStore;
@@ -148,10 +149,15 @@ export class OutboxWorker {
         return this.dispatch();
       } catch (err) {
         // A database error (disk full, locked too long): keep the worker alive and try again.
-        this.setStatus({ lastError: `Erro interno da fila: ${(err as Error).message}` });
+        this.setStatus({ lastError: this.internalError(err) });
         return 1000;
       }
     });
+  }
+
+  /** What the status bar says of a failure of ours: a fault of the machine in words (a full disk), else the error. */
+  private internalError(err: unknown): string {
+    return systemFault(err, { path: this.store.db.name })?.message ?? `Erro interno da fila: ${(err as Error).message}`;
   }
 
   get state(): WorkerStatus {
@@ -272,13 +278,13 @@ export class OutboxWorker {
         try {
           this.store.updateOutbox(
             entry.seq,
-            { attempts: entry.attempts + 1, last_error: `Erro interno: ${(err as Error).message}`, next_attempt_at: now + this.policy.capMs },
+            { attempts: entry.attempts + 1, last_error: this.internalError(err), next_attempt_at: now + this.policy.capMs },
             iso(now),
           );
         } catch {
           // the database itself is failing; the loop reports it
         }
-        this.setStatus({ lastError: `Erro interno da fila: ${(err as Error).message}` });
+        this.setStatus({ lastError: this.internalError(err) });
       } finally {
         if (isPoll) this.polling--;
         else this.sending--;

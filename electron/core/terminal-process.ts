@@ -23,6 +23,7 @@ import type { SettingsPatch } from '../api/terminal-api.ts';
 import { TerminalError } from './errors.ts';
 import { validateServiceUrl } from './settings.ts';
 import { createTerminal, type Terminal } from './terminal.ts';
+import { systemFault } from '../../base/node/system-faults.ts';
 
 const USAGE = `Uso:
   balcao terminal vendas --data DIR --token TOKEN --serie N --quantidade N [opções]
@@ -171,8 +172,10 @@ async function runManager(args: ReturnType<typeof options>['values']): Promise<n
 }
 
 export async function run(argv: string[]): Promise<number> {
+  let dataDir: string | undefined;
   try {
     const parsed = options(argv);
+    dataDir = parsed.values.data;
     const [action] = parsed.positionals;
     if (parsed.values.help || action === undefined || action === 'help') {
       process.stdout.write(USAGE);
@@ -188,6 +191,12 @@ export async function run(argv: string[]): Promise<number> {
     }
     if (err instanceof TerminalError) {
       process.stderr.write(`${err.message}\n`);
+      return 1;
+    }
+    // A fault of the machine (a read-only or forbidden folder, a full disk): what to do, then the system's words.
+    const fault = systemFault(err, { path: dataDir });
+    if (fault) {
+      process.stderr.write(`O terminal não pôde continuar: ${fault.message}\n  (detalhe técnico: ${(err as Error).message})\n`);
       return 1;
     }
     throw err;
