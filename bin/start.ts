@@ -192,7 +192,7 @@ export async function run(args: string[]): Promise<number> {
     // service's database, its schemas and its server are made on this thread.
     const certificateMade = demoCertificate(dataDir);
     certificateMade.catch(() => undefined); // awaited below; a failure is reported there
-    const service = await openService(serviceDir);
+    const service = await openService({ kind: 'sqlite', dataDir: serviceDir }, process.env, { holdsWork: true });
     stack.push('banco do serviço', () => service.store.close());
 
     const app = buildApp({ store: service.store, secrets: service.secrets, mode: 'sandbox', logger: log });

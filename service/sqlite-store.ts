@@ -71,7 +71,11 @@ export class SqliteStore implements ServiceStore {
     transaction: (fn) => this.transaction(fn),
   });
 
-  constructor(protected readonly db: Database.Database) {}
+  /** `onClose`: what else this store holds, let go after the database closes (the data folder's lock). */
+  constructor(
+    protected readonly db: Database.Database,
+    private readonly onClose?: () => void,
+  ) {}
 
   /** Prepared once per SQL text and reused: preparing costs more than most of these queries. */
   protected statement(sql: string): Database.Statement {
@@ -470,6 +474,7 @@ export class SqliteStore implements ServiceStore {
 
   async close(): Promise<void> {
     if (this.db.open) this.db.close();
+    this.onClose?.();
   }
 }
 

@@ -24,6 +24,7 @@ import { TerminalError } from './errors.ts';
 import { validateServiceUrl } from './settings.ts';
 import { createTerminal, type Terminal } from './terminal.ts';
 import { systemFault } from '../../base/node/system-faults.ts';
+import { FolderInUseError } from '../../base/node/folder-lock.ts';
 
 const USAGE = `Uso:
   balcao terminal vendas --data DIR --token TOKEN --serie N --quantidade N [opções]
@@ -189,7 +190,7 @@ export async function run(argv: string[]): Promise<number> {
       process.stderr.write(`${err.message}\n\n${USAGE}`);
       return EXIT_USAGE;
     }
-    if (err instanceof TerminalError) {
+    if (err instanceof TerminalError || err instanceof FolderInUseError) {
       process.stderr.write(`${err.message}\n`);
       return 1;
     }

@@ -10,6 +10,7 @@
 //   const sale = await terminal.openSale(); ... await terminal.finishSale(sale.id);
 //   await terminal.close();
 
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type {
   CancelInput,
@@ -76,6 +77,7 @@ import { fileKeySecretBox, type SecretSealer } from './secret-box.ts';
 import { ServiceClock } from './service-clock.ts';
 import { settle } from './settle-wait.ts';
 import { Settings } from './settings.ts';
+import { lockFolder, type FolderLock } from '../../base/node/folder-lock.ts';
 
 export type TerminalOptions = {
   /** Folder of the terminal's database (pos.sqlite). */
@@ -145,8 +147,12 @@ export class Terminal implements TerminalApi {
   private readonly checkpointTimer: NodeJS.Timeout;
   private clockSync: Promise<void> | undefined;
 
-  constructor(store: PosStore, options: TerminalOptions) {
+  /** The hold on the data folder, let go when the terminal closes (createTerminal takes it). */
+  private readonly folderLock: FolderLock | undefined;
+
+  constructor(store: PosStore, options: TerminalOptions, folderLock?: FolderLock) {
     this.store = store;
+    this.folderLock = folderLock;
     this.dataDir = options.dataDir;
     this.clock = options.clock ?? Date.now;
     this.settleWaitMs = options.settleWaitMs ?? 5_000;
@@ -265,6 +271,7 @@ export class Terminal implements TerminalApi {
     this.listeners.clear();
     await this.client.close();
     this.store.close();
+    this.folderLock?.release();
   }
 
   // -------------------------------------------------------------------------------------------
@@ -776,13 +783,20 @@ export class Terminal implements TerminalApi {
   }
 }
 
-/** Opens (creating or migrating) the terminal's database and starts its worker. */
+/**
+ * Holds the data folder (one terminal per folder: base/node/folder-lock.ts; a second one is
+ * refused naming the first), opens (creating or migrating) its database and starts its worker.
+ */
 export async function createTerminal(options: TerminalOptions): Promise<Terminal> {
-  const store = PosStore.open(options.dataDir);
+  mkdirSync(options.dataDir, { recursive: true });
+  const lock = lockFolder(options.dataDir);
+  let store: PosStore | undefined;
   try {
-    return new Terminal(store, options);
+    store = PosStore.open(options.dataDir);
+    return new Terminal(store, options, lock);
   } catch (err) {
-    store.close();
+    store?.close();
+    lock.release();
     throw err;
   }
 }
