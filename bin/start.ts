@@ -28,6 +28,7 @@ import { parseCommand, parseOptions, UsageError } from '../service/cli-args.ts';
 import { createCompany } from '../service/companies.ts';
 import { createLogger } from '../service/logger.ts';
 import { openService, type OpenedService } from '../service/open-service.ts';
+import { scheduleBackups } from '../service/backups.ts';
 import { faultWords, systemFault } from '../base/node/system-faults.ts';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -194,6 +195,8 @@ export async function run(args: string[]): Promise<number> {
     certificateMade.catch(() => undefined); // awaited below; a failure is reported there
     const service = await openService({ kind: 'sqlite', dataDir: serviceDir }, process.env, { holdsWork: true });
     stack.push('banco do serviço', () => service.store.close());
+    const backups = scheduleBackups(service.store, serviceDir, log);
+    stack.push('cópias de segurança do serviço', () => backups?.stop());
 
     const app = buildApp({ store: service.store, secrets: service.secrets, mode: 'sandbox', logger: log });
     stack.push('serviço de emissão', () => app.close());

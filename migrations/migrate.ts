@@ -111,12 +111,22 @@ const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (
 
 type AppliedRow = { id: string; checksum: string };
 
+export type MigrateOptions = {
+  /**
+   * Called once before the first migration is applied to a database that already had some (an
+   * upgrade, not a new database), with the ids about to run: the caller's backup.
+   */
+  beforeUpgrade?: (pending: string[]) => void;
+  /** Hears, during an upgrade, each migration as it starts and as it ends with its time: for people waiting on a large database. */
+  report?: (line: string) => void;
+};
+
 /**
  * Applies the pending migrations of `dir` to `db`. Returns the ids applied now (empty when the
  * database was already current). Safe to call from several processes at once: each migration
  * takes the write lock and re-checks before applying.
  */
-export function migrate(db: Database.Database, dir: string): string[] {
+export function migrate(db: Database.Database, dir: string, options: MigrateOptions = {}): string[] {
   const migrations = loadMigrations(dir);
   // Immediate: a deferred statement that found no table and then wrote could meet another
   // process's migration in between and fail at once (SQLITE_BUSY), whatever the busy timeout.
@@ -146,6 +156,12 @@ export function migrate(db: Database.Database, dir: string): string[] {
     );
   }
 
+  const applied0 = new Set(appliedRows().map((r) => r.id));
+  const pending = migrations.filter((m) => !applied0.has(m.id)).map((m) => m.id);
+  const upgrade = pending.length > 0 && applied0.size > 0;
+  if (upgrade) options.beforeUpgrade?.(pending);
+  const report = upgrade ? options.report : undefined;
+
   // Table rebuilds (the SQLite way to alter a column) need foreign keys off, and the pragma is a
   // no-op inside a transaction; integrity is checked with foreign_key_check before each commit.
   const foreignKeys = db.pragma('foreign_keys', { simple: true }) as number;
@@ -166,14 +182,19 @@ export function migrate(db: Database.Database, dir: string): string[] {
         return true;
       });
       let done: boolean;
+      const started = performance.now();
+      if (pending.includes(migration.id)) report?.(`${db.name}: aplicando a migração ${migration.id}…`);
       try {
         // IMMEDIATE: take the write lock before reading, so two processes never both apply it.
         done = apply.immediate();
       } catch (err) {
         if (err instanceof MigrationError) throw err;
-        throw new MigrationError(`Falha ao aplicar a migração ${migration.id}: ${(err as Error).message}`);
+        throw new MigrationError(`Falha ao aplicar a migração ${migration.id}: ${(err as Error).message}`, { cause: err });
       }
-      if (done) applied.push(migration.id);
+      if (done) {
+        applied.push(migration.id);
+        report?.(`${db.name}: migração ${migration.id} aplicada em ${Math.round(performance.now() - started)} ms`);
+      }
     }
   } finally {
     db.pragma(`foreign_keys = ${foreignKeys ? 'ON' : 'OFF'}`);

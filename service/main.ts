@@ -22,6 +22,7 @@ import type { SandboxTransport } from './deps.ts';
 import { createLogger } from './logger.ts';
 import type { PgStore } from './pg-store.ts';
 import { openService } from './open-service.ts';
+import { scheduleBackups } from './backups.ts';
 import { describeStorage, STORAGE_OPTIONS, STORAGE_USAGE, storageOf, type Storage } from './storage.ts';
 import { generatedTls, operatorTls, tlsChoice, TlsConfigError, type TlsMaterial } from './tls.ts';
 import { faultWords, systemFault } from '../base/node/system-faults.ts';
@@ -149,11 +150,14 @@ async function serve({ port, host, tls: tlsChoice, storage, mode, sandboxTranspo
         : operatorTls(tlsChoice.cert, tlsChoice.key);
   const { store, secrets } = await openService(storage, process.env, { holdsWork: true, log: baseLog });
   const log = storage.kind === 'postgres' ? baseLog.child({ processo: (store as PgStore).processId }) : baseLog;
+  // Copies of a data folder's database while it serves (PostgreSQL's are its own tooling's).
+  const backups = storage.kind === 'sqlite' ? scheduleBackups(store, storage.dataDir, log) : undefined;
   const app = buildApp({ store, secrets, mode, logger: log, authority, sandboxTransport, processMetrics: true, ...(tls && { tls }) });
   try {
     await app.listen({ port, host });
   } catch (err) {
     await app.close().catch(() => undefined);
+    await backups?.stop();
     await store.close();
     throw err;
   }
@@ -202,6 +206,7 @@ async function serve({ port, host, tls: tlsChoice, storage, mode, sandboxTranspo
           code = 1;
         } finally {
           clearTimeout(cut);
+          await backups?.stop();
           await store.close();
         }
         lifecycle.info('stopped');

@@ -28,7 +28,7 @@ function openSqliteStore(dataDir: string, holdsWork: boolean): SqliteStore {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const lock = lockFolder(dataDir);
   try {
-    return new SqliteStore(openServiceDatabase(dataDir), () => lock.release());
+    return new SqliteStore(openServiceDatabase(dataDir, { check: true }), () => lock.release());
   } catch (err) {
     lock.release();
     throw err;

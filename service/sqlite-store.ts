@@ -36,6 +36,8 @@ import {
 } from './store.ts';
 import type { WebhookAttemptResult, WebhookDelivery, WebhookEvent, WebhookRecord } from './webhooks/store.ts';
 
+import { backupOnline, type Backup, type BackupPlace } from '../base/node/sqlite-backup.ts';
+
 const iso = (d: Date = new Date()): string => d.toISOString();
 
 export class SqliteStore implements ServiceStore {
@@ -470,6 +472,11 @@ export class SqliteStore implements ServiceStore {
     const applied = new Set(this.statement('SELECT id FROM schema_migrations').pluck().all() as string[]);
     const missing = shippedMigrations(migrationSetDir('service')).filter((m) => !applied.has(m.id));
     if (missing.length) throw new Error(`migrações pendentes no banco: ${missing.map((m) => m.id).join(', ')}`);
+  }
+
+  /** A verified copy of this database into `place`, taken while the service goes on (base/node/sqlite-backup.ts). */
+  backupTo(place: BackupPlace, reason?: string): Promise<Backup> {
+    return backupOnline(this.db, place, reason);
   }
 
   async close(): Promise<void> {

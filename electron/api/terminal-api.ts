@@ -162,6 +162,11 @@ export type QueueStatus = {
   needsAttention: number;
   /** Offline contingency: on, since when, deadlines, open reconciliation tasks. */
   contingency: ContingencyStatus;
+  /**
+   * What is wrong with this computer that a person must fix, in words that say how: its clock
+   * far from the service's, the automatic backup failing, the disk full. Empty when all is well.
+   */
+  alerts: string[];
 };
 
 export type ManagerView = { id: string; name: string };

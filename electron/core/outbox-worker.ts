@@ -146,7 +146,12 @@ export class OutboxWorker {
     this.onAuthority = options.onAuthority ?? (() => {});
     this.loop = new WakeableLoop(() => {
       try {
-        return this.dispatch();
+        const next = this.dispatch();
+        if (this.machineFault !== null) {
+          this.machineFault = null;
+          this.onStatusChanged();
+        }
+        return next;
       } catch (err) {
         // A database error (disk full, locked too long): keep the worker alive and try again.
         this.setStatus({ lastError: this.internalError(err) });
@@ -155,9 +160,18 @@ export class OutboxWorker {
     });
   }
 
+  /**
+   * The last fault of this computer the worker met (a full disk, a failing one), in words, until
+   * the queue works again: the status bar shows it (Terminal's `alerts`) whether or not the
+   * service answers.
+   */
+  machineFault: string | null = null;
+
   /** What the status bar says of a failure of ours: a fault of the machine in words (a full disk), else the error. */
   private internalError(err: unknown): string {
-    return systemFault(err, { path: this.store.db.name })?.message ?? `Erro interno da fila: ${(err as Error).message}`;
+    const fault = systemFault(err, { path: this.store.db.name });
+    if (fault) this.machineFault = fault.message;
+    return fault?.message ?? `Erro interno da fila: ${(err as Error).message}`;
   }
 
   get state(): WorkerStatus {

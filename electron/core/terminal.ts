@@ -78,6 +78,9 @@ import { ServiceClock } from './service-clock.ts';
 import { settle } from './settle-wait.ts';
 import { Settings } from './settings.ts';
 import { lockFolder, type FolderLock } from '../../base/node/folder-lock.ts';
+import { BackupSchedule, backupIntervalMs, backupOnline } from '../../base/node/sqlite-backup.ts';
+import { faultWords } from '../../base/node/system-faults.ts';
+import { posBackupPlace } from './db.ts';
 
 export type TerminalOptions = {
   /** Folder of the terminal's database (pos.sqlite). */
@@ -112,6 +115,8 @@ export type TerminalOptions = {
   secretBox?: SecretSealer;
   /** Offline contingency: how long an accepted receipt may wait for the authority before that counts as a failure. */
   authorityTimeoutMs?: number;
+  /** Between automatic copies of the database; default BALCAO_BACKUP_INTERVAL_MIN (60 min); 0: none on a schedule. */
+  backupIntervalMs?: number;
 };
 
 /** How old a reading of the service's clock may be when the screen shows a cancellation window. */
@@ -146,6 +151,9 @@ export class Terminal implements TerminalApi {
   private closed = false;
   private readonly checkpointTimer: NodeJS.Timeout;
   private clockSync: Promise<void> | undefined;
+  /** Copies of pos.sqlite on a schedule (base/node/sqlite-backup.ts); the last one's failure, in words, until one works. */
+  private readonly backups: BackupSchedule;
+  private backupProblem: string | null = null;
 
   /** The hold on the data folder, let go when the terminal closes (createTerminal takes it). */
   private readonly folderLock: FolderLock | undefined;
@@ -236,6 +244,19 @@ export class Terminal implements TerminalApi {
       }
     }, 1000);
     this.checkpointTimer.unref();
+    const place = posBackupPlace(options.dataDir);
+    this.backups = new BackupSchedule(
+      () => backupOnline(store.db, place),
+      place,
+      options.backupIntervalMs ?? backupIntervalMs(),
+      (outcome) => {
+        const problem = outcome.ok ? null : `A cópia de segurança automática do terminal falhou: ${faultWords(outcome.error, { path: place.dir })}`;
+        if (problem === this.backupProblem || this.closed) return;
+        this.backupProblem = problem;
+        this.emit({ type: 'queue', status: this.queueStatusNow() });
+      },
+    );
+    this.backups.start();
   }
 
   /** The series receipts are numbered in now. */
@@ -264,6 +285,7 @@ export class Terminal implements TerminalApi {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.checkpointTimer);
+    await this.backups.stop();
     this.seriesRegistry.stop();
     await this.worker.stop();
     await this.contingency.stop();
@@ -558,6 +580,7 @@ export class Terminal implements TerminalApi {
       oldestPendingAgeSeconds: oldest === null ? null : Math.max(0, Math.floor((now - oldest) / 1000)),
       needsAttention: this.store.countReceiptsIn(NEEDS_OPERATOR),
       contingency: this.contingencyStatusNow(),
+      alerts: [this.worker.machineFault, this.backupProblem].filter((a): a is string => a !== null),
     };
   }
 
