@@ -218,7 +218,8 @@ export type IssuanceClientOptions = {
 
 /** PUT /api/v1/terminais/{id}: this checkout and every series it issues in. */
 export type TerminalClaim = { nome: string; series: number[] };
-export type TerminalClaimed = { terminal: string; nome: string; series: number[] };
+/** The claim's answer; `numeracao` (each series' highest number at the service) from services that say it. */
+export type TerminalClaimed = { terminal: string; nome: string; series: number[]; numeracao?: { serie: number; ultimo_numero: number }[] };
 
 type Raw = { status: number; headers: Headers; body: unknown; bytes: Uint8Array };
 

@@ -71,6 +71,8 @@ export type OutboxWorkerOptions = {
   onExchange?: (failure: Failure | null) => void;
   /** What the service said of the tax authority, when an answer said it (before onExchange). */
   onAuthority?: (situation: AuthoritySituation) => void;
+  /** The authority said a receipt's number is another NFC-e's; the receipt took the next one (numbering.ts). */
+  onNumberTaken?: () => void;
 };
 
 export type WorkerStatus = { online: boolean | null; lastContactAt: number | null; lastError: string | null };
@@ -104,6 +106,7 @@ export class OutboxWorker {
   private readonly onStatusChanged: () => void;
   private readonly onExchange: (failure: Failure | null) => void;
   private readonly onAuthority: (situation: AuthoritySituation) => void;
+  private readonly onNumberTaken: () => void;
 
   private readonly loop: WakeableLoop;
   private readonly inFlight = new Map<number, Promise<void>>();
@@ -139,7 +142,8 @@ export class OutboxWorker {
     this.healthIntervalMs = options.healthIntervalMs ?? 15_000;
     this.authorityNewsMaxAgeMs = options.authorityNewsMaxAgeMs ?? AUTHORITY_NEWS_FRESH_MS;
     this.startedAt = iso(this.clock());
-    this.receipts = receiptLane({ store: this.store, client: this.client, onChanged: options.onReceiptChanged ?? (() => {}) });
+    this.receipts = receiptLane({ store: this.store, client: this.client, clock: this.clock, onChanged: options.onReceiptChanged ?? (() => {}) });
+    this.onNumberTaken = options.onNumberTaken ?? (() => {});
     this.returns = returnLane({ store: this.store, client: this.client, onChanged: options.onReturnChanged ?? (() => {}) });
     this.onStatusChanged = options.onStatusChanged ?? (() => {});
     this.onExchange = options.onExchange ?? (() => {});
@@ -453,6 +457,20 @@ export class OutboxWorker {
         return;
       case 'blocked':
         this.store.updateOutbox(entry.seq, { state: 'blocked', last_error: settled.note }, at);
+        return;
+      case 'renumbered':
+        // The old attempt is over; the sale goes out again under its new number and key.
+        this.store.updateOutbox(entry.seq, { state: 'failed', last_error: settled.next.note, completed_at: at }, at);
+        this.store.insertOutbox({
+          kind: 'emit',
+          receipt_id: entry.receipt_id,
+          idempotency_key: settled.next.idempotencyKey,
+          payload: settled.next.payload,
+          state: 'pending',
+          next_attempt_at: now,
+          created_at: at,
+        });
+        setImmediate(this.onNumberTaken);
         return;
     }
   }

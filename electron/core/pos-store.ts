@@ -420,6 +420,11 @@ export class PosStore {
     return row.nnf;
   }
 
+  /** Moves the series' next number up to `next` (never down); true when it moved (numbering.ts). */
+  raiseNextNumber(serie: number, next: number): boolean {
+    return this.st('UPDATE series SET next_nnf = ? WHERE serie = ? AND next_nnf < ?').run(next, serie, next).changes === 1;
+  }
+
   nextNumber(serie: number): number | undefined {
     return this.st('SELECT next_nnf FROM series WHERE serie = ?').pluck().get(serie) as number | undefined;
   }
@@ -740,9 +745,10 @@ export class PosStore {
   }
 
   /**
-   * Gives a receipt another number and idempotency key: only when a sale whose online attempt
-   * is in doubt is issued again in contingency (contingency/reconcile.ts), in the transaction
-   * that records the old ones in its reconciliation task.
+   * Gives a receipt another number and idempotency key: when a sale whose online attempt is in
+   * doubt is issued again in contingency (contingency/reconcile.ts), in the transaction that
+   * records the old ones in its reconciliation task; when the authority says its number is
+   * another NFC-e's (numbering.ts).
    */
   renumberReceipt(id: string, to: { serie: number; nnf: number; idempotency_key: string }, updatedAt: string): void {
     const r = this.st('UPDATE receipts SET serie = @serie, nnf = @nnf, idempotency_key = @idempotency_key, updated_at = @updated_at WHERE id = @id').run({

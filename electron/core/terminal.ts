@@ -81,6 +81,7 @@ import { lockFolder, type FolderLock } from '../../base/node/folder-lock.ts';
 import { BackupSchedule, backupIntervalMs, backupOnline } from '../../base/node/sqlite-backup.ts';
 import { faultWords } from '../../base/node/system-faults.ts';
 import { posBackupPlace } from './db.ts';
+import { raiseToService } from './numbering.ts';
 
 export type TerminalOptions = {
   /** Folder of the terminal's database (pos.sqlite). */
@@ -187,7 +188,11 @@ export class Terminal implements TerminalApi {
       fingerprint256: this.settings.serviceFingerprint,
       onAnswerDated: (date) => this.serviceClock.observe(date),
     });
-    this.seriesRegistry = new SeriesRegistry({ settings: this.settings, client: this.client });
+    this.seriesRegistry = new SeriesRegistry({
+      settings: this.settings,
+      client: this.client,
+      onNumbering: (numbering) => raiseToService(store, this.clock, numbering),
+    });
     this.worker = new OutboxWorker({
       store,
       client: this.client,
@@ -203,6 +208,10 @@ export class Terminal implements TerminalApi {
       onStatusChanged: () => this.emit({ type: 'queue', status: this.queueStatusNow() }),
       onExchange: (failure) => this.contingency.observeExchange(failure),
       onAuthority: (situation) => this.contingency.observeAuthority(situation),
+      // A number the authority holds under another key: learn where the series stand again.
+      onNumberTaken: () => {
+        if (!this.closed) this.seriesRegistry.start();
+      },
     });
     this.printer = new ReceiptPrinter({
       store,
