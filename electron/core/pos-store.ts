@@ -203,6 +203,8 @@ export type ReturnItemRow = { return_id: string; sale_item_id: number; quantity_
 export type ContingencyPeriodRow = {
   id: number;
   started_at: string;
+  /** dhCont on the service's clock (NULL for periods written before it was kept: started_at then). */
+  dh_cont: string | null;
   reason: string;
   automatic: number;
   started_by: string | null;
@@ -697,10 +699,10 @@ export class PosStore {
     return this.st('SELECT * FROM contingency_periods WHERE ended_at IS NULL').get() as ContingencyPeriodRow | undefined;
   }
 
-  insertContingencyPeriod(p: Pick<ContingencyPeriodRow, 'started_at' | 'reason' | 'automatic' | 'started_by'>): number {
-    const r = this.st('INSERT INTO contingency_periods (started_at, reason, automatic, started_by) VALUES (@started_at, @reason, @automatic, @started_by)').run(
-      p,
-    );
+  insertContingencyPeriod(p: Pick<ContingencyPeriodRow, 'started_at' | 'dh_cont' | 'reason' | 'automatic' | 'started_by'>): number {
+    const r = this.st(
+      'INSERT INTO contingency_periods (started_at, dh_cont, reason, automatic, started_by) VALUES (@started_at, @dh_cont, @reason, @automatic, @started_by)',
+    ).run(p);
     return Number(r.lastInsertRowid);
   }
 

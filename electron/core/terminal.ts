@@ -120,6 +120,16 @@ export type TerminalOptions = {
   backupIntervalMs?: number;
 };
 
+/** Where the service's clock offset is kept between runs (service-clock.ts). */
+const SERVICE_CLOCK_KEY = 'relogio_servico';
+
+/** The offset an earlier run kept, if any. */
+function keptClockOffset(store: PosStore): number | null {
+  const raw = store.settingValue(SERVICE_CLOCK_KEY);
+  const offset = raw === undefined ? undefined : (JSON.parse(raw) as { offsetMs?: unknown }).offsetMs;
+  return typeof offset === 'number' && Number.isFinite(offset) ? offset : null;
+}
+
 /** How old a reading of the service's clock may be when the screen shows a cancellation window. */
 const CLOCK_FRESH_MS = 1_000;
 const CLOCK_SYNC_TIMEOUT_MS = 2_000;
@@ -180,7 +190,24 @@ export class Terminal implements TerminalApi {
       cashSession: () => cash.requireOpenSession(store).id,
     };
     store.ensureSeries(this.ctx.serie);
-    this.serviceClock = new ServiceClock(this.clock, () => this.refreshCancellationWindows());
+    this.serviceClock = new ServiceClock(
+      this.clock,
+      () => {
+        this.refreshCancellationWindows();
+        if (!this.closed && this.listeners.size) this.emit({ type: 'queue', status: this.queueStatusNow() });
+      },
+      {
+        seed: keptClockOffset(store),
+        keep: (offsetMs) => {
+          if (this.closed) return;
+          try {
+            store.putSetting(SERVICE_CLOCK_KEY, JSON.stringify({ offsetMs }), iso(this.clock()));
+          } catch {
+            // kept next time; an exchange never fails for this (a full disk is told elsewhere)
+          }
+        },
+      },
+    );
     this.client = new IssuanceClient({
       baseUrl: this.settings.serviceUrl,
       token: this.settings.token,
@@ -231,6 +258,8 @@ export class Terminal implements TerminalApi {
       client: this.client,
       printer: this.printer,
       serie: () => this.ctx.serie,
+      // What the terminal signs itself is dated on the service's clock, not the PC's (service-clock.ts).
+      fiscalClock: () => this.serviceClock.fiscalNow(),
       settings: () => this.settings.contingencySettings(),
       credentials: () => this.settings.credentials(),
       authorityTimeoutMs: options.authorityTimeoutMs,
@@ -589,7 +618,7 @@ export class Terminal implements TerminalApi {
       oldestPendingAgeSeconds: oldest === null ? null : Math.max(0, Math.floor((now - oldest) / 1000)),
       needsAttention: this.store.countReceiptsIn(NEEDS_OPERATOR),
       contingency: this.contingencyStatusNow(),
-      alerts: [this.worker.machineFault, this.backupProblem].filter((a): a is string => a !== null),
+      alerts: [this.serviceClock.alert(), this.worker.machineFault, this.backupProblem].filter((a): a is string => a !== null),
     };
   }
 

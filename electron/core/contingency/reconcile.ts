@@ -65,7 +65,7 @@ export function supersedeInDoubt(store: PosStore, clock: Clock, r: ReceiptRow, i
   const keepNumber = neverSent && serie === r.serie;
   const nNF = keepNumber ? r.nnf : store.takeNextNumber(serie);
   const request = buildNfceRequest(sale, store.items(sale.id), store.payments(sale.id), serie, nNF);
-  const issued = issuer.issue(request, now);
+  const issued = issuer.issue(request);
   if (!keepNumber)
     store.insertReconciliationTask({
       id: randomUUID(),
