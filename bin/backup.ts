@@ -20,7 +20,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { formatDateTimeBR } from '../base/common/brasilia.ts';
 import { FolderInUseError, lockFolder } from '../base/node/folder-lock.ts';
-import { backupOnline, integrityOf, listBackups, type Backup, type BackupPlace } from '../base/node/sqlite-backup.ts';
+import { backupOnline, fileStamp, integrityOf, listBackups, type Backup, type BackupPlace } from '../base/node/sqlite-backup.ts';
 import { faultWords } from '../base/node/system-faults.ts';
 import { POS_DB_FILE, posBackupPlace } from '../electron/core/db.ts';
 import { loadMigrations, migrationSetDir } from '../migrations/migrate.ts';
@@ -67,15 +67,22 @@ function databasesOf(dir: string, pasta?: string): Database_[] {
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
-export async function runBackup(args: string[]): Promise<number> {
-  const command = parseCommand(args, BACKUP_USAGE, (a) => {
-    const { values } = parseOptions(a, { data: { type: 'string' }, pasta: { type: 'string' }, help: { type: 'boolean', short: 'h' } });
-    if (values.help) return 'help';
-    if (!values.data) throw new UsageError('--data: obrigatório');
-    return { dir: resolve(values.data), pasta: values.pasta && resolve(values.pasta) };
+/** The options both commands take: `--data DIR` (required) and one more path, `--<extra>`; both resolved. */
+function dataAnd(args: string[], usage: string, extra: 'pasta' | 'copia'): { args: { dir: string; extra: string | undefined } } | { exit: number } {
+  return parseCommand(args, usage, (a) => {
+    const { values } = parseOptions(a, { data: { type: 'string' }, [extra]: { type: 'string' }, help: { type: 'boolean', short: 'h' } } as const);
+    const v = values as { data?: string; help?: boolean } & Record<string, string | boolean | undefined>;
+    if (v.help) return 'help';
+    if (!v.data) throw new UsageError('--data: obrigatório');
+    const other = v[extra];
+    return { dir: resolve(v.data), extra: typeof other === 'string' ? resolve(other) : undefined };
   });
+}
+
+export async function runBackup(args: string[]): Promise<number> {
+  const command = dataAnd(args, BACKUP_USAGE, 'pasta');
   if ('exit' in command) return command.exit;
-  const { dir, pasta } = command.args;
+  const { dir, extra: pasta } = command.args;
   const found = databasesOf(dir, pasta).filter((d) => existsSync(d.file));
   if (!found.length) {
     process.stderr.write(
@@ -119,21 +126,10 @@ function kindOfCopy(file: string): Kind | undefined {
   }
 }
 
-const stamp = (at: Date) =>
-  at
-    .toISOString()
-    .replace(/\.\d{3}Z$/, 'Z')
-    .replace(/:/g, '-');
-
 export async function runRestore(args: string[]): Promise<number> {
-  const command = parseCommand(args, RESTORE_USAGE, (a) => {
-    const { values } = parseOptions(a, { data: { type: 'string' }, copia: { type: 'string' }, help: { type: 'boolean', short: 'h' } });
-    if (values.help) return 'help';
-    if (!values.data) throw new UsageError('--data: obrigatório');
-    return { dir: resolve(values.data), copia: values.copia && resolve(values.copia) };
-  });
+  const command = dataAnd(args, RESTORE_USAGE, 'copia');
   if ('exit' in command) return command.exit;
-  const { dir, copia } = command.args;
+  const { dir, extra: copia } = command.args;
   const databases = databasesOf(dir);
   if (!copia) {
     for (const d of databases) {
@@ -173,7 +169,7 @@ export async function runRestore(args: string[]): Promise<number> {
     throw err;
   }
   try {
-    const aside = `.substituido-${stamp(new Date())}`;
+    const aside = `.substituido-${fileStamp(new Date())}`;
     const kept: string[] = [];
     for (const part of ['', '-wal', '-shm']) {
       const file = `${target.file}${part}`;

@@ -69,7 +69,8 @@ export function backupIntervalMs(env: NodeJS.ProcessEnv = process.env): number {
   return positive(env, BACKUP_INTERVAL_ENV, DEFAULT_INTERVAL_MIN, 0) * 60_000;
 }
 
-const stamp = (at: Date): string =>
+/** An instant as a file name takes it on every system: `2026-11-30T14-00-05Z` (UTC, no colons). */
+export const fileStamp = (at: Date): string =>
   at
     .toISOString()
     .replace(/\.\d{3}Z$/, 'Z')
@@ -77,7 +78,7 @@ const stamp = (at: Date): string =>
 const NAME = /^([a-z]+)-(\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}Z)(?:-([a-z0-9-]+))?\.sqlite$/;
 
 export function backupFileName(prefix: string, at: Date, reason?: string): string {
-  return `${prefix}-${stamp(at)}${reason ? `-${reason}` : ''}.sqlite`;
+  return `${prefix}-${fileStamp(at)}${reason ? `-${reason}` : ''}.sqlite`;
 }
 
 /** The copies of `place`, newest first. */

@@ -173,9 +173,9 @@ class PageScan {
 
   /**
    * Walks every b-tree from its root, every overflow chain and the freelist: each page must be
-   * used once, as what it is. `readPage` reads one page (the freelist's trunk pages).
+   * used once, as what it is. `trunkPage` gives a freelist trunk page, read beforehand.
    */
-  finish(roots: readonly number[], readPage: (page: number) => Buffer): string | undefined {
+  finish(roots: readonly number[], trunkPage: (page: number) => Buffer): string | undefined {
     const { pageCount, usable } = this.h;
     if (this.fed !== pageCount) return `o arquivo terminou na página ${this.fed} de ${pageCount}`;
     const used = new Uint8Array(pageCount + 1);
@@ -226,7 +226,7 @@ class PageScan {
     for (let trunk = this.h.freelistTrunk; trunk !== 0;) {
       const problem = use(trunk, 'lista de páginas livres');
       if (problem) return problem;
-      const page = readPage(trunk);
+      const page = trunkPage(trunk);
       const leaves = page.readUInt32BE(4);
       if (leaves > usable / 4 - 2) return `a página ${trunk} da lista de páginas livres está danificada`;
       for (let i = 0; i < leaves; i++) {
@@ -259,11 +259,38 @@ export function headerProblem(file: string): string | undefined {
   }
 }
 
-function prepare(head: Buffer, fileSize: number): { scan: PageScan; h: Header } | ScanResult {
-  const h = readHeader(head, fileSize);
+/** A read the scan needs: `length` bytes of the file at `position`, into `buffer`. */
+type Read = { buffer: Buffer; length: number; position: number };
+
+/**
+ * The scan of a file of `size` bytes, as the reads it needs in order (the header, the freelist's
+ * trunk pages, then every page in chunks): the same steps whether the file is read synchronously
+ * or a chunk per turn of the event loop.
+ */
+function* scanning(size: number, roots: readonly number[]): Generator<Read, ScanResult, void> {
+  if (size === 0) return { ok: true, pages: 0 };
+  const head = Buffer.alloc(100);
+  yield { buffer: head, length: 100, position: 0 };
+  const h = readHeader(head, size);
   if ('problem' in h) return { ok: false, problem: h.problem };
   if ('unsupported' in h) return { ok: 'unsupported', reason: h.unsupported };
-  return { scan: new PageScan(h), h };
+  const trunks = new Map<number, Buffer>();
+  for (let trunk = h.freelistTrunk; trunk >= 1 && trunk <= h.pageCount && !trunks.has(trunk);) {
+    const page = Buffer.alloc(h.pageSize);
+    yield { buffer: page, length: h.pageSize, position: (trunk - 1) * h.pageSize };
+    trunks.set(trunk, page);
+    trunk = page.readUInt32BE(0);
+  }
+  const scan = new PageScan(h);
+  const buf = Buffer.allocUnsafe(CHUNK_PAGES * h.pageSize);
+  for (let first = 1; first <= h.pageCount; first += CHUNK_PAGES) {
+    const count = Math.min(CHUNK_PAGES, h.pageCount - first + 1);
+    yield { buffer: buf, length: count * h.pageSize, position: (first - 1) * h.pageSize };
+    scan.feed(buf, first, count);
+  }
+  // A trunk the chain did not reach (out of the file, or a loop) is read as empty: the walk then says where.
+  const problem = scan.finish(roots, (page) => trunks.get(page) ?? Buffer.alloc(h.pageSize));
+  return problem ? { ok: false, problem } : { ok: true, pages: h.pageCount };
 }
 
 /**
@@ -273,25 +300,11 @@ function prepare(head: Buffer, fileSize: number): { scan: PageScan; h: Header } 
 export function scanDatabaseFile(file: string, roots: readonly number[]): ScanResult {
   const fd = openSync(file, 'r');
   try {
-    const size = fstatSync(fd).size;
-    if (size === 0) return { ok: true, pages: 0 };
-    const head = Buffer.alloc(100);
-    readSync(fd, head, 0, 100, 0);
-    const ready = prepare(head, size);
-    if ('ok' in ready) return ready;
-    const { scan, h } = ready;
-    const buf = Buffer.allocUnsafe(CHUNK_PAGES * h.pageSize);
-    for (let first = 1; first <= h.pageCount; first += CHUNK_PAGES) {
-      const count = Math.min(CHUNK_PAGES, h.pageCount - first + 1);
-      readSync(fd, buf, 0, count * h.pageSize, (first - 1) * h.pageSize);
-      scan.feed(buf, first, count);
+    const steps = scanning(fstatSync(fd).size, roots);
+    for (let step = steps.next(); ; step = steps.next()) {
+      if (step.done) return step.value;
+      readSync(fd, step.value.buffer, 0, step.value.length, step.value.position);
     }
-    const problem = scan.finish(roots, (page) => {
-      const one = Buffer.alloc(h.pageSize);
-      readSync(fd, one, 0, h.pageSize, (page - 1) * h.pageSize);
-      return one;
-    });
-    return problem ? { ok: false, problem } : { ok: true, pages: h.pageCount };
   } finally {
     closeSync(fd);
   }
@@ -301,26 +314,11 @@ export function scanDatabaseFile(file: string, roots: readonly number[]): ScanRe
 export async function scanDatabaseFileAsync(file: string, roots: readonly number[]): Promise<ScanResult> {
   const handle = await open(file, 'r');
   try {
-    const { size } = await handle.stat();
-    if (size === 0) return { ok: true, pages: 0 };
-    const head = Buffer.alloc(100);
-    await handle.read(head, 0, 100, 0);
-    const ready = prepare(head, size);
-    if ('ok' in ready) return ready;
-    const { scan, h } = ready;
-    const buf = Buffer.allocUnsafe(CHUNK_PAGES * h.pageSize);
-    for (let first = 1; first <= h.pageCount; first += CHUNK_PAGES) {
-      const count = Math.min(CHUNK_PAGES, h.pageCount - first + 1);
-      await handle.read(buf, 0, count * h.pageSize, (first - 1) * h.pageSize);
-      scan.feed(buf, first, count);
+    const steps = scanning((await handle.stat()).size, roots);
+    for (let step = steps.next(); ; step = steps.next()) {
+      if (step.done) return step.value;
+      await handle.read(step.value.buffer, 0, step.value.length, step.value.position);
     }
-    const fd = handle.fd;
-    const problem = scan.finish(roots, (page) => {
-      const one = Buffer.alloc(h.pageSize);
-      readSync(fd, one, 0, h.pageSize, (page - 1) * h.pageSize);
-      return one;
-    });
-    return problem ? { ok: false, problem } : { ok: true, pages: h.pageCount };
   } finally {
     await handle.close();
   }

@@ -21,7 +21,7 @@ import { randomUUID } from 'node:crypto';
 import type { NfceDocument } from './api-client.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
 import { audit, SYSTEM_ACTOR } from './managers.ts';
-import type { PosStore, ReceiptRow } from './pos-store.ts';
+import { NO_VERDICT, type PosStore, type ReceiptRow } from './pos-store.ts';
 import { buildNfceRequest } from './sales.ts';
 
 /** What the service says of a series (PUT /api/v1/terminais/{id}, `numeracao`). */
@@ -91,11 +91,7 @@ export function takeNextNumberFor(store: PosStore, clock: Clock, r: ReceiptRow, 
       chave: null,
       qrcode: null,
       url_consulta: null,
-      service_id: null,
-      codigo_status: null,
-      motivo: null,
-      protocolo: null,
-      attention: null,
+      ...NO_VERDICT,
     },
     at,
   );

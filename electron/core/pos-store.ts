@@ -99,6 +99,12 @@ export type ReceiptRow = {
   updated_at: string;
 };
 
+/**
+ * What a receipt knows of the service's and the authority's word, cleared: for a new attempt
+ * under a new number (contingency/reconcile.ts, numbering.ts).
+ */
+export const NO_VERDICT = Object.freeze({ service_id: null, codigo_status: null, motivo: null, protocolo: null, attention: null });
+
 /** Columns a state change may set (everything but identity and numbering). */
 export type ReceiptPatch = Partial<
   Pick<
