@@ -22,8 +22,10 @@ import type { SandboxTransport } from './deps.ts';
 import { createLogger } from './logger.ts';
 import type { PgStore } from './pg-store.ts';
 import { openService } from './open-service.ts';
+import { scheduleBackups } from './backups.ts';
 import { describeStorage, STORAGE_OPTIONS, STORAGE_USAGE, storageOf, type Storage } from './storage.ts';
 import { generatedTls, operatorTls, tlsChoice, TlsConfigError, type TlsMaterial } from './tls.ts';
+import { faultWords, systemFault } from '../base/node/system-faults.ts';
 
 const USAGE = `Uso: balcao service --port PORTA (--data DIR | --database URL) [--host 127.0.0.1] [--modo sandbox|producao]
                       [--tls | --tls-cert ARQUIVO.pem --tls-key ARQUIVO.pem]
@@ -128,7 +130,11 @@ export async function run(args: string[]): Promise<number> {
       process.stderr.write(`${err.message}\n`);
       return EXIT_USAGE;
     }
-    log.fatal({ err }, 'o serviço não pôde iniciar');
+    // The operator reads the console: the sentence that says what to do, the system's words in the log line.
+    const place = { path: parsed.storage.kind === 'sqlite' ? parsed.storage.dataDir : undefined, port: parsed.port, portOption: '--port' };
+    const fault = systemFault(err, place);
+    log.fatal({ err, ...(fault && { falha: fault.code }) }, `o serviço não pôde iniciar${fault ? `: ${fault.message}` : ''}`);
+    process.stderr.write(`O serviço de emissão não pôde iniciar: ${faultWords(err, place)}\n`);
     return 1;
   }
 }
@@ -144,13 +150,15 @@ async function serve({ port, host, tls: tlsChoice, storage, mode, sandboxTranspo
         : operatorTls(tlsChoice.cert, tlsChoice.key);
   const { store, secrets } = await openService(storage, process.env, { holdsWork: true, log: baseLog });
   const log = storage.kind === 'postgres' ? baseLog.child({ processo: (store as PgStore).processId }) : baseLog;
+  // Copies of a data folder's database while it serves (PostgreSQL's are its own tooling's).
+  const backups = storage.kind === 'sqlite' ? scheduleBackups(store, storage.dataDir, log) : undefined;
   const app = buildApp({ store, secrets, mode, logger: log, authority, sandboxTransport, processMetrics: true, ...(tls && { tls }) });
   try {
     await app.listen({ port, host });
   } catch (err) {
     await app.close().catch(() => undefined);
+    await backups?.stop();
     await store.close();
-    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new Error(`a porta ${port} já está em uso em ${host}`);
     throw err;
   }
   const address = app.server.address() as AddressInfo;
@@ -198,6 +206,7 @@ async function serve({ port, host, tls: tlsChoice, storage, mode, sandboxTranspo
           code = 1;
         } finally {
           clearTimeout(cut);
+          await backups?.stop();
           await store.close();
         }
         lifecycle.info('stopped');

@@ -68,6 +68,8 @@ export const NFE = {
   jaCancelada: reject('218', 'Rejeição: NF-e já está cancelada na base de dados da SEFAZ'),
   duplicidadeNumero: reject('539', 'Rejeição: Duplicidade de NF-e, com diferença na Chave de Acesso'),
   numeroInutilizado: reject('206', 'Rejeição: NF-e já está inutilizada na Base de dados da SEFAZ'),
+  emissaoPosterior: reject('703', 'Rejeição: Data-Hora de Emissão posterior ao horário de recebimento'),
+  emissaoAtrasada: reject('704', 'Rejeição: NFC-e com Data-Hora de emissão atrasada'),
   naoConsta: reject('217', 'Rejeição: NF-e não consta na base de dados da SEFAZ'),
   // Events.
   eventoId: reject('572', 'Rejeição: Erro Atributo ID do evento não corresponde a concatenação dos campos ("ID" + tpEvento + chNFe + nSeqEvento)'),

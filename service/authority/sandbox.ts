@@ -26,8 +26,13 @@
 //   same shape here.
 // - cStat 120 "autorizado com alerta" (NT 2026.002): given to a CRT 3 NFC-e with an item
 //   without IBS/CBS where rule 1115 is not enforced yet (sandbox-reform-rules.ts reformAlert).
-// - Offline NFC-e (tpEmis 9) received more than 24 h after dhEmi: authorized with 150 ("fora de
-//   prazo"), the most common deadline in docs/fiscal.md, "Offline contingency".
+// - The time of issue against the time of reception (SANDBOX_DEADLINES, docs/fiscal.md "Rejections
+//   the sandbox applies"), after the duplicity checks (a re-sent document is judged by what it
+//   is): a dhEmi more than 5 min after reception is 703 (NF-e and NFC-e; the tolerance is
+//   UNVERIFIED, SEFAZ's own clock skew allowance); a normal NFC-e (tpEmis 1) received more than
+//   5 min after its dhEmi is 704; an offline NFC-e (tpEmis 9) received more than 24 h after dhEmi
+//   is authorized with 150 ("fora de prazo"), the most common deadline in docs/fiscal.md,
+//   "Offline contingency".
 // - A re-sent document that was authorized and later cancelled gets 218, as SEFAZ answers.
 // - Cancellation by substitution (110112) follows NT 2018.004 beyond the brief: the substitute
 //   must also be authorized here and not cancelled (912/913), and the NFC-e being cancelled must
@@ -117,6 +122,10 @@ export const SANDBOX_DEADLINES = {
   nfeSubstitutionMs: 168 * HOUR,
   /** Offline NFC-e: later than this after dhEmi it is authorized "fora de prazo" (150). */
   offlineTransmissionMs: 24 * HOUR,
+  /** NF-e/NFC-e: a dhEmi later than the reception by more than this is 703 (reference: sefaz-webservices.md §5.9; tolerance UNVERIFIED). */
+  futureEmissionToleranceMs: 5 * MINUTE,
+  /** Normal NFC-e (tpEmis 1): received later than this after dhEmi it is 704 (sefaz-webservices.md §5.9). */
+  onlineEmissionDelayMs: 5 * MINUTE,
   /** 110111 of an MDF-e, from authorization. */
   mdfeCancellationMs: 24 * HOUR,
 } as const;
@@ -204,7 +213,12 @@ export class SandboxAuthority implements TaxAuthority {
       return this.nfeVerdict(company, signedNFe, { cStat: NFE.duplicidadeNumero.cStat, xMotivo: duplicate }, now);
     }
     if (voided) return this.nfeVerdict(company, signedNFe, NFE.numeroInutilizado, now);
-    const late = facts.tpEmis === '9' && now.getTime() - Date.parse(facts.dhEmi!) > SANDBOX_DEADLINES.offlineTransmissionMs;
+    const age = now.getTime() - Date.parse(facts.dhEmi!);
+    if (-age > SANDBOX_DEADLINES.futureEmissionToleranceMs) return this.nfeVerdict(company, signedNFe, NFE.emissaoPosterior, now);
+    if (model === '65' && facts.tpEmis === '1' && age > SANDBOX_DEADLINES.onlineEmissionDelayMs) {
+      return this.nfeVerdict(company, signedNFe, NFE.emissaoAtrasada, now);
+    }
+    const late = facts.tpEmis === '9' && age > SANDBOX_DEADLINES.offlineTransmissionMs;
     // Late beats the alert: 150 has no room for a message of its own here.
     const outcome = late ? NFE.autorizadoForaDePrazo : alert ? AUTHORIZED_WITH_ALERT : NFE.autorizado;
     const nProt = await this.protocolNumber(m, key, now, this.nfeProtocolDigits);

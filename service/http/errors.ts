@@ -8,6 +8,7 @@ import { FieldError, type FieldIssue } from '../../fiscal/errors.ts';
 import { AuthorityCertificateError } from '../authority/port.ts';
 import { ERROR_STATUS, ErrorBody, type ErrorCode } from '../../base/common/api/errors.ts';
 import { PATTERN_NAMES } from '../../base/common/api/schema.ts';
+import { systemFault } from '../../base/node/system-faults.ts';
 
 export { ERROR_STATUS, ErrorBody, type ErrorCode } from '../../base/common/api/errors.ts';
 
@@ -238,6 +239,10 @@ export function toApiError(error: unknown, request: FastifyRequest): ApiError {
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ApiError('requisicao_invalida', 'O tamanho do corpo não confere com o cabeçalho Content-Length.');
   }
+  // The machine failed (a full disk, a read-only folder): nothing was done, and the same request
+  // will work once the operator fixes it. 503 with Retry-After, so a client retries later.
+  const fault = systemFault(error);
+  if (fault) return new ApiError('servico_indisponivel', `O serviço de emissão não pôde gravar: ${fault.message}`, { headers: { 'retry-after': '30' } });
   // Other client errors raised by the framework (bad URL encoding, ...): keep the status class,
   // never the English text.
   const status = typeof e.statusCode === 'number' ? e.statusCode : 500;
@@ -257,7 +262,8 @@ export function sendApiError(reply: FastifyReply, error: ApiError): FastifyReply
 export function errorHandler(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const apiError = toApiError(error, request);
   if (apiError.status >= 500 && !(error instanceof ApiError)) {
-    request.log.error({ err: error }, 'erro interno ao atender a requisição');
+    // In the operator's console, the sentence that says what to do (a fault of the machine).
+    request.log.error({ err: error }, apiError.code === 'servico_indisponivel' ? apiError.message : 'erro interno ao atender a requisição');
   } else {
     request.log.debug({ code: apiError.code, status: apiError.status }, apiError.message);
   }

@@ -302,6 +302,19 @@ export class PgNfceStore implements NfceStore {
     );
   }
 
+  async highestNumbers(companyId: string, series: readonly number[]): Promise<Map<number, number>> {
+    const rows = (
+      await this.b.pool.query<{ serie: number; highest: number }>(
+        `SELECT s.serie, greatest(
+             coalesce((SELECT max(numero) FROM nfce_documents WHERE company_id = $1 AND serie = s.serie AND status <> 'rejeitado'), 0),
+             coalesce((SELECT max(numero_final) FROM nfce_inutilizacoes WHERE company_id = $1 AND serie = s.serie), 0))::integer AS highest
+           FROM unnest($2::integer[]) AS s (serie)`,
+        [companyId, [...series]],
+      )
+    ).rows;
+    return new Map(rows.map((r) => [r.serie, r.highest]));
+  }
+
   async findInutilizacao(companyId: string, serie: number, first: number, last: number): Promise<InutilizacaoRecord | undefined> {
     const r = (
       await this.b.pool.query<InutilizacaoRow>(

@@ -336,6 +336,14 @@ export class SqliteNfceStore implements NfceStore {
       .run(r.id, r.companyId, r.serie, r.numeroInicial, r.numeroFinal, r.justificativa, r.protocolo, r.codigoStatus, r.motivo, r.xml, iso(r.createdAt));
   }
 
+  async highestNumbers(companyId: string, series: readonly number[]): Promise<Map<number, number>> {
+    const highest = this.b.statement(
+      `SELECT max(coalesce((SELECT max(numero) FROM nfce_documents WHERE company_id = @c AND serie = @s AND status <> 'rejeitado'), 0),
+                  coalesce((SELECT max(numero_final) FROM nfce_inutilizacoes WHERE company_id = @c AND serie = @s), 0))`,
+    );
+    return new Map(series.map((serie) => [serie, highest.pluck().get({ c: companyId, s: serie }) as number]));
+  }
+
   async findInutilizacao(companyId: string, serie: number, first: number, last: number): Promise<InutilizacaoRecord | undefined> {
     const r = this.b
       .statement(`SELECT * FROM nfce_inutilizacoes WHERE company_id = ? AND serie = ? AND numero_inicial = ? AND numero_final = ?`)

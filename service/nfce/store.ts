@@ -173,4 +173,9 @@ export interface NfceStore {
   /** The company's inutilizações registered in [from, until), with their XML. */
   inutilizacoesBetween(companyId: string, from: Date, until: Date): Promise<InutilizacaoRecord[]>;
   findInutilizacao(companyId: string, serie: number, first: number, last: number): Promise<InutilizacaoRecord | undefined>;
+  /**
+   * Each series' highest number the company used: an NFC-e that is or may be authorized (every
+   * state but rejeitado, whose number may be issued again) or a voided range's end; 0 when none.
+   */
+  highestNumbers(companyId: string, series: readonly number[]): Promise<Map<number, number>>;
 }
