@@ -36,10 +36,12 @@ import {
   inTransaction,
   keyBytes,
   keyText,
+  lockedTurn,
   newPool,
   openPostgres,
   pendingMigrations,
   ProcessLease,
+  TURN_WAIT_MS,
   type PgBlocks,
   type Queryable,
 } from './pg-db.ts';
@@ -108,6 +110,8 @@ export class PgStore implements ServiceStore {
   readonly nfce: PgNfceStore;
   readonly nfe: PgNfeStore;
   readonly terminals: PgTerminalStore;
+  /** The connections that hold turns' locks (pg-db.ts lockedTurn), opened as turns need them. */
+  readonly #locks: pg.Pool;
   #closed = false;
 
   /** Opens the pool, migrates, and (holdsWork) registers this process. */
@@ -118,7 +122,7 @@ export class PgStore implements ServiceStore {
       try {
         await store.#lease.start(options.log);
       } catch (err) {
-        await pool.end();
+        await store.close();
         throw err;
       }
     }
@@ -130,6 +134,7 @@ export class PgStore implements ServiceStore {
     private readonly settings: PostgresSettings,
   ) {
     this.#lease = new ProcessLease(pool, settings.leaseMs);
+    this.#locks = newPool({ ...settings, statementTimeoutMs: TURN_WAIT_MS }, settings.poolSize, 'balcao-turns');
     this.#blocks = {
       pool,
       transaction: (fn) => inTransaction(pool, fn),
@@ -137,6 +142,7 @@ export class PgStore implements ServiceStore {
       claimKeyInTx: (client, request) => this.claimKeyInTx(client, request),
       settleKeyInTx: (client, attempt, outcome) => this.settleKeyInTx(client, attempt, outcome),
       enqueueWebhookInTx: (client, event) => this.enqueueWebhookInTx(client, event),
+      turn: (what, key, work) => lockedTurn(this.#locks, what, key, work),
     };
     this.mdfe = new PgMdfeStore(this.#blocks);
     this.nfce = new PgNfceStore(this.#blocks);
@@ -547,7 +553,7 @@ export class PgStore implements ServiceStore {
     try {
       await this.#lease.release();
     } finally {
-      await this.pool.end();
+      await Promise.all([this.pool.end(), this.#locks.end()]);
     }
   }
 }
