@@ -7,9 +7,10 @@
 // its heartbeat there. What it holds (an NFC-e or NF-e being authorized, a manifest being issued,
 // a claimed idempotency key) names it (leased_by, issued_by, claimed_by): one heartbeat renews
 // every lease the process holds. When the heartbeat is older than the lease's length the
-// process is gone (killed, frozen, cut off from the database) and another takes what it held;
-// a graceful stop deletes the row, freeing everything at once. The comparison is made with the
-// database's clock, the one clock all processes share.
+// process is gone (killed, frozen, cut off from the database) and another takes what it held,
+// and the living processes' heartbeats remove its row (a process that was only frozen registers
+// again at its next heartbeat); a graceful stop deletes the row, freeing everything at once. The
+// comparison is made with the database's clock, the one clock all processes share.
 
 import { createHash, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -168,20 +169,28 @@ export class ProcessLease {
     readonly leaseMs: number,
   ) {}
 
-  /** Registers the process and starts renewing; rows of processes gone for a day are cleaned up. */
+  /** Registers the process and starts renewing. */
   async start(log?: LeaseLogger): Promise<void> {
     this.#log = log;
-    await this.pool.query(`DELETE FROM service_processes WHERE heartbeat_at < now() - interval '1 day'`);
     await this.pool.query('INSERT INTO service_processes (id, pid, host) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING', [this.id, process.pid, hostname()]);
     this.#registered = true;
+    await this.renew();
     this.#timer = setInterval(() => void this.renew(), Math.max(200, Math.floor(this.leaseMs / 5)));
     this.#timer.unref();
   }
 
-  /** Renews the heartbeat; a row found missing (cleaned up as dead) is registered again. */
+  /**
+   * Renews the heartbeat and, in the same statement, removes the rows of processes whose lease
+   * ran out (what they held is free either way: holderGone). This process's own row found
+   * missing (removed while it was frozen) is registered again.
+   */
   async renew(): Promise<void> {
     try {
-      const renewed = await this.pool.query('UPDATE service_processes SET heartbeat_at = now() WHERE id = $1', [this.id]);
+      const renewed = await this.pool.query(
+        `WITH gone AS (DELETE FROM service_processes WHERE id <> $1 AND heartbeat_at < now() - $2 * interval '1 millisecond')
+         UPDATE service_processes SET heartbeat_at = now() WHERE id = $1`,
+        [this.id, this.leaseMs],
+      );
       if (renewed.rowCount === 0 && this.#registered) {
         await this.pool.query('INSERT INTO service_processes (id, pid, host) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING', [
           this.id,
