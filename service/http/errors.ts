@@ -6,6 +6,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify';
 import { FieldError, type FieldIssue } from '../../fiscal/errors.ts';
 import { AuthorityCertificateError } from '../authority/port.ts';
+import { isDatabaseUnavailable } from '../database-faults.ts';
 import { ERROR_STATUS, ErrorBody, type ErrorCode } from '../../base/common/api/errors.ts';
 
 export { ERROR_STATUS, ErrorBody, type ErrorCode } from '../../base/common/api/errors.ts';
@@ -194,6 +195,16 @@ declare module 'fastify' {
 
 const INTERNAL_MESSAGE = 'Erro interno do serviço. A falha foi registrada; tente novamente em instantes.';
 
+/** The database cannot answer now (database-faults.ts): retry, with the same idempotency key for an issuance. */
+const databaseUnavailable = (): ApiError =>
+  new ApiError(
+    'servico_indisponivel',
+    'O banco de dados do serviço não está respondendo agora. Tente novamente em instantes (com a mesma chave de idempotência).',
+    {
+      headers: { 'retry-after': '5' },
+    },
+  );
+
 const PART_NAMES: Record<string, string> = {
   body: 'no corpo',
   querystring: 'nos parâmetros de consulta',
@@ -235,6 +246,7 @@ export function toApiError(error: unknown, request: FastifyRequest): ApiError {
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ApiError('requisicao_invalida', 'O tamanho do corpo não confere com o cabeçalho Content-Length.');
   }
+  if (isDatabaseUnavailable(error)) return databaseUnavailable();
   // Other client errors raised by the framework (bad URL encoding, ...): keep the status class,
   // never the English text.
   const status = typeof e.statusCode === 'number' ? e.statusCode : 500;
