@@ -69,17 +69,25 @@ const keysLocked = (c: TestCompany) =>
 const processando = (c: TestCompany) =>
   storage.db.value<number>(`SELECT count(*) FROM nfce_documents WHERE company_id = ? AND status = 'processando'`, c.companyId);
 
-/** Posts `count` receipts (numbers from `first`), `concurrency` at a time, each with its own key; the answers by key. */
+/**
+ * Posts `count` receipts (numbers from `first`), `concurrency` at a time, each with its own key.
+ * An answer that leaves the outcome unknown (a cut connection, the balancer's 502, a request
+ * timed out on a loaded machine) is asked again with the same key, as a checkout's outbox does,
+ * until the service answers for the document: 202, or 409 / 200 when its first call had arrived.
+ */
 async function postMany(c: TestCompany, first: number, count: number, concurrency: number) {
   const answers = new Map<string, { status: number; id?: string }>();
   let next = 0;
+  const post = async (nNF: number, key: string) => {
+    const res = await c.client.post('/api/v1/nfce', nfceBody(nNF), { headers: { 'idempotency-key': key } }).catch(() => ({ status: 0, body: {} }));
+    return [200, 202, 409].includes(res.status) && { status: res.status, id: (res.body as { id?: string }).id };
+  };
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (next < count) {
         const nNF = first + next++;
         const key = `venda-${nNF}`;
-        const res = await c.client.post('/api/v1/nfce', nfceBody(nNF), { headers: { 'idempotency-key': key } }).catch(() => ({ status: 0, body: {} }));
-        answers.set(key, { status: res.status, id: (res.body as { id?: string }).id });
+        answers.set(key, await until(`chave ${key} respondida`, () => post(nNF, key)));
       }
     }),
   );
@@ -137,14 +145,16 @@ describe('three service processes on one PostgreSQL behind a round-robin proxy',
     expect(await keysLocked(c)).toBe(0);
   });
 
-  it('600 distinct NFC-e spread over the three → each authorized exactly once at the authority', async () => {
+  // The two heavy ones (hundreds of receipts signed and authorized on a machine that may be busy
+  // with much else) are given ten minutes.
+  it('600 distinct NFC-e spread over the three → each authorized exactly once at the authority', { timeout: 600_000 }, async () => {
     const c = await company();
     const before = new Map(proxy.served);
     const answers = await postMany(c, 1, 600, 24);
-    expect([...answers.values()].filter((a) => a.status !== 202)).toEqual([]);
+    expect([...answers.values()].filter((a) => a.id === undefined)).toEqual([]);
     for (const s of services) expect(proxy.served.get(s.url)! - before.get(s.url)!, s.url).toBeGreaterThanOrEqual(150);
 
-    await until('todas com veredito', async () => (await processando(c)) === 0, 120_000);
+    await until('todas com veredito', async () => (await processando(c)) === 0, 300_000);
     const statuses = await storage.db.rows<{ status: string; n: number }>(
       'SELECT status, count(*) AS n FROM nfce_documents WHERE company_id = ? GROUP BY status',
       c.companyId,
@@ -207,87 +217,88 @@ describe('three service processes on one PostgreSQL behind a round-robin proxy',
     expect(await storage.authority.rows('SELECT tp_evento FROM mdfe_event WHERE access_key = ?', issued.body.chave)).toHaveLength(1);
   });
 
-  it('a process SIGKILLed mid-load: its leased documents are finished by the others after its lease runs out, each once, no key left locked', async () => {
-    const c = await company();
-    // The authority takes its time: documents stay leased, in flight, when the process dies.
-    await c.client.post('/api/v1/sandbox/autoridade', { latencia_ms: 400 });
-    const victim = services[2]!;
-    const victimId = processIdOf(victim);
-    const load = postMany(c, 1, 300, 12);
+  it(
+    'a process SIGKILLed mid-load: its leased documents are finished by the others after its lease runs out, each once, no key left locked',
+    { timeout: 600_000 },
+    async () => {
+      const c = await company();
+      // The authority takes its time: documents stay leased, in flight, when the process dies.
+      await c.client.post('/api/v1/sandbox/autoridade', { latencia_ms: 400 });
+      const victim = services[2]!;
+      const victimId = processIdOf(victim);
+      const load = postMany(c, 1, 300, 12);
 
-    const leasedAtKill = await until('o processo com documentos em mãos', async () => {
-      const rows = await storage.db.rows<{ id: string }>(
-        `SELECT id FROM nfce_documents WHERE company_id = ? AND status = 'processando' AND leased_by = ?`,
-        c.companyId,
+      await until('o processo com documentos em mãos', async () => {
+        const n = await storage.db.value<number>(
+          `SELECT count(*) FROM nfce_documents WHERE company_id = ? AND status = 'processando' AND leased_by = ?`,
+          c.companyId,
+          victimId,
+        );
+        return n >= 4;
+      });
+      // The three stand still while the victim dies and what it held is read: nothing is taken
+      // meanwhile, however long the reading takes.
+      const survivors = services.filter((s) => s !== victim);
+      for (const s of services) process.kill(s.pid, 'SIGSTOP');
+      await victim.kill();
+      proxy.remove(victim.url);
+      const [dead] = await storage.db.rows<{ held: string; heartbeat_ms: number }>(
+        `SELECT (SELECT string_agg(id, ',') FROM nfce_documents WHERE status = 'processando' AND leased_by = p.id) AS held,
+              (extract(epoch FROM p.heartbeat_at) * 1000)::float8 AS heartbeat_ms
+         FROM service_processes p WHERE p.id = ?`,
         victimId,
       );
-      return rows.length >= 4 && rows;
-    });
-    await victim.kill();
-    proxy.remove(victim.url);
-    const killedAt = Date.now();
+      // The survivors' leases as fresh as when they were stopped, however long that was: neither
+      // takes what the other has in hand when they go on.
+      await storage.db.rows(
+        `UPDATE service_processes SET heartbeat_at = now() WHERE id = ANY(string_to_array(?, ',')) RETURNING id`,
+        survivors.map(processIdOf).join(','),
+      );
+      for (const s of survivors) process.kill(s.pid, 'SIGCONT');
+      const held = dead!.held.split(',');
+      expect(held.length).toBeGreaterThan(0);
 
-    // Within its lease the others leave them alone: still processando, still the dead one's.
-    const held = await storage.db.rows<{ id: string }>(
-      `SELECT id FROM nfce_documents WHERE status = 'processando' AND leased_by = ? AND id = ANY(string_to_array(?, ','))`,
-      victimId,
-      leasedAtKill.map((r) => r.id).join(','),
-    );
-    expect(Date.now() - killedAt).toBeLessThan((LEASE_MS * 4) / 5);
-    expect(held.length).toBeGreaterThan(0);
+      // Requests the dead process was answering were unknown to their client (502, a cut
+      // connection): asked again with the same key, they found their document or made it.
+      const answers = await load;
+      await c.client.post('/api/v1/sandbox/autoridade', { latencia_ms: 0 });
 
-    const answers = await load;
-    await c.client.post('/api/v1/sandbox/autoridade', { latencia_ms: 0 });
-    // Requests the dead process was answering are unknown to their client (502, a cut
-    // connection): retried with the same key, they find their document or make it, once.
-    for (const [key, answer] of answers) {
-      if (answer.status === 202) continue;
-      const nNF = Number(key.slice('venda-'.length));
-      const retried = await until(`chave ${key} respondida`, async () => {
-        const res = await c.client.post('/api/v1/nfce', nfceBody(nNF), { headers: { 'idempotency-key': key } });
-        return [200, 202, 409].includes(res.status) && res;
-      });
-      answers.set(key, { status: retried.status, id: retried.body.id });
-    }
+      await until('todas com veredito', async () => (await processando(c)) === 0, 300_000);
+      // What it held was finished by the survivors, once its lease had run out.
+      const finished = await storage.db.rows<{ id: string; status: string; leased_by: string | null; updated_at: string }>(
+        `SELECT id, status, leased_by, updated_at FROM nfce_documents WHERE id = ANY(string_to_array(?, ','))`,
+        held.join(','),
+      );
+      expect(finished.map((d) => d.status)).toEqual(held.map(() => 'autorizado'));
+      expect(finished.every((d) => d.leased_by === null)).toBe(true);
+      for (const d of finished) expect(Date.parse(d.updated_at), d.id).toBeGreaterThanOrEqual(Math.floor(dead!.heartbeat_ms) + LEASE_MS);
 
-    await until('todas com veredito', async () => (await processando(c)) === 0, 120_000);
-    // Its documents were finished by the survivors, after its lease ran out: its last renewal was
-    // at most a fifth of the lease before the kill.
-    const finished = await storage.db.rows<{ id: string; status: string; leased_by: string | null; updated_at: string }>(
-      `SELECT id, status, leased_by, updated_at FROM nfce_documents WHERE id = ANY(string_to_array(?, ','))`,
-      leasedAtKill.map((r) => r.id).join(','),
-    );
-    expect(finished.map((d) => d.status)).toEqual(leasedAtKill.map(() => 'autorizado'));
-    expect(finished.every((d) => d.leased_by === null)).toBe(true);
-    for (const d of finished.filter((f) => held.some((h) => h.id === f.id))) {
-      expect(Date.parse(d.updated_at) - killedAt, d.id).toBeGreaterThanOrEqual((LEASE_MS * 4) / 5 - 250);
-    }
-
-    // One document per key, each authorized once, each received once by the authority.
-    const documents = await storage.db.rows<{ id: string; chave: string; status: string }>(
-      'SELECT id, chave, status FROM nfce_documents WHERE company_id = ?',
-      c.companyId,
-    );
-    expect(documents).toHaveLength(300);
-    expect(documents.every((d) => d.status === 'autorizado')).toBe(true);
-    for (const [key, answer] of answers)
-      expect(
-        documents.some((d) => d.id === answer.id),
-        key,
-      ).toBe(true);
-    const { authorized, received } = await atTheAuthority(c);
-    expect(authorized).toHaveLength(300);
-    expect(received.filter((r) => r.n !== 1)).toEqual([]);
-    expect(received).toHaveLength(300);
-    expect(await keysLocked(c)).toBe(0);
-    const keys = await storage.db.value<number>(`SELECT count(*) FROM idempotency_keys WHERE company_id = ? AND state = 'authorized'`, c.companyId);
-    expect(keys).toBe(300);
-    // The dead process's row is cleaned by the living ones once its lease has run out.
-    await until(
-      'a linha do processo morto removida',
-      async () => (await storage.db.value<number>('SELECT count(*) FROM service_processes WHERE id = ?', victimId)) === 0,
-    );
-  });
+      // One document per key, each authorized once, each received once by the authority.
+      const documents = await storage.db.rows<{ id: string; chave: string; status: string }>(
+        'SELECT id, chave, status FROM nfce_documents WHERE company_id = ?',
+        c.companyId,
+      );
+      expect(documents).toHaveLength(300);
+      expect(documents.every((d) => d.status === 'autorizado')).toBe(true);
+      for (const [key, answer] of answers)
+        expect(
+          documents.some((d) => d.id === answer.id),
+          key,
+        ).toBe(true);
+      const { authorized, received } = await atTheAuthority(c);
+      expect(authorized).toHaveLength(300);
+      expect(received.filter((r) => r.n !== 1)).toEqual([]);
+      expect(received).toHaveLength(300);
+      expect(await keysLocked(c)).toBe(0);
+      const keys = await storage.db.value<number>(`SELECT count(*) FROM idempotency_keys WHERE company_id = ? AND state = 'authorized'`, c.companyId);
+      expect(keys).toBe(300);
+      // The dead process's row is cleaned by the living ones once its lease has run out.
+      await until(
+        'a linha do processo morto removida',
+        async () => (await storage.db.value<number>('SELECT count(*) FROM service_processes WHERE id = ?', victimId)) === 0,
+      );
+    },
+  );
 });
 
 describe("a service process's life on PostgreSQL: its start, a kill, its database away", () => {
@@ -326,22 +337,29 @@ describe("a service process's life on PostgreSQL: its start, a kill, its databas
     });
     receiver.listen(0, '127.0.0.1');
     await once(receiver, 'listening');
-    const victim = await startService({ dataDir: own.dataDir, database: own.database, env });
-    let survivor: ServiceProcess | undefined;
+    // Two processes; the second stands still until the first has died, so the delivery is the first's.
+    const [victim, survivor] = await Promise.all([0, 1].map(() => startService({ dataDir: own.dataDir, database: own.database, env })));
+    process.kill(survivor!.pid, 'SIGSTOP');
     try {
-      const c = await registerCompany(victim.url, own);
+      const c = await registerCompany(victim!.url, own);
       expect((await c.client.put('/api/v1/webhook', { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/eventos` })).status).toBe(200);
       const posted = await c.client.post('/api/v1/nfce', nfceBody(1));
       expect(posted.status, posted.text).toBe(202);
-      // The event's delivery is under way at the only process there is: the receiver holds it.
+      // The event's delivery is under way: the receiver holds it. The first process's last
+      // heartbeat, read while it stands still too, then its death.
       await until('a entrega em curso', () => arrivals.length === 1);
-      await victim.kill();
-      const killedAt = Date.now();
+      process.kill(victim!.pid, 'SIGSTOP');
+      const lastHeartbeat = await own.db.value<number>(
+        `SELECT (extract(epoch FROM heartbeat_at) * 1000)::float8 FROM service_processes WHERE pid = ?`,
+        victim!.pid,
+      );
       hang = false;
-      survivor = await startService({ dataDir: own.dataDir, database: own.database, env });
+      await victim!.kill();
+      process.kill(survivor!.pid, 'SIGCONT');
+      // Well before the minute a delivery used to stay leased.
       await until('a entrega retomada', () => arrivals.length === 2, 40_000);
-      // After the dead process's lease (its last renewal at most a fifth of it before the kill).
-      expect(arrivals[1]! - killedAt).toBeGreaterThanOrEqual((LEASE_MS * 4) / 5 - 250);
+      // Not before the dead process's lease ran out.
+      expect(arrivals[1]!).toBeGreaterThanOrEqual(Math.floor(lastHeartbeat) + LEASE_MS);
       await until(
         'entregue',
         async () => (await own.db.value<string | null>('SELECT delivered_at FROM webhook_deliveries WHERE company_id = ?', c.companyId)) !== null,
@@ -349,10 +367,10 @@ describe("a service process's life on PostgreSQL: its start, a kill, its databas
     } finally {
       for (const res of hanging) res.destroy();
       receiver.close();
-      await survivor?.stop();
-      await victim.kill();
+      process.kill(survivor!.pid, 'SIGCONT'); // still stopped if the test failed before
+      await Promise.all([survivor!.stop(), victim!.kill()]);
     }
-  }, 120_000);
+  });
 
   it('the database away: 503 servico_indisponivel with Retry-After, and the same process serves again once it is back', async () => {
     const target = new URL(own.database!);

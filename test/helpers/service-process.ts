@@ -85,7 +85,7 @@ export type StartOptions = {
   args?: string[];
   /** Port to bind; 0 (default) lets the OS pick a free one. */
   port?: number;
-  /** How long to wait for the ready line. */
+  /** How long to wait for the ready line; default 90 s (a start takes about a second, much longer on a machine under load). */
   readyTimeoutMs?: number;
   /** Default: COMPILED. */
   launcher?: Launcher;
@@ -167,7 +167,7 @@ function spawnOn(dataDir: string, port: number, options: StartOptions, output: s
 
 async function launch(dataDir: string, port: number, options: StartOptions, output: string[]) {
   const { child, exited, ready } = spawnOn(dataDir, port, options, output);
-  const timeoutMs = options.readyTimeoutMs ?? 30_000;
+  const timeoutMs = options.readyTimeoutMs ?? 90_000;
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<never>((_resolve, reject) => {
     timer = setTimeout(() => reject(new Error(`o serviço não ficou pronto em ${timeoutMs} ms`)), timeoutMs);
@@ -207,7 +207,7 @@ export async function startService(options: StartOptions = {}): Promise<ServiceP
   let current = await launch(dataDir, options.port ?? 0, options, output);
   const port = Number(new URL(current.url).port);
 
-  const stop = async (timeoutMs = 15_000): Promise<Exit> => {
+  const stop = async (timeoutMs = 60_000): Promise<Exit> => {
     const { child, exited } = current;
     child.kill('SIGTERM');
     let timer: NodeJS.Timeout | undefined;
@@ -294,7 +294,7 @@ export function api(url: string, token?: string) {
       body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
       headers['content-type'] = 'application/json';
     }
-    const res = await fetch(url + path, { method, headers: { ...headers, ...options.headers }, body, signal: AbortSignal.timeout(30_000) });
+    const res = await fetch(url + path, { method, headers: { ...headers, ...options.headers }, body, signal: AbortSignal.timeout(120_000) });
     const text = await res.text();
     let parsed: unknown = text;
     if ((res.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text);
