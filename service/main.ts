@@ -5,7 +5,11 @@
 // `{"msg":"listening","url":"http://127.0.0.1:PORT"}` (with `tls: { sha256, origem }` when it
 // speaks HTTPS), which supervisors and the test harness wait for. On a signal it stops accepting,
 // lets in-flight requests finish, closes the database and exits 0 (on PostgreSQL, releasing its
-// lease first: what it held is free for the other processes at once).
+// lease first: what it held is free for the other processes at once). The signals are its own
+// from the first moment: one that comes while it starts (its database opened and its lease
+// taken, its queues perhaps already at work) ends the start at the next step and stops the same
+// way, never by the default action that would leave its lease to run out. A second signal exits
+// at once (1), leaving what it held to its lease.
 //
 // Its data: a folder (SQLite, one process) or a PostgreSQL database several processes share
 // (storage.ts). Every log line carries the process's pid and, on PostgreSQL, its id in the
@@ -13,7 +17,7 @@
 
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { buildApp } from './app.ts';
+import { buildApp, type ServiceApp } from './app.ts';
 import { EXIT_USAGE, parseCommand, parseOptions, UsageError } from './cli-args.ts';
 import { SefazAuthority } from './authority/sefaz/connector.ts';
 import { SefazConfigError, sefazOptions, type SefazSettings } from './authority/sefaz/config.ts';
@@ -139,7 +143,50 @@ export async function run(args: string[]): Promise<number> {
   }
 }
 
-async function serve({ port, host, tls: tlsChoice, storage, mode, sandboxTransport, sefaz }: ServiceArgs, baseLog: Logger): Promise<number> {
+/** SIGTERM and SIGINT, handled from the start of `serve` to its end (see the header). */
+function stopSignals(log: Logger) {
+  let received: NodeJS.Signals | undefined;
+  let signalled!: (signal: NodeJS.Signals) => void;
+  const first = new Promise<NodeJS.Signals>((resolve) => (signalled = resolve));
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (received) {
+      log.warn({ signal }, 'segundo sinal: encerrando imediatamente');
+      process.exit(1);
+    }
+    received = signal;
+    signalled(signal);
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  return {
+    /** The first signal, once one came. */
+    get received() {
+      return received;
+    },
+    first,
+    dispose() {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+    },
+  };
+}
+
+type StopSignals = ReturnType<typeof stopSignals>;
+
+async function serve(args: ServiceArgs, baseLog: Logger): Promise<number> {
+  const signals = stopSignals(baseLog);
+  try {
+    return await startAndServe(args, baseLog, signals);
+  } finally {
+    signals.dispose();
+  }
+}
+
+async function startAndServe(
+  { port, host, tls: tlsChoice, storage, mode, sandboxTransport, sefaz }: ServiceArgs,
+  baseLog: Logger,
+  signals: StopSignals,
+): Promise<number> {
   // The SEFAZ and TLS settings are checked before anything opens: a wrong file fails the start.
   const authority = mode === 'production' ? new SefazAuthority(sefazOptions(sefaz)) : undefined;
   const tls: TlsMaterial | undefined =
@@ -150,8 +197,26 @@ async function serve({ port, host, tls: tlsChoice, storage, mode, sandboxTranspo
         : operatorTls(tlsChoice.cert, tlsChoice.key);
   const { store, secrets } = await openService(storage, process.env, { holdsWork: true, log: baseLog });
   const log = storage.kind === 'postgres' ? baseLog.child({ processo: (store as PgStore).processId }) : baseLog;
+  // Lifecycle lines (listening, stopping, stopped) are what supervisors wait for: they are
+  // written whatever BALCAO_LOG_LEVEL says.
+  const lifecycle = log.isLevelEnabled('info') ? log : log.child({}, { level: 'info' });
   // Copies of a data folder's database while it serves (PostgreSQL's are its own tooling's).
-  const backups = storage.kind === 'sqlite' ? scheduleBackups(store, storage.dataDir, log) : undefined;
+  let backups: ReturnType<typeof scheduleBackups> | undefined;
+  /** A signal came while starting: what was opened is closed, the lease released, exit 0. */
+  const stoppedWhileStarting = async (app?: ServiceApp) => {
+    lifecycle.info({ signal: signals.received }, 'stopping');
+    try {
+      await app?.close();
+    } finally {
+      await backups?.stop();
+      await store.close();
+    }
+    lifecycle.info('stopped');
+    return 0;
+  };
+  if (signals.received) return stoppedWhileStarting();
+  if (storage.kind === 'sqlite') backups = scheduleBackups(store, storage.dataDir, log);
+
   const app = buildApp({ store, secrets, mode, logger: log, authority, sandboxTransport, processMetrics: true, ...(tls && { tls }) });
   try {
     await app.listen({ port, host });
@@ -161,11 +226,9 @@ async function serve({ port, host, tls: tlsChoice, storage, mode, sandboxTranspo
     await store.close();
     throw err;
   }
+  if (signals.received) return stoppedWhileStarting(app);
   const address = app.server.address() as AddressInfo;
   const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  // Lifecycle lines (listening, stopping, stopped) are what supervisors wait for: they are
-  // written whatever BALCAO_LOG_LEVEL says.
-  const lifecycle = log.isLevelEnabled('info') ? log : log.child({}, { level: 'info' });
   const where = storage.kind === 'sqlite' ? { dataDir: storage.dataDir } : { database: describeStorage(storage) };
   lifecycle.info(
     {
@@ -183,41 +246,26 @@ async function serve({ port, host, tls: tlsChoice, storage, mode, sandboxTranspo
       `Certificado TLS do serviço (${tls.origin === 'gerado' ? 'gerado pelo serviço' : 'do operador'}), SHA-256:\n  ${tls.fingerprint256}\n`,
     );
 
+  const signal = await signals.first;
   const graceMs = Number(process.env.BALCAO_SHUTDOWN_GRACE_MS ?? DEFAULT_GRACE_MS);
-  return new Promise<number>((resolve) => {
-    let stopping = false;
-    const stop = (signal: NodeJS.Signals) => {
-      if (stopping) {
-        log.warn({ signal }, 'segundo sinal: encerrando imediatamente');
-        process.exit(1);
-      }
-      stopping = true;
-      lifecycle.info({ signal }, 'stopping');
-      const cut = setTimeout(() => {
-        log.warn({ graceMs }, 'prazo de encerramento esgotado: fechando as conexões abertas');
-        app.server.closeAllConnections();
-      }, graceMs);
-      void (async () => {
-        let code = 0;
-        try {
-          await app.close();
-        } catch (err) {
-          log.error({ err }, 'falha ao encerrar o servidor HTTP');
-          code = 1;
-        } finally {
-          clearTimeout(cut);
-          await backups?.stop();
-          await store.close();
-        }
-        lifecycle.info('stopped');
-        process.off('SIGTERM', stop);
-        process.off('SIGINT', stop);
-        // Should anything (a plugin's stray timer) keep the event loop alive, still exit.
-        setTimeout(() => process.exit(code), 2_000).unref();
-        resolve(code);
-      })();
-    };
-    process.on('SIGTERM', stop);
-    process.on('SIGINT', stop);
-  });
+  lifecycle.info({ signal }, 'stopping');
+  const cut = setTimeout(() => {
+    log.warn({ graceMs }, 'prazo de encerramento esgotado: fechando as conexões abertas');
+    app.server.closeAllConnections();
+  }, graceMs);
+  let code = 0;
+  try {
+    await app.close();
+  } catch (err) {
+    log.error({ err }, 'falha ao encerrar o servidor HTTP');
+    code = 1;
+  } finally {
+    clearTimeout(cut);
+    await backups?.stop();
+    await store.close();
+  }
+  lifecycle.info('stopped');
+  // Should anything (a plugin's stray timer) keep the event loop alive, still exit.
+  setTimeout(() => process.exit(code), 2_000).unref();
+  return code;
 }

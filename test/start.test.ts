@@ -66,8 +66,8 @@ describe('balcao start', () => {
     sale = await rpc<SaleView>(first, 'addItem', [sale.id, { code: '1001', quantity: '2' }]);
     await rpc(first, 'addPayment', [sale.id, { tPag: '01', amountCents: sale.totalCents }]);
     const { receipt } = await rpc<FinishedSale>(first, 'finishSale', [sale.id]);
-    await expect.poll(async () => (await rpc<ReceiptView>(first, 'getReceipt', [receipt.id])).state, { timeout: 20_000 }).toBe('authorized');
-    await expect.poll(() => readdirSync(first.printerDir).filter((f) => f.endsWith('.bin')).length, { timeout: 20_000 }).toBeGreaterThan(0);
+    await expect.poll(async () => (await rpc<ReceiptView>(first, 'getReceipt', [receipt.id])).state).toBe('authorized');
+    await expect.poll(() => readdirSync(first.printerDir).filter((f) => f.endsWith('.bin')).length).toBeGreaterThan(0);
 
     const page = await fetch(first.origin + '/');
     expect(page.headers.get('content-security-policy')).toContain("default-src 'self'");

@@ -6,6 +6,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify';
 import { FieldError, type FieldIssue } from '../../fiscal/errors.ts';
 import { AuthorityCertificateError } from '../authority/port.ts';
+import { isDatabaseUnavailable } from '../database-faults.ts';
 import { ERROR_STATUS, ErrorBody, type ErrorCode } from '../../base/common/api/errors.ts';
 import { PATTERN_NAMES } from '../../base/common/api/schema.ts';
 import { systemFault } from '../../base/node/system-faults.ts';
@@ -198,6 +199,16 @@ declare module 'fastify' {
 
 const INTERNAL_MESSAGE = 'Erro interno do serviço. A falha foi registrada; tente novamente em instantes.';
 
+/** The database cannot answer now (database-faults.ts): retry, with the same idempotency key for an issuance. */
+const databaseUnavailable = (): ApiError =>
+  new ApiError(
+    'servico_indisponivel',
+    'O banco de dados do serviço não está respondendo agora. Tente novamente em instantes (com a mesma chave de idempotência).',
+    {
+      headers: { 'retry-after': '5' },
+    },
+  );
+
 const PART_NAMES: Record<string, string> = {
   body: 'no corpo',
   querystring: 'nos parâmetros de consulta',
@@ -239,6 +250,7 @@ export function toApiError(error: unknown, request: FastifyRequest): ApiError {
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ApiError('requisicao_invalida', 'O tamanho do corpo não confere com o cabeçalho Content-Length.');
   }
+  if (isDatabaseUnavailable(error)) return databaseUnavailable();
   // The machine failed (a full disk, a read-only folder): nothing was done, and the same request
   // will work once the operator fixes it. 503 with Retry-After, so a client retries later.
   const fault = systemFault(error);

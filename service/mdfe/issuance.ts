@@ -13,6 +13,12 @@
 //
 // The authority applies its content rules itself (745, 699, 698, 725, 578, 663, 611, 204, in
 // that order); nothing here pre-rejects a manifest that the authority would judge.
+//
+// Closing and cancelling run in the manifest's turn: this process's (turns.ts), then the
+// store's, which is the only one among every process sharing a PostgreSQL store. The manifest is
+// read once the turn comes, so of a closing and a cancellation sent at once (to one process or
+// two) the second finds the manifest closed or cancelled (422 estado_invalido) without asking
+// the authority.
 
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
@@ -36,6 +42,7 @@ import type { Issuer } from '../companies.ts';
 import type { ServiceDeps } from '../deps.ts';
 import { ApiError, invalidRequest, notFound } from '../http/errors.ts';
 import type { KeyAttempt } from '../idempotency-rules.ts';
+import { Turns } from '../turns.ts';
 import type { MdfeDocument, MdfeEventRecord, MdfeRecord, MdfeVerdictRecord } from './store.ts';
 
 export const CANCELLATION_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -90,6 +97,9 @@ function verdictRecord(v: MdfeVerdict): MdfeVerdictRecord {
 export type IssueOutcome = { record: MdfeRecord; documents: MdfeDocument[] };
 
 export class MdfeIssuance {
+  /** Each manifest's events, one at a time in this process (see the header). */
+  readonly #turns = new Turns();
+
   constructor(
     private readonly deps: ServiceDeps,
     private readonly log: FastifyBaseLogger,
@@ -240,9 +250,12 @@ export class MdfeIssuance {
   }
 
   /** POST encerrar: event 110112. */
-  async close(companyId: string, id: string, input: { uf: string; codigo_municipio: string; data?: string }): Promise<MdfeRecord> {
-    const record = await this.store.get(companyId, id);
-    if (!record) throw missing();
+  close(companyId: string, id: string, input: { uf: string; codigo_municipio: string; data?: string }): Promise<MdfeRecord> {
+    return this.inTurn(companyId, id, (record) => this.closeNow(record, input));
+  }
+
+  private async closeNow(record: MdfeRecord, input: { uf: string; codigo_municipio: string; data?: string }): Promise<MdfeRecord> {
+    const { companyId } = record;
     this.requireAuthorized(record, 'encerrado');
     const now = await this.deps.clock.now(companyId);
     const today = brasiliaDay(now);
@@ -269,9 +282,7 @@ export class MdfeIssuance {
   }
 
   /** POST cancelar: event 110111, within 24 hours of the authorization. */
-  async cancel(companyId: string, id: string, input: { justificativa: string }): Promise<MdfeRecord> {
-    const record = await this.store.get(companyId, id);
-    if (!record) throw missing();
+  cancel(companyId: string, id: string, input: { justificativa: string }): Promise<MdfeRecord> {
     let xJust: string;
     try {
       xJust = justification(input.justificativa, 'justificativa');
@@ -279,6 +290,11 @@ export class MdfeIssuance {
       if (err instanceof FieldError) throw invalidRequest('Justificativa inválida.', err.issues);
       throw err;
     }
+    return this.inTurn(companyId, id, (record) => this.cancelNow(record, xJust));
+  }
+
+  private async cancelNow(record: MdfeRecord, xJust: string): Promise<MdfeRecord> {
+    const { companyId } = record;
     this.requireAuthorized(record, 'cancelado');
     const now = await this.deps.clock.now(companyId);
     if (now.getTime() - Date.parse(record.autorizadoEm!) > CANCELLATION_WINDOW_MS) throw windowExpired();
@@ -295,6 +311,17 @@ export class MdfeIssuance {
       issuer.certificate,
     );
     return this.register(issuer, record, TP_CANCELAMENTO, evento, { justificativa: xJust }, 'cancelado');
+  }
+
+  /** Runs `change` on the company's manifest `id` as it is when the manifest's turn comes (see the header). */
+  private inTurn(companyId: string, id: string, change: (record: MdfeRecord) => Promise<MdfeRecord>): Promise<MdfeRecord> {
+    return this.#turns.run(id, () =>
+      this.store.changeTurn(id, async () => {
+        const record = await this.store.get(companyId, id);
+        if (!record) throw missing();
+        return change(record);
+      }),
+    );
   }
 
   private requireAuthorized(record: MdfeRecord, target: 'encerrado' | 'cancelado'): void {
@@ -339,8 +366,8 @@ export class MdfeIssuance {
     };
     const updated = await this.store.recordEvent(record.id, event, to);
     if (!updated) {
-      // The authority registered it, so the manifest was authorized there: only a concurrent
-      // event of this service could have moved it meanwhile (and the authority refuses one of two).
+      // The authority registered it, so the manifest was authorized there, and the manifest's
+      // turn kept every other event of the service away: something outside it changed the row.
       this.log.error({ mdfeId: record.id, tpEvento }, 'evento registrado pela autoridade, mas o MDF-e já não estava autorizado aqui');
       throw new ApiError('estado_invalido', 'O MDF-e mudou de situação durante a operação; consulte-o novamente.');
     }

@@ -199,6 +199,10 @@ export class PgMdfeStore implements MdfeStore {
     });
   }
 
+  changeTurn<T>(id: string, change: () => Promise<T>): Promise<T> {
+    return this.b.turn('mdfe', id, change);
+  }
+
   async recordEvent(id: string, e: MdfeEventRecord, to: 'encerrado' | 'cancelado'): Promise<MdfeRecord | undefined> {
     return this.b.transaction(async (client) => {
       const column = to === 'encerrado' ? 'encerrado_em' : 'cancelado_em';

@@ -251,6 +251,11 @@ export class SqliteMdfeStore implements MdfeStore {
     });
   }
 
+  /** One process owns a SQLite store: its turn (turns.ts) is the only one. */
+  changeTurn<T>(_id: string, change: () => Promise<T>): Promise<T> {
+    return change();
+  }
+
   async recordEvent(id: string, e: MdfeEventRecord, to: 'encerrado' | 'cancelado'): Promise<MdfeRecord | undefined> {
     return this.kit.transaction(() => {
       const column = to === 'encerrado' ? 'encerrado_em' : 'cancelado_em';

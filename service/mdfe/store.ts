@@ -131,6 +131,12 @@ export interface MdfeStore {
    */
   recordEvent(id: string, event: MdfeEventRecord, to: 'encerrado' | 'cancelado'): Promise<MdfeRecord | undefined>;
   /**
+   * Runs `change` (an event: the manifest read, the event sent to the authority, the outcome
+   * recorded) as the only change of manifest `id` at a time among every process sharing the
+   * store, as NfceStore.changeTurn.
+   */
+  changeTurn<T>(id: string, change: () => Promise<T>): Promise<T>;
+  /**
    * Manifests left `processando` by a stopped process, oldest first: on SQLite every one (read
    * at start, the process owns the file); on PostgreSQL those whose issuing process no longer
    * holds its lease (pg-db.ts).

@@ -268,6 +268,10 @@ export class PgNfceStore implements NfceStore {
     return r.rows[0]!.changed === 1;
   }
 
+  changeTurn<T>(id: string, change: () => Promise<T>): Promise<T> {
+    return this.b.turn('nfce', id, change);
+  }
+
   async recordCancellation(id: string, c: NfceCancellation, eventOf: NfceEventOf): Promise<boolean> {
     return this.b.transaction(async (client) => {
       const row = (

@@ -304,6 +304,11 @@ export class SqliteNfceStore implements NfceStore {
     }, true);
   }
 
+  /** One process owns a SQLite store: its turn (turns.ts) is the only one. */
+  changeTurn<T>(_id: string, change: () => Promise<T>): Promise<T> {
+    return change();
+  }
+
   async recordCancellation(id: string, c: NfceCancellation, eventOf: NfceEventOf): Promise<boolean> {
     return this.#commit.run(() => {
       const changed = this.b

@@ -160,6 +160,13 @@ export interface NfceStore {
    * processando (nothing changes).
    */
   recordVerdict(id: string, verdict: NfceVerdict, eventOf: NfceEventOf): Promise<boolean>;
+  /**
+   * Runs `change` (a cancellation: the document read, the event sent to the authority, the
+   * outcome recorded) as the only change of document `id` at a time among every process sharing
+   * the store: on SQLite one process owns the store and it just runs; on PostgreSQL it holds the
+   * document's lock (pg-db.ts lockedTurn). Callers take their process's turn first (turns.ts).
+   */
+  changeTurn<T>(id: string, change: () => Promise<T>): Promise<T>;
   /** autorizado → cancelado with the event, and its webhook event, in one transaction. */
   recordCancellation(id: string, cancellation: NfceCancellation, eventOf: NfceEventOf): Promise<boolean>;
   insertInutilizacao(record: InutilizacaoRecord): Promise<void>;

@@ -12,9 +12,6 @@ type RecordRow = NfeRecordRow<Buffer | null>;
 type ItemRow = NfeItemRow;
 const recordOf = (r: RecordRow, items: ItemRow[]): NfeRecord => nfeRecordOf(r, items, POSTGRES_ROWS);
 
-/** Class of the advisory locks of numbering turns (the second key is the company id's hash). */
-const NUMBERING_LOCK_CLASS = 0x4e464e55; // "NFNU"
-
 const iso = (d: Date = new Date()): string => d.toISOString();
 
 export class PgNfeStore implements NfeStore {
@@ -57,23 +54,8 @@ export class PgNfeStore implements NfeStore {
     return r.reusable ?? (r.last ?? 0) + 1;
   }
 
-  async numberingTurn<T>(companyId: string, turn: () => Promise<T>): Promise<T> {
-    // A session lock on a connection of its own, held for the turn: released by the unlock, or by
-    // the server when the connection ends (the process died).
-    const client = await this.b.pool.connect();
-    let broken: Error | undefined;
-    try {
-      await client.query('SELECT pg_advisory_lock($1, hashtext($2))', [NUMBERING_LOCK_CLASS, companyId]);
-      try {
-        return await turn();
-      } finally {
-        await client.query('SELECT pg_advisory_unlock($1, hashtext($2))', [NUMBERING_LOCK_CLASS, companyId]).catch((err: Error) => {
-          broken = err;
-        });
-      }
-    } finally {
-      client.release(broken);
-    }
+  numberingTurn<T>(companyId: string, turn: () => Promise<T>): Promise<T> {
+    return this.b.turn('nfeNumbering', companyId, turn);
   }
 
   async insertDocument(d: NewNfeDocument): Promise<void> {

@@ -3,9 +3,10 @@
 // each event to the company's webhook.
 //
 // Guarantees and choices:
-// - At least once. A delivery is leased before the POST (its next attempt pushed `leaseMs`
-//   ahead) and recorded after it; a process that dies in between leaves it to be taken again
-//   when the lease ends. Receivers deduplicate by the event id.
+// - At least once. A delivery is leased before the POST and recorded after it; a process that
+//   dies in between leaves it to be taken again when the lease ends (on SQLite its next attempt
+//   pushed `leaseMs` ahead; on PostgreSQL the process's own lease, BALCAO_LEASE_MS: WebhookStore).
+//   Receivers deduplicate by the event id.
 // - The body is the stored payload, byte for byte, on every attempt: same event id, same JSON.
 //   Only the signature is fresh (`t` = the send time), so a receiver's replay window works.
 // - 2xx = delivered. Anything else (another status, a redirect, a timeout, a connection error)
@@ -90,7 +91,7 @@ export type WebhookDeliveryOptions = {
   maxConcurrent?: number;
   /** A failure this long after the event was created gives up; default 48 h. Tests only. */
   giveUpAfterMs?: number;
-  /** Default: timeoutMs + 50 s. */
+  /** How long a delivery being attempted stays leased on SQLite; default: timeoutMs + 50 s (PostgreSQL leases it to the process). */
   leaseMs?: number;
   now?: () => number;
   random?: () => number;
