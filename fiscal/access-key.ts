@@ -21,6 +21,8 @@ export type AccessKeyParts = {
 export type ParsedAccessKey = AccessKeyParts & { checkDigit: number; key: string };
 
 const KEY_PATTERN = /^[0-9]{6}[0-9A-Z]{12}[0-9]{26}$/;
+/** The shape of an access key (the check digit aside), for schemas that accept one. */
+export const ACCESS_KEY_PATTERN = KEY_PATTERN.source;
 const MODELS: readonly string[] = ['55', '58', '65'];
 
 /**

@@ -11,6 +11,7 @@ import { wrapMdfeProc } from '../../fiscal/protocol.ts';
 import { formatBrasilia } from '../../base/common/brasilia.ts';
 import { lazyZip, type LazyEntry } from '../export/lazy-zip.ts';
 import type { ExportPeriod } from '../export/period.ts';
+import type { PagePosition } from '../paging.ts';
 import { csvMoney, summaryCsv } from '../export/summary-csv.ts';
 import type { MdfeRecord, MdfeStore } from './store.ts';
 
@@ -21,8 +22,21 @@ const brasiliaText = (instant: string | null): string => (instant ? formatBrasil
 /** Manifests the authority authorized, in whatever state they are now. */
 const EXPORTED = new Set<MdfeRecord['situacao']>(['autorizado', 'encerrado', 'cancelado']);
 
-/** More than any company issues in a year; the list is of small records, without XML. */
-const LIST_LIMIT = 1_000_000;
+/** Manifests read per page of the list (small records, without XML). */
+const PAGE = 1_000;
+
+/** The manifests issued in the period, read page after page (service/paging.ts). */
+async function issuedIn(store: MdfeStore, companyId: string, period: ExportPeriod): Promise<MdfeRecord[]> {
+  const filters = { from: period.start.toISOString(), until: period.end.toISOString() };
+  const out: MdfeRecord[] = [];
+  let after: PagePosition | undefined;
+  do {
+    const page = await store.list(companyId, filters, { limit: PAGE, ...(after && { after }) });
+    out.push(...page.rows);
+    after = page.next ?? undefined;
+  } while (after);
+  return out;
+}
 
 export const MDFE_SUMMARY_COLUMNS = [
   'documento',
@@ -49,9 +63,8 @@ export function mdfeExportFileName(cnpj: string, period: ExportPeriod): string {
 }
 
 export async function mdfeExport(store: MdfeStore, companyId: string, period: ExportPeriod): Promise<Readable> {
-  const page = await store.list(companyId, { from: period.start.toISOString(), until: period.end.toISOString() }, LIST_LIMIT, 0);
   // The list is newest first; the archive goes by series and number.
-  const manifests = page.rows.filter((r) => EXPORTED.has(r.situacao)).sort((a, b) => a.serie - b.serie || a.numero - b.numero);
+  const manifests = (await issuedIn(store, companyId, period)).filter((r) => EXPORTED.has(r.situacao)).sort((a, b) => a.serie - b.serie || a.numero - b.numero);
   const rows: (string | number)[][] = [];
   const entries: LazyEntry[] = [];
   for (const m of manifests) {

@@ -7,20 +7,10 @@
 
 import { holderGone, keyBytes, type PgBlocks, type Queryable } from '../pg-db.ts';
 import type { KeyAttempt } from '../idempotency-rules.ts';
-import type {
-  MdfeDocument,
-  MdfeEventRecord,
-  MdfeFilters,
-  MdfePage,
-  MdfeRecord,
-  MdfeSituacao,
-  MdfeStore,
-  MdfeVerdictRecord,
-  MdfeXml,
-  NewMdfe,
-} from './store.ts';
+import type { MdfeDocument, MdfeEventRecord, MdfeFilters, MdfeRecord, MdfeSituacao, MdfeStore, MdfeVerdictRecord, MdfeXml, NewMdfe } from './store.ts';
+import { postgresPage, type Page, type PageRequest } from '../paging.ts';
 import { POSTGRES_ROWS } from '../row-driver.ts';
-import { MDFE_COLUMNS, mdfeEventsQuery, mdfeEventOf, mdfeRecordOf, type MdfeEventRow, type MdfeRow } from './rows.ts';
+import { MDFE_COLUMNS, mdfeEventsQuery, mdfeEventOf, mdfeListSpec, mdfeRecordOf, type MdfeEventRow, type MdfeRow } from './rows.ts';
 
 const EVENTS_QUERY = mdfeEventsQuery('mdfe_id = $1');
 
@@ -147,32 +137,8 @@ export class PgMdfeStore implements MdfeStore {
     return row && { situacao: row.situacao, xml: row.xml, protXml: row.prot_xml };
   }
 
-  async list(companyId: string, f: MdfeFilters, limit: number, offset: number): Promise<MdfePage> {
-    const params: unknown[] = [companyId];
-    const where = ['company_id = $1'];
-    const add = (column: string, operator: string, value: unknown) => {
-      params.push(value);
-      where.push(`${column} ${operator} $${params.length}`);
-    };
-    if (f.status !== undefined) add('status', '=', f.status);
-    if (f.situacao !== undefined) add('situacao', '=', f.situacao);
-    if (f.ufInicio !== undefined) add('uf_inicio', '=', f.ufInicio);
-    if (f.ufFim !== undefined) add('uf_fim', '=', f.ufFim);
-    if (f.from !== undefined) add('emitido_em', '>=', f.from);
-    if (f.until !== undefined) add('emitido_em', '<', f.until);
-    const condition = where.join(' AND ');
-    // One snapshot for both, so the page and its total are of the same moment.
-    return this.b.transaction(async (client) => {
-      await client.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
-      const total = (await client.query<{ n: number }>(`SELECT count(*) AS n FROM mdfe WHERE ${condition}`, params)).rows[0]!.n;
-      const rows = (
-        await client.query<Row>(
-          `SELECT ${MDFE_COLUMNS} FROM mdfe WHERE ${condition} ORDER BY emitido_em DESC, seq DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
-          [...params, limit, offset],
-        )
-      ).rows;
-      return { rows: rows.map(fromRow), total };
-    });
+  async list(companyId: string, filters: MdfeFilters, page: PageRequest): Promise<Page<MdfeRecord>> {
+    return postgresPage(this.b, mdfeListSpec('postgres', companyId, filters), page, fromRow, (m: MdfeRecord) => m.emitidoEm);
   }
 
   async recordEvent(id: string, e: MdfeEventRecord, to: 'encerrado' | 'cancelado'): Promise<MdfeRecord | undefined> {

@@ -9,9 +9,10 @@ import { Type, type Static } from '@sinclair/typebox';
 import { suggestRoute, validateRoute } from '../../fiscal/percurso.ts';
 import type { MdfeRequest } from '../../fiscal/mdfe/types.ts';
 import { wrapMdfeProc } from '../../fiscal/protocol.ts';
-import { brasiliaDayRange } from '../../base/common/brasilia.ts';
 import { companyOf } from '../http/auth.ts';
 import { ApiError, errorResponses, invalidRequest, notFound } from '../http/errors.ts';
+import { dayFilters, envelope, pageRequest } from '../http/lists.ts';
+import { MAX_OFFSET } from '../paging.ts';
 import type { ApiApp, ApiRoutes } from '../http/type-provider.ts';
 import type { ServiceDeps } from '../deps.ts';
 import { decodeIdempotencyHeader, IdempotencyHeaders, sendReplay } from '../idempotency.ts';
@@ -24,28 +25,12 @@ import { CancelBody, CloseBody, IdParams, ListQuery, MdfeBody, MdfeList, MdfeVie
 import type { MdfeFilters } from './store.ts';
 import { fullView, summaryView } from './view.ts';
 
-const DEFAULT_LIMIT = 50;
 /** How often manifests left in flight by a stopped process are retried while the authority is unreachable. */
 const RECOVERY_RETRY_MS = 30_000;
 /** Shared store: how often this process looks for what another one left when it stopped. */
 export const RECOVERY_SWEEP_MS = 5_000;
 
 const missing = () => notFound('MDF-e não encontrado.');
-
-/** de/ate (Brasília days, inclusive) → [from, until) in UTC; 400 for a malformed or impossible date. */
-function dayFilters(de: string | undefined, ate: string | undefined): Pick<MdfeFilters, 'from' | 'until'> {
-  const day = (value: string, field: string) => {
-    const range = brasiliaDayRange(value);
-    if (!range) throw invalidRequest('Parâmetro de data inválido.', [{ field, message: 'data inválida (use AAAA-MM-DD, ex.: 2026-11-22)' }]);
-    return range;
-  };
-  const from = de === undefined ? undefined : day(de, 'de');
-  const until = ate === undefined ? undefined : day(ate, 'ate');
-  if (from && until && from.start >= until.end) {
-    throw invalidRequest('Intervalo de datas inválido.', [{ field: 'de', message: 'posterior a ate' }]);
-  }
-  return { ...(from && { from: from.start.toISOString() }), ...(until && { until: until.end.toISOString() }) };
-}
 
 /** What the MDF-e routes share: the dependencies, issuance, and the full view of a manifest. */
 type MdfeRoutesContext = {
@@ -152,8 +137,6 @@ function listRoute(app: ApiApp, { deps }: MdfeRoutesContext): void {
     async (request) => {
       const company = companyOf(request);
       const q = request.query;
-      const limit = q.limit ?? DEFAULT_LIMIT;
-      const offset = q.offset ?? 0;
       const filters: MdfeFilters = {
         ...(q.status !== undefined && { status: q.status }),
         ...(q.situacao !== undefined && { situacao: q.situacao }),
@@ -161,8 +144,20 @@ function listRoute(app: ApiApp, { deps }: MdfeRoutesContext): void {
         ...(q.uf_fim !== undefined && { ufFim: q.uf_fim }),
         ...dayFilters(q.de, q.ate),
       };
-      const page = await store.list(company.id, filters, limit, offset);
-      return { data: page.rows.map(summaryView), total: page.total, limit, offset };
+      const offset = q.offset ?? 0;
+      if (offset > MAX_OFFSET) {
+        throw invalidRequest('Página funda demais para offset.', [
+          { field: 'offset', message: `no máximo ${MAX_OFFSET}; para ir além, siga o proximo_cursor das páginas anteriores (parâmetro cursor)` },
+        ]);
+      }
+      if (offset > 0 && q.cursor !== undefined) {
+        throw invalidRequest('offset e cursor não se combinam.', [
+          { field: 'offset', message: 'não use offset junto com cursor: o cursor já diz onde a página começa' },
+        ]);
+      }
+      const page = pageRequest(q, 'mdfe', filters);
+      const found = await store.list(company.id, filters, offset ? { ...page, offset } : page);
+      return { ...envelope(found, page.limit, summaryView, 'mdfe', filters), offset };
     },
   );
 }

@@ -12,6 +12,8 @@
 
 import { Type, type TSchema } from '@sinclair/typebox';
 import { ReferenciaExterna, strict } from '../../base/common/api/schema.ts';
+import { dayParams, OffsetPageEnvelope, pagingParams } from '../http/lists.ts';
+import { MAX_OFFSET } from '../paging.ts';
 import { MDFE_SITUACOES } from './store.ts';
 
 const Text = (description: string, maxLength = 255) => Type.String({ minLength: 1, maxLength, description });
@@ -186,18 +188,20 @@ export const CancelBody = Type.Object(
   strict,
 );
 
-export const MAX_PAGE = 200;
-
 export const ListQuery = Type.Object(
   {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, description: `Tamanho da página (padrão 50, máximo ${MAX_PAGE})` })),
-    offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Itens a pular' })),
+    ...pagingParams,
+    offset: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description: `Itens a pular, até ${MAX_OFFSET} (mais fundo, use cursor); não se combina com cursor`,
+      }),
+    ),
     status: Type.Optional(Type.String({ pattern: '^[0-9]{3,4}$', description: 'cStat da autoridade (100 = autorizado)' })),
     situacao: Type.Optional(Type.Union(MDFE_SITUACOES.map((s) => Type.Literal(s)))),
     uf_inicio: Type.Optional(Uf('UF de início')),
     uf_fim: Type.Optional(Uf('UF de fim')),
-    de: Type.Optional(Type.String({ description: 'Primeiro dia de emissão, AAAA-MM-DD, horário de Brasília (inclusive)' })),
-    ate: Type.Optional(Type.String({ description: 'Último dia de emissão, AAAA-MM-DD, horário de Brasília (inclusive)' })),
+    ...dayParams('emissão'),
   },
   strict,
 );
@@ -264,12 +268,7 @@ export const MdfeView = Type.Object({
   idempotent_replay: Type.Optional(Type.Boolean()),
 });
 
-export const MdfeList = Type.Object({
-  data: Type.Array(MdfeSummary),
-  total: Type.Integer(),
-  limit: Type.Integer(),
-  offset: Type.Integer(),
-});
+export const MdfeList = OffsetPageEnvelope(MdfeSummary);
 
 export const RouteView = Type.Union([
   Type.Object({ infPercurso: Type.Array(Type.Object({ UFPer: Type.String() })) }),

@@ -4,20 +4,10 @@
 
 import type Database from 'better-sqlite3';
 import type { KeyAttempt, KeyOutcome } from '../idempotency-rules.ts';
-import type {
-  MdfeDocument,
-  MdfeEventRecord,
-  MdfeFilters,
-  MdfePage,
-  MdfeRecord,
-  MdfeSituacao,
-  MdfeStore,
-  MdfeVerdictRecord,
-  MdfeXml,
-  NewMdfe,
-} from './store.ts';
+import type { MdfeDocument, MdfeEventRecord, MdfeFilters, MdfeRecord, MdfeSituacao, MdfeStore, MdfeVerdictRecord, MdfeXml, NewMdfe } from './store.ts';
+import { sqlitePage, type Page, type PageRequest } from '../paging.ts';
 import { SQLITE_ROWS } from '../row-driver.ts';
-import { MDFE_COLUMNS, mdfeEventsQuery, mdfeEventOf, mdfeRecordOf, type MdfeEventRow, type MdfeRow } from './rows.ts';
+import { MDFE_COLUMNS, mdfeEventsQuery, mdfeEventOf, mdfeListSpec, mdfeRecordOf, type MdfeEventRow, type MdfeRow } from './rows.ts';
 
 const EVENTS_QUERY = mdfeEventsQuery('mdfe_id = ?');
 
@@ -25,6 +15,8 @@ const EVENTS_QUERY = mdfeEventsQuery('mdfe_id = ?');
 export type SqliteKit = {
   statement(sql: string): Database.Statement;
   transaction<T>(fn: () => T): T;
+  /** A read of several statements in one snapshot (a deferred transaction: no write lock). */
+  read<T>(fn: () => T): T;
   settleKeyInTx(attempt: KeyAttempt, outcome: KeyOutcome): boolean;
 };
 
@@ -201,31 +193,8 @@ export class SqliteMdfeStore implements MdfeStore {
     return row && { situacao: row.situacao, xml: row.xml, protXml: row.prot_xml };
   }
 
-  async list(companyId: string, f: MdfeFilters, limit: number, offset: number): Promise<MdfePage> {
-    const where = ['company_id = ?'];
-    const params: unknown[] = [companyId];
-    const add = (clause: string, value: unknown) => {
-      where.push(clause);
-      params.push(value);
-    };
-    if (f.status !== undefined) add('status = ?', f.status);
-    if (f.situacao !== undefined) add('situacao = ?', f.situacao);
-    if (f.ufInicio !== undefined) add('uf_inicio = ?', f.ufInicio);
-    if (f.ufFim !== undefined) add('uf_fim = ?', f.ufFim);
-    if (f.from !== undefined) add('emitido_em >= ?', f.from);
-    if (f.until !== undefined) add('emitido_em < ?', f.until);
-    const condition = where.join(' AND ');
-    // One read transaction, so the page and its total are of the same moment.
-    return this.kit.transaction(() => {
-      const total = this.kit
-        .statement(`SELECT count(*) FROM mdfe WHERE ${condition}`)
-        .pluck()
-        .get(...params) as number;
-      const rows = this.kit
-        .statement(`SELECT ${MDFE_COLUMNS} FROM mdfe WHERE ${condition} ORDER BY emitido_em DESC, seq DESC LIMIT ? OFFSET ?`)
-        .all(...params, limit, offset) as Row[];
-      return { rows: rows.map(fromRow), total };
-    });
+  async list(companyId: string, filters: MdfeFilters, page: PageRequest): Promise<Page<MdfeRecord>> {
+    return sqlitePage(this.kit, mdfeListSpec('sqlite', companyId, filters), page, fromRow, (m: MdfeRecord) => m.emitidoEm);
   }
 
   async recordEvent(id: string, e: MdfeEventRecord, to: 'encerrado' | 'cancelado'): Promise<MdfeRecord | undefined> {

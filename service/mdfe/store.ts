@@ -5,6 +5,7 @@
 // "authorized" for a manifest that is not, or the reverse.
 
 import type { KeyAttempt } from '../idempotency-rules.ts';
+import type { Page, PageRequest } from '../paging.ts';
 
 /**
  * processando: sent (or about to be) to the tax authority, outcome not recorded yet; internal
@@ -91,8 +92,6 @@ export type MdfeFilters = {
   until?: string;
 };
 
-export type MdfePage = { rows: MdfeRecord[]; total: number };
-
 export type MdfeXml = { situacao: MdfeSituacao; xml: string; protXml: string | null };
 
 export interface MdfeStore {
@@ -115,8 +114,8 @@ export interface MdfeStore {
   documents(id: string): Promise<MdfeDocument[]>;
   events(id: string): Promise<MdfeEventRecord[]>;
   xml(companyId: string, id: string): Promise<MdfeXml | undefined>;
-  /** Newest first (issuance instant, then insertion order). */
-  list(companyId: string, filters: MdfeFilters, limit: number, offset: number): Promise<MdfePage>;
+  /** Newest first (issuance instant, then insertion order): service/paging.ts. */
+  list(companyId: string, filters: MdfeFilters, page: PageRequest): Promise<Page<MdfeRecord>>;
   /**
    * Records a registered event and moves the manifest from `autorizado` to `to`. Undefined (and
    * nothing recorded) when the manifest is no longer `autorizado`.

@@ -16,7 +16,7 @@ import { danfeModel } from '../../fiscal/danfe/model.ts';
 import { renderDanfePdf } from '../../fiscal/danfe/pdf.ts';
 import { formatBrasilia } from '../../base/common/brasilia.ts';
 import { companyOf, ownedOr404 } from '../http/auth.ts';
-import { ApiError, errorHandler, errorResponses } from '../http/errors.ts';
+import { ApiError, errorHandler, errorResponses, notFound } from '../http/errors.ts';
 import type { ApiApp, ApiRoutes } from '../http/type-provider.ts';
 import type { ServiceDeps } from '../deps.ts';
 import { decodeIdempotencyHeader, IdempotencyHeaders, readIdempotencyKey, requestFingerprint, sendReplay, type ClaimResult } from '../idempotency.ts';
@@ -24,10 +24,29 @@ import { AuthorityProbe, probeIntervalFromEnv } from '../queue/availability-prob
 import { concurrencyFromEnv } from '../queue/authorization-queue.ts';
 import { NfceIssuance, RETURN_REMEDY } from './issuance.ts';
 import { NfceQueue } from './lane.ts';
-import { Accepted, CancelBody, DanfeQuery, DanfeResponse, IdParams, IssueBody, NfceReplay, NfceView, VoidBody, VoidView, XmlResponse } from './schemas.ts';
-import type { NfceRecord } from './store.ts';
+import {
+  Accepted,
+  CancelBody,
+  DanfeQuery,
+  DanfeResponse,
+  IdParams,
+  InutilizacaoList,
+  InutilizacaoListQuery,
+  InutilizacaoXmlResponse,
+  IssueBody,
+  KeyParams,
+  ListQuery,
+  NfceList,
+  NfceReplay,
+  NfceView,
+  VoidBody,
+  VoidView,
+  XmlResponse,
+} from './schemas.ts';
+import type { InutilizacaoFilters, InutilizacaoSummary, NfceFilters, NfceRecord } from './store.ts';
 import { nfceView } from './view.ts';
 import { ExportQuery, ZipResponse } from '../export/schemas.ts';
+import { dayFilters, envelope, pageRequest } from '../http/lists.ts';
 import { exportPeriod } from '../export/period.ts';
 import { nfceExport, nfceExportFileName } from './export.ts';
 
@@ -53,6 +72,8 @@ type NfceRoutesContext = {
   issuance: NfceIssuance;
   /** The caller's company's document, or 404. */
   documentOf: (request: FastifyRequest, id: string) => Promise<NfceRecord>;
+  /** The document as GET shows it: while it waits, whether the authority answers (the caller decides whether to wait). */
+  shown: (document: NfceRecord) => NfceView;
   /** The answer already given for a document, replayed. */
   replay: (reply: FastifyReply, companyId: string, id: string) => Promise<FastifyReply>;
 };
@@ -78,6 +99,10 @@ export const nfceRoutes: ApiRoutes = async (app, { deps }) => {
       const company = companyOf(request);
       return ownedOr404(await deps.store.nfce.getDocument(company.id, id), company, NOT_FOUND);
     },
+    shown(document) {
+      if (document.status !== 'processando') return nfceView(document);
+      return { ...nfceView(document), autoridade: deps.authority.availability.of(document.companyId) };
+    },
     async replay(reply, companyId, id) {
       const document = await deps.store.nfce.getDocument(companyId, id);
       if (!document) throw new Error(`NFC-e ${id} da chave de idempotência não encontrada`);
@@ -86,6 +111,7 @@ export const nfceRoutes: ApiRoutes = async (app, { deps }) => {
   };
   issueRoute(app, ctx);
   exportRoute(app, ctx);
+  listRoutes(app, ctx);
   readRoutes(app, ctx);
   eventRoutes(app, ctx);
 };
@@ -187,8 +213,101 @@ function exportRoute(app: ApiApp, { deps }: NfceRoutesContext): void {
   );
 }
 
+/** The company's receipts and inutilizações, found by filters or by access key (docs/api.md, "Lists and paging"). */
+function listRoutes(app: ApiApp, { deps, shown }: NfceRoutesContext): void {
+  app.get(
+    '/nfce',
+    {
+      schema: {
+        tags: ['nfce'],
+        summary: 'Lista as NFC-e da empresa, da emissão (dhEmi) mais recente à mais antiga, filtradas e paginadas por cursor',
+        querystring: ListQuery,
+        response: { 200: NfceList, ...errorResponses(400, 401) },
+      },
+    },
+    async (request) => {
+      const company = companyOf(request);
+      const q = request.query;
+      const filters: NfceFilters = {
+        ...(q.status !== undefined && { status: q.status }),
+        ...(q.serie !== undefined && { serie: q.serie }),
+        ...(q.chave !== undefined && { chave: q.chave }),
+        ...(q.referencia_externa !== undefined && { referenciaExterna: q.referencia_externa }),
+        ...dayFilters(q.de, q.ate),
+      };
+      const page = pageRequest(q, 'nfce', filters);
+      return envelope(await deps.store.nfce.list(company.id, filters, page), page.limit, nfceView, 'nfce', filters);
+    },
+  );
+
+  app.get(
+    '/nfce/chave/:chave',
+    {
+      schema: {
+        tags: ['nfce'],
+        summary: 'A NFC-e pela chave de acesso (a viva; se todas foram rejeitadas, a tentativa mais recente)',
+        params: KeyParams,
+        response: { 200: NfceView, ...errorResponses(400, 401, 404) },
+      },
+    },
+    async (request) => {
+      const found = await deps.store.nfce.findByKey(companyOf(request).id, request.params.chave);
+      if (!found) throw notFound(NOT_FOUND);
+      return shown(found);
+    },
+  );
+
+  app.get(
+    '/nfce/inutilizacoes',
+    {
+      schema: {
+        tags: ['nfce'],
+        summary: 'Lista as inutilizações de numeração da empresa, da mais recente à mais antiga, paginadas por cursor',
+        querystring: InutilizacaoListQuery,
+        response: { 200: InutilizacaoList, ...errorResponses(400, 401) },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      const filters: InutilizacaoFilters = { ...(q.serie !== undefined && { serie: q.serie }), ...dayFilters(q.de, q.ate) };
+      const page = pageRequest(q, 'inutilizacoes', filters);
+      const found = await deps.store.nfce.listInutilizacoes(companyOf(request).id, filters, page);
+      return envelope(found, page.limit, inutilizacaoView, 'inutilizacoes', filters);
+    },
+  );
+
+  app.get(
+    '/nfce/inutilizacoes/:id/xml',
+    {
+      schema: {
+        tags: ['nfce'],
+        summary: 'XML da inutilização: ProcInutNFe (pedido assinado e resposta da autoridade)',
+        params: IdParams,
+        response: { 200: InutilizacaoXmlResponse, ...errorResponses(401, 404) },
+      },
+    },
+    async (request, reply) => {
+      const found = await deps.store.nfce.getInutilizacao(companyOf(request).id, request.params.id);
+      if (!found) throw notFound('Inutilização não encontrada.');
+      return reply.type('application/xml; charset=utf-8').send(found.xml);
+    },
+  );
+}
+
+const inutilizacaoView = (i: InutilizacaoSummary) => ({
+  id: i.id,
+  serie: i.serie,
+  numero_inicial: i.numeroInicial,
+  numero_final: i.numeroFinal,
+  justificativa: i.justificativa,
+  protocolo: i.protocolo,
+  codigo_status: i.codigoStatus,
+  motivo: i.motivo,
+  registrado_em: formatBrasilia(i.createdAt),
+});
+
 /** What a receipt is now: its state, its XML, its DANFE. */
-function readRoutes(app: ApiApp, { deps, documentOf }: NfceRoutesContext): void {
+function readRoutes(app: ApiApp, { deps, documentOf, shown }: NfceRoutesContext): void {
   app.get(
     '/nfce/:id',
     {
@@ -199,12 +318,7 @@ function readRoutes(app: ApiApp, { deps, documentOf }: NfceRoutesContext): void 
         response: { 200: NfceView, ...errorResponses(401, 404) },
       },
     },
-    async (request) => {
-      const document = await documentOf(request, request.params.id);
-      // While it waits, whether the authority answers: the caller decides whether to wait.
-      if (document.status !== 'processando') return nfceView(document);
-      return { ...nfceView(document), autoridade: deps.authority.availability.of(document.companyId) };
-    },
+    async (request) => shown(await documentOf(request, request.params.id)),
   );
 
   app.get(

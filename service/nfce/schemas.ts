@@ -7,10 +7,12 @@
 // which names every broken field at once: 422 `validacao`.
 
 import { Type, type Static } from '@sinclair/typebox';
-import { strict } from '../../base/common/api/schema.ts';
+import { MAX_KEY_LENGTH, strict } from '../../base/common/api/schema.ts';
 
 export { AuthorityStatus, CancelBody, NfceAccepted as Accepted, NfceReplay, NfceView, STATUSES, VoidBody, VoidView } from '../../base/common/api/nfce.ts';
+import { NfceView, STATUSES } from '../../base/common/api/nfce.ts';
 import { ReferenciaExterna } from '../idempotency.ts';
+import { AccessKeyParam, dayParams, PageEnvelope, pagingParams } from '../http/lists.ts';
 
 const str = (description: string) => Type.String({ description });
 const opt = (description: string) => Type.Optional(Type.String({ description }));
@@ -197,4 +199,53 @@ export const DanfeResponse = {
     'application/pdf': { schema: Type.Unsafe<Buffer>({ type: 'string', format: 'binary' }) },
     'application/octet-stream': { schema: Type.Unsafe<Buffer>({ type: 'string', format: 'binary', description: 'ESC/POS, 48 colunas' }) },
   },
+};
+
+// --- lists and lookups ------------------------------------------------------------------------
+
+export const ListQuery = Type.Object(
+  {
+    ...pagingParams,
+    status: Type.Optional(
+      Type.Union(
+        STATUSES.map((s) => Type.Literal(s)),
+        { description: 'Situação: processando, autorizado, rejeitado, cancelado' },
+      ),
+    ),
+    serie: Type.Optional(Type.Integer({ minimum: 0, maximum: 999, description: 'Série' })),
+    ...dayParams('emissão (dhEmi)'),
+    chave: Type.Optional(AccessKeyParam('Chave de acesso')),
+    referencia_externa: Type.Optional(
+      Type.String({ minLength: 1, maxLength: MAX_KEY_LENGTH, description: 'Chave de idempotência da emissão (todas as tentativas com ela)' }),
+    ),
+  },
+  strict,
+);
+
+export const NfceList = PageEnvelope(NfceView);
+
+export const KeyParams = Type.Object({ chave: AccessKeyParam('Chave de acesso da NFC-e') }, strict);
+
+export const InutilizacaoListQuery = Type.Object(
+  { ...pagingParams, serie: Type.Optional(Type.Integer({ minimum: 0, maximum: 999, description: 'Série' })), ...dayParams('registro') },
+  strict,
+);
+
+export const InutilizacaoView = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  serie: Type.Integer(),
+  numero_inicial: Type.Integer(),
+  numero_final: Type.Integer(),
+  justificativa: Type.String(),
+  protocolo: Type.String(),
+  codigo_status: Type.String({ description: '102: inutilização homologada' }),
+  motivo: Type.String(),
+  registrado_em: Type.String({ description: 'Registrada pelo serviço em, horário de Brasília' }),
+});
+
+export const InutilizacaoList = PageEnvelope(InutilizacaoView);
+
+export const InutilizacaoXmlResponse = {
+  description: 'ProcInutNFe: o pedido assinado e a resposta da autoridade (procInutNFe_v4.00.xsd)',
+  content: { 'application/xml': { schema: Type.String() } },
 };

@@ -22,6 +22,8 @@ export function nfceView(d: NfceRecord): NfceView {
     autorizado_em: brasilia(d.autorizadoEm),
     cancelado_em: brasilia(d.canceladoEm),
     protocolo_cancelamento: d.protocoloCancelamento,
+    codigo_status_cancelamento: d.cancelamentoCodigoStatus,
+    motivo_cancelamento: d.cancelamentoMotivo,
     emitido_em: formatBrasilia(new Date(d.dhEmi)),
     valor_total: d.valorTotal,
     qrcode: d.qrcode,

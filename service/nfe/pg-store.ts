@@ -4,9 +4,10 @@
 // and a company's returns are numbered one at a time across processes (numberingTurn).
 
 import { holderGone, keyBytes, type PgBlocks, type Queryable } from '../pg-db.ts';
-import type { NewNfeDocument, NfeEventOf, NfeRecord, NfeStore, NfeVerdict, NfeWork, ReturnedNfce } from './store.ts';
+import type { NewNfeDocument, NfeEventOf, NfeFilters, NfeRecord, NfeStore, NfeSummary, NfeVerdict, NfeWork, ReturnedNfce } from './store.ts';
+import { postgresPage, utcInstant, type Page, type PageRequest } from '../paging.ts';
 import { POSTGRES_ROWS } from '../row-driver.ts';
-import { NFE_RECORD_COLUMNS, nfeRecordOf, type NfeItemRow, type NfeRecordRow } from './rows.ts';
+import { NFE_RECORD_COLUMNS, nfeListSpec, nfeRecordOf, nfeSummaryOf, type NfeItemRow, type NfeRecordRow } from './rows.ts';
 
 type RecordRow = NfeRecordRow<Buffer | null>;
 type ItemRow = NfeItemRow;
@@ -122,6 +123,22 @@ export class PgNfeStore implements NfeStore {
     const row = (await this.b.pool.query<RecordRow>(`SELECT ${NFE_RECORD_COLUMNS} FROM nfe_documents WHERE id = $1 AND company_id = $2`, [id, companyId]))
       .rows[0];
     return row && recordOf(row, await this.items(this.b.pool, id));
+  }
+
+  async list(companyId: string, filters: NfeFilters, page: PageRequest): Promise<Page<NfeSummary>> {
+    const summaryOf = (r: RecordRow) => nfeSummaryOf(r, POSTGRES_ROWS);
+    return postgresPage(this.b, nfeListSpec('postgres', companyId, filters), page, summaryOf, (d: NfeSummary) => utcInstant(d.dhEmi));
+  }
+
+  async findByKey(companyId: string, chave: string): Promise<NfeRecord | undefined> {
+    const row = (
+      await this.b.pool.query<RecordRow>(
+        `SELECT ${NFE_RECORD_COLUMNS} FROM nfe_documents WHERE company_id = $1 AND chave = $2
+          ORDER BY status = 'rejeitado', balcao_instant(dh_emi) DESC, seq DESC LIMIT 1`,
+        [companyId, chave],
+      )
+    ).rows[0];
+    return row && recordOf(row, await this.items(this.b.pool, row.id));
   }
 
   async exists(id: string): Promise<boolean> {

@@ -7,14 +7,16 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { companyOf, ownedOr404 } from '../http/auth.ts';
-import { ApiError, errorResponses } from '../http/errors.ts';
-import type { ApiRoutes } from '../http/type-provider.ts';
+import { ApiError, errorResponses, notFound } from '../http/errors.ts';
+import { dayFilters, envelope, pageRequest } from '../http/lists.ts';
+import type { ApiApp, ApiRoutes } from '../http/type-provider.ts';
+import type { ServiceDeps } from '../deps.ts';
 import { decodeIdempotencyHeader, IdempotencyHeaders, sendReplay } from '../idempotency.ts';
 import { Returns } from './issuance.ts';
 import { nfeQueue } from './lane.ts';
-import { Accepted, DevolucaoBody, IdParams, NfeReplay, NfeView, XmlResponse } from './schemas.ts';
-import type { NfeRecord } from './store.ts';
-import { nfeView } from './view.ts';
+import { Accepted, DevolucaoBody, IdParams, KeyParams, ListQuery, NfeList, NfeReplay, NfeView, XmlResponse } from './schemas.ts';
+import type { NfeFilters, NfeRecord } from './store.ts';
+import { nfeSummaryView, nfeView } from './view.ts';
 
 const NOT_FOUND = 'NF-e não encontrada.';
 /** Shared store: how often this process looks for keys another one left claimed when it stopped. */
@@ -87,6 +89,8 @@ export const nfeRoutes: ApiRoutes = async (app, { deps }) => {
     },
   );
 
+  listRoutes(app, deps);
+
   app.get(
     '/nfe/:id',
     {
@@ -119,3 +123,48 @@ export const nfeRoutes: ApiRoutes = async (app, { deps }) => {
     },
   );
 };
+
+/** The company's returns, found by filters or by access key (docs/api.md, "Lists and paging"). */
+function listRoutes(app: ApiApp, deps: ServiceDeps): void {
+  app.get(
+    '/nfe',
+    {
+      schema: {
+        tags: ['nfe'],
+        summary: 'Lista as NF-e (devoluções) da empresa, da emissão mais recente à mais antiga, filtradas e paginadas por cursor (sem os itens)',
+        querystring: ListQuery,
+        response: { 200: NfeList, ...errorResponses(400, 401) },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      const filters: NfeFilters = {
+        ...(q.situacao !== undefined && { status: q.situacao }),
+        ...(q.serie !== undefined && { serie: q.serie }),
+        ...(q.chave !== undefined && { chave: q.chave }),
+        ...(q.chave_nfce !== undefined && { chaveNfce: q.chave_nfce }),
+        ...(q.referencia_externa !== undefined && { referenciaExterna: q.referencia_externa }),
+        ...dayFilters(q.de, q.ate),
+      };
+      const page = pageRequest(q, 'nfe', filters);
+      return envelope(await deps.store.nfe.list(companyOf(request).id, filters, page), page.limit, nfeSummaryView, 'nfe', filters);
+    },
+  );
+
+  app.get(
+    '/nfe/chave/:chave',
+    {
+      schema: {
+        tags: ['nfe'],
+        summary: 'A NF-e pela chave de acesso (a viva; se todas foram rejeitadas, a tentativa mais recente)',
+        params: KeyParams,
+        response: { 200: NfeView, ...errorResponses(400, 401, 404) },
+      },
+    },
+    async (request) => {
+      const found = await deps.store.nfe.findByKey(companyOf(request).id, request.params.chave);
+      if (!found) throw notFound(NOT_FOUND);
+      return nfeView(found);
+    },
+  );
+}
