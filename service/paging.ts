@@ -90,9 +90,14 @@ export function pageSql(dialect: Dialect, spec: ListSpec, page: PageRequest): Sq
   return { text: numbered(dialect, text), values };
 }
 
-/** The rows matching the filters, counted through the index up to TOTAL_CAP + 1. */
+/**
+ * The rows matching the filters, counted through the index up to TOTAL_CAP + 1. In the list's
+ * order, as the page reads them: the planner then walks the same index and stops at the cap,
+ * rather than scanning the table until it has found that many.
+ */
 export function countSql(dialect: Dialect, spec: ListSpec): Sql {
-  const text = `SELECT count(*) AS n FROM (SELECT 1 FROM ${from(dialect, spec)} WHERE ${spec.where.map(([sql]) => sql).join(' AND ')} LIMIT ?) AS matching`;
+  const text = `SELECT count(*) AS n FROM (SELECT 1 FROM ${from(dialect, spec)} WHERE ${spec.where.map(([sql]) => sql).join(' AND ')}
+    ORDER BY ${spec.at} DESC, ${spec.seq} DESC LIMIT ?) AS matching`;
   return { text: numbered(dialect, text), values: [...spec.where.map(([, value]) => value), TOTAL_CAP + 1] };
 }
 

@@ -6,15 +6,15 @@
 --
 -- NFC-e and NF-e are listed newest first by ide/dhEmi: balcao_instant(dh_emi) (20261128T0920).
 
-CREATE INDEX nfce_documents_lista ON nfce_documents (company_id, balcao_instant(dh_emi), seq);
+-- nfce_documents_emissao gains seq (the export's range reads it as before).
+DROP INDEX nfce_documents_emissao;
+CREATE INDEX nfce_documents_emissao ON nfce_documents (company_id, balcao_instant(dh_emi), seq);
 CREATE INDEX nfce_documents_status_emissao ON nfce_documents (company_id, status, balcao_instant(dh_emi), seq);
 CREATE INDEX nfce_documents_serie_emissao ON nfce_documents (company_id, serie, balcao_instant(dh_emi), seq);
 CREATE INDEX nfce_documents_serie_status_emissao ON nfce_documents (company_id, serie, status, balcao_instant(dh_emi), seq);
 CREATE INDEX nfce_documents_chave ON nfce_documents (company_id, chave, balcao_instant(dh_emi), seq);
 CREATE INDEX nfce_documents_referencia ON nfce_documents (company_id, idempotency_key, balcao_instant(dh_emi), seq) WHERE idempotency_key IS NOT NULL;
--- Superseded by nfce_documents_lista (the export's range reads it as well); nothing reads the
--- documents by company and reception instant.
-DROP INDEX nfce_documents_emissao;
+-- Nothing reads the documents by company and reception instant.
 DROP INDEX nfce_documents_company;
 
 -- The cancellation's own answer beside the authorization's: the retEvento's cStat and xMotivo,

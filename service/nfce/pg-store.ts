@@ -344,7 +344,7 @@ export class PgNfceStore implements NfceStore {
 
   async exportEntries(companyId: string, from: Date, until: Date): Promise<NfceExportEntry[]> {
     // balcao_instant(dh_emi) reads the offset dhEmi is written with; spelled as the index
-    // nfce_documents_lista is (migrations/service-postgres/20261201T1000_i25_lists.sql).
+    // nfce_documents_emissao is (migrations/service-postgres/20261201T1000_i25_lists.sql).
     const rows = (
       await this.b.pool.query<{
         id: string;
