@@ -142,7 +142,7 @@ async function fillPostgres(url: string): Promise<void> {
     const more = ` FROM generate_series(${ROWS + 1}, ${ROWS + 30_000}) AS s(i)`;
     const nfce = (c: string) => FILL.nfce(n, c, dhEmi).replace(`'venda-' || i`, `convert_to('venda-' || i, 'UTF8')`);
     const nfe = (c: string) => FILL.nfe(n, c, dhEmi).replace(`'devolucao-' || i`, `convert_to('devolucao-' || i, 'UTF8')`);
-    for (const [fill, rows] of [
+    const fills: [string, string][] = [
       [nfce(company), series],
       [nfce(others), more],
       [nfe(company), series],
@@ -151,9 +151,8 @@ async function fillPostgres(url: string): Promise<void> {
       [FILL.mdfe(n, others, utc), more],
       [FILL.inutilizacoes(company, utc), series],
       [FILL.inutilizacoes(others, utc), more],
-    ]) {
-      await client.query(fill + rows);
-    }
+    ];
+    for (const [fill, rows] of fills) await client.query(fill + rows);
     // What autovacuum does for a live database: statistics and the visibility map.
     for (const table of TABLES) await client.query(`VACUUM ANALYZE ${table}`);
   } finally {
@@ -210,10 +209,8 @@ describe.each(STORES)('list plans on %s', (kind: StoreKind) => {
               expect(line, label).not.toContain('TEMP B-TREE');
             }
           } else {
-            const [{ 'QUERY PLAN': explained }] = (await client!.query(`EXPLAIN (FORMAT JSON) ${text}`, values)).rows as {
-              'QUERY PLAN': { Plan: PlanNode }[];
-            }[];
-            const all = nodes(explained![0]!.Plan);
+            const explained = (await client!.query(`EXPLAIN (FORMAT JSON) ${text}`, values)).rows as { 'QUERY PLAN': { Plan: PlanNode }[] }[];
+            const all = nodes(explained[0]!['QUERY PLAN'][0]!.Plan);
             const shown = `${label}: ${all.map((n) => `${n['Node Type']}${n['Index Name'] ? ` (${n['Index Name']})` : ''}`).join(', ')}`;
             // No scan of the table: only its list indexes. A page is read in the order of one of
             // them and stops when full (the planner may prefer a less specific one when the other
