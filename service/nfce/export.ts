@@ -4,7 +4,8 @@
 // awaiting the authority), each once, named by its access key; the cancellation events beside
 // them; the inutilizações registered in the period, named by series and range; and resumo.csv,
 // one line per file, whose values are read from each document's own XML
-// (fiscal/nfce/sale-facts.ts, the same reader the terminal's reports use).
+// (fiscal/nfce/sale-facts.ts, the same reader the terminal's reports use). The NF-e de devolução
+// authorized in the period go in their own folder, `devolucoes/` (export/devolucoes.ts).
 //
 // Left out: rejected documents (no fiscal value) and online ones still processando (not yet
 // authorized: they belong to the export made once they are).
@@ -15,7 +16,8 @@ import { formatBrasilia } from '../../base/common/brasilia.ts';
 import { lazyZip, type LazyEntry } from '../export/lazy-zip.ts';
 import type { ExportPeriod } from '../export/period.ts';
 import { csvMoney, summaryCsv } from '../export/summary-csv.ts';
-import type { NfceExportEntry, NfceStore } from './store.ts';
+import { devolucaoEntries, type DevolucaoExportSource, type DevolucaoFacts } from '../export/devolucoes.ts';
+import type { InutilizacaoRecord, NfceExportEntry, NfceStore } from './store.ts';
 
 const DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>';
 
@@ -58,13 +60,51 @@ export function nfceExportFileName(cnpj: string, period: ExportPeriod): string {
   return `nfce-${cnpj}-${period.de}-a-${period.ate}.zip`;
 }
 
-/** The archive of the period, streamed. */
-export async function nfceExport(store: NfceStore, companyId: string, period: ExportPeriod): Promise<Readable> {
-  const [documents, inutilizacoes] = await Promise.all([
+/** A return's summary line (no payment columns: its tPag is 90, no payment). */
+const devolucaoLine = (d: DevolucaoFacts): Row => ({
+  fixed: [
+    'nfe_devolucao',
+    d.name,
+    d.chave,
+    d.serie,
+    d.numero,
+    brasiliaText(d.dhEmi),
+    'autorizada',
+    'nao',
+    d.protocolo ?? '',
+    brasiliaText(d.autorizadoEm),
+    '',
+    '',
+    csvMoney(d.vNFCents),
+    '',
+  ],
+  payments: new Map(),
+});
+
+/** An inutilização's entry, its summary line written as the archive reaches it. */
+function inutilizacaoEntry(inut: InutilizacaoRecord, rows: Row[]): LazyEntry {
+  const name = inutilizacaoFileName(inut.serie, inut.numeroInicial, inut.numeroFinal);
+  return {
+    name,
+    content: async () => {
+      const range = inut.numeroInicial === inut.numeroFinal ? String(inut.numeroInicial) : `${inut.numeroInicial} a ${inut.numeroFinal}`;
+      rows.push({
+        fixed: ['inutilizacao', name, '', inut.serie, range, brasiliaText(inut.createdAt.toISOString()), 'inutilizada', '', inut.protocolo, '', '', '', '', ''],
+        payments: new Map(),
+      });
+      return withDeclaration(inut.xml);
+    },
+  };
+}
+
+/** The archive of the period, streamed; the returns come from `returns`. */
+export async function nfceExport(store: NfceStore, returns: DevolucaoExportSource, companyId: string, period: ExportPeriod): Promise<Readable> {
+  const rows: Row[] = [];
+  const [documents, inutilizacoes, devolucoes] = await Promise.all([
     store.exportEntries(companyId, period.start, period.end),
     store.inutilizacoesBetween(companyId, period.start, period.end),
+    devolucaoEntries(returns, companyId, period, withDeclaration, (d) => rows.push(devolucaoLine(d))),
   ]);
-  const rows: Row[] = [];
   const events = new Map<string, string>();
   const entries: LazyEntry[] = [];
 
@@ -135,35 +175,8 @@ export async function nfceExport(store: NfceStore, companyId: string, period: Ex
     }
   }
 
-  for (const inut of inutilizacoes) {
-    const name = inutilizacaoFileName(inut.serie, inut.numeroInicial, inut.numeroFinal);
-    entries.push({
-      name,
-      content: async () => {
-        const range = inut.numeroInicial === inut.numeroFinal ? String(inut.numeroInicial) : `${inut.numeroInicial} a ${inut.numeroFinal}`;
-        rows.push({
-          fixed: [
-            'inutilizacao',
-            name,
-            '',
-            inut.serie,
-            range,
-            brasiliaText(inut.createdAt.toISOString()),
-            'inutilizada',
-            '',
-            inut.protocolo,
-            '',
-            '',
-            '',
-            '',
-            '',
-          ],
-          payments: new Map(),
-        });
-        return withDeclaration(inut.xml);
-      },
-    });
-  }
+  entries.push(...inutilizacoes.map((inut) => inutilizacaoEntry(inut, rows)));
+  entries.push(...devolucoes);
 
   entries.push({
     name: 'resumo.csv',

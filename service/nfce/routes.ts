@@ -19,11 +19,13 @@ import { companyOf, ownedOr404 } from '../http/auth.ts';
 import { ApiError, errorHandler, errorResponses, notFound } from '../http/errors.ts';
 import type { ApiApp, ApiRoutes } from '../http/type-provider.ts';
 import type { ServiceDeps } from '../deps.ts';
-import { decodeIdempotencyHeader, IdempotencyHeaders, readIdempotencyKey, requestFingerprint, sendReplay, type ClaimResult } from '../idempotency.ts';
+import { decodeIdempotencyHeader, readIdempotencyKey, requestFingerprint, sendReplay, type ClaimResult } from '../idempotency.ts';
 import { AuthorityProbe, probeIntervalFromEnv } from '../queue/availability-probe.ts';
 import { concurrencyFromEnv } from '../queue/authorization-queue.ts';
 import { NfceIssuance, RETURN_REMEDY } from './issuance.ts';
 import { NfceQueue } from './lane.ts';
+import { MAX_WAIT_SECONDS, preferredWait } from '../http/prefer.ts';
+import { VerdictWaiter } from '../queue/verdict-waiter.ts';
 import {
   Accepted,
   CancelBody,
@@ -41,6 +43,7 @@ import {
   NfceView,
   VoidBody,
   VoidView,
+  IssueHeaders,
   XmlResponse,
 } from './schemas.ts';
 import type { InutilizacaoFilters, InutilizacaoSummary, NfceFilters, NfceRecord } from './store.ts';
@@ -70,6 +73,8 @@ function issueErrorHandler(error: FastifyError, request: FastifyRequest, reply: 
 type NfceRoutesContext = {
   deps: ServiceDeps;
   issuance: NfceIssuance;
+  /** Requests waiting for a verdict (Prefer: wait). */
+  verdicts: VerdictWaiter<NfceRecord>;
   /** The caller's company's document, or 404. */
   documentOf: (request: FastifyRequest, id: string) => Promise<NfceRecord>;
   /** The document as GET shows it: while it waits, whether the authority answers (the caller decides whether to wait). */
@@ -79,7 +84,13 @@ type NfceRoutesContext = {
 };
 
 export const nfceRoutes: ApiRoutes = async (app, { deps }) => {
-  const queue = new NfceQueue({ deps, log: app.log.child({ component: 'fila-nfce' }), concurrency: concurrencyFromEnv() });
+  const verdicts = new VerdictWaiter<NfceRecord>((document) => document.status !== 'processando', deps.store.shared);
+  const queue = new NfceQueue({
+    deps,
+    log: app.log.child({ component: 'fila-nfce' }),
+    concurrency: concurrencyFromEnv(),
+    settled: (id) => verdicts.settled(id),
+  });
   const probe = new AuthorityProbe(deps, app.log.child({ component: 'autoridade' }), probeIntervalFromEnv());
   const issuance = new NfceIssuance(deps, () => queue.wake());
   app.addHook('onReady', async () => {
@@ -87,6 +98,8 @@ export const nfceRoutes: ApiRoutes = async (app, { deps }) => {
     queue.start();
     probe.start();
   });
+  // Before the server waits for requests in flight: a request waiting for a verdict answers now.
+  app.addHook('preClose', async () => verdicts.close());
   app.addHook('onClose', async () => {
     probe.stop();
     await queue.stop();
@@ -95,6 +108,7 @@ export const nfceRoutes: ApiRoutes = async (app, { deps }) => {
   const ctx: NfceRoutesContext = {
     deps,
     issuance,
+    verdicts,
     async documentOf(request, id) {
       const company = companyOf(request);
       return ownedOr404(await deps.store.nfce.getDocument(company.id, id), company, NOT_FOUND);
@@ -117,7 +131,7 @@ export const nfceRoutes: ApiRoutes = async (app, { deps }) => {
 };
 
 /** POST /nfce: a new receipt (JSON, or the signed XML of one issued offline), or the same one again. */
-function issueRoute(app: ApiApp, { deps, issuance, replay }: NfceRoutesContext): void {
+function issueRoute(app: ApiApp, { deps, issuance, replay, verdicts }: NfceRoutesContext): void {
   app.post(
     '/nfce',
     {
@@ -128,11 +142,14 @@ function issueRoute(app: ApiApp, { deps, issuance, replay }: NfceRoutesContext):
         summary: 'Emite uma NFC-e (enfileirada: responde 202 com a chave; o resultado vem por GET ou webhook)',
         description:
           'Corpo JSON da NFC-e (docs/api.md, NFC-e), ou { "xml": "<NFe ...>" } de uma NFC-e emitida em contingência offline (tpEmis 9), ' +
-          'transmitida sem alteração. Idempotência: cabeçalho Idempotency-Key ou referencia_externa (até 200 caracteres), por empresa.',
-        headers: IdempotencyHeaders,
+          'transmitida sem alteração. Idempotência: cabeçalho Idempotency-Key ou referencia_externa (até 200 caracteres), por empresa. ' +
+          `Com Prefer: wait=N (RFC 7240, até ${MAX_WAIT_SECONDS} segundos), a resposta espera o veredito: 201 com a NFC-e autorizada ou ` +
+          'rejeitada se ele chegar a tempo, o 202 de sempre se não; Preference-Applied diz a espera aplicada.',
+        headers: IssueHeaders,
         body: IssueBody,
         response: {
           202: Accepted,
+          201: NfceView,
           200: NfceReplay,
           ...errorResponses(400, 401, 409, 413, 415, 422),
         },
@@ -144,8 +161,15 @@ function issueRoute(app: ApiApp, { deps, issuance, replay }: NfceRoutesContext):
       const key = readIdempotencyKey(request.headers['idempotency-key'], body);
       const outcome = await issuance.issue(company.id, body, key, requestFingerprint(body));
       switch (outcome.kind) {
-        case 'accepted':
+        case 'accepted': {
           request.log.info({ documentId: outcome.id, chave: outcome.chave }, 'NFC-e recebida');
+          reply.header('location', `/api/v1/nfce/${outcome.id}`);
+          const wait = preferredWait(request.headers.prefer);
+          if (wait !== undefined) {
+            reply.header('preference-applied', `wait=${wait}`);
+            const final = await verdicts.wait(outcome.id, wait * 1000, () => deps.store.nfce.getDocument(company.id, outcome.id));
+            if (final) return reply.code(201).send(nfceView(final));
+          }
           return reply.code(202).send({
             id: outcome.id,
             chave: outcome.chave,
@@ -153,6 +177,7 @@ function issueRoute(app: ApiApp, { deps, issuance, replay }: NfceRoutesContext):
             message: `NFC-e recebida e em processamento; acompanhe por GET /api/v1/nfce/${outcome.id} ou pelo webhook.`,
             autoridade: deps.authority.availability.of(company.id),
           });
+        }
         case 'same_key':
           if (outcome.status === 'processando') {
             throw stillProcessing(outcome.documentId, 'Esta NFC-e (mesma chave de acesso) já foi recebida e está em processamento; repita em instantes.');
@@ -190,12 +215,13 @@ function exportRoute(app: ApiApp, { deps }: NfceRoutesContext): void {
     {
       schema: {
         tags: ['nfce'],
-        summary: 'Exportação para a contabilidade: ZIP com as NFC-e do período (por chave), seus eventos, as inutilizações e resumo.csv',
+        summary: 'Exportação para a contabilidade: ZIP com as NFC-e do período (por chave), seus eventos, as inutilizações, as devoluções e resumo.csv',
         description:
           'NFC-e autorizadas, canceladas e emitidas em contingência (ainda aguardando a autoridade), pela data de emissão (dhEmi) em ' +
           'dias de Brasília; cada uma uma vez, como <chave>-nfce.xml (nfeProc; a NFe assinada da contingência pendente); o evento de ' +
           'cancelamento como <chave>-evento-110111.xml (110112 por substituição); inutilizações registradas no período como ' +
-          'inutilizacao-serie-<serie>-numeros-<inicial>-a-<final>.xml; resumo.csv (separador ;, vírgula decimal, UTF-8 com BOM). ' +
+          'inutilizacao-serie-<serie>-numeros-<inicial>-a-<final>.xml; as NF-e de devolução autorizadas emitidas no período em ' +
+          'devolucoes/<chave>-nfe.xml (nfeProc); resumo.csv (separador ;, vírgula decimal, UTF-8 com BOM). ' +
           'O arquivo é transmitido à medida que é escrito.',
         querystring: ExportQuery,
         response: { 200: ZipResponse, ...errorResponses(400, 401) },
@@ -204,7 +230,7 @@ function exportRoute(app: ApiApp, { deps }: NfceRoutesContext): void {
     async (request, reply) => {
       const company = companyOf(request);
       const period = exportPeriod(request.query.de, request.query.ate);
-      const zip = await nfceExport(deps.store.nfce, company.id, period);
+      const zip = await nfceExport(deps.store.nfce, deps.store.nfe, company.id, period);
       return reply
         .type('application/zip')
         .header('content-disposition', `attachment; filename="${nfceExportFileName(company.cnpj, period)}"`)

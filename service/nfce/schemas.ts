@@ -11,7 +11,8 @@ import { MAX_KEY_LENGTH, strict } from '../../base/common/api/schema.ts';
 
 export { AuthorityStatus, CancelBody, NfceAccepted as Accepted, NfceReplay, NfceView, STATUSES, VoidBody, VoidView } from '../../base/common/api/nfce.ts';
 import { NfceView, STATUSES } from '../../base/common/api/nfce.ts';
-import { ReferenciaExterna } from '../idempotency.ts';
+import { IdempotencyHeaders, ReferenciaExterna } from '../idempotency.ts';
+import { MAX_WAIT_SECONDS } from '../http/prefer.ts';
 import { AccessKeyParam, dayParams, PageEnvelope, pagingParams } from '../http/lists.ts';
 
 const str = (description: string) => Type.String({ description });
@@ -176,6 +177,16 @@ export const IssueBody = Type.Unsafe<NfceBody | ContingencyBody>({
 export type IssueBody = Static<typeof IssueBody>;
 
 export const IdParams = Type.Object({ id: Type.String({ description: 'id da NFC-e' }) }, strict);
+
+/** The issuance's headers: the idempotency key, and the wait for the verdict (RFC 7240). */
+export const IssueHeaders = Type.Object({
+  ...IdempotencyHeaders.properties,
+  prefer: Type.Optional(
+    Type.String({
+      description: `wait=N: espera até N segundos (no máximo ${MAX_WAIT_SECONDS}) pelo veredito da autoridade antes de responder (RFC 7240)`,
+    }),
+  ),
+});
 
 export const DanfeQuery = Type.Object(
   {

@@ -7,7 +7,8 @@ import { holderGone, keyBytes, type PgBlocks, type Queryable } from '../pg-db.ts
 import type { NewNfeDocument, NfeEventOf, NfeFilters, NfeRecord, NfeStore, NfeSummary, NfeVerdict, NfeWork, ReturnedNfce } from './store.ts';
 import { postgresPage, utcInstant, type Page, type PageRequest } from '../paging.ts';
 import { POSTGRES_ROWS } from '../row-driver.ts';
-import { NFE_RECORD_COLUMNS, nfeListSpec, nfeRecordOf, nfeSummaryOf, type NfeItemRow, type NfeRecordRow } from './rows.ts';
+import { exportEntryOf, NFE_RECORD_COLUMNS, nfeListSpec, nfeRecordOf, nfeSummaryOf, type ExportRow, type NfeItemRow, type NfeRecordRow } from './rows.ts';
+import type { DevolucaoExportEntry } from '../export/devolucoes.ts';
 
 type RecordRow = NfeRecordRow<Buffer | null>;
 type ItemRow = NfeItemRow;
@@ -139,6 +140,19 @@ export class PgNfeStore implements NfeStore {
       )
     ).rows[0];
     return row && recordOf(row, await this.items(this.b.pool, row.id));
+  }
+
+  async exportEntries(companyId: string, from: Date, until: Date): Promise<DevolucaoExportEntry[]> {
+    // Spelled as the index nfe_documents_emissao is (migrations/service-postgres/20261201T1000_i25_lists.sql).
+    const rows = (
+      await this.b.pool.query<ExportRow>(
+        `SELECT id, chave, serie, numero, dh_emi, protocolo, autorizado_em FROM nfe_documents
+          WHERE company_id = $1 AND balcao_instant(dh_emi) >= $2::timestamptz AND balcao_instant(dh_emi) < $3::timestamptz AND status = 'autorizado'
+          ORDER BY serie, numero, seq`,
+        [companyId, iso(from), iso(until)],
+      )
+    ).rows;
+    return rows.map(exportEntryOf);
   }
 
   async exists(id: string): Promise<boolean> {

@@ -14,7 +14,8 @@ import type { ServiceDeps } from '../deps.ts';
 import { decodeIdempotencyHeader, IdempotencyHeaders, sendReplay } from '../idempotency.ts';
 import { Returns } from './issuance.ts';
 import { nfeQueue } from './lane.ts';
-import { Accepted, DevolucaoBody, IdParams, KeyParams, ListQuery, NfeList, NfeReplay, NfeView, XmlResponse } from './schemas.ts';
+import { danfeNfeModel, renderDanfeNfe } from './danfe.ts';
+import { Accepted, DanfeResponse, DevolucaoBody, IdParams, KeyParams, ListQuery, NfeList, NfeReplay, NfeView, XmlResponse } from './schemas.ts';
 import type { NfeFilters, NfeRecord } from './store.ts';
 import { nfeSummaryView, nfeView } from './view.ts';
 
@@ -40,11 +41,6 @@ export const nfeRoutes: ApiRoutes = async (app, { deps }) => {
     clearInterval(sweep);
     await queue.stop();
   });
-
-  const documentOf = async (request: FastifyRequest, id: string): Promise<NfeRecord> => {
-    const company = companyOf(request);
-    return ownedOr404(await deps.store.nfe.getDocument(company.id, id), company, NOT_FOUND);
-  };
 
   app.post(
     '/nfe/devolucao',
@@ -91,37 +87,7 @@ export const nfeRoutes: ApiRoutes = async (app, { deps }) => {
 
   listRoutes(app, deps);
 
-  app.get(
-    '/nfe/:id',
-    {
-      schema: {
-        tags: ['nfe'],
-        summary: 'Estado atual da NF-e (devolução)',
-        params: IdParams,
-        response: { 200: NfeView, ...errorResponses(401, 404) },
-      },
-    },
-    async (request) => nfeView(await documentOf(request, request.params.id)),
-  );
-
-  app.get(
-    '/nfe/:id/xml',
-    {
-      schema: {
-        tags: ['nfe'],
-        summary: 'XML fiscal: nfeProc (procNFe_v4.00.xsd) quando autorizada; a NFe assinada nos demais estados',
-        params: IdParams,
-        response: { 200: XmlResponse, ...errorResponses(401, 404) },
-      },
-    },
-    async (request, reply) => {
-      const document = await documentOf(request, request.params.id);
-      const xml = await deps.store.nfe.getXml(document.companyId, document.id);
-      if (!xml) throw new ApiError('nao_encontrado', NOT_FOUND);
-      const body = document.status === 'autorizado' && xml.nfeProc ? xml.nfeProc : xml.signedXml;
-      return reply.type('application/xml; charset=utf-8').send(body);
-    },
-  );
+  readRoutes(app, deps);
 };
 
 /** The company's returns, found by filters or by access key (docs/api.md, "Lists and paging"). */
@@ -165,6 +131,71 @@ function listRoutes(app: ApiApp, deps: ServiceDeps): void {
       const found = await deps.store.nfe.findByKey(companyOf(request).id, request.params.chave);
       if (!found) throw notFound(NOT_FOUND);
       return nfeView(found);
+    },
+  );
+}
+
+/** A return now: its state, its XML, its DANFE. */
+function readRoutes(app: ApiApp, deps: ServiceDeps): void {
+  const documentOf = async (request: FastifyRequest, id: string): Promise<NfeRecord> => {
+    const company = companyOf(request);
+    return ownedOr404(await deps.store.nfe.getDocument(company.id, id), company, NOT_FOUND);
+  };
+
+  app.get(
+    '/nfe/:id',
+    {
+      schema: {
+        tags: ['nfe'],
+        summary: 'Estado atual da NF-e (devolução)',
+        params: IdParams,
+        response: { 200: NfeView, ...errorResponses(401, 404) },
+      },
+    },
+    async (request) => nfeView(await documentOf(request, request.params.id)),
+  );
+
+  app.get(
+    '/nfe/:id/xml',
+    {
+      schema: {
+        tags: ['nfe'],
+        summary: 'XML fiscal: nfeProc (procNFe_v4.00.xsd) quando autorizada; a NFe assinada nos demais estados',
+        params: IdParams,
+        response: { 200: XmlResponse, ...errorResponses(401, 404) },
+      },
+    },
+    async (request, reply) => {
+      const document = await documentOf(request, request.params.id);
+      const xml = await deps.store.nfe.getXml(document.companyId, document.id);
+      if (!xml) throw new ApiError('nao_encontrado', NOT_FOUND);
+      const body = document.status === 'autorizado' && xml.nfeProc ? xml.nfeProc : xml.signedXml;
+      return reply.type('application/xml; charset=utf-8').send(body);
+    },
+  );
+
+  app.get(
+    '/nfe/:id/danfe',
+    {
+      schema: {
+        tags: ['nfe'],
+        summary: 'DANFE da NF-e (modelo 55, A4) em PDF, depois de autorizada',
+        params: IdParams,
+        response: { 200: DanfeResponse, ...errorResponses(401, 404, 409, 422) },
+      },
+    },
+    async (request, reply) => {
+      const document = await documentOf(request, request.params.id);
+      if (document.status === 'rejeitado') throw new ApiError('estado_invalido', 'NF-e rejeitada não tem DANFE: ela não foi autorizada.');
+      const xml = await deps.store.nfe.getXml(document.companyId, document.id);
+      if (document.status === 'processando' || !xml?.nfeProc) {
+        throw new ApiError('em_processamento', 'A NF-e ainda não foi autorizada; o DANFE sai assim que ela for. Repita em instantes.', {
+          id: document.id,
+          headers: { 'retry-after': '1' },
+        });
+      }
+      const pdf = await renderDanfeNfe(danfeNfeModel(xml.nfeProc));
+      return reply.type('application/pdf').header('content-disposition', `inline; filename="nfe-${document.chave}.pdf"`).send(pdf);
     },
   );
 }

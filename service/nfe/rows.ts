@@ -5,6 +5,7 @@
 
 import type { Environment } from '../../fiscal/company.ts';
 import { EMISSION_ORDER, keyParam, type Dialect, type ListSpec } from '../paging.ts';
+import type { DevolucaoExportEntry } from '../export/devolucoes.ts';
 import type { RowDriver } from '../row-driver.ts';
 import type { NfeFilters, NfeItemRecord, NfeRecord, NfeStatus, NfeSummary } from './store.ts';
 
@@ -104,3 +105,15 @@ export function nfeListSpec(dialect: Dialect, companyId: string, f: NfeFilters):
               : 'emissao';
   return { table: 'nfe_documents', index: `nfe_documents_${index}`, columns: NFE_RECORD_COLUMNS, ...order, where };
 }
+
+export type ExportRow = { id: string; chave: string; serie: number; numero: number; dh_emi: string; protocolo: string | null; autorizado_em: string | null };
+
+export const exportEntryOf = (r: ExportRow): DevolucaoExportEntry => ({
+  id: r.id,
+  chave: r.chave,
+  serie: r.serie,
+  numero: r.numero,
+  dhEmi: r.dh_emi,
+  protocolo: r.protocolo,
+  autorizadoEm: r.autorizado_em,
+});

@@ -36,3 +36,8 @@ export const ListQuery = Type.Object(
 export const NfeList = PageEnvelope(NfeSummaryView);
 
 export const KeyParams = Type.Object({ chave: AccessKeyParam('Chave de acesso da NF-e') }, strict);
+
+export const DanfeResponse = {
+  description: 'DANFE da NF-e (modelo 55), A4',
+  content: { 'application/pdf': { schema: Type.Unsafe<Buffer>({ type: 'string', format: 'binary' }) } },
+};

@@ -9,7 +9,8 @@ import type { WebhookEvent } from '../webhooks/store.ts';
 import type { NewNfeDocument, NfeEventOf, NfeFilters, NfeRecord, NfeStore, NfeSummary, NfeVerdict, NfeWork, ReturnedNfce } from './store.ts';
 import { sqlitePage, utcInstant, type Page, type PageRequest } from '../paging.ts';
 import { SQLITE_ROWS } from '../row-driver.ts';
-import { NFE_RECORD_COLUMNS, nfeListSpec, nfeRecordOf, nfeSummaryOf, type NfeItemRow, type NfeRecordRow } from './rows.ts';
+import { exportEntryOf, NFE_RECORD_COLUMNS, nfeListSpec, nfeRecordOf, nfeSummaryOf, type ExportRow, type NfeItemRow, type NfeRecordRow } from './rows.ts';
+import type { DevolucaoExportEntry } from '../export/devolucoes.ts';
 
 /** What SqliteStore lends this part. */
 export type SqliteNfeBlocks = {
@@ -117,6 +118,18 @@ export class SqliteNfeStore implements NfeStore {
       )
       .get(companyId, chave) as RecordRow | undefined;
     return row && recordOf(row, this.items(row.id));
+  }
+
+  async exportEntries(companyId: string, from: Date, until: Date): Promise<DevolucaoExportEntry[]> {
+    // Spelled as the index nfe_documents_emissao is (migrations/service/20261201T1000_i25_lists.sql).
+    const rows = this.b
+      .statement(
+        `SELECT id, chave, serie, numero, dh_emi, protocolo, autorizado_em FROM nfe_documents
+          WHERE company_id = ? AND julianday(dh_emi) >= julianday(?) AND julianday(dh_emi) < julianday(?) AND status = 'autorizado'
+          ORDER BY serie, numero, rowid`,
+      )
+      .all(companyId, iso(from), iso(until)) as ExportRow[];
+    return rows.map(exportEntryOf);
   }
 
   async exists(id: string): Promise<boolean> {

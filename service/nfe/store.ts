@@ -4,6 +4,7 @@
 // same transaction, like the NFC-e part.
 
 import type { Environment } from '../../fiscal/company.ts';
+import type { DevolucaoExportSource } from '../export/devolucoes.ts';
 import type { Page, PageRequest } from '../paging.ts';
 import type { WebhookEvent } from '../webhooks/store.ts';
 
@@ -105,7 +106,7 @@ export type NfeVerdict =
 /** Builds the webhook event of a state change from the document in its new state. */
 export type NfeEventOf = (document: NfeRecord) => WebhookEvent;
 
-export interface NfeStore {
+export interface NfeStore extends DevolucaoExportSource {
   /** The company's NFC-e with that access key (not a rejected attempt), if any. */
   findNfce(companyId: string, chave: string): Promise<ReturnedNfce | undefined>;
   /**
