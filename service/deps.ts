@@ -199,4 +199,5 @@ export class ServiceAuthority implements TaxAuthority {
   authorizeMdfe: TaxAuthority['authorizeMdfe'] = async (c, xml) => this.counted('mdfe', await this.call('authorizeMdfe', c, (a) => a.authorizeMdfe(c, xml)));
   consultMdfe: TaxAuthority['consultMdfe'] = (c, key) => this.call('consultMdfe', c, (a) => a.consultMdfe(c, key));
   registerMdfeEvent: TaxAuthority['registerMdfeEvent'] = (c, xml) => this.call('registerMdfeEvent', c, (a) => a.registerMdfeEvent(c, xml));
+  openManifests: TaxAuthority['openManifests'] = (c) => this.call('openManifests', c, (a) => a.openManifests(c));
 }

@@ -42,6 +42,8 @@ CREATE INDEX mdfe_company_situacao ON mdfe (company_id, situacao, emitido_em, se
 CREATE INDEX mdfe_company_status ON mdfe (company_id, status, emitido_em, seq);
 CREATE INDEX mdfe_company_uf_inicio ON mdfe (company_id, uf_inicio, emitido_em, seq);
 CREATE INDEX mdfe_company_uf_fim ON mdfe (company_id, uf_fim, emitido_em, seq);
+-- A manifest by its access key (GET /api/v1/mdfe/chave/{chave}, the não-encerrados query).
+CREATE INDEX mdfe_company_chave ON mdfe (company_id, chave, emitido_em, seq);
 
 -- Inutilizações: newest first by registration.
 CREATE INDEX nfce_inutilizacoes_registro ON nfce_inutilizacoes (company_id, created_at);

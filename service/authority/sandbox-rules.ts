@@ -71,6 +71,7 @@ export const NFE = {
   eventoDuplicado: reject('573', 'Rejeição: Duplicidade de Evento'),
   cancelamentoDeCancelada: reject('420', 'Rejeição: Cancelamento para NF-e já cancelada'),
   protocoloDiferente: reject('222', 'Rejeição: Protocolo de Autorização de Uso difere do cadastrado'),
+  duplicidadeEvento: reject('631', 'Rejeição: Duplicidade de evento'),
   prazoCancelamento: reject('501', 'Rejeição: Prazo de cancelamento superior ao previsto na Legislação'),
   // 110112 (NT 2018.004, codes as listed in sped-nfe docs/CancelamentoSubs.md).
   substitutaInvalida: reject('910', 'Rejeição: Chave de Acesso NF-e Substituta inválida'),
@@ -123,6 +124,7 @@ export const MDFE = {
   // manifest gets it too: the manifest is no longer in the state the event requires.
   jaEncerrado: reject('609', 'Rejeição: MDF-e já encerrado'),
   protocoloDiferente: reject('222', 'Rejeição: Protocolo de Autorização de Uso difere do cadastrado'),
+  duplicidadeEvento: reject('631', 'Rejeição: Duplicidade de evento'),
   prazoCancelamento: reject('220', 'Rejeição: MDF-e autorizado há mais de 24 horas'),
   municipioForaDaUf: reject('614', 'Rejeição: Código de Município diverge da UF de encerramento do MDF-e'),
   encerramentoAntesDaAutorizacao: reject('615', 'Rejeição: Data de encerramento anterior à data de autorização do MDF-e'),

@@ -42,7 +42,12 @@ export const CANCELLATION_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 const TP_ENCERRAMENTO = '110112';
 const TP_CANCELAMENTO = '110111';
-export const EVENT_NAMES: Record<string, string> = { [TP_ENCERRAMENTO]: 'Encerramento', [TP_CANCELAMENTO]: 'Cancelamento' };
+export const EVENT_NAMES: Record<string, string> = {
+  [TP_ENCERRAMENTO]: 'Encerramento',
+  [TP_CANCELAMENTO]: 'Cancelamento',
+  '110114': 'Inclusão de condutor',
+  '110115': 'Inclusão de DF-e',
+};
 
 const missing = () => notFound('MDF-e não encontrado.');
 const unavailable = (what: string) =>
@@ -243,7 +248,7 @@ export class MdfeIssuance {
   async close(companyId: string, id: string, input: { uf: string; codigo_municipio: string; data?: string }): Promise<MdfeRecord> {
     const record = await this.store.get(companyId, id);
     if (!record) throw missing();
-    this.requireAuthorized(record, 'encerrado');
+    requireAuthorized(record, 'encerrado');
     const now = await this.deps.clock.now(companyId);
     const today = brasiliaDay(now);
     const dtEnc = input.data ?? today;
@@ -279,7 +284,7 @@ export class MdfeIssuance {
       if (err instanceof FieldError) throw invalidRequest('Justificativa inválida.', err.issues);
       throw err;
     }
-    this.requireAuthorized(record, 'cancelado');
+    requireAuthorized(record, 'cancelado');
     const now = await this.deps.clock.now(companyId);
     if (now.getTime() - Date.parse(record.autorizadoEm!) > CANCELLATION_WINDOW_MS) throw windowExpired();
     const issuer = await this.issuer(companyId, now);
@@ -297,39 +302,42 @@ export class MdfeIssuance {
     return this.register(issuer, record, TP_CANCELAMENTO, evento, { justificativa: xJust }, 'cancelado');
   }
 
-  private requireAuthorized(record: MdfeRecord, target: 'encerrado' | 'cancelado'): void {
-    if (record.situacao === 'autorizado') return;
-    const action = target === 'encerrado' ? 'encerrado' : 'cancelado';
-    const why: Record<string, string> = {
-      encerrado: 'já está encerrado',
-      cancelado: 'está cancelado',
-      rejeitado: 'foi rejeitado pela autoridade fiscal (não há manifesto autorizado)',
-      processando: 'ainda está em processamento',
-    };
-    throw new ApiError('estado_invalido', `O MDF-e ${why[record.situacao] ?? `está ${record.situacao}`}; não pode ser ${action}.`);
+  /** The manifest of the company, still authorized, and who signs an event on it now (carrier-events.ts). */
+  async eventContext(companyId: string, id: string, action: string): Promise<{ record: MdfeRecord; issuer: Issuer; now: Date }> {
+    const record = await this.store.get(companyId, id);
+    if (!record) throw missing();
+    requireAuthorized(record, action);
+    const now = await this.deps.clock.now(companyId);
+    return { record, now, issuer: await this.issuer(companyId, now) };
   }
 
-  private async register(
+  /**
+   * Sends the signed event; registered, records it (moving the manifest `to` its new state, or
+   * leaving it authorized with `added` documents). A refusal is the contract's 422; the authority
+   * unreachable, 503 with nothing recorded.
+   */
+  async register(
     issuer: Issuer,
     record: MdfeRecord,
     tpEvento: string,
     evento: string,
     dados: Record<string, string>,
-    to: 'encerrado' | 'cancelado',
+    to: 'encerrado' | 'cancelado' | null,
+    added: readonly MdfeDocument[] = [],
   ): Promise<MdfeRecord> {
     let verdict: EventVerdict;
     try {
       verdict = await this.deps.authority.registerMdfeEvent(authorityCompany(issuer), evento);
     } catch (err) {
       if (err instanceof AuthorityUnavailableError) {
-        throw unavailable(`o ${EVENT_NAMES[tpEvento]!.toLowerCase()} não foi registrado.`);
+        throw unavailable(`o evento ${tpEvento} (${EVENT_NAMES[tpEvento]}) não foi registrado.`);
       }
       throw err;
     }
     if (!EVENT_REGISTERED.has(verdict.cStat)) throw eventRefusal(verdict);
     const event: MdfeEventRecord = {
       tpEvento,
-      nSeq: 1,
+      nSeq: Number(firstText(evento, 'nSeqEvento') ?? '1'),
       status: verdict.cStat,
       motivo: verdict.xMotivo,
       protocolo: verdict.nProt ?? null,
@@ -337,7 +345,7 @@ export class MdfeIssuance {
       dados,
       xml: wrapProcEventoMDFe(evento, verdict.retEvento),
     };
-    const updated = await this.store.recordEvent(record.id, event, to);
+    const updated = await this.store.recordEvent(record.id, event, to, added);
     if (!updated) {
       // The authority registered it, so the manifest was authorized there: only a concurrent
       // event of this service could have moved it meanwhile (and the authority refuses one of two).
@@ -346,6 +354,18 @@ export class MdfeIssuance {
     }
     return updated;
   }
+}
+
+/** An event needs an authorized manifest: 422 estado_invalido saying what it is instead. */
+function requireAuthorized(record: MdfeRecord, action: string): void {
+  if (record.situacao === 'autorizado') return;
+  const why: Record<string, string> = {
+    encerrado: 'já está encerrado',
+    cancelado: 'está cancelado',
+    rejeitado: 'foi rejeitado pela autoridade fiscal (não há manifesto autorizado)',
+    processando: 'ainda está em processamento',
+  };
+  throw new ApiError('estado_invalido', `O MDF-e ${why[record.situacao] ?? `está ${record.situacao}`}; não pode ser ${action}.`);
 }
 
 const windowExpired = () =>
@@ -368,7 +388,7 @@ function eventRefusal(v: EventVerdict): ApiError {
     case '615':
       return new ApiError('validacao', text, { details: [{ field: 'data', message: v.xMotivo }] });
     default:
-      return new ApiError('validacao', text);
+      return new ApiError('validacao', text, { rejeicao: { cStat: v.cStat, xMotivo: v.xMotivo } });
   }
 }
 

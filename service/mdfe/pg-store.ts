@@ -109,6 +109,17 @@ export class PgMdfeStore implements MdfeStore {
     return row && fromRow(row);
   }
 
+  async findByKey(companyId: string, chave: string): Promise<MdfeRecord | undefined> {
+    const row = (
+      await this.b.pool.query<Row>(
+        `SELECT ${MDFE_COLUMNS} FROM mdfe WHERE company_id = $1 AND chave = $2
+          ORDER BY situacao IN ('rejeitado', 'processando'), emitido_em DESC, seq DESC LIMIT 1`,
+        [companyId, chave],
+      )
+    ).rows[0];
+    return row && fromRow(row);
+  }
+
   async getById(id: string): Promise<MdfeRecord | undefined> {
     return this.byId(this.b.pool, id);
   }
@@ -141,21 +152,37 @@ export class PgMdfeStore implements MdfeStore {
     return postgresPage(this.b, mdfeListSpec('postgres', companyId, filters), page, fromRow, (m: MdfeRecord) => m.emitidoEm);
   }
 
-  async recordEvent(id: string, e: MdfeEventRecord, to: 'encerrado' | 'cancelado'): Promise<MdfeRecord | undefined> {
+  async recordEvent(
+    id: string,
+    e: MdfeEventRecord,
+    to: 'encerrado' | 'cancelado' | null,
+    added: readonly MdfeDocument[] = [],
+  ): Promise<MdfeRecord | undefined> {
     return this.b.transaction(async (client) => {
-      const column = to === 'encerrado' ? 'encerrado_em' : 'cancelado_em';
-      const changed = await client.query(`UPDATE mdfe SET situacao = $1, ${column} = $2, updated_at = $3 WHERE id = $4 AND situacao = 'autorizado'`, [
-        to,
-        e.registradoEm,
-        iso(),
-        id,
-      ]);
+      const column = to === 'encerrado' ? 'encerrado_em' : to === 'cancelado' ? 'cancelado_em' : undefined;
+      const changed = column
+        ? await client.query(`UPDATE mdfe SET situacao = $1, ${column} = $2, updated_at = $3 WHERE id = $4 AND situacao = 'autorizado'`, [
+            to,
+            e.registradoEm,
+            iso(),
+            id,
+          ])
+        : await client.query(`UPDATE mdfe SET updated_at = $1 WHERE id = $2 AND situacao = 'autorizado'`, [iso(), id]);
       if (!changed.rowCount) return undefined;
       await client.query(
         `INSERT INTO mdfe_eventos (mdfe_id, tp_evento, n_seq, status, motivo, protocolo, registrado_em, dados, xml)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
         [id, e.tpEvento, e.nSeq, e.status, e.motivo, e.protocolo, e.registradoEm, JSON.stringify(e.dados), e.xml],
       );
+      if (added.length) {
+        // The row lock taken by the UPDATE above serializes the documents' order with other events.
+        await client.query(
+          `INSERT INTO mdfe_documentos (mdfe_id, ordem, tipo, chave, codigo_municipio_descarga)
+           SELECT $1, (SELECT coalesce(max(ordem) + 1, 0) FROM mdfe_documentos WHERE mdfe_id = $1) + d.ordem - 1, d.tipo, d.chave, d.municipio
+             FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS d(tipo, chave, municipio, ordem)`,
+          [id, added.map((d) => d.tipo), added.map((d) => d.chave), added.map((d) => d.codigoMunicipioDescarga)],
+        );
+      }
       return this.byId(client, id);
     });
   }

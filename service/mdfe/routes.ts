@@ -21,9 +21,25 @@ import { exportPeriod } from '../export/period.ts';
 import { damdfeModel, renderDamdfe } from './damdfe.ts';
 import { mdfeExport, mdfeExportFileName } from './export.ts';
 import { MdfeIssuance, newDocumentId } from './issuance.ts';
-import { CancelBody, CloseBody, IdParams, ListQuery, MdfeBody, MdfeList, MdfeView, RouteBody, RouteView } from './schemas.ts';
+import { CarrierEvents } from './carrier-events.ts';
+import {
+  CancelBody,
+  CloseBody,
+  DocumentsBody,
+  DriverBody,
+  EventList,
+  IdParams,
+  KeyParams,
+  ListQuery,
+  MdfeBody,
+  MdfeList,
+  MdfeView,
+  OpenManifestsView,
+  RouteBody,
+  RouteView,
+} from './schemas.ts';
 import type { MdfeFilters } from './store.ts';
-import { fullView, summaryView } from './view.ts';
+import { eventView, fullView, summaryView } from './view.ts';
 
 /** How often manifests left in flight by a stopped process are retried while the authority is unreachable. */
 const RECOVERY_RETRY_MS = 30_000;
@@ -60,6 +76,7 @@ export const mdfeRoutes: ApiRoutes = async (app, { deps }) => {
   exportRoute(app, ctx);
   readRoutes(app, ctx);
   eventRoutes(app, ctx);
+  carrierRoutes(app, ctx);
 };
 
 /**
@@ -314,6 +331,97 @@ function eventRoutes(app: ApiApp, { issuance, view }: MdfeRoutesContext): void {
       const companyId = companyOf(request).id;
       await issuance.cancel(companyId, request.params.id, request.body);
       return view(companyId, request.params.id);
+    },
+  );
+}
+
+/** On the road: a driver joins, NF-e are added, the manifests still open are listed; a manifest by key, its events with their XML. */
+function carrierRoutes(app: ApiApp, { deps, issuance, view }: MdfeRoutesContext): void {
+  const store = deps.store.mdfe;
+  const carrier = new CarrierEvents(deps, store, issuance);
+  app.post(
+    '/mdfe/:id/incluir-condutor',
+    {
+      schema: {
+        tags: ['mdfe'],
+        summary: 'Inclui um condutor no MDF-e autorizado (evento 110114)',
+        params: IdParams,
+        body: DriverBody,
+        response: { 200: MdfeView, ...errorResponses(400, 401, 404, 413, 415, 422, 503) },
+      },
+    },
+    async (request) => {
+      const companyId = companyOf(request).id;
+      await carrier.includeDriver(companyId, request.params.id, request.body);
+      return view(companyId, request.params.id);
+    },
+  );
+
+  app.post(
+    '/mdfe/:id/incluir-dfe',
+    {
+      schema: {
+        tags: ['mdfe'],
+        summary: 'Inclui NF-e carregadas no caminho no MDF-e autorizado (evento 110115)',
+        params: IdParams,
+        body: DocumentsBody,
+        response: { 200: MdfeView, ...errorResponses(400, 401, 404, 413, 415, 422, 503) },
+      },
+    },
+    async (request) => {
+      const companyId = companyOf(request).id;
+      await carrier.includeDocuments(companyId, request.params.id, request.body);
+      return view(companyId, request.params.id);
+    },
+  );
+
+  app.get(
+    '/mdfe/nao-encerrados',
+    {
+      schema: {
+        tags: ['mdfe'],
+        summary: 'Consulta à autoridade os MDF-e da empresa ainda não encerrados (MDFeConsNaoEnc)',
+        response: { 200: OpenManifestsView, ...errorResponses(401, 422, 503) },
+      },
+    },
+    async (request) => {
+      const open = await carrier.openManifests(companyOf(request).id);
+      return { status: open.cStat, motivo: open.xMotivo, data: open.manifests.map((m) => ({ chave: m.chave, protocolo: m.protocolo, mdfe_id: m.mdfeId })) };
+    },
+  );
+
+  app.get(
+    '/mdfe/chave/:chave',
+    {
+      schema: {
+        tags: ['mdfe'],
+        summary: 'O MDF-e pela chave de acesso (o autorizado; sem um, a tentativa mais recente)',
+        params: KeyParams,
+        response: { 200: MdfeView, ...errorResponses(400, 401, 404) },
+      },
+    },
+    async (request) => {
+      const companyId = companyOf(request).id;
+      const found = await store.findByKey(companyId, request.params.chave);
+      if (!found) throw missing();
+      return view(companyId, found.id);
+    },
+  );
+
+  app.get(
+    '/mdfe/:id/eventos',
+    {
+      schema: {
+        tags: ['mdfe'],
+        summary: 'Os eventos registrados do MDF-e, com o XML de cada um (procEventoMDFe)',
+        params: IdParams,
+        response: { 200: EventList, ...errorResponses(401, 404) },
+      },
+    },
+    async (request) => {
+      const found = await store.get(companyOf(request).id, request.params.id);
+      if (!found) throw missing();
+      return { data: (await store.events(found.id)).map(eventView) };
     },
   );
 }

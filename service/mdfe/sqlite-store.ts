@@ -170,6 +170,16 @@ export class SqliteMdfeStore implements MdfeStore {
     return row && fromRow(row);
   }
 
+  async findByKey(companyId: string, chave: string): Promise<MdfeRecord | undefined> {
+    const row = this.kit
+      .statement(
+        `SELECT ${MDFE_COLUMNS} FROM mdfe INDEXED BY mdfe_company_chave WHERE company_id = ? AND chave = ?
+          ORDER BY situacao IN ('rejeitado', 'processando'), emitido_em DESC, seq DESC LIMIT 1`,
+      )
+      .get(companyId, chave) as Row | undefined;
+    return row && fromRow(row);
+  }
+
   async getById(id: string): Promise<MdfeRecord | undefined> {
     return this.byId(id);
   }
@@ -197,12 +207,19 @@ export class SqliteMdfeStore implements MdfeStore {
     return sqlitePage(this.kit, mdfeListSpec('sqlite', companyId, filters), page, fromRow, (m: MdfeRecord) => m.emitidoEm);
   }
 
-  async recordEvent(id: string, e: MdfeEventRecord, to: 'encerrado' | 'cancelado'): Promise<MdfeRecord | undefined> {
+  async recordEvent(
+    id: string,
+    e: MdfeEventRecord,
+    to: 'encerrado' | 'cancelado' | null,
+    added: readonly MdfeDocument[] = [],
+  ): Promise<MdfeRecord | undefined> {
     return this.kit.transaction(() => {
-      const column = to === 'encerrado' ? 'encerrado_em' : 'cancelado_em';
-      const changed = this.kit
-        .statement(`UPDATE mdfe SET situacao = ?, ${column} = ?, updated_at = ? WHERE id = ? AND situacao = 'autorizado'`)
-        .run(to, e.registradoEm, iso(), id).changes;
+      const column = to === 'encerrado' ? 'encerrado_em' : to === 'cancelado' ? 'cancelado_em' : undefined;
+      const changed = column
+        ? this.kit
+            .statement(`UPDATE mdfe SET situacao = ?, ${column} = ?, updated_at = ? WHERE id = ? AND situacao = 'autorizado'`)
+            .run(to, e.registradoEm, iso(), id).changes
+        : this.kit.statement(`UPDATE mdfe SET updated_at = ? WHERE id = ? AND situacao = 'autorizado'`).run(iso(), id).changes;
       if (!changed) return undefined;
       this.kit
         .statement(
@@ -210,6 +227,11 @@ export class SqliteMdfeStore implements MdfeStore {
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
         .run(id, e.tpEvento, e.nSeq, e.status, e.motivo, e.protocolo, e.registradoEm, JSON.stringify(e.dados), e.xml);
+      if (added.length) {
+        const next = this.kit.statement('SELECT coalesce(max(ordem) + 1, 0) FROM mdfe_documentos WHERE mdfe_id = ?').pluck().get(id) as number;
+        const insert = this.kit.statement('INSERT INTO mdfe_documentos (mdfe_id, ordem, tipo, chave, codigo_municipio_descarga) VALUES (?, ?, ?, ?, ?)');
+        added.forEach((d, i) => insert.run(id, next + i, d.tipo, d.chave, d.codigoMunicipioDescarga));
+      }
       return this.byId(id);
     });
   }

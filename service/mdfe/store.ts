@@ -63,7 +63,10 @@ export type MdfeEventRecord = {
   protocolo: string | null;
   /** UTC ISO with milliseconds. */
   registradoEm: string;
-  /** What the caller sent: `{ uf, codigo_municipio, data }` (110112) or `{ justificativa }` (110111). */
+  /**
+   * What the caller sent: `{ uf, codigo_municipio, data }` (110112), `{ justificativa }` (110111),
+   * `{ nome, cpf }` (110114), `{ codigo_municipio_carregamento, municipio_carregamento, chaves }` (110115).
+   */
   dados: Record<string, string>;
   /** procEventoMDFe: the signed event and the authority's answer. */
   xml: string;
@@ -109,6 +112,8 @@ export interface MdfeStore {
   /** Frees a key whose attempt left no manifest (the process stopped before recording it). */
   releaseKey(attempt: KeyAttempt): Promise<void>;
   get(companyId: string, id: string): Promise<MdfeRecord | undefined>;
+  /** The company's manifest with this access key: the latest authorized one (closed, cancelled), else the latest attempt. */
+  findByKey(companyId: string, chave: string): Promise<MdfeRecord | undefined>;
   /** Any company's manifest by id (restart recovery). */
   getById(id: string): Promise<MdfeRecord | undefined>;
   documents(id: string): Promise<MdfeDocument[]>;
@@ -117,10 +122,11 @@ export interface MdfeStore {
   /** Newest first (issuance instant, then insertion order): service/paging.ts. */
   list(companyId: string, filters: MdfeFilters, page: PageRequest): Promise<Page<MdfeRecord>>;
   /**
-   * Records a registered event and moves the manifest from `autorizado` to `to`. Undefined (and
-   * nothing recorded) when the manifest is no longer `autorizado`.
+   * Records a registered event and moves the manifest from `autorizado` to `to` (null: it stays
+   * `autorizado`, a driver or documents added), appending `added` to its linked documents.
+   * Undefined (and nothing recorded) when the manifest is no longer `autorizado`.
    */
-  recordEvent(id: string, event: MdfeEventRecord, to: 'encerrado' | 'cancelado'): Promise<MdfeRecord | undefined>;
+  recordEvent(id: string, event: MdfeEventRecord, to: 'encerrado' | 'cancelado' | null, added?: readonly MdfeDocument[]): Promise<MdfeRecord | undefined>;
   /**
    * Manifests left `processando` by a stopped process, oldest first: on SQLite every one (read
    * at start, the process owns the file); on PostgreSQL those whose issuing process no longer

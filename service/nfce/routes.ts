@@ -47,7 +47,8 @@ import {
   XmlResponse,
 } from './schemas.ts';
 import type { InutilizacaoFilters, InutilizacaoSummary, NfceFilters, NfceRecord } from './store.ts';
-import { nfceView } from './view.ts';
+import { nfceEventView, nfceView } from './view.ts';
+import { EventList } from '../http/events.ts';
 import { ExportQuery, ZipResponse } from '../export/schemas.ts';
 import { dayFilters, envelope, pageRequest } from '../http/lists.ts';
 import { exportPeriod } from '../export/period.ts';
@@ -402,8 +403,28 @@ function readRoutes(app: ApiApp, { deps, documentOf, shown }: NfceRoutesContext)
   );
 }
 
-/** The events on receipts: cancellation, and the inutilização of numbers never authorized. */
-function eventRoutes(app: ApiApp, { issuance, documentOf }: NfceRoutesContext): void {
+/** The events on receipts: cancellation, and the inutilização of numbers never authorized; a receipt's events with their XML. */
+function eventRoutes(app: ApiApp, { deps, issuance, documentOf }: NfceRoutesContext): void {
+  app.get(
+    '/nfce/:id/eventos',
+    {
+      schema: {
+        tags: ['nfce'],
+        summary: 'Os eventos registrados da NFC-e (o cancelamento), com o XML de cada um (procEventoNFe)',
+        description:
+          'Um cancelamento que o serviço só soube por consulta à autoridade (a resposta do próprio pedido perdida) não tem evento guardado: ' +
+          'a NFC-e mostra status cancelado sem ele.',
+        params: IdParams,
+        response: { 200: EventList, ...errorResponses(401, 404) },
+      },
+    },
+    async (request) => {
+      const document = await documentOf(request, request.params.id);
+      const xml = await deps.store.nfce.getXml(document.companyId, document.id);
+      return { data: xml?.eventoXml ? [nfceEventView(xml.eventoXml)] : [] };
+    },
+  );
+
   app.post(
     '/nfce/:id/cancelar',
     {
