@@ -322,14 +322,17 @@ export type EventFacts = {
 export function readEventFacts(xml: string): EventFacts {
   const inf = section(xml, 'infEvento')?.inner ?? '';
   const det = section(inf, 'detEvento')?.inner ?? '';
+  // The event's own fields come before detEvento, whose content may name other documents
+  // (110115 lists the NF-e it adds in chNFe, 110114 the driver's CPF).
+  const head = inf.includes('<detEvento') ? inf.slice(0, inf.indexOf('<detEvento')) : inf;
   return {
     id: idOf(xml, 'infEvento'),
-    cOrgao: firstText(inf, 'cOrgao'),
-    tpAmb: firstText(inf, 'tpAmb'),
-    author: firstText(inf, 'CNPJ') ?? firstText(inf, 'CPF'),
-    key: firstText(inf, 'chNFe') ?? firstText(inf, 'chMDFe'),
-    tpEvento: firstText(inf, 'tpEvento'),
-    nSeqEvento: firstText(inf, 'nSeqEvento'),
+    cOrgao: firstText(head, 'cOrgao'),
+    tpAmb: firstText(head, 'tpAmb'),
+    author: firstText(head, 'CNPJ') ?? firstText(head, 'CPF'),
+    key: firstText(head, 'chNFe') ?? firstText(head, 'chMDFe'),
+    tpEvento: firstText(head, 'tpEvento'),
+    nSeqEvento: firstText(head, 'nSeqEvento'),
     nProt: firstText(det, 'nProt'),
     chNFeRef: firstText(det, 'chNFeRef'),
     dtEnc: firstText(det, 'dtEnc'),
