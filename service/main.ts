@@ -28,8 +28,9 @@ import type { PgStore } from './pg-store.ts';
 import { openService } from './open-service.ts';
 import { scheduleBackups } from './backups.ts';
 import { describeStorage, STORAGE_OPTIONS, STORAGE_USAGE, storageOf, type Storage } from './storage.ts';
-import { generatedTls, operatorTls, tlsChoice, TlsConfigError, type TlsMaterial } from './tls.ts';
+import { generatedTls, isLoopback, operatorTls, tlsChoice, TlsConfigError, type TlsMaterial } from './tls.ts';
 import { faultWords, systemFault } from '../base/node/system-faults.ts';
+import { destinationPolicy, type DestinationPolicy } from './webhooks/destinations.ts';
 
 const USAGE = `Uso: balcao service --port PORTA (--data DIR | --database URL) [--host 127.0.0.1] [--modo sandbox|producao]
                       [--tls | --tls-cert ARQUIVO.pem --tls-key ARQUIVO.pem]
@@ -52,6 +53,10 @@ ${STORAGE_USAGE}
                  SEFAZ, mantendo o caminho oficial; o mesmo que BALCAO_SEFAZ_URL
   --sefaz-ca ARQUIVO  (producao) certificados PEM acrescentados às raízes confiáveis (a cadeia
                  ICP-Brasil); o mesmo que BALCAO_SEFAZ_CA
+
+Para onde os webhooks das empresas podem apontar: BALCAO_WEBHOOK_DESTINOS=qualquer | publicos |
+REDES (ex.: 10.20.0.0/16,192.168.0.50: endereços públicos e estes). Padrão: qualquer com --data em
+127.0.0.1; publicos com --database ou --host fora desta máquina.
 `;
 
 // In-flight requests get this long after a stop signal; then open connections are cut. An
@@ -67,6 +72,7 @@ type ServiceArgs = {
   mode: ServiceMode;
   sandboxTransport: SandboxTransport;
   sefaz: SefazSettings;
+  webhookDestinations: DestinationPolicy;
 };
 
 function parse(args: string[]): ServiceArgs | 'help' {
@@ -105,11 +111,18 @@ function parse(args: string[]): ServiceArgs | 'help' {
       '--database: o HTTPS (--tls, ou --host fora desta máquina) precisa de --tls-cert e --tls-key, o mesmo certificado em todos os processos',
     );
   }
+  let webhookDestinations: DestinationPolicy;
+  try {
+    webhookDestinations = destinationPolicy(process.env, { sharedDatabase: storage.kind === 'postgres', beyondLoopback: !isLoopback(host) });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
   return {
     port: Number(v.port),
     host,
     tls,
     storage,
+    webhookDestinations,
     mode: modo === 'producao' ? 'production' : 'sandbox',
     sandboxTransport: v['sandbox-wire'] ? 'wire' : 'in-process',
     sefaz: { url: v['sefaz-url'], ca: v['sefaz-ca'] },
@@ -183,7 +196,7 @@ async function serve(args: ServiceArgs, baseLog: Logger): Promise<number> {
 }
 
 async function startAndServe(
-  { port, host, tls: tlsChoice, storage, mode, sandboxTransport, sefaz }: ServiceArgs,
+  { port, host, tls: tlsChoice, storage, mode, sandboxTransport, sefaz, webhookDestinations }: ServiceArgs,
   baseLog: Logger,
   signals: StopSignals,
 ): Promise<number> {
@@ -217,7 +230,7 @@ async function startAndServe(
   if (signals.received) return stoppedWhileStarting();
   if (storage.kind === 'sqlite') backups = scheduleBackups(store, storage.dataDir, log);
 
-  const app = buildApp({ store, secrets, mode, logger: log, authority, sandboxTransport, processMetrics: true, ...(tls && { tls }) });
+  const app = buildApp({ store, secrets, mode, logger: log, authority, sandboxTransport, processMetrics: true, webhookDestinations, ...(tls && { tls }) });
   try {
     await app.listen({ port, host });
   } catch (err) {

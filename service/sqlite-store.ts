@@ -47,6 +47,7 @@ export class SqliteStore implements ServiceStore {
   readonly mdfe = new SqliteMdfeStore({
     statement: (sql) => this.statement(sql),
     transaction: (fn) => this.transaction(fn),
+    read: (fn) => this.read(fn),
     settleKeyInTx: (attempt, outcome) => this.settleKeyInTx(attempt, outcome),
   });
 
@@ -54,6 +55,7 @@ export class SqliteStore implements ServiceStore {
   readonly nfce = new SqliteNfceStore({
     statement: (sql) => this.statement(sql),
     transaction: (fn) => this.transaction(fn),
+    read: (fn) => this.read(fn),
     claimKeyInTx: (request) => this.claimKeyInTx(request),
     settleKeyInTx: (attempt, outcome) => this.settleKeyInTx(attempt, outcome),
     enqueueWebhookInTx: (event) => this.enqueueWebhookInTx(event),
@@ -63,6 +65,7 @@ export class SqliteStore implements ServiceStore {
   readonly nfe = new SqliteNfeStore({
     statement: (sql) => this.statement(sql),
     transaction: (fn) => this.transaction(fn),
+    read: (fn) => this.read(fn),
     settleKeyInTx: (attempt, outcome) => this.settleKeyInTx(attempt, outcome),
     enqueueWebhookInTx: (event) => this.enqueueWebhookInTx(event),
   });
@@ -95,6 +98,11 @@ export class SqliteStore implements ServiceStore {
    */
   protected transaction<T>(fn: () => T): T {
     return this.db.transaction(fn).immediate();
+  }
+
+  /** Several reads in one snapshot, without the write lock (a deferred transaction). */
+  protected read<T>(fn: () => T): T {
+    return this.db.transaction(fn).deferred();
   }
 
   // --- companies and tokens -------------------------------------------------------------------

@@ -34,6 +34,8 @@ function doc(status: NfceDocument['status'], over: Partial<NfceDocument> = {}): 
     url_consulta: 'https://consulta',
     contingencia: false,
     protocolo_cancelamento: status === 'cancelado' ? '135260000000002' : null,
+    codigo_status_cancelamento: status === 'cancelado' ? '135' : null,
+    motivo_cancelamento: status === 'cancelado' ? 'Evento registrado e vinculado a NF-e' : null,
     emitido_em: '2026-11-22T11:59:00-03:00',
     ambiente: 'homologacao',
     referencia_externa: 'k1',

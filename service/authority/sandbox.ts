@@ -42,6 +42,12 @@
 //   (SEFAZ's own codes), rather than a single generic code.
 // - A document, event or range of another company's CNPJ is unknown to this company: consult
 //   answers 217, an event 580 (NF-e) / 217 (MDF-e).
+// - MDF-e 110114 (a driver joins) and 110115 (NF-e added on the way) are registered on an
+//   authorized manifest neither closed nor cancelled (609 / 218 otherwise), 110115 naming the
+//   authorization's protocol (222); the same type and sequence twice is 631. They leave the
+//   manifest open. Whether the driver or the NF-e exist elsewhere is not simulated.
+// - MDFeConsNaoEnc lists the emitter's authorized manifests neither closed nor cancelled: 111
+//   with them, 112 when there are none.
 
 import { setTimeout as delay } from 'node:timers/promises';
 import { keyInSignedXml, parseAccessKey } from '../../fiscal/access-key.ts';
@@ -67,6 +73,7 @@ import {
   type MdfeVerdict,
   type NfeConsultation,
   type NfeVerdict,
+  type OpenManifests,
   type ServiceStatusVerdict,
   type TaxAuthority,
   type VoidingVerdict,
@@ -407,10 +414,12 @@ export class SandboxAuthority implements TaxAuthority {
       if (!mdfe || mdfe.cnpj !== company.cnpj) return refuse(MDFE.naoConsta);
       if (mdfe.state === 'cancelado') return refuse(MDFE.jaCancelado);
       if (mdfe.state === 'encerrado') return refuse(MDFE.jaEncerrado);
-      if (facts.nProt !== mdfe.n_prot) return refuse(MDFE.protocoloDiferente);
+      // 110114 (a driver joins) carries no protocol; the others name the authorization's.
+      if (tpEvento !== '110114' && facts.nProt !== mdfe.n_prot) return refuse(MDFE.protocoloDiferente);
+      if (await m.mdfeEvent(key, tpEvento, Number(facts.nSeqEvento))) return refuse(MDFE.duplicidadeEvento);
       if (tpEvento === '110111') {
         if (now.getTime() - mdfe.authorized_at_ms > SANDBOX_DEADLINES.mdfeCancellationMs) return refuse(MDFE.prazoCancelamento);
-      } else {
+      } else if (tpEvento === '110112') {
         // The municipality code starts with its state's cUF (9999999 / 99 for abroad).
         if (!facts.cUF || !facts.cMun?.startsWith(facts.cUF)) return refuse(MDFE.municipioForaDaUf);
         if (!facts.dtEnc || facts.dtEnc < brasiliaDate(new Date(mdfe.authorized_at_ms))) return refuse(MDFE.encerramentoAntesDaAutorizacao);
@@ -426,8 +435,9 @@ export class SandboxAuthority implements TaxAuthority {
         registered_at: verdict.registeredAt,
         ret_evento: verdict.retEvento,
       });
+      // A driver or documents added (110114, 110115) leave the manifest open.
       if (tpEvento === '110111') await m.cancelMdfe(key, verdict.registeredAt);
-      else await m.closeMdfe(key, verdict.registeredAt);
+      else if (tpEvento === '110112') await m.closeMdfe(key, verdict.registeredAt);
       return verdict;
     });
   }
@@ -463,9 +473,12 @@ export class SandboxAuthority implements TaxAuthority {
   }
 
   /** The emitter's authorized manifests, neither closed nor cancelled (MDFeConsNaoEnc). */
-  async openMdfes(company: AuthorityCompany): Promise<{ key: string; nProt: string }[]> {
+  async openManifests(company: AuthorityCompany): Promise<OpenManifests> {
     await this.gate(company);
-    return (await this.store.openMdfes(company.cnpj)).map((r) => ({ key: r.access_key, nProt: r.n_prot }));
+    const manifests = (await this.store.openMdfes(company.cnpj)).map((r) => ({ chMDFe: r.access_key, nProt: r.n_prot }));
+    return manifests.length
+      ? { cStat: '111', xMotivo: 'Consulta não encerrados localizou MDF-e', manifests }
+      : { cStat: '112', xMotivo: 'Consulta não encerrados não localizou MDF-e', manifests };
   }
 
   // -------------------------------------------------------------------------------------------

@@ -49,7 +49,12 @@ export const CANCELLATION_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 const TP_ENCERRAMENTO = '110112';
 const TP_CANCELAMENTO = '110111';
-export const EVENT_NAMES: Record<string, string> = { [TP_ENCERRAMENTO]: 'Encerramento', [TP_CANCELAMENTO]: 'Cancelamento' };
+export const EVENT_NAMES: Record<string, string> = {
+  [TP_ENCERRAMENTO]: 'Encerramento',
+  [TP_CANCELAMENTO]: 'Cancelamento',
+  '110114': 'Inclusão de condutor',
+  '110115': 'Inclusão de DF-e',
+};
 
 const missing = () => notFound('MDF-e não encontrado.');
 const unavailable = (what: string) =>
@@ -256,7 +261,7 @@ export class MdfeIssuance {
 
   private async closeNow(record: MdfeRecord, input: { uf: string; codigo_municipio: string; data?: string }): Promise<MdfeRecord> {
     const { companyId } = record;
-    this.requireAuthorized(record, 'encerrado');
+    requireAuthorized(record, 'encerrado');
     const now = await this.deps.clock.now(companyId);
     const today = brasiliaDay(now);
     const dtEnc = input.data ?? today;
@@ -295,7 +300,7 @@ export class MdfeIssuance {
 
   private async cancelNow(record: MdfeRecord, xJust: string): Promise<MdfeRecord> {
     const { companyId } = record;
-    this.requireAuthorized(record, 'cancelado');
+    requireAuthorized(record, 'cancelado');
     const now = await this.deps.clock.now(companyId);
     if (now.getTime() - Date.parse(record.autorizadoEm!) > CANCELLATION_WINDOW_MS) throw windowExpired();
     const issuer = await this.issuer(companyId, now);
@@ -324,39 +329,50 @@ export class MdfeIssuance {
     );
   }
 
-  private requireAuthorized(record: MdfeRecord, target: 'encerrado' | 'cancelado'): void {
-    if (record.situacao === 'autorizado') return;
-    const action = target === 'encerrado' ? 'encerrado' : 'cancelado';
-    const why: Record<string, string> = {
-      encerrado: 'já está encerrado',
-      cancelado: 'está cancelado',
-      rejeitado: 'foi rejeitado pela autoridade fiscal (não há manifesto autorizado)',
-      processando: 'ainda está em processamento',
-    };
-    throw new ApiError('estado_invalido', `O MDF-e ${why[record.situacao] ?? `está ${record.situacao}`}; não pode ser ${action}.`);
+  /**
+   * Runs an event on the company's manifest `id` in the manifest's turn, the manifest still
+   * authorized, with who signs it now (carrier-events.ts).
+   */
+  inEventTurn(
+    companyId: string,
+    id: string,
+    action: string,
+    event: (context: { record: MdfeRecord; issuer: Issuer; now: Date }) => Promise<MdfeRecord>,
+  ): Promise<MdfeRecord> {
+    return this.inTurn(companyId, id, async (record) => {
+      requireAuthorized(record, action);
+      const now = await this.deps.clock.now(companyId);
+      return event({ record, now, issuer: await this.issuer(companyId, now) });
+    });
   }
 
-  private async register(
+  /**
+   * Sends the signed event; registered, records it (moving the manifest `to` its new state, or
+   * leaving it authorized with `added` documents). A refusal is the contract's 422; the authority
+   * unreachable, 503 with nothing recorded.
+   */
+  async register(
     issuer: Issuer,
     record: MdfeRecord,
     tpEvento: string,
     evento: string,
     dados: Record<string, string>,
-    to: 'encerrado' | 'cancelado',
+    to: 'encerrado' | 'cancelado' | null,
+    added: readonly MdfeDocument[] = [],
   ): Promise<MdfeRecord> {
     let verdict: EventVerdict;
     try {
       verdict = await this.deps.authority.registerMdfeEvent(authorityCompany(issuer), evento);
     } catch (err) {
       if (err instanceof AuthorityUnavailableError) {
-        throw unavailable(`o ${EVENT_NAMES[tpEvento]!.toLowerCase()} não foi registrado.`);
+        throw unavailable(`o evento ${tpEvento} (${EVENT_NAMES[tpEvento]}) não foi registrado.`);
       }
       throw err;
     }
     if (!EVENT_REGISTERED.has(verdict.cStat)) throw eventRefusal(verdict);
     const event: MdfeEventRecord = {
       tpEvento,
-      nSeq: 1,
+      nSeq: Number(firstText(evento, 'nSeqEvento') ?? '1'),
       status: verdict.cStat,
       motivo: verdict.xMotivo,
       protocolo: verdict.nProt ?? null,
@@ -364,7 +380,7 @@ export class MdfeIssuance {
       dados,
       xml: wrapProcEventoMDFe(evento, verdict.retEvento),
     };
-    const updated = await this.store.recordEvent(record.id, event, to);
+    const updated = await this.store.recordEvent(record.id, event, to, added);
     if (!updated) {
       // The authority registered it, so the manifest was authorized there, and the manifest's
       // turn kept every other event of the service away: something outside it changed the row.
@@ -373,6 +389,18 @@ export class MdfeIssuance {
     }
     return updated;
   }
+}
+
+/** An event needs an authorized manifest: 422 estado_invalido saying what it is instead. */
+function requireAuthorized(record: MdfeRecord, action: string): void {
+  if (record.situacao === 'autorizado') return;
+  const why: Record<string, string> = {
+    encerrado: 'já está encerrado',
+    cancelado: 'está cancelado',
+    rejeitado: 'foi rejeitado pela autoridade fiscal (não há manifesto autorizado)',
+    processando: 'ainda está em processamento',
+  };
+  throw new ApiError('estado_invalido', `O MDF-e ${why[record.situacao] ?? `está ${record.situacao}`}; não pode ser ${action}.`);
 }
 
 const windowExpired = () =>
@@ -395,7 +423,7 @@ function eventRefusal(v: EventVerdict): ApiError {
     case '615':
       return new ApiError('validacao', text, { details: [{ field: 'data', message: v.xMotivo }] });
     default:
-      return new ApiError('validacao', text);
+      return new ApiError('validacao', text, { rejeicao: { cStat: v.cStat, xMotivo: v.xMotivo } });
   }
 }
 

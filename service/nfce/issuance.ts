@@ -173,10 +173,16 @@ export class NfceIssuance {
     }
     let cancellation;
     if (EVENT_REGISTERED.has(verdict.cStat)) {
-      cancellation = { canceladoEm: verdict.registeredAt, protocolo: verdict.nProt ?? null, eventoXml: wrapProcEventoNFe(event, verdict.retEvento) };
+      cancellation = {
+        canceladoEm: verdict.registeredAt,
+        protocolo: verdict.nProt ?? null,
+        codigoStatus: verdict.cStat,
+        motivo: verdict.xMotivo,
+        eventoXml: wrapProcEventoNFe(event, verdict.retEvento),
+      };
     } else if (ALREADY_CANCELLED.has(verdict.cStat) && (await this.isCancelledAtAuthority(document.chave, issuer))) {
       // An earlier request registered it and its answer was lost: record what the authority knows.
-      cancellation = { canceladoEm: formatBrasilia(now), protocolo: null, eventoXml: null };
+      cancellation = { canceladoEm: formatBrasilia(now), protocolo: null, codigoStatus: null, motivo: null, eventoXml: null };
     } else {
       throw new ApiError('validacao', `A autoridade fiscal recusou o cancelamento (cStat ${verdict.cStat}): ${verdict.xMotivo}`, {
         rejeicao: { cStat: verdict.cStat, xMotivo: verdict.xMotivo },

@@ -4,9 +4,11 @@
 // and a company's returns are numbered one at a time across processes (numberingTurn).
 
 import { holderGone, keyBytes, type PgBlocks, type Queryable } from '../pg-db.ts';
-import type { NewNfeDocument, NfeEventOf, NfeRecord, NfeStore, NfeVerdict, NfeWork, ReturnedNfce } from './store.ts';
+import type { NewNfeDocument, NfeEventOf, NfeFilters, NfeRecord, NfeStore, NfeSummary, NfeVerdict, NfeWork, ReturnedNfce } from './store.ts';
+import { postgresPage, utcInstant, type Page, type PageRequest } from '../paging.ts';
 import { POSTGRES_ROWS } from '../row-driver.ts';
-import { NFE_RECORD_COLUMNS, nfeRecordOf, type NfeItemRow, type NfeRecordRow } from './rows.ts';
+import { exportEntryOf, NFE_RECORD_COLUMNS, nfeListSpec, nfeRecordOf, nfeSummaryOf, type ExportRow, type NfeItemRow, type NfeRecordRow } from './rows.ts';
+import type { DevolucaoExportEntry } from '../export/devolucoes.ts';
 
 type RecordRow = NfeRecordRow<Buffer | null>;
 type ItemRow = NfeItemRow;
@@ -104,6 +106,35 @@ export class PgNfeStore implements NfeStore {
     const row = (await this.b.pool.query<RecordRow>(`SELECT ${NFE_RECORD_COLUMNS} FROM nfe_documents WHERE id = $1 AND company_id = $2`, [id, companyId]))
       .rows[0];
     return row && recordOf(row, await this.items(this.b.pool, id));
+  }
+
+  async list(companyId: string, filters: NfeFilters, page: PageRequest): Promise<Page<NfeSummary>> {
+    const summaryOf = (r: RecordRow) => nfeSummaryOf(r, POSTGRES_ROWS);
+    return postgresPage(this.b, nfeListSpec('postgres', companyId, filters), page, summaryOf, (d: NfeSummary) => utcInstant(d.dhEmi));
+  }
+
+  async findByKey(companyId: string, chave: string): Promise<NfeRecord | undefined> {
+    const row = (
+      await this.b.pool.query<RecordRow>(
+        `SELECT ${NFE_RECORD_COLUMNS} FROM nfe_documents WHERE company_id = $1 AND chave = $2
+          ORDER BY status = 'rejeitado', balcao_instant(dh_emi) DESC, seq DESC LIMIT 1`,
+        [companyId, chave],
+      )
+    ).rows[0];
+    return row && recordOf(row, await this.items(this.b.pool, row.id));
+  }
+
+  async exportEntries(companyId: string, from: Date, until: Date): Promise<DevolucaoExportEntry[]> {
+    // Spelled as the index nfe_documents_emissao is (migrations/service-postgres/20261201T1000_i25_lists.sql).
+    const rows = (
+      await this.b.pool.query<ExportRow>(
+        `SELECT id, chave, serie, numero, dh_emi, protocolo, autorizado_em FROM nfe_documents
+          WHERE company_id = $1 AND balcao_instant(dh_emi) >= $2::timestamptz AND balcao_instant(dh_emi) < $3::timestamptz AND status = 'autorizado'
+          ORDER BY serie, numero, seq`,
+        [companyId, iso(from), iso(until)],
+      )
+    ).rows;
+    return rows.map(exportEntryOf);
   }
 
   async exists(id: string): Promise<boolean> {

@@ -28,6 +28,7 @@ import {
   WebhookDelivery,
   type WebhookDeliveryOptions,
 } from './delivery.ts';
+import { ANY_DESTINATION, destinationPolicy, DESTINATIONS_ENV, refusal, type Lookup } from './destinations.ts';
 import { signWebhookBody, verifyWebhookSignature } from './signature.ts';
 
 type Received = { at: number; path: string; headers: IncomingMessage['headers']; raw: Buffer };
@@ -366,5 +367,106 @@ describe('delivery', () => {
     w.nudge();
     await until('entrega', () => rx.received.length === 1);
     await until('registro', () => s.row(eventId).delivered_at !== null);
+  });
+});
+
+describe('destinations (BALCAO_WEBHOOK_DESTINOS)', () => {
+  const onlyPublic = destinationPolicy({}, { sharedDatabase: true, beyondLoopback: false });
+
+  it('defaults to any address on a store’s own service, to public ones on a shared or exposed one; operators add networks', () => {
+    expect(destinationPolicy({}, { sharedDatabase: false, beyondLoopback: false }).kind).toBe('any');
+    expect(destinationPolicy({}, { sharedDatabase: false, beyondLoopback: true }).kind).toBe('public');
+    expect(onlyPublic.kind).toBe('public');
+    expect(destinationPolicy({ [DESTINATIONS_ENV]: 'qualquer' }, { sharedDatabase: true, beyondLoopback: true }).kind).toBe('any');
+    expect(destinationPolicy({ [DESTINATIONS_ENV]: 'publicos' }, { sharedDatabase: false, beyondLoopback: false }).kind).toBe('public');
+    const lan = destinationPolicy({ [DESTINATIONS_ENV]: '10.20.0.0/16, 192.168.0.50' }, { sharedDatabase: true, beyondLoopback: false });
+    expect(refusal(lan, '10.20.3.4')).toBeUndefined();
+    expect(refusal(lan, '192.168.0.50')).toBeUndefined();
+    expect(refusal(lan, '192.168.0.51')).toMatch(/rede privada/);
+    expect(refusal(lan, '8.8.8.8')).toBeUndefined();
+    expect(() => destinationPolicy({ [DESTINATIONS_ENV]: '10.0.0.0/33' }, { sharedDatabase: true, beyondLoopback: false })).toThrow(
+      /BALCAO_WEBHOOK_DESTINOS inválido/,
+    );
+  });
+
+  it('refuses loopback, private, link-local (cloud metadata), CGNAT, IPv6 local and IPv4-in-IPv6 forms of them; allows public ones', () => {
+    for (const address of [
+      '127.0.0.1',
+      '127.1.2.3',
+      '169.254.169.254',
+      '10.0.0.5',
+      '172.16.8.1',
+      '192.168.1.10',
+      '100.64.0.1',
+      '0.0.0.0',
+      '::1',
+      'fe80::1',
+      'fd00::5',
+      '::ffff:127.0.0.1',
+      '::ffff:169.254.169.254',
+      '64:ff9b::a00:1',
+    ]) {
+      expect(refusal(onlyPublic, address), address).toMatch(/não é público/);
+    }
+    for (const address of ['8.8.8.8', '200.160.2.3', '2606:4700::1111', '::ffff:8.8.8.8']) expect(refusal(onlyPublic, address), address).toBeUndefined();
+    expect(refusal(ANY_DESTINATION, '127.0.0.1')).toBeUndefined();
+  });
+
+  /** A resolver that answers `address` for every name, changing when told (DNS rebinding). */
+  function resolver(address: string) {
+    const r = { address, asked: [] as string[] };
+    const lookup: Lookup = (hostname, _options, callback) => {
+      r.asked.push(hostname);
+      callback(null, [{ address: r.address, family: r.address.includes(':') ? 6 : 4 }]);
+    };
+    return Object.assign(r, { lookup });
+  }
+
+  it('is checked at PUT on every address the name resolves to, and at delivery on the address connected to (DNS rebinding)', async () => {
+    const rx = await receiver();
+    const port = new URL(rx.url).port;
+    const s = await setup(rx.url);
+    const dns = resolver('200.160.2.3');
+    const settings = new WebhookSettings(s.store, s.secrets, onlyPublic, dns.lookup);
+    // At PUT: a public name is accepted; an address or a name that resolves to a private one is not.
+    await settings.put(s.companyId, { url: `http://hooks.loja.example:${port}/hook`, segredo: s.segredo });
+    for (const url of [`http://127.0.0.1:${port}/hook`, 'http://169.254.169.254/latest/meta-data/', 'http://10.0.0.5/hook', 'http://[::1]/hook']) {
+      await expect(settings.put(s.companyId, { url }), url).rejects.toMatchObject({ code: 'validacao', options: { details: [{ field: 'url' }] } });
+    }
+    dns.address = '192.168.0.20';
+    await expect(settings.put(s.companyId, { url: 'http://intranet.loja.example/hook' })).rejects.toMatchObject({
+      code: 'validacao',
+      options: { details: [{ field: 'url', message: expect.stringMatching(/intranet\.loja\.example aponta para 192\.168\.0\.20/) }] },
+    });
+
+    // At delivery the public name now resolves to this machine: refused before connecting.
+    dns.address = '127.0.0.1';
+    const { eventId } = await enqueue(s);
+    const guarded = worker(s, { destinations: onlyPublic, lookup: dns.lookup, backoffMs: [60_000] });
+    await until('tentativa recusada', () => s.row(eventId).attempts === 1);
+    await guarded.stop();
+    expect(s.row(eventId)).toMatchObject({
+      delivered_at: null,
+      last_error: expect.stringMatching(/^destino recusado: hooks\.loja\.example aponta para 127\.0\.0\.1/),
+    });
+    expect(rx.received).toHaveLength(0);
+    expect(dns.asked).toContain('hooks.loja.example');
+
+    // The address checked is the address connected to: allowed by the operator, it is delivered there.
+    const loopbackAllowed = destinationPolicy({ [DESTINATIONS_ENV]: '127.0.0.1' }, { sharedDatabase: true, beyondLoopback: false });
+    const second = await enqueue(s);
+    worker(s, { destinations: loopbackAllowed, lookup: dns.lookup });
+    await until('entrega ao endereço verificado', () => rx.received.length === 1);
+    await until('registro', () => s.row(second.eventId).delivered_at !== null);
+  });
+
+  it('refuses at delivery an address written in the URL that the policy no longer allows', async () => {
+    const rx = await receiver();
+    const s = await setup(rx.url); // set while any address was allowed
+    const { eventId } = await enqueue(s);
+    worker(s, { destinations: onlyPublic, backoffMs: [60_000] });
+    await until('tentativa recusada', () => s.row(eventId).attempts === 1);
+    expect(s.row(eventId).last_error).toMatch(/^destino recusado: o endereço 127\.0\.0\.1 não é público \(esta máquina\)/);
+    expect(rx.received).toHaveLength(0);
   });
 });
