@@ -154,6 +154,31 @@ const Product = Type.Object(
   strict,
 );
 
+/** The request body's example in the OpenAPI document: a truck from São Paulo to Bahia through Minas Gerais. */
+const MDFE_EXAMPLE = {
+  ide: {
+    nMDF: 1,
+    serie: 1,
+    modal: '1',
+    tpEmit: '1',
+    UFIni: 'SP',
+    UFFim: 'BA',
+    infMunCarrega: [{ cMunCarrega: '3550308', xMunCarrega: 'São Paulo' }],
+    infPercurso: [{ UFPer: 'MG' }],
+  },
+  rodo: {
+    RNTRC: '12345678',
+    veicTracao: { placa: 'ABC1D23', UF: 'SP', tara: '9000', capKG: 25000, condutor: { xNome: 'João da Silva', CPF: '52998224725' }, tpRod: '03', tpCar: '02' },
+    infContratante: [{ xNome: 'Comércio Contratante Ltda', CNPJ: '11444777000161' }],
+  },
+  infDoc: {
+    infMunDescarga: [{ cMunDescarga: '2927408', xMunDescarga: 'Salvador', infNFe: [{ chNFe: '35180834128745000152550010000474281920007498' }] }],
+  },
+  seg: { respSeg: '1', xSeg: 'Seguradora Exemplo S.A.', seg_CNPJ: '11444777000161', nApol: 'APOL-2026-001', nAver: 'AVB-000123' },
+  prodPred: { tpCarga: '05', xProd: 'Eletrodomésticos', NCM: '84181000', infLotacao: { cepCarrega: '01310100', cepDescarrega: '40020000' } },
+  tot: { vCarga: '152340.75', cUnid: '01', qCarga: '12500.1250' },
+};
+
 export const MdfeBody = Type.Object(
   {
     ide: Ide,
@@ -169,7 +194,7 @@ export const MdfeBody = Type.Object(
     ),
     referencia_externa: Type.Optional(ReferenciaExterna),
   },
-  { ...strict, description: 'MDF-e rodoviário (docs/api.md, MDF-e)' },
+  { ...strict, description: 'MDF-e rodoviário (docs/api.md, MDF-e)', examples: [MDFE_EXAMPLE] },
 );
 
 export const IdParams = Type.Object({ id: Type.String({ description: 'mdfe_id' }) });
@@ -180,12 +205,12 @@ export const CloseBody = Type.Object(
     codigo_municipio: Digits(7, 'Código IBGE do município de encerramento'),
     data: Type.Optional(Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$', description: 'Data do encerramento, AAAA-MM-DD (padrão: hoje em Brasília)' })),
   },
-  strict,
+  { ...strict, examples: [{ uf: 'BA', codigo_municipio: '2927408' }] },
 );
 
 export const CancelBody = Type.Object(
   { justificativa: Type.String({ minLength: 15, maxLength: 255, description: 'Motivo do cancelamento (15 a 255 caracteres)' }) },
-  strict,
+  { ...strict, examples: [{ justificativa: 'Viagem desistida pelo contratante' }] },
 );
 
 export const ListQuery = Type.Object(
@@ -212,7 +237,7 @@ export const RouteBody = Type.Object(
     UFFim: Uf('UF de fim'),
     infPercurso: Type.Optional(Type.Array(RouteState, { maxItems: 25, description: 'Percurso a validar, em vez de sugerir um' })),
   },
-  strict,
+  { ...strict, examples: [{ UFIni: 'SP', UFFim: 'BA' }] },
 );
 
 // --- responses ------------------------------------------------------------------------------
@@ -273,7 +298,11 @@ export const DriverBody = Type.Object(
     nome: Text('Nome do condutor (2 a 60 caracteres)', 60),
     cpf: Cpf,
   },
-  { ...strict, description: 'Condutor que passa a dirigir o veículo do manifesto (evento 110114)' },
+  {
+    ...strict,
+    description: 'Condutor que passa a dirigir o veículo do manifesto (evento 110114)',
+    examples: [{ nome: 'Maria Aparecida Souza', cpf: '11144477735' }],
+  },
 );
 
 export const DocumentsBody = Type.Object(
@@ -292,7 +321,17 @@ export const DocumentsBody = Type.Object(
       { minItems: 1, maxItems: 2000, description: 'As NF-e incluídas, cada uma com onde será descarregada' },
     ),
   },
-  { ...strict, description: 'NF-e carregadas no caminho, incluídas no manifesto (evento 110115)' },
+  {
+    ...strict,
+    description: 'NF-e carregadas no caminho, incluídas no manifesto (evento 110115)',
+    examples: [
+      {
+        codigo_municipio_carregamento: '3106200',
+        municipio_carregamento: 'Belo Horizonte',
+        documentos: [{ chave: '35180834128745000152550010000474281920007498', codigo_municipio_descarga: '2927408', municipio_descarga: 'Salvador' }],
+      },
+    ],
+  },
 );
 
 export const OpenManifestsView = Type.Object({

@@ -14,6 +14,7 @@ import { NfceView, STATUSES } from '../../base/common/api/nfce.ts';
 import { IdempotencyHeaders, ReferenciaExterna } from '../idempotency.ts';
 import { MAX_WAIT_SECONDS } from '../http/prefer.ts';
 import { dayParams, PageEnvelope, pagingParams } from '../http/lists.ts';
+import { pdfAnswer, xmlAnswer } from '../http/media.ts';
 
 const str = (description: string) => Type.String({ description });
 // The NFC-e's values are the builder's to check (422 naming the field), so no pattern here.
@@ -177,6 +178,34 @@ export const IssueBody = Type.Unsafe<NfceBody | ContingencyBody>({
   then: ContingencyBody,
   else: NfceBody,
   description: 'NFC-e em JSON ou { "xml": "<NFe ...assinada...>" } emitida em contingência',
+  examples: [
+    {
+      ide: { serie: 1, nNF: 1 },
+      det: [
+        {
+          prod: {
+            cProd: '1001',
+            cEAN: '7891000100103',
+            xProd: 'Café torrado e moído 500g',
+            NCM: '09012100',
+            CFOP: '5102',
+            uCom: 'UN',
+            qCom: '1',
+            vUnCom: '18.90',
+            vProd: '18.90',
+            cEANTrib: '7891000100103',
+            uTrib: 'UN',
+            qTrib: '1',
+            vUnTrib: '18.90',
+            indTot: '1',
+          },
+          imposto: { ICMS: { ICMSSN102: { orig: '0', CSOSN: '102' } } },
+        },
+      ],
+      total: { vProd: '18.90', vNF: '18.90' },
+      pag: [{ tPag: '01', vPag: '18.90' }],
+    },
+  ],
 });
 export type IssueBody = Static<typeof IssueBody>;
 
@@ -203,18 +232,9 @@ export const DanfeQuery = Type.Object(
   strict,
 );
 
-export const XmlResponse = {
-  description: 'nfeProc (NFe + protNFe) quando autorizada ou cancelada; a NFe assinada nos demais estados',
-  content: { 'application/xml': { schema: Type.String() } },
-};
+export const XmlResponse = xmlAnswer('nfeProc (NFe + protNFe) quando autorizada ou cancelada; a NFe assinada nos demais estados');
 
-export const DanfeResponse = {
-  description: 'DANFE NFC-e de 80 mm com QR Code',
-  content: {
-    'application/pdf': { schema: Type.Unsafe<Buffer>({ type: 'string', format: 'binary' }) },
-    'application/octet-stream': { schema: Type.Unsafe<Buffer>({ type: 'string', format: 'binary', description: 'ESC/POS, 48 colunas' }) },
-  },
-};
+export const DanfeResponse = pdfAnswer('DANFE NFC-e de 80 mm com QR Code', { 'application/octet-stream': 'ESC/POS, 48 colunas' });
 
 // --- lists and lookups ------------------------------------------------------------------------
 
@@ -260,7 +280,4 @@ export const InutilizacaoView = Type.Object({
 
 export const InutilizacaoList = PageEnvelope(InutilizacaoView);
 
-export const InutilizacaoXmlResponse = {
-  description: 'ProcInutNFe: o pedido assinado e a resposta da autoridade (procInutNFe_v4.00.xsd)',
-  content: { 'application/xml': { schema: Type.String() } },
-};
+export const InutilizacaoXmlResponse = xmlAnswer('ProcInutNFe: o pedido assinado e a resposta da autoridade (procInutNFe_v4.00.xsd)');
