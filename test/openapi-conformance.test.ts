@@ -177,6 +177,34 @@ describe('the service against its OpenAPI document (property-based conformance)'
     expect(conformance.failures).toEqual([]);
   });
 
+  it('answers a known path with the wrong method 405 with Allow, names a forbidden JSON key, and declares its days as dates', async () => {
+    const wrong = await fetch(`${service.url}/api/v1/nfce`, { method: 'DELETE', headers: { authorization: `Bearer ${company.token}` } });
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.get('allow')?.split(', ').sort()).toEqual(['GET', 'HEAD', 'POST']);
+    expect(((await wrong.json()) as Json).error.code).toBe('metodo_nao_permitido');
+    expect((await fetch(`${service.url}/api/v1/nfce/x/y/z`, { method: 'DELETE' })).status).toBe(404);
+
+    for (const [text, field] of [
+      ['{"ide":{"serie":1,"__proto__":{"nNF":1}}}', 'ide.__proto__'],
+      ['{"det":[{"constructor":{"prototype":{"x":1}}}]}', 'det[0].constructor'],
+    ] as const) {
+      const res = await fetch(`${service.url}/api/v1/nfce`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${company.token}`, 'content-type': 'application/json' },
+        body: text,
+      });
+      expect(res.status, text).toBe(400);
+      const body = (await res.json()) as Json;
+      expect(body.error.details.map((d: { field: string }) => d.field)).toEqual([field]);
+    }
+
+    const days = operations.flatMap((op) =>
+      (op.spec.parameters ?? []).filter((p) => p.name === 'de' || p.name === 'ate').map((p) => [op.path, p.schema.format]),
+    );
+    expect(days.length).toBeGreaterThan(8);
+    expect(days.filter(([, format]) => format !== 'date')).toEqual([]);
+  });
+
   it('answers every operation as the document says, for requests generated from its schemas', { timeout: 300_000 }, async () => {
     const shrunk: string[] = [];
     for (const op of operations) {
