@@ -1,24 +1,26 @@
 // The counter's commands, each with its key shown on the button (the keys work anywhere on
-// the checkout screen; see use-shortcuts.ts).
+// the checkout screen; see use-shortcuts.ts). With the till closed no sale can be made: the
+// sale's commands are off and none of them is the one to press; the receipts (a cancellation
+// after the closing), the manager and "Caixa" stay on.
 
 import type { SaleView } from '../../electron/api/terminal-api.ts';
 import { openDialog } from '../state/ui-store.ts';
 
-export function ActionBar(props: { sale: SaleView | null; onQuantity: () => void }) {
-  const { sale, onQuantity } = props;
-  const hasItems = !!sale && sale.totalCents > 0;
+export function ActionBar(props: { sale: SaleView | null; tillClosed: boolean; onQuantity: () => void }) {
+  const { sale, tillClosed, onQuantity } = props;
+  const payable = !tillClosed && !!sale && sale.totalCents > 0;
   return (
     <nav className="actions" aria-label="Comandos do caixa">
-      <button type="button" className="primary" disabled={!hasItems} onClick={() => openDialog({ kind: 'payment' })}>
+      <button type="button" className={payable ? 'primary' : undefined} disabled={!payable} onClick={() => openDialog({ kind: 'payment' })}>
         <kbd>F2</kbd> Pagamento
       </button>
-      <button type="button" onClick={onQuantity}>
+      <button type="button" disabled={tillClosed} onClick={onQuantity}>
         <kbd>F3</kbd> Quantidade
       </button>
-      <button type="button" onClick={() => openDialog({ kind: 'consumer' })}>
+      <button type="button" disabled={tillClosed} onClick={() => openDialog({ kind: 'consumer' })}>
         <kbd>F4</kbd> Consumidor
       </button>
-      <button type="button" disabled={!sale} onClick={() => openDialog({ kind: 'discard' })}>
+      <button type="button" disabled={tillClosed || !sale} onClick={() => openDialog({ kind: 'discard' })}>
         <kbd>F8</kbd> Cancelar venda
       </button>
       <button type="button" onClick={() => openDialog({ kind: 'receipts' })}>
