@@ -278,12 +278,16 @@ export type PrinterStatusView = {
   lastPrintAt: string | null;
 };
 
-export type PrintedReceipt = {
-  receiptId: string;
-  /** "consumidor" / "estabelecimento" (contingency prints both), or "reimpressao". */
-  copy: string;
-  printedAt: string;
-};
+/** A job the printer got: a receipt's copy, or a till's closing report (printed again or not). */
+export type PrintedJob =
+  | {
+      kind: 'nfce';
+      receiptId: string;
+      /** "consumidor" / "estabelecimento" (contingency prints both), "unica", or "reimpressao". */
+      copy: string;
+      printedAt: string;
+    }
+  | { kind: 'fechamento'; cashSessionNumber: number; printedAt: string };
 
 /** The receipt as the screen previews it (the same layout the printer gets). */
 export type ReceiptPreview = { receiptId: string; svg: string; lines: string[] };
@@ -653,7 +657,7 @@ export interface TerminalApi {
   receiptPreview(receiptId: string): Promise<ReceiptPreview>;
   printerStatus(): Promise<PrinterStatusView>;
   /** The last jobs the printer got, newest first (the virtual printer shows them on screen). */
-  recentPrints(limit?: number): Promise<PrintedReceipt[]>;
+  recentPrints(limit?: number): Promise<PrintedJob[]>;
 
   getSettings(): Promise<TerminalSettings>;
   updateSettings(patch: SettingsPatch, auth: ManagerAuthorization): Promise<TerminalSettings>;

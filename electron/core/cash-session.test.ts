@@ -217,8 +217,12 @@ describe('the till', () => {
     printer.failWith = 'sem_papel';
     const closed = await terminal.closeCashSession({ counts: [{ tPag: '01', countedCents: 0 }], operator: 'Maria' });
     expect(closed).toMatchObject({ state: 'closed', closing: { printed: false, printError: expect.stringMatching(/papel/i) } });
+    expect(await terminal.recentPrints()).toEqual([]);
     printer.failWith = undefined;
     expect((await terminal.printCashReport(closed.id)).closing).toMatchObject({ printed: true, printError: null });
+    // The printer's recent jobs list the report that came out, as they list receipts.
+    expect(await terminal.recentPrints()).toEqual([{ kind: 'fechamento', cashSessionNumber: 1, printedAt: expect.any(String) }]);
+    expect((await terminal.printerStatus()).lastPrintAt).toBe((await terminal.recentPrints())[0]!.printedAt);
     expect(
       Buffer.from((await terminal.cashReportPdf(closed.id)).pdfBase64, 'base64')
         .subarray(0, 5)

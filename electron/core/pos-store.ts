@@ -262,6 +262,21 @@ export type PrintJobRow = {
   finished_at: string | null;
 };
 
+/** A job of the till's closing report (printing.ts printReport). */
+export type ReportPrintJobRow = {
+  id: number;
+  cash_session_id: string;
+  state: 'sending' | 'printed' | 'failed';
+  bytes: number;
+  printer: string;
+  error: string | null;
+  created_at: string;
+  finished_at: string | null;
+};
+
+/** A job that went through: a receipt's copy (receipt_id, copy) or a closing report (cash_session_number). */
+export type PrintedJobRow = { receipt_id: string | null; copy: PrintCopyColumn | null; cash_session_number: number | null; printed_at: string };
+
 // ---- Cash sessions (cash-session.ts) ----
 
 export type CashSessionRow = {
@@ -1025,12 +1040,42 @@ export class PosStore {
     return this.st('SELECT * FROM print_jobs WHERE receipt_id = ? ORDER BY id').all(receiptId) as PrintJobRow[];
   }
 
-  recentPrintedJobs(limit: number): PrintJobRow[] {
-    return this.st("SELECT * FROM print_jobs WHERE state = 'printed' ORDER BY finished_at DESC, id DESC LIMIT ?").all(limit) as PrintJobRow[];
+  insertReportPrintJob(job: Pick<ReportPrintJobRow, 'cash_session_id' | 'state' | 'bytes' | 'printer' | 'created_at'>): number {
+    const r = this.st(
+      `INSERT INTO report_print_jobs (cash_session_id, state, bytes, printer, created_at)
+       VALUES (@cash_session_id, @state, @bytes, @printer, @created_at)`,
+    ).run(job);
+    return Number(r.lastInsertRowid);
+  }
+
+  finishReportPrintJob(id: number, state: 'printed' | 'failed', error: string | null, at: string): void {
+    this.st('UPDATE report_print_jobs SET state = ?, error = ?, finished_at = ? WHERE id = ?').run(state, error, at, id);
+  }
+
+  /** The latest jobs that went through, receipts' and closing reports', newest first. */
+  recentPrintedJobs(limit: number): PrintedJobRow[] {
+    return this.st(
+      `SELECT receipt_id, copy, cash_session_number, printed_at FROM (
+         SELECT * FROM (
+           SELECT receipt_id, copy, NULL AS cash_session_number, finished_at AS printed_at, id FROM print_jobs
+            WHERE state = 'printed' ORDER BY finished_at DESC, id DESC LIMIT @limit)
+         UNION ALL
+         SELECT * FROM (
+           SELECT NULL, NULL, s.number, j.finished_at, j.id FROM report_print_jobs j JOIN cash_sessions s ON s.id = j.cash_session_id
+            WHERE j.state = 'printed' ORDER BY j.finished_at DESC, j.id DESC LIMIT @limit))
+       ORDER BY printed_at DESC, id DESC LIMIT @limit`,
+    ).all({ limit }) as PrintedJobRow[];
   }
 
   lastPrintedAt(): string | null {
-    return (this.st("SELECT max(finished_at) FROM print_jobs WHERE state = 'printed'").pluck().get() as string | null) ?? null;
+    return (
+      (this.st(
+        `SELECT max(at) FROM (SELECT max(finished_at) AS at FROM print_jobs WHERE state = 'printed'
+           UNION ALL SELECT max(finished_at) FROM report_print_jobs WHERE state = 'printed')`,
+      )
+        .pluck()
+        .get() as string | null) ?? null
+    );
   }
 
   /**

@@ -31,7 +31,7 @@ import type {
   ManagerAuthorization,
   ManagerView,
   PaymentInput,
-  PrintedReceipt,
+  PrintedJob,
   PrinterStatusView,
   ProductView,
   QueueStatus,
@@ -569,7 +569,7 @@ export class Terminal implements TerminalApi {
     return this.printer.status();
   }
 
-  async recentPrints(limit = 20): Promise<PrintedReceipt[]> {
+  async recentPrints(limit = 20): Promise<PrintedJob[]> {
     return this.printer.recent(limit);
   }
 
