@@ -461,6 +461,15 @@ export class PosStore {
       this.st("SELECT * FROM products WHERE gtin = ? AND gtin <> 'SEM GTIN' AND active = 1 ORDER BY code LIMIT 1").get(code)) as ProductRow | undefined;
   }
 
+  /** The catalog's name of each product code it has (active or not). */
+  productNames(codes: readonly string[]): Map<string, string> {
+    const rows = this.st('SELECT code, description FROM products WHERE code IN (SELECT value FROM json_each(?))').all(JSON.stringify(codes)) as {
+      code: string;
+      description: string;
+    }[];
+    return new Map(rows.map((r) => [r.code, r.description]));
+  }
+
   searchProducts(query: string, limit: number): ProductRow[] {
     const like = `%${query.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
     return this.st(
@@ -799,6 +808,27 @@ export class PosStore {
 
   nextReconciliationDueAt(): number | undefined {
     return (this.st("SELECT min(next_attempt_at) FROM reconciliation_tasks WHERE state = 'open'").pluck().get() as number | null) ?? undefined;
+  }
+
+  /** The online attempts a receipt issued in contingency superseded (normally one), oldest first. */
+  supersededAttempts(receiptId: string): ReconciliationTaskRow[] {
+    return this.st('SELECT * FROM reconciliation_tasks WHERE receipt_id = ? ORDER BY created_at, serie, nnf').all(receiptId) as ReconciliationTaskRow[];
+  }
+
+  /** Superseded online attempts found cancelled (by our substitution, or already), their task created in [from, until). */
+  cancelledAttemptsBetween(from: string, until: string): ReconciliationTaskRow[] {
+    return this.st(
+      `SELECT * FROM reconciliation_tasks WHERE outcome IN ('cancelada_substituicao', 'ja_cancelada') AND created_at >= ? AND created_at < ?
+        ORDER BY created_at, serie, nnf`,
+    ).all(from, until) as ReconciliationTaskRow[];
+  }
+
+  supersededXml(taskId: string): string | undefined {
+    return (this.st('SELECT xml FROM reconciliation_tasks WHERE id = ?').pluck().get(taskId) as string | null | undefined) ?? undefined;
+  }
+
+  putSupersededXml(taskId: string, xml: string): void {
+    this.st('UPDATE reconciliation_tasks SET xml = ? WHERE id = ?').run(xml, taskId);
   }
 
   updateReconciliationTask(id: string, patch: ReconciliationPatch, updatedAt: string): void {

@@ -6,8 +6,13 @@
 // authority) by fiscal/nfce/sale-facts.ts, the reader the service's export summary uses too: the
 // totals are the documents' own. A receipt is in the period by its dhEmi. What counts in the
 // totals is what the accountant's export calls a sale: authorized (online or in contingency) and
-// contingency receipts awaiting the authority. Cancelled ones are listed apart; online receipts
-// not authorized yet (or refused) have no fiscal document: listed apart, from what the sale sent.
+// contingency receipts awaiting the authority. Cancelled ones are listed apart, of both kinds:
+// cancelled by the manager (110111), and the online attempts of sales re-issued in contingency
+// that were authorized after all and then cancelled by substitution (110112; their task in
+// contingency/reconcile.ts keeps their XML): every cancelled NFC-e of the accountant's file.
+// Online receipts not authorized yet (or refused) have no fiscal document: listed apart, from what
+// the sale sent. Products are named as the catalog names them: the XML's xProd is the receipt's,
+// which in homologação is the mandatory text instead of the first item's name.
 
 import { stringify } from 'csv-stringify/sync';
 import { brasiliaDateTime } from '../../fiscal/protocol.ts';
@@ -15,9 +20,9 @@ import { brasiliaHour, brasiliaPeriod } from '../../base/common/brasilia.ts';
 import { FieldError } from '../../fiscal/errors.ts';
 import { formatDecimal, fromCents, parseDecimal } from '../../fiscal/money.ts';
 import { nfceSaleFacts, type NfceSaleFacts } from '../../fiscal/nfce/sale-facts.ts';
-import type { ReportCsv, ReportPeriod, ReportReceipt, SalesReport } from '../api/terminal-api.ts';
+import type { ReportCancellation, ReportCsv, ReportPeriod, ReportReceipt, SalesReport } from '../api/terminal-api.ts';
 import { TerminalError } from './errors.ts';
-import type { PosStore, ReceiptRow } from './pos-store.ts';
+import type { PosStore, ReceiptRow, ReconciliationTaskRow } from './pos-store.ts';
 import type { ReceiptDocuments } from './receipt-documents.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
 import { paymentMethodName } from './sales.ts';
@@ -39,10 +44,28 @@ export function reportPeriod(input: Partial<ReportPeriod> | undefined): ReportPe
   return { de, ate, ...period };
 }
 
-type Fiscal = { row: ReceiptRow; facts: NfceSaleFacts };
+/**
+ * A fiscal document of the report: a receipt, or a superseded online attempt (cancelled by
+ * substitution, or found cancelled), with the sale's receipt that now covers it.
+ */
+type Fiscal = { row: ReceiptRow; facts: NfceSaleFacts; superseded?: ReconciliationTaskRow };
 
-/** The fiscal XML of each receipt that has one (authorized or cancelled; contingency). */
-async function fiscalOf(rows: readonly ReceiptRow[], documents: ReceiptDocuments): Promise<{ fiscal: Fiscal[]; unauthorized: ReceiptRow[] }> {
+const readFacts = (xml: string, nNF: number): NfceSaleFacts => {
+  try {
+    return nfceSaleFacts(xml);
+  } catch (err) {
+    if (err instanceof FieldError) throw new TerminalError('erro_servico', `O XML da NFC-e nº ${nNF} não pôde ser lido: ${err.message}`);
+    throw err;
+  }
+};
+
+/** The fiscal XML of each receipt that has one (authorized or cancelled; contingency), and of each cancelled superseded attempt. */
+async function fiscalOf(
+  rows: readonly ReceiptRow[],
+  superseded: readonly ReconciliationTaskRow[],
+  store: PosStore,
+  documents: ReceiptDocuments,
+): Promise<{ fiscal: Fiscal[]; unauthorized: ReceiptRow[] }> {
   const fiscal: Fiscal[] = [];
   const unauthorized: ReceiptRow[] = [];
   const missing: string[] = [];
@@ -59,16 +82,18 @@ async function fiscalOf(rows: readonly ReceiptRow[], documents: ReceiptDocuments
     } else if (r.tp_emis === 9 && r.signed_xml && (r.state === 'pending' || r.state === 'processing')) {
       xml = r.signed_xml;
     }
-    if (xml === undefined) {
-      unauthorized.push(r);
+    if (xml === undefined) unauthorized.push(r);
+    else fiscal.push({ row: r, facts: readFacts(xml, r.nnf) });
+  }
+  for (const t of superseded) {
+    let xml: string;
+    try {
+      xml = await documents.supersededXml(t);
+    } catch {
+      missing.push(String(t.nnf));
       continue;
     }
-    try {
-      fiscal.push({ row: r, facts: nfceSaleFacts(xml) });
-    } catch (err) {
-      if (err instanceof FieldError) throw new TerminalError('erro_servico', `O XML da NFC-e nº ${r.nnf} não pôde ser lido: ${err.message}`);
-      throw err;
-    }
+    fiscal.push({ row: store.receipt(t.receipt_id)!, facts: readFacts(xml, t.nnf), superseded: t });
   }
   if (missing.length) {
     // A report without some authorized receipts would be wrong, not partial.
@@ -89,12 +114,32 @@ const receiptOf = (r: ReceiptRow, totalCents: number, issuedAt: string): ReportR
   issuedAt,
 });
 
+/** A cancelled document as the report lists it: which NFC-e, how it was cancelled, and the receipt that covers its sale when it was superseded. */
+function cancellationOf({ row, facts, superseded }: Fiscal, issuedAt: string): ReportCancellation {
+  const total = Number(facts.vNFCents);
+  if (!superseded) return { ...receiptOf(row, total, issuedAt), kind: 'cancelamento', substitute: null };
+  return {
+    receiptId: row.id,
+    serie: facts.serie,
+    nNF: facts.nNF,
+    chave: facts.chave,
+    totalCents: total,
+    issuedAt,
+    // Found cancelled by someone else (not by this terminal's substitution): taken as an ordinary cancellation.
+    kind: superseded.outcome === 'cancelada_substituicao' ? 'substituicao' : 'cancelamento',
+    substitute: { serie: row.serie, nNF: row.nnf },
+  };
+}
+
+/** The order of the cancellations, as of every receipt list: series, then number. */
+const bySeriesAndNumber = (a: ReportReceipt, b: ReportReceipt): number => a.serie - b.serie || a.nNF - b.nNF;
+
 export async function salesReport(store: PosStore, documents: ReceiptDocuments, clock: Clock, input: Partial<ReportPeriod>): Promise<SalesReport> {
   const period = reportPeriod(input);
   // dhEmi is the service's (or, offline, the terminal's) clock at acceptance: close to the
   // receipt's creation here. A day on each side catches those near midnight; dhEmi decides.
-  const rows = store.receiptsCreatedBetween(iso(period.start.getTime() - DAY_MS), iso(period.end.getTime() + DAY_MS));
-  const { fiscal, unauthorized } = await fiscalOf(rows, documents);
+  const [from, until] = [iso(period.start.getTime() - DAY_MS), iso(period.end.getTime() + DAY_MS)];
+  const { fiscal, unauthorized } = await fiscalOf(store.receiptsCreatedBetween(from, until), store.cancelledAttemptsBetween(from, until), store, documents);
   const inPeriod = (instant: string): boolean => {
     const t = Date.parse(instant);
     return t >= period.start.getTime() && t < period.end.getTime();
@@ -106,17 +151,18 @@ export async function salesReport(store: PosStore, documents: ReceiptDocuments, 
   let count = 0;
   let total = 0n;
   let change = 0n;
-  const cancelled: ReportReceipt[] = [];
+  const cancelled: ReportCancellation[] = [];
   const contingency: SalesReport['contingency'] = [];
 
-  for (const { row, facts } of fiscal) {
+  for (const document of fiscal) {
+    const { row, facts } = document;
     if (!inPeriod(facts.dhEmi)) continue;
     const issuedAt = brasiliaDateTime(facts.dhEmi);
-    const receipt = receiptOf(row, Number(facts.vNFCents), issuedAt);
-    if (CANCELLED.includes(row.state)) {
-      cancelled.push(receipt);
+    if (document.superseded || CANCELLED.includes(row.state)) {
+      cancelled.push(cancellationOf(document, issuedAt));
       continue;
     }
+    const receipt = receiptOf(row, Number(facts.vNFCents), issuedAt);
     if (facts.tpEmis === 9) contingency.push({ ...receipt, authorized: row.state === 'authorized' });
     count++;
     total += facts.vNFCents;
@@ -138,6 +184,7 @@ export async function salesReport(store: PosStore, documents: ReceiptDocuments, 
     }
   }
 
+  const names = store.productNames([...byProduct.keys()]);
   return {
     de: period.de,
     ate: period.ate,
@@ -151,12 +198,12 @@ export async function salesReport(store: PosStore, documents: ReceiptDocuments, 
       .sort((a, b) => (b.totalCents > a.totalCents ? 1 : b.totalCents < a.totalCents ? -1 : a.code.localeCompare(b.code)))
       .map((p) => ({
         code: p.code,
-        description: p.description,
+        description: names.get(p.code) ?? p.description,
         unit: p.unit,
         quantity: formatDecimal(p.quantity, 4).replace(/\.?0+$/, ''),
         totalCents: Number(p.totalCents),
       })),
-    cancelled,
+    cancelled: cancelled.sort(bySeriesAndNumber),
     contingency,
     unauthorized: unauthorized
       .filter((r) => inPeriod(r.created_at))
@@ -166,6 +213,9 @@ export async function salesReport(store: PosStore, documents: ReceiptDocuments, 
 
 /** Cents as a Brazilian spreadsheet reads them: `1234,56`. */
 const csvMoney = (cents: number): string => fromCents(BigInt(cents)).replace('.', ',');
+
+/** A cancellation's line in the CSV: `cancelada` (110111) or `cancelada_substituicao` (110112). */
+const CANCELLATION_SECTION: Record<ReportCancellation['kind'], string> = { cancelamento: 'cancelada', substituicao: 'cancelada_substituicao' };
 
 /**
  * The report as one CSV for a spreadsheet (";", decimal comma, UTF-8 with BOM, as the service's
@@ -179,7 +229,7 @@ export function salesReportCsv(report: SalesReport): ReportCsv {
   for (const h of report.byHour)
     if (h.count) rows.push(['hora', String(h.hour).padStart(2, '0'), `${String(h.hour).padStart(2, '0')}h`, h.count, csvMoney(h.totalCents)]);
   for (const p of report.byProduct) rows.push(['produto', p.code, `${p.description} (${p.unit})`, p.quantity.replace('.', ','), csvMoney(p.totalCents)]);
-  for (const c of report.cancelled) rows.push(['cancelada', `${c.serie}-${c.nNF}`, c.chave ?? '', '', csvMoney(c.totalCents)]);
+  for (const c of report.cancelled) rows.push([CANCELLATION_SECTION[c.kind], `${c.serie}-${c.nNF}`, c.chave ?? '', '', csvMoney(c.totalCents)]);
   for (const c of report.contingency)
     rows.push(['contingencia', `${c.serie}-${c.nNF}`, `${c.chave ?? ''}${c.authorized ? '' : ' (aguardando autorização)'}`, '', csvMoney(c.totalCents)]);
   for (const u of report.unauthorized) rows.push(['sem_autorizacao', `${u.serie}-${u.nNF}`, u.state, '', csvMoney(u.totalCents)]);

@@ -55,6 +55,7 @@ import { cashSessionRow, closingReportPdf, printClosingReport, saveClosingPdf, t
 import { cancellationInfo, cancelReceipt } from './cancellation.ts';
 import { productView, saveProduct, seedDemoCatalog, type ProductInput } from './catalog.ts';
 import { Contingency } from './contingency/contingency.ts';
+import { supersededAttemptView } from './contingency/reconcile.ts';
 import { checked, TerminalError } from './errors.ts';
 import { actorOfManager, audit, authorizeManager, createManager, listManagers, SYSTEM_ACTOR, type Actor } from './managers.ts';
 import type { RetryPolicy } from './outbox-rules.ts';
@@ -440,6 +441,7 @@ export class Terminal implements TerminalApi {
       canCorrect: needsOperator && r.tp_emis === 1,
       // A number issued in contingency must never be voided (docs/fiscal.md, "Offline contingency").
       canVoid: needsOperator && r.tp_emis === 1,
+      superseded: r.tp_emis === 9 ? this.store.supersededAttempts(r.id).map(supersededAttemptView) : [],
     };
   }
 

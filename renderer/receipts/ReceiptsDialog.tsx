@@ -1,12 +1,13 @@
 // F9: the recent receipts, their state and how long each can still be cancelled (ticking). The
-// actions open the manager dialogs; past the window the way out is the return.
+// actions open the manager dialogs; past the window the way out is the return. Under a receipt
+// issued in contingency, the online attempt of its sale it superseded, with what became of it.
 
 import { useEffect, useState } from 'react';
-import type { ReceiptView } from '../../electron/api/terminal-api.ts';
+import type { ReceiptView, SupersededAttempt } from '../../electron/api/terminal-api.ts';
 import { Dialog } from '../components/Dialog.tsx';
 import { ErrorAlert } from '../components/ErrorAlert.tsx';
 import { formatCents } from '../money/money.ts';
-import { formatDateTime, WINDOW_OVER } from '../receipt/receipt-labels.ts';
+import { formatDateTime, SUPERSEDED_STATE, WINDOW_OVER } from '../receipt/receipt-labels.ts';
 import { StateBadge } from '../receipt/StateBadge.tsx';
 import { mmss, refreshReceipts, secondsLeftNow, useReceipts } from '../state/receipts-store.ts';
 import { closeDialog, openDialog } from '../state/ui-store.ts';
@@ -70,6 +71,35 @@ function Actions(props: { receipt: ReceiptView; left: number | null }) {
   );
 }
 
+/**
+ * The online attempt of a sale issued again in contingency, under the receipt that covers the
+ * sale now: it is a document of its own (cancelled by substitution, or its number voided), and
+ * the accountant's file holds it.
+ */
+function SupersededRow(props: { attempt: SupersededAttempt; receipt: ReceiptView }) {
+  const { attempt: a, receipt: r } = props;
+  const done = a.state === 'cancelled_by_substitution' || a.state === 'cancelled' || a.state === 'voided';
+  return (
+    <tr aria-label={`NFC-e nº ${a.nNF}`}>
+      <td>
+        nº {a.nNF} <span className="muted">série {a.serie}</span>
+      </td>
+      <td>{formatDateTime(r.createdAt)}</td>
+      <td className="num">{formatCents(r.totalCents)}</td>
+      <td>
+        <span className={`badge ${done ? 'off' : a.state === 'blocked' ? 'bad' : 'wait'}`}>{SUPERSEDED_STATE[a.state]}</span>
+        <div className="muted small-text">
+          Venda emitida de novo em contingência na NFC-e nº {r.nNF} (série {r.serie})
+        </div>
+      </td>
+      <td>
+        <span className="muted">—</span>
+      </td>
+      <td />
+    </tr>
+  );
+}
+
 export function ReceiptsDialog() {
   const receipts = useReceipts((s) => s.receipts);
   const fetchedAt = useReceipts((s) => s.fetchedAt);
@@ -107,7 +137,7 @@ export function ReceiptsDialog() {
           <tbody>
             {receipts.map((r) => {
               const left = secondsLeftNow(r, fetchedAt[r.id], now);
-              return (
+              return [
                 <tr key={r.id} aria-label={`NFC-e nº ${r.nNF}`}>
                   <td>
                     nº {r.nNF} <span className="muted">série {r.serie}</span>
@@ -130,8 +160,9 @@ export function ReceiptsDialog() {
                   <td>
                     <Actions receipt={r} left={left} />
                   </td>
-                </tr>
-              );
+                </tr>,
+                ...r.superseded.map((a) => <SupersededRow key={`${r.id}-${a.serie}-${a.nNF}`} attempt={a} receipt={r} />),
+              ];
             })}
           </tbody>
         </table>

@@ -77,7 +77,11 @@ export class Contingency {
       clock: options.clock,
       baseMs: options.retry?.baseMs,
       capMs: options.retry?.capMs,
-      onChange: () => this.statusChanged(),
+      // The task shows in the status and beside its receipt (the receipts list).
+      onChange: (receiptId) => {
+        this.statusChanged();
+        if (!this.stopped) this.onReceipt(receiptId);
+      },
     });
   }
 
