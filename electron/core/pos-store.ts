@@ -303,7 +303,22 @@ export type CashMovementRow = {
   reason: string;
   manager_id: string | null;
   at: string;
+  /** Recorded by the terminal for this receipt (a refund after the closing, or its reversal); null: the cashier's own. */
+  receipt_id: string | null;
 };
+
+/** A movement owed to (or by) the drawer while no session is open: recorded at the next opening. */
+export type OwedCashMovementRow = {
+  receipt_id: string;
+  kind: CashMovementKind;
+  amount_cents: number;
+  reason: string;
+  manager_id: string | null;
+  owed_at: string;
+};
+
+/** What the till needs to know of a receipt's sale for a refund: its session, and the cash it kept (cash paid − change). */
+export type SaleCashFacts = { session_id: string; session_number: number; session_closed_at: string | null; cash_kept_cents: number };
 
 export type CashCountRow = { session_id: string; tpag: string; expected_cents: number; counted_cents: number };
 
@@ -970,11 +985,50 @@ export class PosStore {
     this.st('UPDATE cash_sessions SET report_printed_at = ?, report_print_error = ? WHERE id = ?').run(at, error, id);
   }
 
-  insertCashMovement(m: Omit<CashMovementRow, 'id'>): number {
+  insertCashMovement(m: Omit<CashMovementRow, 'id' | 'receipt_id'> & { receipt_id?: string | null }): number {
     const r = this.st(
-      'INSERT INTO cash_movements (session_id, kind, amount_cents, reason, manager_id, at) VALUES (@session_id, @kind, @amount_cents, @reason, @manager_id, @at)',
-    ).run(m);
+      `INSERT INTO cash_movements (session_id, kind, amount_cents, reason, manager_id, at, receipt_id)
+       VALUES (@session_id, @kind, @amount_cents, @reason, @manager_id, @at, @receipt_id)`,
+    ).run({ receipt_id: null, ...m });
     return Number(r.lastInsertRowid);
+  }
+
+  /** The session a receipt's sale finished in and the cash the sale kept; undefined for a sale of no session. */
+  saleCashFacts(receiptId: string): SaleCashFacts | undefined {
+    return this.st(
+      `SELECT s.cash_session_id AS session_id, c.number AS session_number, c.closed_at AS session_closed_at,
+              coalesce((SELECT sum(p.amount_cents) FROM sale_payments p WHERE p.sale_id = s.id AND p.tpag = '01'), 0) - coalesce(s.change_cents, 0) AS cash_kept_cents
+         FROM receipts r JOIN sales s ON s.id = r.sale_id JOIN cash_sessions c ON c.id = s.cash_session_id
+        WHERE r.id = ?`,
+    ).get(receiptId) as SaleCashFacts | undefined;
+  }
+
+  /** What the drawers gave back for a receipt so far: its sangrias minus its suprimentos. */
+  refundedCents(receiptId: string): number {
+    return this.st("SELECT coalesce(sum(CASE kind WHEN 'sangria' THEN amount_cents ELSE -amount_cents END), 0) FROM cash_movements WHERE receipt_id = ?")
+      .pluck()
+      .get(receiptId) as number;
+  }
+
+  owedCashMovement(receiptId: string): OwedCashMovementRow | undefined {
+    return this.st('SELECT * FROM cash_movements_owed WHERE receipt_id = ?').get(receiptId) as OwedCashMovementRow | undefined;
+  }
+
+  owedCashMovements(): OwedCashMovementRow[] {
+    return this.st('SELECT * FROM cash_movements_owed ORDER BY owed_at, receipt_id').all() as OwedCashMovementRow[];
+  }
+
+  putOwedCashMovement(m: OwedCashMovementRow): void {
+    this.st(
+      `INSERT INTO cash_movements_owed (receipt_id, kind, amount_cents, reason, manager_id, owed_at)
+       VALUES (@receipt_id, @kind, @amount_cents, @reason, @manager_id, @owed_at)
+       ON CONFLICT (receipt_id) DO UPDATE SET kind = excluded.kind, amount_cents = excluded.amount_cents, reason = excluded.reason,
+         manager_id = excluded.manager_id, owed_at = excluded.owed_at`,
+    ).run(m);
+  }
+
+  deleteOwedCashMovement(receiptId: string): void {
+    this.st('DELETE FROM cash_movements_owed WHERE receipt_id = ?').run(receiptId);
   }
 
   cashMovements(sessionId: string): (CashMovementRow & { manager_name: string | null })[] {

@@ -142,12 +142,14 @@ export class Contingency {
 
   observeReceipt(r: ReceiptRow): void {
     this.mode.detector.receipt(r.id, r.state, this.clock());
+    // Leaving first, when this news calls for it: the screen then hears the period end with its
+    // count, not a period still on with nothing left to transmit.
+    this.evaluate();
     if (r.tp_emis === 9) {
       // A substitute authorized lets its reconciliation go on; the pending count changed.
       if (r.state === 'authorized') this.reconciler.wake();
       this.statusChanged();
     }
-    this.evaluate();
   }
 
   /** Enters or leaves when the counts call for it. Never inside another transaction. */
