@@ -249,11 +249,9 @@ export type ContingencyReceiptStats = { unsettled: number; oldestCreatedAt: stri
 
 export type PrintCopyColumn = 'consumidor' | 'estabelecimento' | 'unica' | 'reimpressao';
 
-export type PrintJobRow = {
+/** What the printer's log keeps of every job, a receipt's or not: written before the bytes leave, settled after. */
+type PrintLogColumns = {
   id: number;
-  receipt_id: string;
-  copy: PrintCopyColumn;
-  automatic: number;
   state: 'sending' | 'printed' | 'failed';
   bytes: number;
   printer: string;
@@ -262,17 +260,10 @@ export type PrintJobRow = {
   finished_at: string | null;
 };
 
+export type PrintJobRow = PrintLogColumns & { receipt_id: string; copy: PrintCopyColumn; automatic: number };
+
 /** A job of the till's closing report (printing.ts printReport). */
-export type ReportPrintJobRow = {
-  id: number;
-  cash_session_id: string;
-  state: 'sending' | 'printed' | 'failed';
-  bytes: number;
-  printer: string;
-  error: string | null;
-  created_at: string;
-  finished_at: string | null;
-};
+export type ReportPrintJobRow = PrintLogColumns & { cash_session_id: string };
 
 /** A job that went through: a receipt's copy (receipt_id, copy) or a closing report (cash_session_number). */
 export type PrintedJobRow = { receipt_id: string | null; copy: PrintCopyColumn | null; cash_session_number: number | null; printed_at: string };
