@@ -216,6 +216,7 @@ export class Terminal implements TerminalApi {
       retry: options.retry,
       wakeWorker: () => this.worker.wake(),
       onReceipt: (id) => this.emitReceipt(id),
+      onTaskChanged: (id) => this.showReceipt(id),
       onStatus: (status) => {
         if (!this.closed) this.emit({ type: 'contingency', status });
       },
@@ -292,6 +293,13 @@ export class Terminal implements TerminalApi {
     if (row) this.contingency.observeReceipt(row);
     if (row?.state === 'authorized') this.autoPrint.schedule();
     if (row && this.listeners.size) this.emit({ type: 'receipt', receipt: this.view(row) });
+  }
+
+  /** The screen hears a receipt's view again (nothing else needs to know: its state did not change). */
+  private showReceipt(id: string): void {
+    if (this.closed || this.listeners.size === 0) return;
+    const row = this.store.receipt(id);
+    if (row) this.emit({ type: 'receipt', receipt: this.view(row) });
   }
 
   /** Service time minus ours for the cancellation window; 0 (the window's own fallback) until known. */

@@ -34,6 +34,8 @@ export type ContingencyOptions = {
   wakeWorker: () => void;
   /** A receipt changed here (issued again offline at the start of a period). */
   onReceipt: (receiptId: string) => void;
+  /** What became of the online attempt a receipt superseded changed: the receipt's view did, not its state. */
+  onTaskChanged: (receiptId: string) => void;
   onStatus: (status: ContingencyStatus) => void;
 };
 
@@ -48,6 +50,7 @@ export class Contingency {
   private readonly printer: ReceiptPrinter;
   private readonly wakeWorker: () => void;
   private readonly onReceipt: (receiptId: string) => void;
+  private readonly onTaskChanged: (receiptId: string) => void;
   private readonly onStatus: (status: ContingencyStatus) => void;
   private readonly printing = new Set<string>();
   private readonly prints = new Set<Promise<void>>();
@@ -61,6 +64,7 @@ export class Contingency {
     this.printer = options.printer;
     this.wakeWorker = options.wakeWorker;
     this.onReceipt = options.onReceipt;
+    this.onTaskChanged = options.onTaskChanged;
     this.onStatus = options.onStatus;
     this.mode = new ContingencyMode({
       store: options.store,
@@ -80,7 +84,7 @@ export class Contingency {
       // The task shows in the status and beside its receipt (the receipts list).
       onChange: (receiptId) => {
         this.statusChanged();
-        if (!this.stopped) this.onReceipt(receiptId);
+        if (!this.stopped) this.onTaskChanged(receiptId);
       },
     });
   }
