@@ -4,7 +4,9 @@
 //   service/          the embedded issuance service (sandbox: simulated tax authority)
 //   terminal/         the terminal core's database; terminal/impressora: the virtual printer
 //   demo-company.json the demo company's id and API token (created once, mode 0600)
-//   certificado-demo.pfx / .json  the one test A1 certificate the service and the terminal share
+//   certificado-demo.pfx / .json  the one test A1 certificate the service and the terminal share,
+//                     with the demo company's CNPJ (--cnpj on the first start; 11222333000181 by
+//                     default, an alphanumeric one such as 12ABC34501DE35 as well)
 //
 // A second start reuses all of it. When ready it prints a banner for people and one line
 // `BALCAO_READY {...json}` for tests and the bench. SIGTERM / SIGINT stop everything cleanly.
@@ -16,6 +18,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateTestCertificateAsync } from '../fiscal/certificate.ts';
 import { DEMO_CNPJ, DEMO_CSC, demoEmitter } from '../fiscal/samples.ts';
+import { cnpjProblem, formatCnpj } from '../base/common/tax-ids.ts';
 import type { SettingsPatch } from '../electron/api/terminal-api.ts';
 import { profileOfEmitter } from '../electron/core/company-profile.ts';
 import { createTerminal, type Terminal } from '../electron/core/terminal.ts';
@@ -33,16 +36,18 @@ const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 
 export const DEMO_MANAGER = { name: 'Gerente Demo', pin: '1234' } as const;
 
-const USAGE = `Uso: balcao start [--data DIR] [--port PORTA] [--terminal-port PORTA] [--abrir]
+const USAGE = `Uso: balcao start [--data DIR] [--port PORTA] [--terminal-port PORTA] [--cnpj CNPJ] [--abrir]
 
 Inicia a loja de demonstração: serviço de emissão em sandbox, terminal e tela do caixa no navegador.
   --data DIR             pasta de dados (padrão: BALCAO_DATA ou ./.data)
+  --cnpj CNPJ            CNPJ da loja, numérico ou alfanumérico, na primeira vez que a pasta é usada
+                         (padrão: ${DEMO_CNPJ}; ex.: 12ABC34501DE35)
   --port PORTA           serviço de emissão (padrão: BALCAO_PORT ou 8765; 0 = porta livre)
   --terminal-port PORTA  tela do caixa (padrão: BALCAO_TERMINAL_PORT ou 8766; 0 = porta livre)
   --abrir                abre a tela do caixa numa janela do Chromium
 `;
 
-type StartArgs = { dataDir: string; servicePort: number; terminalPort: number; open: boolean };
+type StartArgs = { dataDir: string; servicePort: number; terminalPort: number; open: boolean; cnpj?: string };
 
 function port(value: string, name: string): number {
   if (!/^[0-9]{1,5}$/.test(value) || Number(value) > 65535) throw new UsageError(`${name}: deve ser um número de 0 a 65535`);
@@ -54,6 +59,7 @@ function parse(args: string[]): StartArgs | 'help' {
     data: { type: 'string' },
     port: { type: 'string' },
     'terminal-port': { type: 'string' },
+    cnpj: { type: 'string' },
     abrir: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   });
@@ -66,33 +72,49 @@ function parse(args: string[]): StartArgs | 'help' {
       v['terminal-port'] === undefined && process.env.BALCAO_TERMINAL_PORT ? 'BALCAO_TERMINAL_PORT' : '--terminal-port',
     ),
     open: v.abrir ?? false,
+    ...(v.cnpj !== undefined && { cnpj: demoCnpjOption(v.cnpj) }),
   };
+}
+
+function demoCnpjOption(value: string): string {
+  const problem = cnpjProblem(value);
+  if (problem) throw new UsageError(`--cnpj: ${problem}`);
+  return value;
 }
 
 // ---- The demo identity: one certificate, one company, one manager, created once ---------------
 
-type DemoCertificate = { pfx: Buffer; password: string };
+type DemoCertificate = { pfx: Buffer; password: string; cnpj: string };
 
-/** The demo certificate on file, or a new one (its key made on another core while the caller goes on). */
-async function demoCertificate(dataDir: string): Promise<DemoCertificate & { created: boolean }> {
+/**
+ * The demo certificate on file, or a new one for `cnpj` (its key made on another core while the
+ * caller goes on). The CNPJ of a folder is the one of its first start: another one is refused.
+ */
+async function demoCertificate(dataDir: string, cnpj: string | undefined): Promise<DemoCertificate & { created: boolean }> {
   const pfxFile = join(dataDir, 'certificado-demo.pfx');
   const infoFile = join(dataDir, 'certificado-demo.json');
   if (existsSync(pfxFile) && existsSync(infoFile)) {
-    const { password } = JSON.parse(readFileSync(infoFile, 'utf8')) as { password: string };
-    return { pfx: readFileSync(pfxFile), password, created: false };
+    const info = JSON.parse(readFileSync(infoFile, 'utf8')) as { password: string; cnpj?: string };
+    const onFile = info.cnpj ?? DEMO_CNPJ;
+    if (cnpj !== undefined && cnpj !== onFile) {
+      throw new UsageError(
+        `a pasta ${dataDir} já tem a loja de demonstração do CNPJ ${formatCnpj(onFile)}; para o CNPJ ${formatCnpj(cnpj)}, use outra pasta (--data)`,
+      );
+    }
+    return { pfx: readFileSync(pfxFile), password: info.password, cnpj: onFile, created: false };
   }
-  const { xNome } = demoEmitter();
-  const { pfx, password } = await generateTestCertificateAsync({ cnpj: DEMO_CNPJ, xNome });
+  const chosen = cnpj ?? DEMO_CNPJ;
+  const { pfx, password } = await generateTestCertificateAsync({ cnpj: chosen, xNome: demoEmitter().xNome });
   writeFileSync(pfxFile, pfx, { mode: 0o600 });
-  writeFileSync(infoFile, JSON.stringify({ arquivo: pfxFile, password }, null, 2) + '\n', { mode: 0o600 });
-  return { pfx, password, created: true };
+  writeFileSync(infoFile, JSON.stringify({ arquivo: pfxFile, password, cnpj: chosen }, null, 2) + '\n', { mode: 0o600 });
+  return { pfx, password, cnpj: chosen, created: true };
 }
 
 type DemoCompany = { company_id: string; token: string };
 
 async function demoCompany(service: OpenedService, file: string, certificate: DemoCertificate): Promise<DemoCompany> {
   if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as DemoCompany;
-  const e = demoEmitter();
+  const e = demoEmitter({ cnpj: certificate.cnpj });
   const { companyId, token } = await createCompany(service, {
     cnpj: e.cnpj,
     uf: e.address.UF,
@@ -129,7 +151,7 @@ async function prepareTerminal(terminal: Terminal, serviceUrl: string, token: st
   const patch: SettingsPatch = {
     ...(settings.serviceUrl !== serviceUrl && { serviceUrl }),
     ...(terminal.settings.token !== token && { token }),
-    ...(settings.company === null && { company: { ...profileOfEmitter(demoEmitter()), cscToken: DEMO_CSC.token } }),
+    ...(settings.company === null && { company: { ...profileOfEmitter(demoEmitter({ cnpj: certificate.cnpj })), cscToken: DEMO_CSC.token } }),
   };
   if (Object.keys(patch).length) terminal.configure(patch, 'balcao start: loja de demonstração');
   // The same .pfx the service's demo company signs with: contingency receipts carry its signature.
@@ -189,7 +211,7 @@ export async function run(args: string[]): Promise<number> {
 
     // On a first start the certificate's key is generated on the thread pool meanwhile: the
     // service's database, its schemas and its server are made on this thread.
-    const certificateMade = demoCertificate(dataDir);
+    const certificateMade = demoCertificate(dataDir, parsed.cnpj);
     certificateMade.catch(() => undefined); // awaited below; a failure is reported there
     const service = await openService(serviceDir);
     stack.push('banco do serviço', () => service.store.close());

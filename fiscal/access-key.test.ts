@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { buildAccessKey, checkDigit, formatAccessKey, generateNumericCode, isValidNumericCode, parseAccessKey } from './access-key.ts';
 import { FieldError } from './errors.ts';
+import { CNPJ_FORMAT } from '../base/common/tax-ids.ts';
 
 // Real keys from docs/fiscal.md, "Access key" (and the synthetic BA fixture key): the algorithm must give
 // the digit each carries.
@@ -62,6 +63,14 @@ describe('parseAccessKey', () => {
     }
   });
 
+  it('an alphanumeric key: its digit, computed apart (Python, each character worth ord(c) − 48), is 5; lower case is not a key', () => {
+    const key = '35261212ABC34501DE35580010000003101040041065';
+    expect(checkDigit(key.slice(0, 43))).toBe(5);
+    expect(parseAccessKey(key)).toMatchObject({ cnpj: '12ABC34501DE35', model: '58', number: 310, checkDigit: 5 });
+    expect(() => parseAccessKey(key.slice(0, 43) + '4')).toThrow(/dígito verificador/);
+    expect(() => parseAccessKey(key.toLowerCase())).toThrow(/44 posições/);
+  });
+
   it('accepts an alphanumeric CNPJ (letters count as ord(c) - 48)', () => {
     const key = buildAccessKey({ cUF: '35', yearMonth: '2607', cnpj: '12ABC34501DE35', model: '55', serie: 1, number: 7, tpEmis: 1, code: '13572468' });
     expect(parseAccessKey(key).cnpj).toBe('12ABC34501DE35');
@@ -80,7 +89,7 @@ describe('buildAccessKey', () => {
         fc.constantFrom('11', '29', '35', '53'),
         fc.integer({ min: 0, max: 99 }),
         fc.integer({ min: 1, max: 12 }),
-        fc.stringMatching(/^[0-9]{14}$/),
+        fc.stringMatching(CNPJ_FORMAT), // numeric and alphanumeric CNPJs
         fc.constantFrom('55', '58', '65') as fc.Arbitrary<'55' | '58' | '65'>,
         fc.integer({ min: 0, max: 999 }),
         fc.integer({ min: 1, max: 999_999_999 }),

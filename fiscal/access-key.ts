@@ -1,9 +1,15 @@
-// The 44-position access key (chave de acesso) of NF-e (55), NFC-e (65) and MDF-e (58), its
-// modulo-11 check digit, and the random code cNF with the NT 2019.001 rules.
+// The 44-position access key (chave de acesso) of NF-e (55), NFC-e (65) and MDF-e (58), built and
+// parsed with field errors, and the random code cNF with the NT 2019.001 rules. Its form and its
+// check digit are base/common/access-key.ts's, the one definition every layer uses.
 // Layout (docs/fiscal.md, "Access key"): cUF(2) AAMM(4) CNPJ(14) mod(2) serie(3) nNF(9) tpEmis(1) cNF(8) cDV(1).
 
 import { randomInt } from 'node:crypto';
+import { ACCESS_KEY, ACCESS_KEY_PATTERN, accessKeyCheckDigit } from '../base/common/access-key.ts';
+import { CNPJ_FORMAT } from '../base/common/tax-ids.ts';
 import { FieldError } from './errors.ts';
+
+/** The check digit rule is base/common's, shared with the readers that have no FieldError. */
+export { accessKeyCheckDigit as checkDigit };
 
 export type DocumentModel = '55' | '58' | '65';
 
@@ -20,23 +26,7 @@ export type AccessKeyParts = {
 
 export type ParsedAccessKey = AccessKeyParts & { checkDigit: number; key: string };
 
-const KEY_PATTERN = /^[0-9]{6}[0-9A-Z]{12}[0-9]{26}$/;
 const MODELS: readonly string[] = ['55', '58', '65'];
-
-/**
- * Modulo-11 check digit over the 43 leading characters, weights 2..9 from the right, cycling.
- * `ord(c) - 48` also gives the value of an alphanumeric CNPJ letter (A = 17).
- */
-export function checkDigit(first43: string): number {
-  let sum = 0;
-  let weight = 2;
-  for (let i = first43.length - 1; i >= 0; i--) {
-    sum += (first43.charCodeAt(i) - 48) * weight;
-    weight = weight === 9 ? 2 : weight + 1;
-  }
-  const dv = 11 - (sum % 11);
-  return dv > 9 ? 0 : dv;
-}
 
 function digits(value: number, width: number, field: string): string {
   if (!Number.isInteger(value) || value < 0 || value >= 10 ** width) {
@@ -49,22 +39,22 @@ export function buildAccessKey(p: AccessKeyParts): string {
   if (!/^[0-9]{2}$/.test(p.cUF)) throw new FieldError('cUF', 'deve ter 2 dígitos');
   if (!/^[0-9]{2}(0[1-9]|1[0-2])$/.test(p.yearMonth)) throw new FieldError('AAMM', 'deve ser AAMM');
   const cnpj = p.cnpj.length === 11 ? p.cnpj.padStart(14, '0') : p.cnpj;
-  if (!/^[0-9A-Z]{12}[0-9]{2}$/.test(cnpj)) throw new FieldError('CNPJ', 'deve ter 14 posições');
+  if (!CNPJ_FORMAT.test(cnpj)) throw new FieldError('CNPJ', 'deve ter 14 posições');
   if (!MODELS.includes(p.model)) throw new FieldError('mod', 'modelo deve ser 55, 58 ou 65');
   if (!/^[0-9]{8}$/.test(p.code)) throw new FieldError('cNF', 'deve ter 8 dígitos');
   const body = p.cUF + p.yearMonth + cnpj + p.model + digits(p.serie, 3, 'serie') + digits(p.number, 9, 'nNF') + digits(p.tpEmis, 1, 'tpEmis') + p.code;
-  return body + checkDigit(body);
+  return body + accessKeyCheckDigit(body);
 }
 
 /** Parses and checks a key; a malformed one is a FieldError naming `field`. */
 export function parseAccessKey(key: unknown, field = 'chave'): ParsedAccessKey {
-  if (typeof key !== 'string' || !KEY_PATTERN.test(key)) {
+  if (typeof key !== 'string' || !ACCESS_KEY.test(key)) {
     throw new FieldError(field, 'chave de acesso deve ter 44 posições');
   }
   const model = key.slice(20, 22);
   if (!MODELS.includes(model)) throw new FieldError(field, `modelo ${model} desconhecido na chave de acesso`);
   const dv = Number(key[43]);
-  if (checkDigit(key.slice(0, 43)) !== dv) throw new FieldError(field, 'dígito verificador da chave de acesso inválido');
+  if (accessKeyCheckDigit(key.slice(0, 43)) !== dv) throw new FieldError(field, 'dígito verificador da chave de acesso inválido');
   return {
     key,
     cUF: key.slice(0, 2),
@@ -86,6 +76,27 @@ export function isValidAccessKey(key: unknown): boolean {
   } catch {
     return false;
   }
+}
+
+/** The key named by an `Id` attribute's value (`NFe<key>`, `MDFe<key>`); undefined when it names none. */
+export function keyOfId(id: string | null | undefined, prefix: 'NFe' | 'MDFe'): string | undefined {
+  return new RegExp(`^${prefix}(${ACCESS_KEY_PATTERN})$`).exec(id ?? '')?.[1];
+}
+
+/** The key in the `Id` among a start tag's attributes (` versao="4.00" Id="NFe…"`). */
+export function keyInAttributes(attributes: string, prefix: 'NFe' | 'MDFe'): string | undefined {
+  return new RegExp(`\\bId\\s*=\\s*["']${prefix}(${ACCESS_KEY_PATTERN})["']`).exec(attributes)?.[1];
+}
+
+/** The key a signed document names in its `inf<prefix>` start tag, read without parsing the XML. */
+export function keyInSignedXml(xml: string, prefix: 'NFe' | 'MDFe'): string | undefined {
+  const start = new RegExp(`<inf${prefix}(\\s[^>]*)>`).exec(xml);
+  return start ? keyInAttributes(start[1]!, prefix) : undefined;
+}
+
+/** Keys quoted in free text (an xMotivo that names the duplicate's chNFe, for instance). */
+export function keysInText(text: string): string[] {
+  return text.match(new RegExp(`(?<![0-9A-Z])${ACCESS_KEY_PATTERN}(?![0-9A-Z])`, 'g')) ?? [];
 }
 
 /** NT 2019.001: not one repeated digit, not an ascending or descending run, not equal to nNF. */

@@ -70,6 +70,15 @@ describe('generateTestCertificate', () => {
     expect(loadPfx(pfx, password)).toEqual(certificate);
   });
 
+  it('carries an alphanumeric CNPJ in its common name and its SAN otherName, and is read back as that CNPJ', () => {
+    const { certificate, pfx, password } = generateTestCertificate({ cnpj: '12ABC34501DE35', xNome: 'MERCADO ALFA' });
+    expect(certificate.subject).toContain('CN=MERCADO ALFA:12ABC34501DE35');
+    const san = forge.pki.certificateFromPem(certificate.certificatePem).getExtension('subjectAltName') as { value: string };
+    expect(san.value).toContain('12ABC34501DE35');
+    expect(loadPfx(pfx, password, { expectedCnpj: '12ABC34501DE35' }).cnpj).toBe('12ABC34501DE35');
+    expect(() => loadPfx(pfx, password, { expectedCnpj: '11222333000181' })).toThrow(/CNPJ 12ABC34501DE35/);
+  });
+
   it('is the same certificate when its key is made on the thread pool (generateTestCertificateAsync)', async () => {
     const { certificate, pfx, password } = await generateTestCertificateAsync({ cnpj: '45997418000153', xNome: 'MERCADO & CIA' });
     expect(certificate.cnpj).toBe('45997418000153');

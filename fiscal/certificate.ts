@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import forge from 'node-forge';
 import { FieldError } from './errors.ts';
 import { formatDateBR } from '../base/common/brasilia.ts';
+import { CNPJ_PATTERN } from '../base/common/tax-ids.ts';
 
 export type Certificate = {
   privateKeyPem: string;
@@ -54,9 +55,9 @@ function cnpjFromSan(cert: forge.pki.Certificate): string | undefined {
   return undefined;
 }
 
-function cnpjFromCommonName(cn: string | undefined): string | undefined {
-  const m = cn ? /:([0-9A-Z]{12}[0-9]{2})\s*$/.exec(cn) : null;
-  return m?.[1];
+/** The holder's CNPJ at the end of an ICP-Brasil common name ("NAME:CNPJ"), numeric or alphanumeric. */
+export function cnpjOfCommonName(cn: string | undefined): string | undefined {
+  return cn ? new RegExp(`:(${CNPJ_PATTERN})\\s*$`).exec(cn)?.[1] : undefined;
 }
 
 function describeName(name: forge.pki.Certificate['subject']): string {
@@ -96,7 +97,7 @@ export function loadPfx(pfx: Buffer, password: string, options: LoadOptions = {}
 /** The holder's certificate and key, checked for a CNPJ, validity and (when given) the company's CNPJ. */
 function certificateOf(holder: forge.pki.Certificate, key: forge.pki.rsa.PrivateKey, options: LoadOptions): Certificate {
   const cn = holder.subject.getField('CN')?.value as string | undefined;
-  const cnpj = cnpjFromSan(holder) ?? cnpjFromCommonName(cn);
+  const cnpj = cnpjFromSan(holder) ?? cnpjOfCommonName(cn);
   if (!cnpj) throw new FieldError('certificado', 'certificado sem CNPJ do titular (não é um e-CNPJ)');
 
   const certificatePem = forge.pki.certificateToPem(holder);

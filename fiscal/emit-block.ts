@@ -39,12 +39,7 @@ export function checkEmitter(emitter: Emitter, issues: IssueCollector): CheckedE
     return address.UF;
   });
   const cUF = uf && isUF(uf) ? cUFOf(uf) : undefined;
-  const cnpj = cap(() => {
-    const v = assertCnpj(emitter.cnpj, 'emit.CNPJ');
-    // PL_010's TCnpj takes the alphanumeric CNPJ, but Balcão does not issue with one yet.
-    if (!/^[0-9]{14}$/.test(v)) throw new FieldError('emit.CNPJ', 'CNPJ alfanumérico ainda não é aceito pelo Balcão');
-    return v;
-  });
+  const cnpj = cap(() => assertCnpj(emitter.cnpj, 'emit.CNPJ'));
   const crt = cap(() => {
     if (![1, 2, 3, 4].includes(emitter.crt)) throw new FieldError('emit.CRT', 'CRT deve ser 1, 2, 3 ou 4');
     return emitter.crt;

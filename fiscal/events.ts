@@ -11,6 +11,7 @@
 //
 // Id = "ID" + tpEvento + key + nSeqEvento with 2 digits (rejection 628 when it does not match).
 
+import { CNPJ_FORMAT } from '../base/common/tax-ids.ts';
 import { parseAccessKey, type DocumentModel } from './access-key.ts';
 import { assertMunicipality } from './br/catalogs.ts';
 import { cUFOf, isUF } from './br/uf.ts';
@@ -89,7 +90,7 @@ function keyOf(value: unknown, models: readonly DocumentModel[], field: string):
 function authorId(author: EventAuthor): string {
   const id = author.cnpj;
   if (typeof id === 'string' && /^[0-9]{11}$/.test(id)) return text('CPF', id)!;
-  if (typeof id === 'string' && /^[0-9A-Z]{12}[0-9]{2}$/.test(id)) return text('CNPJ', id)!;
+  if (typeof id === 'string' && CNPJ_FORMAT.test(id)) return text('CNPJ', id)!;
   throw new FieldError('CNPJ', 'CNPJ do emitente inválido');
 }
 

@@ -3,9 +3,10 @@
 // is transmitted, or cancelled by substitution, not voided.
 //
 // infInut Id = "ID" + cUF(2) + AA(2) + CNPJ(14) + mod(2) + serie(3) + nNFIni(9) + nNFFin(9),
-// 41 digits (pattern ID[0-9]{41}). Field names in errors follow POST /api/v1/nfce/inutilizar
+// 41 positions, the CNPJ's first 12 digits or upper-case letters (pattern ID[0-9]{4}[0-9A-Z]{12}[0-9]{25}). Field names in errors follow POST /api/v1/nfce/inutilizar
 // (`serie`, `numero_inicial`, `numero_final`, `justificativa`).
 
+import { assertCnpj } from './br/documents.ts';
 import { cUFOf } from './br/uf.ts';
 import { tpAmbOf, type Emitter } from './company.ts';
 import { FieldError, IssueCollector } from './errors.ts';
@@ -48,13 +49,7 @@ export function inutilizacaoId(p: { cUF: string; ano: string; cnpj: string; mode
 export function buildInutilizacao(p: InutilizacaoParams, credentials: SigningCredentials): string {
   const c = new IssueCollector();
   const cUF = c.capture(() => cUFOf(p.emitter.address?.UF, 'emitente.UF'));
-  const cnpj = c.capture(() => {
-    // PL_010's TCnpj takes the alphanumeric CNPJ, but Balcão does not issue with one yet.
-    if (typeof p.emitter.cnpj !== 'string' || !/^[0-9]{14}$/.test(p.emitter.cnpj)) {
-      throw new FieldError('emitente.CNPJ', 'CNPJ do emitente deve ter 14 dígitos');
-    }
-    return p.emitter.cnpj;
-  });
+  const cnpj = c.capture(() => assertCnpj(p.emitter.cnpj, 'emitente.CNPJ'));
   const ano = c.capture(() => twoDigitYear(p.ano));
   const model = c.capture(() => {
     if (p.model !== '55' && p.model !== '65') throw new FieldError('mod', 'modelo deve ser 55 ou 65');

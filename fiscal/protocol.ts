@@ -11,8 +11,9 @@
 // Datetimes are written in the Brasília offset, the form the authorities use (and the NF-e event
 // answer's dhRegEvento only admits negative offsets -01:00..-04:00).
 
-import { parseAccessKey } from './access-key.ts';
+import { keyInSignedXml, parseAccessKey } from './access-key.ts';
 import { wallClock } from '../base/common/brasilia.ts';
+import { CNPJ_FORMAT } from '../base/common/tax-ids.ts';
 import { FieldError } from './errors.ts';
 import { digestValueOf } from './signature.ts';
 import { el, firstText, text } from './xml.ts';
@@ -107,9 +108,9 @@ function bare(xml: string, root: string, field: string): string {
 }
 
 function keyOfSigned(xml: string, prefix: 'NFe' | 'MDFe'): string {
-  const m = new RegExp(`<inf${prefix}\\s[^>]*?\\bId="${prefix}([0-9A-Z]{44})"`).exec(xml);
-  if (!m) throw new FieldError('xml', `documento sem inf${prefix}/@Id`);
-  return m[1]!;
+  const key = keyInSignedXml(xml, prefix);
+  if (!key) throw new FieldError('xml', `documento sem inf${prefix}/@Id`);
+  return key;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -383,7 +384,7 @@ export function retInutNFe(p: RetInutParams): string {
       text('xMotivo', tString(p.xMotivo, 'xMotivo', 1, 255)),
       text('cUF', orgao(p.cUF, 'cUF')),
       text('ano', optPattern(p.ano, /^[0-9]{2}$/, 'ano')),
-      text('CNPJ', optPattern(p.CNPJ, /^[0-9]{14}$/, 'CNPJ')),
+      text('CNPJ', optPattern(p.CNPJ, CNPJ_FORMAT, 'CNPJ')),
       text('mod', optPattern(p.mod, /^(55|65)$/, 'mod')),
       text('serie', optPattern(p.serie, /^(0|[1-9][0-9]{0,2})$/, 'serie')),
       text('nNFIni', optPattern(p.nNFIni, /^[1-9][0-9]{0,8}$/, 'nNFIni')),

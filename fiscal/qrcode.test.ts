@@ -9,6 +9,7 @@ import { FieldError } from './errors.ts';
 import { digValHex, MDFE_QR_BASE_URL, mdfeQrCode, nfceQrCodeOffline, nfceQrCodeOnline, qrBaseUrlOf, urlChaveOf, urlChaveOfKey } from './qrcode.ts';
 import { fixturePath } from './testdata/fixtures.ts';
 import { firstText } from './xml.ts';
+import { ACCESS_KEY_PATTERN } from '../base/common/access-key.ts';
 
 // Fixture vectors (docs/fiscal.md, "QR Code"; fiscal/testdata/xml/README.md).
 const CSC = { id: '000001', token: 'CSC-DE-TESTE-123456' };
@@ -83,7 +84,7 @@ describe('NFC-e QR Code v2', () => {
 
   it('production and homologation use their own addresses', () => {
     expect(nfceQrCodeOnline({ key: KEY_ONLINE, tpAmb: 1, version: 2, csc: CSC })).toMatch(
-      /^http:\/\/nfe\.sefaz\.ba\.gov\.br\/servicos\/nfce\/qrcode\.aspx\?p=[0-9]{44}\|2\|1\|1\|[0-9A-F]{40}$/,
+      new RegExp(`^http://nfe\\.sefaz\\.ba\\.gov\\.br/servicos/nfce/qrcode\\.aspx\\?p=${ACCESS_KEY_PATTERN}\\|2\\|1\\|1\\|[0-9A-F]{40}$`),
     );
   });
 });

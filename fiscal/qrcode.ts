@@ -3,6 +3,8 @@
 // and xml.ts escapes it once (the MDF-e `&` becomes `&amp;` there, never here).
 
 import { createHash } from 'node:crypto';
+import { ACCESS_KEY } from '../base/common/access-key.ts';
+import { CNPJ_FORMAT } from '../base/common/tax-ids.ts';
 import { ufOfCUF } from './br/uf.ts';
 import { qrBaseUrlOf, urlChaveOf } from './br/nfce-urls.ts';
 import type { QrCodeVersion } from './company.ts';
@@ -44,14 +46,14 @@ export type NfceQrOfflineInput = Common & {
 };
 
 /**
- * The NFC-e key as the QR patterns demand it: 44 digits, model 65, and the tpEmis digit of the
+ * The NFC-e key as the QR patterns demand it: 44 positions, model 65, and the tpEmis digit of the
  * mode (online 1|3|4, offline 9), so an inconsistent QR fails here rather than at the schema.
  * The check digit is the key builder's business and is deliberately not re-checked: the shared
  * fixtures (and their published QR vectors) carry a key whose DV is wrong.
  */
 function nfceKey(key: unknown, offline: boolean): string {
-  if (typeof key !== 'string' || !/^[0-9]{44}$/.test(key)) {
-    throw new FieldError('chave', 'chave de acesso deve ter 44 dígitos');
+  if (typeof key !== 'string' || !ACCESS_KEY.test(key)) {
+    throw new FieldError('chave', 'chave de acesso deve ter 44 posições (dígitos; letras maiúsculas só no CNPJ)');
   }
   if (key.slice(20, 22) !== '65') throw new FieldError('chave', 'a chave não é de NFC-e (modelo 65)');
   const tpEmis = key[34]!;
@@ -135,14 +137,16 @@ export function nfceQrCodeOnline(input: NfceQrOnlineInput): string {
 }
 
 /** tp_idDest and cDest of the v3 offline QR; both empty when the consumer is not identified. */
-function qrDest(dest: QrDest | undefined): [string, string] {
+export function qrDestFields(dest: QrDest | undefined): [string, string] {
   if (!dest) return ['', ''];
   const given = [dest.cnpj, dest.cpf, dest.idEstrangeiro].filter((v) => v !== undefined).length;
   if (given > 1) throw new FieldError('dest', 'informe apenas um entre cnpj, cpf e idEstrangeiro');
   if (dest.cnpj !== undefined) {
-    // The v3 pattern is [0-9]{3,14}: an alphanumeric CNPJ has no QR form yet (docs/fiscal.md, "QR Code").
-    if (!/^[0-9]{14}$/.test(dest.cnpj)) throw new FieldError('dest.cnpj', 'CNPJ do destinatário deve ter 14 dígitos no QR Code v3');
-    return ['1', dest.cnpj];
+    if (!CNPJ_FORMAT.test(dest.cnpj)) throw new FieldError('dest.cnpj', 'CNPJ do destinatário deve ter 14 caracteres');
+    // cDest is [0-9]{3,14} in the schema Balcão validates with: an alphanumeric CNPJ has no form
+    // there, so its type is given and the document left to dest/CNPJ, as for a foreigner
+    // (docs/fiscal.md, "QR Code").
+    return ['1', /^[0-9]+$/.test(dest.cnpj) ? dest.cnpj : ''];
   }
   if (dest.cpf !== undefined) {
     if (!/^[0-9]{11}$/.test(dest.cpf)) throw new FieldError('dest.cpf', 'CPF do destinatário deve ter 11 dígitos');
@@ -174,7 +178,7 @@ export function nfceQrCodeOffline(input: NfceQrOfflineInput): string {
   if (typeof input.privateKeyPem !== 'string' || !input.privateKeyPem.includes('PRIVATE KEY')) {
     throw new FieldError('privateKeyPem', 'chave privada do certificado obrigatória para o QR Code v3 em contingência');
   }
-  const [tp, cDest] = qrDest(input.dest);
+  const [tp, cDest] = qrDestFields(input.dest);
   const fields = `${key}|3|${tpAmb}|${dia}|${vNF}|${tp}|${cDest}`;
   return `${url}?p=${fields}|${signRsaSha1Base64(fields, input.privateKeyPem)}`;
 }

@@ -1,7 +1,9 @@
-import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { XmlDocument, XsdValidator, diag } from 'libxml2-wasm';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ACCESS_KEY_PATTERN } from '../base/common/access-key.ts';
 import { SchemaError, assertValidXml, precompileSchemas, schemaFile, schemaNames, validateXml, type SchemaName } from './schema.ts';
 import { fixturePath } from './testdata/fixtures.ts';
 
@@ -34,6 +36,51 @@ const expectInvalid = (xml: string, schema: SchemaName): string[] => {
 const expectValid = (xml: string, schema: SchemaName): void => {
   expect(validateXml(xml, schema)).toEqual({ valid: true, errors: [] });
 };
+
+type SchemaManifest = {
+  packages: Record<string, { source: string }>;
+  files: Record<string, { sha256: string; source?: string; patch?: { officialSha256: string; replace: string; with: string } }>;
+};
+
+describe('schema files: each is the official one recorded in fiscal/schemas/manifest.json, or differs from it only by its patch', () => {
+  const root = new URL('./schemas/', import.meta.url);
+  const manifest = JSON.parse(readFileSync(new URL('manifest.json', root), 'utf8')) as SchemaManifest;
+  const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+  const onDisk = Object.keys(manifest.packages).flatMap((pkg) =>
+    readdirSync(new URL(`${pkg}/`, root))
+      .filter((f) => f.endsWith('.xsd'))
+      .map((f) => `${pkg}/${f}`),
+  );
+
+  it('lists every file of the packages, no more, each with its SHA-256', () => {
+    expect(onDisk.sort()).toEqual(Object.keys(manifest.files).sort());
+    for (const file of onDisk) expect(sha256(readFileSync(new URL(file, root))), file).toBe(manifest.files[file]!.sha256);
+  });
+
+  it('a patched file holds its new pattern once, and undoing it gives back the official file', () => {
+    const patched = Object.entries(manifest.files).filter(([, f]) => f.patch);
+    expect(patched.map(([file]) => file).sort()).toEqual([
+      'mdfe/PL_MDFe_300a/mdfeTiposBasico_v3.00.xsd',
+      'nfe/PL_010_V1.30/leiauteEventoCancNFe_v1.00.xsd',
+      'nfe/PL_010_V1.30/leiauteEventoCancSubst_v1.00.xsd',
+    ]);
+    for (const [file, { patch }] of patched) {
+      const text = readFileSync(new URL(file, root), 'latin1');
+      expect(text.split(patch!.with).length - 1, file).toBe(1);
+      expect(text.includes(patch!.replace), file).toBe(false);
+      expect(sha256(Buffer.from(text.replace(patch!.with, patch!.replace), 'latin1')), file).toBe(patch!.officialSha256);
+    }
+  });
+
+  it('the patches take a key with letters in its CNPJ, and still refuse lower case', () => {
+    const key = '35261212ABC34501DE35650010000000011000000011'; // form only: the schema does not check the digit
+    const alpha = (xml: string, k: string) =>
+      mutate(mutate(xml, new RegExp(`(?<=Id="ID11011[12])${ACCESS_KEY_PATTERN}`), k), new RegExp(`(?<=<chNFe>)${ACCESS_KEY_PATTERN}(?=<)`), k);
+    expectValid(alpha(fixture(NFE_CANC), key), 'envEventoCancNFe');
+    expectValid(alpha(fixture(NFE_SUBST), key), 'envEventoCancSubst');
+    expect(expectInvalid(alpha(fixture(NFE_CANC), key.toLowerCase()), 'envEventoCancNFe').join('\n')).toMatch(/Id|chNFe/);
+  });
+});
 
 describe('fixtures give the result stated in fixtures/xml/README.md', () => {
   const valid: [string, SchemaName][] = [

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadMigrations, migrate, MigrationError, migrationSetDir } from './migrate.ts';
+import { loadMigrations, migrate, MigrationError, migrationSetDir, tablesWritten } from './migrate.ts';
 
 let dir: string;
 let migrations: string;
@@ -138,6 +138,62 @@ describe('migrate', () => {
     expect(() => migrate(db, migrations)).toThrow(/chave\(s\) estrangeira\(s\)/);
     expect(tables(db)).toEqual(['schema_migrations']);
     expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
+  });
+
+  it('checks the foreign keys of the tables a migration writes and of those referring to one it changed, not the whole database', () => {
+    write('20261122T0300_init.sql', 'CREATE TABLE a (id INTEGER PRIMARY KEY); CREATE TABLE b (a_id INTEGER REFERENCES a (id)); INSERT INTO a VALUES (1);');
+    const db = connect();
+    migrate(db, migrations);
+    // Damage from elsewhere in an unrelated table (written with the checks off): not this migration's to judge.
+    db.exec('CREATE TABLE legacy (a_id INTEGER REFERENCES a (id))');
+    db.pragma('foreign_keys = OFF');
+    db.exec('INSERT INTO legacy VALUES (404)');
+    db.pragma('foreign_keys = ON');
+
+    write('20261122T0400_more_b.sql', 'CREATE TABLE c (id INTEGER PRIMARY KEY); INSERT INTO b VALUES (1);');
+    expect(migrate(db, migrations)).toEqual(['20261122T0400_more_b']);
+    // Its own table with a dangling key: refused.
+    write('20261122T0500_bad_b.sql', 'INSERT INTO b VALUES (2);');
+    expect(() => migrate(db, migrations)).toThrow(/20261122T0500_bad_b.*1 chave/s);
+    rmSync(join(migrations, '20261122T0500_bad_b.sql'));
+    // A parent's rows removed: the tables referring to it are checked (b's row now dangles; so does legacy's).
+    write('20261122T0600_drop_a.sql', 'DELETE FROM a;');
+    expect(() => migrate(db, migrations)).toThrow(/20261122T0600_drop_a.*2 chave/s);
+    expect(db.prepare('SELECT count(*) FROM a').pluck().get()).toBe(1);
+  });
+
+  it('reads which tables a migration writes, rebuilds included', () => {
+    const { rows, keys } = tablesWritten(`
+      -- INSERT INTO commented (x) is not a statement
+      CREATE TABLE outbox_new (seq INTEGER PRIMARY KEY);
+      INSERT INTO outbox_new SELECT * FROM outbox WHERE balcao_progress('outbox');
+      DROP TABLE outbox;
+      ALTER TABLE outbox_new RENAME TO outbox;
+      UPDATE OR IGNORE "Sales" SET state = 'x';
+      INSERT OR REPLACE INTO settings VALUES ('a', '{}', 'b');
+      ALTER TABLE receipts ADD COLUMN note TEXT;
+      CREATE INDEX receipts_x ON receipts (created_at);`);
+    expect([...rows].sort()).toEqual(['outbox', 'outbox_new', 'receipts', 'sales', 'settings']);
+    expect([...keys].sort()).toEqual(['outbox', 'outbox_new', 'sales']);
+  });
+
+  it('says how far a large copy is, and announces each migration on a large database', () => {
+    write('20261122T0300_init.sql', 'CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT);');
+    const db = connect();
+    migrate(db, migrations);
+    const insert = db.prepare('INSERT INTO t (v) VALUES (?)');
+    db.transaction(() => {
+      for (let i = 0; i < 5000; i++) insert.run(`linha ${i}`);
+    })();
+    write('20261122T0400_copy.sql', "CREATE TABLE t2 (id INTEGER PRIMARY KEY, v TEXT); INSERT INTO t2 SELECT * FROM t WHERE balcao_progress('t');");
+    const said: string[] = [];
+    expect(migrate(db, migrations, { progress: (m) => said.push(m), progressEveryMs: 0, announceBytes: 0 })).toEqual(['20261122T0400_copy']);
+    expect(said[0]).toMatch(/^Aplicando a migração 20261122T0400_copy ao banco .* \(\d+ MB\)…$/);
+    expect(said.slice(1, -1)).toEqual(
+      [1024, 2048, 3072, 4096].map((n) => `Migração 20261122T0400_copy: tabela t, ${n} de 5000 linhas (${Math.floor((n / 5000) * 100)}%)`),
+    );
+    expect(said.at(-1)).toMatch(/^Migração 20261122T0400_copy aplicada em \d+\.\d s\.$/);
+    expect(db.prepare('SELECT count(*) FROM t2').pluck().get()).toBe(5000);
   });
 
   it('applies the service migrations to a fresh database', () => {

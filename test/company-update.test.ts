@@ -1,11 +1,13 @@
 // `balcao company update` and `balcao company token` against the real `balcao service` process,
 // over real HTTP: every change is made by the CLI, in another process, while the service runs,
-// and shows on the service's very next request.
+// and shows on the service's very next request. Company A's CNPJ has letters (alphanumeric, drawn
+// by the generator): registered, updated, its certificate renewed and its receipts issued like any other.
 
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateCnpj } from '@brazilian-utils/brazilian-utils/generate-cnpj';
 import { generateTestCertificate } from '../fiscal/certificate.ts';
 import { nfceBody, readDb, registerCompany, waitFor, type Client, type TestCompany } from './helpers/nfce.ts';
 import { api, runCli, startService, tempDataDir, type ServiceProcess } from './helpers/service-process.ts';
@@ -17,7 +19,7 @@ let b: TestCompany;
 beforeAll(async () => {
   service = await startService();
   // A without a CSC, as a store that registered before it had one; B complete.
-  a = await registerCompany(service.url, service.dataDir, { csc: false });
+  a = await registerCompany(service.url, service.dataDir, { csc: false, cnpj: generateCnpj({ version: 2 }) });
   b = await registerCompany(service.url, service.dataDir);
 });
 

@@ -16,6 +16,7 @@ import { asJson, brokenBodies, expectClientError, type Json } from './helpers/br
 import { nfceBody, registerCompany, waitFor, type TestCompany } from './helpers/nfce.ts';
 import { startService, type ServiceProcess } from './helpers/service-process.ts';
 import { STORES, testStorage, type TestStorage } from './helpers/stores.ts';
+import { ACCESS_KEY } from '../base/common/access-key.ts';
 
 const RUNS = 120;
 const JUSTIFICATIVA = 'Cliente desistiu da compra no caixa';
@@ -36,7 +37,7 @@ const badJustification = fc.oneof(
 /** An event's justification (xJust) has its inner blanks folded too: then fewer than 15 are left. */
 const badEventJustification = fc.oneof(badJustification, fc.constantFrom('a              b', 'curta    demais     x'));
 const keyDigits = fc.array(fc.integer({ min: 0, max: 9 }), { minLength: 44, maxLength: 44 }).map((d) => d.join(''));
-const malformedKey = fc.string({ maxLength: 50 }).filter((s) => !/^[0-9]{44}$/.test(s));
+const malformedKey = fc.string({ maxLength: 50 }).filter((s) => !ACCESS_KEY.test(s));
 const nonInteger = fc.double({ noNaN: true, noDefaultInfinity: true }).filter((x) => !Number.isInteger(x));
 const decimalOf = (n: number) => String(n);
 

@@ -11,6 +11,8 @@ import { untilProcessing } from './helpers/mdfe.ts';
 import { api, createCompany, startService, type ServiceProcess } from './helpers/service-process.ts';
 import { SETUPS, testStorage, type TestStorage } from './helpers/stores.ts';
 import { brasiliaDay } from '../base/common/brasilia.ts';
+import { ACCESS_KEY, ACCESS_KEY_PATTERN } from '../base/common/access-key.ts';
+import { CNPJ_PATTERN } from '../base/common/tax-ids.ts';
 
 // On SQLite in-process and over the wire (SEFAZ connector → SEFAZ simulator, mutual TLS on
 // loopback), and on PostgreSQL (helpers/stores.ts SETUPS).
@@ -87,7 +89,7 @@ describe.each(SETUPS)('on $store, over the $transport authority', ({ store, tran
       expect(res.status).toBe(201);
       expect(res.body).toMatchObject({
         mdfe_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
-        chave: expect.stringMatching(/^[0-9]{44}$/),
+        chave: expect.stringMatching(ACCESS_KEY),
         numero: body.ide.nMDF,
         serie: 1,
         status: '100',
@@ -141,6 +143,7 @@ describe.each(SETUPS)('on $store, over the $transport authority', ({ store, tran
           r.prodPred!.infLotacao!.cepCarrega = '0131010'; // 7 digits
           r.rodo.veicTracao.condutor = { xNome: 'João', CPF: '5299822472' }; // 10 digits
           r.rodo.infContratante = [{ CNPJ: '1144477700016' }]; // 13 digits
+          r.rodo.infPag![0]!.CNPJ = '12abc34501de35'; // alphanumeric, in lower case
           r.ide.infMunCarrega[0]!.cMunCarrega = '355030'; // 6 digits
           r.ide.UFFim = 'ba';
           delete (r as Partial<MdfeRequest>).tot;
@@ -154,11 +157,16 @@ describe.each(SETUPS)('on $store, over the $transport authority', ({ store, tran
           'prodPred.infLotacao.cepCarrega',
           'rodo.veicTracao.condutor',
           'rodo.infContratante[0].CNPJ',
+          'rodo.infPag[0].CNPJ',
           'ide.infMunCarrega[0].cMunCarrega',
           'ide.UFFim',
           'tot',
         ]),
       );
+      expect(res.body.error.details).toContainEqual({
+        field: 'rodo.infPag[0].CNPJ',
+        message: expect.stringMatching(/^formato inválido \(esperado CNPJ de 14 caracteres: dígitos ou letras maiúsculas/),
+      });
     });
 
     it('422 validacao for a municipality that does not exist or is not in the stated UF, check digits and unknown UFs', async () => {
@@ -167,11 +175,15 @@ describe.each(SETUPS)('on $store, over the $transport authority', ({ store, tran
         r.infDoc.infMunDescarga[0]!.cMunDescarga = '3550308'; // São Paulo, not in UFFim BA
         r.rodo.veicTracao.condutor = { xNome: 'João da Silva', CPF: '52998224724' };
         r.rodo.infContratante = [{ xNome: 'Contratante', CNPJ: '11444777000162' }];
+        r.rodo.infPag![0]!.CNPJ = '12ABC34501DE36'; // alphanumeric, wrong check digit
         r.rodo.veicTracao.UF = 'XX';
       });
       const res = await emit(main, body);
       expect(res.status).toBe(422);
       expect(res.body).toEqual(contractError('validacao'));
+      expect(res.body.error.details.filter((d: { message: string }) => /dígito verificador/.test(d.message)).map((d: { field: string }) => d.field)).toEqual(
+        expect.arrayContaining([expect.stringMatching(/infContratante\[0\]\.CNPJ$/), expect.stringMatching(/infPag\[0\]\.CNPJ$/)]),
+      );
       expect(fieldsOf(res)).toEqual(
         expect.arrayContaining([
           'ide.infMunCarrega[0].cMunCarrega',
@@ -653,6 +665,10 @@ describe.each(SETUPS)('on $store, over the $transport authority', ({ store, tran
           '/api/v1/mdfe/{id}/cancelar',
         ]),
       );
+      // The CNPJ and access-key fields publish base/common's patterns: letters allowed.
+      const published = JSON.stringify(res.body);
+      expect(published).toContain(JSON.stringify({ pattern: `^${CNPJ_PATTERN}$` }).slice(1, -1));
+      expect(published).toContain(JSON.stringify({ pattern: `^${ACCESS_KEY_PATTERN}$` }).slice(1, -1));
     });
 
     it('401 without a token', async () => {

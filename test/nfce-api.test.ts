@@ -7,8 +7,11 @@ import { createHmac } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateCnpj } from '@brazilian-utils/brazilian-utils/generate-cnpj';
 import { generateTestCertificate } from '../fiscal/certificate.ts';
 import { danfeModel } from '../fiscal/danfe/model.ts';
+import { buildNfce, REJECTION_TEXTS, signBuiltNfce } from '../fiscal/nfce/build.ts';
+import { demoEmitter, sampleNfceRequest } from '../fiscal/samples.ts';
 import { validateXml } from '../fiscal/schema.ts';
 import { decodeEscPos } from './escpos-decoder.ts';
 import { cardWithoutGroup, cardWithoutIntegrationData, contingencyXml, nfceBody, registerCompany, waitFor, type TestCompany } from './helpers/nfce.ts';
@@ -221,6 +224,35 @@ describe.each(SETUPS)('on $store, over the $transport authority', ({ store, tran
       expect(bad.status).toBe(400);
     });
 
+    it('a numeric store names a consumer and a card acquirer with alphanumeric CNPJs: lower case or a wrong check digit is 422 naming the field; then authorized, in the XML and on the DANFE with the letters', async () => {
+      const acquirer = generateCnpj({ version: 2 }); // letters wherever the generator drew them
+      const wrongDigit = acquirer.slice(0, 13) + ((Number(acquirer[13]) + 1) % 10);
+      const body = (dest: string, card: string) => {
+        const b = sampleNfceRequest({ nNF: 14, payment: 'card' });
+        b.dest = { cnpj: dest, xNome: 'Distribuidora Alfa Ltda' };
+        b.pag[0]!.card = { tpIntegra: '1', CNPJ: card, cAut: 'AUT123', CNPJReceb: acquirer, tBand: '01' };
+        return b;
+      };
+      const refused = await a.client.post('/api/v1/nfce', body('12abc34501de35', wrongDigit));
+      expect(refused.status).toBe(422);
+      expect(refused.body.error.details).toEqual([
+        { field: 'dest.cnpj', message: expect.stringContaining('letras maiúsculas') },
+        { field: 'pag[0].card.CNPJ', message: 'CNPJ inválido (dígito verificador não confere)' },
+      ]);
+
+      const accepted = await a.client.post('/api/v1/nfce', body('12ABC34501DE35', acquirer));
+      expect(accepted.status, accepted.text).toBe(202);
+      const doc = await waitFor(a.client, accepted.body.id);
+      expect(doc.status, doc.motivo).toBe('autorizado');
+      const xml = (await a.client.get(`/api/v1/nfce/${doc.id}/xml`)).text;
+      expect(validateXml(xml, 'procNFe')).toEqual({ valid: true, errors: [] });
+      expect(xml).toContain('<dest><CNPJ>12ABC34501DE35</CNPJ>');
+      expect(xml).toContain(`<card><tpIntegra>1</tpIntegra><CNPJ>${acquirer}</CNPJ>`);
+      expect(xml).toContain(`<CNPJReceb>${acquirer}</CNPJReceb>`);
+      const res = await fetch(`${service.url}/api/v1/nfce/${doc.id}/danfe?formato=escpos`, { headers: { authorization: `Bearer ${a.token}` } });
+      expect(decodeEscPos(new Uint8Array(await res.arrayBuffer())).toString()).toContain('CONSUMIDOR - CNPJ 12.ABC.345/01DE-35');
+    });
+
     it('rejected receipt: its XML is the signed NFe, it has no DANFE (422 estado_invalido) and cannot be cancelled', async () => {
       const res = await a.client.post('/api/v1/nfce', cardWithoutGroup(12));
       const doc = await waitFor(a.client, res.body.id);
@@ -236,6 +268,50 @@ describe.each(SETUPS)('on $store, over the $transport authority', ({ store, tran
       const cancel = await a.client.post(`/api/v1/nfce/${doc.id}/cancelar`, { justificativa: JUSTIFICATIVA });
       expect(cancel.status).toBe(422);
       expect(cancel.body).toEqual(contractError('estado_invalido'));
+    });
+  });
+
+  describe('payments as of 2026 (docs/fiscal.md, "Payments"; their dates: test/law-by-date.test.ts)', () => {
+    it('PIX Automático (23) and TEF Book Transfer (24) are authorized and named on the DANFE', async () => {
+      const body = nfceBody(70);
+      body.pag = [
+        { tPag: '23', vPag: '60.00' },
+        { tPag: '24', vPag: '50.83' },
+      ];
+      const doc = await waitFor(a.client, (await a.client.post('/api/v1/nfce', body)).body.id);
+      expect([doc.status, doc.codigo_status]).toEqual(['autorizado', '100']);
+      const xml = (await a.client.get(`/api/v1/nfce/${doc.id}/xml`)).text;
+      expect(xml.match(/<tPag>[0-9]{2}<\/tPag>/g)).toEqual(['<tPag>23</tPag>', '<tPag>24</tPag>']);
+      const payments = danfeModel(xml)
+        .divisions.find((d) => d.id === 'pagamentos')!
+        .lines.flatMap((l) => (l.kind === 'pair' ? [l.label] : []));
+      expect(payments).toEqual(
+        expect.arrayContaining(['Pagamento Instantâneo (PIX) – Automático', 'Transferência Eletrônica de Fundos (TEF) – Book Transfer']),
+      );
+    });
+
+    it('a dynamic PIX (17) without the card group: 422 naming pag[0].card; signed at the checkout without it, the authority rejects it 391', async () => {
+      const body = nfceBody(71);
+      body.pag = [{ tPag: '17', vPag: body.total.vNF }];
+      const refused = await a.client.post('/api/v1/nfce', body);
+      expect(refused.status).toBe(422);
+      expect(refused.body.error.details).toEqual([{ field: 'pag[0].card', message: expect.stringContaining('rejeição 391') }]);
+      // An offline receipt signed without it (as another emitter would): the authority's rule judges it.
+      const dhEmi = new Date();
+      const ctx = {
+        emitter: demoEmitter({ cnpj: a.cnpj }),
+        credentials: a.certificate,
+        dhEmi,
+        tpEmis: 9 as const,
+        contingency: { dhCont: new Date(dhEmi.getTime() - 60_000), xJust: 'Sem conexao com a internet no caixa da loja' },
+      };
+      const built = buildNfce({ ...body, pag: [{ tPag: '17', vPag: body.total.vNF, card: { tpIntegra: '2' } }] }, ctx);
+      const withoutCard = built.xml.replace('<card><tpIntegra>2</tpIntegra></card>', '');
+      expect(withoutCard).not.toBe(built.xml);
+      const sent = await a.client.post('/api/v1/nfce', { xml: signBuiltNfce({ ...built, xml: withoutCard }, ctx).xml });
+      expect(sent.status, sent.text).toBe(202);
+      const doc = await waitFor(a.client, sent.body.id);
+      expect([doc.status, doc.codigo_status, doc.motivo]).toEqual(['rejeitado', '391', `Rejeição: ${REJECTION_TEXTS[391]}`]);
     });
   });
 

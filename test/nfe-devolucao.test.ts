@@ -3,12 +3,16 @@
 // inbound model 55 NF-e that references it; the XML is the procNFe the official schema accepts;
 // the idempotency rules are the NFC-e's (replay, 409 while processing, 422 on another body,
 // scope per document type); over-quantities, foreign and cancelled NFC-e are refused; a return
-// left processing by a stopped service is settled after the restart, never issued twice.
+// left processing by a stopped service is settled after the restart, never issued twice. The
+// company that returns has an alphanumeric CNPJ (drawn by the generator), and so may the consumer.
 
 import { DOMParser } from '@xmldom/xmldom';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateCnpj } from '@brazilian-utils/brazilian-utils/generate-cnpj';
+import { ACCESS_KEY_PATTERN } from '../base/common/access-key.ts';
 import { parseAccessKey } from '../fiscal/access-key.ts';
 import { validateXml } from '../fiscal/schema.ts';
+import { verifyXmlSignature } from '../fiscal/signature.ts';
 import { nfceBody, readDb, registerCompany, waitFor, type Client, type TestCompany } from './helpers/nfce.ts';
 import { startService, tempDataDir, type ServiceProcess } from './helpers/service-process.ts';
 
@@ -24,7 +28,7 @@ const contractError = (code: string) => ({ error: expect.objectContaining({ code
 beforeAll(async () => {
   dataDir = tempDataDir();
   service = await startService({ dataDir });
-  a = await registerCompany(service.url, dataDir);
+  a = await registerCompany(service.url, dataDir, { cnpj: generateCnpj({ version: 2 }) });
   b = await registerCompany(service.url, dataDir);
 });
 
@@ -77,7 +81,7 @@ describe('POST /api/v1/nfe/devolucao', () => {
       situacao: 'processando',
       serie: 1,
       numero: 1,
-      chave: expect.stringMatching(/^35\d{42}$/),
+      chave: expect.stringMatching(new RegExp(`^(?=35)${ACCESS_KEY_PATTERN}$`)),
       message: expect.any(String),
     });
     expect(parseAccessKey(res.body.chave)).toMatchObject({ model: '55', serie: 1, number: 1, cnpj: a.cnpj });
@@ -110,6 +114,8 @@ describe('POST /api/v1/nfe/devolucao', () => {
     expect(xml.status).toBe(200);
     expect(xml.headers.get('content-type')).toMatch(/^application\/xml/);
     expect(validateXml(xml.text, 'procNFe')).toEqual({ valid: true, errors: [] });
+    expect(verifyXmlSignature(xml.text)).toMatchObject({ valid: true });
+    expect(texts(xml.text, 'CNPJ')[0]).toBe(a.cnpj);
     expect({
       mod: texts(xml.text, 'mod'),
       tpNF: texts(xml.text, 'tpNF'),
@@ -178,6 +184,26 @@ describe('POST /api/v1/nfe/devolucao', () => {
     expect((await waitForReturn(a.client, named.body.id)).situacao).toBe('autorizado');
     const xml = (await a.client.get(`/api/v1/nfe/${named.body.id}/xml`)).text;
     expect(texts(xml, 'CPF')).toEqual(['11144477735']);
+  });
+
+  it('a consumer with an alphanumeric CNPJ returns: named with or without the mask it is the same one, another CNPJ is refused naming the field', async () => {
+    const res = await a.client.post('/api/v1/nfce', nfceBody(5, { dest: { cnpj: '12ABC34501DE35', xNome: 'Distribuidora Alfa Ltda' } }));
+    const nfce = await waitFor(a.client, res.body.id);
+    expect(nfce.status).toBe('autorizado');
+    const body = (cnpj: string) => ({
+      chave_nfce: nfce.chave,
+      itens: [{ numero_item: 1, quantidade: '1' }],
+      justificativa: JUSTIFICATIVA,
+      destinatario: { cnpj },
+    });
+    const other = await a.client.post('/api/v1/nfe/devolucao', body('11222333000181'));
+    expect(other.status).toBe(422);
+    expect(other.body.error.details).toEqual([{ field: 'destinatario.cnpj', message: expect.stringContaining('(CNPJ 12.ABC.345/01DE-35)') }]);
+    const masked = await a.client.post('/api/v1/nfe/devolucao', body('12.ABC.345/01DE-35'));
+    expect(masked.status, masked.text).toBe(202);
+    expect((await waitForReturn(a.client, masked.body.id)).situacao).toBe('autorizado');
+    const xml = (await a.client.get(`/api/v1/nfe/${masked.body.id}/xml`)).text;
+    expect(texts(xml, 'CNPJ')).toEqual([a.cnpj, '12ABC34501DE35']);
   });
 
   it("another company's NFC-e is 404; a cancelled NFC-e is 422 estado_invalido; a return is 404 to other companies", async () => {

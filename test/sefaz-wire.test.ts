@@ -18,6 +18,7 @@ import { SefazSimulator } from '../service/authority/sefaz/simulator/server.ts';
 import { nfceBody, readDb, registerCompany, waitFor, type TestCompany } from './helpers/nfce.ts';
 import { runCli, startService, tempDataDir, type ServiceProcess } from './helpers/service-process.ts';
 import { eventually, setUpContingency, storeCompanyWithCertificate, testTerminal } from './terminal-fixtures.ts';
+import { keyInSignedXml } from '../fiscal/access-key.ts';
 
 const simDir = mkdtempSync(join(tmpdir(), 'balcao-sefaz-wire-'));
 let sandbox: SandboxAuthority;
@@ -32,7 +33,7 @@ const enroll = (c: { companyId: string; cnpj: string; certificate: AuthorityComp
   sim.enroll({ id: c.companyId, cnpj: c.cnpj, uf: 'SP', environment: 'homologacao', csc, credentials: c.certificate });
 
 /** The access key inside an enviNFe the simulator received. */
-const keyOfMessage = (message: string) => /<infNFe [^>]*Id="NFe([0-9]{44})"/.exec(message)?.[1];
+const keyOfMessage = (message: string) => keyInSignedXml(message, 'NFe');
 
 beforeAll(async () => {
   sandbox = new SandboxAuthority({ file: join(simDir, 'sefaz.sqlite'), settings: () => ({ latencyMs: 0, available: true }), clock: () => new Date() });

@@ -14,14 +14,15 @@ import { PosStore } from '../electron/core/pos-store.ts';
 import { ReceiptPrinter, transportFor, validatePrinterSettings } from '../electron/core/printing.ts';
 import * as sales from '../electron/core/sales.ts';
 import { fixturePath } from '../fiscal/testdata/fixtures.ts';
-import { freePort, startAppSocketPrinter, startCupsd, type AppSocketPrinter, type CupsTestServer } from '../native/printer/cups-test-server.ts';
+import { freePort, startAppSocketPrinter, startCupsd, type AppSocketPrinter, type CupsTestServer } from './helpers/cups-test-server.ts';
 import { SystemQueuePrinter } from '../native/printer/system-queue.ts';
 import { KEPT } from '../native/printer/transports.ts';
 import { decodeEscPos } from './escpos-decoder.ts';
 import { iso } from '../base/common/clock.ts';
+import { keyInSignedXml } from '../fiscal/access-key.ts';
 
 const XML = readFileSync(fixturePath('nfce_tpEmis1_qrV2_online_signed_testcert.xml'), 'utf8');
-const KEY = /Id="NFe([0-9]{44})"/.exec(XML)![1]!;
+const KEY = keyInSignedXml(XML, 'NFe')!;
 const now = Date.parse('2026-11-22T15:00:00.000Z');
 const clock = () => now;
 

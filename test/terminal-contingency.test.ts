@@ -17,6 +17,7 @@ import { decodeEscPos, imageToRgba, readQr } from './escpos-decoder.ts';
 import { nfceBody, readDb } from './helpers/nfce.ts';
 import { api, startService, tempDataDir, type ServiceProcess } from './helpers/service-process.ts';
 import { eventually, setUpContingency, storeCompanyWithCertificate, testTerminal } from './terminal-fixtures.ts';
+import { ACCESS_KEY_PATTERN } from '../base/common/access-key.ts';
 
 const SALES = 50;
 
@@ -90,7 +91,7 @@ async function checkPrinted(
     expect(t.images).toHaveLength(1);
     const qr = readQr(imageToRgba(t.images[0]!));
     expect(qr, 'QR Code legível no cupom impresso').toBeTruthy();
-    const key = /\?p=([0-9]{44})\|/.exec(qr!.data)![1]!;
+    const key = new RegExp(`\\?p=(${ACCESS_KEY_PATTERN})\\|`).exec(qr!.data)![1]!;
     const entry = byKey.get(key) ?? { copies: [] };
     entry.copies.push(text.includes('Via Consumidor') ? 'consumidor' : text.includes('Via Estabelecimento') ? 'estabelecimento' : '?');
     byKey.set(key, entry);

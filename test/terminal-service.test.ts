@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Terminal } from '../electron/core/terminal.ts';
 import { api, closedPort, startService, tempDataDir, type ServiceProcess } from './helpers/service-process.ts';
 import { eventually, storeCompany, testTerminal } from './terminal-fixtures.ts';
+import { ACCESS_KEY } from '../base/common/access-key.ts';
 
 let service: ServiceProcess;
 let serviceDir: string;
@@ -68,7 +69,7 @@ describe('issuing through the real service', () => {
     expect(receipt.state).toBe('pending');
     const done = await settled(terminal, receipt.id, ['authorized', 'rejected', 'needs_attention']);
     expect(done).toMatchObject({ state: 'authorized', nNF: 1, serie: 1, codigoStatus: '100', attention: null, canCorrect: false });
-    expect(done.chave).toMatch(/^[0-9]{44}$/);
+    expect(done.chave).toMatch(ACCESS_KEY);
     expect(done.protocolo).toMatch(/^[0-9]{15}$/);
     expect(done.cancellation).toMatchObject({ allowed: true, remedy: 'cancelar' });
     expect(done.cancellation.secondsLeft).toBeGreaterThan(28 * 60);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatCnpj, formatCpf, isValidCnpj, isValidCpf } from './tax-ids.ts';
+import { cnpjProblem, cpfProblem, formatCnpj, formatCpf, formatTaxId, isValidCnpj, isValidCpf, typedCnpj, typedTaxId, unmaskTaxId } from './tax-ids.ts';
 
 describe('CPF and CNPJ check digits', () => {
   it('accept exactly one pair of check digits per base number', () => {
@@ -39,5 +39,30 @@ describe('formatCpf and formatCnpj', () => {
     expect(formatCnpj('12ABC34501DE35')).toBe('12.ABC.345/01DE-35');
     expect(formatCpf('1234')).toBe('1234');
     expect(formatCnpj('ISENTO')).toBe('ISENTO');
+  });
+});
+
+describe('what a wrong document is told, and the document as typed', () => {
+  it('names each problem of a CNPJ in Portuguese; a valid one, numeric or alphanumeric, has none', () => {
+    expect(cnpjProblem('11222333000181')).toBeUndefined();
+    expect(cnpjProblem('12ABC34501DE35')).toBeUndefined();
+    expect(cnpjProblem('')).toBe('CNPJ obrigatório');
+    expect(cnpjProblem('12abc34501de35')).toMatch(/letras maiúsculas/);
+    expect(cnpjProblem('12.ABC.345/01DE-35')).toMatch(/sem pontuação/);
+    expect(cnpjProblem('12ABC34501DE3')).toBe('CNPJ deve ter 14 caracteres (recebidos 13)');
+    expect(cnpjProblem('12ABC34501DEA5')).toMatch(/numéricos/);
+    expect(cnpjProblem('12ABC34501DE36')).toBe('CNPJ inválido (dígito verificador não confere)');
+    expect(cpfProblem('52998224724')).toBe('CPF inválido (dígito verificador não confere)');
+  });
+
+  it('reads what the cashier types: mask optional, 11 digits a CPF, 14 characters a CNPJ, lower case refused, never raised', () => {
+    expect(typedTaxId('529.982.247-25')).toEqual({ ok: true, kind: 'cpf', value: '52998224725' });
+    expect(typedTaxId(' 12.ABC.345/01DE-35 ')).toEqual({ ok: true, kind: 'cnpj', value: '12ABC34501DE35' });
+    expect(typedTaxId('12.abc.345/01de-35')).toMatchObject({ ok: false, problem: expect.stringMatching(/letras maiúsculas/) });
+    expect(typedTaxId('1234')).toEqual({ ok: false, problem: 'informe 11 dígitos (CPF) ou 14 caracteres (CNPJ); foram 4' });
+    expect(typedCnpj('12.ABC.345/01DE-36')).toEqual({ ok: false, problem: 'CNPJ inválido (dígito verificador não confere)' });
+    expect(unmaskTaxId('12.ABC.345/01DE-35')).toBe('12ABC34501DE35');
+    expect(formatTaxId('52998224725')).toBe('529.982.247-25');
+    expect(formatTaxId('12ABC34501DE35')).toBe('12.ABC.345/01DE-35');
   });
 });

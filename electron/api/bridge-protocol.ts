@@ -26,6 +26,7 @@ export const BRIDGE_ARITY = {
   openSales: 0,
   addItem: 2,
   removeItem: 2,
+  changeItemQuantity: 3,
   setConsumer: 2,
   addPayment: 2,
   removePayment: 2,

@@ -361,6 +361,13 @@ export type CertificateView = { subject: string; cnpj: string; notAfter: string 
 /** Sangria and suprimento above `pinAboveCents` need the manager's PIN (0: every one does). */
 export type CashSettings = { pinAboveCents: Cents };
 
+/**
+ * How many days this checkout keeps its receipts' documents (the authorized XML, the bodies it
+ * sent) after the sale; older settled ones are let go (the service keeps them five years: a
+ * reprint fetches the XML again; the reports keep their daily totals). 90 by default, 7 to 1825.
+ */
+export type RetentionSettings = { days: number };
+
 export type TerminalSettings = {
   /** This checkout as the service knows it: its own id (made on the first start) and its name. */
   terminal: { id: string; name: string };
@@ -380,6 +387,7 @@ export type TerminalSettings = {
   contingency: ContingencySettings;
   scaleLabels: ScaleLabelSettings;
   cash: CashSettings;
+  retention: RetentionSettings;
 };
 
 /**
@@ -399,6 +407,7 @@ export type SettingsPatch = {
   contingency?: Partial<ContingencySettings>;
   scaleLabels?: ScaleLabelSettings;
   cash?: CashSettings;
+  retention?: RetentionSettings;
 };
 
 // ---- Catalog import ----------------------------------------------------------------------------
@@ -646,6 +655,11 @@ export interface TerminalApi {
    */
   addItem(saleId: string, input: { code: string; quantity?: string }): Promise<SaleView>;
   removeItem(saleId: string, itemId: number): Promise<SaleView>;
+  /**
+   * The line's quantity changed ("1.5", up to 4 places): the line is removed and the same product,
+   * at the price it was sold at, added again as a new line with that quantity.
+   */
+  changeItemQuantity(saleId: string, itemId: number, quantity: string): Promise<SaleView>;
   /** CPF (11 digits) or CNPJ (14); punctuation is ignored; null removes it. */
   setConsumer(saleId: string, document: string | null): Promise<SaleView>;
   addPayment(saleId: string, payment: PaymentInput): Promise<SaleView>;

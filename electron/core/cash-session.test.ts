@@ -11,8 +11,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { decodeEscPos } from '../../test/escpos-decoder.ts';
 import { MemoryPrinter } from '../../native/printer/transports.ts';
 import type { ManagerView } from '../api/terminal-api.ts';
+import { DEMO_CSC, demoEmitter } from '../../fiscal/samples.ts';
 import { requestCancellation } from './cancellation.ts';
 import { settleRefund } from './cash-session.ts';
+import { profileOfEmitter } from './company-profile.ts';
 import { TerminalError } from './errors.ts';
 import { createTerminal, type Terminal } from './terminal.ts';
 
@@ -129,6 +131,8 @@ describe('the till', () => {
   });
 
   it('closes with the count against the sales: cash = float + received − change − sangrias + suprimentos, cancelled sales out; prints and keeps the report', async () => {
+    // A store whose CNPJ has letters: the report's header names it with its mask.
+    terminal.configure({ company: { ...profileOfEmitter(demoEmitter({ cnpj: '12ABC34501DE35', xFant: 'Mercado Alfa' })), cscToken: DEMO_CSC.token } }, 'teste');
     await terminal.updateSettings({ cash: { pinAboveCents: 10_000 } }, { managerId: manager.id, pin: PIN });
     await terminal.openCashSession({ floatCents: 10_000, operator: 'Maria' });
     await sell([{ tPag: '01', amountCents: 5000 }]); // 18,90 in cash, 31,10 change
@@ -176,6 +180,7 @@ describe('the till', () => {
     // The printed report, as the printer reads it.
     expect(printer.jobs).toHaveLength(1);
     const lines = decodeEscPos(printer.jobs[0]!).lines.map((l) => l.text.trimEnd());
+    expect(lines.slice(0, 4).map((l) => l.trim())).toEqual(['FECHAMENTO DE CAIXA', 'Mercado Alfa', 'CNPJ 12.ABC.345/01DE-35', 'Caixa nº 1']);
     const cashBlock = lines.slice(lines.indexOf('DINHEIRO'));
     expect(cashBlock.find((l) => l.startsWith('Esperado'))).toMatch(/R\$ 78,90$/);
     expect(cashBlock.find((l) => l.startsWith('Contado'))).toMatch(/R\$ 77,90$/);

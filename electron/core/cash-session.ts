@@ -34,7 +34,8 @@ import { TerminalError } from './errors.ts';
 import { actorOfManager, audit, authorizeManager, SYSTEM_ACTOR, type Actor } from './managers.ts';
 import type { CashMovementKind, CashSessionRow, ManagerRow, OwedCashMovementRow, PosStore, ReceiptState } from './pos-store.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
-import { PAYMENT_METHODS, paymentMethodName } from './sales.ts';
+import { paymentMethod, paymentMethodLabel } from '../../base/common/payment-methods.ts';
+import { formatCnpj } from '../../base/common/tax-ids.ts';
 
 export const CASH = '01';
 
@@ -130,7 +131,7 @@ function movementView(m: ReturnType<PosStore['cashMovements']>[number]): CashMov
   return { id: m.id, kind: m.kind, amountCents: m.amount_cents, reason: m.reason, at: m.at, authorizedBy: m.manager_name };
 }
 
-export function cashSessionView(store: PosStore, session: CashSessionRow, pinAboveCents: number, companyName?: string): CashSessionView {
+export function cashSessionView(store: PosStore, session: CashSessionRow, pinAboveCents: number, company?: ReportCompany): CashSessionView {
   const closing = session.closing_json ? (JSON.parse(session.closing_json) as CashClosing) : null;
   const movements = store.cashMovements(session.id).map(movementView);
   return {
@@ -143,12 +144,12 @@ export function cashSessionView(store: PosStore, session: CashSessionRow, pinAbo
     movements,
     countMethods: (closing ? closing.methods.map((m) => m.tPag) : countMethodsOf(figuresOf(store, session))).map((tPag) => ({
       tPag,
-      description: paymentMethodName(tPag),
+      description: paymentMethodLabel(tPag),
     })),
     pinAboveCents,
     closing: closing && {
       ...closing,
-      report: reportTexts(closingReport(session, closing, movements, companyName)),
+      report: reportTexts(closingReport(session, closing, movements, company)),
       printed: session.report_printed_at !== null,
       printError: session.report_print_error,
     },
@@ -234,11 +235,11 @@ export function closeCashSession(ctx: CashContext, input: CloseCashInput): CashS
   if (!Array.isArray(input?.counts)) throw new TerminalError('pagamento_invalido', 'Informe a contagem de cada forma de pagamento', { field: 'counts' });
   const counted = new Map<string, number>();
   input.counts.forEach((c, i) => {
-    if (typeof c?.tPag !== 'string' || !Object.hasOwn(PAYMENT_METHODS, c.tPag)) {
+    if (typeof c?.tPag !== 'string' || (paymentMethod(c.tPag)?.counter ?? 'no') === 'no') {
       throw new TerminalError('pagamento_invalido', `Forma de pagamento desconhecida: ${String(c?.tPag)}`, { field: `counts[${i}].tPag` });
     }
-    if (counted.has(c.tPag)) throw new TerminalError('pagamento_invalido', `${paymentMethodName(c.tPag)} contado duas vezes`, { field: `counts[${i}].tPag` });
-    counted.set(c.tPag, cents(c.countedCents, `counts.${c.tPag}`, `Valor contado em ${paymentMethodName(c.tPag)}`, true));
+    if (counted.has(c.tPag)) throw new TerminalError('pagamento_invalido', `${paymentMethodLabel(c.tPag)} contado duas vezes`, { field: `counts[${i}].tPag` });
+    counted.set(c.tPag, cents(c.countedCents, `counts.${c.tPag}`, `Valor contado em ${paymentMethodLabel(c.tPag)}`, true));
   });
   return ctx.store.transaction(() => {
     const session = requireOpenSession(ctx.store);
@@ -248,14 +249,14 @@ export function closeCashSession(ctx: CashContext, input: CloseCashInput): CashS
     const f = figuresOf(ctx.store, session);
     for (const tPag of countMethodsOf(f)) {
       if (!counted.has(tPag))
-        throw new TerminalError('pagamento_invalido', `Informe o valor contado em ${paymentMethodName(tPag)}`, { field: `counts.${tPag}` });
+        throw new TerminalError('pagamento_invalido', `Informe o valor contado em ${paymentMethodLabel(tPag)}`, { field: `counts.${tPag}` });
     }
     const expectedOf = (tPag: string): number => (tPag === CASH ? f.expectedCashCents : (f.payments.get(tPag) ?? 0));
     const order = [CASH, ...[...counted.keys()].filter((t) => t !== CASH).sort()];
     const methods = order.map((tPag) => {
       const expectedCents = expectedOf(tPag);
       const countedCents = counted.get(tPag)!;
-      return { tPag, description: paymentMethodName(tPag), expectedCents, countedCents, differenceCents: countedCents - expectedCents };
+      return { tPag, description: paymentMethodLabel(tPag), expectedCents, countedCents, differenceCents: countedCents - expectedCents };
     });
     const cash = methods[0]!;
     const closedAt = iso(ctx.clock());
@@ -371,9 +372,14 @@ export function settleRefund(store: PosStore, clock: Clock, receiptId: string, m
 
 const when = (instant: string): string => formatDateTimeBR(instant, 'instante').slice(0, 16);
 
-export function closingReport(session: CashSessionRow, closing: CashClosing, movements: readonly CashMovementView[], companyName?: string): ReportDocument {
+/** Who the report is of: the company's trade name and its CNPJ, printed with its mask. */
+export type ReportCompany = { name: string; cnpj: string };
+
+export function closingReport(session: CashSessionRow, closing: CashClosing, movements: readonly CashMovementView[], company?: ReportCompany): ReportDocument {
   const lines: ReportLine[] = [];
-  if (companyName) lines.push({ kind: 'text', text: companyName, align: 'center', bold: true });
+  if (company) {
+    lines.push({ kind: 'text', text: company.name, align: 'center', bold: true }, { kind: 'text', text: `CNPJ ${formatCnpj(company.cnpj)}`, align: 'center' });
+  }
   lines.push(
     { kind: 'text', text: `Caixa nº ${session.number}`, align: 'center', bold: true },
     { kind: 'pair', label: 'Aberto em', value: `${when(session.opened_at)} por ${session.opened_by}` },
@@ -417,7 +423,7 @@ export function closingReport(session: CashSessionRow, closing: CashClosing, mov
 }
 
 /** The report of a closed session, for printing again and for the PDF. */
-export function closedSessionReport(store: PosStore, session: CashSessionRow, companyName?: string): ReportDocument {
+export function closedSessionReport(store: PosStore, session: CashSessionRow, company?: ReportCompany): ReportDocument {
   if (!session.closing_json) throw new TerminalError('estado_invalido', 'Este caixa ainda está aberto: o relatório sai no fechamento');
-  return closingReport(session, JSON.parse(session.closing_json) as CashClosing, store.cashMovements(session.id).map(movementView), companyName);
+  return closingReport(session, JSON.parse(session.closing_json) as CashClosing, store.cashMovements(session.id).map(movementView), company);
 }

@@ -10,7 +10,7 @@ import { renderReportPng } from '../../fiscal/report/preview.ts';
 import { encodeReportEscPos } from '../../fiscal/report/report.ts';
 import type { CashReportPdf } from '../api/terminal-api.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
-import { closedSessionReport } from './cash-session.ts';
+import { closedSessionReport, type ReportCompany } from './cash-session.ts';
 import { TerminalError } from './errors.ts';
 import type { CashSessionRow, PosStore } from './pos-store.ts';
 import type { ReceiptPrinter } from './printing.ts';
@@ -26,8 +26,8 @@ export type ClosingReportContext = {
   clock: Clock;
   printer: ReceiptPrinter;
   dataDir: string;
-  /** The name the report's header shows (the company's trade name), when the profile has one. */
-  companyName: () => string | undefined;
+  /** The company the report's header names (trade name and CNPJ), when the terminal has its profile. */
+  company: () => ReportCompany | undefined;
 };
 
 export function cashSessionRow(store: PosStore, sessionId: unknown): CashSessionRow {
@@ -38,7 +38,7 @@ export function cashSessionRow(store: PosStore, sessionId: unknown): CashSession
 
 export async function closingReportPdf(ctx: ClosingReportContext, sessionId: string): Promise<CashReportPdf> {
   const row = cashSessionRow(ctx.store, sessionId);
-  const pdf = await renderReportPdf(closedSessionReport(ctx.store, row, ctx.companyName()), { subject: `Caixa nº ${row.number}` });
+  const pdf = await renderReportPdf(closedSessionReport(ctx.store, row, ctx.company()), { subject: `Caixa nº ${row.number}` });
   return { fileName: closingPdfName(row.number), pdfBase64: pdf.toString('base64') };
 }
 
@@ -49,7 +49,7 @@ export async function closingReportPdf(ctx: ClosingReportContext, sessionId: str
 export async function printClosingReport(ctx: ClosingReportContext, sessionId: string): Promise<void> {
   const row = cashSessionRow(ctx.store, sessionId);
   const { profile, paperWidth } = ctx.printer.settings;
-  const report = closedSessionReport(ctx.store, row, ctx.companyName());
+  const report = closedSessionReport(ctx.store, row, ctx.company());
   let error: string | null = null;
   try {
     await ctx.printer.printReport({

@@ -27,9 +27,10 @@ import {
 } from './printing.ts';
 import * as sales from './sales.ts';
 import { iso } from '../../base/common/clock.ts';
+import { keyInSignedXml } from '../../fiscal/access-key.ts';
 
 const XML = readFileSync(fixturePath('nfce_tpEmis1_qrV2_online_signed_testcert.xml'), 'utf8');
-const KEY = /Id="NFe([0-9]{44})"/.exec(XML)![1]!;
+const KEY = keyInSignedXml(XML, 'NFe')!;
 
 let dir: string;
 let store: PosStore;

@@ -13,22 +13,26 @@
 // Online receipts not authorized yet (or refused) have no fiscal document: listed apart, from what
 // the sale sent. Products are named as the catalog names them: the XML's xProd is the receipt's,
 // which in homologação is the mandatory text instead of the first item's name.
+//
+// Each receipt's figures are read once, when its state or XML changes, into daily totals kept
+// beside the receipts (report-share.ts, PosStore.refreshReportShare): a report adds up days,
+// so a year's costs a few hundred rows and the memory of a day's. The cancelled attempts are
+// few, and read through their own index (PosStore.cancelledAttemptsBetween).
 
 import { stringify } from 'csv-stringify/sync';
 import { brasiliaDateTime } from '../../fiscal/protocol.ts';
-import { brasiliaHour, brasiliaPeriod } from '../../base/common/brasilia.ts';
+import { brasiliaPeriod } from '../../base/common/brasilia.ts';
 import { FieldError } from '../../fiscal/errors.ts';
-import { formatDecimal, fromCents, parseDecimal } from '../../fiscal/money.ts';
-import { nfceSaleFacts, type NfceSaleFacts } from '../../fiscal/nfce/sale-facts.ts';
+import { formatDecimal, fromCents } from '../../fiscal/money.ts';
 import type { ReportCancellation, ReportCsv, ReportPeriod, ReportReceipt, SalesReport } from '../api/terminal-api.ts';
 import { TerminalError } from './errors.ts';
-import type { PosStore, ReceiptRow, ReconciliationTaskRow } from './pos-store.ts';
+import type { PosStore, ReceiptRow, ReportListedRow } from './pos-store.ts';
+import { reportFacts, type ReportFacts } from './report-share.ts';
 import type { ReceiptDocuments } from './receipt-documents.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
-import { paymentMethodName } from './sales.ts';
+import { paymentMethodLabel } from '../../base/common/payment-methods.ts';
 
 const DAY_MS = 24 * 3600_000;
-const CANCELLED: readonly ReceiptRow['state'][] = ['cancelling', 'cancelled'];
 const WITH_XML: readonly ReceiptRow['state'][] = ['authorized', 'cancelling', 'cancelled'];
 
 /** The [start, end) instants of a period of Brasília days; the screen's error naming the field. */
@@ -44,170 +48,155 @@ export function reportPeriod(input: Partial<ReportPeriod> | undefined): ReportPe
   return { de, ate, ...period };
 }
 
-/**
- * A fiscal document of the report: a receipt, or a superseded online attempt (cancelled by
- * substitution, or found cancelled), with the sale's receipt that now covers it.
- */
-type Fiscal = { row: ReceiptRow; facts: NfceSaleFacts; superseded?: ReconciliationTaskRow };
+/** Receipts whose share is read per transaction while the pending ones are folded in. */
+const FOLD_BATCH = 500;
 
-const readFacts = (xml: string, nNF: number): NfceSaleFacts => {
+/** A report without some authorized NFC-e would be wrong, not partial: it fails, naming them. */
+const unavailable = (missing: readonly number[]): TerminalError =>
+  new TerminalError(
+    'servico_indisponivel',
+    `Não foi possível obter o XML autorizado das NFC-e nº ${missing.slice(0, 10).join(', ')}${missing.length > 10 ? '…' : ''}; tente de novo com o serviço de emissão no ar`,
+  );
+
+/** A document's figures; the report's error naming the NFC-e when its XML cannot be read. */
+function readFacts(xml: string, nNF: number): ReportFacts {
   try {
-    return nfceSaleFacts(xml);
+    return reportFacts(xml);
   } catch (err) {
     if (err instanceof FieldError) throw new TerminalError('erro_servico', `O XML da NFC-e nº ${nNF} não pôde ser lido: ${err.message}`);
     throw err;
   }
-};
+}
 
-/** The fiscal XML of each receipt that has one (authorized or cancelled; contingency), and of each cancelled superseded attempt. */
-async function fiscalOf(
-  rows: readonly ReceiptRow[],
-  superseded: readonly ReconciliationTaskRow[],
+/**
+ * Reads the shares still pending of the receipts created in [from, until): authorized receipts
+ * whose XML the terminal had not fetched (it is fetched now, and kept), and those written before
+ * the daily totals existed. A report without some authorized receipts would be wrong, not
+ * partial: one whose XML cannot be had fails the report, naming them.
+ */
+async function foldPending(store: PosStore, documents: ReceiptDocuments, from: string, until: string): Promise<void> {
+  const missing: number[] = [];
+  let after = { createdAt: from, id: '' };
+  for (;;) {
+    const batch = store.pendingReportReceipts(after, until, FOLD_BATCH);
+    if (!batch.length) break;
+    after = { createdAt: batch[batch.length - 1]!.created_at, id: batch[batch.length - 1]!.id };
+    for (const r of batch) {
+      if (!WITH_XML.includes(r.state) || store.receiptXml(r.id) !== undefined || (r.tp_emis === 9 && r.signed_xml)) continue;
+      try {
+        await documents.xml(r); // kept, and the share read, in one transaction
+      } catch {
+        missing.push(r.nnf);
+      }
+    }
+    const unreadable = store.transaction(() => batch.filter((r) => store.refreshReportShare(r.id) === 'pending' && !missing.includes(r.nnf)));
+    for (const r of unreadable) readFacts(store.receiptXml(r.id) ?? r.signed_xml ?? '', r.nnf);
+  }
+  if (missing.length) throw unavailable(missing);
+}
+
+const listed = (r: ReportListedRow): ReportReceipt => ({
+  receiptId: r.receipt_id,
+  serie: r.serie,
+  nNF: r.nnf,
+  chave: r.chave,
+  totalCents: r.vnf_cents,
+  issuedAt: brasiliaDateTime(r.dh_emi),
+});
+
+/**
+ * The online attempts of sales re-issued in contingency, emitted in the days [de, ate], that were
+ * cancelled by substitution (110112) or found cancelled: read from their own authorized XML
+ * (fetched from the service once and kept with their reconciliation task), each with the receipt
+ * that now covers its sale. Their tasks are looked up by creation, a day on each side of the
+ * period (dhEmi decides, as for the receipts), through an index of the cancelled ones only.
+ */
+async function cancelledAttempts(
   store: PosStore,
   documents: ReceiptDocuments,
-): Promise<{ fiscal: Fiscal[]; unauthorized: ReceiptRow[] }> {
-  const fiscal: Fiscal[] = [];
-  const unauthorized: ReceiptRow[] = [];
-  const missing: string[] = [];
-  for (const r of rows) {
-    if (r.state === 'voided' || r.state === 'voiding') continue;
-    let xml: string | undefined;
-    if (WITH_XML.includes(r.state)) {
-      try {
-        xml = await documents.xml(r);
-      } catch {
-        missing.push(String(r.nnf));
-        continue;
-      }
-    } else if (r.tp_emis === 9 && r.signed_xml && (r.state === 'pending' || r.state === 'processing')) {
-      xml = r.signed_xml;
-    }
-    if (xml === undefined) unauthorized.push(r);
-    else fiscal.push({ row: r, facts: readFacts(xml, r.nnf) });
-  }
-  for (const t of superseded) {
+  period: ReportPeriod & { start: Date; end: Date },
+): Promise<ReportCancellation[]> {
+  const tasks = store.cancelledAttemptsBetween(iso(period.start.getTime() - DAY_MS), iso(period.end.getTime() + DAY_MS));
+  const cancellations: ReportCancellation[] = [];
+  const missing: number[] = [];
+  for (const t of tasks) {
     let xml: string;
     try {
       xml = await documents.supersededXml(t);
     } catch {
-      missing.push(String(t.nnf));
+      missing.push(t.nnf);
       continue;
     }
-    fiscal.push({ row: store.receipt(t.receipt_id)!, facts: readFacts(xml, t.nnf), superseded: t });
+    const facts = readFacts(xml, t.nnf);
+    if (facts.day < period.de || facts.day > period.ate) continue;
+    const substitute = store.receipt(t.receipt_id)!;
+    cancellations.push({
+      receiptId: substitute.id,
+      serie: t.serie,
+      nNF: t.nnf,
+      chave: t.chave,
+      totalCents: facts.vNFCents,
+      issuedAt: brasiliaDateTime(facts.dhEmi),
+      // Found cancelled by someone else (not by this terminal's substitution): an ordinary cancellation.
+      kind: t.outcome === 'cancelada_substituicao' ? 'substituicao' : 'cancelamento',
+      substitute: { serie: substitute.serie, nNF: substitute.nnf },
+    });
   }
-  if (missing.length) {
-    // A report without some authorized receipts would be wrong, not partial.
-    throw new TerminalError(
-      'servico_indisponivel',
-      `Não foi possível obter o XML autorizado das NFC-e nº ${missing.slice(0, 10).join(', ')}${missing.length > 10 ? '…' : ''}; tente de novo com o serviço de emissão no ar`,
-    );
-  }
-  return { fiscal, unauthorized };
-}
-
-const receiptOf = (r: ReceiptRow, totalCents: number, issuedAt: string): ReportReceipt => ({
-  receiptId: r.id,
-  serie: r.serie,
-  nNF: r.nnf,
-  chave: r.chave,
-  totalCents,
-  issuedAt,
-});
-
-/** A cancelled document as the report lists it: which NFC-e, how it was cancelled, and the receipt that covers its sale when it was superseded. */
-function cancellationOf({ row, facts, superseded }: Fiscal, issuedAt: string): ReportCancellation {
-  const total = Number(facts.vNFCents);
-  if (!superseded) return { ...receiptOf(row, total, issuedAt), kind: 'cancelamento', substitute: null };
-  return {
-    receiptId: row.id,
-    serie: facts.serie,
-    nNF: facts.nNF,
-    chave: facts.chave,
-    totalCents: total,
-    issuedAt,
-    // Found cancelled by someone else (not by this terminal's substitution): taken as an ordinary cancellation.
-    kind: superseded.outcome === 'cancelada_substituicao' ? 'substituicao' : 'cancelamento',
-    substitute: { serie: row.serie, nNF: row.nnf },
-  };
+  if (missing.length) throw unavailable(missing);
+  return cancellations;
 }
 
 /** The order of the cancellations, as of every receipt list: series, then number. */
 const bySeriesAndNumber = (a: ReportReceipt, b: ReportReceipt): number => a.serie - b.serie || a.nNF - b.nNF;
 
+/**
+ * The report of a period, added up from the daily totals the terminal keeps
+ * (report-share.ts): a year costs a few hundred rows, whatever the number of sales.
+ */
 export async function salesReport(store: PosStore, documents: ReceiptDocuments, clock: Clock, input: Partial<ReportPeriod>): Promise<SalesReport> {
   const period = reportPeriod(input);
   // dhEmi is the service's (or, offline, the terminal's) clock at acceptance: close to the
   // receipt's creation here. A day on each side catches those near midnight; dhEmi decides.
-  const [from, until] = [iso(period.start.getTime() - DAY_MS), iso(period.end.getTime() + DAY_MS)];
-  const { fiscal, unauthorized } = await fiscalOf(store.receiptsCreatedBetween(from, until), store.cancelledAttemptsBetween(from, until), store, documents);
-  const inPeriod = (instant: string): boolean => {
-    const t = Date.parse(instant);
-    return t >= period.start.getTime() && t < period.end.getTime();
-  };
-
-  const byPayment = new Map<string, { count: number; amountCents: bigint }>();
-  const byHour = Array.from({ length: 24 }, (_, hour) => ({ hour, count: 0, totalCents: 0n }));
-  const byProduct = new Map<string, { code: string; description: string; unit: string; quantity: bigint; totalCents: bigint }>();
-  let count = 0;
-  let total = 0n;
-  let change = 0n;
-  const cancelled: ReportCancellation[] = [];
-  const contingency: SalesReport['contingency'] = [];
-
-  for (const document of fiscal) {
-    const { row, facts } = document;
-    if (!inPeriod(facts.dhEmi)) continue;
-    const issuedAt = brasiliaDateTime(facts.dhEmi);
-    if (document.superseded || CANCELLED.includes(row.state)) {
-      cancelled.push(cancellationOf(document, issuedAt));
-      continue;
-    }
-    const receipt = receiptOf(row, Number(facts.vNFCents), issuedAt);
-    if (facts.tpEmis === 9) contingency.push({ ...receipt, authorized: row.state === 'authorized' });
-    count++;
-    total += facts.vNFCents;
-    change += facts.vTrocoCents;
-    for (const p of facts.payments) {
-      const m = byPayment.get(p.tPag) ?? { count: 0, amountCents: 0n };
-      m.count++;
-      m.amountCents += p.vPagCents;
-      byPayment.set(p.tPag, m);
-    }
-    const hour = byHour[brasiliaHour(new Date(facts.dhEmi))]!;
-    hour.count++;
-    hour.totalCents += facts.vNFCents;
-    for (const item of facts.items) {
-      const p = byProduct.get(item.cProd) ?? { code: item.cProd, description: item.xProd, unit: item.uCom, quantity: 0n, totalCents: 0n };
-      p.quantity += parseDecimal(item.qCom.replace(/(\.\d{4})\d+$/, '$1'), 4, 'qCom');
-      p.totalCents += item.valueCents;
-      byProduct.set(item.cProd, p);
-    }
-  }
-
-  const names = store.productNames([...byProduct.keys()]);
+  await foldPending(store, documents, iso(period.start.getTime() - DAY_MS), iso(period.end.getTime() + DAY_MS));
+  const { de, ate } = period;
+  const totals = store.reportTotals(de, ate);
+  const hours = new Map(store.reportHours(de, ate).map((h) => [h.hour, h]));
+  const receipts = store.reportListed(de, ate);
+  const products = store.reportProducts(de, ate);
+  const names = store.productNames(products.map((p) => p.code));
+  const cancelled: ReportCancellation[] = [
+    ...receipts.filter((r) => r.bucket === 'cancelled').map((r) => ({ ...listed(r), kind: 'cancelamento' as const, substitute: null })),
+    ...(await cancelledAttempts(store, documents, period)),
+  ];
   return {
-    de: period.de,
-    ate: period.ate,
+    de,
+    ate,
     generatedAt: iso(clock()),
-    totals: { count, totalCents: Number(total), changeCents: Number(change) },
-    byPayment: [...byPayment]
-      .sort(([a], [b]) => a.localeCompare(b))
-      .map(([tPag, m]) => ({ tPag, description: paymentMethodName(tPag), count: m.count, amountCents: Number(m.amountCents) })),
-    byHour: byHour.map((h) => ({ hour: h.hour, count: h.count, totalCents: Number(h.totalCents) })),
-    byProduct: [...byProduct.values()]
-      .sort((a, b) => (b.totalCents > a.totalCents ? 1 : b.totalCents < a.totalCents ? -1 : a.code.localeCompare(b.code)))
+    totals: { count: totals.count, totalCents: totals.total_cents, changeCents: totals.change_cents },
+    byPayment: store
+      .reportPayments(de, ate)
+      .map((p) => ({ tPag: p.tpag, description: paymentMethodLabel(p.tpag), count: p.count, amountCents: p.amount_cents })),
+    byHour: Array.from({ length: 24 }, (_, hour) => ({ hour, count: hours.get(hour)?.count ?? 0, totalCents: hours.get(hour)?.total_cents ?? 0 })),
+    byProduct: products
+      .sort((a, b) => b.total_cents - a.total_cents || a.code.localeCompare(b.code))
       .map((p) => ({
         code: p.code,
         description: names.get(p.code) ?? p.description,
         unit: p.unit,
-        quantity: formatDecimal(p.quantity, 4).replace(/\.?0+$/, ''),
-        totalCents: Number(p.totalCents),
+        quantity: formatDecimal(BigInt(p.quantity_units), 4).replace(/\.?0+$/, ''),
+        totalCents: p.total_cents,
       })),
     cancelled: cancelled.sort(bySeriesAndNumber),
-    contingency,
-    unauthorized: unauthorized
-      .filter((r) => inPeriod(r.created_at))
-      .map((r) => ({ ...receiptOf(r, r.total_cents, brasiliaDateTime(r.created_at)), state: r.state })),
+    contingency: receipts.filter((r) => r.bucket === 'sale').map((r) => ({ ...listed(r), authorized: r.state === 'authorized' })),
+    unauthorized: store.unsettledReceiptsCreatedBetween(iso(period.start.getTime()), iso(period.end.getTime())).map((r) => ({
+      receiptId: r.id,
+      serie: r.serie,
+      nNF: r.nnf,
+      chave: r.chave,
+      totalCents: r.total_cents,
+      issuedAt: brasiliaDateTime(r.created_at),
+      state: r.state,
+    })),
   };
 }
 

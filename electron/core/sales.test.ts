@@ -113,6 +113,28 @@ describe('items and totals', () => {
     expect(() => sales.removeItem(ctx, sale.id, view.items[0]!.id)).toThrow(TerminalError);
   });
 
+  it("changes a line's quantity as the tape does: the line struck through, the product again at its sold price, the total follows", () => {
+    const sale = sales.openSale(ctx);
+    let view = sales.addItem(ctx, sale.id, { code: '1001' });
+    sales.addItem(ctx, sale.id, { code: '1002' });
+    saveProduct(
+      store,
+      { code: '1001', gtin: '7891000100103', description: 'Café', ncm: '09012100', cfop: '5102', unit: 'UN', price: '99.99', taxGroup: 'SN102' },
+      iso(now),
+    );
+    view = sales.changeItemQuantity(ctx, sale.id, view.items[0]!.id, '3');
+    expect(view.items.map((i) => [i.code, i.quantity, i.totalCents, i.removed])).toEqual([
+      ['1001', '1', 1890, true],
+      ['1002', '1', 479, false],
+      ['1001', '3', 5670, false],
+    ]);
+    expect(view.totalCents).toBe(5670 + 479);
+    // A removed line, a bad quantity: refused, nothing changed.
+    expect(() => sales.changeItemQuantity(ctx, sale.id, view.items[0]!.id, '2')).toThrow(/já removido/);
+    expect(() => sales.changeItemQuantity(ctx, sale.id, view.items[2]!.id, '0')).toThrow(TerminalError);
+    expect(sales.saleView(store, store.sale(sale.id)!).totalCents).toBe(5670 + 479);
+  });
+
   it("refuses unknown products and bad quantities with the cashier's message", () => {
     const sale = sales.openSale(ctx);
     expect(() => sales.addItem(ctx, sale.id, { code: '999' })).toThrow(/Produto não encontrado: 999/);
@@ -135,11 +157,14 @@ describe('items and totals', () => {
 });
 
 describe('consumer document', () => {
-  it('accepts a CPF or CNPJ with or without punctuation, and refuses a wrong check digit', () => {
+  it('accepts a CPF or CNPJ (numeric or alphanumeric) with or without punctuation, and refuses a wrong check digit or a lower-case letter', () => {
     expect(sales.normalizeConsumerDocument('529.982.247-25')).toEqual({ kind: 'cpf', document: '52998224725' });
     expect(sales.normalizeConsumerDocument('11.222.333/0001-81')).toEqual({ kind: 'cnpj', document: '11222333000181' });
+    expect(sales.normalizeConsumerDocument('12.ABC.345/01DE-35')).toEqual({ kind: 'cnpj', document: '12ABC34501DE35' });
     expect(() => sales.normalizeConsumerDocument('52998224724')).toThrow(/dígito verificador/);
-    expect(() => sales.normalizeConsumerDocument('123')).toThrow(/CPF \(11 dígitos\) ou CNPJ \(14\)/);
+    expect(() => sales.normalizeConsumerDocument('12ABC34501DE36')).toThrow(/^CPF\/CNPJ do consumidor: CNPJ inválido \(dígito verificador/);
+    expect(() => sales.normalizeConsumerDocument('12.abc.345/01de-35')).toThrow(/letras maiúsculas/);
+    expect(() => sales.normalizeConsumerDocument('123')).toThrow(/11 dígitos \(CPF\) ou 14 caracteres \(CNPJ\)/);
     const sale = sales.openSale(ctx);
     expect(sales.setConsumer(ctx, sale.id, '52998224725').consumer).toEqual({ kind: 'cpf', document: '52998224725' });
     expect(sales.setConsumer(ctx, sale.id, null).consumer).toBeNull();
@@ -175,11 +200,38 @@ describe('payments', () => {
     expect(() => sales.addPayment(ctx, sale.id, { tPag: '03', amountCents: 100, card: { tpIntegra: '2', cnpj: '11222333000180' } })).toThrow(
       /dígito verificador/,
     );
+    expect(() => sales.addPayment(ctx, sale.id, { tPag: '03', amountCents: 100, card: { tpIntegra: '2', cnpj: '12abc34501de35' } })).toThrow(
+      expect.objectContaining({ field: 'payment.card.cnpj', message: expect.stringMatching(/letras maiúsculas/) }),
+    );
     expect(() => sales.addPayment(ctx, sale.id, { tPag: '01', amountCents: 100, card: { tpIntegra: '2' } })).toThrow(/não leva dados de cartão/);
     expect(() => sales.addPayment(ctx, sale.id, { tPag: '99', amountCents: 100 })).toThrow(/não aceita/);
     expect(() => sales.addPayment(ctx, sale.id, { tPag: '01', amountCents: 10.5 })).toThrow(/inteiro de centavos/);
     const view = sales.addPayment(ctx, sale.id, { tPag: '04', amountCents: 100, card: { tpIntegra: '1', cnpj: '11222333000181', cAut: 'A1B2', tBand: '02' } });
     expect(view.payments[0]!.card).toEqual({ tpIntegra: '1', cnpj: '11222333000181', cAut: 'A1B2', tBand: '02' });
+    // An acquirer with an alphanumeric CNPJ.
+    const alpha = sales.addPayment(ctx, sale.id, { tPag: '03', amountCents: 100, card: { tpIntegra: '1', cnpj: '12ABC34501DE35', cAut: 'X9' } });
+    expect(alpha.payments[1]!.card).toEqual({ tpIntegra: '1', cnpj: '12ABC34501DE35', cAut: 'X9' });
+  });
+
+  it('a PIX (17) always carries the card group: without one given, tpIntegra 2', () => {
+    const sale = sales.openSale(ctx);
+    const view = sales.addPayment(ctx, sale.id, { tPag: '17', amountCents: 100 });
+    expect(view.payments[0]).toMatchObject({ description: 'PIX Dinâmico', card: { tpIntegra: '2' } });
+  });
+
+  it('takes PIX Automático (23) and TEF Book Transfer (24) from 2026-05-04 (Brasília), not the day before', () => {
+    const sale = sales.openSale(ctx);
+    now = Date.parse('2026-05-04T02:59:59Z'); // 2026-05-03 23:59:59 in Brasília
+    for (const tPag of ['23', '24']) {
+      expect(() => sales.addPayment(ctx, sale.id, { tPag, amountCents: 100 })).toThrow(new RegExp(`${tPag} .*vale a partir de 04/05/2026`));
+    }
+    now = Date.parse('2026-05-04T03:00:00Z');
+    sales.addPayment(ctx, sale.id, { tPag: '23', amountCents: 100 });
+    const view = sales.addPayment(ctx, sale.id, { tPag: '24', amountCents: 100 });
+    expect(view.payments.map((p) => [p.tPag, p.description])).toEqual([
+      ['23', 'PIX Automático'],
+      ['24', 'TEF Book Transfer'],
+    ]);
   });
 });
 

@@ -7,8 +7,8 @@
 // always what the sale says.
 
 import { randomUUID } from 'node:crypto';
-import { assertCnpj, assertCpf } from '../../fiscal/br/documents.ts';
-import { FieldError } from '../../fiscal/errors.ts';
+import { typedTaxId } from '../../base/common/tax-ids.ts';
+import { assertCnpj } from '../../fiscal/br/documents.ts';
 import { consumerIdentificationRequired, identificationLimitCents } from '../../fiscal/nfce/consumer-identification.ts';
 import { formatDecimal, fromCents, parseDecimal } from '../../fiscal/money.ts';
 import type { NfceCard, NfceItem, NfcePayment, NfceRequest } from '../../fiscal/nfce/types.ts';
@@ -18,6 +18,9 @@ import { checked, TerminalError } from './errors.ts';
 import type { PosStore, ProductRow, ReceiptRow, SaleItemRow, SalePaymentRow, SaleRow } from './pos-store.ts';
 import { looksLikeScaleLabel, productCodesOf, readScaleLabel, scaleItem } from './scale-label.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
+import { brasiliaDay } from '../../base/common/brasilia.ts';
+import { carriesCardGroup, paymentMethod, paymentMethodLabel } from '../../base/common/payment-methods.ts';
+import { paymentMethodInForce, paymentMethodOutOfForce } from '../../fiscal/law/in-force.ts';
 
 /** Epoch milliseconds; injectable so tests can move time. */
 export type SalesContext = {
@@ -39,32 +42,16 @@ export type SalesContext = {
 // =============================================================================================
 // Payments
 
-/** tPag codes the counter accepts, with the name shown (docs/fiscal.md, "Payments"). */
-export const PAYMENT_METHODS: Readonly<Record<string, string>> = Object.freeze({
-  '01': 'Dinheiro',
-  '02': 'Cheque',
-  '03': 'Cartão de Crédito',
-  '04': 'Cartão de Débito',
-  '05': 'Crédito Loja',
-  '10': 'Vale Alimentação',
-  '11': 'Vale Refeição',
-  '12': 'Vale Presente',
-  '13': 'Vale Combustível',
-  '15': 'Boleto Bancário',
-  '16': 'Depósito Bancário',
-  '17': 'PIX Dinâmico',
-  '18': 'Transferência bancária, Carteira Digital',
-  '19': 'Programa de fidelidade, Cashback',
-  '20': 'PIX Estático',
-  '21': 'Crédito em Loja',
-});
-
-/** A payment method's name for people, even for a code the terminal does not offer. */
-export const paymentMethodName = (tPag: string): string => PAYMENT_METHODS[tPag] ?? `Forma de pagamento ${tPag}`;
+/**
+ * Whether the counter takes a payment code on `date` (Brasília day): the methods the catalog lets
+ * the counter accept (base/common/payment-methods.ts), while the law has them in force.
+ */
+const counterTakes = (tPag: string, date: string): boolean => {
+  const counter = paymentMethod(tPag)?.counter;
+  return (counter === 'offered' || counter === 'accepted') && paymentMethodInForce(tPag, date);
+};
 
 const CASH = '01';
-// The card group describes electronic payments; cash and cheque never carry one.
-const NO_CARD_GROUP = new Set(['01', '02']);
 
 function normalizeCard(card: CardInput, field: string): CardInput {
   if (typeof card !== 'object' || card === null) throw new TerminalError('pagamento_invalido', 'Dados do cartão inválidos', { field });
@@ -75,11 +62,7 @@ function normalizeCard(card: CardInput, field: string): CardInput {
   }
   const out: CardInput = { tpIntegra: card.tpIntegra };
   if (card.cnpj !== undefined && card.cnpj !== '') {
-    out.cnpj = checked('pagamento_invalido', `${field}.cnpj`, () => {
-      const v = assertCnpj(card.cnpj, `${field}.cnpj`);
-      if (!/^[0-9]{14}$/.test(v)) throw new FieldError(`${field}.cnpj`, 'CNPJ alfanumérico ainda não é aceito pelo leiaute 4.00');
-      return v;
-    });
+    out.cnpj = checked('pagamento_invalido', `${field}.cnpj`, () => assertCnpj(card.cnpj, `${field}.cnpj`));
   }
   if (card.tBand !== undefined && card.tBand !== '') {
     if (!/^[0-9]{2}$/.test(card.tBand))
@@ -101,11 +84,15 @@ function normalizeCard(card: CardInput, field: string): CardInput {
   return out;
 }
 
-/** Checks one payment; the card group is optional (without it a card payment is rejected 391). */
-export function normalizePayment(p: PaymentInput, field = 'payment'): PaymentInput {
+/**
+ * Checks one payment made on `date` (Brasília day); the card group is optional (without it a card
+ * payment is rejected 391; the screen always sends it).
+ */
+export function normalizePayment(p: PaymentInput, date: string, field = 'payment'): PaymentInput {
   if (typeof p !== 'object' || p === null) throw new TerminalError('pagamento_invalido', 'Pagamento inválido', { field });
-  if (typeof p.tPag !== 'string' || !Object.hasOwn(PAYMENT_METHODS, p.tPag)) {
-    throw new TerminalError('pagamento_invalido', `Forma de pagamento não aceita: ${String(p.tPag)}`, { field: `${field}.tPag` });
+  if (typeof p.tPag !== 'string' || !counterTakes(p.tPag, date)) {
+    const why = typeof p.tPag === 'string' && paymentMethod(p.tPag) && !paymentMethodInForce(p.tPag, date) ? `: ${paymentMethodOutOfForce(p.tPag, date)}` : '';
+    throw new TerminalError('pagamento_invalido', `Forma de pagamento não aceita: ${String(p.tPag)}${why}`, { field: `${field}.tPag` });
   }
   if (!Number.isSafeInteger(p.amountCents) || p.amountCents <= 0) {
     throw new TerminalError('pagamento_invalido', 'Valor do pagamento deve ser um número inteiro de centavos maior que zero', {
@@ -114,10 +101,14 @@ export function normalizePayment(p: PaymentInput, field = 'payment'): PaymentInp
   }
   const out: PaymentInput = { tPag: p.tPag, amountCents: p.amountCents };
   if (p.card !== undefined && p.card !== null) {
-    if (NO_CARD_GROUP.has(p.tPag)) {
-      throw new TerminalError('pagamento_invalido', `${PAYMENT_METHODS[p.tPag]} não leva dados de cartão`, { field: `${field}.card` });
+    if (!carriesCardGroup(p.tPag)) {
+      throw new TerminalError('pagamento_invalido', `${paymentMethodLabel(p.tPag)} não leva dados de cartão`, { field: `${field}.card` });
     }
     out.card = normalizeCard(p.card, `${field}.card`);
+  } else if (paymentMethod(p.tPag)?.card === 'required-uf') {
+    // Refused without the group by the builder (a dynamic PIX): the counter records what it knows,
+    // a payment taken outside any integration.
+    out.card = { tpIntegra: '2' };
   }
   return out;
 }
@@ -195,21 +186,16 @@ export function itemTotalCents(quantityUnits: bigint, unitPriceCents: bigint): b
   return (quantityUnits * unitPriceCents + 5000n) / 10000n;
 }
 
-/** CPF or CNPJ typed at the counter: punctuation dropped, then checked strictly. */
+/**
+ * CPF or CNPJ typed at the counter: the mask's punctuation dropped, then checked strictly by the
+ * rule the screen also applies (base/common/tax-ids.ts): letters of an alphanumeric CNPJ in upper
+ * case, never raised behind the cashier's back.
+ */
 export function normalizeConsumerDocument(value: string): ConsumerView {
   if (typeof value !== 'string') throw new TerminalError('documento_invalido', 'Informe o CPF ou o CNPJ do consumidor', { field: 'consumer' });
-  const doc = value.replace(/[.\-/\s]/g, '').toUpperCase();
-  if (doc.length === 11) return { kind: 'cpf', document: checked('documento_invalido', 'consumer', () => assertCpf(doc, 'consumer')) };
-  if (doc.length === 14) {
-    const cnpj = checked('documento_invalido', 'consumer', () => assertCnpj(doc, 'consumer'));
-    if (!/^[0-9]{14}$/.test(cnpj)) {
-      throw new TerminalError('documento_invalido', 'CNPJ alfanumérico ainda não é aceito pelo leiaute 4.00 da NFC-e', { field: 'consumer' });
-    }
-    return { kind: 'cnpj', document: cnpj };
-  }
-  throw new TerminalError('documento_invalido', `Informe um CPF (11 dígitos) ou CNPJ (14); recebidos ${doc.length} caracteres`, {
-    field: 'consumer',
-  });
+  const typed = typedTaxId(value);
+  if (!typed.ok) throw new TerminalError('documento_invalido', `CPF/CNPJ do consumidor: ${typed.problem}`, { field: 'consumer' });
+  return { kind: typed.kind, document: typed.value };
 }
 
 const consumerOf = (doc: string | null): ConsumerView | null => (doc === null ? null : { kind: doc.length === 11 ? 'cpf' : 'cnpj', document: doc });
@@ -232,7 +218,7 @@ export function itemView(i: SaleItemRow): SaleItemView {
 }
 
 export function paymentView(p: SalePaymentRow): PaymentView {
-  return { id: p.id, tPag: p.tpag, description: PAYMENT_METHODS[p.tpag] ?? p.tpag, amountCents: p.amount_cents, card: cardOfRow(p) };
+  return { id: p.id, tPag: p.tpag, description: paymentMethodLabel(p.tpag), amountCents: p.amount_cents, card: cardOfRow(p) };
 }
 
 export function saleView(store: PosStore, sale: SaleRow, uf?: string): SaleView {
@@ -313,9 +299,7 @@ export function addItem(ctx: SalesContext, saleId: string, input: { code: string
     const sale = openSaleRow(store, saleId);
     const code = typeof input?.code === 'string' ? input.code.trim() : '';
     const { product, qty, total } = itemFor(ctx, code, input?.quantity);
-    if (total <= 0n) throw new TerminalError('quantidade_invalida', 'Quantidade pequena demais: o item daria R$ 0,00', { field: 'quantity' });
-    if (total > BigInt(Number.MAX_SAFE_INTEGER) || qty >= 10n ** 15n)
-      throw new TerminalError('quantidade_invalida', 'Quantidade grande demais', { field: 'quantity' });
+    checkItemSize(qty, total);
     store.insertItem({
       sale_id: sale.id,
       product_code: product.code,
@@ -332,6 +316,35 @@ export function addItem(ctx: SalesContext, saleId: string, input: { code: string
       total_cents: Number(total),
       added_at: iso(ctx.clock()),
     });
+    return saleView(store, sale, ctx.uf?.());
+  });
+}
+
+/** A line must be worth at least a cent and stay within what the database and the layout hold. */
+function checkItemSize(qty: bigint, total: bigint): void {
+  if (total <= 0n) throw new TerminalError('quantidade_invalida', 'Quantidade pequena demais: o item daria R$ 0,00', { field: 'quantity' });
+  if (total > BigInt(Number.MAX_SAFE_INTEGER) || qty >= 10n ** 15n)
+    throw new TerminalError('quantidade_invalida', 'Quantidade grande demais', { field: 'quantity' });
+}
+
+/**
+ * A line's quantity changed, as the receipt tape records it: the line is removed (it stays listed,
+ * struck through) and the same product comes back as a new line with the new quantity, at the
+ * price it was sold at, in one transaction.
+ */
+export function changeItemQuantity(ctx: SalesContext, saleId: string, itemId: number, quantity: string): SaleView {
+  const { store } = ctx;
+  return store.transaction(() => {
+    const sale = openSaleRow(store, saleId);
+    const item = store.items(sale.id).find((i) => i.id === itemId && i.removed_at === null);
+    if (!item) throw new TerminalError('nao_encontrado', 'Item não encontrado nesta venda (ou já removido)', { field: 'itemId' });
+    const qty = parseQuantity(quantity);
+    const total = itemTotalCents(qty, BigInt(item.unit_price_cents));
+    checkItemSize(qty, total);
+    const at = iso(ctx.clock());
+    store.markItemRemoved(sale.id, item.id, at);
+    const { id: _id, removed_at: _removed, ...copy } = item;
+    store.insertItem({ ...copy, quantity_units: Number(qty), total_cents: Number(total), added_at: at });
     return saleView(store, sale, ctx.uf?.());
   });
 }
@@ -359,7 +372,7 @@ export function setConsumer(ctx: SalesContext, saleId: string, document: string 
 
 export function addPayment(ctx: SalesContext, saleId: string, payment: PaymentInput): SaleView {
   const { store } = ctx;
-  const p = normalizePayment(payment);
+  const p = normalizePayment(payment, brasiliaDay(ctx.clock()));
   return store.transaction(() => {
     const sale = openSaleRow(store, saleId);
     store.insertPayment({ sale_id: sale.id, tpag: p.tPag, amount_cents: p.amountCents, ...cardColumns(p.card), added_at: iso(ctx.clock()) });
@@ -387,7 +400,8 @@ export function discardSale(ctx: SalesContext, saleId: string): SaleView {
 
 /** Replaces a finished sale's payments (a correction); the caller holds the transaction. */
 export function replacePayments(ctx: SalesContext, sale: SaleRow, payments: readonly PaymentInput[]): void {
-  const normalized = payments.map((p, i) => normalizePayment(p, `payments[${i}]`));
+  const day = brasiliaDay(ctx.clock());
+  const normalized = payments.map((p, i) => normalizePayment(p, day, `payments[${i}]`));
   ctx.store.deletePayments(sale.id);
   const at = iso(ctx.clock());
   for (const p of normalized) {

@@ -22,6 +22,7 @@ import type {
   CompanyProfile,
   ContingencySettings,
   PrinterSettings,
+  RetentionSettings,
   ScaleLabelSettings,
   SettingsPatch,
   TerminalSettings,
@@ -41,6 +42,13 @@ export const DEFAULT_SERIES = 1;
 
 /** Every sangria and suprimento asks for the manager's PIN until the manager sets a limit. */
 export const DEFAULT_CASH_SETTINGS: Readonly<CashSettings> = Object.freeze({ pinAboveCents: 0 });
+
+/**
+ * Three months of documents at the checkout: well past the cancellation window, the 24 hours of
+ * a contingency receipt, a month's closing and the returns customers bring back (up to 90 days
+ * for a defect, CDC art. 26); the service keeps everything five years.
+ */
+export const DEFAULT_RETENTION_SETTINGS: Readonly<RetentionSettings> = Object.freeze({ days: 90 });
 
 export const DEFAULT_CONTINGENCY_SETTINGS: Readonly<ContingencySettings> = Object.freeze({
   failureThreshold: 3,
@@ -65,6 +73,7 @@ export type SettingsChange = {
   token?: string;
   series?: number;
   cash?: boolean;
+  retention?: RetentionSettings;
   printer?: PrinterSettings;
   company?: boolean;
   contingency?: boolean;
@@ -121,6 +130,11 @@ export function validateCash(value: unknown, field = 'cash'): CashSettings {
     throw bad(`${field}.pinAboveCents`, 'Limite sem PIN de sangria e suprimento: valor em centavos de R$ 0,00 a R$ 1.000.000,00');
   }
   return { pinAboveCents: limit };
+}
+
+export function validateRetention(value: unknown, field = 'retention'): RetentionSettings {
+  const p = (typeof value === 'object' && value !== null ? value : {}) as Partial<Record<keyof RetentionSettings, unknown>>;
+  return { days: intIn(p.days, `${field}.days`, 7, 1825, 'Dias de documentos guardados neste caixa') };
 }
 
 export function validateToken(value: unknown, field = 'token'): string {
@@ -277,6 +291,10 @@ export class Settings {
     return { ...DEFAULT_CASH_SETTINGS, ...this.json<Partial<CashSettings>>('cash') };
   }
 
+  get retention(): RetentionSettings {
+    return { ...DEFAULT_RETENTION_SETTINGS, ...this.json<Partial<RetentionSettings>>('retention') };
+  }
+
   /** The service token; '' when none is configured (nothing can be sent until the manager sets one). */
   get token(): string {
     return this.readableSecret('token')?.toString('utf8') ?? '';
@@ -324,6 +342,7 @@ export class Settings {
       contingency: this.contingencySettings(),
       scaleLabels: this.scaleLabels(),
       cash: this.cash,
+      retention: this.retention,
     };
   }
 
@@ -346,6 +365,7 @@ export class Settings {
     if (patch.series !== undefined) change.series = validateSeries(patch.series);
     if (patch.printer !== undefined) change.printer = validatePrinterSettings(patch.printer);
     if (patch.scaleLabels !== undefined) change.scaleLabels = validateScaleLabelSettings(patch.scaleLabels);
+    if (patch.retention !== undefined) change.retention = validateRetention(patch.retention);
     const contingency = patch.contingency === undefined ? undefined : validateContingency(patch.contingency, this.contingencySettings());
     let company: StoredCompany | undefined;
     let cscToken: string | undefined;
@@ -416,6 +436,10 @@ export class Settings {
       if (change.printer !== undefined) {
         audit.printer = { antes: this.printer, depois: change.printer };
         this.put('printer', change.printer, at);
+      }
+      if (change.retention !== undefined) {
+        audit.retention = { antes: this.retention, depois: change.retention };
+        this.put('retention', change.retention, at);
       }
       if (change.scaleLabels !== undefined) {
         audit.scaleLabels = { antes: this.scaleLabels(), depois: change.scaleLabels };

@@ -51,6 +51,7 @@ import type {
 import { exportDocuments, EXPORTS_DIR } from './accountant-export.ts';
 import { IssuanceClient } from './api-client.ts';
 import * as cash from './cash-session.ts';
+import type { ReportCompany } from './cash-session.ts';
 import { cashSessionRow, closingReportPdf, printClosingReport, saveClosingPdf, type ClosingReportContext } from './closing-report.ts';
 import { cancellationInfo, cancelReceipt } from './cancellation.ts';
 import { productView, saveProduct, seedDemoCatalog, type ProductInput } from './catalog.ts';
@@ -66,6 +67,7 @@ import { requestReturn, returnView } from './returns.ts';
 import { existingReceipt } from './receipt-row.ts';
 import { NEEDS_OPERATOR, correctAndResubmit, requestVoid, type RemediesContext } from './remedies.ts';
 import { reportPeriod, salesReport, salesReportCsv } from './reports.ts';
+import { RetentionSweep } from './retention.ts';
 import { printMissingCopies, reprintReceipt, type Printed, type ReprintContext } from './reprint.ts';
 import { SeriesRegistry } from './series-registry.ts';
 import { AutoPrint, ReceiptDocuments } from './receipt-documents.ts';
@@ -144,6 +146,7 @@ export class Terminal implements TerminalApi {
   private readonly settleWaitMs: number;
   private closed = false;
   private readonly checkpointTimer: NodeJS.Timeout;
+  private readonly retention: RetentionSweep;
   private clockSync: Promise<void> | undefined;
 
   constructor(store: PosStore, options: TerminalOptions) {
@@ -232,6 +235,9 @@ export class Terminal implements TerminalApi {
       }
     }, 1000);
     this.checkpointTimer.unref();
+    // Old settled receipts' documents, let go between sales (retention.ts).
+    this.retention = new RetentionSweep({ store, clock: this.clock, settings: () => this.settings.retention });
+    this.retention.start();
   }
 
   /** The series receipts are numbered in now. */
@@ -260,6 +266,7 @@ export class Terminal implements TerminalApi {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.checkpointTimer);
+    this.retention.stop();
     this.seriesRegistry.stop();
     await this.worker.stop();
     await this.contingency.stop();
@@ -382,6 +389,10 @@ export class Terminal implements TerminalApi {
 
   async removeItem(saleId: string, itemId: number): Promise<SaleView> {
     return sales.removeItem(this.ctx, saleId, itemId);
+  }
+
+  async changeItemQuantity(saleId: string, itemId: number, quantity: string): Promise<SaleView> {
+    return sales.changeItemQuantity(this.ctx, saleId, itemId, quantity);
   }
 
   async setConsumer(saleId: string, document: string | null): Promise<SaleView> {
@@ -654,17 +665,17 @@ export class Terminal implements TerminalApi {
     return { store: this.store, clock: this.clock, pinAboveCents: () => this.settings.cash.pinAboveCents };
   }
 
-  private companyName(): string | undefined {
+  private reportCompany(): ReportCompany | undefined {
     const company = this.settings.company();
-    return company ? (company.xFant ?? company.xNome) : undefined;
+    return company ? { name: company.xFant ?? company.xNome, cnpj: company.cnpj } : undefined;
   }
 
   private cashView(row: Parameters<typeof cash.cashSessionView>[1]): CashSessionView {
-    return cash.cashSessionView(this.store, row, this.settings.cash.pinAboveCents, this.companyName());
+    return cash.cashSessionView(this.store, row, this.settings.cash.pinAboveCents, this.reportCompany());
   }
 
   private get closingCtx(): ClosingReportContext {
-    return { store: this.store, clock: this.clock, printer: this.printer, dataDir: this.dataDir, companyName: () => this.companyName() };
+    return { store: this.store, clock: this.clock, printer: this.printer, dataDir: this.dataDir, company: () => this.reportCompany() };
   }
 
   async cashSession(): Promise<CashSessionView | null> {

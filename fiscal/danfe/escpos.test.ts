@@ -23,6 +23,7 @@ import {
   type PrinterProfileId,
 } from './escpos.ts';
 import { danfeModel, type DanfeModel } from './model.ts';
+import { ACCESS_KEY } from '../../base/common/access-key.ts';
 
 let credentials: SigningCredentials;
 beforeAll(() => {
@@ -279,7 +280,7 @@ describe('encodeEscPos: QR Code', () => {
     const payload = fc
       .tuple(
         fc.constantFrom('https://www.nfce.fazenda.sp.gov.br/qrcode?p=', 'http://hnfe.sefaz.ba.gov.br/servicos/nfce/qrcode.aspx?p='),
-        fc.stringMatching(/^[0-9]{44}$/),
+        fc.stringMatching(ACCESS_KEY),
         fc.stringMatching(/^[|0-9A-Za-z+/=.]{3,400}$/),
       )
       .map(([url, key, rest]) => `${url}${key}|${rest}`);
@@ -307,7 +308,7 @@ describe('encodeEscPos: drawer, copies and contingency', () => {
   });
 
   it('no cash (card, PIX): no drawer pulse on any profile', () => {
-    const model = danfeModel(issue((r) => (r.pag = [{ tPag: '17', vPag: '110.83' }])).xml);
+    const model = danfeModel(issue((r) => (r.pag = [{ tPag: '17', vPag: '110.83', card: { tpIntegra: '2' } }])).xml);
     expect(model.isCash).toBe(false);
     for (const profile of PROFILES) {
       expect(decodeEscPos(encodeEscPos(model, { profile, paperWidth: 80 })).commands.some((c) => c.op === 'pulse')).toBe(false);

@@ -32,13 +32,13 @@ const authorize = (nfe: IssuedNfce, cStat = 100): string =>
     }),
   );
 
-function issue(edit: (r: NfceRequest) => void = () => {}, opts: { emitter?: Emitter; tpEmis?: 1 | 9 } = {}): IssuedNfce {
+function issue(edit: (r: NfceRequest) => void = () => {}, opts: { emitter?: Emitter; tpEmis?: 1 | 9; dhEmi?: string } = {}): IssuedNfce {
   const req = sampleNfceRequest({ nNF: 123, items: 3 });
   req.pag = [{ tPag: '01', vPag: '120.00' }];
   edit(req);
   return issueNfce(req, {
     emitter: opts.emitter ?? demoEmitter(),
-    dhEmi: DH_EMI,
+    dhEmi: opts.dhEmi ?? DH_EMI,
     tpEmis: opts.tpEmis ?? 1,
     credentials,
     ...(opts.tpEmis === 9 ? { contingency: { dhCont: '2026-03-10T14:00:00-03:00', xJust: 'Sem conexão com a SEFAZ no momento' } } : {}),
@@ -236,7 +236,7 @@ describe('danfeModel: variants', () => {
       issue(
         (r) =>
           (r.pag = [
-            { tPag: '17', vPag: '50.00' },
+            { tPag: '17', vPag: '50.00', card: { tpIntegra: '2' } },
             { tPag: '99', xPag: 'Vale da casa', vPag: '10.00' },
             { tPag: '01', vPag: '60.00' },
           ]),
@@ -249,6 +249,19 @@ describe('danfeModel: variants', () => {
       ['Troco R$', '9,17'],
     ]);
     expect(m.isCash).toBe(true);
+  });
+
+  it('PIX Automático (23) and TEF Book Transfer (24), in force from 2026-05-04, by their official names', () => {
+    const split = (r: NfceRequest) =>
+      (r.pag = [
+        { tPag: '23', vPag: '55.42' },
+        { tPag: '24', vPag: '55.41' },
+      ]);
+    const m = danfeModel(issue(split, { dhEmi: '2026-05-04T10:00:00-03:00' }).xml);
+    expect(pairs(m, 'pagamentos').slice(1, 3)).toEqual([
+      ['Pagamento Instantâneo (PIX) – Automático', '55,42'],
+      ['Transferência Eletrônica de Fundos (TEF) – Book Transfer', '55,41'],
+    ]);
   });
 
   it('consumer not identified, or identified by CNPJ', () => {

@@ -35,8 +35,9 @@
 //   of the 110111/110112 event (sped-da prints "CANCELADA" over the receipt); the manual has no
 //   wording for it.
 
-import { formatAccessKey } from '../access-key.ts';
+import { formatAccessKey, keyInAttributes } from '../access-key.ts';
 import { BRASILIA_TZ, formatDateTimeBR as formatInstantBR } from '../../base/common/brasilia.ts';
+import { paymentMethod, paymentMethodName } from '../../base/common/payment-methods.ts';
 import { formatCnpj, formatCpf } from '../../base/common/tax-ids.ts';
 import { FieldError } from '../errors.ts';
 import { formatBRL, toCents } from '../money.ts';
@@ -157,31 +158,6 @@ export const DANFE_TEXTS = Object.freeze({
   cancelada: 'CANCELADA',
 });
 
-/** tPag names (docs/fiscal.md, "Payments", after NT 2020.006 / NT 2023.004). */
-export const TPAG_NAMES: Readonly<Record<string, string>> = Object.freeze({
-  '01': 'Dinheiro',
-  '02': 'Cheque',
-  '03': 'Cartão de Crédito',
-  '04': 'Cartão de Débito',
-  '05': 'Cartão da Loja / Outros Crediários',
-  '10': 'Vale Alimentação',
-  '11': 'Vale Refeição',
-  '12': 'Vale Presente',
-  '13': 'Vale Combustível',
-  '14': 'Duplicata Mercantil',
-  '15': 'Boleto Bancário',
-  '16': 'Depósito Bancário',
-  '17': 'Pagamento Instantâneo (PIX) – Dinâmico',
-  '18': 'Transferência bancária, Carteira Digital',
-  '19': 'Programa de fidelidade, Cashback, Crédito Virtual',
-  '20': 'Pagamento Instantâneo (PIX) – Estático',
-  '21': 'Crédito em Loja',
-  '22': 'Pagamento Eletrônico não Informado – falha de hardware do sistema emissor',
-  '90': 'Sem pagamento',
-  '91': 'Pagamento Posterior',
-  '99': 'Outros',
-});
-
 const DIVISION_NAMES: Readonly<Record<DanfeDivisionId, string>> = {
   cabecalho: 'I - Informações do Cabeçalho',
   identificacaoDanfe: 'II - Informações Fixas do DANFE NFC-e',
@@ -265,10 +241,10 @@ function addressLines(textOf: Reader['textOf'], ender: string | undefined): stri
 
 type Reader = ReturnType<typeof reader>;
 
-/** Payment label: the table name; for 99 the free description the XML carries. */
+/** Payment label: the official name (base/common/payment-methods.ts); for 99 the free description the XML carries. */
 function paymentName(tPag: string, xPag: string | undefined): string {
-  const name = TPAG_NAMES[tPag] ?? `Forma de pagamento ${tPag}`;
-  return xPag && (tPag === '99' || !TPAG_NAMES[tPag]) ? `${name} - ${xPag}` : name;
+  const name = paymentMethodName(tPag);
+  return xPag && (tPag === '99' || !paymentMethod(tPag)) ? `${name} - ${xPag}` : name;
 }
 
 /**
@@ -354,8 +330,8 @@ type Identification = { key: string; inf: string; end: number; tpAmb: string; tp
 function identification(xml: string, r: Reader, tz: string): Identification {
   const infNFe = r.at(xml, 'infNFe');
   if (!infNFe) throw new FieldError('xml', 'documento sem infNFe');
-  const id = /\bId\s*=\s*["']NFe([0-9A-Z]{44})["']/.exec(infNFe.attrs);
-  if (!id) throw new FieldError('xml', 'documento sem infNFe/@Id (chave de acesso)');
+  const key = keyInAttributes(infNFe.attrs, 'NFe');
+  if (!key) throw new FieldError('xml', 'documento sem infNFe/@Id (chave de acesso)');
   const inf = infNFe.body;
   const ide = r.section(inf, 'ide');
   const mod = r.required(ide, 'mod', 'ide');
@@ -365,7 +341,7 @@ function identification(xml: string, r: Reader, tz: string): Identification {
   const nNF = r.required(ide, 'nNF', 'ide');
   const serie = r.required(ide, 'serie', 'ide');
   const issuedAt = formatDateTimeBR(r.required(ide, 'dhEmi', 'ide'), 'ide.dhEmi', tz);
-  return { key: id[1]!, inf, end: infNFe.end, tpAmb, tpEmis, number: nNF.padStart(9, '0'), series: serie.padStart(3, '0'), issuedAt };
+  return { key, inf, end: infNFe.end, tpAmb, tpEmis, number: nNF.padStart(9, '0'), series: serie.padStart(3, '0'), issuedAt };
 }
 
 type Protocol = { infProt?: string; cStat?: string; authorization?: { protocol: string; at: string } };

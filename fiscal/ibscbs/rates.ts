@@ -1,17 +1,18 @@
-// IBS and CBS rates (tax reform, LC 214/2025) by date: the published ones as data with validity
-// periods, and the company's own overrides for a period, chosen by the issue date (dhEmi).
+// IBS and CBS rates (tax reform, LC 214/2025) by date: the published ones (rows of the law table,
+// fiscal/law/table.ts) and the company's own overrides for a period, chosen by the issue date (dhEmi).
 //
 // Why as data: the rates change by calendar year during the transition (2026 is a test year at
 // fixed rates; 2027–2028 other fixed IBS rates and the CBS at its "alíquota vigente", still to be
 // published), and SEFAZ rejects a document whose rate differs from the one in force (1026, 1036,
-// 1037). A new publication is a new row here; a rate the law fixes but nobody has published yet
-// (the CBS of 2027) is `null`, and a company must state it as an override until it is.
+// 1037). A new publication is a new row of the law table; a rate the law fixes but nobody has
+// published yet (the CBS of 2027) is `null`, and a company must state it as an override until it is.
 //
 // Rates are percent, written with 2 to 4 decimals (TDec_0302_04RTC) and held as bigint at scale 4
 // (0.10 % → 1000n). Dates are Brasília calendar dates (`YYYY-MM-DD`), the date part of dhEmi as
 // written.
 
 import { FieldError, type IssueCollector } from '../errors.ts';
+import { firstDayOf, publishedRates, taxesInPrice } from '../law/in-force.ts';
 import { decimal, isAbsent, trimZeros } from '../layout-fields.ts';
 import { formatDecimal } from '../money.ts';
 
@@ -25,36 +26,8 @@ export const HUNDRED_PERCENT: Rate = 1_000_000n;
 export type RateName = 'pIBSUF' | 'pIBSMun' | 'pCBS';
 export const RATE_NAMES: readonly RateName[] = ['pIBSUF', 'pIBSMun', 'pCBS'];
 
-export type RatePeriod = {
-  /** First and last day, inclusive. */
-  from: string;
-  to: string;
-  /** Decimal strings; null: fixed by law as "the rate in force" but not published yet. */
-  pIBSUF: string | null;
-  pIBSMun: string | null;
-  pCBS: string | null;
-  /**
-   * Whether the item's price already contains the IBS and CBS (NT 2026.008: from 2027 vProd
-   * includes them). In 2026 the amounts are informative and outside the price.
-   */
-  inPrice: boolean;
-  /** Where the figures come from. */
-  source: string;
-};
-
-/**
- * The published rates. 2026: NT 2025.002 rules UB18-10, UB37-10, UB56-10 (rejections 1026, 1036,
- * 1037). 2027–2028: IBS-UF 0.05 % and IBS-Mun 0.05 % (LC 214/2025, art. 343 and NT 2025.002 for
- * 2027–2028); the CBS is "the rate in force" and the NT says "aguardar legislação": null until
- * published. From 2029 on nothing is published: every rate must come from the company.
- */
-export const PUBLISHED_RATES: readonly RatePeriod[] = Object.freeze([
-  { from: '2026-01-01', to: '2026-12-31', pIBSUF: '0.10', pIBSMun: '0.00', pCBS: '0.90', inPrice: false, source: 'NT 2025.002 (UB18-10, UB37-10, UB56-10)' },
-  { from: '2027-01-01', to: '2028-12-31', pIBSUF: '0.05', pIBSMun: '0.05', pCBS: null, inPrice: true, source: 'LC 214/2025; NT 2025.002 e NT 2026.008' },
-]);
-
-/** The first day the reform groups exist for: before it an NFC-e never carries them. */
-export const REFORM_START = '2026-01-01';
+/** The first day the reform groups exist for (fiscal/law/table.ts): before it an NFC-e never carries them. */
+export const REFORM_START: string = firstDayOf('ibscbs-grupos');
 
 /** A company's own rates for a period: what it states (any of the three), the rest published. */
 export type RateOverride = { from: string; to?: string; pIBSUF?: string; pIBSMun?: string; pCBS?: string };
@@ -148,20 +121,15 @@ export function checkRateOverrides(value: unknown, field: string, issues: IssueC
   return out;
 }
 
-/** The published period of a day, if any. */
-export function publishedPeriodOf(date: string): RatePeriod | undefined {
-  return PUBLISHED_RATES.find((p) => p.from <= date && date <= p.to);
-}
-
 /**
  * The rates in force on `date` (`YYYY-MM-DD`): the published ones, replaced by those the company
  * states for a period covering the day. `overrides` must have passed checkRateOverrides.
  */
 export function ratesAt(date: string, overrides: readonly RateOverride[] = []): RatesAt {
   if (!isCalendarDate(date)) throw new FieldError('dhEmi', `data inválida: ${date}`);
-  const published = publishedPeriodOf(date);
+  const published = publishedRates(date);
   const own = overrides.find((o) => o.from <= date && (o.to === undefined || date <= o.to));
-  const out: RatesAt = { date, inPrice: published?.inPrice ?? date >= '2027-01-01', overridden: [] };
+  const out: RatesAt = { date, inPrice: taxesInPrice(date), overridden: [] };
   for (const name of RATE_NAMES) {
     const stated = own?.[name];
     const value = stated ?? published?.[name] ?? null;

@@ -3,15 +3,17 @@
 // The service keeps them with the company, the terminal with its company profile; both check
 // them here, and the NFC-e builder reads them from the emitter.
 //
-// Who writes the groups: CRT 3 (regime normal) always, from 2026-01-01, because the law has
-// required it since then and SEFAZ homologação rejects their absence (1115) since 2026-07-01.
+// Who writes the groups: CRT 3 (regime normal) always, from the day the groups exist (2026-01-01,
+// fiscal/law/table.ts), because the law has required it since then and SEFAZ homologação rejects
+// their absence (1115) since 2026-07-01.
 // CRT 1, 2 and 4 only when the company opts in: they are exempt in 2026 (LC 214/2025, art. 348)
 // and the technical note with their rules for 2027 is not published; off by default.
 
 import { IssueCollector } from '../errors.ts';
+import { reformGroupsExist } from '../law/in-force.ts';
 import { isAbsent } from '../layout-fields.ts';
 import { checkClassification, DEFAULT_CLASSIFICATION, type Classification } from './classification.ts';
-import { checkRateOverrides, REFORM_START, type RateOverride } from './rates.ts';
+import { checkRateOverrides, type RateOverride } from './rates.ts';
 
 export type IbsCbsSettings = {
   /** CRT 1, 2 and 4: write the reform groups. Ignored for CRT 3, which always does. */
@@ -64,6 +66,6 @@ export function assertIbsCbsSettings(value: unknown, field: string): IbsCbsSetti
 
 /** Whether an NFC-e of this company dated `date` (YYYY-MM-DD) carries the reform groups. */
 export function reformApplies(crt: number | undefined, settings: Pick<IbsCbsSettings, 'optIn'> | undefined, date: string): boolean {
-  if (date < REFORM_START) return false;
+  if (!reformGroupsExist(date)) return false;
   return crt === 3 || ((crt === 1 || crt === 2 || crt === 4) && settings?.optIn === true);
 }

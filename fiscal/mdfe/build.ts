@@ -15,6 +15,7 @@
 // They are converted without floating-point arithmetic from the number's shortest string form
 // (see decimalOf), then handled as integers by money.ts.
 
+import { ACCESS_KEY } from '../../base/common/access-key.ts';
 import { buildAccessKey, checkDigit, generateNumericCode, isValidNumericCode, parseAccessKey } from '../access-key.ts';
 import { assertCep, assertMunicipality, assertNcm } from '../br/catalogs.ts';
 import { assertCnpj, assertCpf, assertGtinOrSemGtin } from '../br/documents.ts';
@@ -264,7 +265,7 @@ function decimal(c: IssueCollector, v: unknown, field: string, scale: number, in
 }
 
 function cteKey(v: unknown, field: string): string {
-  if (typeof v !== 'string' || !/^[0-9]{6}[0-9A-Z]{12}[0-9]{26}$/.test(v)) {
+  if (typeof v !== 'string' || !ACCESS_KEY.test(v)) {
     throw new FieldError(field, 'chave de acesso deve ter 44 posições');
   }
   if (v.slice(20, 22) !== '57') throw new FieldError(field, `a chave é de modelo ${v.slice(20, 22)}; esperado 57 (CT-e)`);

@@ -19,6 +19,7 @@ import {
   type IssueNfceContext,
 } from './build.ts';
 import type { NfceItem, NfceRequest } from './types.ts';
+import { ACCESS_KEY_PATTERN } from '../../base/common/access-key.ts';
 
 const TRICKY = `Biscoito "Maria" & <Cia> d'Ávila`;
 
@@ -123,6 +124,7 @@ function request(over: Partial<NfceRequest> = {}): NfceRequest {
 }
 
 const DH_EMI = '2026-11-22T14:03:05-03:00';
+const DAY = DH_EMI.slice(0, 10);
 const CONTINGENCY = { dhCont: '2026-11-22T13:50:00-03:00', xJust: 'Sem conexão com a SEFAZ (internet da loja fora do ar)' };
 
 let credentials: IssueNfceContext['credentials'];
@@ -241,9 +243,32 @@ describe('issueNfce: the four QR/emission modes', () => {
     expect(verify('RSA-SHA1', Buffer.from(signed), credentials.certificatePem, Buffer.from(p.slice(cut + 1), 'base64'))).toBe(true);
   });
 
+  it("alphanumeric CNPJs: the emitter's letters in the key and the QR (v2 online, v3 offline); a consumer with letters gets type 1 and no number in the v3 QR; all valid", () => {
+    const alpha = generateTestCertificate({ cnpj: '12ABC34501DE35', xNome: 'MERCADO ALFA' }).certificate;
+    const body = request({ dest: { cnpj: 'Q0SLFMBD7VX439', xNome: 'Distribuidora Alfa' } });
+    const online = issueNfce(body, { emitter: emitter({ cnpj: '12ABC34501DE35' }), dhEmi: DH_EMI, tpEmis: 1, credentials: alpha });
+    expect(online.key.slice(6, 20)).toBe('12ABC34501DE35');
+    expect(online.qrCode).toContain(`?p=${online.key}|2|2|1|`);
+    expect(validateXml(online.xml, 'nfe')).toEqual({ valid: true, errors: [] });
+
+    const offline = issueNfce(body, {
+      emitter: emitter({ cnpj: '12ABC34501DE35', qrCodeVersion: 3, csc: undefined }),
+      dhEmi: DH_EMI,
+      tpEmis: 9,
+      contingency: CONTINGENCY,
+      credentials: alpha,
+    });
+    const p = offline.qrCode.split('?p=')[1]!;
+    const signed = p.slice(0, p.lastIndexOf('|'));
+    expect(signed).toBe(`${offline.key}|3|2|22|76.70|1|`);
+    expect(verify('RSA-SHA1', Buffer.from(signed), alpha.certificatePem, Buffer.from(p.slice(p.lastIndexOf('|') + 1), 'base64'))).toBe(true);
+    expect(offline.xml).toContain('<dest><CNPJ>Q0SLFMBD7VX439</CNPJ>');
+    expect(validateXml(offline.xml, 'nfe')).toEqual({ valid: true, errors: [] });
+  });
+
   it('online v2: hash and cIdToken without leading zeros', () => {
     const issued = issueNfce(request(), { emitter: emitter(), dhEmi: DH_EMI, tpEmis: 1, credentials });
-    expect(issued.qrCode).toMatch(/\?p=[0-9]{44}\|2\|2\|1\|[0-9A-F]{40}$/);
+    expect(issued.qrCode).toMatch(new RegExp(`\\?p=${ACCESS_KEY_PATTERN}\\|2\\|2\\|1\\|[0-9A-F]{40}$`));
   });
 
   it('v2 without a CSC is a FieldError on csc, v3 does not need it', () => {
@@ -476,7 +501,7 @@ describe('buildNfce: content', () => {
       ),
       item('Outros', '17019900', '1', '1.00', '1.00', {}, { ICMS: { ICMS90: { orig: '2', CST: '90' } } }),
     ];
-    const input = request({ det, total: { vProd: '70.00', vNF: '68.80' }, pag: [{ tPag: '17', vPag: '68.80' }], dest: undefined });
+    const input = request({ det, total: { vProd: '70.00', vNF: '68.80' }, pag: [{ tPag: '17', vPag: '68.80', card: { tpIntegra: '2' } }], dest: undefined });
     const issued = issueNfce(input, { ...ctx, emitter: emitter({ crt: 3 }), credentials });
     expect(validateXml(issued.xml, 'nfe').errors).toEqual([]);
     const tot = issued.xml.slice(issued.xml.indexOf('<ICMSTot>'), issued.xml.indexOf('</ICMSTot>'));
@@ -489,7 +514,7 @@ describe('buildNfce: content', () => {
     expect(firstText(tot, 'vNF')).toBe('68.80'); // 70.00 − 1.20 deducted
     expect(issued.xml).toContain('<ICMS60><orig>0</orig><CST>60</CST><vBCSTRet>9.00</vBCSTRet><pST>18.00</pST><vICMSSTRet>1.62</vICMSSTRet>');
     expect(issued.xml).toContain('<COFINSOutr><CST>99</CST><qBCProd>1.0000</qBCProd><vAliqProd>0.5000</vAliqProd><vCOFINS>0.50</vCOFINS></COFINSOutr>');
-    expect(paymentRuleViolation(input)).toBeUndefined();
+    expect(paymentRuleViolation(input, DAY)).toBeUndefined();
   });
 
   it('indPres 4 (delivery) is accepted and writes indIntermed 0; other values are rejection 717', () => {
@@ -507,7 +532,7 @@ describe('paymentRuleViolation (391/392) and the builder that does not enforce i
     const issued = issueNfce(input, { ...ctx, credentials });
     expect(issued.xml).not.toContain('<card>');
     expect(validateXml(issued.xml, 'nfe').valid).toBe(true);
-    expect(paymentRuleViolation(input)).toEqual({ cStat: 391, xMotivo: REJECTION_TEXTS[391] });
+    expect(paymentRuleViolation(input, DAY)).toEqual({ cStat: 391, xMotivo: REJECTION_TEXTS[391] });
     expect(REJECTION_TEXTS[391]).toBe('Não informados os dados do cartão de crédito / débito nas Formas de Pagamento da Nota Fiscal');
   });
 
@@ -515,14 +540,14 @@ describe('paymentRuleViolation (391/392) and the builder that does not enforce i
     const input = request({ pag: [{ tPag: '03', vPag: '76.70' }], card: { tpIntegra: '1', CNPJ: '60701190000104', cAut: 'A1B2C3', tBand: '02' } });
     const built = buildNfce(input, ctx);
     expect(built.xml).toContain('<card><tpIntegra>1</tpIntegra><CNPJ>60701190000104</CNPJ><tBand>02</tBand><cAut>A1B2C3</cAut></card>');
-    expect(paymentRuleViolation(input)).toBeUndefined();
+    expect(paymentRuleViolation(input, DAY)).toBeUndefined();
   });
 
   it('tpIntegra 1 without CNPJ and cAut is 392, still built', () => {
     const input = request({ pag: [{ tPag: '03', vPag: '76.70', card: { tpIntegra: '1' } }] });
     expect(buildNfce(input, ctx).xml).toContain('<card><tpIntegra>1</tpIntegra></card>');
-    expect(paymentRuleViolation(input)).toEqual({ cStat: 392, xMotivo: REJECTION_TEXTS[392] });
-    expect(paymentRuleViolation(request({ pag: [{ tPag: '01', vPag: '80.00' }] }))).toBeUndefined();
+    expect(paymentRuleViolation(input, DAY)).toEqual({ cStat: 392, xMotivo: REJECTION_TEXTS[392] });
+    expect(paymentRuleViolation(request({ pag: [{ tPag: '01', vPag: '80.00' }] }), DAY)).toBeUndefined();
   });
 });
 

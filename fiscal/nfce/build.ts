@@ -19,7 +19,7 @@
 // - NT 2026.002: above R$ 10.000,00 (or the UF's limit) the consumer's CPF or CNPJ is required
 //   (750), reported on `dest`; finNFe is always 1 (715).
 
-import { buildAccessKey } from '../access-key.ts';
+import { buildAccessKey, keyInSignedXml } from '../access-key.ts';
 import { qrBaseUrlOf, urlChaveOf } from '../br/nfce-urls.ts';
 import { checkEmitter } from '../emit-block.ts';
 import { FieldError, IssueCollector } from '../errors.ts';
@@ -110,7 +110,7 @@ function build(input: NfceRequest, ctx: BuildNfceContext, issues: IssueCollector
   if (checked.ok) checkIdentificationLimit(dest, uf, tot.vNF, issues);
   const itemTotTrib = itemTaxBurden(input, checked, crt, ctx.vTotTribRate, issues);
   const vTotTrib = itemTotTrib.reduce((a, b) => a + b, 0n);
-  const pags = checkPayments(input, issues);
+  const pags = checkPayments(input, ide.dhEmi?.text, issues);
   const vTroco = checkChange(input, pags, tot.vNF, checked.ok, issues);
   const infCpl = issues.capture(() => optTString(input.infCpl, 'infCpl', 1, 5000));
   const infAdFisco = issues.capture(() => optTString(input.infAdFisco, 'infAdFisco', 1, 2000));
@@ -282,8 +282,8 @@ function section(xml: string, name: string): string {
  */
 export function readNfceSummary(signedXml: string): NfceSummary {
   if (typeof signedXml !== 'string') throw new FieldError('xml', 'XML da NFC-e obrigatório');
-  const id = /<infNFe\s[^>]*?\bId="NFe([0-9]{44})"/.exec(signedXml);
-  if (!id) throw new FieldError('xml', 'documento sem infNFe/@Id');
+  const key = keyInSignedXml(signedXml, 'NFe');
+  if (!key) throw new FieldError('xml', 'documento sem infNFe/@Id');
   const ide = section(signedXml, 'ide');
   const emit = section(signedXml, 'emit');
   const supl = section(signedXml, 'infNFeSupl');
@@ -293,7 +293,7 @@ export function readNfceSummary(signedXml: string): NfceSummary {
     return v;
   };
   return {
-    key: id[1]!,
+    key,
     nNF: Number(need(ide, 'nNF', 'ide')),
     serie: Number(need(ide, 'serie', 'ide')),
     dhEmi: need(ide, 'dhEmi', 'ide'),

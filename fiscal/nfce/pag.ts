@@ -1,48 +1,28 @@
 // The payments (`pag`) of the NFC-e (docs/fiscal.md, "Payments"): one detPag per payment, with its
 // card group, and the change (vTroco). Checked into the caller's IssueCollector and written once
-// the whole document is sound.
+// the whole document is sound. What each payment method is (its code, its dates, its card rule)
+// is base/common/payment-methods.ts, read through the law table by the document's date
+// (fiscal/law/in-force.ts).
 //
 // Decisions:
 // - The sum of the payments may exceed vNF only by the change. Without vTroco the difference is
 //   written as vTroco; with it, it must match (869).
-// - Card data is NOT required by the builder: a card payment without `card` is written without
-//   the group, so the (sandbox) authority can reject it with 391. `paymentRuleViolation` tells
-//   the caller in advance.
+// - A code not in force on the document's date (23 and 24 before 2026-05-04, say) is refused
+//   naming `pag[i].tPag`.
+// - A credit or debit card payment (03, 04) without `card` is written without the group, so the
+//   authority rejects it with 391, the rule every UF applies (and the terminal's correction of a
+//   rejected receipt meets it). A method whose card rule is at the UF's discretion (PIX dinâmico,
+//   17) is refused without it, naming `pag[i].card`: a Balcão NFC-e then passes in every UF.
+//   `paymentRuleViolation` tells a caller in advance what the authority will say.
 
+import { paymentMethod } from '../../base/common/payment-methods.ts';
 import { assertCnpj } from '../br/documents.ts';
 import { FieldError, type IssueCollector } from '../errors.ts';
+import { cardGroupRequired, lawDate, paymentMethodInForce, paymentMethodOutOfForce } from '../law/in-force.ts';
 import { asObject, DEC, decimal, isAbsent, optTString, pattern, tString, type Dec } from '../layout-fields.ts';
 import { fromCents } from '../money.ts';
 import { el, text } from '../xml.ts';
 import type { NfceCard, NfceRequest } from './types.ts';
-
-/** tPag codes after NT 2020.006 / NT 2023.004 (docs/fiscal.md, "Payments"). */
-export const TPAG_CODES: readonly string[] = [
-  '01',
-  '02',
-  '03',
-  '04',
-  '05',
-  '10',
-  '11',
-  '12',
-  '13',
-  '14',
-  '15',
-  '16',
-  '17',
-  '18',
-  '19',
-  '20',
-  '21',
-  '22',
-  '90',
-  '91',
-  '99',
-];
-
-/** Payments for which the body's top-level `card` applies and whose missing card is rejection 391. */
-export const CARD_TPAG: readonly string[] = ['03', '04'];
 
 export const REJECTION_TEXTS = {
   391: 'Não informados os dados do cartão de crédito / débito nas Formas de Pagamento da Nota Fiscal',
@@ -54,24 +34,30 @@ export type PaymentRuleViolation = { cStat: 391 | 392; xMotivo: string };
 type CardOut = { tpIntegra: string; CNPJ?: string; tBand?: string; cAut?: string; CNPJReceb?: string; idTermPag?: string };
 export type PagOut = { indPag?: string; tPag: string; xPag?: string; vPag: Dec; dPag?: string; card?: CardOut };
 
-/** The card group that applies to a payment: its own, or the body's for a card tPag. */
+/** Whether the body's top-level `card` applies to a payment of this code: the methods rule 391 names. */
+const takesBodyCard = (tPag: unknown): boolean => {
+  const card = typeof tPag === 'string' ? paymentMethod(tPag)?.card : undefined;
+  return card === 'required' || card === 'required-uf';
+};
+
+/** The card group that applies to a payment: its own, or the body's for a method rule 391 names. */
 function cardOf(input: NfceRequest, pag: { tPag?: unknown; card?: NfceCard }, i: number): { card?: NfceCard; path: string } {
   if (pag.card !== undefined && pag.card !== null) return { card: pag.card, path: `pag[${i}].card` };
-  if (typeof pag.tPag === 'string' && CARD_TPAG.includes(pag.tPag) && input.card) return { card: input.card, path: 'card' };
+  if (takesBodyCard(pag.tPag) && input.card) return { card: input.card, path: 'card' };
   return { path: `pag[${i}].card` };
 }
 
 /**
- * Rules 391/392 of the payment group (docs/fiscal.md, "Payments"), for the (sandbox) authority and for
- * callers who want to warn before sending. The builder itself does not enforce them.
+ * Rules 391/392 of the payment group (docs/fiscal.md, "Payments") on the document's day (`date`,
+ * YYYY-MM-DD), for callers who want to warn before sending.
  */
-export function paymentRuleViolation(input: NfceRequest): PaymentRuleViolation | undefined {
+export function paymentRuleViolation(input: NfceRequest, date: string): PaymentRuleViolation | undefined {
   if (!input || !Array.isArray(input.pag)) return undefined;
   for (const [i, pag] of input.pag.entries()) {
     if (!pag || typeof pag !== 'object') continue;
     const { card } = cardOf(input, pag, i);
     if (!card) {
-      if (CARD_TPAG.includes(pag.tPag)) return { cStat: 391, xMotivo: REJECTION_TEXTS[391] };
+      if (typeof pag.tPag === 'string' && cardGroupRequired(pag.tPag, date)) return { cStat: 391, xMotivo: REJECTION_TEXTS[391] };
       continue;
     }
     const tpIntegra = card.tpIntegra ?? '2';
@@ -82,26 +68,31 @@ export function paymentRuleViolation(input: NfceRequest): PaymentRuleViolation |
   return undefined;
 }
 
-/** The payments that are sound, in order. */
-export function checkPayments(input: NfceRequest, issues: IssueCollector): PagOut[] {
+/**
+ * The payments that are sound, in order. `dhEmi`: the document's, as written (undefined when it
+ * was reported: the codes are then checked for existence only).
+ */
+export function checkPayments(input: NfceRequest, dhEmi: string | undefined, issues: IssueCollector): PagOut[] {
+  const date = dhEmi === undefined ? undefined : lawDate(dhEmi);
   const pags: PagOut[] = [];
   if (!Array.isArray(input.pag) || input.pag.length === 0) issues.add('pag', 'informe ao menos uma forma de pagamento');
   else if (input.pag.length > 100) issues.add('pag', 'no máximo 100 formas de pagamento');
   for (const [i, raw] of (Array.isArray(input.pag) ? input.pag : []).entries()) {
-    const pag = checkPayment(input, raw, i, issues);
+    const pag = checkPayment(input, raw, i, date, issues);
     if (pag) pags.push(pag);
   }
   return pags;
 }
 
-function checkPayment(input: NfceRequest, raw: unknown, i: number, issues: IssueCollector): PagOut | undefined {
+function checkPayment(input: NfceRequest, raw: unknown, i: number, date: string | undefined, issues: IssueCollector): PagOut | undefined {
   const cap = <T>(check: () => T): T | undefined => issues.capture(check);
   const base = `pag[${i}]`;
   const pag = asObject(raw, base, issues);
   if (!pag) return undefined;
   const tPag = cap(() => {
     const v = pattern(pag.tPag, `${base}.tPag`, /^[0-9]{2}$/, 'tPag deve ter 2 dígitos');
-    if (!TPAG_CODES.includes(v)) throw new FieldError(`${base}.tPag`, `meio de pagamento ${v} inexistente`);
+    if (!paymentMethod(v)) throw new FieldError(`${base}.tPag`, `meio de pagamento ${v} inexistente`);
+    if (date !== undefined && !paymentMethodInForce(v, date)) throw new FieldError(`${base}.tPag`, paymentMethodOutOfForce(v, date));
     return v;
   });
   const vPag = cap(() => decimal(pag.vPag, `${base}.vPag`, DEC.v));
@@ -112,6 +103,10 @@ function checkPayment(input: NfceRequest, raw: unknown, i: number, issues: Issue
   );
   const { card, path } = cardOf(input, { tPag: pag.tPag, card: pag.card as NfceCard | undefined }, i);
   const cardOut = card === undefined ? undefined : checkCard(card, path, issues);
+  const method = tPag === undefined ? undefined : paymentMethod(tPag);
+  if (card === undefined && method?.card === 'required-uf' && date !== undefined && cardGroupRequired(method.tPag, date)) {
+    issues.add(path, `pagamento por ${method.label} (tPag ${method.tPag}) exige o grupo card, ao menos com tpIntegra (regra YA04-10, rejeição 391)`);
+  }
   return tPag && vPag ? { indPag, tPag, xPag, vPag, dPag, card: cardOut } : undefined;
 }
 
@@ -127,10 +122,6 @@ function checkCard(card: NfceCard, path: string, issues: IssueCollector): CardOu
     CNPJReceb: cap(() => (isAbsent(c.CNPJReceb) ? undefined : assertCnpj(c.CNPJReceb, `${path}.CNPJReceb`))),
     idTermPag: cap(() => optTString(c.idTermPag, `${path}.idTermPag`, 1, 40)),
   };
-  for (const cnpjField of ['CNPJ', 'CNPJReceb'] as const) {
-    const v = cardOut[cnpjField];
-    if (v && !/^[0-9]{14}$/.test(v)) issues.add(`${path}.${cnpjField}`, 'CNPJ alfanumérico ainda não é aceito pelo Balcão');
-  }
   return cardOut;
 }
 

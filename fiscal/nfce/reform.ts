@@ -5,9 +5,10 @@
 
 import type { IssueCollector } from '../errors.ts';
 import type { ReformRates } from '../ibscbs/item.ts';
-import { RATE_NAMES, ratesAt } from '../ibscbs/rates.ts';
+import { RATE_NAMES, ratesAt, REFORM_START } from '../ibscbs/rates.ts';
 import { checkIbsCbsSettings, reformApplies, type IbsCbsSettings } from '../ibscbs/settings.ts';
 import type { Emitter } from '../company.ts';
+import { reformGroupsExist } from '../law/in-force.ts';
 
 const RATE_LABELS = { pIBSUF: 'do IBS da UF', pIBSMun: 'do IBS do município', pCBS: 'da CBS' } as const;
 
@@ -40,8 +41,8 @@ export function documentReform(emitter: Emitter, crt: number | undefined, dhEmi:
     else ok = false;
   }
   const absent =
-    date !== undefined && date < '2026-01-01'
-      ? `o IBS e a CBS começam em 2026-01-01; esta NFC-e é de ${date}`
+    date !== undefined && !reformGroupsExist(date)
+      ? `o IBS e a CBS começam em ${REFORM_START}; esta NFC-e é de ${date}`
       : `emitente com CRT ${crt} não informa IBS/CBS: a opção está desativada nas configurações da empresa`;
   return { settings, rates, ok, absent };
 }

@@ -7,6 +7,7 @@
 //
 // Money in integer cents (bigint), quantities as the layout's decimal strings.
 
+import { keyInAttributes } from '../access-key.ts';
 import { FieldError } from '../errors.ts';
 import { toCents } from '../money.ts';
 import { nfeReader } from '../nfe-reader.ts';
@@ -47,9 +48,8 @@ export function nfceSaleFacts(xml: string): NfceSaleFacts {
   const { at, section, sections, textOf, required } = nfeReader(xml);
   const infNFe = at(xml, 'infNFe');
   if (!infNFe) throw new FieldError('xml', 'documento sem infNFe');
-  const id = /\bId\s*=\s*["']NFe([0-9A-Z]{44})["']/.exec(infNFe.attrs);
-  if (!id) throw new FieldError('xml', 'documento sem infNFe/@Id (chave de acesso)');
-  const chave = id[1]!;
+  const chave = keyInAttributes(infNFe.attrs, 'NFe');
+  if (!chave) throw new FieldError('xml', 'documento sem infNFe/@Id (chave de acesso)');
   const inf = infNFe.body;
   const ide = section(inf, 'ide');
   const mod = required(ide, 'mod', 'ide');

@@ -46,6 +46,7 @@
 
 import { buildAccessKey, generateNumericCode, isValidNumericCode } from '../access-key.ts';
 import { assertMunicipality } from '../br/catalogs.ts';
+import { formatTaxId, unmaskTaxId } from '../../base/common/tax-ids.ts';
 import { assertCnpj, assertCpf } from '../br/documents.ts';
 import { cUFOf } from '../br/uf.ts';
 import type { Emitter } from '../company.ts';
@@ -352,11 +353,12 @@ function checkDestinatario(input: DevolucaoRequest, original: OriginalNfce, homo
   if (original.dest) {
     dest = { tag: original.dest.tag, doc: original.dest.doc };
     if (givenDoc) {
-      const value = String(given![givenDoc]).replace(/\D/g, '');
+      // Letters are part of an alphanumeric CNPJ: only the mask's punctuation is ignored.
+      const value = unmaskTaxId(String(given![givenDoc]));
       if (`${givenDoc.toUpperCase()}` !== original.dest.tag || value !== original.dest.doc) {
         issues.add(
           `destinatario.${givenDoc}`,
-          `difere do consumidor identificado na NFC-e (${original.dest.tag} ${original.dest.doc}): a devolução é de quem comprou`,
+          `difere do consumidor identificado na NFC-e (${original.dest.tag} ${formatTaxId(original.dest.doc)}): a devolução é de quem comprou`,
         );
       }
     }
@@ -364,11 +366,7 @@ function checkDestinatario(input: DevolucaoRequest, original: OriginalNfce, homo
     const doc = cap(() => assertCpf(given!.cpf, 'destinatario.cpf'));
     if (doc) dest = { tag: 'CPF', doc };
   } else if (givenDoc === 'cnpj') {
-    const doc = cap(() => {
-      const v = assertCnpj(given!.cnpj, 'destinatario.cnpj');
-      if (!/^[0-9]{14}$/.test(v)) throw new FieldError('destinatario.cnpj', 'CNPJ alfanumérico ainda não é aceito pelo Balcão');
-      return v;
-    });
+    const doc = cap(() => assertCnpj(given!.cnpj, 'destinatario.cnpj'));
     if (doc) dest = { tag: 'CNPJ', doc };
   } else if (givenIds.length === 0) {
     issues.add('destinatario', 'obrigatório: a NFC-e não identificou o consumidor; informe o cpf ou o cnpj e o nome de quem devolve');

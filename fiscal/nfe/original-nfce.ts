@@ -6,6 +6,7 @@
 // readers of our own compact documents: the items and tax groups are nested and open-ended.
 
 import { DOMParser } from '@xmldom/xmldom';
+import { keyOfId } from '../access-key.ts';
 import { FieldError } from '../errors.ts';
 import { AUTHORIZED_CSTAT, NS_NFE } from '../protocol.ts';
 
@@ -105,7 +106,7 @@ export function readOriginalNfce(xml: string, field = 'chave_nfce'): OriginalNfc
   const cStat = textOf(child(child(root, 'protNFe'), 'infProt'), 'cStat');
   if (!inf) return fail('nfeProc sem NFe/infNFe');
   if (!cStat || !AUTHORIZED_CSTAT.has(cStat)) return fail(`a NFC-e original não está autorizada (cStat ${cStat ?? 'ausente'})`);
-  const key = /^NFe([0-9]{44})$/.exec(inf.getAttribute('Id') ?? '')?.[1];
+  const key = keyOfId(inf.getAttribute('Id'), 'NFe');
   if (!key) return fail('infNFe sem Id de chave de acesso');
   const ide = child(inf, 'ide');
   const emit = child(inf, 'emit');

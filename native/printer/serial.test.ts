@@ -21,7 +21,7 @@ import {
   type SerialBindingLike,
   type SerialLineSettings,
 } from './serial.ts';
-import { printerRejection, testReceipt } from './test-support.ts';
+import { printerRejection, testReceipt } from '../../test/helpers/printer-receipts.ts';
 
 const XOFF = 0x13;
 const XON = 0x11;

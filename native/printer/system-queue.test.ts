@@ -1,11 +1,11 @@
 // The system printer (IPP to a print queue) against the real CUPS scheduler of Debian, started
-// privately by cups-test-server.ts, with raw queues whose device is an AppSocket printer.
+// privately by test/helpers/cups-test-server.ts, with raw queues whose device is an AppSocket printer.
 
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, startAppSocketPrinter, startCupsd, type AppSocketPrinter, type CupsTestServer } from './cups-test-server.ts';
+import { freePort, startAppSocketPrinter, startCupsd, type AppSocketPrinter, type CupsTestServer } from '../../test/helpers/cups-test-server.ts';
 import { JOB_STATE, parseSystemQueue, SystemQueuePrinter } from './system-queue.ts';
-import { printerRejection, testReceipt } from './test-support.ts';
+import { printerRejection, testReceipt } from '../../test/helpers/printer-receipts.ts';
 import { KEPT } from './transports.ts';
 
 describe('parseSystemQueue', () => {

@@ -31,7 +31,7 @@
 //
 // What was tested, and what was not: the whole path against Debian's CUPS 2.4 (a private cupsd
 // with a raw queue whose device is the `socket` backend, i.e. an AppSocket/9100 printer; see
-// cups-test-server.ts): bytes arrive identical, a missing queue, a stopped queue, cupsd down and
+// test/helpers/cups-test-server.ts): bytes arrive identical, a missing queue, a stopped queue, cupsd down and
 // a device that never answers each fail with their own message. macOS runs the same CUPS and
 // the same IPP, but was not tried. The Windows print server was NOT tested: no Windows machine
 // is available to this project. The four operations used are the ones every IPP/1.1 server

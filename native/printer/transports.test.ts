@@ -9,7 +9,7 @@ import { decodeEscPos } from '../../test/escpos-decoder.ts';
 import { encodeEscPos } from '../../fiscal/danfe/escpos.ts';
 import { danfeModel } from '../../fiscal/danfe/model.ts';
 import { decodeStatus, DeviceFilePrinter, isDeviceBlocked, MemoryPrinter, STATUS_QUERY, TcpPrinter, VirtualPrinter } from './transports.ts';
-import { printerRejection, testReceipt } from './test-support.ts';
+import { printerRejection, testReceipt } from '../../test/helpers/printer-receipts.ts';
 
 // ---------------------------------------------------------------------------------------------
 // A fake network printer on 127.0.0.1, port 0

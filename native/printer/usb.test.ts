@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeEscPos } from '../../test/escpos-decoder.ts';
-import { printerRejection, testReceipt } from './test-support.ts';
+import { printerRejection, testReceipt } from '../../test/helpers/printer-receipts.ts';
 import { LIBUSB, loadUsbBackend, parseUsbAddress, USB_CHUNK, UsbPrinter, type UsbPrinterOptions } from './usb.ts';
-import { SimulatedUsbBus, type SimulatedDeviceOptions } from './usb-simulator.ts';
+import { SimulatedUsbBus, type SimulatedDeviceOptions } from '../../test/helpers/usb-simulator.ts';
 
 let receipt: Uint8Array;
 let qrCode: string;

@@ -2,6 +2,8 @@
 // receipt of the sale just finished, the printer's recent jobs, and one dialog at a time.
 
 import { useCallback, useEffect, useRef } from 'react';
+import { Announcer } from '../a11y/Announcer.tsx';
+import { useAnnouncements } from '../a11y/use-announcements.ts';
 import { CashDialog } from '../cash/CashDialog.tsx';
 import { TillClosedPanel } from '../cash/TillClosedPanel.tsx';
 import { ErrorAlert } from '../components/ErrorAlert.tsx';
@@ -9,6 +11,7 @@ import { ConsumerDialog } from '../checkout/ConsumerDialog.tsx';
 import { DiscardDialog } from '../checkout/DiscardDialog.tsx';
 import { ItemsList } from '../checkout/ItemsList.tsx';
 import { ProductEntry } from '../checkout/ProductEntry.tsx';
+import { QuantityDialog } from '../checkout/QuantityDialog.tsx';
 import { TotalPanel } from '../checkout/TotalPanel.tsx';
 import { PaymentDialog } from '../payment/PaymentDialog.tsx';
 import { PrintsPanel } from '../prints/PrintsPanel.tsx';
@@ -40,7 +43,9 @@ function CurrentDialog(props: { dialog: DialogState }) {
     case 'discard':
       return <DiscardDialog />;
     case 'receipts':
-      return <ReceiptsDialog />;
+      return <ReceiptsDialog returnTo={dialog.returnTo} />;
+    case 'quantity':
+      return <QuantityDialog key={dialog.itemId} itemId={dialog.itemId} />;
     case 'cancel':
       return <CancelDialog key={dialog.receiptId} receiptId={dialog.receiptId} />;
     case 'return':
@@ -74,6 +79,7 @@ export function App() {
 
   const focusQuantity = useCallback(() => quantityRef.current?.select(), []);
   useShortcuts(focusQuantity);
+  useAnnouncements();
 
   // The product input keeps the focus whenever nothing else asked for it: after a dialog
   // closes, after a button was clicked or tapped, after the receipt panel gives way to a new
@@ -117,11 +123,12 @@ export function App() {
         </div>
         <aside className="side">
           <TotalPanel sale={showReceipt ? finished.sale : sale} />
-          <ActionBar sale={sale} tillClosed={tillClosed} onQuantity={focusQuantity} />
+          <ActionBar sale={sale} tillClosed={tillClosed} selectedItemId={selectedItemId} onQuantity={focusQuantity} />
           <PrintsPanel />
         </aside>
       </main>
       <CurrentDialog dialog={dialog} />
+      <Announcer />
     </div>
   );
 }

@@ -100,7 +100,7 @@ export function ClosingView(props: { session: CashSessionView; onDone: () => voi
       <ErrorAlert error={error} />
       <details>
         <summary>Relatório como impresso</summary>
-        <pre className="report" aria-label="Relatório de fechamento">
+        <pre className="report" role="region" aria-label="Relatório de fechamento" tabIndex={0}>
           {closing.report.join('\n')}
         </pre>
       </details>

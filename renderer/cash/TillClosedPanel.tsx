@@ -1,9 +1,10 @@
 // In place of the counter while the till is closed: no sale finishes without an open session,
 // so the cashier opens it here, with the float counted in the drawer.
 
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { ErrorAlert } from '../components/ErrorAlert.tsx';
 import { openCash } from '../state/cash-store.ts';
+import { useUi } from '../state/ui-store.ts';
 import { parseCentsOrZero } from './money-input.ts';
 
 export function TillClosedPanel() {
@@ -11,6 +12,12 @@ export function TillClosedPanel() {
   const [float, setFloat] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const operatorRef = useRef<HTMLInputElement>(null);
+  // The cashier starts here, unless a dialog is open (the till just closed in the Caixa dialog,
+  // whose closing the cashier is reading): the focus is not pulled from behind it.
+  useEffect(() => {
+    if (useUi.getState().dialog.kind === 'none') operatorRef.current?.focus();
+  }, []);
 
   const submit = async () => {
     let floatCents: number;
@@ -38,7 +45,7 @@ export function TillClosedPanel() {
       >
         <label className="field">
           <span>Operador(a)</span>
-          <input autoFocus autoComplete="off" value={operator} onChange={(e) => setOperator(e.target.value)} />
+          <input ref={operatorRef} autoComplete="off" value={operator} onChange={(e) => setOperator(e.target.value)} />
         </label>
         <label className="field">
           <span>Troco inicial</span>

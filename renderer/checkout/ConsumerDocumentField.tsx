@@ -48,7 +48,8 @@ export function ConsumerDocumentField(props: { entry: ConsumerDocumentEntry; foc
         <input
           ref={input}
           className="big-input"
-          inputMode="numeric"
+          autoCapitalize="characters"
+          spellCheck={false}
           autoComplete="off"
           value={text}
           aria-invalid={check !== null && !check.ok}

@@ -13,6 +13,15 @@ export function ItemsList(props: { sale: SaleView | null; selectedItemId: number
   useEffect(() => {
     bottom.current?.scrollIntoView?.({ block: 'end' });
   }, [count]);
+  // The line the arrows select comes into view (the list may be longer than the window).
+  // So does it when the window changes size (zoom), where the page scrolls instead of the list.
+  const table = useRef<HTMLTableElement>(null);
+  useEffect(() => {
+    const show = () => table.current?.querySelector('tr[aria-current]')?.scrollIntoView?.({ block: 'nearest' });
+    show();
+    window.addEventListener('resize', show);
+    return () => window.removeEventListener('resize', show);
+  }, [selectedItemId]);
 
   if (!sale || sale.items.length === 0) {
     return (
@@ -23,7 +32,7 @@ export function ItemsList(props: { sale: SaleView | null; selectedItemId: number
   }
   return (
     <div className="items">
-      <table>
+      <table ref={table}>
         <caption className="sr-only">Itens da venda</caption>
         <thead>
           <tr>

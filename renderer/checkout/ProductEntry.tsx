@@ -1,18 +1,25 @@
 // The one input the counter lives in: "Código ou nome do produto". A scanner types digits and
 // Enter; `3*7891000100103` (or the quantity field) sets the quantity; letters search the catalog
 // and the results are picked with the arrows and Enter. With the input empty, the arrows move
-// through the sale's lines and Delete removes the selected one.
+// through the sale's lines, Delete removes the selected one and * changes its quantity.
 
 import { useEffect, useId, useRef, useState } from 'react';
 import type { ProductView } from '../../electron/api/terminal-api.ts';
 import { ErrorAlert } from '../components/ErrorAlert.tsx';
 import type { InputError } from '../money/money.ts';
 import { formatCents, looksLikeCode, parseEntry, parseQuantity } from '../money/money.ts';
-import { addItem, moveSelection, removeItem, takePrefill, useSale } from '../state/sale-store.ts';
+import { addItem, moveSelection, removeItem, selectedLine, takePrefill, useSale } from '../state/sale-store.ts';
 import { terminal } from '../state/terminal.ts';
-import { useUi } from '../state/ui-store.ts';
+import { openDialog, useUi } from '../state/ui-store.ts';
 
 const SEARCH_DELAY_MS = 120;
+
+/** "*" typed first (nothing else in the input) with a line selected: its quantity is changed. */
+function editSelectedQuantity(typed: string): boolean {
+  const line = typed === '' ? selectedLine() : null;
+  if (line) openDialog({ kind: 'quantity', itemId: line.id });
+  return line !== null;
+}
 
 function isEditable(el: Element | null): boolean {
   if (!el) return false;
@@ -38,6 +45,7 @@ export function ProductEntry(props: { inputRef: React.RefObject<HTMLInputElement
       if (e.key.length === 1 && e.key !== ' ') {
         e.preventDefault();
         inputRef.current?.focus();
+        if (e.key === '*' && editSelectedQuantity(inputRef.current?.value ?? '')) return;
         setText((t) => t + e.key);
       }
     };
@@ -106,6 +114,10 @@ export function ProductEntry(props: { inputRef: React.RefObject<HTMLInputElement
     }
     if (e.key === 'Escape') {
       reset();
+      return;
+    }
+    if (e.key === '*' && editSelectedQuantity(text)) {
+      e.preventDefault();
       return;
     }
     if (e.key === 'Delete' && text === '') {

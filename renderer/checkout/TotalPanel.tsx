@@ -1,4 +1,5 @@
-// The running total, big enough to read from the other side of the counter.
+// The running total, big enough to read from the other side of the counter. Not a live region:
+// a screen reader hears the total with the item that changed it (a11y/announcements.ts).
 
 import type { SaleView } from '../../electron/api/terminal-api.ts';
 import { formatDocument } from '../documents/consumer-document.ts';
@@ -10,9 +11,7 @@ export function TotalPanel(props: { sale: SaleView | null }) {
   return (
     <section className="total-panel" aria-label="Total da venda">
       <div className="total-label">Total</div>
-      <output className="total-value" aria-live="polite">
-        {formatCents(sale?.totalCents ?? 0)}
-      </output>
+      <div className="total-value">{formatCents(sale?.totalCents ?? 0)}</div>
       <div className="total-meta">
         {items} {items === 1 ? 'item' : 'itens'}
         {sale && sale.paidCents > 0 && (

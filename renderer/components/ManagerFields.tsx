@@ -6,8 +6,12 @@ import type { ManagerAuthorization } from '../../electron/api/terminal-api.ts';
 import { loadManagers, useSettings } from '../state/settings-store.ts';
 import { ErrorAlert } from './ErrorAlert.tsx';
 
-export function ManagerFields(props: { value: ManagerAuthorization; onChange: (v: ManagerAuthorization) => void }) {
-  const { value, onChange } = props;
+/**
+ * `focusPin`: the PIN is where the dialog starts (the manager is chosen already when there is one):
+ * for dialogs whose first fields these are.
+ */
+export function ManagerFields(props: { value: ManagerAuthorization; onChange: (v: ManagerAuthorization) => void; focusPin?: boolean }) {
+  const { value, onChange, focusPin } = props;
   const managers = useSettings((s) => s.managers);
   const error = useSettings((s) => s.managersError);
   const selectId = useId();
@@ -37,7 +41,14 @@ export function ManagerFields(props: { value: ManagerAuthorization; onChange: (v
         </div>
         <label className="field">
           <span>PIN do gerente</span>
-          <input type="password" inputMode="numeric" autoComplete="off" value={value.pin} onChange={(e) => onChange({ ...value, pin: e.target.value })} />
+          <input
+            type="password"
+            inputMode="numeric"
+            autoComplete="off"
+            data-autofocus={focusPin || undefined}
+            value={value.pin}
+            onChange={(e) => onChange({ ...value, pin: e.target.value })}
+          />
         </label>
       </div>
     </fieldset>

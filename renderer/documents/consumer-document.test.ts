@@ -7,6 +7,8 @@ describe('consumer document', () => {
     ['52998224725', 'cpf', '52998224725', '529.982.247-25'],
     ['11.222.333/0001-81', 'cnpj', '11222333000181', '11.222.333/0001-81'],
     [' 11222333000181 ', 'cnpj', '11222333000181', '11.222.333/0001-81'],
+    ['12.ABC.345/01DE-35', 'cnpj', '12ABC34501DE35', '12.ABC.345/01DE-35'],
+    ['12ABC34501DE35', 'cnpj', '12ABC34501DE35', '12.ABC.345/01DE-35'],
   ])('%s is a valid %s', (text, kind, digits, formatted) => {
     expect(checkConsumerDocument(text)).toEqual({ ok: true, kind, digits, formatted });
   });
@@ -16,9 +18,13 @@ describe('consumer document', () => {
     ['111.111.111-11', 'CPF inválido'],
     ['11.222.333/0001-82', 'CNPJ inválido'],
     ['00000000000000', 'CNPJ inválido'],
-    ['1234', 'informe 11 dígitos (CPF) ou 14 (CNPJ); foram 4'],
+    ['1234', 'informe 11 dígitos (CPF) ou 14 caracteres (CNPJ); foram 4'],
     ['', 'informe o documento'],
-    ['12ABC34500019', 'somente números'],
+    ['12ABC34501DE36', 'CNPJ inválido (dígito verificador não confere)'],
+    ['12.abc.345/01de-35', 'letras maiúsculas'],
+    ['12ABC3450019', '14 caracteres (recebidos 12)'],
+    ['12ABC34501DEA5', 'numéricos'],
+    ['11.222.333/0001-8#', 'somente dígitos e letras maiúsculas'],
   ])('%j is refused: %s, naming the field', (text, message) => {
     const r = checkConsumerDocument(text);
     expect(r.ok).toBe(false);
@@ -31,5 +37,6 @@ describe('consumer document', () => {
   it('formats stored documents', () => {
     expect(formatDocument('52998224725')).toBe('529.982.247-25');
     expect(formatDocument('11222333000181')).toBe('11.222.333/0001-81');
+    expect(formatDocument('12ABC34501DE35')).toBe('12.ABC.345/01DE-35');
   });
 });

@@ -22,7 +22,13 @@ export function CardFields(props: { value: CardForm; onChange: (v: CardForm) => 
       <div className="row">
         <label className="field">
           <span>CNPJ da credenciadora{required ? ' (obrigatório)' : ' (opcional)'}</span>
-          <input inputMode="numeric" autoComplete="off" value={value.cnpj} onChange={(e) => onChange({ ...value, cnpj: e.target.value })} />
+          <input
+            autoCapitalize="characters"
+            spellCheck={false}
+            autoComplete="off"
+            value={value.cnpj}
+            onChange={(e) => onChange({ ...value, cnpj: e.target.value })}
+          />
         </label>
         {showBrand && (
           <label className="field">

@@ -11,7 +11,7 @@ import { addPayment, finishSale, removePayment, useSale } from '../state/sale-st
 import { closeDialog } from '../state/ui-store.ts';
 import { CardFields } from './CardFields.tsx';
 import { ConsumerRequired } from './ConsumerRequired.tsx';
-import { emptyCard, METHODS, needsCard, paymentFrom, type CardForm, type MethodId } from './payment-methods.ts';
+import { asksBrand, emptyCard, METHODS, needsCard, paymentFrom, type CardForm, type MethodId } from './payment-methods.ts';
 
 export function PaymentDialog() {
   const sale = useSale((s) => s.sale);
@@ -64,6 +64,7 @@ export function PaymentDialog() {
     setCard(emptyCard());
     setTPag('01');
     amountRef.current?.select();
+    amountRef.current?.scrollIntoView({ block: 'nearest' }); // the lines added above pushed it down
   };
 
   const onKeyDown = (e: React.KeyboardEvent) => {
@@ -74,28 +75,29 @@ export function PaymentDialog() {
   };
 
   if (!sale) return null;
+  const band = (
+    <dl className="summary">
+      <div>
+        <dt>Total</dt>
+        <dd className="strong">{formatCents(sale.totalCents)}</dd>
+      </div>
+      <div>
+        <dt>Pago</dt>
+        <dd>{formatCents(sale.paidCents)}</dd>
+      </div>
+      <div>
+        <dt>Falta</dt>
+        <dd className={sale.remainingCents > 0 ? 'strong due' : 'strong'}>{formatCents(sale.remainingCents)}</dd>
+      </div>
+      <div>
+        <dt>Troco</dt>
+        <dd className="strong change">{formatCents(sale.changeCents)}</dd>
+      </div>
+    </dl>
+  );
   return (
-    <Dialog title="Pagamento" onClose={closeDialog} wide>
+    <Dialog title="Pagamento" onClose={closeDialog} wide band={band}>
       <div className="payment" onKeyDown={onKeyDown}>
-        <dl className="summary">
-          <div>
-            <dt>Total</dt>
-            <dd className="strong">{formatCents(sale.totalCents)}</dd>
-          </div>
-          <div>
-            <dt>Pago</dt>
-            <dd>{formatCents(sale.paidCents)}</dd>
-          </div>
-          <div>
-            <dt>Falta</dt>
-            <dd className={sale.remainingCents > 0 ? 'strong due' : 'strong'}>{formatCents(sale.remainingCents)}</dd>
-          </div>
-          <div>
-            <dt>Troco</dt>
-            <dd className="strong change">{formatCents(sale.changeCents)}</dd>
-          </div>
-        </dl>
-
         {sale.payments.length > 0 && (
           <table className="payments">
             <caption>Pagamentos lançados</caption>
@@ -155,18 +157,18 @@ export function PaymentDialog() {
                 onChange={(e) => setAmount(e.target.value)}
               />
             </label>
-            {needsCard(tPag) && <CardFields value={card} onChange={setCard} showBrand={tPag !== '17'} />}
+            {needsCard(tPag) && <CardFields value={card} onChange={setCard} showBrand={asksBrand(tPag)} />}
           </form>
         )}
         <div className="dialog-footer">
           <ErrorAlert error={error} />
           <div className="dialog-actions">
             {!paid && (
-              <button type="submit" form={formId} disabled={busy}>
+              <button type="submit" form={formId} aria-keyshortcuts="Enter" disabled={busy}>
                 Adicionar pagamento <kbd>Enter</kbd>
               </button>
             )}
-            <button ref={finishRef} type="button" className="primary" disabled={!canFinish || busy} onClick={() => void finish()}>
+            <button ref={finishRef} type="button" className="primary" aria-keyshortcuts="F2" disabled={!canFinish || busy} onClick={() => void finish()}>
               Finalizar venda <kbd>F2</kbd>
             </button>
           </div>

@@ -23,6 +23,18 @@ describe('payment lines from the form', () => {
     });
   });
 
+  it('takes an acquirer with an alphanumeric CNPJ, and refuses lower-case letters or a wrong check digit, naming the field', () => {
+    expect(cardFromForm({ tpIntegra: '1', cnpj: '12.ABC.345/01DE-35', tBand: '', cAut: 'A1' })).toEqual({
+      card: { tpIntegra: '1', cnpj: '12ABC34501DE35', cAut: 'A1' },
+    });
+    expect(cardFromForm({ tpIntegra: '1', cnpj: '12.abc.345/01de-35', tBand: '', cAut: 'A1' })).toEqual({
+      error: expect.stringMatching(/^CNPJ da credenciadora: CNPJ deve usar letras maiúsculas/),
+    });
+    expect(cardFromForm({ tpIntegra: '2', cnpj: '12ABC34501DE53', tBand: '', cAut: '' })).toEqual({
+      error: 'CNPJ da credenciadora: CNPJ inválido (dígito verificador não confere)',
+    });
+  });
+
   it('PIX carries the card group too (rejection 391 in some states without it)', () => {
     expect(paymentFrom('17', 500, emptyCard())).toEqual({ payment: { tPag: '17', amountCents: 500, card: { tpIntegra: '2' } } });
   });

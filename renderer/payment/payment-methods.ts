@@ -1,18 +1,17 @@
-// The payment methods the counter offers and the card data each needs (docs/fiscal.md, "Payments"):
-// cards and PIX carry the card group (tpIntegra; with 1 = TEF, the acquirer's CNPJ and the
-// authorization code are required, rejection 392), cash carries none.
+// The payment methods the counter offers and the card data each needs (docs/fiscal.md, "Payments"),
+// from the one catalog (base/common/payment-methods.ts): cards and PIX carry the card group
+// (tpIntegra; with 1 = TEF, the acquirer's CNPJ and the authorization code are required, rejection
+// 392), cash carries none.
 
 import type { CardInput, PaymentInput } from '../../electron/api/terminal-api.ts';
-import { isValidCnpj } from '../../base/common/tax-ids.ts';
+import { carriesCardGroup, COUNTER_METHODS, paymentMethod } from '../../base/common/payment-methods.ts';
+import { typedCnpj, unmaskTaxId } from '../../base/common/tax-ids.ts';
 
-export type MethodId = '01' | '03' | '04' | '17';
+/** A tPag code. */
+export type MethodId = string;
 
-export const METHODS: readonly { tPag: MethodId; label: string }[] = [
-  { tPag: '01', label: 'Dinheiro' },
-  { tPag: '03', label: 'Cartão de crédito' },
-  { tPag: '04', label: 'Cartão de débito' },
-  { tPag: '17', label: 'PIX' },
-];
+/** The buttons of the payment dialog, in code order. */
+export const METHODS: readonly { tPag: MethodId; label: string }[] = COUNTER_METHODS.map((m) => ({ tPag: m.tPag, label: m.label }));
 
 /** tBand codes (docs/fiscal.md, "Payments"). */
 export const BRANDS: readonly { code: string; label: string }[] = [
@@ -32,13 +31,17 @@ export type CardForm = { tpIntegra: '1' | '2'; cnpj: string; tBand: string; cAut
 
 export const emptyCard = (): CardForm => ({ tpIntegra: '2', cnpj: '', tBand: '', cAut: '' });
 
-export const needsCard = (tPag: string): boolean => tPag !== '01' && tPag !== '02';
+export const needsCard = (tPag: string): boolean => carriesCardGroup(tPag);
+
+/** Whether the card fields ask for the brand (tBand): cards, not PIX. */
+export const asksBrand = (tPag: string): boolean => paymentMethod(tPag)?.cardBrand === true;
 
 /** The card group from the form, or the message naming the field to fix. */
 export function cardFromForm(form: CardForm): { card: CardInput } | { error: string } {
-  const cnpj = form.cnpj.replace(/[.\-/\s]/g, '');
+  const cnpj = unmaskTaxId(form.cnpj);
   const cAut = form.cAut.trim();
-  if (cnpj && !isValidCnpj(cnpj)) return { error: 'CNPJ da credenciadora: CNPJ inválido (14 dígitos, dígitos verificadores)' };
+  const typed = cnpj ? typedCnpj(cnpj) : undefined;
+  if (typed && !typed.ok) return { error: `CNPJ da credenciadora: ${typed.problem}` };
   if (form.tpIntegra === '1' && !cnpj) return { error: 'CNPJ da credenciadora: obrigatório no pagamento integrado (TEF)' };
   if (form.tpIntegra === '1' && !cAut) return { error: 'Código de autorização: obrigatório no pagamento integrado (TEF)' };
   return {

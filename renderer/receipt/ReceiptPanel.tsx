@@ -13,7 +13,7 @@ import { formatCents } from '../money/money.ts';
 import { newSale } from '../state/sale-store.ts';
 import { refreshPrints } from '../state/status-store.ts';
 import { terminal } from '../state/terminal.ts';
-import { ReceiptPreviewImage } from './ReceiptPreviewImage.tsx';
+import { ReceiptPreview } from './ReceiptPreviewImage.tsx';
 import { StateBadge } from './StateBadge.tsx';
 
 export function ReceiptPanel(props: { finished: FinishedSale }) {
@@ -97,9 +97,7 @@ export function ReceiptPanel(props: { finished: FinishedSale }) {
         {printed && <p role="status">DANFE enviado para a impressora.</p>}
         <ErrorAlert error={printError} />
       </div>
-      <div className="receipt-preview" aria-label="Pré-visualização do DANFE">
-        {showPreview ? <ReceiptPreviewImage receipt={receipt} /> : <p className="muted">O DANFE aparece aqui quando a NFC-e for autorizada.</p>}
-      </div>
+      <ReceiptPreview receipt={receipt} placeholder={showPreview ? null : 'O DANFE aparece aqui quando a NFC-e for autorizada.'} />
     </section>
   );
 }

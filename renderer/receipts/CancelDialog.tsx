@@ -7,7 +7,7 @@ import { Dialog } from '../components/Dialog.tsx';
 import { WINDOW_OVER } from '../receipt/receipt-labels.ts';
 import { receiptAction } from '../state/receipt-actions.ts';
 import { terminal } from '../state/terminal.ts';
-import { openDialog } from '../state/ui-store.ts';
+import { backToReceipts, openDialog } from '../state/ui-store.ts';
 import { BackToReceipts } from './BackToReceipts.tsx';
 import { JustifiedManagerForm } from './JustifiedManagerForm.tsx';
 import { ReceiptHeading } from './ReceiptHeading.tsx';
@@ -17,7 +17,7 @@ export function CancelDialog(props: { receiptId: string }) {
   const { receiptId } = props;
   const receipt = useReceipt(receiptId);
   const [refusedAsLate, setRefusedAsLate] = useState(false);
-  const back = () => openDialog({ kind: 'receipts' });
+  const back = () => backToReceipts(receiptId, 'cancel');
 
   const windowOver = refusedAsLate || (receipt?.state === 'authorized' && receipt.cancellation.remedy === 'devolucao');
   const done = receipt && (receipt.state === 'cancelled' || receipt.state === 'cancelling');

@@ -12,10 +12,10 @@ import { checkConsumerDocument, formatDocument } from '../documents/consumer-doc
 import type { InputError } from '../money/money.ts';
 import { centsToInput, formatCents, parseCents } from '../money/money.ts';
 import { CardFields } from '../payment/CardFields.tsx';
-import { emptyCard, METHODS, needsCard, paymentFrom, type CardForm, type MethodId } from '../payment/payment-methods.ts';
+import { asksBrand, emptyCard, METHODS, needsCard, paymentFrom, type CardForm, type MethodId } from '../payment/payment-methods.ts';
 import { receiptAction } from '../state/receipt-actions.ts';
 import { terminal } from '../state/terminal.ts';
-import { openDialog } from '../state/ui-store.ts';
+import { backToReceipts } from '../state/ui-store.ts';
 import { ReceiptHeading } from './ReceiptHeading.tsx';
 import { useReceipt } from './use-receipt.ts';
 import { BackToReceipts } from './BackToReceipts.tsx';
@@ -34,7 +34,7 @@ export function CorrectDialog(props: { receiptId: string }) {
   const [reason, setReason] = useState('');
   const [error, setError] = useState<TerminalFailure | string | null>(null);
   const [sent, setSent] = useState(false);
-  const back = () => openDialog({ kind: 'receipts' });
+  const back = () => backToReceipts(receiptId, 'correct');
   const sale = useReceiptSale(
     receipt?.saleId,
     (s) => {
@@ -121,7 +121,7 @@ export function CorrectDialog(props: { receiptId: string }) {
                   Remover pagamento {i + 1}
                 </button>
               </div>
-              {needsCard(p.tPag) && <CardFields value={p.card} onChange={(card) => update(i, { card })} showBrand={p.tPag !== '17'} />}
+              {needsCard(p.tPag) && <CardFields value={p.card} onChange={(card) => update(i, { card })} showBrand={asksBrand(p.tPag)} />}
             </fieldset>
           ))}
           <button type="button" className="small" onClick={() => setPayments([...payments, { tPag: '01', amount: '', card: emptyCard() }])}>
@@ -129,7 +129,7 @@ export function CorrectDialog(props: { receiptId: string }) {
           </button>
           <label className="field">
             <span>CPF ou CNPJ do consumidor (opcional)</span>
-            <input inputMode="numeric" value={consumer} onChange={(e) => setConsumer(e.target.value)} />
+            <input autoCapitalize="characters" spellCheck={false} value={consumer} onChange={(e) => setConsumer(e.target.value)} />
           </label>
           <label className="field">
             <span>Motivo da correção</span>

@@ -40,7 +40,7 @@ export function JustifiedManagerForm(props: {
       }}
     >
       {intro}
-      <ManagerFields value={auth} onChange={setAuth} />
+      <ManagerFields value={auth} onChange={setAuth} focusPin />
       <JustificationField label={justificationLabel} value={justification} onChange={setJustification} />
       <ErrorAlert error={error} />
       <div className="dialog-actions">

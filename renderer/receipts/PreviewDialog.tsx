@@ -1,19 +1,20 @@
+// "Ver" in the receipts list: the receipt's DANFE as printed.
+
 import { Dialog } from '../components/Dialog.tsx';
-import { ReceiptPreviewImage } from '../receipt/ReceiptPreviewImage.tsx';
-import { openDialog } from '../state/ui-store.ts';
+import { ReceiptPreview } from '../receipt/ReceiptPreviewImage.tsx';
+import { backToReceipts } from '../state/ui-store.ts';
 import { ReceiptHeading } from './ReceiptHeading.tsx';
 import { useReceipt } from './use-receipt.ts';
 
 export function PreviewDialog(props: { receiptId: string }) {
-  const receipt = useReceipt(props.receiptId);
+  const { receiptId } = props;
+  const receipt = useReceipt(receiptId);
   return (
-    <Dialog title="DANFE NFC-e" onClose={() => openDialog({ kind: 'receipts' })}>
+    <Dialog title="DANFE NFC-e" onClose={() => backToReceipts(receiptId, 'preview')}>
       {receipt && (
         <>
           <ReceiptHeading receipt={receipt} />
-          <div className="receipt-preview">
-            <ReceiptPreviewImage receipt={receipt} />
-          </div>
+          <ReceiptPreview receipt={receipt} />
         </>
       )}
     </Dialog>

@@ -10,7 +10,7 @@ import { formatCents } from '../money/money.ts';
 import { formatDateTime, SUPERSEDED_STATE, WINDOW_OVER } from '../receipt/receipt-labels.ts';
 import { StateBadge } from '../receipt/StateBadge.tsx';
 import { mmss, refreshReceipts, secondsLeftNow, useReceipts } from '../state/receipts-store.ts';
-import { closeDialog, openDialog } from '../state/ui-store.ts';
+import { closeDialog, openDialog, type ReceiptDialogKind } from '../state/ui-store.ts';
 
 function useNow(intervalMs: number): number {
   const [now, setNow] = useState(() => performance.now());
@@ -33,40 +33,40 @@ function CancelWindow(props: { receipt: ReceiptView; left: number | null }) {
   );
 }
 
-function Actions(props: { receipt: ReceiptView; left: number | null }) {
-  const { receipt: r, left } = props;
+type Action = { kind: ReceiptDialogKind; label: string };
+
+/** The row's actions, by what the receipt allows now. */
+function actionsOf(r: ReceiptView, left: number | null): Action[] {
   const windowOpen = r.state === 'authorized' && r.cancellation.allowed && left !== 0;
-  const returnable = r.state === 'authorized' && !windowOpen;
+  const actions: (Action | false)[] = [
+    { kind: 'preview', label: 'Ver' },
+    windowOpen && { kind: 'cancel', label: 'Cancelar NFC-e' },
+    r.state === 'authorized' && !windowOpen && { kind: 'return', label: 'Devolução' },
+    r.state === 'authorized' && { kind: 'reprint', label: 'Reimprimir' },
+    r.canCorrect && { kind: 'correct', label: 'Corrigir e reenviar' },
+    r.canVoid && { kind: 'void', label: 'Inutilizar número' },
+  ];
+  return actions.filter((a): a is Action => a !== false);
+}
+
+/** `back`: the action the list was left by, for this row; it takes the focus (or "Ver", when that action is gone). */
+function Actions(props: { receipt: ReceiptView; left: number | null; back: ReceiptDialogKind | null }) {
+  const { receipt: r, left, back } = props;
+  const actions = actionsOf(r, left);
+  const focused = back === null ? null : actions.some((a) => a.kind === back) ? back : 'preview';
   return (
     <div className="row-actions">
-      <button type="button" className="small" onClick={() => openDialog({ kind: 'preview', receiptId: r.id })}>
-        Ver
-      </button>
-      {windowOpen && (
-        <button type="button" className="small" onClick={() => openDialog({ kind: 'cancel', receiptId: r.id })}>
-          Cancelar NFC-e
+      {actions.map((a) => (
+        <button
+          key={a.kind}
+          type="button"
+          className="small"
+          data-autofocus={a.kind === focused || undefined}
+          onClick={() => openDialog({ kind: a.kind, receiptId: r.id })}
+        >
+          {a.label}
         </button>
-      )}
-      {returnable && (
-        <button type="button" className="small" onClick={() => openDialog({ kind: 'return', receiptId: r.id })}>
-          Devolução
-        </button>
-      )}
-      {r.state === 'authorized' && (
-        <button type="button" className="small" onClick={() => openDialog({ kind: 'reprint', receiptId: r.id })}>
-          Reimprimir
-        </button>
-      )}
-      {r.canCorrect && (
-        <button type="button" className="small" onClick={() => openDialog({ kind: 'correct', receiptId: r.id })}>
-          Corrigir e reenviar
-        </button>
-      )}
-      {r.canVoid && (
-        <button type="button" className="small" onClick={() => openDialog({ kind: 'void', receiptId: r.id })}>
-          Inutilizar número
-        </button>
-      )}
+      ))}
     </div>
   );
 }
@@ -81,26 +81,29 @@ function SupersededRow(props: { attempt: SupersededAttempt; receipt: ReceiptView
   const done = a.state === 'cancelled_by_substitution' || a.state === 'cancelled' || a.state === 'voided';
   return (
     <tr aria-label={`NFC-e nº ${a.nNF}`}>
-      <td>
+      <td data-label="NFC-e">
         nº {a.nNF} <span className="muted">série {a.serie}</span>
       </td>
-      <td>{formatDateTime(r.createdAt)}</td>
-      <td className="num">{formatCents(r.totalCents)}</td>
-      <td>
+      <td data-label="Emitida">{formatDateTime(r.createdAt)}</td>
+      <td data-label="Total" className="num">
+        {formatCents(r.totalCents)}
+      </td>
+      <td data-label="Situação">
         <span className={`badge ${done ? 'off' : a.state === 'blocked' ? 'bad' : 'wait'}`}>{SUPERSEDED_STATE[a.state]}</span>
         <div className="muted small-text">
           Venda emitida de novo em contingência na NFC-e nº {r.nNF} (série {r.serie})
         </div>
       </td>
-      <td>
+      <td data-label="Tempo para cancelar">
         <span className="muted">—</span>
       </td>
-      <td />
+      <td data-label="Ações" />
     </tr>
   );
 }
 
-export function ReceiptsDialog() {
+export function ReceiptsDialog(props: { returnTo?: { receiptId: string; from: ReceiptDialogKind } }) {
+  const { returnTo } = props;
   const receipts = useReceipts((s) => s.receipts);
   const fetchedAt = useReceipts((s) => s.fetchedAt);
   const error = useReceipts((s) => s.error);
@@ -139,13 +142,15 @@ export function ReceiptsDialog() {
               const left = secondsLeftNow(r, fetchedAt[r.id], now);
               return [
                 <tr key={r.id} aria-label={`NFC-e nº ${r.nNF}`}>
-                  <td>
+                  <td data-label="NFC-e">
                     nº {r.nNF} <span className="muted">série {r.serie}</span>
                     {r.contingency && <span className="tag">contingência</span>}
                   </td>
-                  <td>{formatDateTime(r.createdAt)}</td>
-                  <td className="num">{formatCents(r.totalCents)}</td>
-                  <td>
+                  <td data-label="Emitida">{formatDateTime(r.createdAt)}</td>
+                  <td data-label="Total" className="num">
+                    {formatCents(r.totalCents)}
+                  </td>
+                  <td data-label="Situação">
                     <StateBadge state={r.state} />
                     {r.attention && <div className="warn-text small-text">{r.attention}</div>}
                     {!r.attention && r.motivo && r.state === 'rejected' && (
@@ -154,11 +159,11 @@ export function ReceiptsDialog() {
                       </div>
                     )}
                   </td>
-                  <td>
+                  <td data-label="Tempo para cancelar">
                     <CancelWindow receipt={r} left={left} />
                   </td>
-                  <td>
-                    <Actions receipt={r} left={left} />
+                  <td data-label="Ações">
+                    <Actions receipt={r} left={left} back={returnTo?.receiptId === r.id ? returnTo.from : null} />
                   </td>
                 </tr>,
                 ...r.superseded.map((a) => <SupersededRow key={`${r.id}-${a.serie}-${a.nNF}`} attempt={a} receipt={r} />),

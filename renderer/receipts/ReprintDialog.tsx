@@ -8,7 +8,7 @@ import { ErrorAlert } from '../components/ErrorAlert.tsx';
 import { emptyAuthorization, ManagerFields } from '../components/ManagerFields.tsx';
 import { refreshPrints } from '../state/status-store.ts';
 import { terminal } from '../state/terminal.ts';
-import { openDialog } from '../state/ui-store.ts';
+import { backToReceipts } from '../state/ui-store.ts';
 import { ReceiptHeading } from './ReceiptHeading.tsx';
 import { useReceipt } from './use-receipt.ts';
 import { BackToReceipts } from './BackToReceipts.tsx';
@@ -20,7 +20,7 @@ export function ReprintDialog(props: { receiptId: string }) {
   const [reason, setReason] = useState('Segunda via pedida pelo cliente');
   const [error, setError] = useState<TerminalFailure | null>(null);
   const [done, setDone] = useState(false);
-  const back = () => openDialog({ kind: 'receipts' });
+  const back = () => backToReceipts(receiptId, 'reprint');
 
   const submit = async () => {
     setError(null);
@@ -48,7 +48,7 @@ export function ReprintDialog(props: { receiptId: string }) {
             void submit();
           }}
         >
-          <ManagerFields value={auth} onChange={setAuth} />
+          <ManagerFields value={auth} onChange={setAuth} focusPin />
           <label className="field">
             <span>Motivo da reimpressão</span>
             <input autoComplete="off" value={reason} onChange={(e) => setReason(e.target.value)} />

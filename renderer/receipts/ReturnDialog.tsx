@@ -15,7 +15,7 @@ import { formatCents, formatQuantity, parseQuantity } from '../money/money.ts';
 import { StateBadge } from '../receipt/StateBadge.tsx';
 import { requestReturn, useReceipts } from '../state/receipts-store.ts';
 import { terminal } from '../state/terminal.ts';
-import { openDialog } from '../state/ui-store.ts';
+import { backToReceipts } from '../state/ui-store.ts';
 import { ReceiptHeading } from './ReceiptHeading.tsx';
 import { useReceipt } from './use-receipt.ts';
 import { BackToReceipts } from './BackToReceipts.tsx';
@@ -34,7 +34,7 @@ export function ReturnDialog(props: { receiptId: string }) {
   const { error, setError, busy, run } = useTerminalCall<string>();
   const [created, setCreated] = useState<string | null>(null);
   const live = useReceipts((s) => s.returns.find((r) => r.id === created));
-  const back = () => openDialog({ kind: 'receipts' });
+  const back = () => backToReceipts(receiptId, 'return');
   const sale = useReceiptSale(
     receipt?.saleId,
     (s) =>
@@ -120,7 +120,7 @@ export function ReturnDialog(props: { receiptId: string }) {
               <div className="row">
                 <label className="field">
                   <span>CPF/CNPJ de quem devolve</span>
-                  <input inputMode="numeric" autoComplete="off" value={document} onChange={(e) => setDocument(e.target.value)} />
+                  <input autoCapitalize="characters" spellCheck={false} autoComplete="off" value={document} onChange={(e) => setDocument(e.target.value)} />
                 </label>
                 <label className="field grow">
                   <span>Nome de quem devolve</span>

@@ -3,7 +3,7 @@
 import { Dialog } from '../components/Dialog.tsx';
 import { receiptAction } from '../state/receipt-actions.ts';
 import { terminal } from '../state/terminal.ts';
-import { openDialog } from '../state/ui-store.ts';
+import { backToReceipts } from '../state/ui-store.ts';
 import { BackToReceipts } from './BackToReceipts.tsx';
 import { JustifiedManagerForm } from './JustifiedManagerForm.tsx';
 import { ReceiptHeading } from './ReceiptHeading.tsx';
@@ -12,7 +12,7 @@ import { useReceipt } from './use-receipt.ts';
 export function VoidDialog(props: { receiptId: string }) {
   const { receiptId } = props;
   const receipt = useReceipt(receiptId);
-  const back = () => openDialog({ kind: 'receipts' });
+  const back = () => backToReceipts(receiptId, 'void');
   const done = receipt && (receipt.state === 'voided' || receipt.state === 'voiding');
 
   return (

@@ -10,20 +10,22 @@ import { ErrorAlert } from '../components/ErrorAlert.tsx';
 import { useTerminalCall } from '../components/use-terminal-call.ts';
 import { terminal } from '../state/terminal.ts';
 import { brasiliaToday, firstOfMonth } from './brasilia-day.ts';
-import { PeriodFields } from './ReportsSection.tsx';
+import { PeriodFields, periodOf, typedPeriod } from './ReportsSection.tsx';
 
 const size = (bytes: number): string =>
   bytes < 1024 * 1024 ? `${Math.max(1, Math.round(bytes / 1024))} KB` : `${(bytes / 1024 / 1024).toFixed(1).replace('.', ',')} MB`;
 
 export function ExportSection({ auth }: { auth: ManagerAuthorization }) {
   const today = brasiliaToday();
-  const [period, setPeriod] = useState({ de: firstOfMonth(today), ate: today });
+  const [typed, setTyped] = useState(() => typedPeriod(firstOfMonth(today), today));
   const [kind, setKind] = useState<'nfce' | 'mdfe'>('nfce');
   const [done, setDone] = useState<{ file: DocumentExport; where: string } | null>(null);
   const { error, setError, busy, run } = useTerminalCall<string>();
 
   const submit = async () => {
     setDone(null);
+    const period = periodOf(typed);
+    if ('error' in period) return setError(period.error);
     await run(async () => {
       const file = await terminal().exportDocuments({ ...auth, ...period, kind });
       const saved = await terminal().saveExport(file.fileName);
@@ -54,7 +56,7 @@ export function ExportSection({ auth }: { auth: ManagerAuthorization }) {
         Um ZIP com o XML de cada documento do período (pela chave de acesso), os eventos de cancelamento, as inutilizações e um resumo em CSV, de todos os
         caixas da empresa, obtido do serviço de emissão.
       </p>
-      <PeriodFields de={period.de} ate={period.ate} onChange={setPeriod} />
+      <PeriodFields value={typed} onChange={setTyped} />
       <label className="field">
         <span>Documentos</span>
         <select value={kind} onChange={(e) => setKind(e.target.value === 'mdfe' ? 'mdfe' : 'nfce')}>

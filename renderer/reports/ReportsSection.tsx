@@ -1,16 +1,16 @@
 // The manager's sales report (Gerente → Relatórios): a period of Brasília days, the totals, the
 // payment methods, the sales by hour as a chart, the products, the cancellations (the manager's
-// and those by substitution) and the contingency receipts, and the same figures as a CSV download. The core reads them from each
-// receipt's fiscal XML (electron/core/reports.ts).
+// and those by substitution) and the contingency receipts, and the same figures as a CSV
+// download. The core reads them from each receipt's fiscal XML (electron/core/reports.ts).
 
-import { useState } from 'react';
+import { useId, useState } from 'react';
 import type { ManagerAuthorization, ReportCancellation, SalesReport } from '../../electron/api/terminal-api.ts';
 import { downloadText } from '../api/download.ts';
 import { ErrorAlert } from '../components/ErrorAlert.tsx';
 import { useTerminalCall } from '../components/use-terminal-call.ts';
 import { formatCents, formatQuantity } from '../money/money.ts';
 import { terminal } from '../state/terminal.ts';
-import { brasiliaToday } from './brasilia-day.ts';
+import { brasiliaToday, dayAsTyped, dayFromTyped } from './brasilia-day.ts';
 import { HourChart } from './HourChart.tsx';
 
 const STATES: Record<string, string> = {
@@ -20,18 +20,46 @@ const STATES: Record<string, string> = {
   needs_attention: 'com pendência',
 };
 
-export function PeriodFields(props: { de: string; ate: string; onChange: (p: { de: string; ate: string }) => void }) {
-  const { de, ate, onChange } = props;
+/** The period as typed (dd/mm/aaaa), shown in pt-BR whatever the browser's language. */
+export type TypedPeriod = { de: string; ate: string };
+
+/** A period starting at `de` and ending at `ate` (AAAA-MM-DD), as the fields show it. */
+export const typedPeriod = (de: string, ate: string): TypedPeriod => ({ de: dayAsTyped(de), ate: dayAsTyped(ate) });
+
+/** The period the core takes (AAAA-MM-DD), or the message naming the field that is no date. */
+export function periodOf(typed: TypedPeriod): { de: string; ate: string } | { error: string } {
+  const de = dayFromTyped(typed.de);
+  if (!de) return { error: 'De: data inválida (use dd/mm/aaaa)' };
+  const ate = dayFromTyped(typed.ate);
+  if (!ate) return { error: 'Até: data inválida (use dd/mm/aaaa)' };
+  return { de, ate };
+}
+
+export function PeriodFields(props: { value: TypedPeriod; onChange: (p: TypedPeriod) => void }) {
+  const { value, onChange } = props;
+  const hintId = useId();
+  const field = (label: string, key: keyof TypedPeriod) => (
+    <label className="field">
+      <span>{label}</span>
+      <input
+        inputMode="numeric"
+        autoComplete="off"
+        placeholder="dd/mm/aaaa"
+        maxLength={10}
+        aria-describedby={hintId}
+        aria-invalid={dayFromTyped(value[key]) === null}
+        value={value[key]}
+        onChange={(e) => onChange({ ...value, [key]: e.target.value })}
+      />
+    </label>
+  );
   return (
     <div className="row">
-      <label className="field">
-        <span>De</span>
-        <input type="date" value={de} onChange={(e) => onChange({ de: e.target.value, ate })} />
-      </label>
-      <label className="field">
-        <span>Até</span>
-        <input type="date" value={ate} onChange={(e) => onChange({ de, ate: e.target.value })} />
-      </label>
+      {field('De', 'de')}
+      {field('Até', 'ate')}
+      <small id={hintId} className="muted small-text">
+        Datas no formato dd/mm/aaaa.
+      </small>
     </div>
   );
 }
@@ -157,18 +185,21 @@ function Report({ report }: { report: SalesReport }) {
 
 export function ReportsSection({ auth }: { auth: ManagerAuthorization }) {
   const today = brasiliaToday();
-  const [period, setPeriod] = useState({ de: today, ate: today });
+  const [typed, setTyped] = useState(() => typedPeriod(today, today));
   const [report, setReport] = useState<SalesReport | null>(null);
-  const { error, busy, run: call } = useTerminalCall();
+  const { error, setError, busy, run: call } = useTerminalCall<string>();
 
-  const run = (what: 'ver' | 'csv') =>
-    call(async () => {
+  const run = (what: 'ver' | 'csv') => {
+    const period = periodOf(typed);
+    if ('error' in period) return setError(period.error);
+    return call(async () => {
       if (what === 'ver') setReport(await terminal().salesReport({ ...auth, ...period }));
       else {
         const { fileName, csv } = await terminal().salesReportCsv({ ...auth, ...period });
         downloadText(fileName, csv, 'text/csv;charset=utf-8');
       }
     });
+  };
 
   return (
     <form
@@ -180,7 +211,7 @@ export function ReportsSection({ auth }: { auth: ManagerAuthorization }) {
     >
       <h3>Relatório de vendas</h3>
       <p className="muted">Dias no horário de Brasília. Os valores vêm do XML de cada NFC-e: os mesmos da exportação para o contador.</p>
-      <PeriodFields de={period.de} ate={period.ate} onChange={setPeriod} />
+      <PeriodFields value={typed} onChange={setTyped} />
       <ErrorAlert error={error} />
       <div className="dialog-actions">
         <button type="button" disabled={busy} onClick={() => void run('csv')}>

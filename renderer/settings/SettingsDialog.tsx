@@ -5,6 +5,7 @@ import { useEffect, useState } from 'react';
 import type { ManagerAuthorization } from '../../electron/api/terminal-api.ts';
 import { Dialog } from '../components/Dialog.tsx';
 import { ErrorAlert } from '../components/ErrorAlert.tsx';
+import { Tabs } from '../components/Tabs.tsx';
 import { emptyAuthorization, ManagerFields } from '../components/ManagerFields.tsx';
 import { loadSettings, useSettings } from '../state/settings-store.ts';
 import { useStatus } from '../state/status-store.ts';
@@ -12,7 +13,16 @@ import { closeDialog } from '../state/ui-store.ts';
 import { ExportSection } from '../reports/ExportSection.tsx';
 import { ReportsSection } from '../reports/ReportsSection.tsx';
 import { ScaleLabelsSection } from './ScaleLabelsSection.tsx';
-import { CashSection, CatalogSection, CertificateSection, CompanySection, ContingencySection, PrinterSection, ServiceSection } from './SettingsSections.tsx';
+import {
+  CashSection,
+  CatalogSection,
+  CertificateSection,
+  CompanySection,
+  ContingencySection,
+  PrinterSection,
+  RetentionSection,
+  ServiceSection,
+} from './SettingsSections.tsx';
 
 const TABS = [
   { id: 'servico', label: 'Serviço' },
@@ -23,13 +33,14 @@ const TABS = [
   { id: 'certificado', label: 'Certificado' },
   { id: 'catalogo', label: 'Catálogo' },
   { id: 'caixa', label: 'Caixa' },
+  { id: 'retencao', label: 'Retenção' },
   { id: 'relatorios', label: 'Relatórios' },
   { id: 'exportacao', label: 'Exportação' },
 ] as const;
 
 type Tab = (typeof TABS)[number]['id'];
 
-const NEEDS_SETTINGS: ReadonlySet<Tab> = new Set<Tab>(['servico', 'impressora', 'balanca', 'empresa', 'contingencia', 'caixa']);
+const NEEDS_SETTINGS: ReadonlySet<Tab> = new Set<Tab>(['servico', 'impressora', 'balanca', 'empresa', 'contingencia', 'caixa', 'retencao']);
 
 export function SettingsDialog() {
   const [auth, setAuth] = useState<ManagerAuthorization>(emptyAuthorization);
@@ -52,7 +63,7 @@ export function SettingsDialog() {
             setEntered(true);
           }}
         >
-          <ManagerFields value={auth} onChange={setAuth} />
+          <ManagerFields value={auth} onChange={setAuth} focusPin />
           <div className="dialog-actions">
             <button type="submit" className="primary" disabled={!auth.managerId || !auth.pin}>
               Continuar
@@ -67,23 +78,7 @@ export function SettingsDialog() {
               Trocar gerente ou PIN
             </button>
           </p>
-          <div className="tabs" role="tablist" aria-label="Seções das configurações">
-            {TABS.map((t) => (
-              <button
-                key={t.id}
-                type="button"
-                role="tab"
-                id={`tab-${t.id}`}
-                aria-selected={t.id === tab}
-                aria-controls="settings-panel"
-                className={t.id === tab ? 'tab selected' : 'tab'}
-                onClick={() => setTab(t.id)}
-              >
-                {t.label}
-              </button>
-            ))}
-          </div>
-          <div id="settings-panel" role="tabpanel" aria-labelledby={`tab-${tab}`}>
+          <Tabs label="Seções das configurações" tabs={TABS} selected={tab} onSelect={setTab}>
             {NEEDS_SETTINGS.has(tab) && settingsError && <ErrorAlert error={`Não foi possível carregar as configurações: ${settingsError.message}`} />}
             {NEEDS_SETTINGS.has(tab) && !settings && !settingsError && <p className="muted">Carregando…</p>}
             {settings && tab === 'servico' && <ServiceSection settings={settings} auth={auth} />}
@@ -94,9 +89,10 @@ export function SettingsDialog() {
             {tab === 'certificado' && <CertificateSection key={settings ? 'loaded' : 'none'} certificate={settings?.certificate ?? null} auth={auth} />}
             {tab === 'catalogo' && <CatalogSection auth={auth} />}
             {settings && tab === 'caixa' && <CashSection settings={settings} auth={auth} />}
+            {settings && tab === 'retencao' && <RetentionSection settings={settings} auth={auth} />}
             {tab === 'relatorios' && <ReportsSection auth={auth} />}
             {tab === 'exportacao' && <ExportSection auth={auth} />}
-          </div>
+          </Tabs>
         </div>
       )}
     </Dialog>

@@ -25,6 +25,7 @@ import { fileAsBase64, fileAsText } from './file-reading.ts';
 import { formOf, IbsCbsFields, profileOf } from './IbsCbsFields.tsx';
 import { parseCentsOrZero } from '../cash/money-input.ts';
 import { centsToInput } from '../money/money.ts';
+import { unmaskTaxId } from '../../base/common/tax-ids.ts';
 
 type SectionProps = { settings: TerminalSettings; auth: ManagerAuthorization };
 
@@ -301,7 +302,7 @@ export function CompanySection({ settings, auth }: SectionProps) {
     >
       <h3>Empresa</h3>
       <div className="grid-2">
-        <Text label="CNPJ" value={c.cnpj} onChange={(v) => setC({ ...c, cnpj: v.replace(/[.\-/\s]/g, '') })} />
+        <Text label="CNPJ" value={c.cnpj} onChange={(v) => setC({ ...c, cnpj: unmaskTaxId(v) })} />
         <Text label="Inscrição estadual" value={c.ie} onChange={(v) => setC({ ...c, ie: v })} />
         <Text label="Razão social" value={c.xNome} onChange={(v) => setC({ ...c, xNome: v })} />
         <Text label="Nome fantasia" value={c.xFant ?? ''} onChange={(v) => setC({ ...c, xFant: v || undefined })} />
@@ -514,6 +515,31 @@ export function CashSection({ settings, auth }: SectionProps) {
       <ErrorAlert error={typed} />
       <Outcome error={error} saved={saved} />
       <button type="submit">Salvar caixa</button>
+    </form>
+  );
+}
+
+export function RetentionSection({ settings, auth }: SectionProps) {
+  const [days, setDays] = useState(String(settings.retention.days));
+  const { error, saved, save } = useSave(auth);
+  return (
+    <form
+      className="settings-section"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void save({ retention: { days: Number(days.trim()) } });
+      }}
+    >
+      <h3>Retenção de documentos</h3>
+      <Text
+        label="Dias de documentos guardados neste caixa"
+        value={days}
+        onChange={setDays}
+        type="number"
+        hint="De 7 a 1825 (padrão 90). Depois disso, o caixa apaga o XML e o pedido das NFC-e já resolvidas que o serviço de emissão guarda (por cinco anos): a reimpressão busca o XML de novo no serviço, e os relatórios continuam com os totais de cada dia."
+      />
+      <Outcome error={error} saved={saved} />
+      <button type="submit">Salvar retenção</button>
     </form>
   );
 }

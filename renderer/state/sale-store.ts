@@ -2,7 +2,7 @@
 // the SaleView it answers; totals, change and what is left to pay are the core's.
 
 import { create } from 'zustand';
-import type { FinishedSale, PaymentInput, ReceiptView, SaleView } from '../../electron/api/terminal-api.ts';
+import type { FinishedSale, PaymentInput, ReceiptView, SaleItemView, SaleView } from '../../electron/api/terminal-api.ts';
 import { asFailure, type TerminalFailure } from '../api/terminal-failure.ts';
 import { tillFoundClosed } from './cash-store.ts';
 import { receiptEvents } from './receipts-store.ts';
@@ -76,6 +76,22 @@ export async function removeItem(itemId: number): Promise<void> {
   if (!sale) return;
   const r = await run(() => terminal().removeItem(sale.id, itemId));
   if (!isFailure(r)) set({ sale: r });
+}
+
+/** The selected line's quantity changed (the core strikes the line and adds it again): the new line is selected. */
+export async function changeItemQuantity(itemId: number, quantity: string): Promise<TerminalFailure | null> {
+  const { sale } = useSale.getState();
+  if (!sale) return null;
+  const r = await run(() => terminal().changeItemQuantity(sale.id, itemId, quantity));
+  if (isFailure(r)) return r;
+  set({ sale: r, selectedItemId: r.items.at(-1)?.id ?? null });
+  return null;
+}
+
+/** The selected line, when it still counts (a removed line cannot be changed). */
+export function selectedLine(): SaleItemView | null {
+  const { sale, selectedItemId } = useSale.getState();
+  return sale?.items.find((i) => i.id === selectedItemId && !i.removed) ?? null;
 }
 
 export function selectItem(itemId: number | null): void {

@@ -5,15 +5,16 @@
 // What is checked, first broken rule wins, in this order:
 // - NT 2026.002: 715 an NFC-e with finNFe other than 1; 750 an NFC-e above R$ 10.000,00 (or the
 //   UF's limit) whose dest has no CPF or CNPJ.
-// - 1115 (UB12-10): an item without IBSCBS, emitter CRT 3, in homologação, dhEmi from
-//   2026-07-01, not a return (finNFe 4). In produção the rule is "implementação futura": the
-//   NFC-e is authorized with an alert instead (cStat 120, cMsg 1115; see reformAlert).
+// - 1115 (UB12-10): an item without IBSCBS, emitter CRT 3, not a return (finNFe 4), where the law
+//   table has the rule in force (homologação from 2026-07-01; in produção it is "implementação
+//   futura"). Elsewhere the NFC-e is authorized with an alert instead (cStat 120, cMsg 1115; see
+//   reformAlert).
 // - per item with IBSCBS, in document order: 1020 CST unknown; 1023 cClassTrib unknown (the
 //   sandbox knows fiscal/ibscbs/classification.ts's table, which is not the whole official one);
 //   1024 cClassTrib of another CST; 1021 gIBSCBS with a CST that has none; 1022 gIBSCBS missing
 //   where the CST has it; 1026 / 1036 / 1037 pIBSUF / pIBSMun / pCBS other than the published rate
-//   of dhEmi's year (not for returns; a rate not published yet, the CBS of 2027, is not
-//   checked); 1041 / 1052 / 1069 vIBSUF / vIBSMun / vCBS more than 0.01 off vBC × rate (the
+//   of dhEmi's period in the law table (not for returns; a rate not published yet, the CBS of 2027,
+//   is not checked); 1041 / 1052 / 1069 vIBSUF / vIBSMun / vCBS more than 0.01 off vBC × rate (the
 //   effective rate when gRed is present); 1150 vIBS more than 0.01 off vIBSUF + vIBSMun;
 // - totals: 1118 IBSCBSTot without any item with IBSCBS; 1119 items with IBSCBS and no
 //   IBSCBSTot; 1085 gIBS/vIBS other than the sum of the items' vIBS; 1091 gCBS/vCBS other than
@@ -26,6 +27,7 @@
 import { ufOfCUF } from '../../fiscal/br/uf.ts';
 import { CCLASSTRIB, IBSCBS_CST } from '../../fiscal/ibscbs/classification.ts';
 import { ratesAt } from '../../fiscal/ibscbs/rates.ts';
+import { environmentOfTpAmb, reformGroupsExist, rejection1115Applies } from '../../fiscal/law/in-force.ts';
 import { parseDecimal } from '../../fiscal/money.ts';
 import { consumerIdentificationRequired } from '../../fiscal/nfce/consumer-identification.ts';
 import type { VerdictMessage } from '../../fiscal/protocol.ts';
@@ -33,10 +35,6 @@ import { firstText } from '../../fiscal/xml.ts';
 import { section, sections } from './xml-scan.ts';
 
 export type Rejection = { cStat: string; xMotivo: string };
-
-/** UB12-10 (1115) in homologação, for dhEmi from this day. */
-export const HOMOLOGATION_1115_FROM = '2026-07-01';
-export const REFORM_FROM = '2026-01-01';
 
 const reject = (cStat: string, xMotivo: string): Rejection => ({ cStat, xMotivo });
 
@@ -195,7 +193,7 @@ export function nfceRuleRejection(f: ReformFacts): Rejection | undefined {
 
 /** The first item without IBSCBS of a CRT 3 document that rule UB12-10 covers, if any. */
 function itemWithoutGroup(f: ReformFacts): ReformItemFacts | undefined {
-  if (f.crt !== '3' || f.finNFe === '4' || dateOf(f) < REFORM_FROM) return undefined;
+  if (f.crt !== '3' || f.finNFe === '4' || !reformGroupsExist(dateOf(f))) return undefined;
   return f.items.find((i) => !i.ibsCbs);
 }
 
@@ -204,9 +202,10 @@ export function reformRejection(f: ReformFacts): Rejection | undefined {
   const date = dateOf(f);
   const devolution = f.finNFe === '4';
   const missing = itemWithoutGroup(f);
-  if (missing && f.tpAmb === '2' && date >= HOMOLOGATION_1115_FROM) return ofItem(REFORM.naoInformado, missing.nItem);
+  const environment = environmentOfTpAmb(f.tpAmb);
+  if (missing && environment && rejection1115Applies(date, environment)) return ofItem(REFORM.naoInformado, missing.nItem);
 
-  const published = date >= REFORM_FROM ? ratesAt(date) : undefined;
+  const published = reformGroupsExist(date) ? ratesAt(date) : undefined;
   let sumIBS = 0n;
   let sumCBS = 0n;
   for (const item of f.items) {
@@ -264,7 +263,7 @@ export function reformRejection(f: ReformFacts): Rejection | undefined {
 
 /**
  * The alert of an NFC-e authorized with cStat 120: a CRT 3 item without IBSCBS where rule
- * UB12-10 is not enforced yet (produção; homologação before 2026-07-01). A sandbox decision:
+ * UB12-10 is not in force (see the law table: produção; homologação before 2026-07-01). A sandbox decision:
  * SEFAZ's alerts are not documented to us (docs/fiscal.md).
  */
 export function reformAlert(f: ReformFacts): VerdictMessage | undefined {

@@ -13,11 +13,12 @@ import { createHash, verify as rsaVerify, X509Certificate } from 'node:crypto';
 import { buildAccessKey, parseAccessKey, type DocumentModel } from '../../fiscal/access-key.ts';
 import { qrBaseUrlOf } from '../../fiscal/br/nfce-urls.ts';
 import { ufOfCUF } from '../../fiscal/br/uf.ts';
-import { sameCertificate } from '../../fiscal/certificate.ts';
+import { cnpjOfCommonName, sameCertificate } from '../../fiscal/certificate.ts';
 import { MDFE_REJECTIONS } from '../../fiscal/mdfe/build.ts';
+import { cardGroupRequired, paymentMethodInForce } from '../../fiscal/law/in-force.ts';
 import { HOMOLOGACAO_DEST_XNOME, HOMOLOGACAO_XPROD, REJECTION_TEXTS } from '../../fiscal/nfce/build.ts';
 import { validateRoute } from '../../fiscal/percurso.ts';
-import { MDFE_QR_BASE_URL } from '../../fiscal/qrcode.ts';
+import { MDFE_QR_BASE_URL, qrDestFields } from '../../fiscal/qrcode.ts';
 import { validateXml, type SchemaName } from '../../fiscal/schema.ts';
 import { firstText } from '../../fiscal/xml.ts';
 import type { AuthorityCompany } from './port.ts';
@@ -60,6 +61,9 @@ export const NFE = {
   // The texts of 391/392 are the payment module's, so the builder's warning and the verdict agree.
   cartaoAusente: reject('391', `Rejeição: ${REJECTION_TEXTS[391]}`),
   cartaoIncompleto: reject('392', `Rejeição: ${REJECTION_TEXTS[392]}`),
+  // The official code of a tPag not in force is not known to us: 899 is the payment field's
+  // (docs/fiscal.md, "Payments").
+  meioPagamento: reject('899', 'Rejeição: Informado incorretamente o campo meio de pagamento'),
   duplicidade: reject('204', 'Rejeição: Duplicidade de NF-e'),
   jaCancelada: reject('218', 'Rejeição: NF-e já está cancelada na base de dados da SEFAZ'),
   duplicidadeNumero: reject('539', 'Rejeição: Duplicidade de NF-e, com diferença na Chave de Acesso'),
@@ -391,7 +395,7 @@ export function cnpjOfCertificate(pem: string): string | null {
   let cnpj: string | null = null;
   try {
     const cn = new X509Certificate(pem).subject.split('\n').find((l) => l.startsWith('CN='));
-    cnpj = (cn && /:([0-9A-Z]{12}[0-9]{2})\s*$/.exec(cn)?.[1]) || null;
+    cnpj = cnpjOfCommonName(cn) ?? null;
   } catch {
     cnpj = null;
   }
@@ -448,7 +452,7 @@ export type NfeCheck = { ok: true; document: NfeDocument } | { ok: false; reject
  * Everything SEFAZ checks on an NF-e before looking at its database, in its order: schema (225),
  * signature (297), certificate/emitter (213), authorizing UF (226), key (502), environment (252),
  * homologation texts (373, 598), QR Code of the NFC-e (394, 395, 397, 398, 462, 464, 583),
- * payments (391, 392), NT 2026.002 (715, 750) and the tax reform's IBS/CBS rules (1115, 1020–1024,
+ * payments (899, 391, 392), NT 2026.002 (715, 750) and the tax reform's IBS/CBS rules (1115, 1020–1024,
  * 1026/1036/1037, 1041/1052/1069/1150, 1118/1119, 1085/1091: sandbox-reform-rules.ts).
  */
 export function checkNfe(company: AuthorityCompany, xml: string, cUF: string): NfeCheck {
@@ -472,7 +476,7 @@ export function checkNfe(company: AuthorityCompany, xml: string, cUF: string): N
     const qr = nfceQrRejection(company, key, facts, envelope.certificatePem);
     if (qr) return fail(qr);
   }
-  const payment = paymentRejection(facts.payments);
+  const payment = paymentRejection(facts.payments, (facts.dhEmi ?? '').slice(0, 10));
   if (payment) return fail(payment);
   const reform = readReformFacts(xml);
   const rule = nfceRuleRejection(reform) ?? reformRejection(reform);
@@ -508,11 +512,16 @@ function keyMatchesFields(
 
 const keyMatchesNfe = (key: string, f: NfeFacts): boolean => keyMatchesFields(key, { ...f, number: f.nNF, code: f.cNF });
 
-/** Rules 391/392 (docs/fiscal.md, "Payments"), payment by payment in document order. */
-export function paymentRejection(payments: readonly NfePaymentFacts[]): Rejection | undefined {
+/**
+ * Rules 899 (a code not in force on the document's day), 391 and 392 (docs/fiscal.md, "Payments"),
+ * payment by payment in document order; `date` is dhEmi's day, the methods and their dates the law
+ * table's.
+ */
+export function paymentRejection(payments: readonly NfePaymentFacts[], date: string): Rejection | undefined {
   for (const p of payments) {
+    if (!paymentMethodInForce(p.tPag, date)) return NFE.meioPagamento;
     if (!p.card) {
-      if (p.tPag === '03' || p.tPag === '04') return NFE.cartaoAusente;
+      if (cardGroupRequired(p.tPag, date)) return NFE.cartaoAusente;
       continue;
     }
     if (p.card.tpIntegra === '1' && (!p.card.CNPJ || !p.card.cAut)) return NFE.cartaoIncompleto;
@@ -562,9 +571,10 @@ export function nfceQrRejection(company: AuthorityCompany, key: string, f: NfeFa
     if (!offline) return params.length === 3 ? undefined : NFE.qrVersao;
     // chave|3|tpAmb|dia|vNF|tp_idDest|cDest|assinatura, the signature over fields 1–7.
     if (params.length !== 8) return NFE.qrAssinatura;
+    // What the QR carries for the document's consumer is the builder's rule (an alphanumeric CNPJ
+    // gives its type without the number): the same function says it here.
     const d = f.dest;
-    const tp = !d?.idTag ? '' : d.idTag === 'CNPJ' ? '1' : d.idTag === 'CPF' ? '2' : '3';
-    const cDest = !d?.idTag || d.idTag === 'idEstrangeiro' ? '' : (d.id ?? '');
+    const [tp, cDest] = qrDestFields(d?.idTag ? { [QR_DEST_FIELD[d.idTag]]: d.id ?? '' } : undefined);
     const expected = `${key}|3|${f.tpAmb}|${dia}|${f.vNF}|${tp}|${cDest}`;
     if (params.slice(0, 7).join('|') !== expected) return NFE.qrAssinatura;
     let ok = false;
@@ -577,6 +587,8 @@ export function nfceQrRejection(company: AuthorityCompany, key: string, f: NfeFa
   }
   return NFE.qrVersao;
 }
+
+const QR_DEST_FIELD = { CNPJ: 'cnpj', CPF: 'cpf', idEstrangeiro: 'idEstrangeiro' } as const;
 
 // ---------------------------------------------------------------------------------------------
 // MDF-e: the stateless verdict

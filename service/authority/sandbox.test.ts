@@ -354,6 +354,11 @@ describe('NFC-e authorization', () => {
     expect(await authority.authorizeNfe(companyA, doc.xml)).toMatchObject(NFE.autorizado);
     const online = issue(33, {}, { emitter: { qrCodeVersion: 3 } });
     expect(await authority.authorizeNfe(companyA, online.xml)).toMatchObject(NFE.autorizado);
+    // A consumer with an alphanumeric CNPJ: the QR gives its type without the number, and the
+    // authority expects exactly that (docs/fiscal.md, "QR Code").
+    const alpha = issue(39, { dest: { cnpj: '12ABC34501DE35' } }, { offline: true, emitter: { qrCodeVersion: 3 } });
+    expect(alpha.qrCode).toMatch(/\|1\|\|[A-Za-z0-9+/]+={0,2}$/);
+    expect(await authority.authorizeNfe(companyA, alpha.xml)).toMatchObject(NFE.autorizado);
   });
 
   it('unavailable: throws, and the authority records nothing', async () => {

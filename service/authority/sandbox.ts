@@ -39,7 +39,7 @@
 //   answers 217, an event 580 (NF-e) / 217 (MDF-e).
 
 import { setTimeout as delay } from 'node:timers/promises';
-import { parseAccessKey } from '../../fiscal/access-key.ts';
+import { keyInSignedXml, parseAccessKey } from '../../fiscal/access-key.ts';
 import { cUFOf } from '../../fiscal/br/uf.ts';
 import {
   brasiliaDate,
@@ -504,9 +504,9 @@ export class SandboxAuthority implements TaxAuthority {
 const tpAmbOf = (company: AuthorityCompany): 1 | 2 => (company.environment === 'producao' ? 1 : 2);
 
 function keyIn(xml: string, prefix: 'NFe' | 'MDFe'): string {
-  const m = new RegExp(`<inf${prefix}\\s[^>]*?\\bId="${prefix}([0-9A-Z]{44})"`).exec(xml);
-  if (!m) throw new Error('sem chave');
-  return m[1]!;
+  const key = keyInSignedXml(xml, prefix);
+  if (!key) throw new Error('sem chave');
+  return key;
 }
 
 function answer(...builders: (() => string)[]): string {

@@ -7,6 +7,7 @@ import type { FastifyError, FastifyReply, FastifyRequest, FastifySchemaValidatio
 import { FieldError, type FieldIssue } from '../../fiscal/errors.ts';
 import { AuthorityCertificateError } from '../authority/port.ts';
 import { ERROR_STATUS, ErrorBody, type ErrorCode } from '../../base/common/api/errors.ts';
+import { PATTERN_NAMES } from '../../base/common/api/schema.ts';
 
 export { ERROR_STATUS, ErrorBody, type ErrorCode } from '../../base/common/api/errors.ts';
 
@@ -114,8 +115,10 @@ function messageOf(e: FastifySchemaValidationError): string {
       return p.limit === 1 ? 'não pode ser vazio' : `deve ter no mínimo ${plural(p.limit, 'caractere', 'caracteres')}`;
     case 'maxLength':
       return `deve ter no máximo ${plural(p.limit, 'caractere', 'caracteres')}`;
-    case 'pattern':
-      return `formato inválido (padrão ${String(p.pattern)})`;
+    case 'pattern': {
+      const named = PATTERN_NAMES[String(p.pattern)];
+      return named ? `formato inválido (esperado ${named})` : `formato inválido (padrão ${String(p.pattern)})`;
+    }
     case 'format':
       return `formato inválido (esperado ${FORMAT_NAMES[String(p.format)] ?? String(p.format)})`;
     case 'enum':

@@ -9,7 +9,11 @@ import { issueMdfe } from '../../fiscal/mdfe/build.ts';
 import { mdfeProtocolFor, wrapMdfeProc } from '../../fiscal/protocol.ts';
 import { demoEmitter, sampleMdfeRequest } from '../../fiscal/samples.ts';
 import type { SigningCredentials } from '../../fiscal/signature.ts';
-import { damdfeModel, renderDamdfe } from './damdfe.ts';
+import { generateCnpj } from '@brazilian-utils/brazilian-utils/generate-cnpj';
+import { formatCnpj } from '../../base/common/tax-ids.ts';
+import { validateXml } from '../../fiscal/schema.ts';
+import { damdfeModel, keyBarcodeLayout, renderDamdfe } from './damdfe.ts';
+import { ACCESS_KEY } from '../../base/common/access-key.ts';
 
 let credentials: SigningCredentials;
 const parsers: PDFParse[] = [];
@@ -63,7 +67,7 @@ describe('damdfeModel', () => {
       observacoes: 'Entrega agendada para o período da manhã',
     });
     expect(m.protocolo).toBeUndefined();
-    expect(m.key).toMatch(/^[0-9]{44}$/);
+    expect(m.key).toMatch(ACCESS_KEY);
   });
 
   it('an authorized and closed manifest: protocol and mark on the page', async () => {
@@ -97,3 +101,39 @@ describe('damdfeModel', () => {
     }
   });
 });
+
+describe('alphanumeric CNPJ on the DAMDFE', () => {
+  it('an emitter 12ABC34501DE35 and parties with letters elsewhere: valid manifest, masks with letters, and the key barcode in sets C and A at least 11.5 cm wide', async () => {
+    const party = generateCnpj({ version: 2 }); // letters wherever the generator puts them
+    const emitter = demoEmitter({ cnpj: '12ABC34501DE35', crt: 3 });
+    const signer = generateTestCertificate({ cnpj: emitter.cnpj, xNome: 'DAMDFE ALFA' }).certificate;
+    const r = structuredClone(sampleMdfeRequest({ nMDF: 43 }));
+    r.tpTransp = '2';
+    r.rodo.veicTracao.prop = { CNPJ: party, RNTRC: '87654321', xNome: 'Frota Alfa Ltda', UF: 'MG', tpProp: '2' };
+    r.rodo.infContratante = [{ xNome: 'Contratante Alfa Ltda', CNPJ: party }];
+    r.rodo.infPag![0]!.CNPJ = party;
+    r.seg = { ...(r.seg as object), respSeg: '2', CNPJ: party, seg_CNPJ: party } as typeof r.seg;
+    const xml = issueMdfe(r, { emitter, dhEmi: '2026-12-10T14:03:05-03:00', credentials: signer }).xml;
+    expect(validateXml(xml, 'mdfe'), party).toEqual({ valid: true, errors: [] });
+
+    const m = damdfeModel(xml);
+    expect(m.key.slice(6, 20)).toBe('12ABC34501DE35');
+    expect(m.emitente.cnpj).toBe('CNPJ 12.ABC.345/01DE-35');
+    expect(m.veiculo.proprietario).toContain(`CNPJ ${formatCnpj(party)}`);
+    expect(m.seguros[0]).toMatchObject({ responsavel: `Contratante (CNPJ ${formatCnpj(party)})`, cnpjSeguradora: formatCnpj(party) });
+    const text = (await textOf(await renderDamdfe(m))).replace(/\s+/g, ' ');
+    expect(text).toContain('12.ABC.345/01DE-35');
+    expect(text).toContain(formatCnpj(party));
+
+    const bars = keyBarcodeLayout(m.key);
+    expect(bars.width).toBeGreaterThanOrEqual((11.5 / 2.54) * 72);
+    // A numeric key keeps the CODE-128C of before: 277 modules of 1 pt.
+    expect(keyBarcodeLayout(damdfeModel(thirdParty()).key)).toMatchObject({ module: 1, width: 277 });
+  });
+});
+
+async function textOf(pdf: Buffer): Promise<string> {
+  const parser = new PDFParse({ data: new Uint8Array(pdf) });
+  parsers.push(parser);
+  return (await parser.getText()).text;
+}

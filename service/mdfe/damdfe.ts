@@ -15,6 +15,7 @@ import type BwipJs from 'bwip-js';
 import type PDFKitDocument from 'pdfkit';
 import type QRCodeModule from 'qrcode';
 import { formatAccessKey } from '../../fiscal/access-key.ts';
+import { keyBarcodeRaw } from '../../fiscal/key-barcode.ts';
 import { municipality } from '../../fiscal/br/catalogs.ts';
 import { lazyModule } from '../../fiscal/lazy-module.ts';
 import { formatBrasilia } from '../../base/common/brasilia.ts';
@@ -219,11 +220,28 @@ const BODY = 8;
 const SMALL = 6.5;
 const LINE = 10.5;
 
-/** The access key as Code-128 (set C: 44 digits, 277 modules), as bars of `module` points. */
-function drawCode128(doc: PDFKit.PDFDocument, value: string, x: number, y: number, module: number, height: number): number {
-  const [symbol] = bwipjs().raw({ bcid: 'code128', text: value }) as { sbs: number[] }[];
+/**
+ * The access key's Code 128 (fiscal/key-barcode.ts: set C for digits, set A for the letters of an
+ * alphanumeric CNPJ): the widths of its bars and spaces in modules, the module and the width in
+ * points. Whole-point modules on a whole-point origin put every bar edge on a pixel edge when the
+ * page is rasterized at an integer scale (and on dot edges at 72·n dpi), so no bar is smeared by
+ * anti-aliasing into its neighbour; 1 pt = 0.35 mm, above Code-128's minimum module. A numeric
+ * key (set C, 277 modules) is drawn as it always was. A key with letters gets modules of 1.25 pt
+ * (edges on pixel edges from 288 dpi), so even its shortest form (one letter, 310 modules) is
+ * wider than the 11.5 cm the NT asks of the hybrid code.
+ */
+export function keyBarcodeLayout(key: string): { widths: number[]; module: number; width: number } {
+  // BWIPP's raw mode: the symbol values are given; it adds the check symbol and the stop.
+  const [symbol] = bwipjs().raw('code128', keyBarcodeRaw(key), 'raw') as { sbs: number[] }[];
+  const widths = symbol!.sbs;
+  const module = /[A-Z]/.test(key) ? 1.25 : 1;
+  return { widths, module, width: widths.reduce((a, b) => a + b, 0) * module };
+}
+
+/** Bars and spaces of `module` points from (x, y); returns the width drawn. */
+function drawBars(doc: PDFKit.PDFDocument, widths: readonly number[], x: number, y: number, module: number, height: number): number {
   let cx = x;
-  symbol!.sbs.forEach((w, i) => {
+  widths.forEach((w, i) => {
     if (i % 2 === 0) doc.rect(cx, y, w * module, height);
     cx += w * module;
   });
@@ -382,13 +400,9 @@ function drawEmitter(doc: Pdf, w: Writer, model: DamdfeModel): void {
 
 /** The access key: its Code-128 bar code and its text. */
 function drawKey(doc: Pdf, w: Writer, model: DamdfeModel): void {
-  // Whole-point modules on a whole-point origin: every bar edge falls on a pixel edge when the
-  // page is rasterized at an integer scale (and on dot edges at 72·n dpi), so no bar is smeared
-  // by anti-aliasing into its neighbour. 1 pt = 0.35 mm, above Code-128's minimum module.
-  const module = 1;
-  const barWidth = 277 * module;
-  const barX = Math.round(M + (W - barWidth) / 2);
-  drawCode128(doc, model.key, barX, w.y, module, 38);
+  const bars = keyBarcodeLayout(model.key);
+  const barX = Math.round(M + (W - bars.width) / 2);
+  drawBars(doc, bars.widths, barX, w.y, bars.module, 38);
   w.y += 42;
   doc.font('R').fontSize(SMALL).text('CHAVE DE ACESSO', M, w.y, { width: W, align: 'center' });
   w.y += 8;

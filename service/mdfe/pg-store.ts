@@ -20,7 +20,18 @@ import type {
   NewMdfe,
 } from './store.ts';
 import { POSTGRES_ROWS } from '../row-driver.ts';
-import { MDFE_COLUMNS, mdfeEventsQuery, mdfeEventOf, mdfeRecordOf, type MdfeEventRow, type MdfeRow } from './rows.ts';
+import { pageOf, type Keyset, type Page } from '../export/pages.ts';
+import {
+  AUTHORIZED_SITUACOES,
+  MDFE_COLUMNS,
+  mdfeEventsQuery,
+  mdfeEventOf,
+  mdfeExportKeyset,
+  mdfeRecordOf,
+  type MdfeEventRow,
+  type MdfeExportRow,
+  type MdfeRow,
+} from './rows.ts';
 
 const EVENTS_QUERY = mdfeEventsQuery('mdfe_id = $1');
 
@@ -145,6 +156,19 @@ export class PgMdfeStore implements MdfeStore {
       )
     ).rows[0];
     return row && { situacao: row.situacao, xml: row.xml, protXml: row.prot_xml };
+  }
+
+  async exportPage(companyId: string, from: string, until: string, after: Keyset | null, limit: number): Promise<Page<MdfeRecord>> {
+    // Index mdfe_company_emitido (company_id, emitido_em, seq): the page starts at the last one's instant and skips its ties.
+    const rows = (
+      await this.b.pool.query<MdfeExportRow<Buffer | null>>(
+        `SELECT seq, ${MDFE_COLUMNS} FROM mdfe
+          WHERE company_id = $1 AND emitido_em >= $2 AND emitido_em < $3 AND (emitido_em > $2 OR seq > $4) AND ${AUTHORIZED_SITUACOES}
+          ORDER BY emitido_em, seq LIMIT $5`,
+        [companyId, after?.at ?? from, until, after?.seq ?? 0, limit],
+      )
+    ).rows;
+    return pageOf(rows, limit, mdfeExportKeyset, fromRow);
   }
 
   async list(companyId: string, f: MdfeFilters, limit: number, offset: number): Promise<MdfePage> {

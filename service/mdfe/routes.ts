@@ -217,7 +217,7 @@ function exportRoute(app: ApiApp, { deps }: MdfeRoutesContext): void {
     async (request, reply) => {
       const company = companyOf(request);
       const period = exportPeriod(request.query.de, request.query.ate);
-      const zip = await mdfeExport(store, company.id, period);
+      const zip = mdfeExport(store, company.id, period);
       return reply
         .type('application/zip')
         .header('content-disposition', `attachment; filename="${mdfeExportFileName(company.cnpj, period)}"`)

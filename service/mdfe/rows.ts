@@ -1,6 +1,7 @@
 // An MDF-e as both stores read it: its columns and their mapping, written once for SQLite and
 // PostgreSQL (service/row-driver.ts says how each returns the idempotency key).
 
+import type { Keyset } from '../export/pages.ts';
 import type { RowDriver } from '../row-driver.ts';
 import type { MdfeEventRecord, MdfeRecord, MdfeSituacao } from './store.ts';
 
@@ -33,6 +34,14 @@ export type MdfeRow<Key> = {
 // Every column but the XML ones: lists and views never need the documents themselves.
 export const MDFE_COLUMNS = `id, company_id, chave, serie, numero, c_mdf, ambiente, placa, uf_inicio, uf_fim, situacao, status, motivo,
   protocolo, emitido_em, autorizado_em, encerrado_em, cancelado_em, referencia_externa, qrcode, valor_carga, created_at, updated_at`;
+
+/** Manifests the authority authorized, in whatever state they are now: what the accountant's export carries. */
+export const AUTHORIZED_SITUACOES = `situacao IN ('autorizado', 'encerrado', 'cancelado')`;
+
+/** An MDF-e row with its place in the export's order (seq: SQLite's integer, PostgreSQL's bigint as text). */
+export type MdfeExportRow<Key> = MdfeRow<Key> & { seq: number | string };
+
+export const mdfeExportKeyset = (r: MdfeExportRow<unknown>): Keyset => ({ at: r.emitido_em, seq: Number(r.seq) });
 
 export function mdfeRecordOf<Key>(r: MdfeRow<Key>, driver: RowDriver<Key, unknown>): MdfeRecord {
   return {

@@ -2,7 +2,8 @@
 // published in the OpenAPI document).
 //
 // The split between 400 and 422: the schema checks shape (types, required fields, formats of
-// codes: 7-digit municipality, 14-digit CNPJ, 11-digit CPF, 8-digit CEP, two-letter UF) and
+// codes: 7-digit municipality, 14-character CNPJ (letters allowed), 11-digit CPF, 8-digit CEP,
+// two-letter UF, 44-position access keys) and
 // answers 400 `requisicao_invalida`; what needs reference data or arithmetic (the municipality
 // exists and belongs to the stated UF, check digits, the UF exists, decimal limits) is the
 // fiscal builder's, answered 422 `validacao`. The tax authority's content rules (745, 699, 698,
@@ -11,7 +12,7 @@
 // optional here.
 
 import { Type, type TSchema } from '@sinclair/typebox';
-import { ReferenciaExterna, strict } from '../../base/common/api/schema.ts';
+import { AccessKey, Cnpj as CnpjOf, Cpf as CpfOf, ReferenciaExterna, strict } from '../../base/common/api/schema.ts';
 import { MDFE_SITUACOES } from './store.ts';
 
 const Text = (description: string, maxLength = 255) => Type.String({ minLength: 1, maxLength, description });
@@ -23,10 +24,8 @@ const Decimal = (description: string) => Type.Union([Type.Number({ minimum: 0 })
 const Kg = (description: string) => Type.Union([Type.Integer({ minimum: 0 }), Type.String({ pattern: '^[0-9]+$' })], { description });
 const OneOrMany = <T extends TSchema>(item: T, max: number, description: string) =>
   Type.Union([item, Type.Array(item, { minItems: 1, maxItems: max })], { description });
-const Key44 = (description: string) => Type.String({ pattern: '^[0-9]{6}[0-9A-Z]{12}[0-9]{26}$', description: `${description} (44 posições)` });
-
-const Cnpj = Digits(14, 'CNPJ');
-const Cpf = Digits(11, 'CPF');
+const Cnpj = CnpjOf('CNPJ');
+const Cpf = CpfOf('CPF');
 
 const LoadingMunicipality = Type.Object(
   { cMunCarrega: Digits(7, 'Código IBGE do município de carregamento'), xMunCarrega: Text('Nome do município', 60) },
@@ -122,8 +121,8 @@ const UnloadingMunicipality = Type.Object(
   {
     cMunDescarga: Digits(7, 'Código IBGE do município de descarregamento'),
     xMunDescarga: Text('Nome do município', 60),
-    infCTe: Type.Optional(Type.Array(Type.Object({ chCTe: Key44('Chave do CT-e') }, strict), { maxItems: 20_000 })),
-    infNFe: Type.Optional(Type.Array(Type.Object({ chNFe: Key44('Chave da NF-e') }, strict), { maxItems: 20_000 })),
+    infCTe: Type.Optional(Type.Array(Type.Object({ chCTe: AccessKey('Chave do CT-e') }, strict), { maxItems: 20_000 })),
+    infNFe: Type.Optional(Type.Array(Type.Object({ chNFe: AccessKey('Chave da NF-e') }, strict), { maxItems: 20_000 })),
   },
   strict,
 );

@@ -17,7 +17,18 @@ import type {
   NewMdfe,
 } from './store.ts';
 import { SQLITE_ROWS } from '../row-driver.ts';
-import { MDFE_COLUMNS, mdfeEventsQuery, mdfeEventOf, mdfeRecordOf, type MdfeEventRow, type MdfeRow } from './rows.ts';
+import { pageOf, type Keyset, type Page } from '../export/pages.ts';
+import {
+  AUTHORIZED_SITUACOES,
+  MDFE_COLUMNS,
+  mdfeEventsQuery,
+  mdfeEventOf,
+  mdfeExportKeyset,
+  mdfeRecordOf,
+  type MdfeEventRow,
+  type MdfeExportRow,
+  type MdfeRow,
+} from './rows.ts';
 
 const EVENTS_QUERY = mdfeEventsQuery('mdfe_id = ?');
 
@@ -199,6 +210,18 @@ export class SqliteMdfeStore implements MdfeStore {
     const row = this.kit.statement('SELECT situacao, xml, prot_xml FROM mdfe WHERE id = ? AND company_id = ?').get(id, companyId) as
       { situacao: MdfeSituacao; xml: string; prot_xml: string | null } | undefined;
     return row && { situacao: row.situacao, xml: row.xml, protXml: row.prot_xml };
+  }
+
+  async exportPage(companyId: string, from: string, until: string, after: Keyset | null, limit: number): Promise<Page<MdfeRecord>> {
+    // Index mdfe_company_emitido (company_id, emitido_em, seq): the page starts at the last one's instant and skips its ties.
+    const rows = this.kit
+      .statement(
+        `SELECT seq, ${MDFE_COLUMNS} FROM mdfe
+          WHERE company_id = ? AND emitido_em >= ? AND emitido_em < ? AND (emitido_em > ? OR seq > ?) AND ${AUTHORIZED_SITUACOES}
+          ORDER BY emitido_em, seq LIMIT ?`,
+      )
+      .all(companyId, after?.at ?? from, until, after?.at ?? from, after?.seq ?? 0, limit) as MdfeExportRow<string | null>[];
+    return pageOf(rows, limit, mdfeExportKeyset, fromRow);
   }
 
   async list(companyId: string, f: MdfeFilters, limit: number, offset: number): Promise<MdfePage> {

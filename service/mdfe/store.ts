@@ -6,6 +6,8 @@
 
 import type { KeyAttempt } from '../idempotency-rules.ts';
 
+import type { Keyset, Page } from '../export/pages.ts';
+
 /**
  * processando: sent (or about to be) to the tax authority, outcome not recorded yet; internal
  * and transient (a crash leaves it, the restart recovery settles it). The other four are the
@@ -115,6 +117,12 @@ export interface MdfeStore {
   documents(id: string): Promise<MdfeDocument[]>;
   events(id: string): Promise<MdfeEventRecord[]>;
   xml(companyId: string, id: string): Promise<MdfeXml | undefined>;
+  /**
+   * A page of the company's manifests the authority authorized (autorizado, encerrado or
+   * cancelado now) issued in [from, until) (ISO instants), in order of issuance, starting after
+   * `after` (null: the first page), for the accountant's export (service/export/pages.ts).
+   */
+  exportPage(companyId: string, from: string, until: string, after: Keyset | null, limit: number): Promise<Page<MdfeRecord>>;
   /** Newest first (issuance instant, then insertion order). */
   list(companyId: string, filters: MdfeFilters, limit: number, offset: number): Promise<MdfePage>;
   /**

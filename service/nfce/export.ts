@@ -1,6 +1,6 @@
 // The accountant's NFC-e export (GET /api/v1/nfce/exportacao, docs/api.md "Accountant's export"):
-// one ZIP with every NFC-e of the company issued in the period (by ide/dhEmi, in Brasília days)
-// that is a fiscal document (authorized, cancelled, or issued in offline contingency and still
+// one ZIP with every NFC-e of the company issued in the period (by ide/dhEmi, in Brasília days,
+// in order of emission) that is a fiscal document (authorized, cancelled, or issued in offline contingency and still
 // awaiting the authority), each once, named by its access key; the cancellation events beside
 // them; the inutilizações registered in the period, named by series and range; and resumo.csv,
 // one line per file, whose values are read from each document's own XML
@@ -8,22 +8,18 @@
 //
 // Left out: rejected documents (no fiscal value) and online ones still processando (not yet
 // authorized: they belong to the export made once they are).
+//
+// In memory that does not grow with the period: the documents are read a page at a time
+// (service/export/pages.ts), each one's XML when the archive reaches it, and the summary's lines
+// wait in a temporary file (SummaryLines) until the end.
 
 import type { Readable } from 'node:stream';
 import { nfceSaleFacts } from '../../fiscal/nfce/sale-facts.ts';
-import { formatBrasilia } from '../../base/common/brasilia.ts';
-import { lazyZip, type LazyEntry } from '../export/lazy-zip.ts';
+import { EXPORT_PAGE_ROWS, everyRow } from '../export/pages.ts';
 import type { ExportPeriod } from '../export/period.ts';
-import { csvMoney, summaryCsv } from '../export/summary-csv.ts';
-import type { NfceExportEntry, NfceStore } from './store.ts';
-
-const DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>';
-
-/** Our stored XML has no declaration; the accountant's tools expect one. */
-const withDeclaration = (xml: string): string => (xml.startsWith('<?xml') ? xml : DECLARATION + xml);
-
-/** `2026-11-22 14:03:05`: the Brasília wall clock, as a spreadsheet sorts and reads it. */
-const brasiliaText = (instant: string | null): string => (instant ? formatBrasilia(new Date(instant)).slice(0, 19).replace('T', ' ') : '');
+import { brasiliaText, csvMoney, SummaryLines } from '../export/summary-csv.ts';
+import { withDeclaration, zipStream, type ZipSource } from '../export/zip-stream.ts';
+import type { InutilizacaoRecord, NfceExportEntry, NfceStore } from './store.ts';
 
 export const nfceFileName = (chave: string): string => `${chave}-nfce.xml`;
 export const eventFileName = (chave: string, tpEvento: string): string => `${chave}-evento-${tpEvento}.xml`;
@@ -52,128 +48,118 @@ export type NfceSituacaoExportada = 'autorizada' | 'cancelada' | 'contingencia_p
 const situacaoOf = (e: NfceExportEntry): NfceSituacaoExportada =>
   e.status === 'cancelado' ? 'cancelada' : e.status === 'autorizado' ? 'autorizada' : 'contingencia_pendente';
 
-type Row = { fixed: (string | number)[]; payments: Map<string, bigint> };
-
 export function nfceExportFileName(cnpj: string, period: ExportPeriod): string {
   return `nfce-${cnpj}-${period.de}-a-${period.ate}.zip`;
 }
 
 /** The archive of the period, streamed. */
-export async function nfceExport(store: NfceStore, companyId: string, period: ExportPeriod): Promise<Readable> {
-  const [documents, inutilizacoes] = await Promise.all([
-    store.exportEntries(companyId, period.start, period.end),
-    store.inutilizacoesBetween(companyId, period.start, period.end),
-  ]);
-  const rows: Row[] = [];
-  const events = new Map<string, string>();
-  const entries: LazyEntry[] = [];
+export function nfceExport(store: NfceStore, companyId: string, period: ExportPeriod): Readable {
+  return zipStream(nfceEntries(store, companyId, period));
+}
 
-  for (const doc of documents) {
-    const name = nfceFileName(doc.chave);
-    entries.push({
-      name,
-      content: async () => {
-        const xml = await store.getXml(companyId, doc.id);
-        const body = doc.status === 'processando' ? xml?.signedXml : xml?.nfeProc;
-        if (!body) throw new Error(`NFC-e ${doc.chave} sem XML para exportar`);
-        if (doc.eventoTipo && xml?.eventoXml) events.set(doc.id, xml.eventoXml);
-        const facts = nfceSaleFacts(body);
-        const payments = new Map<string, bigint>();
-        for (const p of facts.payments) payments.set(p.tPag, (payments.get(p.tPag) ?? 0n) + p.vPagCents);
-        rows.push({
-          fixed: [
-            'nfce',
-            name,
-            doc.chave,
-            doc.serie,
-            doc.numero,
-            brasiliaText(doc.dhEmi),
-            situacaoOf(doc),
-            doc.contingencia ? 'sim' : 'nao',
-            doc.protocolo ?? '',
-            brasiliaText(doc.autorizadoEm),
-            brasiliaText(doc.canceladoEm),
-            doc.protocoloCancelamento ?? '',
-            csvMoney(facts.vNFCents),
-            csvMoney(facts.vTrocoCents),
-          ],
-          payments,
-        });
-        return withDeclaration(body);
-      },
-    });
-    if (doc.eventoTipo) {
-      const eventName = eventFileName(doc.chave, doc.eventoTipo);
-      entries.push({
-        name: eventName,
+async function* nfceEntries(store: NfceStore, companyId: string, period: ExportPeriod): AsyncGenerator<ZipSource> {
+  const summary = new SummaryLines(NFCE_SUMMARY_COLUMNS, (tPag) => `pagamento_${tPag}`);
+  try {
+    const documents = everyRow((after) => store.exportPage(companyId, period.start, period.end, after, EXPORT_PAGE_ROWS));
+    for await (const doc of documents) {
+      // Read with the document's XML, written right after it.
+      let eventXml: string | null = null;
+      yield {
+        name: nfceFileName(doc.chave),
         content: async () => {
-          const xml = events.get(doc.id);
-          if (!xml) throw new Error(`evento da NFC-e ${doc.chave} não encontrado`);
-          events.delete(doc.id);
-          rows.push({
-            fixed: [
+          const xml = await store.getXml(companyId, doc.id);
+          const body = doc.status === 'processando' ? xml?.signedXml : xml?.nfeProc;
+          if (!body) throw new Error(`NFC-e ${doc.chave} sem XML para exportar`);
+          eventXml = xml?.eventoXml ?? null;
+          await documentLine(summary, doc, body);
+          return withDeclaration(body);
+        },
+      };
+      if (doc.eventoTipo) {
+        const name = eventFileName(doc.chave, doc.eventoTipo);
+        yield {
+          name,
+          content: async () => {
+            if (!eventXml) throw new Error(`evento da NFC-e ${doc.chave} não encontrado`);
+            const c = doc.protocoloCancelamento ?? '';
+            await summary.add([
               `evento_${doc.eventoTipo}`,
-              eventName,
+              name,
               doc.chave,
               doc.serie,
               doc.numero,
               '',
               'cancelada',
               '',
-              doc.protocoloCancelamento ?? '',
+              c,
               '',
               brasiliaText(doc.canceladoEm),
-              doc.protocoloCancelamento ?? '',
+              c,
               '',
               '',
-            ],
-            payments: new Map(),
-          });
-          return withDeclaration(xml);
-        },
-      });
+            ]);
+            return withDeclaration(eventXml);
+          },
+        };
+      }
     }
+    for (const inut of await store.inutilizacoesBetween(companyId, period.start, period.end)) yield inutilizacaoEntry(summary, inut);
+    yield { name: 'resumo.csv', content: async () => summary.csv() };
+  } finally {
+    await summary.dispose();
   }
+}
 
-  for (const inut of inutilizacoes) {
-    const name = inutilizacaoFileName(inut.serie, inut.numeroInicial, inut.numeroFinal);
-    entries.push({
-      name,
-      content: async () => {
-        const range = inut.numeroInicial === inut.numeroFinal ? String(inut.numeroInicial) : `${inut.numeroInicial} a ${inut.numeroFinal}`;
-        rows.push({
-          fixed: [
-            'inutilizacao',
-            name,
-            '',
-            inut.serie,
-            range,
-            brasiliaText(inut.createdAt.toISOString()),
-            'inutilizada',
-            '',
-            inut.protocolo,
-            '',
-            '',
-            '',
-            '',
-            '',
-          ],
-          payments: new Map(),
-        });
-        return withDeclaration(inut.xml);
-      },
-    });
-  }
+/** The summary line of an NFC-e, its values read from its own XML. */
+function documentLine(summary: SummaryLines, doc: NfceExportEntry, xml: string): Promise<void> {
+  const facts = nfceSaleFacts(xml);
+  const payments = new Map<string, bigint>();
+  for (const p of facts.payments) payments.set(p.tPag, (payments.get(p.tPag) ?? 0n) + p.vPagCents);
+  return summary.add(
+    [
+      'nfce',
+      nfceFileName(doc.chave),
+      doc.chave,
+      doc.serie,
+      doc.numero,
+      brasiliaText(doc.dhEmi),
+      situacaoOf(doc),
+      doc.contingencia ? 'sim' : 'nao',
+      doc.protocolo ?? '',
+      brasiliaText(doc.autorizadoEm),
+      brasiliaText(doc.canceladoEm),
+      doc.protocoloCancelamento ?? '',
+      csvMoney(facts.vNFCents),
+      csvMoney(facts.vTrocoCents),
+    ],
+    Object.fromEntries([...payments].map(([tPag, cents]) => [tPag, csvMoney(cents)])),
+    csvMoney(0n),
+  );
+}
 
-  entries.push({
-    name: 'resumo.csv',
+function inutilizacaoEntry(summary: SummaryLines, inut: InutilizacaoRecord): ZipSource {
+  const name = inutilizacaoFileName(inut.serie, inut.numeroInicial, inut.numeroFinal);
+  return {
+    name,
     content: async () => {
-      const tPags = [...new Set(rows.flatMap((r) => [...r.payments.keys()]))].sort();
-      return summaryCsv(
-        [...NFCE_SUMMARY_COLUMNS, ...tPags.map((t) => `pagamento_${t}`)],
-        rows.map((r) => [...r.fixed, ...tPags.map((t) => (r.fixed[0] === 'nfce' ? csvMoney(r.payments.get(t) ?? 0n) : ''))]),
-      );
+      const range = inut.numeroInicial === inut.numeroFinal ? String(inut.numeroInicial) : `${inut.numeroInicial} a ${inut.numeroFinal}`;
+      await summary.add([
+        'inutilizacao',
+        name,
+        '',
+        inut.serie,
+        range,
+        brasiliaText(inut.createdAt.toISOString()),
+        'inutilizada',
+        '',
+        inut.protocolo,
+        '',
+        '',
+        '',
+        '',
+        '',
+      ]);
+      return withDeclaration(inut.xml);
     },
-  });
-  return lazyZip(entries);
+  };
 }

@@ -30,7 +30,18 @@ import type {
   NfceXml,
 } from './store.ts';
 import { POSTGRES_ROWS } from '../row-driver.ts';
-import { NFCE_RECORD_COLUMNS, inutilizacaoOf, nfceRecordOf, type InutilizacaoRow, type NfceRecordRow } from './rows.ts';
+import { pageOf, type Keyset, type Page } from '../export/pages.ts';
+import {
+  EXPORT_COLUMNS,
+  NFCE_RECORD_COLUMNS,
+  exportEntryOf,
+  exportKeyset,
+  inutilizacaoOf,
+  nfceRecordOf,
+  type ExportRow,
+  type InutilizacaoRow,
+  type NfceRecordRow,
+} from './rows.ts';
 
 type RecordRow = NfceRecordRow<Buffer | null, boolean>;
 const recordOf = (r: RecordRow): NfceRecord => nfceRecordOf(r, POSTGRES_ROWS);
@@ -301,48 +312,22 @@ export class PgNfceStore implements NfceStore {
     return r && inutilizacaoOf(r);
   }
 
-  async exportEntries(companyId: string, from: Date, until: Date): Promise<NfceExportEntry[]> {
+  async exportPage(companyId: string, from: Date, until: Date, after: Keyset | null, limit: number): Promise<Page<NfceExportEntry>> {
     // balcao_instant(dh_emi) reads the offset dhEmi is written with; spelled as the index
-    // nfce_documents_emissao is (migrations/service-postgres/20261128T0920_exports_terminals.sql).
+    // nfce_documents_emissao is (migrations/service-postgres/20261128T0920_exports_terminals.sql):
+    // the page starts at the last one's instant and skips its ties up to its seq.
     const rows = (
-      await this.b.pool.query<{
-        id: string;
-        chave: string;
-        serie: number;
-        numero: number;
-        dh_emi: string;
-        status: NfceStatus;
-        contingencia: boolean;
-        protocolo: string | null;
-        autorizado_em: string | null;
-        cancelado_em: string | null;
-        protocolo_cancelamento: string | null;
-        evento_tipo: '110111' | '110112' | null;
-      }>(
-        `SELECT id, chave, serie, numero, dh_emi, status, contingencia, protocolo, autorizado_em, cancelado_em, protocolo_cancelamento,
-                CASE WHEN evento_xml IS NULL THEN NULL
-                     WHEN strpos(evento_xml, '<tpEvento>110112</tpEvento>') > 0 THEN '110112' ELSE '110111' END AS evento_tipo
+      await this.b.pool.query<ExportRow<boolean>>(
+        `SELECT seq, ${EXPORT_COLUMNS('strpos')}
            FROM nfce_documents
-          WHERE company_id = $1 AND balcao_instant(dh_emi) >= $2::timestamptz AND balcao_instant(dh_emi) < $3::timestamptz
+          WHERE company_id = $1 AND balcao_instant(dh_emi) >= balcao_instant($2) AND balcao_instant(dh_emi) < $3::timestamptz
+            AND (balcao_instant(dh_emi) > balcao_instant($2) OR seq > $4)
             AND (status IN ('autorizado', 'cancelado') OR (status = 'processando' AND contingencia AND signed_xml IS NOT NULL))
-          ORDER BY serie, numero, seq`,
-        [companyId, iso(from), iso(until)],
+          ORDER BY balcao_instant(dh_emi), seq LIMIT $5`,
+        [companyId, after?.at ?? iso(from), iso(until), after?.seq ?? 0, limit],
       )
     ).rows;
-    return rows.map((r) => ({
-      id: r.id,
-      chave: r.chave,
-      serie: r.serie,
-      numero: r.numero,
-      dhEmi: r.dh_emi,
-      status: r.status,
-      contingencia: r.contingencia,
-      protocolo: r.protocolo,
-      autorizadoEm: r.autorizado_em,
-      canceladoEm: r.cancelado_em,
-      protocoloCancelamento: r.protocolo_cancelamento,
-      eventoTipo: r.evento_tipo,
-    }));
+    return pageOf(rows, limit, exportKeyset, (r) => exportEntryOf(r, POSTGRES_ROWS));
   }
 
   async inutilizacoesBetween(companyId: string, from: Date, until: Date): Promise<InutilizacaoRecord[]> {

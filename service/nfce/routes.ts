@@ -178,7 +178,7 @@ function exportRoute(app: ApiApp, { deps }: NfceRoutesContext): void {
     async (request, reply) => {
       const company = companyOf(request);
       const period = exportPeriod(request.query.de, request.query.ate);
-      const zip = await nfceExport(deps.store.nfce, company.id, period);
+      const zip = nfceExport(deps.store.nfce, company.id, period);
       return reply
         .type('application/zip')
         .header('content-disposition', `attachment; filename="${nfceExportFileName(company.cnpj, period)}"`)

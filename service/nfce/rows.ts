@@ -4,7 +4,8 @@
 
 import type { Environment } from '../../fiscal/company.ts';
 import type { RowDriver } from '../row-driver.ts';
-import type { InutilizacaoRecord, NfceRecord, NfceStatus } from './store.ts';
+import type { Keyset } from '../export/pages.ts';
+import type { InutilizacaoRecord, NfceExportEntry, NfceRecord, NfceStatus } from './store.ts';
 
 export type NfceRecordRow<Key, Flag> = {
   id: string;
@@ -63,6 +64,47 @@ export function nfceRecordOf<Key, Flag>(r: NfceRecordRow<Key, Flag>, driver: Row
     signed: driver.flag(r.signed),
     attempts: r.attempts,
     createdAt: r.created_at,
+  };
+}
+
+/** A document as the accountant's export reads it, with its place in the export's order (seq: the rowid, or PostgreSQL's seq). */
+export type ExportRow<Flag> = {
+  seq: number | string;
+  id: string;
+  chave: string;
+  serie: number;
+  numero: number;
+  dh_emi: string;
+  status: NfceStatus;
+  contingencia: Flag;
+  protocolo: string | null;
+  autorizado_em: string | null;
+  cancelado_em: string | null;
+  protocolo_cancelamento: string | null;
+  evento_tipo: '110111' | '110112' | null;
+};
+
+/** The export's columns; `find` is the engine's substring function (SQLite instr, PostgreSQL strpos). */
+export const EXPORT_COLUMNS = (find: 'instr' | 'strpos') => `id, chave, serie, numero, dh_emi, status, contingencia, protocolo, autorizado_em,
+  cancelado_em, protocolo_cancelamento,
+  CASE WHEN evento_xml IS NULL THEN NULL WHEN ${find}(evento_xml, '<tpEvento>110112</tpEvento>') > 0 THEN '110112' ELSE '110111' END AS evento_tipo`;
+
+export const exportKeyset = (r: ExportRow<unknown>): Keyset => ({ at: r.dh_emi, seq: Number(r.seq) });
+
+export function exportEntryOf<Flag>(r: ExportRow<Flag>, driver: RowDriver<unknown, Flag>): NfceExportEntry {
+  return {
+    id: r.id,
+    chave: r.chave,
+    serie: r.serie,
+    numero: r.numero,
+    dhEmi: r.dh_emi,
+    status: r.status,
+    contingencia: driver.flag(r.contingencia),
+    protocolo: r.protocolo,
+    autorizadoEm: r.autorizado_em,
+    canceladoEm: r.cancelado_em,
+    protocoloCancelamento: r.protocolo_cancelamento,
+    eventoTipo: r.evento_tipo,
   };
 }
 

@@ -13,18 +13,20 @@ export { AuthorityStatus, CancelBody, NfceAccepted as Accepted, NfceReplay, Nfce
 import { ReferenciaExterna } from '../idempotency.ts';
 
 const str = (description: string) => Type.String({ description });
+// The NFC-e's values are the builder's to check (422 naming the field), so no pattern here.
+const CNPJ_FORM = '14 caracteres sem pontuação: dígitos ou letras maiúsculas (CNPJ alfanumérico), os dois últimos numéricos';
 const opt = (description: string) => Type.Optional(Type.String({ description }));
 
 const Card = Type.Object(
   {
     tpIntegra: Type.Optional(Type.String({ default: '2', description: '1: TEF/POS integrado (exige CNPJ e cAut); 2: maquininha não integrada (padrão)' })),
-    CNPJ: opt('CNPJ da credenciadora / instituição de pagamento (obrigatório com tpIntegra 1)'),
+    CNPJ: opt(`CNPJ da credenciadora / instituição de pagamento (obrigatório com tpIntegra 1); ${CNPJ_FORM}`),
     tBand: opt('Bandeira do cartão (01 Visa, 02 Mastercard, ...)'),
     cAut: opt('Número de autorização da operação (obrigatório com tpIntegra 1)'),
-    CNPJReceb: opt('CNPJ do beneficiário do pagamento'),
+    CNPJReceb: opt(`CNPJ do beneficiário do pagamento; ${CNPJ_FORM}`),
     idTermPag: opt('Identificador do terminal de pagamento'),
   },
-  { ...strict, description: 'Grupo do cartão: obrigatório com tPag 03 ou 04 (sem ele, rejeição 391)' },
+  { ...strict, description: 'Grupo do cartão: obrigatório com tPag 03, 04 ou 17 (sem ele, rejeição 391; o PIX 17 sem ele é recusado com 422)' },
 );
 
 const TaxGroup = Type.Record(Type.String(), Type.Record(Type.String(), Type.String()), {
@@ -108,7 +110,9 @@ const Item = Type.Object(
 
 const Payment = Type.Object(
   {
-    tPag: str('Forma de pagamento: 01 dinheiro, 03 crédito, 04 débito, 17 PIX, ...'),
+    tPag: str(
+      'Forma de pagamento: 01 dinheiro, 03 crédito, 04 débito, 17 PIX dinâmico, 23 PIX Automático, 24 TEF Book Transfer, ... (docs/fiscal.md, "Payments")',
+    ),
     vPag: str('Valor pago (decimal)'),
     indPag: opt('0 à vista, 1 a prazo'),
     xPag: opt('Descrição da forma (tPag 99)'),
@@ -136,7 +140,7 @@ export const NfceBody = Type.Object(
     card: Type.Optional(Card),
     dest: Type.Optional(
       Type.Object(
-        { cpf: opt('CPF do consumidor'), cnpj: opt('CNPJ do consumidor'), idEstrangeiro: opt('Documento de estrangeiro'), xNome: opt('Nome') },
+        { cpf: opt('CPF do consumidor'), cnpj: opt(`CNPJ do consumidor; ${CNPJ_FORM}`), idEstrangeiro: opt('Documento de estrangeiro'), xNome: opt('Nome') },
         {
           ...strict,
           description: 'Consumidor: opcional até R$ 10.000,00; acima disso (ou do limite da UF), o CPF ou o CNPJ é obrigatório (NT 2026.002, rejeição 750)',

@@ -23,7 +23,18 @@ import type {
   NfceXml,
 } from './store.ts';
 import { SQLITE_ROWS } from '../row-driver.ts';
-import { NFCE_RECORD_COLUMNS, inutilizacaoOf, nfceRecordOf, type InutilizacaoRow, type NfceRecordRow } from './rows.ts';
+import { pageOf, type Keyset, type Page } from '../export/pages.ts';
+import {
+  EXPORT_COLUMNS,
+  NFCE_RECORD_COLUMNS,
+  exportEntryOf,
+  exportKeyset,
+  inutilizacaoOf,
+  nfceRecordOf,
+  type ExportRow,
+  type InutilizacaoRow,
+  type NfceRecordRow,
+} from './rows.ts';
 
 /** What SqliteStore lends its parts: its connection's statements and transaction steps. */
 export type SqliteBlocks = {
@@ -332,47 +343,21 @@ export class SqliteNfceStore implements NfceStore {
     return r && inutilizacaoOf(r);
   }
 
-  async exportEntries(companyId: string, from: Date, until: Date): Promise<NfceExportEntry[]> {
+  async exportPage(companyId: string, from: Date, until: Date, after: Keyset | null, limit: number): Promise<Page<NfceExportEntry>> {
     // julianday(dh_emi) reads the offset dhEmi is written with; spelled as the index
-    // nfce_documents_emissao is (migrations/service/20261125T0900_exports.sql).
+    // nfce_documents_emissao is (migrations/service/20261125T0900_exports.sql), whose entries end
+    // with the rowid: the page starts at the last one's instant and skips its ties up to its rowid.
     const rows = this.b
       .statement(
-        `SELECT id, chave, serie, numero, dh_emi, status, contingencia, protocolo, autorizado_em, cancelado_em, protocolo_cancelamento,
-                CASE WHEN evento_xml IS NULL THEN NULL
-                     WHEN instr(evento_xml, '<tpEvento>110112</tpEvento>') > 0 THEN '110112' ELSE '110111' END AS evento_tipo
+        `SELECT rowid AS seq, ${EXPORT_COLUMNS('instr')}
            FROM nfce_documents
           WHERE company_id = ? AND julianday(dh_emi) >= julianday(?) AND julianday(dh_emi) < julianday(?)
+            AND (julianday(dh_emi) > julianday(?) OR rowid > ?)
             AND (status IN ('autorizado', 'cancelado') OR (status = 'processando' AND contingencia = 1 AND signed_xml IS NOT NULL))
-          ORDER BY serie, numero, rowid`,
+          ORDER BY julianday(dh_emi), rowid LIMIT ?`,
       )
-      .all(companyId, iso(from), iso(until)) as {
-      id: string;
-      chave: string;
-      serie: number;
-      numero: number;
-      dh_emi: string;
-      status: NfceStatus;
-      contingencia: number;
-      protocolo: string | null;
-      autorizado_em: string | null;
-      cancelado_em: string | null;
-      protocolo_cancelamento: string | null;
-      evento_tipo: '110111' | '110112' | null;
-    }[];
-    return rows.map((r) => ({
-      id: r.id,
-      chave: r.chave,
-      serie: r.serie,
-      numero: r.numero,
-      dhEmi: r.dh_emi,
-      status: r.status,
-      contingencia: r.contingencia === 1,
-      protocolo: r.protocolo,
-      autorizadoEm: r.autorizado_em,
-      canceladoEm: r.cancelado_em,
-      protocoloCancelamento: r.protocolo_cancelamento,
-      eventoTipo: r.evento_tipo,
-    }));
+      .all(companyId, after?.at ?? iso(from), iso(until), after?.at ?? iso(from), after?.seq ?? 0, limit) as ExportRow<number>[];
+    return pageOf(rows, limit, exportKeyset, (r) => exportEntryOf(r, SQLITE_ROWS));
   }
 
   async inutilizacoesBetween(companyId: string, from: Date, until: Date): Promise<InutilizacaoRecord[]> {

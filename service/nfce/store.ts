@@ -6,6 +6,7 @@
 
 import type { Environment } from '../../fiscal/company.ts';
 import type { ClaimRequest, ClaimResult } from '../idempotency-rules.ts';
+import type { Keyset, Page } from '../export/pages.ts';
 import type { WebhookEvent } from '../webhooks/store.ts';
 
 export type NfceStatus = 'processando' | 'autorizado' | 'rejeitado' | 'cancelado';
@@ -163,11 +164,12 @@ export interface NfceStore {
   recordCancellation(id: string, cancellation: NfceCancellation, eventOf: NfceEventOf): Promise<boolean>;
   insertInutilizacao(record: InutilizacaoRecord): Promise<void>;
   /**
-   * The company's documents for the export whose dhEmi falls in [from, until), by series and
-   * number: authorized, cancelled, and contingency ones still processando (their signed XML).
-   * Without the XML texts.
+   * A page of the company's documents for the export whose dhEmi falls in [from, until), in order
+   * of emission (dhEmi's instant, then arrival), starting after `after` (null: the first page):
+   * authorized, cancelled, and contingency ones still processando (their signed XML). Without
+   * the XML texts. Each page costs the same wherever it starts (service/export/pages.ts).
    */
-  exportEntries(companyId: string, from: Date, until: Date): Promise<NfceExportEntry[]>;
+  exportPage(companyId: string, from: Date, until: Date, after: Keyset | null, limit: number): Promise<Page<NfceExportEntry>>;
   /** The company's inutilizações registered in [from, until), with their XML. */
   inutilizacoesBetween(companyId: string, from: Date, until: Date): Promise<InutilizacaoRecord[]>;
   findInutilizacao(companyId: string, serie: number, first: number, last: number): Promise<InutilizacaoRecord | undefined>;

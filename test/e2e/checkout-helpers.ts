@@ -1,11 +1,12 @@
 // What the checkout e2e tests share: driving the screen as a cashier does (by labels, roles and
 // keys) and reading what the service and the virtual printer really got.
 
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Locator, Page } from 'playwright-core';
 import { expect } from 'vitest';
+import { decodeEscPos, type Transcript } from '../escpos-decoder.ts';
 import { screenshot, type Store } from './harness.ts';
 
 /** Scans (types + Enter) each code into the always-focused product input. */
@@ -67,6 +68,19 @@ export function printerJobs(store: Store): string[] {
   return existsSync(store.printerDir) ? readdirSync(store.printerDir).filter((f) => f.endsWith('.bin')) : [];
 }
 
+/** The last job the virtual printer wrote, as the printer reads it. */
+export function lastPrintedJob(store: Store): Transcript {
+  const last = printerJobs(store).sort().at(-1)!;
+  return decodeEscPos(readFileSync(join(store.printerDir, last)));
+}
+
+/** A document's XML at the service (`nfce`, `nfe`, `mdfe`), with the demo company's token. */
+export async function serviceXml(store: Store, kind: 'nfce' | 'nfe' | 'mdfe', id: string): Promise<string> {
+  const res = await fetch(`${store.serviceUrl}/api/v1/${kind}/${id}/xml`, { headers: { authorization: `Bearer ${store.token}` } });
+  expect(res.status).toBe(200);
+  return res.text();
+}
+
 /** The sandbox clock of the demo company moves forward (service/http/sandbox-routes.ts). */
 export async function advanceSandboxClock(store: Store, minutes: number): Promise<void> {
   const res = await fetch(`${store.serviceUrl}/api/v1/sandbox/relogio`, {
@@ -114,6 +128,21 @@ export async function sellInCash(page: Page, codes: string[], cash: string, stat
   await waitForText(panel.getByRole('status'), state);
   const number = /NFC-e nº (\d+)/.exec((await panel.textContent()) ?? '');
   return Number(number?.[1]);
+}
+
+/**
+ * F4, the consumer's document typed wrong and refused on screen with `refusal` (naming the field),
+ * then typed right and shown on the total panel as `shown`.
+ */
+export async function consumerAfterRefusal(page: Page, typed: { wrong: string; refusal: string; right: string; shown: string }): Promise<void> {
+  await page.keyboard.press('F4');
+  const dialog = page.getByRole('dialog', { name: 'Consumidor' });
+  await dialog.getByLabel('CPF ou CNPJ do consumidor').fill(typed.wrong);
+  await page.keyboard.press('Enter');
+  await waitForText(dialog.getByRole('alert'), typed.refusal);
+  await dialog.getByLabel('CPF ou CNPJ do consumidor').fill(typed.right);
+  await page.keyboard.press('Enter');
+  await waitForText(totalPanel(page), typed.shown);
 }
 
 /** A screenshot under test-output/e2e/ (harness naming), after the screen settled. */

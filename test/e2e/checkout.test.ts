@@ -10,20 +10,51 @@
 //    and authorized, same nNF.
 // 5. Another rejected receipt whose customer left: the manager voids its number (inutilização).
 // 6. PIX and cash in one sale, with change, as the authorized XML records them.
+// 7. The same store's MDF-e and NF-e de devolução through the service's API, a range of numbers
+//    voided, and every document of the day valid against the schemas, its signature verifying.
+// The store's CNPJ has letters: 12ABC34501DE35, the Receita's example (`balcao start --cnpj`). The
+// printed DANFE shows it masked, 12.ABC.345/01DE-35, and the QR Code of the preview the screen
+// shows decodes to the receipt's QR text, whose key carries the letters.
 // Screenshots of the checkout, the payment and the receipt preview go to test-output/e2e/.
 
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { outboxDump, printerJobs, saleRejected391, scan, screenshotOf, serviceReceipt, terminalReceipt, totalPanel, waitForText } from './checkout-helpers.ts';
+import { Resvg } from '@resvg/resvg-js';
+import { PNG } from 'pngjs';
+import { brasiliaDay } from '../../base/common/brasilia.ts';
+import { keyInSignedXml } from '../../fiscal/access-key.ts';
+import { sampleMdfeRequest } from '../../fiscal/samples.ts';
+import { firstText } from '../../fiscal/xml.ts';
+import { readQr } from '../escpos-decoder.ts';
+import { expectValidAndSigned } from '../helpers/documents.ts';
+import { readZip } from '../helpers/zip.ts';
+import {
+  consumerAfterRefusal,
+  lastPrintedJob,
+  outboxDump,
+  printerJobs,
+  rpc,
+  saleRejected391,
+  scan,
+  screenshotOf,
+  serviceReceipt,
+  serviceXml,
+  terminalReceipt,
+  totalPanel,
+  waitForText,
+} from './checkout-helpers.ts';
 import { launchChromium, openCheckout, startStore, type Store } from './harness.ts';
+
+const STORE_CNPJ = '12ABC34501DE35';
 
 let store: Store;
 let browser: Browser;
 let page: Page;
 let soldNumber: number;
+let pixSale: { id: string; chave: string };
 
 beforeAll(async () => {
-  [store, browser] = await Promise.all([startStore(), launchChromium()]);
+  [store, browser] = await Promise.all([startStore({ cnpj: STORE_CNPJ }), launchChromium()]);
   expect(store.screen).toBe(true);
   page = await openCheckout(browser, store.checkoutUrl);
 });
@@ -91,6 +122,18 @@ describe('checkout screen', () => {
     const receipt = terminalReceipt(store, soldNumber);
     expect(receipt.state).toBe('authorized');
     expect((await serviceReceipt(store, receipt.service_id!)).status).toBe('autorizado');
+
+    // The store's CNPJ, with its letters, in the key, on paper and in the QR Code.
+    const xml = await serviceXml(store, 'nfce', receipt.service_id!);
+    expect(keyInSignedXml(xml, 'NFe')!.slice(6, 20)).toBe(STORE_CNPJ);
+    const qrCode = firstText(xml, 'qrCode')!;
+    expect(qrCode).toContain(`?p=${keyInSignedXml(xml, 'NFe')}|`);
+    const printed = lastPrintedJob(store);
+    expect(printed.toString()).toContain('CNPJ: 12.ABC.345/01DE-35');
+    expect(printed.qrCodes.map((q) => q.payload)).toEqual([qrCode]);
+    const { svg } = await rpc<{ svg: string }>(store, 'receiptPreview', [receipt.id]);
+    const png = PNG.sync.read(new Resvg(svg, { background: '#ffffff', font: { loadSystemFonts: false } }).render().asPng());
+    expect(readQr(png)?.data).toBe(qrCode);
   });
 
   it("prints the copy only once at the till; a second copy is a reprint behind the manager's PIN", async () => {
@@ -239,6 +282,7 @@ describe('checkout screen', () => {
       headers: { authorization: `Bearer ${store.token}` },
     });
     const xml = await res.text();
+    pixSale = { id: terminalReceipt(store, nNF).service_id!, chave: keyInSignedXml(xml, 'NFe')! };
     expect(xml.match(/<tPag>[0-9]{2}<\/tPag>/g)).toEqual(['<tPag>17</tPag>', '<tPag>01</tPag>']);
     expect(xml).toContain('<vPag>20.00</vPag>');
     expect(xml).toContain('<vTroco>11.10</vTroco>');
@@ -268,19 +312,63 @@ describe('checkout screen', () => {
     await waitForText(page.getByRole('table'), 'removido');
 
     // The consumer's CPF is checked on the screen, naming the field.
-    await page.keyboard.press('F4');
-    const consumer = page.getByRole('dialog', { name: 'Consumidor' });
-    await consumer.getByLabel('CPF ou CNPJ do consumidor').fill('529.982.247-24');
-    await page.keyboard.press('Enter');
-    await waitForText(consumer.getByRole('alert'), 'CPF/CNPJ do consumidor: CPF inválido');
-    await consumer.getByLabel('CPF ou CNPJ do consumidor').fill('529.982.247-25');
-    await page.keyboard.press('Enter');
-    await waitForText(totalPanel(page), 'Consumidor: CPF 529.982.247-25');
+    await consumerAfterRefusal(page, {
+      wrong: '529.982.247-24',
+      refusal: 'CPF/CNPJ do consumidor: CPF inválido',
+      right: '529.982.247-25',
+      shown: 'Consumidor: CPF 529.982.247-25',
+    });
 
     // F8 gives the sale up after a confirmation; the counter is empty again.
     await page.keyboard.press('F8');
     await page.getByRole('dialog', { name: 'Cancelar venda' }).getByRole('button', { name: 'Descartar venda' }).click();
     await waitForText(totalPanel(page), 'R$\u00a00,00');
     await expect.poll(() => input.evaluate((el) => el === document.activeElement)).toBe(true);
+  });
+  it("issues the store's MDF-e and an NF-e de devolução through the API and voids a range; every document of the day is valid and signed", async () => {
+    const call = async (path: string, body: unknown) => {
+      const res = await fetch(`${store.serviceUrl}/api/v1/${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${store.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, body: (await res.json()) as Record<string, string> };
+    };
+    const get = async (path: string) =>
+      (await (await fetch(`${store.serviceUrl}/api/v1/${path}`, { headers: { authorization: `Bearer ${store.token}` } })).json()) as Record<string, string>;
+
+    const mdfe = await call('mdfe/emitir', sampleMdfeRequest({ nMDF: 1 }));
+    expect(mdfe.status, JSON.stringify(mdfe.body)).toBe(201);
+    expect(mdfe.body.chave!.slice(6, 20)).toBe(STORE_CNPJ);
+    expectValidAndSigned(await serviceXml(store, 'mdfe', mdfe.body.mdfe_id!), 'procMDFe', 'MDF-e');
+
+    const devolucao = await call('nfe/devolucao', {
+      chave_nfce: pixSale.chave,
+      itens: [{ numero_item: 1, quantidade: '1' }],
+      justificativa: 'Cliente devolveu: produto com defeito',
+      destinatario: { cpf: '52998224725', nome: 'Maria Souza' },
+    });
+    expect(devolucao.status, JSON.stringify(devolucao.body)).toBe(202);
+    await expect.poll(async () => (await get(`nfe/${devolucao.body.id}`)).situacao, { timeout: 30_000 }).toBe('autorizado');
+    const nfe = await serviceXml(store, 'nfe', devolucao.body.id!);
+    expect(keyInSignedXml(nfe, 'NFe')!.slice(6, 20)).toBe(STORE_CNPJ);
+    expectValidAndSigned(nfe, 'procNFe', 'NF-e de devolução');
+
+    const range = await call('nfce/inutilizar', { serie: 1, numero_inicial: 900, numero_final: 902, justificativa: 'Numeros pulados por falha no sistema' });
+    expect(range.status, JSON.stringify(range.body)).toBe(200);
+
+    // The accountant's export of the day: each receipt, the cancellation, both inutilizações.
+    const today = brasiliaDay(new Date());
+    const zip = await fetch(`${store.serviceUrl}/api/v1/nfce/exportacao?de=${today}&ate=${today}`, { headers: { authorization: `Bearer ${store.token}` } });
+    const entries = await readZip(Buffer.from(await zip.arrayBuffer()));
+    const names = [...entries.keys()];
+    expect(names.filter((n) => n.endsWith('-evento-110111.xml'))).toHaveLength(1);
+    expect(names).toContain('inutilizacao-serie-1-numeros-900-a-902.xml');
+    expect(names.filter((n) => n.startsWith('inutilizacao-'))).toHaveLength(2);
+    for (const name of names.filter((n) => n.endsWith('.xml'))) {
+      const schema = name.endsWith('-nfce.xml') ? 'procNFe' : name.includes('-evento-') ? 'procEventoCancNFe' : 'procInutNFe';
+      expectValidAndSigned(entries.get(name), schema, name);
+      expect(name.startsWith('inutilizacao-') || name.slice(6, 20) === STORE_CNPJ, name).toBe(true);
+    }
   });
 });

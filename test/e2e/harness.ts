@@ -50,6 +50,8 @@ export type StartStoreOptions = {
   readyTimeoutMs?: number;
   /** Default: COMPILED (bin/balcao.js). */
   launcher?: Launcher;
+  /** The demo company's CNPJ (`balcao start --cnpj`); default the demo's numeric one. */
+  cnpj?: string;
   /**
    * Default true: once ready, the till is opened (float R$ 0,00) over the screen's own bridge, as
    * a cashier does first thing; no sale finishes without it. False: the test opens it itself.
@@ -73,7 +75,8 @@ function exitOf(child: ChildProcess): Promise<Exit> {
 /** `balcao start --data DIR --port 0 --terminal-port 0`, resolved once it prints BALCAO_READY. */
 export async function startStore(options: StartStoreOptions = {}): Promise<Store> {
   const dataDir = options.dataDir ?? tempDataDir('balcao-e2e-');
-  const child = spawn(process.execPath, [...(options.launcher ?? COMPILED), 'start', '--data', dataDir, '--port', '0', '--terminal-port', '0'], {
+  const args = ['start', '--data', dataDir, '--port', '0', '--terminal-port', '0', ...(options.cnpj ? ['--cnpj', options.cnpj] : [])];
+  const child = spawn(process.execPath, [...(options.launcher ?? COMPILED), ...args], {
     cwd: repoRoot,
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -13,7 +13,7 @@
 
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startAppSocketPrinter, startCupsd, type AppSocketPrinter, type CupsTestServer } from '../../native/printer/cups-test-server.ts';
+import { startAppSocketPrinter, startCupsd, type AppSocketPrinter, type CupsTestServer } from '../helpers/cups-test-server.ts';
 import { decodeEscPos } from '../escpos-decoder.ts';
 import { ean13, withWrongCheckDigit } from '../helpers/scale-labels.ts';
 import { openSettings, outboxDump, scan, screenshotOf, totalPanel, waitForText } from './checkout-helpers.ts';
@@ -81,6 +81,17 @@ describe('scale labels and the system printer', () => {
     await waitForText(settings, 'Formato: 2 CCCC 0 TTTTTT D');
     await screenshotOf(page, 'balanca-configuracao');
     await settings.getByRole('button', { name: 'Salvar balança' }).click();
+    await waitForText(settings.getByRole('status'), 'Salvo.');
+
+    // How long this checkout keeps its documents: refused out of bounds, naming the field; then saved.
+    await settings.getByRole('tab', { name: 'Retenção' }).click();
+    const days = settings.getByLabel('Dias de documentos guardados neste caixa');
+    expect(await days.inputValue()).toBe('90');
+    await days.fill('3');
+    await settings.getByRole('button', { name: 'Salvar retenção' }).click();
+    await waitForText(settings.getByRole('alert'), /Dias de documentos guardados neste caixa: inteiro de 7 a 1825/);
+    await days.fill('30');
+    await settings.getByRole('button', { name: 'Salvar retenção' }).click();
     await waitForText(settings.getByRole('status'), 'Salvo.');
     await closeDialogs();
 

@@ -4,7 +4,9 @@
 // 1. The till: the sale's commands off while it is closed; opened with R$ 100,00; a sale in cash;
 //    through "Caixa", a sangria of R$ 60,00 (above the R$ 50,00 the manager set: a wrong PIN is
 //    refused, the right one goes) and a suprimento of R$ 20,00 (below: no PIN); then a sale by
-//    debit card, a method the session had not seen; the closing, without a reload, with a count
+//    debit card, a method the session had not seen (to a consumer company and through an acquirer
+//    whose CNPJs have letters: lower case and a wrong check digit are refused on screen naming
+//    the field, and the receipt carries and prints both); the closing, without a reload, with a count
 //    R$ 1,00 short. The closing screen shows expected, counted and the difference, and the report
 //    the virtual printer got (with its picture, listed among the recent prints) is read back with
 //    the ESC/POS decoder (test/escpos-decoder.ts) with the same three figures; "Concluir" leaves
@@ -22,12 +24,25 @@
 //    nothing changes; series 3 is claimed and saved.
 
 import { existsSync, readFileSync } from 'node:fs';
+import { generateCnpj } from '@brazilian-utils/brazilian-utils/generate-cnpj';
 import { parse } from 'csv-parse/sync';
 import { join } from 'node:path';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeEscPos } from '../escpos-decoder.ts';
-import { openSettings, printerJobs, rpc, scan, screenshotOf, sellInCash, waitForText } from './checkout-helpers.ts';
+import { formatCnpj } from '../../base/common/tax-ids.ts';
+import {
+  consumerAfterRefusal,
+  lastPrintedJob,
+  openSettings,
+  printerJobs,
+  rpc,
+  scan,
+  screenshotOf,
+  sellInCash,
+  serviceXml,
+  terminalReceipt,
+  waitForText,
+} from './checkout-helpers.ts';
 import { launchChromium, openCheckout, startStore, type Store } from './harness.ts';
 import { readZip } from '../helpers/zip.ts';
 
@@ -83,10 +98,7 @@ const readCsv = (bytes: Buffer): Record<string, string>[] =>
   parse(bytes.toString('utf8').replace(/^\uFEFF/, ''), { delimiter: ';', columns: true }) as Record<string, string>[];
 
 /** The lines of the last job the virtual printer wrote, as the printer reads them. */
-function lastPrintedLines(): string[] {
-  const last = printerJobs(store).sort().at(-1)!;
-  return decodeEscPos(readFileSync(join(store.printerDir, last))).lines.map((l) => l.text.trimEnd());
-}
+const lastPrintedLines = (): string[] => lastPrintedJob(store).lines.map((l) => l.text.trimEnd());
 
 describe("a store's day", () => {
   it('opens the till with R$ 100,00, sells in cash, records a sangria behind the PIN and a suprimento, sells by card, and closes R$ 1,00 short: screen and printed report agree', async () => {
@@ -136,18 +148,36 @@ describe("a store's day", () => {
     await screenshotOf(page, 'caixa-movimentos');
     await closeDialogs();
 
-    // Then a method the session had not seen: Café 18,90 by debit card on a card machine. Its
-    // receipt stays on screen while the till is closed.
+    // Then a method the session had not seen: Café 18,90 by debit card on a card machine, for a
+    // company whose CNPJ has letters (the numeric store's consumer), through an acquirer whose
+    // CNPJ the generator drew with letters. Its receipt stays on screen while the till is closed.
     await scan(page, '7891000100103');
     await expect.poll(() => page.getByRole('table').locator('tbody tr').count()).toBe(1);
+    await consumerAfterRefusal(page, {
+      wrong: '12.abc.345/01de-35',
+      refusal: 'CPF/CNPJ do consumidor: CNPJ deve usar letras maiúsculas',
+      right: '12.ABC.345/01DE-35',
+      shown: 'Consumidor: CNPJ 12.ABC.345/01DE-35',
+    });
     await page.keyboard.press('F2');
     const payment = page.getByRole('dialog', { name: 'Pagamento' });
     await payment.getByRole('radio', { name: 'Cartão de débito' }).check();
     await payment.getByRole('radio', { name: 'Maquininha não integrada' }).check();
+    const acquirer = generateCnpj({ version: 2 });
+    await payment.getByLabel(/CNPJ da credenciadora/).fill(formatCnpj(acquirer.slice(0, 13) + ((Number(acquirer[13]) + 1) % 10)));
+    await payment.getByRole('button', { name: /Adicionar pagamento/ }).click();
+    await waitForText(payment.getByRole('alert'), 'CNPJ da credenciadora: CNPJ inválido (dígito verificador não confere)');
+    await payment.getByLabel(/CNPJ da credenciadora/).fill(formatCnpj(acquirer));
     await payment.getByRole('button', { name: /Adicionar pagamento/ }).click();
     await waitForText(payment, /Falta\s*R\$\u00a00,00/);
     await payment.getByRole('button', { name: /Finalizar venda/ }).click();
-    await waitForText(page.getByRole('region', { name: 'Venda concluída' }).getByRole('status'), 'Autorizada');
+    const done = page.getByRole('region', { name: 'Venda concluída' });
+    await waitForText(done.getByRole('status'), 'Autorizada');
+    const nNF = Number(/NFC-e nº (\d+)/.exec((await done.textContent()) ?? '')?.[1]);
+    const xml = await serviceXml(store, 'nfce', terminalReceipt(store, nNF).service_id!);
+    expect(xml, acquirer).toContain('<dest><CNPJ>12ABC34501DE35</CNPJ>');
+    expect(xml, acquirer).toContain(`<card><tpIntegra>2</tpIntegra><CNPJ>${acquirer}</CNPJ>`);
+    await expect.poll(() => lastPrintedLines().join('\n')).toContain('CONSUMIDOR - CNPJ 12.ABC.345/01DE-35');
 
     // The closing, counted blind, without reloading the page: the form asks for the debit card
     // too. 100,00 + 10,00 − 4,71 − 60,00 + 20,00 = 65,29 expected in cash; 64,29 counted. The

@@ -1,5 +1,5 @@
-// Reads a ZIP archive (a response body) into its entries with yauzl, the reader that pairs with
-// the yazl writer of the exports: every entry's name and bytes, in archive order.
+// Reads a ZIP archive (a response body) into its entries with yauzl, a reader independent of the
+// exports' writer (service/export/zip-stream.ts): every entry's name and bytes, in archive order.
 
 import yauzl from 'yauzl';
 

@@ -4,7 +4,7 @@
 // documents with them; the terminal's client takes its types from them.
 
 import { Type, type Static } from '@sinclair/typebox';
-import { Nullable, strict } from './schema.ts';
+import { AccessKey, Nullable, strict } from './schema.ts';
 
 /** What the service last learned of the company's tax authority (authority/availability.ts). */
 export const AuthorityStatus = Type.Object(
@@ -21,7 +21,7 @@ export const AuthorityStatus = Type.Object(
 
 export const NfceAccepted = Type.Object({
   id: Type.String({ format: 'uuid', description: 'Identificador da NFC-e' }),
-  chave: Type.String({ description: 'Chave de acesso (44 dígitos), definitiva desde já' }),
+  chave: Type.String({ description: 'Chave de acesso (44 posições), definitiva desde já' }),
   status: Type.Literal('processando'),
   message: Type.String(),
   autoridade: AuthorityStatus,
@@ -75,12 +75,7 @@ const Justificativa = Type.String({ minLength: 15, maxLength: 255, description: 
 export const CancelBody = Type.Object(
   {
     justificativa: Justificativa,
-    chave_substituta: Type.Optional(
-      Type.String({
-        pattern: '^[0-9]{44}$',
-        description: 'Cancelamento por substituição (evento 110112, até 168 h): chave da NFC-e de contingência que a substituiu',
-      }),
-    ),
+    chave_substituta: Type.Optional(AccessKey('Cancelamento por substituição (evento 110112, até 168 h): chave da NFC-e de contingência que a substituiu')),
   },
   strict,
 );

@@ -4,9 +4,7 @@
 // takes its types from them.
 
 import { Type, type Static } from '@sinclair/typebox';
-import { Nullable, ReferenciaExterna, strict } from './schema.ts';
-
-const Chave = (description: string) => Type.String({ pattern: '^[0-9]{44}$', description });
+import { AccessKey, Nullable, ReferenciaExterna, strict } from './schema.ts';
 
 const Endereco = Type.Object(
   {
@@ -26,7 +24,7 @@ const Endereco = Type.Object(
 const Destinatario = Type.Object(
   {
     cpf: Type.Optional(Type.String({ description: 'CPF de quem devolve (11 dígitos)' })),
-    cnpj: Type.Optional(Type.String({ description: 'CNPJ de quem devolve (14 dígitos)' })),
+    cnpj: Type.Optional(Type.String({ description: 'CNPJ de quem devolve: 14 caracteres, dígitos ou letras maiúsculas (CNPJ alfanumérico)' })),
     nome: Type.Optional(Type.String({ description: 'Nome (2 a 60 caracteres); padrão: o da NFC-e, ou "CONSUMIDOR"' })),
     endereco: Type.Optional(Endereco),
   },
@@ -40,7 +38,7 @@ const Destinatario = Type.Object(
 
 export const DevolucaoBody = Type.Object(
   {
-    chave_nfce: Chave('Chave de acesso da NFC-e autorizada desta empresa em que as mercadorias foram vendidas'),
+    chave_nfce: AccessKey('Chave de acesso da NFC-e autorizada desta empresa em que as mercadorias foram vendidas'),
     itens: Type.Array(
       Type.Object(
         {

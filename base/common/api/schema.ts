@@ -1,7 +1,11 @@
 // What the API's TypeBox schemas share: strict objects (an unknown field is refused, never
-// dropped), nullable fields as plain JSON Schema, and the idempotency key of a request body.
+// dropped), nullable fields as plain JSON Schema, the idempotency key of a request body, and the
+// forms of a CNPJ, a CPF and an access key (the definitions of base/common, so the OpenAPI
+// document publishes the same patterns the fiscal core checks).
 
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { ACCESS_KEY_PATTERN } from '../access-key.ts';
+import { CNPJ_PATTERN, CPF_PATTERN } from '../tax-ids.ts';
 
 export const strict = { additionalProperties: false } as const;
 
@@ -20,3 +24,20 @@ export const ReferenciaExterna = Type.String({
   maxLength: MAX_KEY_LENGTH,
   description: 'Chave de idempotência no corpo, alternativa ao cabeçalho Idempotency-Key (mesmo efeito)',
 });
+
+/** What a schema error says of the fields below instead of quoting their pattern (service/http/errors.ts). */
+export const PATTERN_NAMES: Record<string, string> = {
+  [`^${CNPJ_PATTERN}$`]: 'CNPJ de 14 caracteres: dígitos ou letras maiúsculas, os dois últimos numéricos, sem pontuação',
+  [`^${CPF_PATTERN}$`]: 'CPF de 11 dígitos, sem pontuação',
+  [`^${ACCESS_KEY_PATTERN}$`]: 'chave de acesso de 44 posições: dígitos, e letras maiúsculas só no CNPJ',
+};
+
+/** A CNPJ, numeric or alphanumeric, unmasked (its check digits are the fiscal builder's: 422). */
+export const Cnpj = (description: string) =>
+  Type.String({ pattern: `^${CNPJ_PATTERN}$`, description: `${description}: 14 caracteres, dígitos ou letras maiúsculas (CNPJ alfanumérico)` });
+
+/** A CPF, 11 digits. */
+export const Cpf = (description: string) => Type.String({ pattern: `^${CPF_PATTERN}$`, description: `${description} (11 dígitos)` });
+
+/** An access key, 44 positions (letters only where the CNPJ is alphanumeric). */
+export const AccessKey = (description: string) => Type.String({ pattern: `^${ACCESS_KEY_PATTERN}$`, description: `${description} (44 posições)` });

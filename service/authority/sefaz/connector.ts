@@ -17,7 +17,7 @@
 // - The company's certificate refused in the TLS handshake → AuthorityCertificateError.
 // - consumption-guard.ts keeps repeated rejections and consultations below "656".
 
-import { parseAccessKey } from '../../../fiscal/access-key.ts';
+import { keyInSignedXml, keysInText, parseAccessKey } from '../../../fiscal/access-key.ts';
 import { cUFOf } from '../../../fiscal/br/uf.ts';
 import type { Environment } from '../../../fiscal/company.ts';
 import { brasiliaDateTime, eventAnswer, mdfeProtocol, nfeProtocol, retEvento as retEventoFor } from '../../../fiscal/protocol.ts';
@@ -300,7 +300,7 @@ export class SefazAuthority implements TaxAuthority {
       }
     }
     if (verdict.cStat === '539') {
-      const other = /chNFe\s*:?\s*([0-9]{44})/.exec(verdict.xMotivo)?.[1];
+      const other = keysInText(verdict.xMotivo).find((k) => k !== key);
       if (other && other !== key) {
         const known = await this.consultNfe(company, other).catch(() => undefined);
         if (known) {
@@ -522,9 +522,9 @@ function fit(xMotivo: string, note: string): string {
 }
 
 function keyOf(xml: string, prefix: 'NFe' | 'MDFe'): string {
-  const m = new RegExp(`<inf${prefix}\\s[^>]*?\\bId="${prefix}([0-9A-Z]{44})"`).exec(xml);
-  if (!m) throw new SefazMessageError(`documento sem inf${prefix}/@Id`);
-  return parseAccessKey(m[1]!).key;
+  const key = keyInSignedXml(xml, prefix);
+  if (!key) throw new SefazMessageError(`documento sem inf${prefix}/@Id`);
+  return parseAccessKey(key).key;
 }
 
 function nfeVerdictOf(protNFe: XmlElement): NfeVerdict {

@@ -26,6 +26,7 @@ import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { setTimeout as delay } from 'node:timers/promises';
 import { gunzipSync } from 'node:zlib';
+import { keyInSignedXml } from '../../../../fiscal/access-key.ts';
 import { cUFOf } from '../../../../fiscal/br/uf.ts';
 import { nfeProtocol } from '../../../../fiscal/protocol.ts';
 import { validateXml, type SchemaName } from '../../../../fiscal/schema.ts';
@@ -587,7 +588,7 @@ function slice(message: string, name: string): string {
 }
 
 function keyIn(xml: string, prefix: 'NFe' | 'MDFe'): string {
-  return new RegExp(`<inf${prefix}\\s[^>]*?\\bId="${prefix}([0-9A-Z]{44})"`).exec(xml)?.[1] ?? '';
+  return keyInSignedXml(xml, prefix) ?? '';
 }
 
 function firstIdOf(xml: string, element: string): string {

@@ -15,7 +15,15 @@
 // - errors are Errors named as libusb_error_name() names them, with `errno`, as `usb` makes them;
 // - completions arrive asynchronously, never inside transfer().
 
-import { LIBUSB, type UsbBackend, type UsbDeviceLike, type UsbEndpointLike, type UsbError, type UsbInterfaceLike, type UsbOutEndpointLike } from './usb.ts';
+import {
+  LIBUSB,
+  type UsbBackend,
+  type UsbDeviceLike,
+  type UsbEndpointLike,
+  type UsbError,
+  type UsbInterfaceLike,
+  type UsbOutEndpointLike,
+} from '../../native/printer/usb.ts';
 
 const NAMES: Record<number, string> = Object.fromEntries(
   Object.entries(LIBUSB)

@@ -7,7 +7,7 @@ import { encodeEscPos, type PrinterProfileId } from '../../fiscal/danfe/escpos.t
 import { danfeModel } from '../../fiscal/danfe/model.ts';
 import { issueNfce } from '../../fiscal/nfce/build.ts';
 import { demoEmitter, sampleNfceRequest } from '../../fiscal/samples.ts';
-import { PrinterError } from './transports.ts';
+import { PrinterError } from '../../native/printer/transports.ts';
 
 export type TestReceipt = { xml: string; qrCode: string; escpos: (profile: PrinterProfileId) => Uint8Array };
 

@@ -43,3 +43,6 @@ CREATE INDEX report_print_jobs_printed ON report_print_jobs (finished_at) WHERE 
 -- it and kept, as receipt_xml keeps a receipt's. The report counts it among the cancellations
 -- (by substitution, 110112) from its own XML, as the accountant's file does.
 ALTER TABLE reconciliation_tasks ADD COLUMN xml TEXT;
+-- The report lists the cancelled ones of its period (by their task's creation, around dhEmi):
+-- few, whatever the history, read through this index.
+CREATE INDEX reconciliation_tasks_cancelled ON reconciliation_tasks (created_at) WHERE outcome IN ('cancelada_substituicao', 'ja_cancelada');

@@ -1,0 +1,149 @@
+// The law as dated data: every rule Balcão applies that starts or ends on a date, one row each, with
+// its source. The builders (fiscal/) and the sandbox authority (service/authority/) read these rows
+// through fiscal/law/in-force.ts, by the date of the document's dhEmi; docs/fiscal.md lists them
+// ("The law by date", written from this table by `npm run docs:law`, kept so by a test).
+//
+// A new technical note is a new row (or a new `until` on an old one), never a date written in the
+// code that applies it. Rows whose facts belong to a payment method (a code's validity, the day a
+// card rule began to cover it) are written in base/common/payment-methods.ts, which the screen
+// reads too, and listed here from there.
+//
+// Dates are calendar days, first and last in force, inclusive. A row with an `environment` holds in
+// that environment only; a rule that holds in homologação from one day and in produção from another
+// is two rows. Confidence follows the reference notes: HIGH (read in a primary artefact), MEDIUM
+// (two secondary sources agree), LOW (one), UNVERIFIED (our decision, in docs/fiscal.md).
+
+import { PAYMENT_METHODS } from '../../base/common/payment-methods.ts';
+
+export type Environment = 'homologacao' | 'producao';
+export type Confidence = 'HIGH' | 'MEDIUM' | 'LOW' | 'UNVERIFIED';
+
+/** The rules that change with time. */
+export type LawRule =
+  /** The reform's groups (IBSCBS, IBSCBSTot, vItem, vNFTot) exist. */
+  | 'ibscbs-grupos'
+  /** Rejection 1115 (UB12-10): a CRT 3 item without IBSCBS. */
+  | 'ibscbs-rejeicao-1115'
+  /** The published IBS/CBS rates of a period. */
+  | 'ibscbs-aliquotas'
+  /** vProd contains the IBS and CBS (the base is taken out of the price). */
+  | 'ibscbs-no-preco'
+  /** An alphanumeric CNPJ (and the access key, QR Code and Ids that carry it) is accepted. */
+  | 'cnpj-alfanumerico'
+  /** A payment code (tPag) exists. */
+  | 'tpag'
+  /** A payment method needs the card group (YA04-10, rejection 391). */
+  | 'tpag-grupo-cartao';
+
+type RowBase = {
+  rule: LawRule;
+  /** What holds while the row is in force, for people (docs/fiscal.md). */
+  what: string;
+  from?: string;
+  until?: string;
+  environment?: Environment;
+  source: string;
+  confidence: Confidence;
+};
+
+/** Percent as the layout writes it; null: fixed by law ("the rate in force") but not published yet. */
+export type PublishedRates = { pIBSUF: string | null; pIBSMun: string | null; pCBS: string | null };
+
+export type RateRow = RowBase & { rule: 'ibscbs-aliquotas'; from: string; until: string; rates: PublishedRates };
+export type PaymentRow = RowBase & { rule: 'tpag' | 'tpag-grupo-cartao'; tPag: string };
+export type PlainRow = RowBase & { rule: Exclude<LawRule, RateRow['rule'] | PaymentRow['rule']> };
+export type LawRow = RateRow | PaymentRow | PlainRow;
+
+const REFORM_ROWS: readonly LawRow[] = [
+  {
+    rule: 'ibscbs-grupos',
+    what: 'IBS/CBS groups in the NFC-e and NF-e: CRT 3 always, CRT 1/2/4 when the company opts in',
+    from: '2026-01-01',
+    source: 'LC 214/2025; NT 2025.002-RTC',
+    confidence: 'HIGH',
+  },
+  {
+    rule: 'ibscbs-rejeicao-1115',
+    what: 'Rejection 1115 (UB12-10): a CRT 3 item without IBSCBS; elsewhere the NFC-e is authorized with alert 120',
+    from: '2026-07-01',
+    environment: 'homologacao',
+    source: 'NT 2025.002-RTC v1.52 (produção: "implementação futura")',
+    confidence: 'MEDIUM',
+  },
+  {
+    rule: 'ibscbs-aliquotas',
+    what: 'IBS-UF 0.10 %, IBS-Mun 0.00 %, CBS 0.90 % (test year, outside the price)',
+    from: '2026-01-01',
+    until: '2026-12-31',
+    rates: { pIBSUF: '0.10', pIBSMun: '0.00', pCBS: '0.90' },
+    source: 'NT 2025.002-RTC (UB18-10, UB37-10, UB56-10)',
+    confidence: 'HIGH',
+  },
+  {
+    rule: 'ibscbs-aliquotas',
+    what: 'IBS-UF 0.05 %, IBS-Mun 0.05 %; CBS "the rate in force", not published',
+    from: '2027-01-01',
+    until: '2028-12-31',
+    rates: { pIBSUF: '0.05', pIBSMun: '0.05', pCBS: null },
+    source: 'LC 214/2025 art. 343; NT 2025.002-RTC (UB18-10); IT 2025.002 v1.60 ("aguardar legislação")',
+    confidence: 'MEDIUM',
+  },
+  {
+    rule: 'ibscbs-no-preco',
+    what: 'vProd contains the IBS and CBS: the base is taken out of the price',
+    from: '2027-01-01',
+    source: 'NT 2026.008',
+    confidence: 'MEDIUM',
+  },
+];
+
+const CNPJ_ROWS: readonly LawRow[] = [
+  {
+    rule: 'cnpj-alfanumerico',
+    what: 'Alphanumeric CNPJ (issuer, consumer, card group, parties) and the keys and Ids that carry it',
+    from: '2026-06-15',
+    environment: 'homologacao',
+    source: 'NT 2026.004 v1.01 (PL_010d)',
+    confidence: 'MEDIUM',
+  },
+  {
+    rule: 'cnpj-alfanumerico',
+    what: 'Alphanumeric CNPJ (issuer, consumer, card group, parties) and the keys and Ids that carry it',
+    from: '2026-07-01',
+    environment: 'producao',
+    source: 'NT 2026.004 v1.01 (PL_010d)',
+    confidence: 'LOW',
+  },
+];
+
+/** The dated facts of the payment methods (base/common/payment-methods.ts). */
+const PAYMENT_ROWS: readonly LawRow[] = PAYMENT_METHODS.flatMap((m): PaymentRow[] => [
+  ...(m.from || m.until
+    ? [
+        {
+          rule: 'tpag' as const,
+          tPag: m.tPag,
+          what: `tPag ${m.tPag} ${m.name}`,
+          ...(m.from && { from: m.from }),
+          ...(m.until && { until: m.until }),
+          source: m.source,
+          confidence: 'MEDIUM' as const,
+        },
+      ]
+    : []),
+  ...(m.cardFrom
+    ? [
+        {
+          rule: 'tpag-grupo-cartao' as const,
+          tPag: m.tPag,
+          what: `tPag ${m.tPag} ${m.name} needs the card group (rejection 391)`,
+          from: m.cardFrom,
+          source: m.cardSource ?? m.source,
+          confidence: 'UNVERIFIED' as const,
+        },
+      ]
+    : []),
+]);
+
+/** Every dated rule, in the order docs/fiscal.md lists them. */
+export const LAW_TABLE: readonly LawRow[] = Object.freeze([...REFORM_ROWS, ...CNPJ_ROWS, ...PAYMENT_ROWS]);
