@@ -2,7 +2,7 @@
 // actions open the manager dialogs; past the window the way out is the return. Under a receipt
 // issued in contingency, the online attempt of its sale it superseded, with what became of it.
 
-import { useEffect, useState } from 'react';
+import { useEffect, useState, type ReactNode } from 'react';
 import type { ReceiptView, SupersededAttempt } from '../../electron/api/terminal-api.ts';
 import { Dialog } from '../components/Dialog.tsx';
 import { ErrorAlert } from '../components/ErrorAlert.tsx';
@@ -71,6 +71,23 @@ function Actions(props: { receipt: ReceiptView; left: number | null; back: Recei
   );
 }
 
+/** A row's first cells: which NFC-e, when the sale was issued and its total. */
+function DocumentCells(props: { nNF: number; serie: number; receipt: ReceiptView; tag?: ReactNode }) {
+  const { nNF, serie, receipt: r, tag } = props;
+  return (
+    <>
+      <td data-label="NFC-e">
+        nº {nNF} <span className="muted">série {serie}</span>
+        {tag}
+      </td>
+      <td data-label="Emitida">{formatDateTime(r.createdAt)}</td>
+      <td data-label="Total" className="num">
+        {formatCents(r.totalCents)}
+      </td>
+    </>
+  );
+}
+
 /**
  * The online attempt of a sale issued again in contingency, under the receipt that covers the
  * sale now: it is a document of its own (cancelled by substitution, or its number voided), and
@@ -81,13 +98,7 @@ function SupersededRow(props: { attempt: SupersededAttempt; receipt: ReceiptView
   const done = a.state === 'cancelled_by_substitution' || a.state === 'cancelled' || a.state === 'voided';
   return (
     <tr aria-label={`NFC-e nº ${a.nNF}`}>
-      <td data-label="NFC-e">
-        nº {a.nNF} <span className="muted">série {a.serie}</span>
-      </td>
-      <td data-label="Emitida">{formatDateTime(r.createdAt)}</td>
-      <td data-label="Total" className="num">
-        {formatCents(r.totalCents)}
-      </td>
+      <DocumentCells nNF={a.nNF} serie={a.serie} receipt={r} />
       <td data-label="Situação">
         <span className={`badge ${done ? 'off' : a.state === 'blocked' ? 'bad' : 'wait'}`}>{SUPERSEDED_STATE[a.state]}</span>
         <div className="muted small-text">
@@ -142,14 +153,7 @@ export function ReceiptsDialog(props: { returnTo?: { receiptId: string; from: Re
               const left = secondsLeftNow(r, fetchedAt[r.id], now);
               return [
                 <tr key={r.id} aria-label={`NFC-e nº ${r.nNF}`}>
-                  <td data-label="NFC-e">
-                    nº {r.nNF} <span className="muted">série {r.serie}</span>
-                    {r.contingency && <span className="tag">contingência</span>}
-                  </td>
-                  <td data-label="Emitida">{formatDateTime(r.createdAt)}</td>
-                  <td data-label="Total" className="num">
-                    {formatCents(r.totalCents)}
-                  </td>
+                  <DocumentCells nNF={r.nNF} serie={r.serie} receipt={r} tag={r.contingency && <span className="tag">contingência</span>} />
                   <td data-label="Situação">
                     <StateBadge state={r.state} />
                     {r.attention && <div className="warn-text small-text">{r.attention}</div>}
