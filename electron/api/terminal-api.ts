@@ -178,6 +178,11 @@ export type QueueStatus = {
   needsAttention: number;
   /** Offline contingency: on, since when, deadlines, open reconciliation tasks. */
   contingency: ContingencyStatus;
+  /**
+   * What is wrong with this computer that a person must fix, in words that say how: its clock
+   * far from the service's, the automatic backup failing, the disk full. Empty when all is well.
+   */
+  alerts: string[];
 };
 
 export type ManagerView = { id: string; name: string };
@@ -629,7 +634,9 @@ export type TerminalErrorCode =
   | 'contingencia_limite'
   | 'impressora'
   | 'caixa_fechado'
-  | 'serie_em_uso';
+  | 'serie_em_uso'
+  /** The machine failed (full disk, read-only or forbidden folder, failing disk): the message says what to do. */
+  | 'falha_sistema';
 
 export type TerminalErrorData = {
   code: TerminalErrorCode;

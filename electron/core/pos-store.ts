@@ -100,6 +100,12 @@ export type ReceiptRow = {
   updated_at: string;
 };
 
+/**
+ * What a receipt knows of the service's and the authority's word, cleared: for a new attempt
+ * under a new number (contingency/reconcile.ts, numbering.ts).
+ */
+export const NO_VERDICT = Object.freeze({ service_id: null, codigo_status: null, motivo: null, protocolo: null, attention: null });
+
 /** Columns a state change may set (everything but identity and numbering). */
 export type ReceiptPatch = Partial<
   Pick<
@@ -204,6 +210,8 @@ export type ReturnItemRow = { return_id: string; sale_item_id: number; quantity_
 export type ContingencyPeriodRow = {
   id: number;
   started_at: string;
+  /** dhCont on the service's clock (NULL for periods written before it was kept: started_at then). */
+  dh_cont: string | null;
   reason: string;
   automatic: number;
   started_by: string | null;
@@ -487,6 +495,11 @@ export class PosStore {
     const row = this.st('UPDATE series SET next_nnf = next_nnf + 1 WHERE serie = ? RETURNING next_nnf - 1 AS nnf').get(serie) as { nnf: number } | undefined;
     if (!row) throw new Error(`série ${serie} não cadastrada neste terminal`);
     return row.nnf;
+  }
+
+  /** Moves the series' next number up to `next` (never down); true when it moved (numbering.ts). */
+  raiseNextNumber(serie: number, next: number): boolean {
+    return this.st('UPDATE series SET next_nnf = ? WHERE serie = ? AND next_nnf < ?').run(next, serie, next).changes === 1;
   }
 
   nextNumber(serie: number): number | undefined {
@@ -929,10 +942,10 @@ export class PosStore {
     return this.st('SELECT * FROM contingency_periods WHERE ended_at IS NULL').get() as ContingencyPeriodRow | undefined;
   }
 
-  insertContingencyPeriod(p: Pick<ContingencyPeriodRow, 'started_at' | 'reason' | 'automatic' | 'started_by'>): number {
-    const r = this.st('INSERT INTO contingency_periods (started_at, reason, automatic, started_by) VALUES (@started_at, @reason, @automatic, @started_by)').run(
-      p,
-    );
+  insertContingencyPeriod(p: Pick<ContingencyPeriodRow, 'started_at' | 'dh_cont' | 'reason' | 'automatic' | 'started_by'>): number {
+    const r = this.st(
+      'INSERT INTO contingency_periods (started_at, dh_cont, reason, automatic, started_by) VALUES (@started_at, @dh_cont, @reason, @automatic, @started_by)',
+    ).run(p);
     return Number(r.lastInsertRowid);
   }
 
@@ -977,9 +990,10 @@ export class PosStore {
   }
 
   /**
-   * Gives a receipt another number and idempotency key: only when a sale whose online attempt
-   * is in doubt is issued again in contingency (contingency/reconcile.ts), in the transaction
-   * that records the old ones in its reconciliation task.
+   * Gives a receipt another number and idempotency key: when a sale whose online attempt is in
+   * doubt is issued again in contingency (contingency/reconcile.ts), in the transaction that
+   * records the old ones in its reconciliation task; when the authority says its number is
+   * another NFC-e's (numbering.ts).
    */
   renumberReceipt(id: string, to: { serie: number; nnf: number; idempotency_key: string }, updatedAt: string): void {
     const r = this.st('UPDATE receipts SET serie = @serie, nnf = @nnf, idempotency_key = @idempotency_key, updated_at = @updated_at WHERE id = @id').run({

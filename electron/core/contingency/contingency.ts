@@ -20,6 +20,8 @@ import { Reconciler } from './reconcile.ts';
 export type ContingencyOptions = {
   store: PosStore;
   clock: Clock;
+  /** The service's time as last known: what receipts issued offline are dated with (service-clock.ts). */
+  fiscalClock?: Clock;
   client: IssuanceClient;
   printer: ReceiptPrinter;
   serie: () => number;
@@ -69,6 +71,7 @@ export class Contingency {
     this.mode = new ContingencyMode({
       store: options.store,
       clock: options.clock,
+      fiscalClock: options.fiscalClock,
       serie: options.serie,
       settings: options.settings,
       credentials: options.credentials,

@@ -403,7 +403,7 @@ describe('resuming a stalled task (manager)', () => {
   });
 });
 
-async function waitFor(t: Terminal, done: (s: Awaited<ReturnType<Terminal['contingencyStatus']>>) => boolean, timeoutMs = 10_000) {
+async function waitFor(t: Terminal, done: (s: Awaited<ReturnType<Terminal['contingencyStatus']>>) => boolean, timeoutMs = 60_000) {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const s = await t.contingencyStatus();

@@ -37,7 +37,7 @@ import { audit, SYSTEM_ACTOR } from '../managers.ts';
 import { backoffMs } from '../outbox-rules.ts';
 import { failureOf, type Failure, type HttpFailure, type Result } from '../failures.ts';
 import { refusalForPeople, transientForPeople } from '../service-messages.ts';
-import type { PosStore, ReceiptRow, ReconciliationOutcome, ReconciliationPatch, ReconciliationTaskRow } from '../pos-store.ts';
+import { NO_VERDICT, type PosStore, type ReceiptRow, type ReconciliationOutcome, type ReconciliationPatch, type ReconciliationTaskRow } from '../pos-store.ts';
 import { iso, type Clock } from '../../../base/common/clock.ts';
 import { buildNfceRequest, type OfflineIssuer } from '../sales.ts';
 import { WakeableLoop } from '../wakeable-loop.ts';
@@ -65,7 +65,7 @@ export function supersedeInDoubt(store: PosStore, clock: Clock, r: ReceiptRow, i
   const keepNumber = neverSent && serie === r.serie;
   const nNF = keepNumber ? r.nnf : store.takeNextNumber(serie);
   const request = buildNfceRequest(sale, store.items(sale.id), store.payments(sale.id), serie, nNF);
-  const issued = issuer.issue(request, now);
+  const issued = issuer.issue(request);
   if (!keepNumber)
     store.insertReconciliationTask({
       id: randomUUID(),
@@ -95,11 +95,7 @@ export function supersedeInDoubt(store: PosStore, clock: Clock, r: ReceiptRow, i
       chave: issued.chave,
       qrcode: issued.qrcode,
       url_consulta: issued.urlConsulta,
-      service_id: null,
-      codigo_status: null,
-      motivo: null,
-      protocolo: null,
-      attention: null,
+      ...NO_VERDICT,
     },
     at,
   );
