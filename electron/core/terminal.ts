@@ -32,7 +32,7 @@ import type {
   ManagerAuthorization,
   ManagerView,
   PaymentInput,
-  PrintedReceipt,
+  PrintedJob,
   PrinterStatusView,
   ProductView,
   QueueStatus,
@@ -57,6 +57,7 @@ import { cashSessionRow, closingReportPdf, printClosingReport, saveClosingPdf, t
 import { cancellationInfo, cancelReceipt } from './cancellation.ts';
 import { productView, saveProduct, seedDemoCatalog, type ProductInput } from './catalog.ts';
 import { Contingency } from './contingency/contingency.ts';
+import { supersededAttemptView } from './contingency/reconcile.ts';
 import { checked, TerminalError } from './errors.ts';
 import { actorOfManager, audit, authorizeManager, createManager, listManagers, SYSTEM_ACTOR, type Actor } from './managers.ts';
 import type { RetryPolicy } from './outbox-rules.ts';
@@ -270,6 +271,7 @@ export class Terminal implements TerminalApi {
       retry: options.retry,
       wakeWorker: () => this.worker.wake(),
       onReceipt: (id) => this.emitReceipt(id),
+      onTaskChanged: (id) => this.showReceipt(id),
       onStatus: (status) => {
         if (!this.closed) this.emit({ type: 'contingency', status });
       },
@@ -365,6 +367,13 @@ export class Terminal implements TerminalApi {
     if (row) this.contingency.observeReceipt(row);
     if (row?.state === 'authorized') this.autoPrint.schedule();
     if (row && this.listeners.size) this.emit({ type: 'receipt', receipt: this.view(row) });
+  }
+
+  /** The screen hears a receipt's view again (nothing else needs to know: its state did not change). */
+  private showReceipt(id: string): void {
+    if (this.closed || this.listeners.size === 0) return;
+    const row = this.store.receipt(id);
+    if (row) this.emit({ type: 'receipt', receipt: this.view(row) });
   }
 
   /** Service time minus ours for the cancellation window; 0 (the window's own fallback) until known. */
@@ -518,6 +527,7 @@ export class Terminal implements TerminalApi {
       canCorrect: needsOperator && r.tp_emis === 1,
       // A number issued in contingency must never be voided (docs/fiscal.md, "Offline contingency").
       canVoid: needsOperator && r.tp_emis === 1,
+      superseded: r.tp_emis === 9 ? this.store.supersededAttempts(r.id).map(supersededAttemptView) : [],
     };
   }
 
@@ -648,7 +658,7 @@ export class Terminal implements TerminalApi {
     return this.printer.status();
   }
 
-  async recentPrints(limit = 20): Promise<PrintedReceipt[]> {
+  async recentPrints(limit = 20): Promise<PrintedJob[]> {
     return this.printer.recent(limit);
   }
 
