@@ -471,6 +471,15 @@ describe('the person returning the goods (dest)', () => {
     expect(validateXml(ret.xml, 'nfe').errors).toEqual([]);
   });
 
+  it('a company with an alphanumeric CNPJ returns goods from the day homologação accepts it (15/06/2026), not the day before', () => {
+    const n = authorizedNfce(saleRequest({ dest: undefined }));
+    const base = { chave_nfce: n.key, itens: [{ numero_item: 1, quantidade: '1' }], justificativa: MOTIVO, destinatario: { cnpj: 'G9PQPJHY9KPK34' } };
+    expect(issues(() => buildDevolucao(base, context(n.proc, { dhEmi: '2026-06-14T10:00:00-03:00' })))).toEqual([
+      { field: 'destinatario.cnpj', message: expect.stringMatching(/^CNPJ alfanumérico só é aceito em homologação a partir de 15\/06\/2026/) },
+    ]);
+    expect(texts(parse(buildDevolucao(base, context(n.proc, { dhEmi: '2026-06-15T10:00:00-03:00' })).xml), 'CNPJ')).toEqual([CNPJ, 'G9PQPJHY9KPK34']);
+  });
+
   it('with a consumer on the NFC-e, another document is refused; its name is used in production', () => {
     const emitter = demoEmitter({ environment: 'producao' });
     const n = authorizedNfce(saleRequest(), emitter);
