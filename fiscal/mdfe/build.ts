@@ -23,6 +23,7 @@ import { cUFOf, isUF } from '../br/uf.ts';
 import { tpAmbOf, type Emitter } from '../company.ts';
 import { FieldError, IssueCollector } from '../errors.ts';
 import { environmentOfTpAmb, refuseCnpjsNotYetInForce } from '../law/in-force.ts';
+import { infRespTecXml } from '../resp-tec.ts';
 import { formatDecimal, parseDecimal } from '../money.ts';
 import { validateRoute } from '../percurso.ts';
 import { brasiliaDateTime, NS_MDFE, type DateInput } from '../protocol.ts';
@@ -553,6 +554,7 @@ export function buildMdfe(input: MdfeRequest, ctx: MdfeBuildContext): BuiltMdfe 
     tot,
     ...seals,
     infAdic,
+    ctx.emitter.respTec && infRespTecXml(ctx.emitter.respTec, key, 'mdfe'),
   ];
   const xml = el('MDFe', { xmlns: NS_MDFE }, el('infMDFe', { versao: '3.00', Id: `MDFe${key}` }, children));
   return { key, cMDF, tpAmb: ide.tpAmb, tpEmis: ide.tpEmis, dhEmi, xml };

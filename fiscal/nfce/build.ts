@@ -24,6 +24,7 @@ import { qrBaseUrlOf, urlChaveOf } from '../br/nfce-urls.ts';
 import { checkEmitter } from '../emit-block.ts';
 import { FieldError, IssueCollector } from '../errors.ts';
 import { environmentOfTpAmb, refuseCnpjsNotYetInForce } from '../law/in-force.ts';
+import { infRespTecXml } from '../resp-tec.ts';
 import { isAbsent, optTString, tString } from '../layout-fields.ts';
 import { fromCents } from '../money.ts';
 import { NS_NFE } from '../protocol.ts';
@@ -145,6 +146,7 @@ function build(input: NfceRequest, ctx: BuildNfceContext, issues: IssueCollector
     el('transp', undefined, text('modFrete', '9')),
     pagXml(pags, vTroco),
     (infCpl !== undefined || infAdFisco !== undefined) && el('infAdic', undefined, text('infAdFisco', infAdFisco), text('infCpl', infCpl)),
+    emitter.respTec && infRespTecXml(emitter.respTec, key, 'nfe'),
   );
 
   return {

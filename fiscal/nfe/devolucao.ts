@@ -53,6 +53,7 @@ import type { Emitter } from '../company.ts';
 import { checkEmitter, type CheckedEmitter } from '../emit-block.ts';
 import { FieldError, IssueCollector } from '../errors.ts';
 import { environmentOfTpAmb, refuseCnpjsNotYetInForce } from '../law/in-force.ts';
+import { infRespTecXml } from '../resp-tec.ts';
 import { asObject, DEC, decimal, instant, integer, isAbsent, optTString, pattern, trimZeros, tString, type Dec } from '../layout-fields.ts';
 import { formatDecimal, fromCents, parseDecimal } from '../money.ts';
 import { HOMOLOGACAO_DEST_XNOME } from '../nfce/dest.ts';
@@ -254,6 +255,7 @@ export function buildDevolucao(input: DevolucaoRequest, ctx: BuildDevolucaoConte
     el('transp', undefined, text('modFrete', '9')),
     el('pag', undefined, el('detPag', undefined, text('tPag', '90'), text('vPag', '0.00'))),
     el('infAdic', undefined, text('infCpl', infCplOf(original, justificativa!))),
+    ctx.emitter.respTec && infRespTecXml(ctx.emitter.respTec, key, 'nfe'),
   );
 
   return {
