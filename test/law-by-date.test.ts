@@ -101,6 +101,23 @@ const alphanumericProbe: Probe = (date, row) => {
   };
 };
 
+/** A store in Curitiba (PR, where the law table requires infRespTec), in the row's environment. */
+const curitiba = (environment: Environment): Emitter =>
+  demoEmitter({ environment, address: { ...demoEmitter().address, xLgr: 'Rua XV de Novembro', cMun: '4106902', xMun: 'Curitiba', UF: 'PR', CEP: '80020310' } });
+const RESP_TEC = { cnpj: ALPHA_PARTY, contact: 'Suporte Fiscal', email: 'fiscal@balcao.dev', phone: '4133334444', csrt: { id: 1, token: 'CSRT-DE-TESTE' } };
+
+/** The sandbox's verdict on a PR store's sale without and with the technical responsible. */
+const respTecProbe: Probe = (date, row) => {
+  const environment = row.environment as Environment;
+  const company: AuthorityCompany = { ...authority, uf: 'PR', environment };
+  const verdict = (emitter: Emitter): string => {
+    const ctx = { emitter, dhEmi: at(date), tpEmis: 1 as const, credentials };
+    const v = checkNfe(company, signBuiltNfce(buildNfce(sale(), ctx), ctx).xml, '41');
+    return v.ok ? '100' : v.rejection.cStat;
+  };
+  return { sem: verdict(curitiba(environment)), com: verdict({ ...curitiba(environment), respTec: RESP_TEC }) };
+};
+
 const tPagProbe: Probe = (date, row) => {
   const tPag = (row as { tPag: string }).tPag;
   return {
@@ -123,6 +140,7 @@ const PROBES: Record<string, Probe> = {
     return 'xml' in b ? field(/<IBSCBS>.*<\/IBSCBS>/.exec(b.xml)![0], 'vBC') : outcome(b, 'vBC');
   },
   'cnpj-alfanumerico': alphanumericProbe,
+  'resp-tec-obrigatorio': respTecProbe,
   tpag: tPagProbe,
   'tpag-grupo-cartao': (date, row) => {
     const tPag = (row as { tPag: string }).tPag;
@@ -149,6 +167,10 @@ const EXPECTED: Record<string, [before: unknown, on: unknown]> = {
   'ibscbs-no-preco 2027-01-01': ['100.00', '91.83'],
   'cnpj-alfanumerico homologacao 2026-06-15': [ALPHA_REFUSED, { nfce: 'aceito', mdfe: 'aceito' }],
   'cnpj-alfanumerico producao 2026-07-01': [ALPHA_REFUSED, { nfce: 'aceito', mdfe: 'aceito' }],
+  'resp-tec-obrigatorio producao 2019-06-03': [
+    { sem: '100', com: '100' },
+    { sem: '972', com: '100' },
+  ],
   'tpag 20 2024-07-01': [
     { builder: '422 pag[0].tPag', sandbox: '899' },
     { builder: '20', sandbox: '100' },
@@ -192,6 +214,12 @@ describe('the law by date: each dated rule the day before and the day of its cha
   it('every dated row has a probe and an expectation, and nothing expected is left without a row', () => {
     expect(LAW_TABLE.every((r) => PROBES[r.rule] !== undefined)).toBe(true);
     expect(boundaries.map((b) => b.name).sort()).toEqual(Object.keys(EXPECTED).sort());
+  });
+
+  it('resp-tec-obrigatorio in homologação has no date (in force before any document issued now): a PR store’s sale without infRespTec is rejected 972, an SP store’s is not', () => {
+    const homologacao = LAW_TABLE.find((r) => r.rule === 'resp-tec-obrigatorio' && r.environment === 'homologacao')!;
+    expect(respTecProbe('2026-11-27', homologacao)).toEqual({ sem: '972', com: '100' });
+    expect(judged(sale(), '2026-11-27', (x) => x.replace(/<infRespTec>.*<\/infRespTec>/, ''), demoEmitter({ respTec: RESP_TEC }))).toBe('100');
   });
 
   it.each(boundaries)('$name', ({ row, name, days }) => {

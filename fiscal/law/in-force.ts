@@ -76,6 +76,14 @@ export function refuseCnpjsNotYetInForce(issues: IssueCollector, dhEmi: string |
   }
 }
 
+/**
+ * Whether the NF-e/NFC-e of an emitter in `uf`, of `environment`, dated `date`, must carry the
+ * technical responsible (ZD01-10: the authority rejects it 972 without).
+ */
+export function technicalResponsibleRequired(uf: string, date: string, environment: Environment): boolean {
+  return rowsOf('resp-tec-obrigatorio').some((r) => 'ufs' in r && r.ufs.includes(uf) && holds(r, { date, environment }));
+}
+
 /** Whether the IBS/CBS groups exist on `date` (before it no document carries them). */
 export const reformGroupsExist = (date: string): boolean => inForce('ibscbs-grupos', { date });
 
