@@ -4,11 +4,10 @@
 // change takes effect when they restart.
 
 import { readFileSync } from 'node:fs';
-import { FieldError } from '../fiscal/errors.ts';
-import { EXIT_USAGE, parseCommand, parseOptions, UsageError } from './cli-args.ts';
-import { openService, type OpenedService } from './open-service.ts';
+import { parseCommand, parseOptions, UsageError } from './cli-args.ts';
+import { runOnService, type OpenedService } from './open-service.ts';
 import { loadTechnicalResponsible, setTechnicalResponsible } from './resp-tec.ts';
-import { describeStorage, STORAGE_OPTIONS, STORAGE_USAGE, storageOf, type Storage } from './storage.ts';
+import { STORAGE_OPTIONS, STORAGE_USAGE, storageOf, type Storage } from './storage.ts';
 
 const USAGE = `Uso: balcao responsavel-tecnico <ação> (--data DIR | --database URL) [opções]
 
@@ -105,27 +104,9 @@ export async function run(args: string[]): Promise<number> {
   const command = parseCommand<Parsed>(args, USAGE, parse);
   if ('exit' in command) return command.exit;
   const parsed = command.args;
-  let opened: OpenedService;
-  try {
-    opened = await openService(parsed.storage);
-  } catch (err) {
-    process.stderr.write(`Não foi possível abrir os dados do serviço em ${describeStorage(parsed.storage)}: ${(err as Error).message}\n`);
-    return 1;
-  }
-  try {
-    process.stdout.write(JSON.stringify(await perform(opened, parsed)) + '\n');
-    return 0;
-  } catch (err) {
-    if (err instanceof FieldError) {
-      const option = (field: string) => {
-        const name = OPTION_OF[field.replace(/^responsavelTecnico\./, '')] ?? field;
-        return name === 'csrt' && 'csrtOption' in parsed ? parsed.csrtOption : name;
-      };
-      process.stderr.write(err.issues.map((i) => `--${option(i.field)}: ${i.message}`).join('\n') + '\n');
-      return EXIT_USAGE;
-    }
-    throw err;
-  } finally {
-    await opened.store.close();
-  }
+  const option = (field: string) => {
+    const name = OPTION_OF[field.replace(/^responsavelTecnico\./, '')] ?? field;
+    return name === 'csrt' && 'csrtOption' in parsed ? parsed.csrtOption : name;
+  };
+  return runOnService(parsed.storage, (opened) => perform(opened, parsed), option);
 }
