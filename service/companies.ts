@@ -496,7 +496,7 @@ export class Companies {
   }
 
   /** The deployment's technical responsible, read once per process (resp-tec.ts); read again after a failed read. */
-  private technicalResponsible(): Promise<TechnicalResponsible | undefined> {
+  technicalResponsible(): Promise<TechnicalResponsible | undefined> {
     this.#respTec ??= loadTechnicalResponsible(this.deps).catch((err: unknown) => {
       this.#respTec = undefined;
       throw err;
