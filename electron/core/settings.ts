@@ -16,6 +16,7 @@ import { hostname } from 'node:os';
 import { loadPfx, type Certificate } from '../../fiscal/certificate.ts';
 import type { Emitter } from '../../fiscal/company.ts';
 import { FieldError } from '../../fiscal/errors.ts';
+import type { TechnicalResponsible } from '../../fiscal/resp-tec.ts';
 import type {
   CashSettings,
   CertificateView,
@@ -27,7 +28,7 @@ import type {
   SettingsPatch,
   TerminalSettings,
 } from '../api/terminal-api.ts';
-import { DEFAULT_SERVICE_URL } from './api-client.ts';
+import { DEFAULT_SERVICE_URL, type TerminalClaimed } from './api-client.ts';
 import { emitterOf, validateCompanyProfile, validateCscToken } from './company-profile.ts';
 import { TerminalError } from './errors.ts';
 import type { PosStore } from './pos-store.ts';
@@ -280,6 +281,33 @@ export class Settings {
   /** What the service last confirmed this checkout holds: its id, the service and the series. */
   get seriesClaim(): { terminalId: string; serviceUrl: string; series: number[] } | null {
     return this.json<{ terminalId: string; serviceUrl: string; series: number[] }>('series_claim') ?? null;
+  }
+
+  /**
+   * The service's technical responsible, as its claim answer gave it (series-registry.ts): written
+   * in the receipts this checkout signs in contingency; the CSRT sealed like the CSC.
+   */
+  setTechnicalResponsible(rt: TerminalClaimed['responsavel_tecnico']): void {
+    const at = iso(this.clock());
+    this.store.transaction(() => {
+      this.put(
+        'technical_responsible',
+        rt ? { cnpj: rt.cnpj, contact: rt.contato, email: rt.email, phone: rt.telefone, csrtId: rt.csrt?.id ?? null } : null,
+        at,
+      );
+      if (rt?.csrt) this.putSecret('csrt', Buffer.from(rt.csrt.token), at);
+      else if (this.store.sealedSecret('csrt')) this.store.deleteSecret('csrt');
+    });
+  }
+
+  /** The technical responsible this checkout writes, CSRT in clear; undefined when none (or its CSRT cannot be read). */
+  get technicalResponsible(): TechnicalResponsible | undefined {
+    const stored = this.json<(Omit<TechnicalResponsible, 'csrt'> & { csrtId: number | null }) | null>('technical_responsible');
+    if (!stored) return undefined;
+    const { csrtId, ...contact } = stored;
+    if (csrtId === null) return contact;
+    const token = this.readableSecret('csrt')?.toString('utf8');
+    return token === undefined ? undefined : { ...contact, csrt: { id: csrtId, token } };
   }
 
   /** The service confirmed `series` as this checkout's (series-registry.ts). */
@@ -554,7 +582,8 @@ export class Settings {
     const now = this.clock();
     if (now > certificate.notAfter.getTime()) return { reason: `Certificado digital vencido em ${formatDateBR(certificate.notAfter)}` };
     if (now < certificate.notBefore.getTime()) return { reason: 'Certificado digital ainda não é válido' };
-    return { credentials: { emitter: emitterOf(company, { id: company.cscId, token: cscToken }), certificate } };
+    const respTec = this.technicalResponsible;
+    return { credentials: { emitter: { ...emitterOf(company, { id: company.cscId, token: cscToken }), ...(respTec && { respTec }) }, certificate } };
   }
 
   /** The credentials, or null when missing (see `credentials()` for the reason). */
