@@ -7,10 +7,14 @@ import { Dialog } from '../components/Dialog.tsx';
 import { ErrorAlert } from '../components/ErrorAlert.tsx';
 import type { InputError } from '../money/money.ts';
 import { centsToInput, formatCents, parseCents } from '../money/money.ts';
-import { addPayment, finishSale, removePayment, useSale } from '../state/sale-store.ts';
+import type { PaymentInput, StaticPixView } from '../../electron/api/terminal-api.ts';
+import { PIX_STATIC } from '../../base/common/payment-methods.ts';
+import { announce } from '../a11y/announcer.ts';
+import { addPayment, finishSale, removePayment, staticPix, useSale } from '../state/sale-store.ts';
 import { closeDialog } from '../state/ui-store.ts';
 import { CardFields } from './CardFields.tsx';
 import { ConsumerRequired } from './ConsumerRequired.tsx';
+import { StaticPixPanel } from './StaticPixPanel.tsx';
 import { asksBrand, emptyCard, METHODS, needsCard, paymentFrom, type CardForm, type MethodId } from './payment-methods.ts';
 
 export function PaymentDialog() {
@@ -21,6 +25,7 @@ export function PaymentDialog() {
   const [amount, setAmount] = useState(remaining > 0 ? centsToInput(remaining) : '');
   const [card, setCard] = useState<CardForm>(emptyCard);
   const [error, setError] = useState<string | null>(null);
+  const [pix, setPix] = useState<StaticPixView | null>(null);
   const amountRef = useRef<HTMLInputElement>(null);
   const finishRef = useRef<HTMLButtonElement>(null);
   const formId = useId();
@@ -54,10 +59,21 @@ export function PaymentDialog() {
       return;
     }
     setError(null);
-    const failure = await addPayment(p.payment);
+    if (tPag === PIX_STATIC) {
+      // First the QR Code for the customer; the line is added when the cashier confirms it.
+      const shown = await staticPix(cents);
+      if ('brCode' in shown) setPix(shown);
+      else setError(shown.message);
+      return;
+    }
+    await addLine(p.payment);
+  };
+
+  const addLine = async (payment: PaymentInput): Promise<boolean> => {
+    const failure = await addPayment(payment);
     if (failure) {
       setError(failure.message);
-      return;
+      return false;
     }
     const left = useSale.getState().sale?.remainingCents ?? 0;
     setAmount(left > 0 ? centsToInput(left) : '');
@@ -65,6 +81,7 @@ export function PaymentDialog() {
     setTPag('01');
     amountRef.current?.select();
     amountRef.current?.scrollIntoView({ block: 'nearest' }); // the lines added above pushed it down
+    return true;
   };
 
   const onKeyDown = (e: React.KeyboardEvent) => {
@@ -125,7 +142,20 @@ export function PaymentDialog() {
 
         {consumerMissing && <ConsumerRequired limitCents={sale.identificationLimitCents} focus={paid} />}
 
-        {!paid && (
+        {pix && (
+          <StaticPixPanel
+            pix={pix}
+            busy={busy}
+            onBack={() => setPix(null)}
+            onConfirm={async () => {
+              if (!(await addLine({ tPag: PIX_STATIC, amountCents: pix.amountCents }))) return;
+              setPix(null);
+              announce({ text: `Pagamento PIX de ${formatCents(pix.amountCents)} confirmado pelo operador`, politeness: 'polite' });
+            }}
+          />
+        )}
+
+        {!paid && !pix && (
           <form
             id={formId}
             className="payment-form"
@@ -163,9 +193,9 @@ export function PaymentDialog() {
         <div className="dialog-footer">
           <ErrorAlert error={error} />
           <div className="dialog-actions">
-            {!paid && (
+            {!paid && !pix && (
               <button type="submit" form={formId} aria-keyshortcuts="Enter" disabled={busy}>
-                Adicionar pagamento <kbd>Enter</kbd>
+                {tPag === PIX_STATIC ? 'Mostrar QR Code PIX' : 'Adicionar pagamento'} <kbd>Enter</kbd>
               </button>
             )}
             <button ref={finishRef} type="button" className="primary" aria-keyshortcuts="F2" disabled={!canFinish || busy} onClick={() => void finish()}>
