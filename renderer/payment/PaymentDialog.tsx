@@ -28,6 +28,7 @@ export function PaymentDialog() {
   const [pix, setPix] = useState<StaticPixView | null>(null);
   const amountRef = useRef<HTMLInputElement>(null);
   const finishRef = useRef<HTMLButtonElement>(null);
+  const confirmPixRef = useRef<HTMLButtonElement>(null);
   const formId = useId();
   const consumerMissing = !!sale && sale.consumerRequired && sale.consumer === null;
   const paid = !!sale && sale.totalCents > 0 && sale.remainingCents === 0 && sale.payments.length > 0;
@@ -36,6 +37,9 @@ export function PaymentDialog() {
   useEffect(() => {
     if (canFinish) finishRef.current?.focus();
   }, [canFinish]);
+  useEffect(() => {
+    if (pix) confirmPixRef.current?.focus();
+  }, [pix]);
 
   const finish = async () => {
     if (!canFinish || busy) return;
@@ -82,6 +86,12 @@ export function PaymentDialog() {
     amountRef.current?.select();
     amountRef.current?.scrollIntoView({ block: 'nearest' }); // the lines added above pushed it down
     return true;
+  };
+
+  const confirmPix = async (shown: StaticPixView) => {
+    if (!(await addLine({ tPag: PIX_STATIC, amountCents: shown.amountCents }))) return;
+    setPix(null);
+    announce({ text: `Pagamento PIX de ${formatCents(shown.amountCents)} confirmado pelo operador`, politeness: 'polite' });
   };
 
   const onKeyDown = (e: React.KeyboardEvent) => {
@@ -142,18 +152,7 @@ export function PaymentDialog() {
 
         {consumerMissing && <ConsumerRequired limitCents={sale.identificationLimitCents} focus={paid} />}
 
-        {pix && (
-          <StaticPixPanel
-            pix={pix}
-            busy={busy}
-            onBack={() => setPix(null)}
-            onConfirm={async () => {
-              if (!(await addLine({ tPag: PIX_STATIC, amountCents: pix.amountCents }))) return;
-              setPix(null);
-              announce({ text: `Pagamento PIX de ${formatCents(pix.amountCents)} confirmado pelo operador`, politeness: 'polite' });
-            }}
-          />
-        )}
+        {pix && <StaticPixPanel pix={pix} />}
 
         {!paid && !pix && (
           <form
@@ -198,9 +197,21 @@ export function PaymentDialog() {
                 {tPag === PIX_STATIC ? 'Mostrar QR Code PIX' : 'Adicionar pagamento'} <kbd>Enter</kbd>
               </button>
             )}
-            <button ref={finishRef} type="button" className="primary" aria-keyshortcuts="F2" disabled={!canFinish || busy} onClick={() => void finish()}>
-              Finalizar venda <kbd>F2</kbd>
-            </button>
+            {pix ? (
+              // In the footer, where the dialog keeps its actions in view at any zoom.
+              <>
+                <button type="button" onClick={() => setPix(null)} disabled={busy}>
+                  Voltar
+                </button>
+                <button ref={confirmPixRef} type="button" className="primary" onClick={() => void confirmPix(pix)} disabled={busy}>
+                  Confirmar recebimento do PIX
+                </button>
+              </>
+            ) : (
+              <button ref={finishRef} type="button" className="primary" aria-keyshortcuts="F2" disabled={!canFinish || busy} onClick={() => void finish()}>
+                Finalizar venda <kbd>F2</kbd>
+              </button>
+            )}
           </div>
         </div>
       </div>

@@ -1,16 +1,12 @@
 // Static PIX (tPag 20, docs/pix.md): the BR Code large on the screen for the customer to scan;
 // nothing tells the terminal the money arrived, so the cashier checks the store's bank app and
-// confirms by hand (the receipt says so).
+// confirms by hand (the receipt says so) with the payment dialog's "Confirmar recebimento do PIX".
 
-import { useEffect, useRef } from 'react';
 import type { StaticPixView } from '../../electron/api/terminal-api.ts';
 import { formatCents } from '../money/money.ts';
 import { QrCode } from './QrCode.tsx';
 
-export function StaticPixPanel(props: { pix: StaticPixView; busy: boolean; onConfirm: () => void; onBack: () => void }) {
-  const { pix, busy } = props;
-  const confirmRef = useRef<HTMLButtonElement>(null);
-  useEffect(() => confirmRef.current?.focus(), []);
+export function StaticPixPanel({ pix }: { pix: StaticPixView }) {
   return (
     <section className="pix-panel" aria-labelledby="pix-static-title">
       <h3 id="pix-static-title">PIX Estático: {formatCents(pix.amountCents)}</h3>
@@ -30,14 +26,6 @@ export function StaticPixPanel(props: { pix: StaticPixView; busy: boolean; onCon
         </div>
       </dl>
       <p className="pix-check">Confira no aplicativo do banco da loja que o PIX chegou antes de confirmar: o PIX estático não é confirmado pelo banco.</p>
-      <div className="dialog-actions">
-        <button type="button" onClick={props.onBack} disabled={busy}>
-          Voltar
-        </button>
-        <button ref={confirmRef} type="button" className="primary" onClick={props.onConfirm} disabled={busy}>
-          Confirmar recebimento do PIX
-        </button>
-      </div>
     </section>
   );
 }
