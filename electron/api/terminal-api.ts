@@ -313,6 +313,21 @@ export type PrintedJob =
 /** The receipt as the screen previews it (the same layout the printer gets). */
 export type ReceiptPreview = { receiptId: string; svg: string; lines: string[] };
 
+// ---- PIX ---------------------------------------------------------------------------------------
+
+/**
+ * The store's PIX (docs/pix.md). `key`: the receiving PIX key the static BR Code (tPag 20) names;
+ * null: no static PIX at this counter. Seeded on the first start from BALCAO_PIX_CHAVE.
+ */
+export type PixSettings = { key: string | null };
+
+/**
+ * A static PIX for part of a sale (tPag 20): the BR Code to show as a QR Code, its reference (the
+ * txid the store finds in its bank statement) and whom the payer's app will name. Nothing tells
+ * the terminal it was paid: the cashier checks and confirms by hand (addPayment with tPag 20).
+ */
+export type StaticPixView = { brCode: string; reference: string; key: string; merchantName: string; amountCents: Cents };
+
 // ---- Scale labels -------------------------------------------------------------------------------
 
 /**
@@ -393,6 +408,7 @@ export type TerminalSettings = {
   scaleLabels: ScaleLabelSettings;
   cash: CashSettings;
   retention: RetentionSettings;
+  pix: PixSettings;
 };
 
 /**
@@ -413,6 +429,7 @@ export type SettingsPatch = {
   scaleLabels?: ScaleLabelSettings;
   cash?: CashSettings;
   retention?: RetentionSettings;
+  pix?: PixSettings;
 };
 
 // ---- Catalog import ----------------------------------------------------------------------------
@@ -670,6 +687,8 @@ export interface TerminalApi {
   /** CPF (11 digits) or CNPJ (14); punctuation is ignored; null removes it. */
   setConsumer(saleId: string, document: string | null): Promise<SaleView>;
   addPayment(saleId: string, payment: PaymentInput): Promise<SaleView>;
+  /** The static PIX BR Code for `amountCents` of an open sale (tPag 20; refused without a PIX key). */
+  staticPix(saleId: string, amountCents: Cents): Promise<StaticPixView>;
   removePayment(saleId: string, paymentId: number): Promise<SaleView>;
   discardSale(saleId: string): Promise<SaleView>;
   /**

@@ -44,6 +44,7 @@ import type {
   ReturnView,
   SaleView,
   SettingsPatch,
+  StaticPixView,
   TerminalApi,
   TerminalEvent,
   TerminalSettings,
@@ -80,6 +81,7 @@ import { fileKeySecretBox, type SecretSealer } from './secret-box.ts';
 import { ServiceClock } from './service-clock.ts';
 import { settle } from './settle-wait.ts';
 import { Settings } from './settings.ts';
+import { staticPix } from './pix/static-pix.ts';
 import { lockFolder, type FolderLock } from '../../base/node/folder-lock.ts';
 import { BackupSchedule, backupIntervalMs, backupOnline } from '../../base/node/sqlite-backup.ts';
 import { faultWords } from '../../base/node/system-faults.ts';
@@ -99,6 +101,8 @@ export type TerminalOptions = {
   series?: number;
   /** SHA-256 of an https:// service's certificate, pinned (settings.ts); seeds the settings like the URL. */
   serviceFingerprint?: string | null;
+  /** The store's PIX key for the static BR Code (docs/pix.md); seeds the settings like the URL. */
+  pixKey?: string;
   /** Epoch milliseconds; default Date.now. Tests move it to cross the cancellation window. */
   clock?: Clock;
   retry?: Partial<RetryPolicy>;
@@ -183,7 +187,13 @@ export class Terminal implements TerminalApi {
       store,
       clock: this.clock,
       box: options.secretBox ?? fileKeySecretBox(options.dataDir),
-      seed: { serviceUrl: options.serviceUrl, token: options.token, series: options.series, serviceFingerprint: options.serviceFingerprint },
+      seed: {
+        serviceUrl: options.serviceUrl,
+        token: options.token,
+        series: options.series,
+        serviceFingerprint: options.serviceFingerprint,
+        pixKey: options.pixKey,
+      },
     });
     this.ctx = {
       store,
@@ -468,6 +478,10 @@ export class Terminal implements TerminalApi {
 
   async addPayment(saleId: string, payment: PaymentInput): Promise<SaleView> {
     return sales.addPayment(this.ctx, saleId, payment);
+  }
+
+  async staticPix(saleId: string, amountCents: number): Promise<StaticPixView> {
+    return staticPix(this.settings, await this.getSale(saleId), amountCents);
   }
 
   async removePayment(saleId: string, paymentId: number): Promise<SaleView> {
