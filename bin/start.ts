@@ -154,6 +154,8 @@ async function prepareTerminal(terminal: Terminal, serviceUrl: string, token: st
     ...(settings.serviceUrl !== serviceUrl && { serviceUrl }),
     ...(terminal.settings.token !== token && { token }),
     ...(settings.company === null && { company: { ...profileOfEmitter(demoEmitter({ cnpj: certificate.cnpj })), cscToken: DEMO_CSC.token } }),
+    // The demo store receives static PIX on its CNPJ as key (BALCAO_PIX_CHAVE sets another).
+    ...(settings.pix.key === null && { pix: { key: process.env.BALCAO_PIX_CHAVE ?? certificate.cnpj } }),
   };
   if (Object.keys(patch).length) terminal.configure(patch, 'balcao start: loja de demonstração');
   // The same .pfx the service's demo company signs with: contingency receipts carry its signature.

@@ -82,9 +82,10 @@ export type ShellOptions = {
   /**
    * First-start settings (later the stored settings win; the manager changes them on screen):
    * BALCAO_SERVICE_URL, BALCAO_TOKEN, BALCAO_SERIE, BALCAO_SERVICE_FINGERPRINT (the SHA-256 of the
-   * service's certificate that `balcao service` prints, for a service on the store's network).
+   * service's certificate that `balcao service` prints, for a service on the store's network),
+   * BALCAO_PIX_CHAVE (the store's PIX key, docs/pix.md).
    */
-  seed: { serviceUrl?: string; token?: string; series?: number; serviceFingerprint?: string };
+  seed: { serviceUrl?: string; token?: string; series?: number; serviceFingerprint?: string; pixKey?: string };
 };
 
 export function shellOptions(argv: readonly string[], env: NodeJS.ProcessEnv, userDataDir: string): ShellOptions {
@@ -98,6 +99,7 @@ export function shellOptions(argv: readonly string[], env: NodeJS.ProcessEnv, us
       ...(env.BALCAO_TOKEN && { token: env.BALCAO_TOKEN }),
       ...(series !== undefined && { series: Number(series) }),
       ...(env.BALCAO_SERVICE_FINGERPRINT && { serviceFingerprint: env.BALCAO_SERVICE_FINGERPRINT }),
+      ...(env.BALCAO_PIX_CHAVE && { pixKey: env.BALCAO_PIX_CHAVE }),
     },
   };
 }

@@ -2,6 +2,7 @@
 // these as company settings; the terminal keeps a copy for contingency issuance.
 
 import type { IbsCbsSettings } from './ibscbs/settings.ts';
+import type { TechnicalResponsible } from './resp-tec.ts';
 
 export type Environment = 'producao' | 'homologacao';
 
@@ -38,4 +39,10 @@ export type Emitter = {
   qrCodeVersion: QrCodeVersion;
   /** Tax reform (IBS/CBS): opt-in of CRT 1/2/4, default classification, own rates. Absent: defaults. */
   ibsCbs?: IbsCbsSettings;
+  /**
+   * The deployment's technical responsible (fiscal/resp-tec.ts), written as infRespTec in every
+   * NFC-e, NF-e and MDF-e. Not the company's own data: the service adds the one it is configured
+   * with to every company's emitter, and the terminal the one it learnt from the service.
+   */
+  respTec?: TechnicalResponsible;
 };

@@ -39,7 +39,7 @@ export function checkEmitter(emitter: Emitter, issues: IssueCollector): CheckedE
     return address.UF;
   });
   const cUF = uf && isUF(uf) ? cUFOf(uf) : undefined;
-  const cnpj = cap(() => assertCnpj(emitter.cnpj, 'emit.CNPJ'));
+  const cnpj = cap(() => assertCnpj(emitter.cnpj, 'emit.CNPJ', issues));
   const crt = cap(() => {
     if (![1, 2, 3, 4].includes(emitter.crt)) throw new FieldError('emit.CRT', 'CRT deve ser 1, 2, 3 ou 4');
     return emitter.crt;

@@ -25,6 +25,12 @@ export class FieldError extends Error {
 /** Collects issues across a whole object so the caller sees every problem at once. */
 export class IssueCollector {
   readonly issues: FieldIssue[] = [];
+  /**
+   * The CNPJs the document's checks accepted, by field (assertCnpj records them when given the
+   * collector), for the rules that look at every CNPJ of a document at once: the alphanumeric
+   * form's start date (fiscal/law/in-force.ts, refuseCnpjsNotYetInForce).
+   */
+  readonly cnpjs: { field: string; value: string }[] = [];
 
   add(field: string, message: string): void {
     this.issues.push({ field, message });

@@ -408,6 +408,8 @@ describe('updateCompany', () => {
         updateCompanySettings: (...args) => opened.store.updateCompanySettings(...args),
         replaceApiTokens: (...args) => opened.store.replaceApiTokens(...args),
         insertCompany: (...args) => opened.store.insertCompany(...args),
+        technicalResponsible: () => opened.store.technicalResponsible(),
+        setTechnicalResponsible: (value) => opened.store.setTechnicalResponsible(value),
         findTokenOwner: (...args) => opened.store.findTokenOwner(...args),
         replacedCertificates: (...args) => opened.store.replacedCertificates(...args),
       },

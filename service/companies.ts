@@ -13,6 +13,8 @@ import { formatDateBR } from '../base/common/brasilia.ts';
 import { cUFOf } from '../fiscal/br/uf.ts';
 import { generateTestCertificate, loadPfx, type Certificate } from '../fiscal/certificate.ts';
 import type { Emitter, Environment, QrCodeVersion } from '../fiscal/company.ts';
+import type { TechnicalResponsible } from '../fiscal/resp-tec.ts';
+import { loadTechnicalResponsible } from './resp-tec.ts';
 import { FieldError, IssueCollector } from '../fiscal/errors.ts';
 import type { IbsCbsSettings } from '../fiscal/ibscbs/settings.ts';
 import { checkIbsCbsOptions, optionsOf, type IbsCbsOptions } from './ibscbs-options.ts';
@@ -392,7 +394,12 @@ function openCertificate(secrets: SecretSealer, company: CompanyRecord): Certifi
 }
 
 /** Decrypts and parses a company's credentials. */
-function openIssuer(secrets: SecretSealer, company: CompanyRecord, replacedCertificates: readonly ReplacedCertificate[]): Issuer {
+function openIssuer(
+  secrets: SecretSealer,
+  company: CompanyRecord,
+  replacedCertificates: readonly ReplacedCertificate[],
+  respTec?: TechnicalResponsible,
+): Issuer {
   const companyId = company.id;
   const certificate = openCertificate(secrets, company);
   const a = company.address;
@@ -417,6 +424,7 @@ function openIssuer(secrets: SecretSealer, company: CompanyRecord, replacedCerti
     ...(company.csc && { csc: { id: company.csc.id, token: openText(secrets, company.csc.sealed, secretContext.csc(companyId)) } }),
     qrCodeVersion: company.qrcodeVersao,
     ibsCbs: company.ibsCbs,
+    ...(respTec && { respTec }),
   };
   return { company, emitter, certificate, replacedCertificates };
 }
@@ -433,6 +441,7 @@ type CachedIssuer = { version: number; issuer: Promise<Issuer | undefined> };
  */
 export class Companies {
   readonly #issuers = new Map<string, CachedIssuer>();
+  #respTec: Promise<TechnicalResponsible | undefined> | undefined;
 
   constructor(private readonly deps: CompanyDeps) {}
 
@@ -481,6 +490,17 @@ export class Companies {
     const company = await this.deps.store.getCompany(companyId);
     // Read after the company: a replacement committed in between only adds the certificate the
     // copy still holds as current, so no certificate of the company is ever missing from both.
-    return company && openIssuer(this.deps.secrets, company, await this.deps.store.replacedCertificates(companyId));
+    if (!company) return undefined;
+    const replaced = await this.deps.store.replacedCertificates(companyId);
+    return openIssuer(this.deps.secrets, company, replaced, await this.technicalResponsible());
+  }
+
+  /** The deployment's technical responsible, read once per process (resp-tec.ts); read again after a failed read. */
+  technicalResponsible(): Promise<TechnicalResponsible | undefined> {
+    this.#respTec ??= loadTechnicalResponsible(this.deps).catch((err: unknown) => {
+      this.#respTec = undefined;
+      throw err;
+    });
+    return this.#respTec;
   }
 }

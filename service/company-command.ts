@@ -5,12 +5,11 @@
 // request (companies.ts), so none of these needs a restart.
 
 import { readFileSync } from 'node:fs';
-import { FieldError } from '../fiscal/errors.ts';
-import { EXIT_USAGE, parseCommand, parseOptions, UsageError } from './cli-args.ts';
+import { parseCommand, parseOptions, UsageError } from './cli-args.ts';
 import { CompanyChangedError, createCompany, replaceToken, updateCompany, type CompanyInput, type CompanyUpdateInput, type Issuer } from './companies.ts';
 import { formatRatePeriods } from './ibscbs-options.ts';
-import { openService, type OpenedService } from './open-service.ts';
-import { describeStorage, STORAGE_OPTIONS, storageOf, type Storage } from './storage.ts';
+import { runOnService, type OpenedService } from './open-service.ts';
+import { STORAGE_OPTIONS, storageOf, type Storage } from './storage.ts';
 
 const OVERVIEW = `Uso: balcao company <ação> (--data DIR | --database URL) [opções]
 
@@ -337,31 +336,17 @@ export async function run(args: string[]): Promise<number> {
   const command = parseCommand<Parsed>(args.slice(1), ACTIONS[chosen.args].usage, ACTIONS[chosen.args].parse);
   if ('exit' in command) return command.exit;
   const parsed = command.args;
-
-  let opened: OpenedService;
-  try {
-    opened = await openService(parsed.storage);
-  } catch (err) {
-    process.stderr.write(`Não foi possível abrir os dados do serviço em ${describeStorage(parsed.storage)}: ${(err as Error).message}\n`);
-    return 1;
-  }
-  try {
-    process.stdout.write(JSON.stringify(await perform(opened, parsed)) + '\n');
-    return 0;
-  } catch (err) {
-    if (err instanceof FieldError) {
-      // The fields are named after the options (companies.ts), so each line points at one.
-      const passwordOption = 'passwordOption' in parsed ? parsed.passwordOption : undefined;
-      const option = (field: string) => (field === 'senha' && passwordOption ? passwordOption : field);
-      process.stderr.write(err.issues.map((i) => `--${option(i.field)}: ${i.message}`).join('\n') + '\n');
-      return EXIT_USAGE;
-    }
-    if (err instanceof CompanyChangedError) {
+  // The fields are named after the options (companies.ts), so each line points at one.
+  const passwordOption = 'passwordOption' in parsed ? parsed.passwordOption : undefined;
+  const option = (field: string) => (field === 'senha' && passwordOption ? passwordOption : field);
+  return runOnService(
+    parsed.storage,
+    (opened) => perform(opened, parsed),
+    option,
+    (err) => {
+      if (!(err instanceof CompanyChangedError)) return undefined;
       process.stderr.write(`${err.message}\n`);
       return 1;
-    }
-    throw err;
-  } finally {
-    await opened.store.close();
-  }
+    },
+  );
 }

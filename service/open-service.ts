@@ -7,11 +7,13 @@
 
 import { mkdirSync } from 'node:fs';
 import { lockFolder } from '../base/node/folder-lock.ts';
+import { FieldError } from '../fiscal/errors.ts';
+import { EXIT_USAGE } from './cli-args.ts';
 import { openServiceDatabase } from './db.ts';
 import type { PgStoreOptions } from './pg-store.ts';
 import { serviceSecretBox, verifyMasterKey, type SecretSealer } from './secrets.ts';
 import { SqliteStore } from './sqlite-store.ts';
-import { masterKeyOf, type Storage } from './storage.ts';
+import { describeStorage, masterKeyOf, type Storage } from './storage.ts';
 import type { ServiceStore } from './store.ts';
 
 export type OpenedService<S extends ServiceStore = ServiceStore> = { store: S; secrets: SecretSealer };
@@ -52,4 +54,39 @@ export async function openService(where: string | Storage, env: NodeJS.ProcessEn
     throw err;
   }
   return { store, secrets };
+}
+
+/**
+ * A CLI command's work on the service's data: `perform`'s answer printed as one JSON line (exit
+ * 0); a FieldError printed one line per issue, each naming the command-line option `optionOf`
+ * gives for its field (exit 2); any other error `otherError` maps to an exit code after
+ * printing, or rethrown. The store is closed in every case.
+ */
+export async function runOnService(
+  storage: Storage,
+  perform: (opened: OpenedService) => Promise<unknown>,
+  optionOf: (field: string) => string,
+  otherError: (err: unknown) => number | undefined = () => undefined,
+): Promise<number> {
+  let opened: OpenedService;
+  try {
+    opened = await openService(storage);
+  } catch (err) {
+    process.stderr.write(`Não foi possível abrir os dados do serviço em ${describeStorage(storage)}: ${(err as Error).message}\n`);
+    return 1;
+  }
+  try {
+    process.stdout.write(JSON.stringify(await perform(opened)) + '\n');
+    return 0;
+  } catch (err) {
+    if (err instanceof FieldError) {
+      process.stderr.write(err.issues.map((i) => `--${optionOf(i.field)}: ${i.message}`).join('\n') + '\n');
+      return EXIT_USAGE;
+    }
+    const code = otherError(err);
+    if (code === undefined) throw err;
+    return code;
+  } finally {
+    await opened.store.close();
+  }
 }

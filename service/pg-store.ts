@@ -54,8 +54,10 @@ import {
   type ReplacedCertificate,
   type SandboxAuthority,
   type ServiceStore,
+  type StoredTechnicalResponsible,
   type TokenOwner,
 } from './store.ts';
+import { technicalResponsibleOf, type TechnicalResponsibleRow } from './resp-tec.ts';
 import type { WebhookAttemptResult, WebhookDelivery, WebhookEvent, WebhookRecord } from './webhooks/store.ts';
 
 const iso = (d: Date = new Date()): string => d.toISOString();
@@ -538,6 +540,24 @@ export class PgStore implements ServiceStore {
   }
 
   // --- misc -----------------------------------------------------------------------------------
+
+  async technicalResponsible(): Promise<StoredTechnicalResponsible | undefined> {
+    const row = (await this.pool.query<TechnicalResponsibleRow>('SELECT * FROM technical_responsible WHERE id = 1')).rows[0];
+    return row && technicalResponsibleOf(row);
+  }
+
+  async setTechnicalResponsible(value: StoredTechnicalResponsible | undefined): Promise<void> {
+    if (!value) {
+      await this.pool.query('DELETE FROM technical_responsible WHERE id = 1');
+      return;
+    }
+    await this.pool.query(
+      `INSERT INTO technical_responsible (id, cnpj, contact, email, phone, csrt_id, csrt_sealed, updated_at) VALUES (1, $1, $2, $3, $4, $5, $6, $7)
+       ON CONFLICT (id) DO UPDATE SET cnpj = excluded.cnpj, contact = excluded.contact, email = excluded.email, phone = excluded.phone,
+         csrt_id = excluded.csrt_id, csrt_sealed = excluded.csrt_sealed, updated_at = excluded.updated_at`,
+      [value.cnpj, value.contact, value.email, value.phone, value.csrt?.id ?? null, value.csrt?.sealed ?? null, value.updatedAt],
+    );
+  }
 
   async masterKeyCheck(candidate: Buffer): Promise<Buffer> {
     // Two processes starting on a new database: one INSERT wins, both read the winner's.

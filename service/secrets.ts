@@ -1,5 +1,6 @@
 // The service's secrets at rest (base/node/secret-box.ts seals them): the A1 certificate (.pfx
-// bytes and its password), the NFC-e security code (CSC) and the webhook signing secret, under
+// bytes and its password), the NFC-e security code (CSC), the webhook signing secret and the
+// technical responsible's CSRT, under
 // one master key kept outside the database: BALCAO_MASTER_KEY, or `<data>/master.key`.
 
 import { join } from 'node:path';
@@ -16,6 +17,8 @@ export const secretContext = {
   pfx: (companyId: string) => `company/${companyId}/pfx`,
   pfxPassword: (companyId: string) => `company/${companyId}/pfx-password`,
   webhookSecret: (companyId: string) => `company/${companyId}/webhook-secret`,
+  /** The deployment's technical responsible's CSRT (resp-tec.ts), one for all companies. */
+  csrt: 'deployment/csrt',
   masterKeyCheck: 'master-key-check',
 } as const;
 

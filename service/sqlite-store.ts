@@ -32,8 +32,10 @@ import {
   type ReplacedCertificate,
   type SandboxAuthority,
   type ServiceStore,
+  type StoredTechnicalResponsible,
   type TokenOwner,
 } from './store.ts';
+import { technicalResponsibleOf, type TechnicalResponsibleRow } from './resp-tec.ts';
 import type { WebhookAttemptResult, WebhookDelivery, WebhookEvent, WebhookRecord } from './webhooks/store.ts';
 
 import { backupOnline, type Backup, type BackupPlace } from '../base/node/sqlite-backup.ts';
@@ -462,6 +464,23 @@ export class SqliteStore implements ServiceStore {
   }
 
   // --- misc -----------------------------------------------------------------------------------
+
+  async technicalResponsible(): Promise<StoredTechnicalResponsible | undefined> {
+    const row = this.statement('SELECT * FROM technical_responsible WHERE id = 1').get() as TechnicalResponsibleRow | undefined;
+    return row && technicalResponsibleOf(row);
+  }
+
+  async setTechnicalResponsible(value: StoredTechnicalResponsible | undefined): Promise<void> {
+    if (!value) {
+      this.statement('DELETE FROM technical_responsible WHERE id = 1').run();
+      return;
+    }
+    this.statement(
+      `INSERT INTO technical_responsible (id, cnpj, contact, email, phone, csrt_id, csrt_sealed, updated_at) VALUES (1, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET cnpj = excluded.cnpj, contact = excluded.contact, email = excluded.email, phone = excluded.phone,
+         csrt_id = excluded.csrt_id, csrt_sealed = excluded.csrt_sealed, updated_at = excluded.updated_at`,
+    ).run(value.cnpj, value.contact, value.email, value.phone, value.csrt?.id ?? null, value.csrt?.sealed ?? null, value.updatedAt);
+  }
 
   async masterKeyCheck(candidate: Buffer): Promise<Buffer> {
     return this.transaction(() => {

@@ -120,6 +120,10 @@ export interface CompanyStore {
    */
   replaceApiTokens(companyId: string, tokenSha256: Buffer): Promise<boolean>;
   findTokenOwner(tokenSha256: Buffer): Promise<TokenOwner | undefined>;
+  /** The deployment's technical responsible (service/resp-tec.ts), if one was set. */
+  technicalResponsible(): Promise<StoredTechnicalResponsible | undefined>;
+  /** Sets (or, with undefined, removes) the deployment's technical responsible. */
+  setTechnicalResponsible(value: StoredTechnicalResponsible | undefined): Promise<void>;
 }
 
 export type PendingKey = KeyAttempt & { createdAt: string; updatedAt: string };
@@ -168,6 +172,16 @@ export interface SandboxStore {
    */
   openSandboxAuthorityMemory(): SandboxMemory;
 }
+
+/** The technical responsible as stored: the CSRT sealed (purpose secretContext.csrt). */
+export type StoredTechnicalResponsible = {
+  cnpj: string;
+  contact: string;
+  email: string;
+  phone: string;
+  csrt: { id: number; sealed: Buffer } | null;
+  updatedAt: string;
+};
 
 export interface ServiceStore extends CompanyStore, IdempotencyStore, SandboxStore, WebhookStore {
   /** MDF-e documents and their events (service/mdfe/store.ts). */

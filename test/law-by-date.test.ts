@@ -7,11 +7,11 @@ import { describe, expect, it } from 'vitest';
 import { generateTestCertificate } from '../fiscal/certificate.ts';
 import type { Emitter } from '../fiscal/company.ts';
 import { FieldError } from '../fiscal/errors.ts';
-import { alphanumericCnpjAccepted } from '../fiscal/law/in-force.ts';
-import { LAW_TABLE, type LawRow } from '../fiscal/law/table.ts';
+import { LAW_TABLE, type Environment, type LawRow } from '../fiscal/law/table.ts';
+import { buildMdfe } from '../fiscal/mdfe/build.ts';
 import { buildNfce, signBuiltNfce } from '../fiscal/nfce/build.ts';
 import type { NfceRequest } from '../fiscal/nfce/types.ts';
-import { DEMO_CNPJ, DEMO_CSC, demoEmitter, sampleNfceRequest } from '../fiscal/samples.ts';
+import { DEMO_CNPJ, DEMO_CSC, demoEmitter, sampleMdfeRequest, sampleNfceRequest } from '../fiscal/samples.ts';
 import type { AuthorityCompany } from '../service/authority/port.ts';
 import { checkNfe } from '../service/authority/sandbox-rules.ts';
 
@@ -70,6 +70,54 @@ const dayBefore = (d: string) => new Date(Date.parse(`${d}T12:00:00Z`) - 86_400_
 /** What a rule does on a day, in a few words a test can compare. */
 type Probe = (date: string, row: LawRow) => unknown;
 
+/** The fields a builder refused, or 'aceito'. */
+function refusedBy(build: () => unknown): string {
+  try {
+    build();
+    return 'aceito';
+  } catch (err) {
+    if (err instanceof FieldError) return err.issues.map((i) => i.field).join(',');
+    throw err;
+  }
+}
+
+/** An emitter, and a party (consumer, acquirer, contractor) with letters elsewhere. */
+const ALPHA = '12ABC34501DE35';
+const ALPHA_PARTY = 'G9PQPJHY9KPK34';
+
+/**
+ * An NFC-e and an MDF-e of an emitter with an alphanumeric CNPJ, to a consumer, a card acquirer and
+ * a contractor with one, in the row's environment: what each builder refuses, field by field.
+ */
+const alphanumericProbe: Probe = (date, row) => {
+  const emitter = demoEmitter({ cnpj: ALPHA, environment: row.environment as Environment });
+  const nfce = sale([{ tPag: '03', vPag: '100.00', card: { tpIntegra: '2', CNPJ: ALPHA_PARTY } }]);
+  nfce.dest = { cnpj: ALPHA_PARTY };
+  const mdfe = sampleMdfeRequest({ nMDF: 1 });
+  mdfe.rodo.infContratante = [{ xNome: 'Contratante Alfa Ltda', CNPJ: ALPHA_PARTY }];
+  return {
+    nfce: refusedBy(() => buildNfce(nfce, { emitter, dhEmi: at(date), tpEmis: 1 })),
+    mdfe: refusedBy(() => buildMdfe(mdfe, { emitter, dhEmi: at(date) })),
+  };
+};
+
+/** A store in Curitiba (PR, where the law table requires infRespTec), in the row's environment. */
+const curitiba = (environment: Environment): Emitter =>
+  demoEmitter({ environment, address: { ...demoEmitter().address, xLgr: 'Rua XV de Novembro', cMun: '4106902', xMun: 'Curitiba', UF: 'PR', CEP: '80020310' } });
+const RESP_TEC = { cnpj: ALPHA_PARTY, contact: 'Suporte Fiscal', email: 'fiscal@balcao.dev', phone: '4133334444', csrt: { id: 1, token: 'CSRT-DE-TESTE' } };
+
+/** The sandbox's verdict on a PR store's sale without and with the technical responsible. */
+const respTecProbe: Probe = (date, row) => {
+  const environment = row.environment as Environment;
+  const company: AuthorityCompany = { ...authority, uf: 'PR', environment };
+  const verdict = (emitter: Emitter): string => {
+    const ctx = { emitter, dhEmi: at(date), tpEmis: 1 as const, credentials };
+    const v = checkNfe(company, signBuiltNfce(buildNfce(sale(), ctx), ctx).xml, '41');
+    return v.ok ? '100' : v.rejection.cStat;
+  };
+  return { sem: verdict(curitiba(environment)), com: verdict({ ...curitiba(environment), respTec: RESP_TEC }) };
+};
+
 const tPagProbe: Probe = (date, row) => {
   const tPag = (row as { tPag: string }).tPag;
   return {
@@ -91,7 +139,8 @@ const PROBES: Record<string, Probe> = {
     const b = built(sale(undefined, true), date, crt3);
     return 'xml' in b ? field(/<IBSCBS>.*<\/IBSCBS>/.exec(b.xml)![0], 'vBC') : outcome(b, 'vBC');
   },
-  'cnpj-alfanumerico': (date, row) => alphanumericCnpjAccepted(date, row.environment!),
+  'cnpj-alfanumerico': alphanumericProbe,
+  'resp-tec-obrigatorio': respTecProbe,
   tpag: tPagProbe,
   'tpag-grupo-cartao': (date, row) => {
     const tPag = (row as { tPag: string }).tPag;
@@ -103,6 +152,9 @@ const PROBES: Record<string, Probe> = {
   },
 };
 
+/** Before its day, every CNPJ with letters is refused on its own field. */
+const ALPHA_REFUSED = { nfce: 'emit.CNPJ,dest.cnpj,pag[0].card.CNPJ', mdfe: 'emitente.CNPJ,rodo.infContratante[0].CNPJ' };
+
 /** What each boundary shows: [the day before the change (or the last day in force), the day of it (or the day after)]. */
 const EXPECTED: Record<string, [before: unknown, on: unknown]> = {
   'ibscbs-grupos 2026-01-01': ['sem grupo', '000001'],
@@ -113,8 +165,12 @@ const EXPECTED: Record<string, [before: unknown, on: unknown]> = {
   // From 2029 nothing is published: the company states only the CBS, so the IBS rates are asked for.
   'ibscbs-aliquotas ..2028-12-31': ['0.05 0.05 8.80', '422 emit.ibsCbs.rates,emit.ibsCbs.rates'],
   'ibscbs-no-preco 2027-01-01': ['100.00', '91.83'],
-  'cnpj-alfanumerico homologacao 2026-06-15': [false, true],
-  'cnpj-alfanumerico producao 2026-07-01': [false, true],
+  'cnpj-alfanumerico homologacao 2026-06-15': [ALPHA_REFUSED, { nfce: 'aceito', mdfe: 'aceito' }],
+  'cnpj-alfanumerico producao 2026-07-01': [ALPHA_REFUSED, { nfce: 'aceito', mdfe: 'aceito' }],
+  'resp-tec-obrigatorio producao 2019-06-03': [
+    { sem: '100', com: '100' },
+    { sem: '972', com: '100' },
+  ],
   'tpag 20 2024-07-01': [
     { builder: '422 pag[0].tPag', sandbox: '899' },
     { builder: '20', sandbox: '100' },
@@ -158,6 +214,12 @@ describe('the law by date: each dated rule the day before and the day of its cha
   it('every dated row has a probe and an expectation, and nothing expected is left without a row', () => {
     expect(LAW_TABLE.every((r) => PROBES[r.rule] !== undefined)).toBe(true);
     expect(boundaries.map((b) => b.name).sort()).toEqual(Object.keys(EXPECTED).sort());
+  });
+
+  it('resp-tec-obrigatorio in homologação has no date (in force before any document issued now): a PR store’s sale without infRespTec is rejected 972, an SP store’s is not', () => {
+    const homologacao = LAW_TABLE.find((r) => r.rule === 'resp-tec-obrigatorio' && r.environment === 'homologacao')!;
+    expect(respTecProbe('2026-11-27', homologacao)).toEqual({ sem: '972', com: '100' });
+    expect(judged(sale(), '2026-11-27', (x) => x.replace(/<infRespTec>.*<\/infRespTec>/, ''), demoEmitter({ respTec: RESP_TEC }))).toBe('100');
   });
 
   it.each(boundaries)('$name', ({ row, name, days }) => {

@@ -296,10 +296,10 @@ describe('POST /api/v1/nfe/devolucao', () => {
       'justificativa',
       'referencia_externa',
     ]);
-    expect(Object.keys(doc.body.paths).filter((p) => p.startsWith('/api/v1/nfe/'))).toEqual([
-      '/api/v1/nfe/devolucao',
-      '/api/v1/nfe/{id}',
-      '/api/v1/nfe/{id}/xml',
-    ]);
+    expect(
+      Object.keys(doc.body.paths)
+        .filter((p) => p.startsWith('/api/v1/nfe/'))
+        .sort(),
+    ).toEqual(['/api/v1/nfe/chave/{chave}', '/api/v1/nfe/devolucao', '/api/v1/nfe/{id}', '/api/v1/nfe/{id}/danfe', '/api/v1/nfe/{id}/xml']);
   });
 });

@@ -58,7 +58,7 @@ describe('balcao start', () => {
     const { password } = JSON.parse(readFileSync(join(dataDir, 'certificado-demo.json'), 'utf8')) as { password: string };
     const loaded = loadPfx(pfx, password);
     const settings = await rpc<TerminalSettings>(first, 'getSettings', []);
-    expect(settings).toMatchObject({ serviceUrl: first.serviceUrl, tokenSet: true, company: { cnpj: DEMO_CNPJ, cscSet: true } });
+    expect(settings).toMatchObject({ serviceUrl: first.serviceUrl, tokenSet: true, company: { cnpj: DEMO_CNPJ, cscSet: true }, pix: { key: DEMO_CNPJ } });
     expect(settings.certificate).toEqual({ subject: expect.any(String), cnpj: DEMO_CNPJ, notAfter: loaded.notAfter.toISOString() });
 
     // A sale through the checkout's API is authorized by the embedded service and printed.

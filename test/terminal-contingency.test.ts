@@ -6,6 +6,8 @@
 // outage ends and every one of them becomes `autorizado` at the service with the access key and
 // the DigestValue that were printed, none issued twice (the service's and the authority's own
 // SQLite files are read), nothing printed again, and the terminal leaves contingency by itself.
+// The service has a technical responsible: the terminal learns it when it claims its series and
+// writes infRespTec, with the hashCSRT of each key, in the receipts it signs offline.
 
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { generateTestCertificate, sameCertificate } from '../fiscal/certificate.ts';
@@ -14,12 +16,14 @@ import { MemoryPrinter } from '../native/printer/transports.ts';
 import type { ReceiptView } from '../electron/api/terminal-api.ts';
 import type { Terminal } from '../electron/core/terminal.ts';
 import { decodeEscPos, imageToRgba, readQr } from './escpos-decoder.ts';
+import { hashCsrt } from '../fiscal/resp-tec.ts';
 import { nfceBody, readDb } from './helpers/nfce.ts';
-import { api, startService, tempDataDir, type ServiceProcess } from './helpers/service-process.ts';
+import { api, runCli, startService, tempDataDir, type ServiceProcess } from './helpers/service-process.ts';
 import { eventually, setUpContingency, storeCompanyWithCertificate, testTerminal } from './terminal-fixtures.ts';
 import { ACCESS_KEY_PATTERN } from '../base/common/access-key.ts';
 
 const SALES = 50;
+const CSRT = 'CSRT-DA-IMPLANTACAO-1';
 
 let service: ServiceProcess;
 let serviceDir: string;
@@ -27,6 +31,22 @@ const terminals: Terminal[] = [];
 
 beforeAll(async () => {
   serviceDir = tempDataDir('balcao-contingency-service-');
+  const rt = [
+    '--cnpj',
+    '12ABC34501DE35',
+    '--contato',
+    'Suporte Fiscal',
+    '--email',
+    'fiscal@balcao.dev',
+    '--telefone',
+    '1133334444',
+    '--csrt-id',
+    '1',
+    '--csrt',
+    CSRT,
+  ];
+  const set = await runCli(['responsavel-tecnico', 'definir', '--data', serviceDir, ...rt]);
+  expect(set.code, set.stderr).toBe(0);
   service = await startService({ dataDir: serviceDir });
 });
 
@@ -40,6 +60,7 @@ async function setup(authorityTimeoutMs?: number, options: Partial<Parameters<ty
   const printer = new MemoryPrinter();
   const terminal = await testTerminal({ serviceUrl: service.url, token: company.token, series: 1, printerTransport: printer, authorityTimeoutMs, ...options });
   terminals.push(terminal);
+  await eventually('responsável técnico recebido do serviço', () => terminal.settings.technicalResponsible);
   const manager = await terminal.createManager({ name: 'Gerente Ana', pin: '2580' });
   const auth = { managerId: manager.id, pin: '2580' };
   await setUpContingency(terminal, company, auth, { failureThreshold: 3 });
@@ -109,6 +130,7 @@ async function checkPrinted(
     expect(verified.valid, `assinatura da NFC-e ${row.nnf}`).toBe(true);
     if (verified.valid) expect(sameCertificate(verified.certificatePem, certificatePem)).toBe(true);
     expect(row.signed_xml).toContain('<tpEmis>9</tpEmis>');
+    expect(row.signed_xml).toContain(`<idCSRT>01</idCSRT><hashCSRT>${hashCsrt(CSRT, row.chave!)}</hashCSRT></infRespTec>`);
     expect(row.signed_xml).toMatch(/<dhCont>[^<]+<\/dhCont><xJust>[^<]{15,256}<\/xJust>/);
     printed.set(r.id, { chave: row.chave!, digest: digestValueOf(row.signed_xml!), qrcode: row.qrcode! });
   }

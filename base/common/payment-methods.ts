@@ -50,6 +50,10 @@ const LAYOUT_400 = 'leiaute 4.00 (NT 2016.002)';
 const NT_2020_006 = 'NT 2020.006';
 const IT_2024_002 = 'Informe Técnico 2024.002 v1.00 (produção 01/07/2024)';
 
+/** The two PIX methods the counter takes itself (docs/pix.md): the dynamic charge at the store's PSP and the static BR Code. */
+export const PIX_DYNAMIC = '17';
+export const PIX_STATIC = '20';
+
 /** Every tPag code, in code order. */
 export const PAYMENT_METHODS: readonly PaymentMethod[] = Object.freeze(
   (
@@ -105,7 +109,7 @@ export const PAYMENT_METHODS: readonly PaymentMethod[] = Object.freeze(
         name: 'Pagamento Instantâneo (PIX) – Estático',
         label: 'PIX Estático',
         card: 'optional',
-        counter: 'accepted',
+        counter: 'offered',
         from: '2024-07-01',
         source: IT_2024_002,
       },

@@ -17,7 +17,7 @@
 
 import { hostname } from 'node:os';
 import { basename, join } from 'node:path';
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { formatDateTimeBR } from '../common/brasilia.ts';
 
@@ -75,11 +75,27 @@ function readHolder(dir: string): Holder | undefined {
 const isBusy = (err: unknown): boolean => typeof (err as { code?: unknown }).code === 'string' && (err as { code: string }).code.startsWith('SQLITE_BUSY');
 
 /**
+ * The lock file's database. When SQLite cannot open it, Node tries, to say why (a missing,
+ * forbidden or read-only folder, with its code and path: SQLite says only "unable to open
+ * database file"). Only then: closing a descriptor of the file would drop every POSIX lock this
+ * process holds on it.
+ */
+function openLockFile(dir: string): Database.Database {
+  const file = join(dir, LOCK_FILE);
+  try {
+    return new Database(file, { timeout: 0 });
+  } catch (err) {
+    if ((err as { code?: unknown }).code === 'SQLITE_CANTOPEN') closeSync(openSync(file, 'a', 0o600));
+    throw err;
+  }
+}
+
+/**
  * Holds `dir` for this process, or throws FolderInUseError naming the holder. `programa` names
  * this process in the holder's file (default: describeProcess()).
  */
 export function lockFolder(dir: string, programa: string = describeProcess()): FolderLock {
-  const db = new Database(join(dir, LOCK_FILE), { timeout: 0 });
+  const db = openLockFile(dir);
   try {
     db.pragma('locking_mode = EXCLUSIVE');
     // The first write takes the exclusive lock, which EXCLUSIVE mode then keeps until close.

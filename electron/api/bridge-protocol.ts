@@ -29,6 +29,7 @@ export const BRIDGE_ARITY = {
   changeItemQuantity: 3,
   setConsumer: 2,
   addPayment: 2,
+  staticPix: 2,
   removePayment: 2,
   discardSale: 1,
   finishSale: 1,

@@ -219,7 +219,14 @@ export type IssuanceClientOptions = {
 /** PUT /api/v1/terminais/{id}: this checkout and every series it issues in. */
 export type TerminalClaim = { nome: string; series: number[] };
 /** The claim's answer; `numeracao` (each series' highest number at the service) from services that say it. */
-export type TerminalClaimed = { terminal: string; nome: string; series: number[]; numeracao?: { serie: number; ultimo_numero: number }[] };
+export type TerminalClaimed = {
+  terminal: string;
+  nome: string;
+  series: number[];
+  numeracao?: { serie: number; ultimo_numero: number }[];
+  /** The service's technical responsible; absent from a service older than it, null when it has none. */
+  responsavel_tecnico?: { cnpj: string; contato: string; email: string; telefone: string; csrt: { id: number; token: string } | null } | null;
+};
 
 type Raw = { status: number; headers: Headers; body: unknown; bytes: Uint8Array };
 

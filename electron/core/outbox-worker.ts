@@ -36,6 +36,7 @@ import {
   type NfeAccepted,
   type NfeDocument,
 } from './api-client.ts';
+import { settleRefund } from './cash-session.ts';
 import { audit, SYSTEM_ACTOR } from './managers.ts';
 import { receiptLane, returnLane, type DocumentLane, type LaneRow } from './outbox-lanes.ts';
 import { transientForPeople } from './service-messages.ts';
@@ -590,6 +591,8 @@ export class OutboxWorker {
     const attention = offerReturn ? `${message} Para desfazer a venda, faça a devolução (NF-e de devolução).` : message;
     this.store.updateReceipt(receipt.id, { state: 'authorized', attention }, at);
     this.store.updateOutbox(entry.seq, { state: 'failed', attempts: entry.attempts + 1, last_error: message, completed_at: at }, at);
+    // The sale stands: cash handed back for it from a later till comes back in (cash-session.ts).
+    settleRefund(this.store, () => now, receipt.id, null);
     audit(this.store, () => now, { actor: SYSTEM_ACTOR, action: 'cancelamento_recusado', receiptId: receipt.id, reason: message });
   }
 
@@ -627,6 +630,7 @@ export class OutboxWorker {
           // Back to where it was: the sale still waits for a correction or another attempt.
           this.store.updateReceipt(r.id, { state: r.codigo_status ? 'rejected' : 'needs_attention', attention: d.message }, at);
           this.store.updateOutbox(entry.seq, { state: 'failed', attempts: entry.attempts + 1, last_error: d.message, completed_at: at }, at);
+          settleRefund(this.store, () => now, r.id, null);
           // The emit command is still blocked, waiting for the operator as before.
           audit(this.store, () => now, { actor: SYSTEM_ACTOR, action: 'inutilizacao_recusada', receiptId: r.id, reason: d.message });
           return;

@@ -19,7 +19,8 @@ import type { PosStore, ProductRow, ReceiptRow, SaleItemRow, SalePaymentRow, Sal
 import { looksLikeScaleLabel, productCodesOf, readScaleLabel, scaleItem } from './scale-label.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
 import { brasiliaDay } from '../../base/common/brasilia.ts';
-import { carriesCardGroup, paymentMethod, paymentMethodLabel } from '../../base/common/payment-methods.ts';
+import { carriesCardGroup, paymentMethod, paymentMethodLabel, PIX_STATIC } from '../../base/common/payment-methods.ts';
+import { staticPixNote } from './pix/static-pix.ts';
 import { paymentMethodInForce, paymentMethodOutOfForce } from '../../fiscal/law/in-force.ts';
 
 /** Epoch milliseconds; injectable so tests can move time. */
@@ -431,7 +432,7 @@ function withClassification(i: SaleItemRow): Pick<NfceItem['imposto'], 'IBSCBS'>
 
 /** The request body for a sale: items, exact totals, payments with their card groups, consumer. */
 export function buildNfceRequest(
-  sale: Pick<SaleRow, 'consumer_doc'>,
+  sale: Pick<SaleRow, 'id' | 'consumer_doc'>,
   items: readonly SaleItemRow[],
   payments: readonly SalePaymentRow[],
   serie: number,
@@ -469,6 +470,8 @@ export function buildNfceRequest(
   });
   const request: NfceRequest = { ide: { serie, nNF }, det, total: { vProd: vNF, vNF }, pag };
   if (s.changeCents > 0) request.vTroco = fromCents(BigInt(s.changeCents));
+  // Nothing but the cashier confirmed a static PIX: the receipt says so, with the reference.
+  if (payments.some((p) => p.tpag === PIX_STATIC)) request.infCpl = staticPixNote(sale.id);
   if (sale.consumer_doc !== null) request.dest = sale.consumer_doc.length === 11 ? { cpf: sale.consumer_doc } : { cnpj: sale.consumer_doc };
   return request;
 }

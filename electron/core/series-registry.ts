@@ -68,6 +68,7 @@ export class SeriesRegistry {
     this.answered = true;
     this.settings.confirmSeriesClaim({ terminalId: target.terminal.id, serviceUrl: target.serviceUrl, series: seriesOf(target) });
     if (answer.numeracao?.length) this.onNumbering(answer.numeracao);
+    if (answer.responsavel_tecnico !== undefined) this.settings.setTechnicalResponsible(answer.responsavel_tecnico);
   }
 
   private current(): Target {

@@ -221,6 +221,26 @@ describe('certificate and contingency credentials', () => {
     expect(reopened.credentials()).toEqual({ reason: expect.stringMatching(/^Certificado digital vencido em/) });
   });
 
+  it('keeps the technical responsible the service answered, its CSRT sealed, and signs contingency receipts with it', () => {
+    const s = open();
+    update(s, { company: { ...demo, cscToken: DEMO_CSC.token } });
+    s.storeCertificate(s.checkCertificate(cert.pfx.toString('base64'), cert.password));
+    const CSRT = 'CSRT-DO-SERVICO-123';
+    s.setTechnicalResponsible({
+      cnpj: '12ABC34501DE35',
+      contato: 'Suporte Fiscal',
+      email: 'fiscal@balcao.dev',
+      telefone: '4133334444',
+      csrt: { id: 1, token: CSRT },
+    });
+    const sealed = Buffer.concat(store.db.prepare('SELECT sealed FROM secrets').pluck().all() as Buffer[]);
+    expect(sealed.includes(Buffer.from(CSRT))).toBe(false);
+    const respTec = { cnpj: '12ABC34501DE35', contact: 'Suporte Fiscal', email: 'fiscal@balcao.dev', phone: '4133334444', csrt: { id: 1, token: CSRT } };
+    expect(open({}).contingencyCredentials()?.emitter).toEqual(demoEmitter({ respTec }));
+    s.setTechnicalResponsible(null);
+    expect(s.contingencyCredentials()?.emitter).toEqual(demoEmitter());
+  });
+
   it('changing the company CNPJ drops the certificate of the old one', () => {
     const s = open();
     update(s, { company: { ...demo, cscToken: DEMO_CSC.token } });

@@ -16,18 +16,20 @@ import { hostname } from 'node:os';
 import { loadPfx, type Certificate } from '../../fiscal/certificate.ts';
 import type { Emitter } from '../../fiscal/company.ts';
 import { FieldError } from '../../fiscal/errors.ts';
+import type { TechnicalResponsible } from '../../fiscal/resp-tec.ts';
 import type {
   CashSettings,
   CertificateView,
   CompanyProfile,
   ContingencySettings,
+  PixSettings,
   PrinterSettings,
   RetentionSettings,
   ScaleLabelSettings,
   SettingsPatch,
   TerminalSettings,
 } from '../api/terminal-api.ts';
-import { DEFAULT_SERVICE_URL } from './api-client.ts';
+import { DEFAULT_SERVICE_URL, type TerminalClaimed } from './api-client.ts';
 import { emitterOf, validateCompanyProfile, validateCscToken } from './company-profile.ts';
 import { TerminalError } from './errors.ts';
 import type { PosStore } from './pos-store.ts';
@@ -37,6 +39,7 @@ import { DEFAULT_SCALE_LABEL_SETTINGS, validateScaleLabelSettings } from './scal
 import { iso, type Clock } from '../../base/common/clock.ts';
 import { terminalSecretPurpose, type SecretSealer } from './secret-box.ts';
 import { formatDateBR } from '../../base/common/brasilia.ts';
+import { pixKeyProblem } from '../../base/common/pix/br-code.ts';
 
 export const DEFAULT_SERIES = 1;
 
@@ -78,6 +81,7 @@ export type SettingsChange = {
   company?: boolean;
   contingency?: boolean;
   scaleLabels?: ScaleLabelSettings;
+  pix?: PixSettings;
 };
 
 /** What offline contingency needs to sign and issue by itself. */
@@ -137,6 +141,18 @@ export function validateRetention(value: unknown, field = 'retention'): Retentio
   return { days: intIn(p.days, `${field}.days`, 7, 1825, 'Dias de documentos guardados neste caixa') };
 }
 
+/** The store's PIX key (docs/pix.md): trimmed; a CPF or CNPJ key typed with its mask is unmasked. */
+export function validatePix(value: unknown, field = 'pix'): PixSettings {
+  const raw = typeof value === 'object' && value !== null ? (value as { key?: unknown }).key : undefined;
+  if (raw === null || raw === undefined || raw === '') return { key: null };
+  if (typeof raw !== 'string') throw bad(`${field}.key`, 'Chave PIX: texto');
+  const typed = raw.trim();
+  const unmasked = /^[0-9A-Za-z./-]+$/.test(typed) && /[./-]/.test(typed) && !/[a-z]/.test(typed) ? typed.replace(/[./-]/g, '') : typed;
+  const problem = pixKeyProblem(unmasked);
+  if (problem) throw bad(`${field}.key`, problem);
+  return { key: unmasked };
+}
+
 export function validateToken(value: unknown, field = 'token'): string {
   if (typeof value !== 'string' || !/^[\x21-\x7e]{1,512}$/.test(value)) throw bad(field, 'Token de acesso ao serviço: de 1 a 512 caracteres, sem espaços');
   return value;
@@ -183,7 +199,7 @@ export type SettingsOptions = {
   clock: Clock;
   box: SecretSealer;
   /** First-open values (TerminalOptions). */
-  seed: { serviceUrl?: string; token?: string; series?: number; serviceFingerprint?: string | null };
+  seed: { serviceUrl?: string; token?: string; series?: number; serviceFingerprint?: string | null; pixKey?: string };
 };
 
 /** The checkout's default name: the computer's. */
@@ -226,6 +242,7 @@ export class Settings {
     const token = seed.token === undefined ? undefined : validateToken(seed.token);
     const series = seed.series === undefined ? undefined : validateSeries(seed.series);
     const fingerprint = seed.serviceFingerprint === undefined ? undefined : validateFingerprint(seed.serviceFingerprint);
+    const pix = seed.pixKey === undefined ? undefined : validatePix({ key: seed.pixKey }, 'BALCAO_PIX_CHAVE');
     const at = iso(this.clock());
     this.store.transaction(() => {
       // The checkout's own id, made once: the service knows it by it (its series).
@@ -233,6 +250,7 @@ export class Settings {
       if (this.json('service_url') === undefined) this.put('service_url', serviceUrl ?? DEFAULT_SERVICE_URL, at);
       if (this.json('service_fingerprint') === undefined && fingerprint !== undefined) this.put('service_fingerprint', fingerprint, at);
       if (this.json('series') === undefined && series !== undefined) this.put('series', series, at);
+      if (this.json('pix') === undefined && pix !== undefined) this.put('pix', pix, at);
       if (token !== undefined && this.readableSecret('token') === undefined) this.putSecret('token', Buffer.from(token), at);
     });
   }
@@ -282,6 +300,33 @@ export class Settings {
     return this.json<{ terminalId: string; serviceUrl: string; series: number[] }>('series_claim') ?? null;
   }
 
+  /**
+   * The service's technical responsible, as its claim answer gave it (series-registry.ts): written
+   * in the receipts this checkout signs in contingency; the CSRT sealed like the CSC.
+   */
+  setTechnicalResponsible(rt: TerminalClaimed['responsavel_tecnico']): void {
+    const at = iso(this.clock());
+    this.store.transaction(() => {
+      this.put(
+        'technical_responsible',
+        rt ? { cnpj: rt.cnpj, contact: rt.contato, email: rt.email, phone: rt.telefone, csrtId: rt.csrt?.id ?? null } : null,
+        at,
+      );
+      if (rt?.csrt) this.putSecret('csrt', Buffer.from(rt.csrt.token), at);
+      else if (this.store.sealedSecret('csrt')) this.store.deleteSecret('csrt');
+    });
+  }
+
+  /** The technical responsible this checkout writes, CSRT in clear; undefined when none (or its CSRT cannot be read). */
+  get technicalResponsible(): TechnicalResponsible | undefined {
+    const stored = this.json<(Omit<TechnicalResponsible, 'csrt'> & { csrtId: number | null }) | null>('technical_responsible');
+    if (!stored) return undefined;
+    const { csrtId, ...contact } = stored;
+    if (csrtId === null) return contact;
+    const token = this.readableSecret('csrt')?.toString('utf8');
+    return token === undefined ? undefined : { ...contact, csrt: { id: csrtId, token } };
+  }
+
   /** The service confirmed `series` as this checkout's (series-registry.ts). */
   confirmSeriesClaim(claim: { terminalId: string; serviceUrl: string; series: number[] }): void {
     this.store.transaction(() => this.put('series_claim', claim, iso(this.clock())));
@@ -293,6 +338,10 @@ export class Settings {
 
   get retention(): RetentionSettings {
     return { ...DEFAULT_RETENTION_SETTINGS, ...this.json<Partial<RetentionSettings>>('retention') };
+  }
+
+  get pix(): PixSettings {
+    return this.json<PixSettings>('pix') ?? { key: null };
   }
 
   /** The service token; '' when none is configured (nothing can be sent until the manager sets one). */
@@ -343,6 +392,7 @@ export class Settings {
       scaleLabels: this.scaleLabels(),
       cash: this.cash,
       retention: this.retention,
+      pix: this.pix,
     };
   }
 
@@ -366,6 +416,7 @@ export class Settings {
     if (patch.printer !== undefined) change.printer = validatePrinterSettings(patch.printer);
     if (patch.scaleLabels !== undefined) change.scaleLabels = validateScaleLabelSettings(patch.scaleLabels);
     if (patch.retention !== undefined) change.retention = validateRetention(patch.retention);
+    if (patch.pix !== undefined) change.pix = validatePix(patch.pix);
     const contingency = patch.contingency === undefined ? undefined : validateContingency(patch.contingency, this.contingencySettings());
     let company: StoredCompany | undefined;
     let cscToken: string | undefined;
@@ -440,6 +491,10 @@ export class Settings {
       if (change.retention !== undefined) {
         audit.retention = { antes: this.retention, depois: change.retention };
         this.put('retention', change.retention, at);
+      }
+      if (change.pix !== undefined) {
+        audit.pix = { antes: this.pix, depois: change.pix };
+        this.put('pix', change.pix, at);
       }
       if (change.scaleLabels !== undefined) {
         audit.scaleLabels = { antes: this.scaleLabels(), depois: change.scaleLabels };
@@ -554,7 +609,8 @@ export class Settings {
     const now = this.clock();
     if (now > certificate.notAfter.getTime()) return { reason: `Certificado digital vencido em ${formatDateBR(certificate.notAfter)}` };
     if (now < certificate.notBefore.getTime()) return { reason: 'Certificado digital ainda não é válido' };
-    return { credentials: { emitter: emitterOf(company, { id: company.cscId, token: cscToken }), certificate } };
+    const respTec = this.technicalResponsible;
+    return { credentials: { emitter: { ...emitterOf(company, { id: company.cscId, token: cscToken }), ...(respTec && { respTec }) }, certificate } };
   }
 
   /** The credentials, or null when missing (see `credentials()` for the reason). */

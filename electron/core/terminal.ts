@@ -32,7 +32,7 @@ import type {
   ManagerAuthorization,
   ManagerView,
   PaymentInput,
-  PrintedReceipt,
+  PrintedJob,
   PrinterStatusView,
   ProductView,
   QueueStatus,
@@ -44,6 +44,7 @@ import type {
   ReturnView,
   SaleView,
   SettingsPatch,
+  StaticPixView,
   TerminalApi,
   TerminalEvent,
   TerminalSettings,
@@ -57,6 +58,7 @@ import { cashSessionRow, closingReportPdf, printClosingReport, saveClosingPdf, t
 import { cancellationInfo, cancelReceipt } from './cancellation.ts';
 import { productView, saveProduct, seedDemoCatalog, type ProductInput } from './catalog.ts';
 import { Contingency } from './contingency/contingency.ts';
+import { supersededAttemptView } from './contingency/reconcile.ts';
 import { checked, TerminalError } from './errors.ts';
 import { actorOfManager, audit, authorizeManager, createManager, listManagers, SYSTEM_ACTOR, type Actor } from './managers.ts';
 import type { RetryPolicy } from './outbox-rules.ts';
@@ -79,6 +81,7 @@ import { fileKeySecretBox, type SecretSealer } from './secret-box.ts';
 import { ServiceClock } from './service-clock.ts';
 import { settle } from './settle-wait.ts';
 import { Settings } from './settings.ts';
+import { staticPix } from './pix/static-pix.ts';
 import { lockFolder, type FolderLock } from '../../base/node/folder-lock.ts';
 import { BackupSchedule, backupIntervalMs, backupOnline } from '../../base/node/sqlite-backup.ts';
 import { faultWords } from '../../base/node/system-faults.ts';
@@ -98,6 +101,8 @@ export type TerminalOptions = {
   series?: number;
   /** SHA-256 of an https:// service's certificate, pinned (settings.ts); seeds the settings like the URL. */
   serviceFingerprint?: string | null;
+  /** The store's PIX key for the static BR Code (docs/pix.md); seeds the settings like the URL. */
+  pixKey?: string;
   /** Epoch milliseconds; default Date.now. Tests move it to cross the cancellation window. */
   clock?: Clock;
   retry?: Partial<RetryPolicy>;
@@ -182,7 +187,13 @@ export class Terminal implements TerminalApi {
       store,
       clock: this.clock,
       box: options.secretBox ?? fileKeySecretBox(options.dataDir),
-      seed: { serviceUrl: options.serviceUrl, token: options.token, series: options.series, serviceFingerprint: options.serviceFingerprint },
+      seed: {
+        serviceUrl: options.serviceUrl,
+        token: options.token,
+        series: options.series,
+        serviceFingerprint: options.serviceFingerprint,
+        pixKey: options.pixKey,
+      },
     });
     this.ctx = {
       store,
@@ -270,6 +281,7 @@ export class Terminal implements TerminalApi {
       retry: options.retry,
       wakeWorker: () => this.worker.wake(),
       onReceipt: (id) => this.emitReceipt(id),
+      onTaskChanged: (id) => this.showReceipt(id),
       onStatus: (status) => {
         if (!this.closed) this.emit({ type: 'contingency', status });
       },
@@ -367,6 +379,13 @@ export class Terminal implements TerminalApi {
     if (row && this.listeners.size) this.emit({ type: 'receipt', receipt: this.view(row) });
   }
 
+  /** The screen hears a receipt's view again (nothing else needs to know: its state did not change). */
+  private showReceipt(id: string): void {
+    if (this.closed || this.listeners.size === 0) return;
+    const row = this.store.receipt(id);
+    if (row) this.emit({ type: 'receipt', receipt: this.view(row) });
+  }
+
   /** Service time minus ours for the cancellation window; 0 (the window's own fallback) until known. */
   private get serviceOffsetMs(): number {
     return this.serviceClock.offsetMs ?? 0;
@@ -461,6 +480,10 @@ export class Terminal implements TerminalApi {
     return sales.addPayment(this.ctx, saleId, payment);
   }
 
+  async staticPix(saleId: string, amountCents: number): Promise<StaticPixView> {
+    return staticPix(this.settings, await this.getSale(saleId), amountCents);
+  }
+
   async removePayment(saleId: string, paymentId: number): Promise<SaleView> {
     return sales.removePayment(this.ctx, saleId, paymentId);
   }
@@ -518,6 +541,7 @@ export class Terminal implements TerminalApi {
       canCorrect: needsOperator && r.tp_emis === 1,
       // A number issued in contingency must never be voided (docs/fiscal.md, "Offline contingency").
       canVoid: needsOperator && r.tp_emis === 1,
+      superseded: r.tp_emis === 9 ? this.store.supersededAttempts(r.id).map(supersededAttemptView) : [],
     };
   }
 
@@ -648,7 +672,7 @@ export class Terminal implements TerminalApi {
     return this.printer.status();
   }
 
-  async recentPrints(limit = 20): Promise<PrintedReceipt[]> {
+  async recentPrints(limit = 20): Promise<PrintedJob[]> {
     return this.printer.recent(limit);
   }
 

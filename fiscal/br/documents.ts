@@ -8,7 +8,7 @@
 // hand-written because brazilian-utils 2.4.0 has no GTIN/EAN validator.
 
 import { cnpjProblem, cpfProblem, isValidCnpj, isValidCpf } from '../../base/common/tax-ids.ts';
-import { FieldError } from '../errors.ts';
+import { FieldError, type IssueCollector } from '../errors.ts';
 
 export { isValidCnpj, isValidCpf };
 
@@ -22,10 +22,15 @@ export function assertCpf(value: unknown, field: string): string {
   return value as string;
 }
 
-/** A numeric or alphanumeric CNPJ, exactly as the XML will carry it. */
-export function assertCnpj(value: unknown, field: string): string {
+/**
+ * A numeric or alphanumeric CNPJ, exactly as the XML will carry it. A document's builder passes
+ * its collector as `document`, which records the CNPJ under `field` for the checks made on all
+ * of a document's CNPJs at once (whether its date admits letters).
+ */
+export function assertCnpj(value: unknown, field: string, document?: IssueCollector): string {
   const problem = typeof value === 'string' ? cnpjProblem(value) : 'CNPJ obrigatório';
   if (problem) throw new FieldError(field, problem);
+  document?.cnpjs.push({ field, value: value as string });
   return value as string;
 }
 

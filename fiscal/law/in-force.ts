@@ -6,7 +6,7 @@
 // taken from. A row restricted to one environment holds only when the question names it.
 
 import { paymentMethod } from '../../base/common/payment-methods.ts';
-import { FieldError } from '../errors.ts';
+import { FieldError, type IssueCollector } from '../errors.ts';
 import { LAW_TABLE, type Environment, type LawRow, type LawRule, type PublishedRates, type RateRow } from './table.ts';
 
 export type LawAt = { date: string; environment?: Environment };
@@ -52,6 +52,36 @@ export function firstDayOf(rule: LawRule): string {
 /** Whether a document of `environment` dated `date` may carry an alphanumeric CNPJ (NT 2026.004). */
 export function alphanumericCnpjAccepted(date: string, environment: Environment): boolean {
   return inForce('cnpj-alfanumerico', { date, environment });
+}
+
+const ENVIRONMENT_NAME: Record<Environment, string> = { homologacao: 'homologação', producao: 'produção' };
+
+/**
+ * Refuses, on its own field, each CNPJ with letters of a document (those its checks recorded in
+ * `issues.cnpjs`) when the document's day comes before the alphanumeric CNPJ's first day in its
+ * environment. Without a sound dhEmi or environment there is nothing to compare (their own checks
+ * report them).
+ */
+export function refuseCnpjsNotYetInForce(issues: IssueCollector, dhEmi: string | undefined, environment: Environment | undefined): void {
+  if (dhEmi === undefined || environment === undefined) return;
+  const date = lawDate(dhEmi);
+  if (alphanumericCnpjAccepted(date, environment)) return;
+  const row = rowsOf('cnpj-alfanumerico').find((r) => r.environment === environment && r.from !== undefined && r.from > date);
+  const where = `em ${ENVIRONMENT_NAME[environment]}`;
+  const message = row
+    ? `CNPJ alfanumérico só é aceito ${where} a partir de ${dayBR(row.from!)}, não em ${dayBR(date)} — ${row.source}`
+    : `CNPJ alfanumérico não é aceito ${where} em ${dayBR(date)}`;
+  for (const { field, value } of issues.cnpjs) {
+    if (/[A-Z]/.test(value)) issues.add(field, message);
+  }
+}
+
+/**
+ * Whether the NF-e/NFC-e of an emitter in `uf`, of `environment`, dated `date`, must carry the
+ * technical responsible (ZD01-10: the authority rejects it 972 without).
+ */
+export function technicalResponsibleRequired(uf: string, date: string, environment: Environment): boolean {
+  return rowsOf('resp-tec-obrigatorio').some((r) => 'ufs' in r && r.ufs.includes(uf) && holds(r, { date, environment }));
 }
 
 /** Whether the IBS/CBS groups exist on `date` (before it no document carries them). */

@@ -1,7 +1,18 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { PAYMENT_METHODS } from '../../base/common/payment-methods.ts';
-import { alphanumericCnpjAccepted, cardGroupRequired, inForce, lawDate, paymentMethodInForce, paymentMethodOutOfForce, publishedRates } from './in-force.ts';
+import { assertCnpj } from '../br/documents.ts';
+import { IssueCollector } from '../errors.ts';
+import {
+  alphanumericCnpjAccepted,
+  cardGroupRequired,
+  inForce,
+  lawDate,
+  paymentMethodInForce,
+  paymentMethodOutOfForce,
+  publishedRates,
+  refuseCnpjsNotYetInForce,
+} from './in-force.ts';
 import { withLawTable } from './markdown.ts';
 import { LAW_TABLE } from './table.ts';
 
@@ -33,6 +44,24 @@ describe('the law table', () => {
     expect(inForce('cnpj-alfanumerico', { date: '2026-11-27' })).toBe(false);
     expect(publishedRates('2026-06-01')).toMatchObject({ pIBSUF: '0.10', pCBS: '0.90', from: '2026-01-01', until: '2026-12-31' });
     expect(publishedRates('2029-01-01')).toBeUndefined();
+  });
+
+  it('refuses each CNPJ with letters a document recorded, on its field, before its environment’s day; numeric ones never', () => {
+    const refused = (dhEmi: string, environment: 'homologacao' | 'producao') => {
+      const issues = new IssueCollector();
+      assertCnpj('12ABC34501DE35', 'emit.CNPJ', issues);
+      assertCnpj('11222333000181', 'dest.cnpj', issues);
+      refuseCnpjsNotYetInForce(issues, dhEmi, environment);
+      return issues.issues;
+    };
+    expect(refused('2026-06-30T23:59:59-03:00', 'producao')).toEqual([
+      { field: 'emit.CNPJ', message: 'CNPJ alfanumérico só é aceito em produção a partir de 01/07/2026, não em 30/06/2026 — NT 2026.004 v1.01 (PL_010d)' },
+    ]);
+    expect(refused('2026-07-01T00:00:00-03:00', 'producao')).toEqual([]);
+    expect(refused('2026-06-14T10:00:00-03:00', 'homologacao').map((i) => i.message)).toEqual([
+      'CNPJ alfanumérico só é aceito em homologação a partir de 15/06/2026, não em 14/06/2026 — NT 2026.004 v1.01 (PL_010d)',
+    ]);
+    expect(refused('2026-06-15T10:00:00-03:00', 'homologacao')).toEqual([]);
   });
 
   it('payment codes: unknown codes are never in force; undated ones always; the card rule of 03/04 has no date, PIX’s has one', () => {

@@ -33,7 +33,9 @@ export type LawRule =
   /** A payment code (tPag) exists. */
   | 'tpag'
   /** A payment method needs the card group (YA04-10, rejection 391). */
-  | 'tpag-grupo-cartao';
+  | 'tpag-grupo-cartao'
+  /** The NF-e/NFC-e of an emitter in one of the row's UFs must carry infRespTec (ZD01-10, rejection 972). */
+  | 'resp-tec-obrigatorio';
 
 type RowBase = {
   rule: LawRule;
@@ -51,8 +53,10 @@ export type PublishedRates = { pIBSUF: string | null; pIBSMun: string | null; pC
 
 export type RateRow = RowBase & { rule: 'ibscbs-aliquotas'; from: string; until: string; rates: PublishedRates };
 export type PaymentRow = RowBase & { rule: 'tpag' | 'tpag-grupo-cartao'; tPag: string };
-export type PlainRow = RowBase & { rule: Exclude<LawRule, RateRow['rule'] | PaymentRow['rule']> };
-export type LawRow = RateRow | PaymentRow | PlainRow;
+/** A rule that holds for the emitters of some UFs only. */
+export type UfRow = RowBase & { rule: 'resp-tec-obrigatorio'; ufs: readonly string[] };
+export type PlainRow = RowBase & { rule: Exclude<LawRule, RateRow['rule'] | PaymentRow['rule'] | UfRow['rule']> };
+export type LawRow = RateRow | PaymentRow | UfRow | PlainRow;
 
 const REFORM_ROWS: readonly LawRow[] = [
   {
@@ -116,6 +120,32 @@ const CNPJ_ROWS: readonly LawRow[] = [
   },
 ];
 
+// NT 2018.005 (v1.30 and later, up to v1.52 of 10/07/2025): rule ZD01-10 is "implementação
+// futura" except in AM, MS, PE, PR, SC and TO, where it was in force in homologação when v1.30 was
+// published and in produção from 03/06/2019. The list is read from the MOC's rule table as public
+// repositories quote it and from one 2026 ERP audit; no later change to it was found. UNVERIFIED
+// (docs/fiscal.md, "Technical responsible"): a new UF is a new row, with its date.
+const RESP_TEC_UFS = ['AM', 'MS', 'PE', 'PR', 'SC', 'TO'] as const;
+const RESP_TEC_ROWS: readonly LawRow[] = [
+  {
+    rule: 'resp-tec-obrigatorio',
+    what: `infRespTec required in the NF-e/NFC-e of emitters in ${RESP_TEC_UFS.join(', ')} (ZD01-10, rejection 972)`,
+    ufs: RESP_TEC_UFS,
+    environment: 'homologacao',
+    source: 'NT 2018.005 v1.30 (in force in homologação at publication); v1.52 (10/07/2025)',
+    confidence: 'UNVERIFIED',
+  },
+  {
+    rule: 'resp-tec-obrigatorio',
+    what: `infRespTec required in the NF-e/NFC-e of emitters in ${RESP_TEC_UFS.join(', ')} (ZD01-10, rejection 972)`,
+    ufs: RESP_TEC_UFS,
+    from: '2019-06-03',
+    environment: 'producao',
+    source: 'NT 2018.005 v1.30; v1.52 (10/07/2025)',
+    confidence: 'UNVERIFIED',
+  },
+];
+
 /** The dated facts of the payment methods (base/common/payment-methods.ts). */
 const PAYMENT_ROWS: readonly LawRow[] = PAYMENT_METHODS.flatMap((m): PaymentRow[] => [
   ...(m.from || m.until
@@ -146,4 +176,4 @@ const PAYMENT_ROWS: readonly LawRow[] = PAYMENT_METHODS.flatMap((m): PaymentRow[
 ]);
 
 /** Every dated rule, in the order docs/fiscal.md lists them. */
-export const LAW_TABLE: readonly LawRow[] = Object.freeze([...REFORM_ROWS, ...CNPJ_ROWS, ...PAYMENT_ROWS]);
+export const LAW_TABLE: readonly LawRow[] = Object.freeze([...REFORM_ROWS, ...CNPJ_ROWS, ...RESP_TEC_ROWS, ...PAYMENT_ROWS]);

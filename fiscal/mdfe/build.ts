@@ -22,6 +22,8 @@ import { assertCnpj, assertCpf, assertGtinOrSemGtin } from '../br/documents.ts';
 import { cUFOf, isUF } from '../br/uf.ts';
 import { tpAmbOf, type Emitter } from '../company.ts';
 import { FieldError, IssueCollector } from '../errors.ts';
+import { environmentOfTpAmb, refuseCnpjsNotYetInForce } from '../law/in-force.ts';
+import { infRespTecXml } from '../resp-tec.ts';
 import { formatDecimal, parseDecimal } from '../money.ts';
 import { validateRoute } from '../percurso.ts';
 import { brasiliaDateTime, NS_MDFE, type DateInput } from '../protocol.ts';
@@ -199,7 +201,7 @@ function partyId(c: IssueCollector, g: Record<string, unknown>, path: string, re
     return undefined;
   }
   if (hasCnpj) {
-    const v = c.capture(() => assertCnpj(g.CNPJ, `${path}.CNPJ`));
+    const v = c.capture(() => assertCnpj(g.CNPJ, `${path}.CNPJ`, c));
     return v === undefined ? undefined : text('CNPJ', v);
   }
   if (hasCpf) {
@@ -284,7 +286,7 @@ function nfeKey(v: unknown, field: string): string {
 
 function emitGroup(c: IssueCollector, e: Emitter): { xml: string; cUF?: string; cnpj?: string } {
   const p = 'emitente';
-  const cnpj = c.capture(() => assertCnpj(e?.cnpj, `${p}.CNPJ`));
+  const cnpj = c.capture(() => assertCnpj(e?.cnpj, `${p}.CNPJ`, c));
   const a = group(c, e?.address, `${p}.endereco`, true) ?? {};
   const ufCode = uf(c, a.UF, `${p}.endereco.UF`, true);
   const cUF = ufCode && cUFOf(ufCode);
@@ -416,7 +418,7 @@ function bankGroup(c: IssueCollector, v: unknown, path: string): string | undefi
       undefined,
       text(
         'CNPJIPEF',
-        c.capture(() => assertCnpj(g.CNPJIPEF, `${path}.CNPJIPEF`)),
+        c.capture(() => assertCnpj(g.CNPJIPEF, `${path}.CNPJIPEF`, c)),
       ),
     );
   return el(
@@ -444,7 +446,7 @@ function insuranceGroups(c: IssueCollector, v: unknown, emitterCnpj: string | un
     let responsible = partyId(c, g as Record<string, unknown>, path, false);
     if (!responsible && respSeg === '1' && emitterCnpj) responsible = text('CNPJ', emitterCnpj);
     const xSeg = str(c, g.xSeg, `${path}.xSeg`, 1, 30, false);
-    const insurer = absent(g.seg_CNPJ) || g.seg_CNPJ === '' ? '' : c.capture(() => assertCnpj(g.seg_CNPJ, `${path}.seg_CNPJ`));
+    const insurer = absent(g.seg_CNPJ) || g.seg_CNPJ === '' ? '' : c.capture(() => assertCnpj(g.seg_CNPJ, `${path}.seg_CNPJ`, c));
     const endorsements = Array.isArray(g.nAver)
       ? g.nAver.map((n, i) => text('nAver', str(c, n, `${path}.nAver[${i}]`, 1, 40, true)))
       : [text('nAver', str(c, g.nAver, `${path}.nAver`, 1, 40, false))];
@@ -521,6 +523,7 @@ export function buildMdfe(input: MdfeRequest, ctx: MdfeBuildContext): BuiltMdfe 
     return el('lacres', undefined, text('nLacre', str(c, g.nLacre, `lacres[${i}].nLacre`, 1, 60, true)));
   });
   const infAdic = additionalInfo(c, body.infAdic);
+  refuseCnpjsNotYetInForce(c, ide.dhEmi, environmentOfTpAmb(ide.tpAmb));
 
   let cMDF = ctx.cMDF;
   if (cMDF !== undefined && ide.nMDF !== undefined && !isValidNumericCode(cMDF, ide.nMDF)) {
@@ -551,6 +554,7 @@ export function buildMdfe(input: MdfeRequest, ctx: MdfeBuildContext): BuiltMdfe 
     tot,
     ...seals,
     infAdic,
+    ctx.emitter.respTec && infRespTecXml(ctx.emitter.respTec, key, 'mdfe'),
   ];
   const xml = el('MDFe', { xmlns: NS_MDFE }, el('infMDFe', { versao: '3.00', Id: `MDFe${key}` }, children));
   return { key, cMDF, tpAmb: ide.tpAmb, tpEmis: ide.tpEmis, dhEmi, xml };

@@ -23,6 +23,8 @@ import { buildAccessKey, keyInSignedXml } from '../access-key.ts';
 import { qrBaseUrlOf, urlChaveOf } from '../br/nfce-urls.ts';
 import { checkEmitter } from '../emit-block.ts';
 import { FieldError, IssueCollector } from '../errors.ts';
+import { environmentOfTpAmb, refuseCnpjsNotYetInForce } from '../law/in-force.ts';
+import { infRespTecXml } from '../resp-tec.ts';
 import { isAbsent, optTString, tString } from '../layout-fields.ts';
 import { fromCents } from '../money.ts';
 import { NS_NFE } from '../protocol.ts';
@@ -111,6 +113,7 @@ function build(input: NfceRequest, ctx: BuildNfceContext, issues: IssueCollector
   const itemTotTrib = itemTaxBurden(input, checked, crt, ctx.vTotTribRate, issues);
   const vTotTrib = itemTotTrib.reduce((a, b) => a + b, 0n);
   const pags = checkPayments(input, ide.dhEmi?.text, issues);
+  refuseCnpjsNotYetInForce(issues, ide.dhEmi?.text, environmentOfTpAmb(tpAmb));
   const vTroco = checkChange(input, pags, tot.vNF, checked.ok, issues);
   const infCpl = issues.capture(() => optTString(input.infCpl, 'infCpl', 1, 5000));
   const infAdFisco = issues.capture(() => optTString(input.infAdFisco, 'infAdFisco', 1, 2000));
@@ -143,6 +146,7 @@ function build(input: NfceRequest, ctx: BuildNfceContext, issues: IssueCollector
     el('transp', undefined, text('modFrete', '9')),
     pagXml(pags, vTroco),
     (infCpl !== undefined || infAdFisco !== undefined) && el('infAdic', undefined, text('infAdFisco', infAdFisco), text('infCpl', infCpl)),
+    emitter.respTec && infRespTecXml(emitter.respTec, key, 'nfe'),
   );
 
   return {

@@ -32,7 +32,7 @@ export function checkDest(input: NfceRequest, homolog: boolean, issues: IssueCol
   const id = ids[0]!;
   const doc = issues.capture(() => {
     if (id === 'cpf') return assertCpf(d.cpf, 'dest.cpf');
-    if (id === 'cnpj') return assertCnpj(d.cnpj, 'dest.cnpj');
+    if (id === 'cnpj') return assertCnpj(d.cnpj, 'dest.cnpj', issues);
     if (typeof d.idEstrangeiro !== 'string' || !/^([!-\u00ff]{5,20})?$/.test(d.idEstrangeiro)) {
       throw new FieldError('dest.idEstrangeiro', 'documento do estrangeiro: de 5 a 20 caracteres sem espaços, ou vazio');
     }

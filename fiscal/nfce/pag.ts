@@ -116,10 +116,10 @@ function checkCard(card: NfceCard, path: string, issues: IssueCollector): CardOu
   if (!c) return undefined;
   const cardOut: CardOut = {
     tpIntegra: cap(() => pattern(c.tpIntegra ?? '2', `${path}.tpIntegra`, /^[12]$/, 'tpIntegra deve ser 1 (integrado) ou 2 (não integrado)')) ?? '2',
-    CNPJ: cap(() => (isAbsent(c.CNPJ) ? undefined : assertCnpj(c.CNPJ, `${path}.CNPJ`))),
+    CNPJ: cap(() => (isAbsent(c.CNPJ) ? undefined : assertCnpj(c.CNPJ, `${path}.CNPJ`, issues))),
     tBand: cap(() => (isAbsent(c.tBand) ? undefined : pattern(c.tBand, `${path}.tBand`, /^[0-9]{2}$/, 'bandeira deve ter 2 dígitos'))),
     cAut: cap(() => optTString(c.cAut, `${path}.cAut`, 1, 128)),
-    CNPJReceb: cap(() => (isAbsent(c.CNPJReceb) ? undefined : assertCnpj(c.CNPJReceb, `${path}.CNPJReceb`))),
+    CNPJReceb: cap(() => (isAbsent(c.CNPJReceb) ? undefined : assertCnpj(c.CNPJReceb, `${path}.CNPJReceb`, issues))),
     idTermPag: cap(() => optTString(c.idTermPag, `${path}.idTermPag`, 1, 40)),
   };
   return cardOut;

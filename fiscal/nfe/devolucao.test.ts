@@ -8,6 +8,7 @@ import { fromCents, toCents } from '../money.ts';
 import { HOMOLOGACAO_DEST_XNOME, issueNfce } from '../nfce/build.ts';
 import type { NfceItem, NfceRequest } from '../nfce/types.ts';
 import { nfeProtocolFor, wrapNfeProc } from '../protocol.ts';
+import { hashCsrt } from '../resp-tec.ts';
 import { demoEmitter } from '../samples.ts';
 import { validateXml } from '../schema.ts';
 import { verifyXmlSignature, type SigningCredentials } from '../signature.ts';
@@ -155,6 +156,25 @@ describe('issueDevolucao: the return of two of three items', () => {
 
     const key = parseAccessKey(ret.key);
     expect(key).toMatchObject({ model: '55', serie: 1, number: 17, tpEmis: 1, code: '73194028', cnpj: CNPJ, cUF: '35', yearMonth: '2611' });
+  });
+
+  it('carries the technical responsible (infRespTec) last, with the hash of its own key, when the emitter has one', () => {
+    const nfce = authorizedNfce();
+    const respTec = {
+      cnpj: '11444777000161',
+      contact: 'Suporte Fiscal',
+      email: 'fiscal@balcao.dev',
+      phone: '1133334444',
+      csrt: { id: 7, token: 'CSRT-DE-TESTE' },
+    };
+    const ret = issueDevolucao(
+      { chave_nfce: nfce.key, itens: [{ numero_item: 1, quantidade: '1' }], justificativa: MOTIVO },
+      context(nfce.proc, { emitter: demoEmitter({ respTec }) }),
+    );
+    expect(validateXml(ret.xml, 'nfe')).toEqual({ valid: true, errors: [] });
+    expect(ret.xml).toContain(
+      `<infRespTec><CNPJ>11444777000161</CNPJ><xContato>Suporte Fiscal</xContato><email>fiscal@balcao.dev</email><fone>1133334444</fone><idCSRT>07</idCSRT><hashCSRT>${hashCsrt('CSRT-DE-TESTE', ret.key)}</hashCSRT></infRespTec></infNFe>`,
+    );
   });
 
   it('writes an inbound return: mod 55, tpNF 0, finNFe 4, refNFe, CFOP 1202 / 1411, tPag 90 with vPag 0.00', () => {
@@ -469,6 +489,15 @@ describe('the person returning the goods (dest)', () => {
     const doc = parse(ret.xml);
     expect(texts(doc, 'CNPJ')).toEqual([CNPJ, '11444777000161']);
     expect(validateXml(ret.xml, 'nfe').errors).toEqual([]);
+  });
+
+  it('a company with an alphanumeric CNPJ returns goods from the day homologação accepts it (15/06/2026), not the day before', () => {
+    const n = authorizedNfce(saleRequest({ dest: undefined }));
+    const base = { chave_nfce: n.key, itens: [{ numero_item: 1, quantidade: '1' }], justificativa: MOTIVO, destinatario: { cnpj: 'G9PQPJHY9KPK34' } };
+    expect(issues(() => buildDevolucao(base, context(n.proc, { dhEmi: '2026-06-14T10:00:00-03:00' })))).toEqual([
+      { field: 'destinatario.cnpj', message: expect.stringMatching(/^CNPJ alfanumérico só é aceito em homologação a partir de 15\/06\/2026/) },
+    ]);
+    expect(texts(parse(buildDevolucao(base, context(n.proc, { dhEmi: '2026-06-15T10:00:00-03:00' })).xml), 'CNPJ')).toEqual([CNPJ, 'G9PQPJHY9KPK34']);
   });
 
   it('with a consumer on the NFC-e, another document is refused; its name is used in production', () => {

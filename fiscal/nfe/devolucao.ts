@@ -52,6 +52,8 @@ import { cUFOf } from '../br/uf.ts';
 import type { Emitter } from '../company.ts';
 import { checkEmitter, type CheckedEmitter } from '../emit-block.ts';
 import { FieldError, IssueCollector } from '../errors.ts';
+import { environmentOfTpAmb, refuseCnpjsNotYetInForce } from '../law/in-force.ts';
+import { infRespTecXml } from '../resp-tec.ts';
 import { asObject, DEC, decimal, instant, integer, isAbsent, optTString, pattern, trimZeros, tString, type Dec } from '../layout-fields.ts';
 import { formatDecimal, fromCents, parseDecimal } from '../money.ts';
 import { HOMOLOGACAO_DEST_XNOME } from '../nfce/dest.ts';
@@ -222,6 +224,7 @@ export function buildDevolucao(input: DevolucaoRequest, ctx: BuildDevolucaoConte
   const dest = checkDestinatario(input, original, emit.tpAmb === 2, issues);
   const idDest: '1' | '2' = dest.uf !== undefined && emit.uf !== undefined && dest.uf !== emit.uf ? '2' : '1';
   const items = checkReturnedItems(input, original, ctx.returned, idDest, issues);
+  refuseCnpjsNotYetInForce(issues, ide.dhEmi?.text, environmentOfTpAmb(emit.tpAmb));
 
   issues.throwIfAny();
 
@@ -252,6 +255,7 @@ export function buildDevolucao(input: DevolucaoRequest, ctx: BuildDevolucaoConte
     el('transp', undefined, text('modFrete', '9')),
     el('pag', undefined, el('detPag', undefined, text('tPag', '90'), text('vPag', '0.00'))),
     el('infAdic', undefined, text('infCpl', infCplOf(original, justificativa!))),
+    ctx.emitter.respTec && infRespTecXml(ctx.emitter.respTec, key, 'nfe'),
   );
 
   return {
@@ -366,7 +370,7 @@ function checkDestinatario(input: DevolucaoRequest, original: OriginalNfce, homo
     const doc = cap(() => assertCpf(given!.cpf, 'destinatario.cpf'));
     if (doc) dest = { tag: 'CPF', doc };
   } else if (givenDoc === 'cnpj') {
-    const doc = cap(() => assertCnpj(given!.cnpj, 'destinatario.cnpj'));
+    const doc = cap(() => assertCnpj(given!.cnpj, 'destinatario.cnpj', issues));
     if (doc) dest = { tag: 'CNPJ', doc };
   } else if (givenIds.length === 0) {
     issues.add('destinatario', 'obrigatório: a NFC-e não identificou o consumidor; informe o cpf ou o cnpj e o nome de quem devolve');

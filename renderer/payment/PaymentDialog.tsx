@@ -7,10 +7,14 @@ import { Dialog } from '../components/Dialog.tsx';
 import { ErrorAlert } from '../components/ErrorAlert.tsx';
 import type { InputError } from '../money/money.ts';
 import { centsToInput, formatCents, parseCents } from '../money/money.ts';
-import { addPayment, finishSale, removePayment, useSale } from '../state/sale-store.ts';
+import type { PaymentInput, StaticPixView } from '../../electron/api/terminal-api.ts';
+import { PIX_STATIC } from '../../base/common/payment-methods.ts';
+import { announce } from '../a11y/announcer.ts';
+import { addPayment, finishSale, removePayment, staticPix, useSale } from '../state/sale-store.ts';
 import { closeDialog } from '../state/ui-store.ts';
 import { CardFields } from './CardFields.tsx';
 import { ConsumerRequired } from './ConsumerRequired.tsx';
+import { StaticPixPanel } from './StaticPixPanel.tsx';
 import { asksBrand, emptyCard, METHODS, needsCard, paymentFrom, type CardForm, type MethodId } from './payment-methods.ts';
 
 export function PaymentDialog() {
@@ -21,8 +25,10 @@ export function PaymentDialog() {
   const [amount, setAmount] = useState(remaining > 0 ? centsToInput(remaining) : '');
   const [card, setCard] = useState<CardForm>(emptyCard);
   const [error, setError] = useState<string | null>(null);
+  const [pix, setPix] = useState<StaticPixView | null>(null);
   const amountRef = useRef<HTMLInputElement>(null);
   const finishRef = useRef<HTMLButtonElement>(null);
+  const confirmPixRef = useRef<HTMLButtonElement>(null);
   const formId = useId();
   const consumerMissing = !!sale && sale.consumerRequired && sale.consumer === null;
   const paid = !!sale && sale.totalCents > 0 && sale.remainingCents === 0 && sale.payments.length > 0;
@@ -31,6 +37,9 @@ export function PaymentDialog() {
   useEffect(() => {
     if (canFinish) finishRef.current?.focus();
   }, [canFinish]);
+  useEffect(() => {
+    if (pix) confirmPixRef.current?.focus();
+  }, [pix]);
 
   const finish = async () => {
     if (!canFinish || busy) return;
@@ -54,10 +63,21 @@ export function PaymentDialog() {
       return;
     }
     setError(null);
-    const failure = await addPayment(p.payment);
+    if (tPag === PIX_STATIC) {
+      // First the QR Code for the customer; the line is added when the cashier confirms it.
+      const shown = await staticPix(cents);
+      if ('brCode' in shown) setPix(shown);
+      else setError(shown.message);
+      return;
+    }
+    await addLine(p.payment);
+  };
+
+  const addLine = async (payment: PaymentInput): Promise<boolean> => {
+    const failure = await addPayment(payment);
     if (failure) {
       setError(failure.message);
-      return;
+      return false;
     }
     const left = useSale.getState().sale?.remainingCents ?? 0;
     setAmount(left > 0 ? centsToInput(left) : '');
@@ -65,6 +85,13 @@ export function PaymentDialog() {
     setTPag('01');
     amountRef.current?.select();
     amountRef.current?.scrollIntoView({ block: 'nearest' }); // the lines added above pushed it down
+    return true;
+  };
+
+  const confirmPix = async (shown: StaticPixView) => {
+    if (!(await addLine({ tPag: PIX_STATIC, amountCents: shown.amountCents }))) return;
+    setPix(null);
+    announce({ text: `Pagamento PIX de ${formatCents(shown.amountCents)} confirmado pelo operador`, politeness: 'polite' });
   };
 
   const onKeyDown = (e: React.KeyboardEvent) => {
@@ -125,7 +152,9 @@ export function PaymentDialog() {
 
         {consumerMissing && <ConsumerRequired limitCents={sale.identificationLimitCents} focus={paid} />}
 
-        {!paid && (
+        {pix && <StaticPixPanel pix={pix} />}
+
+        {!paid && !pix && (
           <form
             id={formId}
             className="payment-form"
@@ -163,14 +192,26 @@ export function PaymentDialog() {
         <div className="dialog-footer">
           <ErrorAlert error={error} />
           <div className="dialog-actions">
-            {!paid && (
+            {!paid && !pix && (
               <button type="submit" form={formId} aria-keyshortcuts="Enter" disabled={busy}>
-                Adicionar pagamento <kbd>Enter</kbd>
+                {tPag === PIX_STATIC ? 'Mostrar QR Code PIX' : 'Adicionar pagamento'} <kbd>Enter</kbd>
               </button>
             )}
-            <button ref={finishRef} type="button" className="primary" aria-keyshortcuts="F2" disabled={!canFinish || busy} onClick={() => void finish()}>
-              Finalizar venda <kbd>F2</kbd>
-            </button>
+            {pix ? (
+              // In the footer, where the dialog keeps its actions in view at any zoom.
+              <>
+                <button type="button" onClick={() => setPix(null)} disabled={busy}>
+                  Voltar
+                </button>
+                <button ref={confirmPixRef} type="button" className="primary" onClick={() => void confirmPix(pix)} disabled={busy}>
+                  Confirmar recebimento do PIX
+                </button>
+              </>
+            ) : (
+              <button ref={finishRef} type="button" className="primary" aria-keyshortcuts="F2" disabled={!canFinish || busy} onClick={() => void finish()}>
+                Finalizar venda <kbd>F2</kbd>
+              </button>
+            )}
           </div>
         </div>
       </div>

@@ -20,6 +20,7 @@ import {
   CompanySection,
   ContingencySection,
   PrinterSection,
+  PixSection,
   RetentionSection,
   ServiceSection,
 } from './SettingsSections.tsx';
@@ -88,7 +89,12 @@ export function SettingsDialog() {
             {settings && tab === 'contingencia' && <ContingencySection settings={settings} auth={auth} status={contingency} />}
             {tab === 'certificado' && <CertificateSection key={settings ? 'loaded' : 'none'} certificate={settings?.certificate ?? null} auth={auth} />}
             {tab === 'catalogo' && <CatalogSection auth={auth} />}
-            {settings && tab === 'caixa' && <CashSection settings={settings} auth={auth} />}
+            {settings && tab === 'caixa' && (
+              <>
+                <CashSection settings={settings} auth={auth} />
+                <PixSection settings={settings} auth={auth} />
+              </>
+            )}
             {settings && tab === 'retencao' && <RetentionSection settings={settings} auth={auth} />}
             {tab === 'relatorios' && <ReportsSection auth={auth} />}
             {tab === 'exportacao' && <ExportSection auth={auth} />}

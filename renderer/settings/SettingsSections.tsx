@@ -519,6 +519,31 @@ export function CashSection({ settings, auth }: SectionProps) {
   );
 }
 
+/** The store's PIX key for the static QR Code (docs/pix.md); empty turns static PIX off. */
+export function PixSection({ settings, auth }: SectionProps) {
+  const [key, setKey] = useState(settings.pix.key ?? '');
+  const { error, saved, save } = useSave(auth);
+  return (
+    <form
+      className="settings-section"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void save({ pix: { key: key.trim() || null } });
+      }}
+    >
+      <h3>PIX</h3>
+      <Text
+        label="Chave PIX da loja"
+        value={key}
+        onChange={setKey}
+        hint="CPF ou CNPJ, e-mail, telefone (+55DDDNÚMERO) ou chave aleatória. O PIX Estático mostra o QR Code com esta chave, o valor e a referência da venda; o operador confere no aplicativo do banco e confirma. Vazio: sem PIX Estático."
+      />
+      <Outcome error={error} saved={saved} />
+      <button type="submit">Salvar PIX</button>
+    </form>
+  );
+}
+
 export function RetentionSection({ settings, auth }: SectionProps) {
   const [days, setDays] = useState(String(settings.retention.days));
   const { error, saved, save } = useSave(auth);

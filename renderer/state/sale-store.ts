@@ -2,7 +2,7 @@
 // the SaleView it answers; totals, change and what is left to pay are the core's.
 
 import { create } from 'zustand';
-import type { FinishedSale, PaymentInput, ReceiptView, SaleItemView, SaleView } from '../../electron/api/terminal-api.ts';
+import type { FinishedSale, PaymentInput, ReceiptView, SaleItemView, SaleView, StaticPixView } from '../../electron/api/terminal-api.ts';
 import { asFailure, type TerminalFailure } from '../api/terminal-failure.ts';
 import { tillFoundClosed } from './cash-store.ts';
 import { receiptEvents } from './receipts-store.ts';
@@ -122,6 +122,13 @@ export async function addPayment(payment: PaymentInput): Promise<TerminalFailure
   if (isFailure(r)) return r;
   set({ sale: r });
   return null;
+}
+
+/** The static PIX BR Code for part of the open sale (the cashier confirms the payment by hand). */
+export async function staticPix(amountCents: number): Promise<StaticPixView | TerminalFailure> {
+  const { sale } = useSale.getState();
+  if (!sale) return asFailure(new Error('Nenhuma venda aberta'));
+  return run(() => terminal().staticPix(sale.id, amountCents));
 }
 
 export async function removePayment(paymentId: number): Promise<void> {

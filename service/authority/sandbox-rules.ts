@@ -15,7 +15,7 @@ import { qrBaseUrlOf } from '../../fiscal/br/nfce-urls.ts';
 import { ufOfCUF } from '../../fiscal/br/uf.ts';
 import { cnpjOfCommonName, sameCertificate } from '../../fiscal/certificate.ts';
 import { MDFE_REJECTIONS } from '../../fiscal/mdfe/build.ts';
-import { cardGroupRequired, paymentMethodInForce } from '../../fiscal/law/in-force.ts';
+import { cardGroupRequired, environmentOfTpAmb, paymentMethodInForce, technicalResponsibleRequired } from '../../fiscal/law/in-force.ts';
 import { HOMOLOGACAO_DEST_XNOME, HOMOLOGACAO_XPROD, REJECTION_TEXTS } from '../../fiscal/nfce/build.ts';
 import { validateRoute } from '../../fiscal/percurso.ts';
 import { MDFE_QR_BASE_URL, qrDestFields } from '../../fiscal/qrcode.ts';
@@ -64,6 +64,8 @@ export const NFE = {
   // The official code of a tPag not in force is not known to us: 899 is the payment field's
   // (docs/fiscal.md, "Payments").
   meioPagamento: reject('899', 'Rejeição: Informado incorretamente o campo meio de pagamento'),
+  // ZD01-10, in the UFs and from the dates of the law table (docs/fiscal.md, "Technical responsible").
+  respTecAusente: reject('972', 'Rejeição: Obrigatória as informações do responsável técnico'),
   duplicidade: reject('204', 'Rejeição: Duplicidade de NF-e'),
   jaCancelada: reject('218', 'Rejeição: NF-e já está cancelada na base de dados da SEFAZ'),
   duplicidadeNumero: reject('539', 'Rejeição: Duplicidade de NF-e, com diferença na Chave de Acesso'),
@@ -483,13 +485,22 @@ export function checkNfe(company: AuthorityCompany, xml: string, cUF: string): N
     const qr = nfceQrRejection(company, key, facts, envelope.certificatePem);
     if (qr) return fail(qr);
   }
-  const payment = paymentRejection(facts.payments, (facts.dhEmi ?? '').slice(0, 10));
+  const day = (facts.dhEmi ?? '').slice(0, 10);
+  if (technicalResponsibleMissing(xml, facts.cUF, facts.tpAmb, day)) return fail(NFE.respTecAusente);
+  const payment = paymentRejection(facts.payments, day);
   if (payment) return fail(payment);
   const reform = readReformFacts(xml);
   const rule = nfceRuleRejection(reform) ?? reformRejection(reform);
   if (rule) return fail(rule);
   const alert = reformAlert(reform);
   return { ok: true, document: { key, facts, certificatePem: envelope.certificatePem, ...(alert && { alert }) } };
+}
+
+/** ZD01-10: an NF-e/NFC-e without infRespTec from an emitter whose UF requires it on that day. */
+function technicalResponsibleMissing(xml: string, cUF: string | undefined, tpAmb: string | undefined, day: string): boolean {
+  const uf = cUF === undefined ? undefined : ufOfCUF(cUF);
+  const environment = environmentOfTpAmb(tpAmb);
+  return uf !== undefined && environment !== undefined && !has(xml, 'infRespTec') && technicalResponsibleRequired(uf, day, environment);
 }
 
 /**

@@ -7,6 +7,7 @@ import { openTestService, STORES, testStorage, type TestStorage } from '../../te
 import { buildApp, type ServiceApp } from '../app.ts';
 import { createCompany } from '../companies.ts';
 import type { OpenedService } from '../open-service.ts';
+import { setTechnicalResponsible } from '../resp-tec.ts';
 import { terminalRoutes } from './routes.ts';
 
 describe.each(STORES)('on %s', (store) => {
@@ -22,6 +23,13 @@ describe.each(STORES)('on %s', (store) => {
     opened = await openTestService(storage);
     tokenA = (await createCompany(opened, { cnpj: '11222333000181', uf: 'SP', nome: 'Loja A' })).token;
     tokenB = (await createCompany(opened, { cnpj: '11444777000161', uf: 'SP', nome: 'Loja B' })).token;
+    await setTechnicalResponsible(opened, {
+      cnpj: '12ABC34501DE35',
+      contact: 'Suporte Fiscal',
+      email: 'fiscal@balcao.dev',
+      phone: '4133334444',
+      csrt: { id: 1, token: 'CSRT-DE-TESTE' },
+    });
     app = buildApp({ ...opened, mode: 'sandbox', routes: [terminalRoutes] });
     url = await app.listen({ port: 0, host: '127.0.0.1' });
   });
@@ -52,6 +60,17 @@ describe.each(STORES)('on %s', (store) => {
       expect(first.body).toMatchObject({ terminal: 'caixa-1', nome: 'Caixa 1', series: [1], numeracao: [{ serie: 1, ultimo_numero: 0 }] });
       const again = await put(tokenA, 'caixa-1', { nome: 'Caixa 1', series: [1] });
       expect(again).toEqual(first);
+    });
+
+    it('answers the deployment’s technical responsible, CSRT included, for the checkout’s contingency receipts', async () => {
+      const claimed = await put(tokenB, 'caixa-rt', { nome: 'Caixa RT', series: [7] });
+      expect(claimed.body.responsavel_tecnico).toEqual({
+        cnpj: '12ABC34501DE35',
+        contato: 'Suporte Fiscal',
+        email: 'fiscal@balcao.dev',
+        telefone: '4133334444',
+        csrt: { id: 1, token: 'CSRT-DE-TESTE' },
+      });
     });
 
     it('refuses a series another terminal of the company holds, naming it, and changes nothing', async () => {

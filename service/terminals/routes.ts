@@ -64,6 +64,22 @@ const Numbering = Type.Array(
 
 const TerminalWithNumbering = Type.Object({ ...TerminalView.properties, numeracao: Numbering });
 
+// The deployment's technical responsible (service/resp-tec.ts), CSRT included: a checkout signs its
+// offline-contingency receipts itself and writes infRespTec in them as the service does. The CSRT
+// goes only to the company's own token, like nothing else of the deployment's.
+const TechnicalResponsibleView = Type.Object(
+  {
+    cnpj: Type.String(),
+    contato: Type.String(),
+    email: Type.String(),
+    telefone: Type.String(),
+    csrt: Type.Union([Type.Object({ id: Type.Integer(), token: Type.String() }), Type.Null()]),
+  },
+  { description: 'O responsável técnico (infRespTec) que o terminal escreve nas NFC-e que assina em contingência; null se o serviço não tem um' },
+);
+
+const TerminalClaimed = Type.Object({ ...TerminalWithNumbering.properties, responsavel_tecnico: Type.Union([TechnicalResponsibleView, Type.Null()]) });
+
 const view = (t: TerminalRecord) => ({ terminal: t.terminalId, nome: t.nome, series: t.series, criado_em: t.createdAt, atualizado_em: t.updatedAt });
 
 export const terminalRoutes: ApiRoutes = async (app, { deps }) => {
@@ -81,10 +97,11 @@ export const terminalRoutes: ApiRoutes = async (app, { deps }) => {
         description:
           'As séries informadas passam a ser deste terminal e as que ele tinha e não estão na lista são liberadas. ' +
           'Uma série de outro terminal da mesma empresa é recusada como um todo: 409 serie_em_uso, com o terminal que a usa. ' +
-          'A resposta diz, em numeracao, o maior número que o serviço tem em cada série: o terminal continua acima dele.',
+          'A resposta diz, em numeracao, o maior número que o serviço tem em cada série: o terminal continua acima dele; ' +
+          'e, em responsavel_tecnico, o responsável técnico que o terminal escreve nas NFC-e que assina em contingência.',
         params: TerminalParams,
         body: TerminalBody,
-        response: { 200: TerminalWithNumbering, ...errorResponses(400, 401, 409, 413, 415) },
+        response: { 200: TerminalClaimed, ...errorResponses(400, 401, 409, 413, 415) },
       },
     },
     async (request) => {
@@ -101,7 +118,11 @@ export const terminalRoutes: ApiRoutes = async (app, { deps }) => {
           details: [{ field: 'series', message: `série ${result.serie} em uso pelo terminal "${result.holder.nome}" (${result.holder.terminalId})` }],
         });
       }
-      return withNumbering(company.id, result.terminal);
+      const rt = await deps.companies.technicalResponsible();
+      return {
+        ...(await withNumbering(company.id, result.terminal)),
+        responsavel_tecnico: rt ? { cnpj: rt.cnpj, contato: rt.contact, email: rt.email, telefone: rt.phone, csrt: rt.csrt ?? null } : null,
+      };
     },
   );
 

@@ -139,6 +139,12 @@ describe('accessibility of the checkout', () => {
     // Payment: Falta and Troco in view with "Valor recebido" and the way to finish.
     await page.keyboard.press('F2');
     const payment = dialog('Pagamento');
+    // Static PIX: the QR Code large, and the cashier's confirmation, reachable at every zoom.
+    await payment.getByRole('radio', { name: 'PIX Estático' }).check();
+    await payment.getByRole('button', { name: /Mostrar QR Code PIX/ }).click();
+    await check('pix-estatico', () => [payment.getByRole('button', { name: 'Confirmar recebimento do PIX' })], { screenshots: true });
+    await payment.getByRole('button', { name: 'Voltar' }).click();
+    await payment.getByRole('radio', { name: 'Dinheiro' }).check();
     await payment.getByLabel('Valor recebido').fill('50,00');
     await page.keyboard.press('Enter');
     await waitForText(payment, /Falta\s*R\$/);

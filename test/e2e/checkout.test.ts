@@ -9,7 +9,9 @@
 // 4. A receipt the authority rejected (391) is corrected on the screen, on the manager's PIN,
 //    and authorized, same nNF.
 // 5. Another rejected receipt whose customer left: the manager voids its number (inutilização).
-// 6. PIX and cash in one sale, with change, as the authorized XML records them.
+// 6. Static PIX and cash in one sale, with change: the QR Code on screen decodes (zbarimg) to the
+//    BR Code of the store's key, amount and reference; the cashier confirms it; the authorized XML
+//    records both payments, the change and the hand confirmation.
 // 7. The same store's MDF-e and NF-e de devolução through the service's API, a range of numbers
 //    voided, and every document of the day valid against the schemas, its signature verifying.
 // The store's CNPJ has letters: 12ABC34501DE35, the Receita's example (`balcao start --cnpj`). The
@@ -17,6 +19,10 @@
 // shows decodes to the receipt's QR text, whose key carries the letters.
 // Screenshots of the checkout, the payment and the receipt preview go to test-output/e2e/.
 
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Resvg } from '@resvg/resvg-js';
@@ -25,6 +31,7 @@ import { brasiliaDay } from '../../base/common/brasilia.ts';
 import { keyInSignedXml } from '../../fiscal/access-key.ts';
 import { sampleMdfeRequest } from '../../fiscal/samples.ts';
 import { firstText } from '../../fiscal/xml.ts';
+import { crc16CcittFalse } from '../../base/common/pix/br-code.ts';
 import { readQr } from '../escpos-decoder.ts';
 import { expectValidAndSigned } from '../helpers/documents.ts';
 import { readZip } from '../helpers/zip.ts';
@@ -46,6 +53,25 @@ import {
 import { launchChromium, openCheckout, startStore, type Store } from './harness.ts';
 
 const STORE_CNPJ = '12ABC34501DE35';
+
+/** What zbarimg (zbar-tools) reads in a PNG: the one QR Code's text. */
+function zbar(png: Buffer): string {
+  const dir = mkdtempSync(join(tmpdir(), 'balcao-zbar-'));
+  try {
+    writeFileSync(join(dir, 'qr.png'), png);
+    return execFileSync('zbarimg', ['--quiet', '--raw', '-Sdisable', '-Sqrcode.enable', join(dir, 'qr.png')], { encoding: 'utf8' }).replace(/\n$/, '');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** EMV TLV records (ID, 2-digit length, value), read here apart from the encoder. */
+function emvRecords(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (let i = 0; i < text.length; i += 4 + Number(text.slice(i + 2, i + 4)))
+    out.set(text.slice(i, i + 2), text.slice(i + 4, i + 4 + Number(text.slice(i + 2, i + 4))));
+  return out;
+}
 
 let store: Store;
 let browser: Browser;
@@ -259,15 +285,31 @@ describe('checkout screen', () => {
     await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
   });
 
-  it('takes PIX and cash together, shows the change, and the authorized XML carries both and the change', async () => {
+  it('takes static PIX (QR Code on screen, confirmed by hand) and cash together, shows the change, and the authorized XML carries both and the change', async () => {
     await page.keyboard.press('Enter'); // leave the last receipt for a new sale
     await scan(page, '7891000100103'); // Café 18,90
     await waitForText(totalPanel(page), 'R$\u00a018,90');
     await page.keyboard.press('F2');
     const payment = page.getByRole('dialog', { name: 'Pagamento' });
-    await payment.getByRole('radio', { name: 'PIX' }).check();
+    await payment.getByRole('radio', { name: 'PIX Estático' }).check();
     await payment.getByLabel('Valor', { exact: true }).fill('10,00');
-    await payment.getByRole('button', { name: /Adicionar pagamento/ }).click();
+    await payment.getByRole('button', { name: /Mostrar QR Code PIX/ }).click();
+    const qr = payment.getByRole('img', { name: /QR Code PIX de R\$\s10,00/ });
+    const brCode = zbar(await qr.screenshot());
+    // The test's own reading of the BR Code: records, CRC, the store's key, amount and reference.
+    const records = emvRecords(brCode);
+    expect(records.get('63')).toBe(crc16CcittFalse(brCode.slice(0, -4)));
+    expect(emvRecords(records.get('26')!)).toEqual(
+      new Map([
+        ['00', 'br.gov.bcb.pix'],
+        ['01', STORE_CNPJ],
+      ]),
+    );
+    expect(records.get('54')).toBe('10.00');
+    const reference = emvRecords(records.get('62')!).get('05')!;
+    expect(reference).toMatch(/^[0-9A-F]{25}$/);
+    await waitForText(payment, reference);
+    await payment.getByRole('button', { name: 'Confirmar recebimento do PIX' }).click();
     await waitForText(payment, /Falta\s*R\$\u00a08,90/);
     await payment.getByLabel('Valor recebido').fill('20,00');
     await page.keyboard.press('Enter');
@@ -283,7 +325,8 @@ describe('checkout screen', () => {
     });
     const xml = await res.text();
     pixSale = { id: terminalReceipt(store, nNF).service_id!, chave: keyInSignedXml(xml, 'NFe')! };
-    expect(xml.match(/<tPag>[0-9]{2}<\/tPag>/g)).toEqual(['<tPag>17</tPag>', '<tPag>01</tPag>']);
+    expect(xml.match(/<tPag>[0-9]{2}<\/tPag>/g)).toEqual(['<tPag>20</tPag>', '<tPag>01</tPag>']);
+    expect(firstText(xml, 'infCpl')).toBe(`PIX estático (tPag 20) conferido pelo operador, sem confirmação do banco. Ref. PIX ${reference}`);
     expect(xml).toContain('<vPag>20.00</vPag>');
     expect(xml).toContain('<vTroco>11.10</vTroco>');
   });
@@ -357,7 +400,7 @@ describe('checkout screen', () => {
     const range = await call('nfce/inutilizar', { serie: 1, numero_inicial: 900, numero_final: 902, justificativa: 'Numeros pulados por falha no sistema' });
     expect(range.status, JSON.stringify(range.body)).toBe(200);
 
-    // The accountant's export of the day: each receipt, the cancellation, both inutilizações.
+    // The accountant's export of the day: each receipt, the cancellation, both inutilizações, the return.
     const today = brasiliaDay(new Date());
     const zip = await fetch(`${store.serviceUrl}/api/v1/nfce/exportacao?de=${today}&ate=${today}`, { headers: { authorization: `Bearer ${store.token}` } });
     const entries = await readZip(Buffer.from(await zip.arrayBuffer()));
@@ -365,10 +408,12 @@ describe('checkout screen', () => {
     expect(names.filter((n) => n.endsWith('-evento-110111.xml'))).toHaveLength(1);
     expect(names).toContain('inutilizacao-serie-1-numeros-900-a-902.xml');
     expect(names.filter((n) => n.startsWith('inutilizacao-'))).toHaveLength(2);
+    expect(names).toContain(`devolucoes/${keyInSignedXml(nfe, 'NFe')}-nfe.xml`);
     for (const name of names.filter((n) => n.endsWith('.xml'))) {
-      const schema = name.endsWith('-nfce.xml') ? 'procNFe' : name.includes('-evento-') ? 'procEventoCancNFe' : 'procInutNFe';
+      const file = name.split('/').pop()!;
+      const schema = /-nf(c)?e\.xml$/.test(file) ? 'procNFe' : file.includes('-evento-') ? 'procEventoCancNFe' : 'procInutNFe';
       expectValidAndSigned(entries.get(name), schema, name);
-      expect(name.startsWith('inutilizacao-') || name.slice(6, 20) === STORE_CNPJ, name).toBe(true);
+      expect(file.startsWith('inutilizacao-') || file.slice(6, 20) === STORE_CNPJ, name).toBe(true);
     }
   });
 });

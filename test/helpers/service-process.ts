@@ -64,10 +64,16 @@ export type ServiceData = { dataDir: string; database?: string };
 
 const dataOf = (where: string | ServiceData): ServiceData => (typeof where === 'string' ? { dataDir: where } : where);
 
-/** The command-line options and environment that point `balcao` at `where`'s data. */
+/**
+ * The command-line options and environment that point `balcao` at `where`'s data. On PostgreSQL
+ * webhooks may only reach public addresses unless the operator lists more: the tests' receivers
+ * listen on 127.0.0.1, listed as an operator would list a store's own network.
+ */
 export function storageArgs(where: string | ServiceData): { args: string[]; env: Record<string, string> } {
   const { dataDir, database } = dataOf(where);
-  return database ? { args: ['--database', database], env: { BALCAO_MASTER_KEY_FILE: join(dataDir, 'master.key') } } : { args: ['--data', dataDir], env: {} };
+  return database
+    ? { args: ['--database', database], env: { BALCAO_MASTER_KEY_FILE: join(dataDir, 'master.key'), BALCAO_WEBHOOK_DESTINOS: '127.0.0.1' } }
+    : { args: ['--data', dataDir], env: {} };
 }
 
 export type StartOptions = {

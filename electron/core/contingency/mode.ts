@@ -24,9 +24,10 @@
 //
 // Leaving:
 // - an automatic period ends by itself once the service answers again and nothing says the
-//   authority is still silent: the first verdict, the service saying the authority answers
-//   again ("disponivel"), or the first answer when the period began for the service's sake and
-//   no receipt is stuck at the authority;
+//   authority is still silent: the first verdict (which also outdates the service's word that the
+//   authority was down: it answered since), the service saying the authority answers again
+//   ("disponivel"), or the first answer when the period began for the service's sake and no
+//   receipt is stuck at the authority;
 // - a manager's period ends only by a manager (leaveContingency): the manager said the link is
 //   bad, so a lucky answer does not overrule that.
 //
@@ -130,6 +131,9 @@ export class FailureDetector {
       this.lastVerdictAt = now;
       this.authorityFailures = 0;
       this.judged = true;
+      // The authority answered since the service last said it was down: that word is old news,
+      // and must not keep a period open (and the banner up) until the next health check.
+      if (this.reported === 'indisponivel') this.authority('disponivel');
     }
   }
 

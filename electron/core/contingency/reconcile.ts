@@ -31,7 +31,7 @@
 // takes it and there is nothing to reconcile.
 
 import { randomUUID } from 'node:crypto';
-import type { ReconciliationTask } from '../../api/terminal-api.ts';
+import type { ReconciliationTask, SupersededAttempt } from '../../api/terminal-api.ts';
 import type { InutilizarResult, IssuanceClient, NfceDocument, NfceSubmission } from '../api-client.ts';
 import { audit, SYSTEM_ACTOR } from '../managers.ts';
 import { backoffMs } from '../outbox-rules.ts';
@@ -238,6 +238,15 @@ export function reconciliationTaskView(t: ReconciliationTaskRow, receipt: Receip
     canResume: t.state === 'blocked',
     createdAt: t.created_at,
   };
+}
+
+/** A superseded attempt as the receipts list shows it, beside the contingency receipt that covers its sale. */
+export function supersededAttemptView(t: ReconciliationTaskRow): SupersededAttempt {
+  let state: SupersededAttempt['state'];
+  if (t.state === 'done') state = t.outcome === 'cancelada_substituicao' ? 'cancelled_by_substitution' : t.outcome === 'ja_cancelada' ? 'cancelled' : 'voided';
+  else if (t.state === 'blocked') state = 'blocked';
+  else state = t.kind === 'verificar' ? 'checking' : t.kind === 'cancelar_substituicao' ? 'cancelling' : 'voiding';
+  return { serie: t.serie, nNF: t.nnf, chave: t.chave, state };
 }
 
 // =============================================================================================
