@@ -151,12 +151,14 @@ async function measure(size: 'small' | 'large', dataDir: string, token: string, 
       ['status=cancelado', 'status=cancelado'],
       ['one day (de=ate)', `de=${SAMPLE_DAY}&ate=${SAMPLE_DAY}`],
     ] as const) {
-      put(`GET /nfce ${label}, first page`, await median(() => page(c, `limit=${PAGE}&${filters}`)));
       const { deepCursor, pages, meanMs } = await walk(c, filters);
-      put(
-        `GET /nfce ${label}, deep page (cursor near the end)`,
-        await median(() => page(c, `limit=${PAGE}&${filters}${deepCursor ? `&cursor=${deepCursor}` : ''}`)),
+      const [first, deep] = await medians(
+        () => page(c, `limit=${PAGE}&${filters}`),
+        () => page(c, `limit=${PAGE}&${filters}${deepCursor ? `&cursor=${deepCursor}` : ''}`),
       );
+      put(`GET /nfce ${label}, first page`, first!);
+      put(`GET /nfce ${label}, deep page (cursor near the end)`, deep!);
+      put(`GET /nfce ${label}, deep page / first page`, deep! / first!);
       console.log(`  ${n} NFC-e, ${label}: the deep page is after ${pages - 1} pages of ${WALK_PAGE}`);
       put(`GET /nfce ${label}, mean page of the whole walk (${WALK_PAGE} a page)`, meanMs);
     }

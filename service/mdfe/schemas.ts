@@ -13,6 +13,7 @@
 
 import { Type, type TSchema } from '@sinclair/typebox';
 import { AccessKey, Cnpj as CnpjOf, Cpf as CpfOf, ReferenciaExterna, strict } from '../../base/common/api/schema.ts';
+import { sampleMdfeRequest } from '../../fiscal/samples.ts';
 import { EventView } from '../http/events.ts';
 import { dayParams, OffsetPageEnvelope, pagingParams } from '../http/lists.ts';
 import { MAX_OFFSET } from '../paging.ts';
@@ -154,30 +155,8 @@ const Product = Type.Object(
   strict,
 );
 
-/** The request body's example in the OpenAPI document: a truck from São Paulo to Bahia through Minas Gerais. */
-const MDFE_EXAMPLE = {
-  ide: {
-    nMDF: 1,
-    serie: 1,
-    modal: '1',
-    tpEmit: '1',
-    UFIni: 'SP',
-    UFFim: 'BA',
-    infMunCarrega: [{ cMunCarrega: '3550308', xMunCarrega: 'São Paulo' }],
-    infPercurso: [{ UFPer: 'MG' }],
-  },
-  rodo: {
-    RNTRC: '12345678',
-    veicTracao: { placa: 'ABC1D23', UF: 'SP', tara: '9000', capKG: 25000, condutor: { xNome: 'João da Silva', CPF: '52998224725' }, tpRod: '03', tpCar: '02' },
-    infContratante: [{ xNome: 'Comércio Contratante Ltda', CNPJ: '11444777000161' }],
-  },
-  infDoc: {
-    infMunDescarga: [{ cMunDescarga: '2927408', xMunDescarga: 'Salvador', infNFe: [{ chNFe: '35180834128745000152550010000474281920007498' }] }],
-  },
-  seg: { respSeg: '1', xSeg: 'Seguradora Exemplo S.A.', seg_CNPJ: '11444777000161', nApol: 'APOL-2026-001', nAver: 'AVB-000123' },
-  prodPred: { tpCarga: '05', xProd: 'Eletrodomésticos', NCM: '84181000', infLotacao: { cepCarrega: '01310100', cepDescarrega: '40020000' } },
-  tot: { vCarga: '152340.75', cUnid: '01', qCarga: '12500.1250' },
-};
+/** The request body's example in the OpenAPI document: the sample manifest (SP to BA through MG) every test and bench issues. */
+const MDFE_EXAMPLE = sampleMdfeRequest({ nMDF: 1, placa: 'ABC1D23' });
 
 export const MdfeBody = Type.Object(
   {

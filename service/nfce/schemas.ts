@@ -8,6 +8,7 @@
 
 import { Type, type Static } from '@sinclair/typebox';
 import { AccessKey, MAX_KEY_LENGTH, strict } from '../../base/common/api/schema.ts';
+import { sampleNfceRequest } from '../../fiscal/samples.ts';
 
 export { AuthorityStatus, CancelBody, NfceAccepted as Accepted, NfceReplay, NfceView, STATUSES, VoidBody, VoidView } from '../../base/common/api/nfce.ts';
 import { NfceView, STATUSES } from '../../base/common/api/nfce.ts';
@@ -178,34 +179,8 @@ export const IssueBody = Type.Unsafe<NfceBody | ContingencyBody>({
   then: ContingencyBody,
   else: NfceBody,
   description: 'NFC-e em JSON ou { "xml": "<NFe ...assinada...>" } emitida em contingência',
-  examples: [
-    {
-      ide: { serie: 1, nNF: 1 },
-      det: [
-        {
-          prod: {
-            cProd: '1001',
-            cEAN: '7891000100103',
-            xProd: 'Café torrado e moído 500g',
-            NCM: '09012100',
-            CFOP: '5102',
-            uCom: 'UN',
-            qCom: '1',
-            vUnCom: '18.90',
-            vProd: '18.90',
-            cEANTrib: '7891000100103',
-            uTrib: 'UN',
-            qTrib: '1',
-            vUnTrib: '18.90',
-            indTot: '1',
-          },
-          imposto: { ICMS: { ICMSSN102: { orig: '0', CSOSN: '102' } } },
-        },
-      ],
-      total: { vProd: '18.90', vNF: '18.90' },
-      pag: [{ tPag: '01', vPag: '18.90' }],
-    },
-  ],
+  // The sample receipt every test and bench issues: one item, paid in cash.
+  examples: [sampleNfceRequest({ nNF: 1, serie: 1, items: 1 })],
 });
 export type IssueBody = Static<typeof IssueBody>;
 
