@@ -10,6 +10,10 @@ const subcommands: Record<string, Subcommand> = {
     summary: 'Empresas do serviço de emissão: cadastro, alteração e novo token (company create|update|token)',
     load: () => import('../service/company-command.ts'),
   },
+  ibscbs: {
+    summary: 'Alíquotas do IBS/CBS do operador para todas as empresas (ibscbs aliquotas|status)',
+    load: () => import('../service/ibscbs-command.ts'),
+  },
   sefaz: { summary: 'SEFAZ real: status dos serviços para a UF e o ambiente da empresa (sefaz status)', load: () => import('../service/sefaz-command.ts') },
   terminal: { summary: 'Núcleo do terminal sem tela: vendas em lote, cadastro de gerente', load: () => import('../electron/core/terminal-process.ts') },
 };

@@ -1,6 +1,7 @@
 // What the fiscal core needs to know about the issuing company (the emitter). The service keeps
 // these as company settings; the terminal keeps a copy for contingency issuance.
 
+import type { RateOverride } from './ibscbs/rates.ts';
 import type { IbsCbsSettings } from './ibscbs/settings.ts';
 
 export type Environment = 'producao' | 'homologacao';
@@ -38,4 +39,9 @@ export type Emitter = {
   qrCodeVersion: QrCodeVersion;
   /** Tax reform (IBS/CBS): opt-in of CRT 1/2/4, default classification, own rates. Absent: defaults. */
   ibsCbs?: IbsCbsSettings;
+  /**
+   * The IBS/CBS rates the service's operator set for all its companies (`balcao ibscbs aliquotas`),
+   * already checked: below the company's own, above the published ones (fiscal/ibscbs/rates.ts).
+   */
+  operatorRates?: readonly RateOverride[];
 };

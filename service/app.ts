@@ -11,6 +11,7 @@ import { createServiceDeps, type SandboxTransport, type ServiceDeps } from './de
 import { authenticate, identifyIfPresent } from './http/auth.ts';
 import { ApiError, errorHandler, invalidRequest, notFoundHandler } from './http/errors.ts';
 import { coerceQueryAndParams } from './http/query-coercion.ts';
+import { assertOperator, OperatorRatesAnswer, OperatorRatesBody, operatorRates, operatorTokenHash, replaceOperatorRates } from './operator-rates.ts';
 import { inReadScope } from './read-scope.ts';
 import { documentRoutes } from './routes.ts';
 import { sandboxRoutes } from './http/sandbox-routes.ts';
@@ -46,6 +47,8 @@ export type BuildAppOptions = {
   processMetrics?: boolean;
   /** Serve HTTPS with this certificate and key (PEM); plain HTTP without (loopback only, service/main.ts). */
   tls?: { cert: string; key: string };
+  /** The operator's token (BALCAO_OPERATOR_TOKEN): turns on /api/v1/operador (operator-rates.ts). */
+  operatorToken?: string;
 };
 
 export type ServiceApp = FastifyInstance & { deps: ServiceDeps };
@@ -77,6 +80,7 @@ export function buildApp(options: BuildAppOptions): ServiceApp {
   requestHooks(app, deps);
   describeInOpenApi(app, options.mode);
   operationalRoutes(app, deps);
+  operatorRoutes(app, deps, operatorTokenHash(options.operatorToken));
 
   void app.register(
     async (api) => {
@@ -206,11 +210,38 @@ function describeInOpenApi(app: App, mode: BuildAppOptions['mode']): void {
           (mode === 'sandbox' ? 'Modo sandbox: autoridade fiscal simulada.' : 'Modo produção.'),
       },
       components: {
-        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'Token da empresa (blc_...)' } },
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', description: 'Token da empresa (blc_...)' },
+          operatorAuth: { type: 'http', scheme: 'bearer', description: 'Token do operador do serviço (BALCAO_OPERATOR_TOKEN)' },
+        },
       },
       security: [{ bearerAuth: [] }],
     },
   });
+}
+
+/** The operator's API, outside the companies' authentication: its own token (operator-rates.ts). */
+function operatorRoutes(app: App, deps: ServiceDeps, tokenHash: Buffer | undefined): void {
+  const onRequest = async (request: { headers: { authorization?: string } }) => assertOperator(tokenHash, request.headers.authorization);
+  const path = `${API_PREFIX}/operador/aliquotas-ibscbs`;
+  const tags = ['Operador'];
+  const security = [{ operatorAuth: [] }];
+  app.get(
+    path,
+    {
+      onRequest,
+      schema: { tags, security, summary: 'Alíquotas do IBS/CBS definidas pelo operador para todas as empresas', response: { 200: OperatorRatesAnswer } },
+    },
+    async () => operatorRates(deps.store, deps.clock.real()),
+  );
+  app.put(
+    path,
+    {
+      onRequest,
+      schema: { tags, security, summary: 'Substitui as alíquotas do IBS/CBS do operador', body: OperatorRatesBody, response: { 200: OperatorRatesAnswer } },
+    },
+    async (request) => replaceOperatorRates(deps.store, (request.body as { periodos: unknown }).periodos, 'periodos', deps.clock.real()),
+  );
 }
 
 /** Outside /api/v1 and its authentication: liveness, readiness, metrics, the OpenAPI document. */
@@ -231,7 +262,10 @@ function operationalRoutes(app: App, deps: ServiceDeps): void {
     } catch (err) {
       throw new ApiError('servico_indisponivel', `O serviço não está pronto: ${(err as Error).message}`, { headers: { 'retry-after': '5' } });
     }
-    return { status: 'ok' };
+    // Ready whatever the rates say (a store sells with the provisional one), but the operator is
+    // told, in words, when next year's rates are not all stated (from 1 December).
+    const aviso = (await operatorRates(deps.store, deps.clock.real())).aviso;
+    return aviso ? { status: 'ok', avisos: [aviso] } : { status: 'ok' };
   });
 
   // Prometheus (metrics.ts). Open like /healthz: counts and durations, nothing of a company's.

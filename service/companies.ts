@@ -14,6 +14,7 @@ import { cUFOf } from '../fiscal/br/uf.ts';
 import { generateTestCertificate, loadPfx, type Certificate } from '../fiscal/certificate.ts';
 import type { Emitter, Environment, QrCodeVersion } from '../fiscal/company.ts';
 import { FieldError, IssueCollector } from '../fiscal/errors.ts';
+import type { RateOverride } from '../fiscal/ibscbs/rates.ts';
 import type { IbsCbsSettings } from '../fiscal/ibscbs/settings.ts';
 import { checkIbsCbsOptions, optionsOf, type IbsCbsOptions } from './ibscbs-options.ts';
 import { readOnce, scopeKeys } from './read-scope.ts';
@@ -357,7 +358,7 @@ export async function updateCompany(deps: CompanyDeps, companyId: string, change
     // Written only over the version validated against: a concurrent update is never overwritten
     // by settings merged from what it replaced.
     const updated = await deps.store.updateCompanySettings(companyId, current.version, settings, replaced);
-    if (updated) return openIssuer(deps.secrets, updated, await deps.store.replacedCertificates(companyId));
+    if (updated) return openIssuer(deps.secrets, updated, await deps.store.replacedCertificates(companyId), await deps.store.getOperatorRates());
     if (attempt === UPDATE_ATTEMPTS) throw new CompanyChangedError(`a empresa ${companyId} foi alterada por outro processo ao mesmo tempo; repita o comando`);
   }
 }
@@ -392,7 +393,12 @@ function openCertificate(secrets: SecretSealer, company: CompanyRecord): Certifi
 }
 
 /** Decrypts and parses a company's credentials. */
-function openIssuer(secrets: SecretSealer, company: CompanyRecord, replacedCertificates: readonly ReplacedCertificate[]): Issuer {
+function openIssuer(
+  secrets: SecretSealer,
+  company: CompanyRecord,
+  replacedCertificates: readonly ReplacedCertificate[],
+  operatorRates: readonly RateOverride[],
+): Issuer {
   const companyId = company.id;
   const certificate = openCertificate(secrets, company);
   const a = company.address;
@@ -417,6 +423,7 @@ function openIssuer(secrets: SecretSealer, company: CompanyRecord, replacedCerti
     ...(company.csc && { csc: { id: company.csc.id, token: openText(secrets, company.csc.sealed, secretContext.csc(companyId)) } }),
     qrCodeVersion: company.qrcodeVersao,
     ibsCbs: company.ibsCbs,
+    ...(operatorRates.length > 0 && { operatorRates }),
   };
   return { company, emitter, certificate, replacedCertificates };
 }
@@ -481,6 +488,8 @@ export class Companies {
     const company = await this.deps.store.getCompany(companyId);
     // Read after the company: a replacement committed in between only adds the certificate the
     // copy still holds as current, so no certificate of the company is ever missing from both.
-    return company && openIssuer(this.deps.secrets, company, await this.deps.store.replacedCertificates(companyId));
+    // The operator's rates bump every company's version when they change (store.ts), so they are
+    // as fresh as the rest of the copy.
+    return company && openIssuer(this.deps.secrets, company, await this.deps.store.replacedCertificates(companyId), await this.deps.store.getOperatorRates());
   }
 }

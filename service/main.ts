@@ -23,6 +23,7 @@ import { createLogger } from './logger.ts';
 import type { PgStore } from './pg-store.ts';
 import { openService } from './open-service.ts';
 import { describeStorage, STORAGE_OPTIONS, STORAGE_USAGE, storageOf, type Storage } from './storage.ts';
+import { operatorTokenHash } from './operator-rates.ts';
 import { generatedTls, operatorTls, tlsChoice, TlsConfigError, type TlsMaterial } from './tls.ts';
 
 const USAGE = `Uso: balcao service --port PORTA (--data DIR | --database URL) [--host 127.0.0.1] [--modo sandbox|producao]
@@ -46,6 +47,9 @@ ${STORAGE_USAGE}
                  SEFAZ, mantendo o caminho oficial; o mesmo que BALCAO_SEFAZ_URL
   --sefaz-ca ARQUIVO  (producao) certificados PEM acrescentados às raízes confiáveis (a cadeia
                  ICP-Brasil); o mesmo que BALCAO_SEFAZ_CA
+Variáveis de ambiente:
+  BALCAO_OPERATOR_TOKEN  token do operador (32 caracteres ou mais): liga a API do operador,
+                 /api/v1/operador/aliquotas-ibscbs (alíquotas do IBS/CBS de todas as empresas)
 `;
 
 // In-flight requests get this long after a stop signal; then open connections are cut. An
@@ -122,6 +126,12 @@ export async function run(args: string[]): Promise<number> {
     return EXIT_USAGE;
   }
   try {
+    operatorTokenHash(process.env.BALCAO_OPERATOR_TOKEN);
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n`);
+    return EXIT_USAGE;
+  }
+  try {
     return await serve(parsed, log);
   } catch (err) {
     if (err instanceof SefazConfigError || err instanceof TlsConfigError) {
@@ -144,7 +154,18 @@ async function serve({ port, host, tls: tlsChoice, storage, mode, sandboxTranspo
         : operatorTls(tlsChoice.cert, tlsChoice.key);
   const { store, secrets } = await openService(storage, process.env, { holdsWork: true, log: baseLog });
   const log = storage.kind === 'postgres' ? baseLog.child({ processo: (store as PgStore).processId }) : baseLog;
-  const app = buildApp({ store, secrets, mode, logger: log, authority, sandboxTransport, processMetrics: true, ...(tls && { tls }) });
+  const operatorToken = process.env.BALCAO_OPERATOR_TOKEN;
+  const app = buildApp({
+    store,
+    secrets,
+    mode,
+    logger: log,
+    authority,
+    sandboxTransport,
+    processMetrics: true,
+    ...(tls && { tls }),
+    ...(operatorToken && { operatorToken }),
+  });
   try {
     await app.listen({ port, host });
   } catch (err) {
