@@ -13,6 +13,8 @@ import { ApiError, errorHandler, invalidRequest, notFoundHandler } from './http/
 import { coerceQueryAndParams } from './http/query-coercion.ts';
 import { assertOperator, OperatorRatesAnswer, OperatorRatesBody, operatorRates, operatorTokenHash, replaceOperatorRates } from './operator-rates.ts';
 import { inReadScope } from './read-scope.ts';
+import { brasiliaDay } from '../base/common/brasilia.ts';
+import { ratesWarning } from '../fiscal/ibscbs/readiness.ts';
 import { documentRoutes } from './routes.ts';
 import { sandboxRoutes } from './http/sandbox-routes.ts';
 import { httpTimeouts, requestTimeoutFromEnv } from './http/timeouts.ts';
@@ -220,6 +222,17 @@ function describeInOpenApi(app: App, mode: BuildAppOptions['mode']): void {
   });
 }
 
+/** What a company is warned about (in words): next year's IBS/CBS rates, when it writes the groups. */
+async function companyNotices(deps: ServiceDeps, companyId: string): Promise<string[]> {
+  const now = await deps.clock.now(companyId);
+  // A certificate out of its validity is the issuance's business, not the health check's.
+  const issuer = await deps.companies.issuer(companyId, now).catch(() => undefined);
+  const emitter = issuer?.emitter;
+  if (!emitter || (emitter.crt !== 3 && emitter.ibsCbs?.optIn !== true)) return [];
+  const warning = ratesWarning(brasiliaDay(now), emitter.ibsCbs?.rates ?? [], emitter.operatorRates ?? [], 'empresa');
+  return warning ? [warning.message] : [];
+}
+
 /** The operator's API, outside the companies' authentication: its own token (operator-rates.ts). */
 function operatorRoutes(app: App, deps: ServiceDeps, tokenHash: Buffer | undefined): void {
   const onRequest = async (request: { headers: { authorization?: string } }) => assertOperator(tokenHash, request.headers.authorization);
@@ -250,9 +263,14 @@ function operationalRoutes(app: App, deps: ServiceDeps): void {
   // restarted because its database is away). With a company's token, also what the service last
   // learned of that company's tax authority, so a terminal can issue in offline contingency
   // without waiting on a sale to find out.
-  app.get('/healthz', { schema: { hide: true }, onRequest: identifyIfPresent(deps.store) }, async (request) =>
-    request.company ? { status: 'ok', autoridade: deps.authority.availability.of(request.company.id) } : { status: 'ok' },
-  );
+  // With the token, also the company's warnings in words (next year's IBS/CBS rates, on the
+  // company's clock), which the terminal shows its manager.
+  app.get('/healthz', { schema: { hide: true }, onRequest: identifyIfPresent(deps.store) }, async (request) => {
+    if (!request.company) return { status: 'ok' };
+    const id = request.company.id;
+    const avisos = await companyNotices(deps, id);
+    return { status: 'ok', autoridade: deps.authority.availability.of(id), ...(avisos.length > 0 && { avisos }) };
+  });
 
   // Readiness: the database answers and its schema is the one this code ships. A load balancer
   // sends traffic only to a ready process; 503 in the contract's shape otherwise.

@@ -162,6 +162,8 @@ export type QueueStatus = {
   needsAttention: number;
   /** Offline contingency: on, since when, deadlines, open reconciliation tasks. */
   contingency: ContingencyStatus;
+  /** The service's warnings for the company, in Portuguese (next year's IBS/CBS rates missing...). */
+  serviceNotices: string[];
 };
 
 export type ManagerView = { id: string; name: string };

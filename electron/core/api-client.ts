@@ -35,8 +35,8 @@ export type NfceDocument = NfceView & { idempotent_replay?: boolean };
 /** 202 of POST /api/v1/nfce (docs/api.md, "NFC-e"). */
 export type NfceAccepted = NfceAcceptedView;
 
-/** GET /healthz with the terminal's token. */
-export type Health = { ok: boolean; autoridade: AuthoritySituation | null };
+/** GET /healthz with the terminal's token; `avisos`: the service's warnings for the company, in words. */
+export type Health = { ok: boolean; autoridade: AuthoritySituation | null; avisos: string[] };
 
 /** What an issuance POST answered: a fresh attempt (202) or the replay of an authorized one (200). */
 export type Submission<Accepted, Document> = { status: 202; replay: false; body: Accepted } | { status: 200; replay: true; body: Document };
@@ -420,9 +420,14 @@ export class IssuanceClient {
   async health(options: { timeoutMs?: number } = {}): Promise<Health> {
     try {
       const raw = await this.call('GET', '/healthz', options);
-      return { ok: true, autoridade: authoritySituationOf(raw.body) ?? null };
+      const avisos = (raw.body as { avisos?: unknown } | null)?.avisos;
+      return {
+        ok: true,
+        autoridade: authoritySituationOf(raw.body) ?? null,
+        avisos: Array.isArray(avisos) ? avisos.filter((a): a is string => typeof a === 'string') : [],
+      };
     } catch (err) {
-      if (err instanceof ServiceHttpError) return { ok: false, autoridade: null };
+      if (err instanceof ServiceHttpError) return { ok: false, autoridade: null, avisos: [] };
       throw err;
     }
   }

@@ -562,6 +562,7 @@ export class Terminal implements TerminalApi {
       oldestPendingAgeSeconds: oldest === null ? null : Math.max(0, Math.floor((now - oldest) / 1000)),
       needsAttention: this.store.countReceiptsIn(NEEDS_OPERATOR),
       contingency: this.contingencyStatusNow(),
+      serviceNotices: w.notices,
     };
   }
 
