@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { FieldError } from '../errors.ts';
+import type { FieldError } from '../errors.ts';
 import { buildNfce } from '../nfce/build.ts';
 import { itemTaxBurden } from '../nfce/total.ts';
 import { demoEmitter, sampleNfceRequest } from '../samples.ts';
