@@ -16,6 +16,14 @@ const subcommands: Record<string, Subcommand> = {
   },
   sefaz: { summary: 'SEFAZ real: status dos serviços para a UF e o ambiente da empresa (sefaz status)', load: () => import('../service/sefaz-command.ts') },
   terminal: { summary: 'Núcleo do terminal sem tela: vendas em lote, cadastro de gerente', load: () => import('../electron/core/terminal-process.ts') },
+  backup: {
+    summary: 'Cópia de segurança agora dos bancos da pasta de dados (terminal e serviço), verificada',
+    load: async () => ({ run: (await import('./backup.ts')).runBackup }),
+  },
+  restore: {
+    summary: 'Lista as cópias de segurança, ou põe uma de volta (com a loja fechada)',
+    load: async () => ({ run: (await import('./backup.ts')).runRestore }),
+  },
 };
 
 function usage(): string {

@@ -31,6 +31,8 @@ import { parseCommand, parseOptions, UsageError } from '../service/cli-args.ts';
 import { createCompany } from '../service/companies.ts';
 import { createLogger } from '../service/logger.ts';
 import { openService, type OpenedService } from '../service/open-service.ts';
+import { scheduleBackups } from '../service/backups.ts';
+import { faultWords, systemFault } from '../base/node/system-faults.ts';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 
@@ -213,8 +215,10 @@ export async function run(args: string[]): Promise<number> {
     // service's database, its schemas and its server are made on this thread.
     const certificateMade = demoCertificate(dataDir, parsed.cnpj);
     certificateMade.catch(() => undefined); // awaited below; a failure is reported there
-    const service = await openService(serviceDir);
+    const service = await openService({ kind: 'sqlite', dataDir: serviceDir }, process.env, { holdsWork: true });
     stack.push('banco do serviço', () => service.store.close());
+    const backups = scheduleBackups(service.store, serviceDir, log);
+    stack.push('cópias de segurança do serviço', () => backups?.stop());
 
     const app = buildApp({ store: service.store, secrets: service.secrets, mode: 'sandbox', logger: log });
     stack.push('serviço de emissão', () => app.close());
@@ -222,7 +226,7 @@ export async function run(args: string[]): Promise<number> {
       await app.listen({ port: parsed.servicePort, host: '127.0.0.1' });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE')
-        throw new Error(`a porta ${parsed.servicePort} do serviço de emissão já está em uso (use --port)`);
+        throw new Error(`serviço de emissão: ${systemFault(err, { port: parsed.servicePort, portOption: '--port' })!.message}`);
       throw err;
     }
     const serviceUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
@@ -246,10 +250,10 @@ export async function run(args: string[]): Promise<number> {
     const staticDir = screen.state === 'missing' ? join(repoRoot, 'renderer', 'dist') : screen.staticDir;
     let host: BrowserHost;
     try {
-      host = await startBrowserHost({ terminal, staticDir, port: parsed.terminalPort, downloadsDir: terminal.exportsDir });
+      host = await startBrowserHost({ terminal, staticDir, port: parsed.terminalPort, downloadsDir: terminal.exportsDir, dataDir: terminal.dataDir });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE')
-        throw new Error(`a porta ${parsed.terminalPort} da tela do caixa já está em uso (use --terminal-port)`);
+        throw new Error(`tela do caixa: ${systemFault(err, { port: parsed.terminalPort, portOption: '--terminal-port' })!.message}`);
       throw err;
     }
     stack.push('tela do caixa', () => host.close());
@@ -285,7 +289,10 @@ export async function run(args: string[]): Promise<number> {
 
     await stopRequested;
   } catch (err) {
-    process.stderr.write(`Não foi possível iniciar a loja: ${(err as Error).message}\n`);
+    // The sentence for people; the system's own words after it, for whoever reads the log.
+    const fault = systemFault(err, { path: dataDir });
+    process.stderr.write(`Não foi possível iniciar a loja: ${faultWords(err, { path: dataDir })}\n`);
+    if (fault) process.stderr.write(`  (detalhe técnico: ${(err as Error).message})\n`);
     await stack.unwind((what, e) => process.stderr.write(`Falha ao encerrar ${what}: ${(e as Error).message}\n`));
     return 1;
   }

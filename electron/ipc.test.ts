@@ -86,4 +86,35 @@ describe('dispatch', () => {
     expect(JSON.stringify(out.body)).not.toContain('segredo');
     expect(logged).toEqual([boom, 'queueStatus']);
   });
+
+  it('a full disk mid-day reaches the screen as a sentence that says what to do, the English in the log; nothing is lost, and the sale finishes once there is room', async () => {
+    const sale = ((await dispatch(terminal, 'openSale', [])).body as { result: { id: string } }).result;
+    await dispatch(terminal, 'addItem', [sale.id, { code: '1001' }]);
+    await dispatch(terminal, 'addPayment', [sale.id, { tPag: '01', amountCents: 5000 }]);
+    await terminal.openCashSession({ floatCents: 0, operator: 'Caixa' });
+    // SQLite's page limit answers exactly what a full disk answers: SQLITE_FULL, "database or disk is full".
+    const pages = terminal.store.db.pragma('page_count', { simple: true }) as number;
+    terminal.store.db.pragma(`max_page_count = ${pages}`);
+    // Each finished sale grows the receipts, the outbox and the audit: a few fill the last pages.
+    const logged: unknown[] = [];
+    let out: Awaited<ReturnType<typeof dispatch>> | undefined;
+    for (let i = 0; i < 200 && out?.status !== 500; i++) {
+      const next = i === 0 ? sale : ((await dispatch(terminal, 'openSale', [])).body as { result: { id: string } }).result;
+      if (i > 0) {
+        await dispatch(terminal, 'addItem', [next.id, { code: '1001' }]);
+        await dispatch(terminal, 'addPayment', [next.id, { tPag: '01', amountCents: 5000 }]);
+      }
+      out = await dispatch(terminal, 'finishSale', [next.id], { onInternalError: (err) => logged.push(err), dataDir: dir });
+    }
+    expect(out).toEqual({ status: 500, body: { error: { code: 'falha_sistema', message: expect.stringContaining('O disco está cheio') } } });
+    expect((out!.body as { error: { message: string } }).error.message).toContain(dir);
+    expect((out!.body as { error: { message: string } }).error.message).toContain('libere espaço');
+    expect(logged).toEqual([expect.objectContaining({ code: 'SQLITE_FULL', message: 'database or disk is full' })]);
+    // The failed sale is still open, untouched: with room again it finishes.
+    const open = await terminal.openSales();
+    expect(open.length).toBeGreaterThan(0);
+    terminal.store.db.pragma('max_page_count = 1073741823');
+    const finished = await dispatch(terminal, 'finishSale', [open[open.length - 1]!.id]);
+    expect(finished.status).toBe(200);
+  });
 });

@@ -6,11 +6,14 @@
 import { BRIDGE_ARITY, isBridgeMethod, type BridgeResult } from './api/bridge-protocol.ts';
 import type { TerminalApi, TerminalErrorData } from './api/terminal-api.ts';
 import { TerminalError } from './core/errors.ts';
+import { systemFault } from '../base/node/system-faults.ts';
 
 /**
  * The envelope plus the HTTP status the host answers with (IPC uses only `body`). A TerminalError
  * is an answer the screen shows (422); anything else is our fault (500) and its details stay in
- * the log, never in the envelope.
+ * the log, never in the envelope. A fault of the machine (full disk, read-only or forbidden
+ * folder, failing disk: base/node/system-faults.ts) is still a 500, but the screen gets the
+ * sentence that says what to do (`falha_sistema`) instead of "Erro interno do terminal".
  */
 export type Dispatched = { status: 200 | 400 | 404 | 422 | 500; body: BridgeResult };
 
@@ -21,6 +24,8 @@ const refused = (status: 400 | 404, error: TerminalErrorData): Dispatched => ({ 
 export type DispatchOptions = {
   /** Told about every error that is not a TerminalError (with its stack), for the log. */
   onInternalError?: (err: unknown, method: string) => void;
+  /** The terminal's data folder, named in the words of a fault of the machine. */
+  dataDir?: string;
 };
 
 /** Calls `terminal[method](...args)` if `method` is on the allow-list, and wraps the outcome. */
@@ -45,6 +50,8 @@ export async function dispatch(terminal: TerminalApi, method: unknown, args: unk
   } catch (err) {
     if (err instanceof TerminalError) return { status: 422, body: { error: err.toJSON() } };
     options.onInternalError?.(err, method);
+    const fault = systemFault(err, { path: options.dataDir });
+    if (fault) return { status: 500, body: { error: { code: 'falha_sistema', message: fault.message } } };
     return { status: 500, body: { error: { ...INTERNAL_ERROR } } };
   }
 }

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { TerminalEvent } from './api/terminal-api.ts';
 import { keychainSecretBox, type SecretSealer } from '../base/node/secret-box.ts';
+import { faultWords } from '../base/node/system-faults.ts';
 import { createTerminal, type Terminal } from './core/terminal.ts';
 import { isDownloadName } from './api/bridge-protocol.ts';
 import { IPC_CALL, IPC_EVENT, IPC_SAVE_EXPORT } from './ipc-channels.ts';
@@ -86,7 +87,9 @@ async function start(): Promise<void> {
     if (!frame || frame.parent !== null || !isAppUrl(frame.url)) {
       return { error: { code: 'estado_invalido', message: 'Origem não autorizada' } };
     }
-    return dispatch(core, method, args, { onInternalError: (err, name) => console.error(`erro interno em ${name}:`, err) }).then((out) => out.body);
+    return dispatch(core, method, args, { onInternalError: (err, name) => console.error(`erro interno em ${name}:`, err), dataDir: core.dataDir }).then(
+      (out) => out.body,
+    );
   });
 
   // The accountant's export, saved where the manager picks (a folder, a USB stick): only a file
@@ -145,6 +148,6 @@ function keychainBox(): { secretBox?: SecretSealer } {
 }
 
 function fail(err: unknown): void {
-  dialog.showErrorBox('Balcão', `O terminal não pôde iniciar: ${(err as Error).message ?? String(err)}`);
+  dialog.showErrorBox('Balcão', `O terminal não pôde iniciar: ${faultWords(err)}`);
   app.exit(1);
 }

@@ -8,6 +8,8 @@ import {
   justification,
   mdfeCancellationEvent,
   mdfeClosingEvent,
+  mdfeDfeInclusionEvent,
+  mdfeDriverInclusionEvent,
   nfeCancellationEvent,
   nfeSubstitutionCancellationEvent,
   type EventAuthor,
@@ -160,6 +162,52 @@ describe('MDF-e events', () => {
     expect(issueField(() => mdfeClosingEvent({ ...base, UF: 'BA', cMun: '3550308' }, credentials))).toBe('codigo_municipio');
     expect(issueField(() => mdfeClosingEvent({ ...base, UF: 'XX', cMun: '2927408' }, credentials))).toBe('uf');
     expect(issueField(() => mdfeClosingEvent({ ...base, UF: 'BA', cMun: '2927408', dtEnc: '2026-02-30' }, credentials))).toBe('data');
+  });
+
+  it('110114 Inclusão de condutor and 110115 Inclusão de DF-e validate (detEvento against their own schemas), with their answer', () => {
+    const condutor = mdfeDriverInclusionEvent({ author, chMDFe: MDFE, xNome: 'Maria  Souza', CPF: '11144477735', nSeqEvento: 2, dhEvento }, credentials);
+    expect(condutor).toContain(`Id="ID110114${MDFE}02"`);
+    expect(condutor).toContain(
+      '<evIncCondutorMDFe><descEvento>Inclusao Condutor</descEvento><condutor><xNome>Maria Souza</xNome><CPF>11144477735</CPF></condutor></evIncCondutorMDFe>',
+    );
+    const dfe = mdfeDfeInclusionEvent(
+      {
+        author,
+        chMDFe: MDFE,
+        nProt: '941260000000123',
+        cMunCarrega: '3106200',
+        xMunCarrega: 'Belo Horizonte',
+        infDoc: [{ cMunDescarga: '2927408', xMunDescarga: 'Salvador', chNFe: NFE }],
+        dhEvento,
+      },
+      credentials,
+    );
+    expect(dfe).toContain(
+      `<evIncDFeMDFe><descEvento>Inclusao DF-e</descEvento><nProt>941260000000123</nProt><cMunCarrega>3106200</cMunCarrega>` +
+        `<xMunCarrega>Belo Horizonte</xMunCarrega><infDoc><cMunDescarga>2927408</cMunDescarga><xMunDescarga>Salvador</xMunDescarga><chNFe>${NFE}</chNFe></infDoc></evIncDFeMDFe>`,
+    );
+    for (const e of [condutor, dfe]) {
+      expect(validateXml(e, 'eventoMDFe')).toEqual({ valid: true, errors: [] });
+      expect(validateXml(wrapProcEventoMDFe(e, retEvento(e, mdfeVerdict)), 'procEventoMDFe')).toEqual({ valid: true, errors: [] });
+      expect(verifyXmlSignature(e).valid).toBe(true);
+    }
+    // Content that breaks its schema is reported through eventoMDFe: a driver's name over 60 characters.
+    expect(validateXml(condutor.replace('<xNome>Maria Souza</xNome>', `<xNome>${'M'.repeat(61)}</xNome>`), 'eventoMDFe').valid).toBe(false);
+  });
+
+  it('110114 / 110115 refuse a bad CPF, an NFC-e key among the documents, an unknown municipality, no documents', () => {
+    expect(issueField(() => mdfeDriverInclusionEvent({ author, chMDFe: MDFE, xNome: 'Maria Souza', CPF: '11144477736' }, credentials))).toBe('cpf');
+    expect(issueField(() => mdfeDriverInclusionEvent({ author, chMDFe: MDFE, xNome: 'M', CPF: '11144477735' }, credentials))).toBe('nome');
+    const base = { author, chMDFe: MDFE, nProt: '941260000000123', cMunCarrega: '3106200', xMunCarrega: 'Belo Horizonte' };
+    expect(
+      issueField(() => mdfeDfeInclusionEvent({ ...base, infDoc: [{ cMunDescarga: '2927408', xMunDescarga: 'Salvador', chNFe: NFCE }] }, credentials)),
+    ).toBe('documentos[0].chave');
+    expect(
+      issueField(() =>
+        mdfeDfeInclusionEvent({ ...base, cMunCarrega: '9999998', infDoc: [{ cMunDescarga: '2927408', xMunDescarga: 'Salvador', chNFe: NFE }] }, credentials),
+      ),
+    ).toBe('codigo_municipio_carregamento');
+    expect(issueField(() => mdfeDfeInclusionEvent({ ...base, infDoc: [] }, credentials))).toBe('documentos');
   });
 
   it('the MDF-e protocol has 15 digits; the key must be of an MDF-e', () => {

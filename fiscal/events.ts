@@ -1,7 +1,8 @@
 // Events on issued documents, signed and ready to transmit:
 // - NF-e / NFC-e 110111 Cancelamento (leiauteEventoCancNFe_v1.00) and 110112 Cancelamento por
 //   substituição (leiauteEventoCancSubst_v1.00, NFC-e only; docs/fiscal.md, "Cancellation");
-// - MDF-e 110111 Cancelamento (evCancMDFe) and 110112 Encerramento (evEncMDFe; docs/fiscal.md, "MDF-e").
+// - MDF-e 110111 Cancelamento (evCancMDFe), 110112 Encerramento (evEncMDFe), 110114 Inclusão de
+//   condutor (evIncCondutorMDFe) and 110115 Inclusão de DF-e (evIncDFeMDFe; docs/fiscal.md, "MDF-e").
 //
 // Each builder returns the single signed event (`<evento>` / `<eventoMDFe>`), not the envEvento
 // batch: the event is signed standalone (inclusive C14N would pull a batch's namespace
@@ -14,6 +15,7 @@
 import { CNPJ_FORMAT } from '../base/common/tax-ids.ts';
 import { parseAccessKey, type DocumentModel } from './access-key.ts';
 import { assertMunicipality } from './br/catalogs.ts';
+import { assertCpf } from './br/documents.ts';
 import { cUFOf, isUF } from './br/uf.ts';
 import { tpAmbOf, type Environment } from './company.ts';
 import { FieldError, IssueCollector } from './errors.ts';
@@ -36,6 +38,8 @@ export const TP_EVENTO = {
   cancelamento: '110111',
   cancelamentoPorSubstituicao: '110112',
   encerramentoMdfe: '110112',
+  inclusaoCondutorMdfe: '110114',
+  inclusaoDfeMdfe: '110115',
 } as const;
 
 /** `ID` + tpEvento + key + nSeqEvento (2 digits): the Id the Reference of the signature points to. */
@@ -296,4 +300,82 @@ export function mdfeClosingEvent(p: MdfeClosingParams, credentials: SigningCrede
     p.encPorTerceiro ? text('indEncPorTerceiro', '1') : undefined,
   );
   return mdfeEvent(base!, p.author, TP_EVENTO.encerramentoMdfe, content, credentials);
+}
+
+/** A TString of 2 to 60 characters (a driver's or a municipality's name), blanks folded. */
+function name60(value: unknown, field: string): string {
+  const v = typeof value === 'string' ? value.replace(/\s+/g, ' ').trim() : '';
+  if ([...v].length < 2 || [...v].length > 60) throw new FieldError(field, 'deve ter de 2 a 60 caracteres');
+  if (!TSTRING.test(v)) throw new FieldError(field, 'contém caracteres não permitidos (use letras, números e pontuação comuns)');
+  return v;
+}
+
+export type MdfeDriverInclusionParams = EventBase & {
+  chMDFe: string;
+  /** The driver joining the trip. Field names in errors follow the API (`nome`, `cpf`). */
+  xNome: string;
+  CPF: string;
+};
+
+/**
+ * Event 110114 "Inclusão de condutor" of an MDF-e: a driver who joins an authorized manifest on
+ * the road. `nSeqEvento` counts this manifest's 110114 events (1 for the first).
+ */
+export function mdfeDriverInclusionEvent(p: MdfeDriverInclusionParams, credentials: SigningCredentials): string {
+  const c = new IssueCollector();
+  const key = c.capture(() => keyOf(p.chMDFe, ['58'], 'chave'));
+  const xNome = c.capture(() => name60(p.xNome, 'nome'));
+  const cpf = c.capture(() => assertCpf(p.CPF, 'cpf'));
+  const base = key === undefined ? undefined : common(p, key, 99, c);
+  c.capture(() => authorId(p.author));
+  c.throwIfAny();
+  const content = el(
+    'evIncCondutorMDFe',
+    undefined,
+    text('descEvento', 'Inclusao Condutor'),
+    el('condutor', undefined, text('xNome', xNome!), text('CPF', cpf!)),
+  );
+  return mdfeEvent(base!, p.author, TP_EVENTO.inclusaoCondutorMdfe, content, credentials);
+}
+
+export type MdfeDfeInclusionParams = EventBase & {
+  chMDFe: string;
+  nProt: string;
+  /** Where the added NF-e are loaded (field names in errors follow the API). */
+  cMunCarrega: string;
+  xMunCarrega: string;
+  /** Each NF-e added, with where it is unloaded. */
+  infDoc: readonly { cMunDescarga: string; xMunDescarga: string; chNFe: string }[];
+};
+
+/**
+ * Event 110115 "Inclusão de DF-e" of an MDF-e: NF-e loaded on the way, added to an authorized
+ * manifest with where they are loaded and unloaded. `nSeqEvento` counts this manifest's 110115
+ * events.
+ */
+export function mdfeDfeInclusionEvent(p: MdfeDfeInclusionParams, credentials: SigningCredentials): string {
+  const c = new IssueCollector();
+  const key = c.capture(() => keyOf(p.chMDFe, ['58'], 'chave'));
+  const nProt = c.capture(() => protocolNumber(p.nProt, false));
+  const cMunCarrega = c.capture(() => assertMunicipality(p.cMunCarrega, undefined, 'codigo_municipio_carregamento').code);
+  const xMunCarrega = c.capture(() => name60(p.xMunCarrega, 'municipio_carregamento'));
+  if (!Array.isArray(p.infDoc) || p.infDoc.length === 0) c.add('documentos', 'informe ao menos um documento');
+  const docs = (Array.isArray(p.infDoc) ? p.infDoc : []).map((d, i) => ({
+    cMunDescarga: c.capture(() => assertMunicipality(d.cMunDescarga, undefined, `documentos[${i}].codigo_municipio_descarga`).code),
+    xMunDescarga: c.capture(() => name60(d.xMunDescarga, `documentos[${i}].municipio_descarga`)),
+    chNFe: c.capture(() => keyOf(d.chNFe, ['55'], `documentos[${i}].chave`)),
+  }));
+  const base = key === undefined ? undefined : common(p, key, 99, c);
+  c.capture(() => authorId(p.author));
+  c.throwIfAny();
+  const content = el(
+    'evIncDFeMDFe',
+    undefined,
+    text('descEvento', 'Inclusao DF-e'),
+    text('nProt', nProt!),
+    text('cMunCarrega', cMunCarrega!),
+    text('xMunCarrega', xMunCarrega!),
+    ...docs.map((d) => el('infDoc', undefined, text('cMunDescarga', d.cMunDescarga!), text('xMunDescarga', d.xMunDescarga!), text('chNFe', d.chNFe!))),
+  );
+  return mdfeEvent(base!, p.author, TP_EVENTO.inclusaoDfeMdfe, content, credentials);
 }

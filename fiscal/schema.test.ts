@@ -290,9 +290,9 @@ describe('MDF-e events: detEvento content checked against the schema chosen by t
   });
 
   it('a tpEvento without a known content schema is reported, not passed unchecked', () => {
-    const xml = mutate(fixture(MDFE_CANC), '<tpEvento>110111</tpEvento>', '<tpEvento>110114</tpEvento>');
+    const xml = mutate(fixture(MDFE_CANC), '<tpEvento>110111</tpEvento>', '<tpEvento>310620</tpEvento>');
     const errors = expectInvalid(xml, 'eventoMDFe');
-    expect(errors).toEqual([expect.stringContaining('tpEvento 110114 sem schema de conteúdo')]);
+    expect(errors).toEqual([expect.stringContaining('tpEvento 310620 sem schema de conteúdo')]);
   });
 
   it('an event-level error and a content error are both reported', () => {
@@ -340,6 +340,8 @@ describe('schemas', () => {
     procEventoMDFe: [NS_MDFE, 'procEventoMDFe'],
     evCancMDFe: [NS_MDFE, 'evCancMDFe'],
     evEncMDFe: [NS_MDFE, 'evEncMDFe'],
+    evIncCondutorMDFe: [NS_MDFE, 'evIncCondutorMDFe'],
+    evIncDFeMDFe: [NS_MDFE, 'evIncDFeMDFe'],
     rodo: [NS_MDFE, 'rodo'],
     enviNFe: [NS_NFE, 'enviNFe'],
     retEnviNFe: [NS_NFE, 'retEnviNFe'],

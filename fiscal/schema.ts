@@ -19,8 +19,9 @@
 // - A schema accepts any of its global elements as the document root (the NF-e set also declares
 //   ds:Signature, for instance), so we check the root element against the one we expect.
 // - MDF-e events carry `detEvento` as xs:any processContents="skip": eventoMDFe alone accepts
-//   anything there. The content is validated in place against evCancMDFe / evEncMDFe, chosen by
-//   tpEvento, so one call checks the whole event (and line numbers still refer to the document).
+//   anything there. The content is validated in place against evCancMDFe / evEncMDFe /
+//   evIncCondutorMDFe / evIncDFeMDFe, chosen by tpEvento, so one call checks the whole event
+//   (and line numbers still refer to the document).
 //   NF-e events need no such step: envEventoCancNFe / envEventoCancSubst (and their evento /
 //   procEventoNFe variants) type detEvento fully.
 // - The MDF-e's infModal is xs:any too: the road modal (`rodo`) is validated in place against
@@ -80,6 +81,9 @@ const SCHEMAS = {
   // detEvento content of the MDF-e events (also usable on their own).
   evCancMDFe: { pkg: 'mdfe', file: 'evCancMDFe_v3.00.xsd', root: 'evCancMDFe' },
   evEncMDFe: { pkg: 'mdfe', file: 'evEncMDFe_v3.00.xsd', root: 'evEncMDFe' },
+  evIncCondutorMDFe: { pkg: 'mdfe', file: 'evIncCondutorMDFe_v3.00.xsd', root: 'evIncCondutorMDFe' },
+  // The file is named evInclusaoDFeMDFe; the element it declares, evIncDFeMDFe.
+  evIncDFeMDFe: { pkg: 'mdfe', file: 'evInclusaoDFeMDFe_v3.00.xsd', root: 'evIncDFeMDFe' },
   // infModal content of a road manifest (also usable on its own).
   rodo: { pkg: 'mdfe', file: 'mdfeModalRodoviario_v3.00.xsd', root: 'rodo' },
   // The messages of the NF-e/NFC-e web services (the body of each SOAP request) and their answers.
@@ -126,6 +130,8 @@ export function schemaFile(schema: SchemaName): string {
 const MDFE_EVENT_CONTENT: Record<string, SchemaName> = {
   '110111': 'evCancMDFe',
   '110112': 'evEncMDFe',
+  '110114': 'evIncCondutorMDFe',
+  '110115': 'evIncDFeMDFe',
 };
 
 export type ValidationResult = { valid: boolean; errors: string[] };

@@ -192,7 +192,7 @@ describe('migrate', () => {
     expect(said.slice(1, -1)).toEqual(
       [1024, 2048, 3072, 4096].map((n) => `Migração 20261122T0400_copy: tabela t, ${n} de 5000 linhas (${Math.floor((n / 5000) * 100)}%)`),
     );
-    expect(said.at(-1)).toMatch(/^Migração 20261122T0400_copy aplicada em \d+\.\d s\.$/);
+    expect(said.at(-1)).toMatch(/^Migração 20261122T0400_copy aplicada em \d+\.\d s \(.*\)\.$/);
     expect(db.prepare('SELECT count(*) FROM t2').pluck().get()).toBe(5000);
   });
 

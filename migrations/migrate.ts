@@ -123,13 +123,18 @@ export type MigrationProgress = (message: string) => void;
 
 export type MigrateOptions = {
   progress?: MigrationProgress;
+  /**
+   * Called once before the first migration is applied to a database that already had some (an
+   * upgrade, not a new database), with the ids about to run: the caller's backup.
+   */
+  beforeUpgrade?: (pending: string[]) => void;
   /** From which database size each migration applied is announced (default PROGRESS_DATABASE_BYTES). */
   announceBytes?: number;
   /** How often balcao_progress reports, at most (default 2 s). */
   progressEveryMs?: number;
 };
 
-/** A database at least this large hears which migration is being applied, and how long it took. */
+/** A database at least this large (or any being upgraded) hears which migration is being applied, and how long it took. */
 export const PROGRESS_DATABASE_BYTES = 64 * 1024 * 1024;
 
 const stderrProgress: MigrationProgress = (message) => process.stderr.write(`${message}\n`);
@@ -253,6 +258,11 @@ export function migrate(db: Database.Database, dir: string, options: MigrateOpti
     );
   }
 
+  const applied0 = new Set(appliedRows().map((r) => r.id));
+  const pending = migrations.filter((m) => !applied0.has(m.id)).map((m) => m.id);
+  const upgrade = pending.length > 0 && applied0.size > 0;
+  if (upgrade) options.beforeUpgrade?.(pending);
+
   // Table rebuilds (the SQLite way to alter a column) need foreign keys off, and the pragma is a
   // no-op inside a transaction; integrity is checked with foreign_key_check before each commit,
   // in the tables the migration wrote.
@@ -266,7 +276,7 @@ export function migrate(db: Database.Database, dir: string, options: MigrateOpti
       const apply = db.transaction(() => {
         if (isApplied.get(migration.id)) return false; // another process got here first
         const bytes = (db.pragma('page_count', { simple: true }) as number) * (db.pragma('page_size', { simple: true }) as number);
-        const announce = bytes >= (options.announceBytes ?? PROGRESS_DATABASE_BYTES);
+        const announce = upgrade || bytes >= (options.announceBytes ?? PROGRESS_DATABASE_BYTES);
         if (announce) report(`Aplicando a migração ${migration.id} ao banco ${db.name} (${Math.round(bytes / 1048576)} MB)…`);
         const started = performance.now();
         progressFunction(db, migration, report, options.progressEveryMs ?? 2000);
@@ -275,7 +285,7 @@ export function migrate(db: Database.Database, dir: string, options: MigrateOpti
         if (broken) {
           throw new MigrationError(`A migração ${migration.id} deixaria ${broken} chave(s) estrangeira(s) quebrada(s).`);
         }
-        if (announce) report(`Migração ${migration.id} aplicada em ${((performance.now() - started) / 1000).toFixed(1)} s.`);
+        if (announce) report(`Migração ${migration.id} aplicada em ${((performance.now() - started) / 1000).toFixed(1)} s (${db.name}).`);
         record.run(migration.id, migration.checksum, new Date().toISOString());
         return true;
       });
@@ -285,7 +295,7 @@ export function migrate(db: Database.Database, dir: string, options: MigrateOpti
         done = apply.immediate();
       } catch (err) {
         if (err instanceof MigrationError) throw err;
-        throw new MigrationError(`Falha ao aplicar a migração ${migration.id}: ${(err as Error).message}`);
+        throw new MigrationError(`Falha ao aplicar a migração ${migration.id}: ${(err as Error).message}`, { cause: err });
       }
       if (done) applied.push(migration.id);
     }

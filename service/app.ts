@@ -24,6 +24,7 @@ import { clientErrorHandler, frameworkErrors } from './http/wire-errors.ts';
 import type { SecretSealer } from './secrets.ts';
 import type { ServiceStore } from './store.ts';
 import { WebhookDelivery } from './webhooks/delivery.ts';
+import type { DestinationPolicy } from './webhooks/destinations.ts';
 
 export const API_PREFIX = '/api/v1';
 export const OPENAPI_PATH = `${API_PREFIX}/openapi.json`;
@@ -49,6 +50,8 @@ export type BuildAppOptions = {
   processMetrics?: boolean;
   /** Serve HTTPS with this certificate and key (PEM); plain HTTP without (loopback only, service/main.ts). */
   tls?: { cert: string; key: string };
+  /** Where companies' webhooks may point (webhooks/destinations.ts); default any address. */
+  webhookDestinations?: DestinationPolicy;
   /** The operator's token (BALCAO_OPERATOR_TOKEN): turns on /api/v1/operador (operator-rates.ts). */
   operatorToken?: string;
 };
@@ -72,7 +75,12 @@ export function buildApp(options: BuildAppOptions): ServiceApp {
   // Webhook outbox delivery lives as long as the app: started when ready, stopped on close
   // (after the HTTP server, before the caller closes the store). Built here so a malformed
   // BALCAO_WEBHOOK_BACKOFF_MS fails the start instead of the first delivery.
-  const webhookDelivery = new WebhookDelivery({ store: deps.store, secrets: deps.secrets, logger: app.log });
+  const webhookDelivery = new WebhookDelivery({
+    store: deps.store,
+    secrets: deps.secrets,
+    logger: app.log,
+    ...(options.webhookDestinations && { destinations: options.webhookDestinations }),
+  });
   app.addHook('onReady', async () => webhookDelivery.start());
   app.addHook('onClose', async () => webhookDelivery.stop());
 

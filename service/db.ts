@@ -1,4 +1,7 @@
-// The service's SQLite database: `<data>/service.sqlite`, migrated on open.
+// The service's SQLite database: `<data>/service.sqlite`, migrated on open. A service process
+// (which holds the folder: open-service.ts) checks it whole first and refuses a damaged one in
+// words (base/node/sqlite-check.ts); an upgrade is copied before its first migration
+// (base/node/sqlite-backup.ts) and says how long each migration takes.
 //
 // synchronous=FULL with WAL: every commit is fsynced before the statement returns, so a state
 // change the API has acknowledged (a document accepted, a key claimed) survives a power cut.
@@ -14,8 +17,14 @@ import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { migrate, migrationSetDir } from '../migrations/migrate.ts';
+import { backupNow, backupPlace, type BackupPlace } from '../base/node/sqlite-backup.ts';
+import { checkDatabase, damageOf, type CheckTarget } from '../base/node/sqlite-check.ts';
 
 export const SERVICE_DB_FILE = 'service.sqlite';
+export const SERVICE_BACKUP_PREFIX = 'service';
+
+/** Where copies of the service's database in `dataDir` go (BALCAO_BACKUP_DIR and friends). */
+export const serviceBackupPlace = (dataDir: string, env: NodeJS.ProcessEnv = process.env): BackupPlace => backupPlace(dataDir, SERVICE_BACKUP_PREFIX, env);
 
 /** How long a writer waits for another process's write lock before failing with SQLITE_BUSY. */
 const BUSY_TIMEOUT_MS = 5_000;
@@ -23,16 +32,32 @@ const BUSY_TIMEOUT_MS = 5_000;
 export type OpenOptions = {
   /** Skip the migrations (tools that only read a database the service already migrated). */
   migrate?: boolean;
+  /**
+   * The process holds the folder (a service): the file is checked whole before use (a damaged
+   * one is refused in words: base/node/sqlite-check.ts). The company commands, which share a
+   * running service's file, do not check it.
+   */
+  check?: boolean;
 };
 
 export const serviceDbPath = (dataDir: string): string => join(dataDir, SERVICE_DB_FILE);
 
 export function openServiceDatabase(dataDir: string, options: OpenOptions = {}): Database.Database {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  return openSqliteFile(serviceDbPath(dataDir), (db) => {
-    db.pragma('foreign_keys = ON');
-    if (options.migrate !== false) migrate(db, migrationSetDir('service'));
-  });
+  const target: CheckTarget = { file: serviceDbPath(dataDir), owner: 'do serviço de emissão', backups: serviceBackupPlace(dataDir), dataDir };
+  try {
+    return openSqliteFile(target.file, (db) => {
+      db.pragma('foreign_keys = ON');
+      if (options.check) checkDatabase(db, target);
+      if (options.migrate !== false) {
+        migrate(db, migrationSetDir('service'), {
+          beforeUpgrade: () => backupNow(db, target.backups, 'antes-da-atualizacao'),
+        });
+      }
+    });
+  } catch (err) {
+    throw damageOf(err, target) ?? err;
+  }
 }
 
 /**

@@ -14,6 +14,7 @@ import { ServiceMetrics, type DocumentLabel } from './metrics.ts';
 import type { SecretSealer } from './secrets.ts';
 import type { SandboxStore, ServiceStore } from './store.ts';
 import { WebhookSettings } from './webhook-settings.ts';
+import type { DestinationPolicy } from './webhooks/destinations.ts';
 
 export type ServiceDeps = {
   mode: ServiceMode;
@@ -45,11 +46,22 @@ export type DepsOptions = {
   sandboxTransport?: SandboxTransport;
   /** Also report the process's own metrics (CPU, memory, event loop) in GET /metrics. */
   processMetrics?: boolean;
+  /** Where companies' webhooks may point (webhooks/destinations.ts); default any address. */
+  webhookDestinations?: DestinationPolicy;
 };
 
 export type SandboxTransport = 'in-process' | 'wire';
 
-export function createServiceDeps({ mode, store, secrets, realNow, authority, sandboxTransport, processMetrics }: DepsOptions): ServiceDeps {
+export function createServiceDeps({
+  mode,
+  store,
+  secrets,
+  realNow,
+  authority,
+  sandboxTransport,
+  processMetrics,
+  webhookDestinations,
+}: DepsOptions): ServiceDeps {
   const metrics = new ServiceMetrics(store, { processMetrics });
   return {
     mode,
@@ -58,7 +70,7 @@ export function createServiceDeps({ mode, store, secrets, realNow, authority, sa
     clock: new CompanyClock(store, mode, realNow),
     idempotency: new Idempotency(store),
     companies: new Companies({ store, secrets }),
-    webhooks: new WebhookSettings(store, secrets),
+    webhooks: new WebhookSettings(store, secrets, webhookDestinations),
     authority: new ServiceAuthority(mode, store, realNow, authority, sandboxTransport, metrics),
     metrics,
   };
@@ -187,4 +199,5 @@ export class ServiceAuthority implements TaxAuthority {
   authorizeMdfe: TaxAuthority['authorizeMdfe'] = async (c, xml) => this.counted('mdfe', await this.call('authorizeMdfe', c, (a) => a.authorizeMdfe(c, xml)));
   consultMdfe: TaxAuthority['consultMdfe'] = (c, key) => this.call('consultMdfe', c, (a) => a.consultMdfe(c, key));
   registerMdfeEvent: TaxAuthority['registerMdfeEvent'] = (c, xml) => this.call('registerMdfeEvent', c, (a) => a.registerMdfeEvent(c, xml));
+  openManifests: TaxAuthority['openManifests'] = (c) => this.call('openManifests', c, (a) => a.openManifests(c));
 }

@@ -5,7 +5,11 @@
 // `{"msg":"listening","url":"http://127.0.0.1:PORT"}` (with `tls: { sha256, origem }` when it
 // speaks HTTPS), which supervisors and the test harness wait for. On a signal it stops accepting,
 // lets in-flight requests finish, closes the database and exits 0 (on PostgreSQL, releasing its
-// lease first: what it held is free for the other processes at once).
+// lease first: what it held is free for the other processes at once). The signals are its own
+// from the first moment: one that comes while it starts (its database opened and its lease
+// taken, its queues perhaps already at work) ends the start at the next step and stops the same
+// way, never by the default action that would leave its lease to run out. A second signal exits
+// at once (1), leaving what it held to its lease.
 //
 // Its data: a folder (SQLite, one process) or a PostgreSQL database several processes share
 // (storage.ts). Every log line carries the process's pid and, on PostgreSQL, its id in the
@@ -13,7 +17,7 @@
 
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { buildApp } from './app.ts';
+import { buildApp, type ServiceApp } from './app.ts';
 import { EXIT_USAGE, parseCommand, parseOptions, UsageError } from './cli-args.ts';
 import { SefazAuthority } from './authority/sefaz/connector.ts';
 import { SefazConfigError, sefazOptions, type SefazSettings } from './authority/sefaz/config.ts';
@@ -22,9 +26,12 @@ import type { SandboxTransport } from './deps.ts';
 import { createLogger } from './logger.ts';
 import type { PgStore } from './pg-store.ts';
 import { openService } from './open-service.ts';
+import { scheduleBackups } from './backups.ts';
 import { describeStorage, STORAGE_OPTIONS, STORAGE_USAGE, storageOf, type Storage } from './storage.ts';
 import { operatorTokenHash } from './operator-rates.ts';
-import { generatedTls, operatorTls, tlsChoice, TlsConfigError, type TlsMaterial } from './tls.ts';
+import { generatedTls, isLoopback, operatorTls, tlsChoice, TlsConfigError, type TlsMaterial } from './tls.ts';
+import { faultWords, systemFault } from '../base/node/system-faults.ts';
+import { destinationPolicy, type DestinationPolicy } from './webhooks/destinations.ts';
 
 const USAGE = `Uso: balcao service --port PORTA (--data DIR | --database URL) [--host 127.0.0.1] [--modo sandbox|producao]
                       [--tls | --tls-cert ARQUIVO.pem --tls-key ARQUIVO.pem]
@@ -47,9 +54,13 @@ ${STORAGE_USAGE}
                  SEFAZ, mantendo o caminho oficial; o mesmo que BALCAO_SEFAZ_URL
   --sefaz-ca ARQUIVO  (producao) certificados PEM acrescentados às raízes confiáveis (a cadeia
                  ICP-Brasil); o mesmo que BALCAO_SEFAZ_CA
-Variáveis de ambiente:
-  BALCAO_OPERATOR_TOKEN  token do operador (32 caracteres ou mais): liga a API do operador,
-                 /api/v1/operador/aliquotas-ibscbs (alíquotas do IBS/CBS de todas as empresas)
+
+Para onde os webhooks das empresas podem apontar: BALCAO_WEBHOOK_DESTINOS=qualquer | publicos |
+REDES (ex.: 10.20.0.0/16,192.168.0.50: endereços públicos e estes). Padrão: qualquer com --data em
+127.0.0.1; publicos com --database ou --host fora desta máquina.
+
+API do operador: BALCAO_OPERATOR_TOKEN, o token do operador (32 caracteres ou mais), liga
+/api/v1/operador/aliquotas-ibscbs (alíquotas do IBS/CBS de todas as empresas).
 `;
 
 // In-flight requests get this long after a stop signal; then open connections are cut. An
@@ -65,6 +76,7 @@ type ServiceArgs = {
   mode: ServiceMode;
   sandboxTransport: SandboxTransport;
   sefaz: SefazSettings;
+  webhookDestinations: DestinationPolicy;
 };
 
 function parse(args: string[]): ServiceArgs | 'help' {
@@ -103,11 +115,18 @@ function parse(args: string[]): ServiceArgs | 'help' {
       '--database: o HTTPS (--tls, ou --host fora desta máquina) precisa de --tls-cert e --tls-key, o mesmo certificado em todos os processos',
     );
   }
+  let webhookDestinations: DestinationPolicy;
+  try {
+    webhookDestinations = destinationPolicy(process.env, { sharedDatabase: storage.kind === 'postgres', beyondLoopback: !isLoopback(host) });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
   return {
     port: Number(v.port),
     host,
     tls,
     storage,
+    webhookDestinations,
     mode: modo === 'producao' ? 'production' : 'sandbox',
     sandboxTransport: v['sandbox-wire'] ? 'wire' : 'in-process',
     sefaz: { url: v['sefaz-url'], ca: v['sefaz-ca'] },
@@ -138,12 +157,59 @@ export async function run(args: string[]): Promise<number> {
       process.stderr.write(`${err.message}\n`);
       return EXIT_USAGE;
     }
-    log.fatal({ err }, 'o serviço não pôde iniciar');
+    // The operator reads the console: the sentence that says what to do, the system's words in the log line.
+    const place = { path: parsed.storage.kind === 'sqlite' ? parsed.storage.dataDir : undefined, port: parsed.port, portOption: '--port' };
+    const fault = systemFault(err, place);
+    log.fatal({ err, ...(fault && { falha: fault.code }) }, `o serviço não pôde iniciar${fault ? `: ${fault.message}` : ''}`);
+    process.stderr.write(`O serviço de emissão não pôde iniciar: ${faultWords(err, place)}\n`);
     return 1;
   }
 }
 
-async function serve({ port, host, tls: tlsChoice, storage, mode, sandboxTransport, sefaz }: ServiceArgs, baseLog: Logger): Promise<number> {
+/** SIGTERM and SIGINT, handled from the start of `serve` to its end (see the header). */
+function stopSignals(log: Logger) {
+  let received: NodeJS.Signals | undefined;
+  let signalled!: (signal: NodeJS.Signals) => void;
+  const first = new Promise<NodeJS.Signals>((resolve) => (signalled = resolve));
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (received) {
+      log.warn({ signal }, 'segundo sinal: encerrando imediatamente');
+      process.exit(1);
+    }
+    received = signal;
+    signalled(signal);
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  return {
+    /** The first signal, once one came. */
+    get received() {
+      return received;
+    },
+    first,
+    dispose() {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+    },
+  };
+}
+
+type StopSignals = ReturnType<typeof stopSignals>;
+
+async function serve(args: ServiceArgs, baseLog: Logger): Promise<number> {
+  const signals = stopSignals(baseLog);
+  try {
+    return await startAndServe(args, baseLog, signals);
+  } finally {
+    signals.dispose();
+  }
+}
+
+async function startAndServe(
+  { port, host, tls: tlsChoice, storage, mode, sandboxTransport, sefaz, webhookDestinations }: ServiceArgs,
+  baseLog: Logger,
+  signals: StopSignals,
+): Promise<number> {
   // The SEFAZ and TLS settings are checked before anything opens: a wrong file fails the start.
   const authority = mode === 'production' ? new SefazAuthority(sefazOptions(sefaz)) : undefined;
   const tls: TlsMaterial | undefined =
@@ -154,6 +220,26 @@ async function serve({ port, host, tls: tlsChoice, storage, mode, sandboxTranspo
         : operatorTls(tlsChoice.cert, tlsChoice.key);
   const { store, secrets } = await openService(storage, process.env, { holdsWork: true, log: baseLog });
   const log = storage.kind === 'postgres' ? baseLog.child({ processo: (store as PgStore).processId }) : baseLog;
+  // Lifecycle lines (listening, stopping, stopped) are what supervisors wait for: they are
+  // written whatever BALCAO_LOG_LEVEL says.
+  const lifecycle = log.isLevelEnabled('info') ? log : log.child({}, { level: 'info' });
+  // Copies of a data folder's database while it serves (PostgreSQL's are its own tooling's).
+  let backups: ReturnType<typeof scheduleBackups> | undefined;
+  /** A signal came while starting: what was opened is closed, the lease released, exit 0. */
+  const stoppedWhileStarting = async (app?: ServiceApp) => {
+    lifecycle.info({ signal: signals.received }, 'stopping');
+    try {
+      await app?.close();
+    } finally {
+      await backups?.stop();
+      await store.close();
+    }
+    lifecycle.info('stopped');
+    return 0;
+  };
+  if (signals.received) return stoppedWhileStarting();
+  if (storage.kind === 'sqlite') backups = scheduleBackups(store, storage.dataDir, log);
+
   const operatorToken = process.env.BALCAO_OPERATOR_TOKEN;
   const app = buildApp({
     store,
@@ -163,6 +249,7 @@ async function serve({ port, host, tls: tlsChoice, storage, mode, sandboxTranspo
     authority,
     sandboxTransport,
     processMetrics: true,
+    webhookDestinations,
     ...(tls && { tls }),
     ...(operatorToken && { operatorToken }),
   });
@@ -170,15 +257,13 @@ async function serve({ port, host, tls: tlsChoice, storage, mode, sandboxTranspo
     await app.listen({ port, host });
   } catch (err) {
     await app.close().catch(() => undefined);
+    await backups?.stop();
     await store.close();
-    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new Error(`a porta ${port} já está em uso em ${host}`);
     throw err;
   }
+  if (signals.received) return stoppedWhileStarting(app);
   const address = app.server.address() as AddressInfo;
   const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  // Lifecycle lines (listening, stopping, stopped) are what supervisors wait for: they are
-  // written whatever BALCAO_LOG_LEVEL says.
-  const lifecycle = log.isLevelEnabled('info') ? log : log.child({}, { level: 'info' });
   const where = storage.kind === 'sqlite' ? { dataDir: storage.dataDir } : { database: describeStorage(storage) };
   lifecycle.info(
     {
@@ -196,40 +281,26 @@ async function serve({ port, host, tls: tlsChoice, storage, mode, sandboxTranspo
       `Certificado TLS do serviço (${tls.origin === 'gerado' ? 'gerado pelo serviço' : 'do operador'}), SHA-256:\n  ${tls.fingerprint256}\n`,
     );
 
+  const signal = await signals.first;
   const graceMs = Number(process.env.BALCAO_SHUTDOWN_GRACE_MS ?? DEFAULT_GRACE_MS);
-  return new Promise<number>((resolve) => {
-    let stopping = false;
-    const stop = (signal: NodeJS.Signals) => {
-      if (stopping) {
-        log.warn({ signal }, 'segundo sinal: encerrando imediatamente');
-        process.exit(1);
-      }
-      stopping = true;
-      lifecycle.info({ signal }, 'stopping');
-      const cut = setTimeout(() => {
-        log.warn({ graceMs }, 'prazo de encerramento esgotado: fechando as conexões abertas');
-        app.server.closeAllConnections();
-      }, graceMs);
-      void (async () => {
-        let code = 0;
-        try {
-          await app.close();
-        } catch (err) {
-          log.error({ err }, 'falha ao encerrar o servidor HTTP');
-          code = 1;
-        } finally {
-          clearTimeout(cut);
-          await store.close();
-        }
-        lifecycle.info('stopped');
-        process.off('SIGTERM', stop);
-        process.off('SIGINT', stop);
-        // Should anything (a plugin's stray timer) keep the event loop alive, still exit.
-        setTimeout(() => process.exit(code), 2_000).unref();
-        resolve(code);
-      })();
-    };
-    process.on('SIGTERM', stop);
-    process.on('SIGINT', stop);
-  });
+  lifecycle.info({ signal }, 'stopping');
+  const cut = setTimeout(() => {
+    log.warn({ graceMs }, 'prazo de encerramento esgotado: fechando as conexões abertas');
+    app.server.closeAllConnections();
+  }, graceMs);
+  let code = 0;
+  try {
+    await app.close();
+  } catch (err) {
+    log.error({ err }, 'falha ao encerrar o servidor HTTP');
+    code = 1;
+  } finally {
+    clearTimeout(cut);
+    await backups?.stop();
+    await store.close();
+  }
+  lifecycle.info('stopped');
+  // Should anything (a plugin's stray timer) keep the event loop alive, still exit.
+  setTimeout(() => process.exit(code), 2_000).unref();
+  return code;
 }

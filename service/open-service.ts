@@ -1,7 +1,12 @@
 // Opens what every service process needs (the service itself, the company CLI): the migrated
 // database behind its store, and the master key, checked against the database. A data folder
-// (SQLite) or a PostgreSQL database several processes share (storage.ts).
+// (SQLite) or a PostgreSQL database several processes share (storage.ts). A service process on a
+// data folder holds it (base/node/folder-lock.ts): a second service, or a `balcao start`, on the
+// same folder is refused naming the first; the company commands, which change settings between
+// the service's requests, share it.
 
+import { mkdirSync } from 'node:fs';
+import { lockFolder } from '../base/node/folder-lock.ts';
 import { openServiceDatabase } from './db.ts';
 import type { PgStoreOptions } from './pg-store.ts';
 import { serviceSecretBox, verifyMasterKey, type SecretSealer } from './secrets.ts';
@@ -11,8 +16,24 @@ import type { ServiceStore } from './store.ts';
 
 export type OpenedService<S extends ServiceStore = ServiceStore> = { store: S; secrets: SecretSealer };
 
-/** How a process holds the database: on PostgreSQL a service process registers and renews its lease. */
+/**
+ * How a process holds the database: a service process (`holdsWork`) holds a data folder for
+ * itself, and on PostgreSQL registers and renews its lease.
+ */
 export type OpenOptions = PgStoreOptions;
+
+/** The folder's SQLite store; held for this process when it is a service's (see the header). */
+function openSqliteStore(dataDir: string, holdsWork: boolean): SqliteStore {
+  if (!holdsWork) return new SqliteStore(openServiceDatabase(dataDir));
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const lock = lockFolder(dataDir);
+  try {
+    return new SqliteStore(openServiceDatabase(dataDir, { check: true }), () => lock.release());
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+}
 
 export async function openService(dataDir: string, env?: NodeJS.ProcessEnv): Promise<OpenedService<SqliteStore>>;
 export async function openService(storage: Storage, env?: NodeJS.ProcessEnv, options?: OpenOptions): Promise<OpenedService>;
@@ -22,7 +43,7 @@ export async function openService(where: string | Storage, env: NodeJS.ProcessEn
   // The PostgreSQL store (and its driver) is loaded only by a service that uses it.
   const store: ServiceStore =
     storage.kind === 'sqlite'
-      ? new SqliteStore(openServiceDatabase(storage.dataDir))
+      ? openSqliteStore(storage.dataDir, options.holdsWork === true)
       : await (await import('./pg-store.ts')).PgStore.open(storage.settings, options);
   try {
     await verifyMasterKey(secrets, store);

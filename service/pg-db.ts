@@ -7,9 +7,10 @@
 // its heartbeat there. What it holds (an NFC-e or NF-e being authorized, a manifest being issued,
 // a claimed idempotency key) names it (leased_by, issued_by, claimed_by): one heartbeat renews
 // every lease the process holds. When the heartbeat is older than the lease's length the
-// process is gone (killed, frozen, cut off from the database) and another takes what it held;
-// a graceful stop deletes the row, freeing everything at once. The comparison is made with the
-// database's clock, the one clock all processes share.
+// process is gone (killed, frozen, cut off from the database) and another takes what it held,
+// and the living processes' heartbeats remove its row (a process that was only frozen registers
+// again at its next heartbeat); a graceful stop deletes the row, freeing everything at once. The
+// comparison is made with the database's clock, the one clock all processes share.
 
 import { createHash, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -74,6 +75,10 @@ export function newPool(settings: PostgresSettings, size = settings.poolSize, na
   // An idle connection the server closes (a restart, a network cut) emits here; without a
   // listener it would crash the process. The next query opens a new one.
   pool.on('error', () => undefined);
+  // One the server closes while it is lent out (a transaction between statements, a turn's lock
+  // held while its work runs) emits on its client, where nothing listens between queries: the
+  // same crash. Its next query fails instead, and the pool drops it when it comes back.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }
 
@@ -164,20 +169,28 @@ export class ProcessLease {
     readonly leaseMs: number,
   ) {}
 
-  /** Registers the process and starts renewing; rows of processes gone for a day are cleaned up. */
+  /** Registers the process and starts renewing. */
   async start(log?: LeaseLogger): Promise<void> {
     this.#log = log;
-    await this.pool.query(`DELETE FROM service_processes WHERE heartbeat_at < now() - interval '1 day'`);
     await this.pool.query('INSERT INTO service_processes (id, pid, host) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING', [this.id, process.pid, hostname()]);
     this.#registered = true;
+    await this.renew();
     this.#timer = setInterval(() => void this.renew(), Math.max(200, Math.floor(this.leaseMs / 5)));
     this.#timer.unref();
   }
 
-  /** Renews the heartbeat; a row found missing (cleaned up as dead) is registered again. */
+  /**
+   * Renews the heartbeat and, in the same statement, removes the rows of processes whose lease
+   * ran out (what they held is free either way: holderGone). This process's own row found
+   * missing (removed while it was frozen) is registered again.
+   */
   async renew(): Promise<void> {
     try {
-      const renewed = await this.pool.query('UPDATE service_processes SET heartbeat_at = now() WHERE id = $1', [this.id]);
+      const renewed = await this.pool.query(
+        `WITH gone AS (DELETE FROM service_processes WHERE id <> $1 AND heartbeat_at < now() - $2 * interval '1 millisecond')
+         UPDATE service_processes SET heartbeat_at = now() WHERE id = $1`,
+        [this.id, this.leaseMs],
+      );
       if (renewed.rowCount === 0 && this.#registered) {
         await this.pool.query('INSERT INTO service_processes (id, pid, host) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING', [
           this.id,
@@ -201,6 +214,44 @@ export class ProcessLease {
   }
 }
 
+/**
+ * What a turn makes one at a time among processes (the class of its advisory lock; the lock's
+ * second key is the hash of the document's or company's id): a document's state changes (an
+ * NFC-e cancelled, an MDF-e closed or cancelled) and a company's numbering of returns.
+ */
+export const TURN = { nfce: 0x4e464345, mdfe: 0x4d444645, nfeNumbering: 0x4e464e55 } as const; // "NFCE", "MDFE", "NFNU"
+export type TurnOf = keyof typeof TURN;
+
+/**
+ * How long a call waits for another process's turn on the same key before it is answered 503
+ * (servico_indisponivel, retry): the turn it waits for includes a call to the tax authority,
+ * which may take its whole timeout (30 s by default).
+ */
+export const TURN_WAIT_MS = 120_000;
+
+/**
+ * Runs `work` holding the advisory lock of `what` and `key`: a session lock on a connection of
+ * `locks` (a pool of its own, so a turn never waits for a connection the work it guards needs),
+ * held for the turn, released by the unlock or, should the process die, by the server when the
+ * connection ends. The wait for the lock is bounded by that pool's statement timeout.
+ */
+export async function lockedTurn<T>(locks: pg.Pool, what: TurnOf, key: string, work: () => Promise<T>): Promise<T> {
+  const client = await locks.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query('SELECT pg_advisory_lock($1, hashtext($2))', [TURN[what], key]);
+    try {
+      return await work();
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1, hashtext($2))', [TURN[what], key]).catch((err: Error) => {
+        broken = err; // the connection is closed instead, which releases the lock
+      });
+    }
+  } finally {
+    client.release(broken);
+  }
+}
+
 /** A connection in a transaction, or the pool for a statement alone. */
 export type Queryable = Pick<pg.ClientBase, 'query'>;
 
@@ -214,4 +265,6 @@ export type PgBlocks = {
   /** Also alone, on the pool (one statement). */
   settleKeyInTx(db: Queryable, attempt: KeyAttempt, outcome: KeyOutcome): Promise<boolean>;
   enqueueWebhookInTx(db: Queryable, event: WebhookEvent): Promise<boolean>;
+  /** Runs `work` as the only turn of `what` and `key` among the processes (lockedTurn). */
+  turn<T>(what: TurnOf, key: string, work: () => Promise<T>): Promise<T>;
 };

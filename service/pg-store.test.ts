@@ -1,13 +1,18 @@
 // The PostgreSQL store as several processes see it: two stores opened on one database stand for
 // two service processes (each with its lease, pg-db.ts). What one holds the other does not take,
 // until the holder is gone (lease expired) or lets go (graceful stop); concurrent claims of one
-// key yield one new attempt; webhook deliveries are never leased twice; readiness knows a schema
-// behind the code. Against a real PostgreSQL server (test/helpers/postgres.ts).
+// key yield one new attempt; webhook deliveries are never leased twice; a document's change turn
+// is one process's at a time; a dead process's row is cleaned; readiness knows a schema behind
+// the code; the driver's errors of an unreachable database are told from the others. Against a
+// real PostgreSQL server (test/helpers/postgres.ts).
 
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closedPort } from '../test/helpers/service-process.ts';
 import { openTestService, storedNfce, testStorage, type TestStorage } from '../test/helpers/stores.ts';
 import { createCompany } from './companies.ts';
+import { isDatabaseUnavailable } from './database-faults.ts';
 import type { OpenedService } from './open-service.ts';
 import type { PgStore } from './pg-store.ts';
 import type { NewNfceDocument } from './nfce/store.ts';
@@ -87,6 +92,7 @@ describe('two processes on one database', () => {
   });
 
   it('webhook deliveries leased by one process are not leased by the other', async () => {
+    await Promise.all([store(a).renewLease(), store(b).renewLease()]);
     await a.store.putWebhook(companyId, { url: 'http://127.0.0.1:9/', secretSealed: Buffer.from('x') });
     for (let i = 0; i < 10; i++) {
       await a.store.enqueueWebhookEvent({ eventId: randomUUID(), companyId, tipo: 'teste', payload: `{"n":${i}}`, createdAt: new Date() });
@@ -97,6 +103,78 @@ describe('two processes on one database', () => {
     expect(all).toHaveLength(10);
     expect(new Set(all).size).toBe(10);
     expect(await b.store.leaseDueWebhookDeliveries(now, 100, 60_000)).toEqual([]);
+    // Leased to the process, not for a fixed time: once A's lease runs out, B takes what A held.
+    await expire(a);
+    expect((await b.store.leaseDueWebhookDeliveries(now, 100, 60_000)).map((d) => d.eventId).sort()).toEqual(byA.map((d) => d.eventId).sort());
+    await store(a).renewLease();
+  });
+
+  it("a document's change turn is one process's at a time, and ends with its holder's connection", async () => {
+    const id = randomUUID();
+    const steps: string[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const first = a.store.nfce.changeTurn(id, async () => {
+      steps.push('a começa');
+      await held;
+      steps.push('a termina');
+    });
+    await expect.poll(() => steps).toEqual(['a começa']);
+    const second = b.store.nfce.changeTurn(id, async () => void steps.push('b'));
+    // Another document's turn, and the same id's MDF-e turn, do not wait for it.
+    await b.store.nfce.changeTurn(randomUUID(), async () => void steps.push('outro documento'));
+    await b.store.mdfe.changeTurn(id, async () => void steps.push('outro tipo'));
+    release();
+    await Promise.all([first, second]);
+    expect(steps).toEqual(['a começa', 'outro documento', 'outro tipo', 'a termina', 'b']);
+
+    // A process whose connection ends in its turn (the process died, the server cut it): the turn is free.
+    const dying = await openTestService(storage);
+    let entered!: () => void;
+    let abandon!: (err: Error) => void;
+    const inTurn = new Promise<void>((resolve) => (entered = resolve));
+    const stuck = dying.store.nfce.changeTurn(id, () => (entered(), new Promise<never>((_resolve, reject) => (abandon = reject))));
+    await inTurn;
+    await storage.db.rows(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'balcao-turns' AND state = 'idle' AND query LIKE 'SELECT pg_advisory_lock%'`,
+    );
+    await expect(b.store.nfce.changeTurn(id, async () => 'livre')).resolves.toBe('livre');
+    abandon(new Error('fim do teste'));
+    await expect(stuck).rejects.toThrow('fim do teste');
+    await dying.store.close();
+  });
+
+  it("a dead process's row is removed by the living ones' heartbeat; one that was only frozen registers again", async () => {
+    await expire(b);
+    await store(a).renewLease();
+    expect(await storage.db.value<number>('SELECT count(*) FROM service_processes WHERE id = ?', store(b).processId)).toBe(0);
+    expect(await storage.db.value<number>('SELECT count(*) FROM service_processes WHERE id = ?', store(a).processId)).toBe(1);
+    await store(b).renewLease();
+    expect(await storage.db.value<number>('SELECT count(*) FROM service_processes WHERE id = ?', store(b).processId)).toBe(1);
+  });
+
+  it("tells the driver's errors of a database that cannot answer from the others", async () => {
+    const errorOf = (p: Promise<unknown>) =>
+      p.then(
+        () => new Error('deveria ter falhado'),
+        (err: unknown) => err,
+      );
+    const client = new pg.Client({ connectionString: storage.database, statement_timeout: 50 });
+    client.on('error', () => undefined);
+    await client.connect();
+    // Cannot answer: nobody listens; a statement waited out; its connection ended by the server, and then used.
+    const cannot = [
+      await errorOf(new pg.Client({ host: '127.0.0.1', port: await closedPort() }).connect()),
+      await errorOf(client.query('SELECT pg_sleep(1)')),
+      await errorOf(client.query('SELECT pg_terminate_backend(pg_backend_pid())')),
+      await errorOf(client.query('SELECT 1')),
+    ];
+    expect(cannot.map(isDatabaseUnavailable), cannot.map(String).join('\n')).toEqual([true, true, true, true]);
+    // Answered, with a refusal a retry would not change.
+    const refused = [await errorOf(storage.db.rows(`SELECT 'não é número'::integer`)), await errorOf(storage.db.rows('SELEC 1'))];
+    expect(refused.map((e) => (e as { code?: string }).code)).toEqual(['22P02', '42601']);
+    expect(refused.map(isDatabaseUnavailable)).toEqual([false, false]);
+    await client.end().catch(() => undefined);
   });
 
   it('sandbox settings: partial updates keep the other field, per company; values out of the contract are refused', async () => {

@@ -37,10 +37,12 @@ import {
   inTransaction,
   keyBytes,
   keyText,
+  lockedTurn,
   newPool,
   openPostgres,
   pendingMigrations,
   ProcessLease,
+  TURN_WAIT_MS,
   type PgBlocks,
   type Queryable,
 } from './pg-db.ts';
@@ -109,6 +111,8 @@ export class PgStore implements ServiceStore {
   readonly nfce: PgNfceStore;
   readonly nfe: PgNfeStore;
   readonly terminals: PgTerminalStore;
+  /** The connections that hold turns' locks (pg-db.ts lockedTurn), opened as turns need them. */
+  readonly #locks: pg.Pool;
   #closed = false;
 
   /** Opens the pool, migrates, and (holdsWork) registers this process. */
@@ -119,7 +123,7 @@ export class PgStore implements ServiceStore {
       try {
         await store.#lease.start(options.log);
       } catch (err) {
-        await pool.end();
+        await store.close();
         throw err;
       }
     }
@@ -131,6 +135,7 @@ export class PgStore implements ServiceStore {
     private readonly settings: PostgresSettings,
   ) {
     this.#lease = new ProcessLease(pool, settings.leaseMs);
+    this.#locks = newPool({ ...settings, statementTimeoutMs: TURN_WAIT_MS }, settings.poolSize, 'balcao-turns');
     this.#blocks = {
       pool,
       transaction: (fn) => inTransaction(pool, fn),
@@ -138,6 +143,7 @@ export class PgStore implements ServiceStore {
       claimKeyInTx: (client, request) => this.claimKeyInTx(client, request),
       settleKeyInTx: (client, attempt, outcome) => this.settleKeyInTx(client, attempt, outcome),
       enqueueWebhookInTx: (client, event) => this.enqueueWebhookInTx(client, event),
+      turn: (what, key, work) => lockedTurn(this.#locks, what, key, work),
     };
     this.mdfe = new PgMdfeStore(this.#blocks);
     this.nfce = new PgNfceStore(this.#blocks);
@@ -498,18 +504,23 @@ export class PgStore implements ServiceStore {
     return r.rowCount === 1;
   }
 
-  async leaseDueWebhookDeliveries(now: Date, limit: number, leaseMs: number): Promise<WebhookDelivery[]> {
-    // SKIP LOCKED: deliveries another process is taking right now are not waited for, and never
-    // taken twice; the lease is the pushed next attempt, as on SQLite.
+  /**
+   * Leased to this process (leased_by), as a queued document: held while it lives, however long
+   * the attempt takes; free when it records the attempt, when it stops, or once its lease runs
+   * out (BALCAO_LEASE_MS) if it died. `leaseMs`, the SQLite store's pushed next attempt, is not
+   * used. SKIP LOCKED: deliveries another process is taking right now are not waited for.
+   */
+  async leaseDueWebhookDeliveries(now: Date, limit: number): Promise<WebhookDelivery[]> {
     const r = await this.pool.query<{ event_id: string; company_id: string; tipo: string; payload: string; attempts: number; created_at: string; due: string }>(
       `WITH due AS (
-         SELECT event_id, next_attempt_at FROM webhook_deliveries
+         SELECT event_id, next_attempt_at FROM webhook_deliveries w
           WHERE delivered_at IS NULL AND gave_up_at IS NULL AND next_attempt_at <= $1
+            AND (leased_by IS NULL OR ${holderGone('w.leased_by', '$4')})
           ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED
        )
-       UPDATE webhook_deliveries d SET next_attempt_at = $3 FROM due WHERE d.event_id = due.event_id
+       UPDATE webhook_deliveries d SET leased_by = $3 FROM due WHERE d.event_id = due.event_id
        RETURNING d.event_id, d.company_id, d.tipo, d.payload, d.attempts, d.created_at, due.next_attempt_at AS due`,
-      [iso(now), limit, iso(new Date(now.getTime() + leaseMs))],
+      [iso(now), limit, this.#lease.id, this.#lease.leaseMs],
     );
     return r.rows
       .sort((a, b) => (a.due < b.due ? -1 : a.due > b.due ? 1 : 0))
@@ -525,22 +536,21 @@ export class PgStore implements ServiceStore {
 
   async recordWebhookAttempt(eventId: string, result: WebhookAttemptResult): Promise<void> {
     if (result.delivered) {
-      await this.pool.query('UPDATE webhook_deliveries SET attempts = attempts + 1, delivered_at = $1, last_error = NULL WHERE event_id = $2', [
-        iso(result.at),
-        eventId,
-      ]);
+      await this.pool.query(
+        'UPDATE webhook_deliveries SET attempts = attempts + 1, delivered_at = $1, last_error = NULL, leased_by = NULL WHERE event_id = $2',
+        [iso(result.at), eventId],
+      );
     } else if ('giveUp' in result) {
-      await this.pool.query('UPDATE webhook_deliveries SET attempts = attempts + 1, gave_up_at = $1, last_error = $2 WHERE event_id = $3', [
+      await this.pool.query('UPDATE webhook_deliveries SET attempts = attempts + 1, gave_up_at = $1, last_error = $2, leased_by = NULL WHERE event_id = $3', [
         iso(result.at),
         result.error,
         eventId,
       ]);
     } else {
-      await this.pool.query('UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_at = $1, last_error = $2 WHERE event_id = $3', [
-        iso(result.nextAttemptAt),
-        result.error,
-        eventId,
-      ]);
+      await this.pool.query(
+        'UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_at = $1, last_error = $2, leased_by = NULL WHERE event_id = $3',
+        [iso(result.nextAttemptAt), result.error, eventId],
+      );
     }
   }
 
@@ -564,7 +574,7 @@ export class PgStore implements ServiceStore {
     try {
       await this.#lease.release();
     } finally {
-      await this.pool.end();
+      await Promise.all([this.pool.end(), this.#locks.end()]);
     }
   }
 }

@@ -37,6 +37,8 @@ import {
 } from './store.ts';
 import type { WebhookAttemptResult, WebhookDelivery, WebhookEvent, WebhookRecord } from './webhooks/store.ts';
 
+import { backupOnline, type Backup, type BackupPlace } from '../base/node/sqlite-backup.ts';
+
 const iso = (d: Date = new Date()): string => d.toISOString();
 
 export class SqliteStore implements ServiceStore {
@@ -46,6 +48,7 @@ export class SqliteStore implements ServiceStore {
   readonly mdfe = new SqliteMdfeStore({
     statement: (sql) => this.statement(sql),
     transaction: (fn) => this.transaction(fn),
+    read: (fn) => this.read(fn),
     settleKeyInTx: (attempt, outcome) => this.settleKeyInTx(attempt, outcome),
   });
 
@@ -53,6 +56,7 @@ export class SqliteStore implements ServiceStore {
   readonly nfce = new SqliteNfceStore({
     statement: (sql) => this.statement(sql),
     transaction: (fn) => this.transaction(fn),
+    read: (fn) => this.read(fn),
     claimKeyInTx: (request) => this.claimKeyInTx(request),
     settleKeyInTx: (attempt, outcome) => this.settleKeyInTx(attempt, outcome),
     enqueueWebhookInTx: (event) => this.enqueueWebhookInTx(event),
@@ -62,6 +66,7 @@ export class SqliteStore implements ServiceStore {
   readonly nfe = new SqliteNfeStore({
     statement: (sql) => this.statement(sql),
     transaction: (fn) => this.transaction(fn),
+    read: (fn) => this.read(fn),
     settleKeyInTx: (attempt, outcome) => this.settleKeyInTx(attempt, outcome),
     enqueueWebhookInTx: (event) => this.enqueueWebhookInTx(event),
   });
@@ -72,7 +77,11 @@ export class SqliteStore implements ServiceStore {
     transaction: (fn) => this.transaction(fn),
   });
 
-  constructor(protected readonly db: Database.Database) {}
+  /** `onClose`: what else this store holds, let go after the database closes (the data folder's lock). */
+  constructor(
+    protected readonly db: Database.Database,
+    private readonly onClose?: () => void,
+  ) {}
 
   /** Prepared once per SQL text and reused: preparing costs more than most of these queries. */
   protected statement(sql: string): Database.Statement {
@@ -90,6 +99,11 @@ export class SqliteStore implements ServiceStore {
    */
   protected transaction<T>(fn: () => T): T {
     return this.db.transaction(fn).immediate();
+  }
+
+  /** Several reads in one snapshot, without the write lock (a deferred transaction). */
+  protected read<T>(fn: () => T): T {
+    return this.db.transaction(fn).deferred();
   }
 
   // --- companies and tokens -------------------------------------------------------------------
@@ -484,8 +498,14 @@ export class SqliteStore implements ServiceStore {
     if (missing.length) throw new Error(`migrações pendentes no banco: ${missing.map((m) => m.id).join(', ')}`);
   }
 
+  /** A verified copy of this database into `place`, taken while the service goes on (base/node/sqlite-backup.ts). */
+  backupTo(place: BackupPlace, reason?: string): Promise<Backup> {
+    return backupOnline(this.db, place, reason);
+  }
+
   async close(): Promise<void> {
     if (this.db.open) this.db.close();
+    this.onClose?.();
   }
 }
 

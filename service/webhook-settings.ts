@@ -3,7 +3,9 @@
 // every other credential.
 
 import { randomBytes } from 'node:crypto';
+import { ApiError } from './http/errors.ts';
 import { openText, secretContext, type SecretSealer } from './secrets.ts';
+import { ANY_DESTINATION, urlRefusal, type DestinationPolicy, type Lookup } from './webhooks/destinations.ts';
 import type { WebhookStore } from './webhooks/store.ts';
 
 export type WebhookView = { url: string; segredo: string };
@@ -15,9 +17,17 @@ export class WebhookSettings {
   constructor(
     private readonly store: WebhookStore,
     private readonly secrets: SecretSealer,
+    /** Where a webhook may point (webhooks/destinations.ts), and how names are resolved for it. */
+    private readonly destinations: DestinationPolicy = ANY_DESTINATION,
+    private readonly lookup?: Lookup,
   ) {}
 
+  /** Sets the webhook; a destination the operator does not allow is a 422 naming `url`. */
   async put(companyId: string, input: { url: string; segredo?: string }): Promise<WebhookView> {
+    const refused = await urlRefusal(this.destinations, input.url, this.lookup);
+    if (refused) {
+      throw new ApiError('validacao', 'Destino do webhook não permitido neste serviço.', { details: [{ field: 'url', message: refused }] });
+    }
     const segredo = input.segredo ?? generateWebhookSecret();
     await this.store.putWebhook(companyId, {
       url: input.url,

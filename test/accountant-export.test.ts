@@ -2,9 +2,10 @@
 // GET /api/v1/nfce/exportacao and /api/v1/mdfe/exportacao stream a ZIP that holds each fiscal
 // document of the period once, named by its key and valid against its official schema, with its
 // events and the inutilizações, and a summary (resumo.csv) read from the documents themselves.
-// Then a day at a real terminal (online sales, a cancellation, sales issued in offline
-// contingency and transmitted later): the ZIP the manager exports from the checkout against the
-// manager's report of the same day, total by total. On both stores (helpers/stores.ts): the
+// Then a day at a real terminal (online sales, a cancellation, a sale stalled at the authority and
+// issued again in offline contingency, its online attempt cancelled by substitution later): the
+// ZIP the manager exports from the checkout against the manager's report of the same day and its
+// CSV, total by total and cancellation by cancellation. On both stores (helpers/stores.ts): the
 // period is a Brasília day read from dhEmi with its offset, by each engine its own way. The
 // service-only exports are of companies whose CNPJ has letters (alphanumeric, drawn by the
 // generator): every document, event and inutilização of theirs validates and its signature verifies.
@@ -17,12 +18,14 @@ import { generateCnpj } from '@brazilian-utils/brazilian-utils/generate-cnpj';
 import { sampleMdfeRequest } from '../fiscal/samples.ts';
 import { expectValidAndSigned } from './helpers/documents.ts';
 import { contingencyXml, nfceBody, registerCompany, waitFor, type TestCompany } from './helpers/nfce.ts';
-import { startService, type ServiceProcess } from './helpers/service-process.ts';
+import { api, startService, type ServiceProcess } from './helpers/service-process.ts';
 import { STORES, testStorage, type TestStorage } from './helpers/stores.ts';
 import { readZip, type ZipEntries } from './helpers/zip.ts';
 import { eventually, setUpContingency, storeCompanyWithCertificate, testTerminal } from './terminal-fixtures.ts';
 import type { Terminal } from '../electron/core/terminal.ts';
 import { MemoryPrinter } from '../native/printer/transports.ts';
+import { salesReportCsv } from '../electron/core/reports.ts';
+import { csvMoney } from '../service/export/summary-csv.ts';
 
 const JUSTIFICATIVA = 'Cliente desistiu da compra no caixa';
 
@@ -215,13 +218,14 @@ describe.each(STORES)('on %s', (store) => {
   });
 
   describe('a day at the checkout: the ZIP the manager exports against the manager’s report', () => {
-    it('holds each authorized, cancelled and contingency receipt once, valid, with its event, and a summary whose totals equal the report’s', async () => {
+    it('holds each authorized, cancelled and contingency receipt once, valid, with its event, and a summary whose totals and cancellations equal the report’s and its CSV’s, line by line', async () => {
       const company = await storeCompanyWithCertificate(storage);
       const terminal = await testTerminal({ serviceUrl: service.url, token: company.token, series: 1, printerTransport: new MemoryPrinter() });
       terminals.push(terminal);
       const manager = await terminal.createManager({ name: 'Gerente Ana', pin: '2580' });
       const auth = { managerId: manager.id, pin: '2580' };
       await setUpContingency(terminal, company, auth);
+      const sandbox = api(service.url, company.token);
 
       const sell = async (codes: string[], pay: (total: number) => { tPag: string; amountCents: number; card?: { tpIntegra: '2'; tBand: string } }[]) => {
         let sale = await terminal.openSale();
@@ -248,12 +252,27 @@ describe.each(STORES)('on %s', (store) => {
       const cancelled = await terminal.cancelReceipt(online[1]!.id, { ...auth, justification: JUSTIFICATIVA });
       expect(cancelled.state).toBe('cancelled');
 
-      // An outage the manager declares: two sales issued at the terminal, transmitted once it ends.
-      await terminal.enterContingency({ ...auth, justification: 'Link de internet da loja fora do ar' });
-      const offline = [await sell(['1007'], cash), await sell(['1008', '1002'], card)];
-      expect(offline.every((r) => r.contingency)).toBe(true);
-      await terminal.leaveContingency(auth);
+      // The authority stops answering: a sale sent online stalls there, the terminal goes into
+      // contingency by itself (the service says so when asked about that sale) and issues it
+      // again offline with a new number; another sale is
+      // issued offline. Once the authority answers again, everything is authorized, the stalled
+      // attempt too, and the terminal cancels that one by substitution (110112).
+      expect((await sandbox.post('/api/v1/sandbox/autoridade', { disponivel: false })).status).toBe(200);
+      const stalled = await sell(['1007'], cash);
+      expect(stalled.contingency).toBe(false);
+      await eventually('contingência pela SEFAZ sem resposta', async () => (await terminal.contingencyStatus()).active);
+      const offline = [await terminal.getReceipt(stalled.id), await sell(['1008', '1002'], card)];
+      expect(offline.map((r) => [r.contingency, r.nNF])).toEqual([
+        [true, stalled.nNF + 1],
+        [true, stalled.nNF + 2],
+      ]);
+      expect((await sandbox.post('/api/v1/sandbox/autoridade', { disponivel: true })).status).toBe(200);
       await authorized(offline.map((r) => r.id));
+      const [attempt] = await eventually('a primeira tentativa cancelada por substituição', async () => {
+        const view = await terminal.getReceipt(stalled.id);
+        return view.superseded.every((a) => a.state === 'cancelled_by_substitution') && view.superseded;
+      });
+      expect(attempt).toMatchObject({ serie: 1, nNF: stalled.nNF, chave: expect.stringMatching(/^\d{44}$/), state: 'cancelled_by_substitution' });
 
       const today = brasiliaDay(new Date());
       const report = await terminal.salesReport({ ...auth, de: today, ate: today });
@@ -263,21 +282,25 @@ describe.each(STORES)('on %s', (store) => {
         DELETE FROM report_days; DELETE FROM report_day_payments; DELETE FROM report_day_hours; DELETE FROM report_day_products;`);
       expect({ ...(await terminal.salesReport({ ...auth, de: today, ate: today })), generatedAt: report.generatedAt }).toEqual(report);
       expect(terminal.store.db.prepare(`SELECT count(*) FROM report_receipts WHERE bucket = 'pending'`).pluck().get()).toBe(0);
+      const reportCsv = parse(salesReportCsv(report).csv.slice(1), { delimiter: ';', columns: true }) as Record<string, string>[];
       const exported = await terminal.exportDocuments({ ...auth, kind: 'nfce', de: today, ate: today });
       expect(exported).toMatchObject({ fileName: `nfce-${company.cnpj}-${today}-a-${today}.zip`, notTransmitted: 0 });
       const entries = await readZip(readFileSync(exported.path));
       expect(exported.bytes).toBe(readFileSync(exported.path).length);
 
-      // Each receipt once, by key, valid against procNFe; the cancellation's event beside it.
+      // Each receipt once, by key, valid against procNFe; each cancellation's event beside it.
       const receipts = await Promise.all([...online, ...offline].map((r) => terminal.getReceipt(r.id)));
-      const keys = receipts.map((r) => r.chave!);
-      expect([...entries.keys()].sort()).toEqual([...keys.map((k) => `${k}-nfce.xml`), `${cancelled.chave}-evento-110111.xml`, 'resumo.csv'].sort());
+      const keys = [...receipts.map((r) => r.chave!), attempt!.chave!];
+      expect([...entries.keys()].sort()).toEqual(
+        [...keys.map((k) => `${k}-nfce.xml`), `${cancelled.chave}-evento-110111.xml`, `${attempt!.chave}-evento-110112.xml`, 'resumo.csv'].sort(),
+      );
       for (const k of keys) expectValid(entries.get(`${k}-nfce.xml`), 'procNFe', k);
       expectValid(entries.get(`${cancelled.chave}-evento-110111.xml`), 'procEventoCancNFe', 'evento');
 
       // The summary against the report: count, total, change, each payment method, the
       // cancellations and the contingency receipts.
-      const rows = summaryOf(entries).filter((r) => r.documento === 'nfce');
+      const summary = summaryOf(entries);
+      const rows = summary.filter((r) => r.documento === 'nfce');
       const sales = rows.filter((r) => r.situacao === 'autorizada' || r.situacao === 'contingencia_pendente');
       const sum = (list: Record<string, string>[], column: string) => list.reduce((t, r) => t + cents(r[column] ?? '0'), 0);
       expect(report.totals).toEqual({ count: sales.length, totalCents: sum(sales, 'valor_total'), changeCents: sum(sales, 'troco') });
@@ -293,9 +316,6 @@ describe.each(STORES)('on %s', (store) => {
           .map((c) => [c.slice('pagamento_'.length), sum(sales, c)] as const)
           .filter(([, v]) => v > 0),
       );
-      expect(report.cancelled.map((c) => [c.chave, c.totalCents])).toEqual(
-        rows.filter((r) => r.situacao === 'cancelada').map((r) => [r.chave, cents(r.valor_total!)]),
-      );
       expect(report.contingency.map((c) => c.chave).sort()).toEqual(
         rows
           .filter((r) => r.contingencia === 'sim')
@@ -304,12 +324,35 @@ describe.each(STORES)('on %s', (store) => {
       );
       expect(report.contingency.every((c) => c.authorized)).toBe(true);
 
-      // And both are the sales' own amounts: five sales stand, one was cancelled.
+      // The cancellations, line by line: every cancelled NFC-e of the file, with the kind its
+      // event says (110111 by the manager, 110112 by substitution), in the report and its CSV.
+      const eventOf = new Map(summary.filter((r) => r.documento!.startsWith('evento_')).map((r) => [r.chave, r.documento!.slice('evento_'.length)]));
+      const inFile = rows
+        .filter((r) => r.situacao === 'cancelada')
+        .sort((a, b) => Number(a.serie) - Number(b.serie) || Number(a.numero) - Number(b.numero))
+        .map((r) => [`${r.serie}-${r.numero}`, eventOf.get(r.chave!) === '110112' ? 'substituicao' : 'cancelamento', r.chave, r.valor_total]);
+      expect(inFile).toEqual([
+        [`1-${cancelled.nNF}`, 'cancelamento', cancelled.chave, csvMoney(BigInt(cancelled.totalCents))],
+        [`1-${stalled.nNF}`, 'substituicao', attempt!.chave, csvMoney(BigInt(stalled.totalCents))],
+      ]);
+      expect(report.cancelled.map((c) => [`${c.serie}-${c.nNF}`, c.kind, c.chave, csvMoney(BigInt(c.totalCents))])).toEqual(inFile);
+      expect(report.cancelled[1]).toMatchObject({ substitute: { serie: 1, nNF: stalled.nNF + 1 }, receiptId: stalled.id });
+      expect(
+        reportCsv
+          .filter((r) => r.secao!.startsWith('cancelada'))
+          .map((r) => [r.item, r.secao === 'cancelada_substituicao' ? 'substituicao' : 'cancelamento', r.descricao, r.valor]),
+      ).toEqual(inFile);
+
+      // And both are the sales' own amounts: five sales stand (the stalled one on its
+      // contingency receipt), one was cancelled.
       const standing = [...online, ...offline].filter((r) => r.id !== online[1]!.id);
       expect(report.totals).toMatchObject({ count: 5, totalCents: standing.reduce((t, r) => t + r.totalCents, 0) });
       expect(report.byHour.reduce((t, h) => t + h.totalCents, 0)).toBe(report.totals.totalCents);
       expect(report.byProduct.reduce((t, p) => t + p.totalCents, 0)).toBe(report.totals.totalCents);
       expect(report.byProduct.find((p) => p.code === '1001')).toMatchObject({ quantity: '2' });
+      // In homologação each receipt's first xProd is the mandatory text: the report names the
+      // products as the catalog does.
+      for (const p of report.byProduct) expect(p.description, p.code).toBe((await terminal.findProducts(p.code, 1))[0]!.description);
     });
   });
 });

@@ -65,6 +65,6 @@ describe("the tax authority's availability, as the service last saw it", () => {
     expect(cancel.status).toBe(503);
     expect(await situation(company)).toBe('indisponivel');
     expect((await authority(company, true)).status).toBe(200);
-    await expect.poll(() => situation(company), { timeout: 10_000 }).toBe('disponivel');
+    await expect.poll(() => situation(company)).toBe('disponivel');
   });
 });

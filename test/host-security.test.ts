@@ -298,7 +298,7 @@ describe('browser-mode host', () => {
   });
 });
 
-async function waitFor(probe: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+async function waitFor(probe: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!probe()) {
     if (Date.now() > deadline) throw new Error(`tempo esgotado esperando: ${what}`);

@@ -13,6 +13,7 @@ import { SETUPS, testStorage, type TestStorage } from './helpers/stores.ts';
 import { brasiliaDay } from '../base/common/brasilia.ts';
 import { ACCESS_KEY, ACCESS_KEY_PATTERN } from '../base/common/access-key.ts';
 import { CNPJ_PATTERN } from '../base/common/tax-ids.ts';
+import { validateXml } from '../fiscal/schema.ts';
 
 // On SQLite in-process and over the wire (SEFAZ connector → SEFAZ simulator, mutual TLS on
 // loopback), and on PostgreSQL (helpers/stores.ts SETUPS).
@@ -27,6 +28,7 @@ describe.each(SETUPS)('on $store, over the $transport authority', ({ store, tran
   let windowCo: Client;
   let flaky: Client;
   let chain: Client;
+  let road: Client;
 
   /** A CNPJ with valid check digits from 12 digits. */
   function cnpj(base12: string): string {
@@ -49,10 +51,11 @@ describe.each(SETUPS)('on $store, over the $transport authority', ({ store, tran
         ['323456780001', 'SP'],
         ['423456780001', 'SP'],
         ['523456780001', 'SP'],
+        ['623456780001', 'SP'],
       ].map(([base, uf]) => createCompany(storage, { cnpj: cnpj(base!), uf: uf!, nome: `Transportadora ${base}` })),
     );
     service = await startService({ dataDir: storage.dataDir, database: storage.database, transport });
-    [main, other, windowCo, flaky, chain] = companies.map((c) => api(service.url, c.token)) as [Client, Client, Client, Client, Client];
+    [main, other, windowCo, flaky, chain, road] = companies.map((c) => api(service.url, c.token)) as [Client, Client, Client, Client, Client, Client];
   });
 
   afterAll(async () => {
@@ -718,6 +721,65 @@ describe.each(SETUPS)('on $store, over the $transport authority', ({ store, tran
       const unknown = await route({ UFIni: 'XX', UFFim: 'BA' });
       expect(unknown.status).toBe(422);
       expect(unknown.body.error.details).toEqual([{ field: 'UFIni', message: expect.stringContaining('XX') }]);
+    });
+  });
+
+  describe('on the road: inclusão de condutor (110114), inclusão de DF-e (110115), não encerrados', () => {
+    const NFE_KEY = '35180834128745000152550010000474281920007498';
+
+    it('a driver and NF-e join an open manifest, each an event with its XML; the authority lists it open until it is closed', async () => {
+      const issued = await authorized(road);
+      const id = issued.mdfe_id as string;
+      expect((await road.get('/api/v1/mdfe/nao-encerrados')).body).toMatchObject({ status: '111', data: [{ chave: issued.chave, mdfe_id: id }] });
+
+      const driver = await road.post(`/api/v1/mdfe/${id}/incluir-condutor`, { nome: 'Maria  Souza', cpf: '11144477735' });
+      expect(driver.status, driver.text).toBe(200);
+      expect(driver.body).toMatchObject({
+        situacao: 'autorizado',
+        eventos: [{ tipo: '110114', descricao: 'Inclusão de condutor', sequencia: 1, status: '135' }],
+      });
+      expect(driver.body.eventos[0].dados).toEqual({ nome: 'Maria Souza', cpf: '11144477735' });
+      expect((await road.post(`/api/v1/mdfe/${id}/incluir-condutor`, { nome: 'João Lima', cpf: '52998224725' })).body.eventos[1]).toMatchObject({
+        tipo: '110114',
+        sequencia: 2,
+      });
+      const badCpf = await road.post(`/api/v1/mdfe/${id}/incluir-condutor`, { nome: 'Maria Souza', cpf: '11144477736' });
+      expect(badCpf.status).toBe(422);
+      expect(badCpf.body.error.details).toEqual([{ field: 'cpf', message: expect.any(String) }]);
+
+      const added = await road.post(`/api/v1/mdfe/${id}/incluir-dfe`, {
+        codigo_municipio_carregamento: '3106200',
+        municipio_carregamento: 'Belo Horizonte',
+        documentos: [{ chave: NFE_KEY, codigo_municipio_descarga: '2927408', municipio_descarga: 'Salvador' }],
+      });
+      expect(added.status, added.text).toBe(200);
+      expect(added.body.documentos.at(-1)).toEqual({ tipo: 'NFe', chave: NFE_KEY, codigo_municipio_descarga: '2927408' });
+      expect(added.body.eventos.at(-1)).toMatchObject({ tipo: '110115', sequencia: 1, dados: { chaves: NFE_KEY, codigo_municipio_carregamento: '3106200' } });
+      const foreignKey = await road.post(`/api/v1/mdfe/${id}/incluir-dfe`, {
+        codigo_municipio_carregamento: '3106200',
+        municipio_carregamento: 'Belo Horizonte',
+        documentos: [{ chave: '35261111222333000181650010000000011000000011', codigo_municipio_descarga: '2927408', municipio_descarga: 'Salvador' }],
+      });
+      expect(foreignKey.status).toBe(422);
+      expect(foreignKey.body.error.details[0].field).toBe('documentos[0].chave');
+
+      // The fiscal record: each event's XML, valid against procEventoMDFe (its content against its own schema).
+      const events = await road.get(`/api/v1/mdfe/${id}/eventos`);
+      expect(events.body.data.map((e: { tipo: string }) => e.tipo)).toEqual(['110114', '110114', '110115']);
+      for (const e of events.body.data as { xml: string; protocolo: string }[]) {
+        expect(validateXml(e.xml, 'procEventoMDFe')).toEqual({ valid: true, errors: [] });
+        expect(e.xml).toContain(`<nProt>${e.protocolo}</nProt>`);
+      }
+
+      expect((await road.get(`/api/v1/mdfe/chave/${issued.chave}`)).body.mdfe_id).toBe(id);
+      expect((await road.get(`/api/v1/mdfe/chave/${issued.chave.replace(/\d{9}(?=\d{10}$)/, '000000999')}`)).status).toBe(404);
+      expect((await road.get('/api/v1/mdfe/chave/123')).status).toBe(400);
+
+      expect((await road.post(`/api/v1/mdfe/${id}/encerrar`, { uf: 'BA', codigo_municipio: '2927408' })).status).toBe(200);
+      expect((await road.get('/api/v1/mdfe/nao-encerrados')).body).toEqual({ status: '112', motivo: expect.any(String), data: [] });
+      const closed = await road.post(`/api/v1/mdfe/${id}/incluir-condutor`, { nome: 'Ana Reis', cpf: '52998224725' });
+      expect(closed.status).toBe(422);
+      expect(closed.body.error.code).toBe('estado_invalido');
     });
   });
 });

@@ -1,9 +1,14 @@
 // The MDF-e's documents over real HTTP: the XML (mdfeProc valid against procMDFe_v3.00.xsd when
 // authorized, the signed MDFe alone when rejected) and the DAMDFE PDF, read back the way a person
 // and a scanner would: its text extracted, its page rendered to pixels, the QR Code decoded with
-// jsQR and the Code-128 bar code decoded by the small reader below (an independent decoder: the
-// pattern table is the standard's, not the encoder's).
+// jsQR and the Code-128 bar code decoded by zbarimg (zbar-tools, a decoder independent of the
+// encoder).
 
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { DOMParser } from '@xmldom/xmldom';
 import { PDFParse } from 'pdf-parse';
 import { PNG } from 'pngjs';
@@ -80,76 +85,26 @@ describe('GET /api/v1/mdfe/{id}/xml', () => {
   });
 });
 
-// --- Code 128 (set C) reader ----------------------------------------------------------------------
+// --- Code 128 reader ------------------------------------------------------------------------------
 
-// ISO/IEC 15417 bar/space widths of the values 0..106 (106 = stop, 7 elements).
-const CODE128 = (
-  '212222 222122 222221 121223 121322 131222 122213 122312 132212 221213 221312 231212 112232 122132 122231 113222 ' +
-  '123122 123221 223211 221132 221231 213212 223112 312131 311222 321122 321221 312212 322112 322211 212123 212321 ' +
-  '232121 111323 131123 131321 112313 132113 132311 211313 231113 231311 112133 112331 132131 113123 113321 133121 ' +
-  '313121 211331 231131 213113 213311 213131 311123 311321 331121 312113 312311 332111 314111 221411 431111 111224 ' +
-  '111422 121124 121421 141122 141221 112214 112412 122114 122411 142112 142211 241211 221114 413111 241112 134111 ' +
-  '111242 121142 121241 114212 124112 124211 411212 421112 421211 212141 214121 412121 111143 111341 131141 114113 ' +
-  '114311 411113 411311 113141 114131 311141 411131 211412 211214 211232 2331112'
-).split(' ');
-
-/** Decodes a Code-128 set C symbol from one row of pixels, or undefined. */
-function decodeCode128Row(row: boolean[]): string | undefined {
-  const runs: number[] = [];
-  let start = row.indexOf(true);
-  if (start < 0) return undefined;
-  for (let i = start, len = 0, dark = true; i <= row.length; i++) {
-    if (i < row.length && row[i] === dark) {
-      len++;
-      continue;
-    }
-    runs.push(len);
-    if (i === row.length) break;
-    dark = row[i]!;
-    len = 1;
+/**
+ * The first Code 128 symbol zbarimg (zbar-tools, an independent decoder) reads on the page's
+ * picture. Run asynchronously: a blocked event loop would keep the HTTP client from seeing the
+ * service close an idle keep-alive connection, and the next request would go out on it.
+ */
+async function decodeCode128(png: PNG): Promise<string | undefined> {
+  const dir = mkdtempSync(join(tmpdir(), 'balcao-damdfe-'));
+  try {
+    writeFileSync(join(dir, 'pagina.png'), PNG.sync.write(png));
+    const { stdout: out } = await promisify(execFile)('zbarimg', ['--raw', '-q', '-Sdisable', '-Scode128.enable', join(dir, 'pagina.png')], {
+      encoding: 'utf8',
+    });
+    return out.trim().split('\n')[0] || undefined;
+  } catch {
+    return undefined; // zbarimg exits 4 when it finds no symbol
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
-  // Try each dark run as the start of the symbol (start C = 211232).
-  for (start = 0; start + 6 <= runs.length; start += 2) {
-    const chunk = runs.slice(start, start + 6);
-    const module = chunk.reduce((a, b) => a + b, 0) / 11;
-    const widths = chunk.map((w) => Math.round(w / module)).join('');
-    if (widths !== CODE128[105]) continue;
-    const values: number[] = [105];
-    let i = start + 6;
-    for (;;) {
-      const six = runs.slice(i, i + 6);
-      if (six.length < 6) break;
-      const m = six.reduce((a, b) => a + b, 0) / 11;
-      const code = six.map((w) => Math.round(w / m)).join('');
-      const stop = runs.slice(i, i + 7);
-      const ms = stop.reduce((a, b) => a + b, 0) / 13;
-      if (stop.length === 7 && stop.map((w) => Math.round(w / ms)).join('') === CODE128[106]) {
-        const [, ...data] = values;
-        const check = data.pop()!;
-        const sum = data.reduce((acc, v, k) => acc + v * (k + 1), 105) % 103;
-        if (sum !== check) return undefined;
-        return data.map((v) => String(v).padStart(2, '0')).join('');
-      }
-      const value = CODE128.indexOf(code);
-      if (value < 0 || value > 99) break; // set C only: pairs of digits
-      values.push(value);
-      i += 6;
-    }
-  }
-  return undefined;
-}
-
-function decodeCode128(png: PNG): string | undefined {
-  for (let y = 0; y < png.height; y += 2) {
-    const row: boolean[] = [];
-    for (let x = 0; x < png.width; x++) {
-      const at = (y * png.width + x) * 4;
-      row.push(png.data[at]! + png.data[at + 1]! + png.data[at + 2]! < 3 * 128);
-    }
-    const found = decodeCode128Row(row);
-    if (found) return found;
-  }
-  return undefined;
 }
 
 // -----------------------------------------------------------------------------------------------
@@ -207,7 +162,7 @@ describe('GET /api/v1/mdfe/{id}/damdfe', () => {
     const expected = qrCodMDFe(xml);
     expect(expected).toBe(`https://dfe-portal.svrs.rs.gov.br/mdfe/qrCode?chMDFe=${mdfe.chave}&tpAmb=2`);
     expect(readQr(png)?.data).toBe(expected);
-    expect(decodeCode128(png)).toBe(mdfe.chave);
+    expect(await decodeCode128(png)).toBe(mdfe.chave);
   });
 
   it('marks a cancelled manifest; refuses a rejected one (422 estado_invalido)', async () => {

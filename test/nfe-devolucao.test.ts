@@ -48,7 +48,7 @@ async function soldNfce(company: TestCompany, nNF: number, consumer = true) {
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-async function waitForReturn(client: Client, id: string, done: (doc: any) => boolean = (d) => d.situacao !== 'processando', timeoutMs = 30_000) {
+async function waitForReturn(client: Client, id: string, done: (doc: any) => boolean = (d) => d.situacao !== 'processando', timeoutMs = 60_000) {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const res = await client.get(`/api/v1/nfe/${id}`);

@@ -165,7 +165,7 @@ describe('produção mode through the connector', () => {
 describe('SEFAZ paralysed (108) with a terminal selling', () => {
   it(
     'the stalled sale takes the terminal into offline contingency; the service sends nothing more while the authorizer is paralysed',
-    { timeout: 60_000 },
+    { timeout: 180_000 },
     async () => {
       const store = await storeCompanyWithCertificate(dataDir);
       enroll({ ...store, certificate: store.certificate }, { id: '1', token: 'CSC-DE-TESTE-123456' });

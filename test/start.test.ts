@@ -3,7 +3,7 @@
 // browser-mode host answering the checkout URL; a sale through it is authorized and printed; one
 // certificate is shared by the service's company and the terminal.
 // A second start keeps everything (same company, certificate, manager, catalog), and SIGTERM
-// stops it cleanly.
+// stops it cleanly; a start on a folder another start holds is refused, naming it.
 
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -66,8 +66,8 @@ describe('balcao start', () => {
     sale = await rpc<SaleView>(first, 'addItem', [sale.id, { code: '1001', quantity: '2' }]);
     await rpc(first, 'addPayment', [sale.id, { tPag: '01', amountCents: sale.totalCents }]);
     const { receipt } = await rpc<FinishedSale>(first, 'finishSale', [sale.id]);
-    await expect.poll(async () => (await rpc<ReceiptView>(first, 'getReceipt', [receipt.id])).state, { timeout: 20_000 }).toBe('authorized');
-    await expect.poll(() => readdirSync(first.printerDir).filter((f) => f.endsWith('.bin')).length, { timeout: 20_000 }).toBeGreaterThan(0);
+    await expect.poll(async () => (await rpc<ReceiptView>(first, 'getReceipt', [receipt.id])).state).toBe('authorized');
+    await expect.poll(() => readdirSync(first.printerDir).filter((f) => f.endsWith('.bin')).length).toBeGreaterThan(0);
 
     const page = await fetch(first.origin + '/');
     expect(page.headers.get('content-security-policy')).toContain("default-src 'self'");
@@ -83,6 +83,13 @@ describe('balcao start', () => {
     expect(await rpc<unknown[]>(second, 'listManagers', [])).toHaveLength(1);
     // The service moved (another free port): the terminal follows it.
     expect(await rpc(second, 'getSettings', [])).toMatchObject({ serviceUrl: second.serviceUrl });
+    // One store per data folder: a third start on it is refused, naming the one that holds it.
+    const holder = JSON.parse(readFileSync(join(dataDir, 'service', 'balcao-em-uso.json'), 'utf8')) as { pid: number };
+    const third = await runCli(['start', '--data', dataDir, '--port', '0', '--terminal-port', '0']);
+    expect(third.code).toBe(1);
+    expect(third.stderr).toContain(`A pasta de dados ${join(dataDir, 'service')} já está em uso por balcao start (processo ${holder.pid}, nesta máquina`);
+    expect(third.stderr).toContain('poderiam dar o mesmo número a duas vendas');
+    expect((await ask(second)).status).toBe(200); // the one running is untouched
     expect(await second.stop()).toEqual({ code: 0, signal: null });
 
     const service = await openService(join(dataDir, 'service'));

@@ -46,7 +46,7 @@ beforeAll(async () => {
   receiptId = sales.finishSale(ctx, sale.id).receipt.id;
   device = await startAppSocketPrinter();
   cups = await startCupsd([{ name: 'caixa1', device: `socket://127.0.0.1:${device.port}` }]);
-}, 30_000);
+});
 
 afterAll(async () => {
   await cups?.stop();

@@ -80,7 +80,7 @@ describe('printing an authorized receipt', () => {
     expect(printed.qrCodes.map((q) => q.payload)).toEqual([receipt.qrcode]);
     const text = printed.lines.map((l) => l.text).join('\n');
     for (const group of keyGroups(receipt.chave!)) expect(text).toContain(group);
-    expect(await terminal.recentPrints()).toEqual([expect.objectContaining({ receiptId: receipt.id, copy: 'unica' })]);
+    expect(await terminal.recentPrints()).toEqual([expect.objectContaining({ kind: 'nfce', receiptId: receipt.id, copy: 'unica' })]);
     const status = await terminal.printerStatus();
     expect(status).toMatchObject({ ready: true, name: 'Impressora virtual', problem: null });
     expect(status.lastPrintAt).not.toBeNull();
@@ -140,9 +140,9 @@ describe('printing an authorized receipt', () => {
     expect(printer.jobs).toHaveLength(2);
     expect(Buffer.from(printer.jobs[1]!).toString('base64')).toBe(again.escposBase64);
     expect(terminal.auditLog(receipt.id).map((a) => [a.actor_name, a.action, JSON.parse(a.details!).impresso])).toEqual([['Gerente Bia', 'reimpressao', true]]);
-    expect((await terminal.recentPrints()).map((p) => [p.receiptId, p.copy])).toEqual([
-      [receipt.id, 'reimpressao'],
-      [receipt.id, 'unica'],
+    expect(await terminal.recentPrints()).toEqual([
+      expect.objectContaining({ kind: 'nfce', receiptId: receipt.id, copy: 'reimpressao' }),
+      expect.objectContaining({ kind: 'nfce', receiptId: receipt.id, copy: 'unica' }),
     ]);
   });
 });

@@ -145,7 +145,7 @@ async function checkTransmitted(terminal: Terminal, http: ReturnType<typeof api>
 describe('offline contingency at the terminal, against the real service', () => {
   it(
     `service process stopped: enters by itself, ${SALES} sales issued and printed offline, all authorized with the printed keys and digests once it is back`,
-    { timeout: 120_000 },
+    { timeout: 180_000 },
     async () => {
       const { terminal, company, printer, http } = await setup();
       onTestFinished(async () => {
@@ -199,7 +199,7 @@ describe('offline contingency at the terminal, against the real service', () => 
 
   it(
     `authority unavailable: the stalled sale is re-issued offline, ${SALES} more sales offline, all authorized once it is back, the stalled one cancelled by substitution`,
-    { timeout: 120_000 },
+    { timeout: 180_000 },
     async () => {
       // The service is warm by now: an authorization takes milliseconds, so one second of silence is telling.
       const { terminal, company, printer, http } = await setup(1_000);
@@ -254,7 +254,7 @@ describe('offline contingency at the terminal, against the real service', () => 
 
   it(
     'the service says the authority is down: an idle terminal enters contingency at once, its next sale is issued offline, never online; it leaves once the service says the authority answers',
-    { timeout: 60_000 },
+    { timeout: 180_000 },
     async () => {
       const { terminal, company, printer, http } = await setup();
       await serviceLearnsAuthorityIsDown(http);
@@ -280,7 +280,7 @@ describe('offline contingency at the terminal, against the real service', () => 
 
   it(
     'a sale finished before the terminal heard the news: the service is asked before it is first sent, and it is issued offline with its own number, never sent online',
-    { timeout: 60_000 },
+    { timeout: 180_000 },
     async () => {
       // Health checks far apart, and the news always asked for before a first send.
       const { terminal, company, http } = await setup(undefined, { healthIntervalMs: 600_000, authorityNewsMaxAgeMs: 0 });
@@ -301,7 +301,7 @@ describe('offline contingency at the terminal, against the real service', () => 
     },
   );
 
-  it('a cash sale issued offline opens the drawer once: with the first copy, not with the second nor a reprint', { timeout: 60_000 }, async () => {
+  it('a cash sale issued offline opens the drawer once: with the first copy, not with the second nor a reprint', { timeout: 180_000 }, async () => {
     const { terminal, printer, auth } = await setup();
     await terminal.enterContingency({ ...auth, justification: 'Teste da gaveta em contingência' });
     const receipt = await sell(terminal, 1); // cash
@@ -314,7 +314,7 @@ describe('offline contingency at the terminal, against the real service', () => 
 
   it(
     'a contingency receipt the service refuses (signed with another certificate) waits for a person with the reason; it cannot be corrected',
-    { timeout: 60_000 },
+    { timeout: 180_000 },
     async () => {
       const company = await storeCompanyWithCertificate(serviceDir);
       const other = generateTestCertificate({ cnpj: company.cnpj, xNome: 'OUTRO CERTIFICADO', password: company.password });
@@ -347,7 +347,7 @@ describe('offline contingency at the terminal, against the real service', () => 
 
   it(
     "a contingency receipt refused for the terminal's wrong token goes through once the manager fixes the token and resumes it",
-    { timeout: 60_000 },
+    { timeout: 180_000 },
     async () => {
       const company = await storeCompanyWithCertificate(serviceDir);
       const another = await storeCompanyWithCertificate(serviceDir);

@@ -54,7 +54,7 @@ export async function openTill(terminal: Terminal): Promise<void> {
 }
 
 /** Polls `probe` until it returns something truthy. */
-export async function eventually<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
+export async function eventually<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await probe();

@@ -3,8 +3,9 @@
 // on. The terminal must learn the outcome under the same idempotency key and never cause a
 // second receipt (nor a second cancellation or inutilização).
 //
-// It also fails requests before they reach the service: a gateway answering 503, or no answer
-// at all until the terminal's timeout. The terminal retries under the same key, one receipt.
+// It also fails requests before they reach the service: a gateway answering 503, no answer at
+// all until the terminal's timeout, or another program answering in the service's place (an
+// HTML page with 200). The terminal retries under the same key, one receipt.
 //
 // The proxy reads the HTTP/1.1 messages going through (undici sends one request at a time per
 // connection, so the answer that follows a request is its answer) and keeps a log: method,
@@ -25,9 +26,12 @@ type Exchange = { method: string; path: string; key: string | null; status?: num
 
 /**
  * How the proxy fails a request without passing it on: `gateway` answers 503 itself (a gateway
- * in front of a service that is down), `silence` never answers (the terminal's timeout ends it).
+ * in front of a service that is down), `silence` never answers (the terminal's timeout ends it),
+ * `foreign` answers 200 with an HTML page (another program at the service's address).
  */
-type Failure = 'gateway' | 'silence';
+type Failure = 'gateway' | 'silence' | 'foreign';
+
+const FOREIGN_PAGE = '<!doctype html><html><body><h1>Roteador</h1><p>Bem-vindo!</p></body></html>';
 
 /** Splits a byte stream into HTTP/1.1 messages (Content-Length or chunked bodies). */
 class MessageSplitter {
@@ -92,6 +96,11 @@ class LossyProxy {
     this.drop = match;
   }
 
+  /** Requests go through again. */
+  stopFailing(): void {
+    this.failing = undefined;
+  }
+
   /** The next `times` requests matching `match` never reach the service; see Failure. */
   failNext(match: (e: Exchange) => boolean, how: Failure, times = 1): void {
     this.failing = { match, how, times };
@@ -135,6 +144,10 @@ class LossyProxy {
         if (failing.how === 'gateway') {
           exchange.status = 503;
           client.end('HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\ncontent-length: 19\r\nconnection: close\r\n\r\nService Unavailable');
+        }
+        if (failing.how === 'foreign') {
+          exchange.status = 200;
+          client.end(`HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: ${FOREIGN_PAGE.length}\r\nconnection: close\r\n\r\n${FOREIGN_PAGE}`);
         }
         return; // silence: the connection stays open and unanswered until the client gives up
       }
@@ -343,6 +356,32 @@ describe('a request that never reached the service', () => {
     expect(posts[0]!.status).toBeUndefined();
     expect(posts.at(-1)!.status).toBe(202);
     expect(proxy.log.slice(from).filter(emissions).length).toBe(posts.length);
+    expect(authorizedAtAuthority(company.cnpj, 1)).toEqual([{ number: 1, n: 1 }]);
+  });
+
+  it('another program answering in its place (an HTML page, 200): the service is taken as unreachable, never as refusing the sale; one receipt once it is back', async () => {
+    const { terminal, company } = await setup(0);
+    const from = proxy.log.length;
+    // The emissions meet the other program until it goes away.
+    proxy.failNext(emissions, 'foreign', 1_000);
+    const receipt = await sell(terminal);
+    await expect.poll(() => proxy.log.slice(from).filter((e) => e.failed === 'foreign').length).toBeGreaterThanOrEqual(3);
+    const meanwhile = await terminal.getReceipt(receipt.id);
+    expect(meanwhile.state).toBe('pending');
+    expect(meanwhile.attention).toBeNull();
+    expect((await terminal.queueStatus()).needsAttention).toBe(0);
+    expect(terminal.store.outboxOf(receipt.id)[0]!.last_error).toMatch(/respondeu outro programa, não o serviço do Balcão/);
+    // The service is back at its address: the same receipt goes through, under the same key, once.
+    proxy.stopFailing();
+    expect(await settled(terminal, receipt.id)).toMatchObject({ state: 'authorized', nNF: 1, attention: null });
+    const row = terminal.store.receipt(receipt.id)!;
+    expect(postsOf(row.idempotency_key).at(-1)!.status).toBe(202);
+    expect(
+      proxy.log
+        .slice(from)
+        .filter(emissions)
+        .every((e) => e.key === row.idempotency_key),
+    ).toBe(true);
     expect(authorizedAtAuthority(company.cnpj, 1)).toEqual([{ number: 1, n: 1 }]);
   });
 });

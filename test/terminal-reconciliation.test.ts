@@ -128,7 +128,7 @@ function authorityNumbers(cnpj: string) {
 describe('reconciling the sale caught by the outage', () => {
   it(
     'the first attempt turns out authorized (the service had it processando): cancelled by substitution, event 110112 naming the contingency key',
-    { timeout: 60_000 },
+    { timeout: 180_000 },
     async () => {
       const { terminal, company, http } = await setup({ authorityTimeoutMs: 1_000 });
       expect((await http.post('/api/v1/sandbox/autoridade', { disponivel: false })).status).toBe(200);
@@ -179,7 +179,7 @@ describe('reconciling the sale caught by the outage', () => {
     },
   );
 
-  it('the first attempt never reached the authority (the service was down): its number is voided at the service', { timeout: 60_000 }, async () => {
+  it('the first attempt never reached the authority (the service was down): its number is voided at the service', { timeout: 180_000 }, async () => {
     const { terminal, company, http } = await setup();
     await service.stop();
     let restarted = false;
@@ -219,7 +219,7 @@ describe('reconciling the sale caught by the outage', () => {
 
   it(
     'every answer lost while the first attempt was authorized: the refused voiding (241) and the replay of its key lead to the substitution',
-    { timeout: 60_000 },
+    { timeout: 180_000 },
     async () => {
       const proxy = await lossyProxy(() => service.url);
       const { terminal, company, http } = await setup({ serviceUrl: proxy.url });

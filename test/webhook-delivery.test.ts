@@ -48,7 +48,7 @@ describe.each(STORES)('webhook delivery of an NFC-e outcome, on %s', (store) => 
     receiver.close();
   });
 
-  async function until(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  async function until(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!(await condition())) {
       if (Date.now() > deadline) throw new Error(`esperando: ${what}\n--- saída do serviço ---\n${service.output.join('\n')}`);

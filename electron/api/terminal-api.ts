@@ -117,6 +117,20 @@ export type CancellationInfo = {
   remedy: 'cancelar' | 'devolucao' | null;
 };
 
+/**
+ * An earlier online attempt of a receipt's sale, superseded when the sale was issued again in
+ * offline contingency (electron/core/contingency/reconcile.ts): its number and key, and what
+ * became of it. Checked at the service first; cancelled by substitution (110112) when it had been
+ * authorized after all, else its number voided; "blocked": waiting for the manager
+ * (Gerente → Contingência); "cancelled": found cancelled already.
+ */
+export type SupersededAttempt = {
+  serie: number;
+  nNF: number;
+  chave: string | null;
+  state: 'checking' | 'cancelling' | 'voiding' | 'blocked' | 'cancelled_by_substitution' | 'cancelled' | 'voided';
+};
+
 export type ReceiptView = {
   id: string;
   saleId: string;
@@ -144,6 +158,8 @@ export type ReceiptView = {
   canCorrect: boolean;
   /** Rejected or refused: the number may be voided (the sale abandoned). */
   canVoid: boolean;
+  /** A contingency receipt's sale was first sent online: those attempts (normally none or one). */
+  superseded: SupersededAttempt[];
 };
 
 export type FinishedSale = { sale: SaleView; receipt: ReceiptView };
@@ -162,6 +178,11 @@ export type QueueStatus = {
   needsAttention: number;
   /** Offline contingency: on, since when, deadlines, open reconciliation tasks. */
   contingency: ContingencyStatus;
+  /**
+   * What is wrong with this computer that a person must fix, in words that say how: its clock
+   * far from the service's, the automatic backup failing, the disk full. Empty when all is well.
+   */
+  alerts: string[];
   /** The service's warnings for the company, in Portuguese (next year's IBS/CBS rates missing...). */
   serviceNotices: string[];
 };
@@ -280,12 +301,16 @@ export type PrinterStatusView = {
   lastPrintAt: string | null;
 };
 
-export type PrintedReceipt = {
-  receiptId: string;
-  /** "consumidor" / "estabelecimento" (contingency prints both), or "reimpressao". */
-  copy: string;
-  printedAt: string;
-};
+/** A job the printer got: a receipt's copy, or a till's closing report (printed again or not). */
+export type PrintedJob =
+  | {
+      kind: 'nfce';
+      receiptId: string;
+      /** "consumidor" / "estabelecimento" (contingency prints both), "unica", or "reimpressao". */
+      copy: string;
+      printedAt: string;
+    }
+  | { kind: 'fechamento'; cashSessionNumber: number; printedAt: string };
 
 /** The receipt as the screen previews it (the same layout the printer gets). */
 export type ReceiptPreview = { receiptId: string; svg: string; lines: string[] };
@@ -544,6 +569,14 @@ export type ReportPeriod = { de: string; ate: string };
 
 export type ReportReceipt = { receiptId: string; serie: number; nNF: number; chave: string | null; totalCents: Cents; issuedAt: string };
 
+/**
+ * A cancelled NFC-e of the period: cancelled by a manager (event 110111, "cancelamento"), or by
+ * substitution (110112, "substituicao"): the online attempt of a sale re-issued in offline
+ * contingency, authorized after all. `substitute`: the contingency receipt that covers the sale
+ * (`receiptId` is its id then).
+ */
+export type ReportCancellation = ReportReceipt & { kind: 'cancelamento' | 'substituicao'; substitute: { serie: number; nNF: number } | null };
+
 export type SalesReport = ReportPeriod & {
   generatedAt: string;
   /** Fiscal documents of the period: authorized (online or in contingency) and contingency ones still awaiting the authority. */
@@ -554,7 +587,8 @@ export type SalesReport = ReportPeriod & {
   byHour: { hour: number; count: number; totalCents: Cents }[];
   /** By product code, largest total first; quantity as a decimal string. */
   byProduct: { code: string; description: string; unit: string; quantity: string; totalCents: Cents }[];
-  cancelled: ReportReceipt[];
+  /** Every cancelled NFC-e of the period, both kinds, by series and number: each one the accountant's file holds. */
+  cancelled: ReportCancellation[];
   /** Issued in offline contingency (authorized since or not). */
   contingency: (ReportReceipt & { authorized: boolean })[];
   /** Finished sales without a fiscal document yet (awaiting authorization, or refused): not in the totals. */
@@ -602,7 +636,9 @@ export type TerminalErrorCode =
   | 'contingencia_limite'
   | 'impressora'
   | 'caixa_fechado'
-  | 'serie_em_uso';
+  | 'serie_em_uso'
+  /** The machine failed (full disk, read-only or forbidden folder, failing disk): the message says what to do. */
+  | 'falha_sistema';
 
 export type TerminalErrorData = {
   code: TerminalErrorCode;
@@ -669,7 +705,7 @@ export interface TerminalApi {
   receiptPreview(receiptId: string): Promise<ReceiptPreview>;
   printerStatus(): Promise<PrinterStatusView>;
   /** The last jobs the printer got, newest first (the virtual printer shows them on screen). */
-  recentPrints(limit?: number): Promise<PrintedReceipt[]>;
+  recentPrints(limit?: number): Promise<PrintedJob[]>;
 
   getSettings(): Promise<TerminalSettings>;
   updateSettings(patch: SettingsPatch, auth: ManagerAuthorization): Promise<TerminalSettings>;

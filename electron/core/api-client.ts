@@ -3,8 +3,11 @@
 // them differently:
 // - ServiceHttpError: the service answered with a 4xx/5xx; carries the status, the contract's
 //   error body ({ error: { code, message, details } }), Retry-After and the "id" a 409 names;
-// - ServiceNetworkError: no answer (refused, reset, timed out, cut mid-body). The request may or
-//   may not have reached the service, so only a retry with the same idempotency key is safe.
+// - ServiceNetworkError: no answer (refused, reset, timed out, cut mid-body), or an answer that is
+//   not the service's (`foreign`: an HTML page, another program on the port, a captive portal, a
+//   proxy's error page: anything without the contract's shape). The request may or may not have
+//   reached the service, so only a retry with the same idempotency key is safe; a foreign answer
+//   is never read as the service refusing the receipt.
 // Every call has a timeout; nothing here retries (the outbox worker decides).
 
 import { createWriteStream } from 'node:fs';
@@ -92,7 +95,7 @@ export class ServiceHttpError extends Error {
   }
 }
 
-export type NetworkFailureKind = 'refused' | 'timeout' | 'reset' | 'dns' | 'certificate' | 'other';
+export type NetworkFailureKind = 'refused' | 'timeout' | 'reset' | 'dns' | 'certificate' | 'foreign' | 'other';
 
 export class ServiceNetworkError extends Error {
   override name = 'ServiceNetworkError';
@@ -114,6 +117,7 @@ const NETWORK_MESSAGES: Record<NetworkFailureKind, string> = {
   reset: 'A conexão com o serviço de emissão caiu',
   dns: 'Endereço do serviço de emissão não encontrado',
   certificate: 'Certificado do serviço de emissão não reconhecido',
+  foreign: 'No endereço do serviço de emissão respondeu outro programa, não o serviço do Balcão (confira o endereço em Configurações → Serviço)',
   other: 'Falha de comunicação com o serviço de emissão',
 };
 
@@ -149,6 +153,11 @@ function documentIdOf(body: unknown): string | undefined {
   if (typeof top === 'string') return top;
   const inner = (body as { error?: { id?: unknown } }).error?.id;
   return typeof inner === 'string' ? inner : undefined;
+}
+
+/** An answer without the contract's shape: not the service's, so as good as none (see the header). */
+function foreignAnswer(status: number, what: string): ServiceNetworkError {
+  return new ServiceNetworkError('foreign', `HTTP ${status}${what ? `, ${what}` : ''}`);
 }
 
 /** Retry-After: delta-seconds or an HTTP date (RFC 9110 10.2.3). */
@@ -209,9 +218,14 @@ export type IssuanceClientOptions = {
 
 /** PUT /api/v1/terminais/{id}: this checkout and every series it issues in. */
 export type TerminalClaim = { nome: string; series: number[] };
-export type TerminalClaimed = { terminal: string; nome: string; series: number[] };
+/** The claim's answer; `numeracao` (each series' highest number at the service) from services that say it. */
+export type TerminalClaimed = { terminal: string; nome: string; series: number[]; numeracao?: { serie: number; ultimo_numero: number }[] };
 
 type Raw = { status: number; headers: Headers; body: unknown; bytes: Uint8Array };
+
+// What every answer about a document has (base/common/api/): an answer without them is not the service's.
+const NFCE_FIELDS = ['id', 'status', 'chave'] as const;
+const NFE_FIELDS = ['id', 'situacao', 'chave'] as const;
 
 export class IssuanceClient {
   // Mutable: the manager changes them in the settings and the next request uses them.
@@ -283,22 +297,33 @@ export class IssuanceClient {
     } catch (err) {
       throw classifyNetworkError(err);
     }
+    const type = res.headers.get('content-type') ?? '';
     let parsed: unknown = undefined;
-    if ((res.headers.get('content-type') ?? '').includes('json') && bytes.length) {
+    if (type.includes('json') && bytes.length) {
       try {
         parsed = JSON.parse(new TextDecoder().decode(bytes));
       } catch {
-        parsed = undefined; // a garbled body is reported through the status alone
+        parsed = undefined; // a garbled body: not an answer of the service (below)
       }
     }
-    if (res.status >= 400) throw new ServiceHttpError(res.status, parsed, parseRetryAfter(res.headers.get('retry-after')));
+    if (res.status >= 400) {
+      // The service answers every error with the contract's body. Without it, something else
+      // answered (a proxy's 502 page, another program's 404): the service was not reached.
+      if (!contractErrorOf(parsed)) throw foreignAnswer(res.status, type);
+      throw new ServiceHttpError(res.status, parsed, parseRetryAfter(res.headers.get('retry-after')));
+    }
+    // A JSON call must get JSON back (a page that says 200 is not the service's yes).
+    const wanted = options.accept ?? 'application/json';
+    if (wanted.includes('json') && (typeof parsed !== 'object' || parsed === null)) throw foreignAnswer(res.status, type);
+    if (!wanted.includes('json') && !type.includes(wanted.split('/')[1]!)) throw foreignAnswer(res.status, type);
     return { status: res.status, headers: res.headers, body: parsed, bytes };
   }
 
-  private static json<T>(raw: Raw, what: string): T {
-    if (typeof raw.body !== 'object' || raw.body === null) {
-      throw new ServiceHttpError(raw.status, { error: { code: 'resposta_invalida', message: `Resposta inesperada do serviço em ${what}` } }, undefined);
-    }
+  /** The answer's body when it has the fields every answer of `what` has; else it was not the service's. */
+  private static json<T>(raw: Raw, what: string, fields: readonly string[] = ['id']): T {
+    const body = raw.body as Record<string, unknown>;
+    const missing = fields.filter((f) => body[f] === undefined);
+    if (missing.length) throw foreignAnswer(raw.status, `JSON sem ${missing.join(', ')} em ${what}`);
     return raw.body as T;
   }
 
@@ -308,23 +333,23 @@ export class IssuanceClient {
   /** POST /api/v1/nfce with the receipt's idempotency key (the same on every attempt). */
   async createNfce(request: NfceRequest | { xml: string }, idempotencyKey: string): Promise<NfceSubmission> {
     const raw = await this.call('POST', '/api/v1/nfce', { body: request, idempotencyKey });
-    if (raw.status === 200) return { status: 200, replay: true, body: IssuanceClient.json<NfceDocument>(raw, 'POST /api/v1/nfce') };
-    return { status: 202, replay: false, body: IssuanceClient.json<NfceAccepted>(raw, 'POST /api/v1/nfce') };
+    if (raw.status === 200) return { status: 200, replay: true, body: IssuanceClient.json<NfceDocument>(raw, 'POST /api/v1/nfce', NFCE_FIELDS) };
+    return { status: 202, replay: false, body: IssuanceClient.json<NfceAccepted>(raw, 'POST /api/v1/nfce', NFCE_FIELDS) };
   }
 
   async getNfce(id: string): Promise<NfceDocument> {
-    return IssuanceClient.json(await this.call('GET', `/api/v1/nfce/${encodeURIComponent(id)}`), 'GET /api/v1/nfce/{id}');
+    return IssuanceClient.json(await this.call('GET', `/api/v1/nfce/${encodeURIComponent(id)}`), 'GET /api/v1/nfce/{id}', NFCE_FIELDS);
   }
 
   /** The key is sent as Idempotency-Key: harmless where not honoured, and traceable in logs. */
   async cancelNfce(id: string, body: CancelBody, idempotencyKey?: string): Promise<NfceDocument> {
     const raw = await this.call('POST', `/api/v1/nfce/${encodeURIComponent(id)}/cancelar`, { body, ...(idempotencyKey && { idempotencyKey }) });
-    return IssuanceClient.json(raw, 'POST /api/v1/nfce/{id}/cancelar');
+    return IssuanceClient.json(raw, 'POST /api/v1/nfce/{id}/cancelar', NFCE_FIELDS);
   }
 
   async inutilizarNfce(body: InutilizarBody, idempotencyKey?: string): Promise<InutilizarResult> {
     const raw = await this.call('POST', '/api/v1/nfce/inutilizar', { body, ...(idempotencyKey && { idempotencyKey }) });
-    return IssuanceClient.json(raw, 'POST /api/v1/nfce/inutilizar');
+    return IssuanceClient.json(raw, 'POST /api/v1/nfce/inutilizar', ['codigo_status']);
   }
 
   /** The 80 mm receipt: PDF, or ESC/POS bytes for a 48-column printer. */
@@ -347,12 +372,12 @@ export class IssuanceClient {
   /** POST /api/v1/nfe/devolucao with the return's idempotency key (the same on every attempt). */
   async createDevolucao(body: DevolucaoBody, idempotencyKey: string): Promise<DevolucaoSubmission> {
     const raw = await this.call('POST', '/api/v1/nfe/devolucao', { body, idempotencyKey });
-    if (raw.status === 200) return { status: 200, replay: true, body: IssuanceClient.json<NfeDocument>(raw, 'POST /api/v1/nfe/devolucao') };
-    return { status: 202, replay: false, body: IssuanceClient.json<NfeAccepted>(raw, 'POST /api/v1/nfe/devolucao') };
+    if (raw.status === 200) return { status: 200, replay: true, body: IssuanceClient.json<NfeDocument>(raw, 'POST /api/v1/nfe/devolucao', NFE_FIELDS) };
+    return { status: 202, replay: false, body: IssuanceClient.json<NfeAccepted>(raw, 'POST /api/v1/nfe/devolucao', NFE_FIELDS) };
   }
 
   async getNfe(id: string): Promise<NfeDocument> {
-    return IssuanceClient.json(await this.call('GET', `/api/v1/nfe/${encodeURIComponent(id)}`), 'GET /api/v1/nfe/{id}');
+    return IssuanceClient.json(await this.call('GET', `/api/v1/nfe/${encodeURIComponent(id)}`), 'GET /api/v1/nfe/{id}', NFE_FIELDS);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -361,7 +386,7 @@ export class IssuanceClient {
   /** PUT /api/v1/terminais/{id}: claims the series; 409 serie_em_uso when another checkout holds one. */
   async claimTerminal(terminalId: string, claim: TerminalClaim, options: { timeoutMs?: number } = {}): Promise<TerminalClaimed> {
     const raw = await this.call('PUT', `/api/v1/terminais/${encodeURIComponent(terminalId)}`, { body: claim, ...options });
-    return IssuanceClient.json(raw, 'PUT /api/v1/terminais/{id}');
+    return IssuanceClient.json(raw, 'PUT /api/v1/terminais/{id}', ['terminal', 'series']);
   }
 
   /**
@@ -405,12 +430,12 @@ export class IssuanceClient {
   // Sandbox controls (contract 5) and health
 
   async sandboxAuthority(settings: { latencia_ms?: number; disponivel?: boolean }): Promise<{ latencia_ms: number; disponivel: boolean }> {
-    return IssuanceClient.json(await this.call('POST', '/api/v1/sandbox/autoridade', { body: settings }), 'POST /api/v1/sandbox/autoridade');
+    return IssuanceClient.json(await this.call('POST', '/api/v1/sandbox/autoridade', { body: settings }), 'POST /api/v1/sandbox/autoridade', ['disponivel']);
   }
 
   async sandboxAdvanceClock(minutes: number): Promise<{ deslocamento_minutos: number; agora: string }> {
     const raw = await this.call('POST', '/api/v1/sandbox/relogio', { body: { avancar_minutos: minutes } });
-    return IssuanceClient.json(raw, 'POST /api/v1/sandbox/relogio');
+    return IssuanceClient.json(raw, 'POST /api/v1/sandbox/relogio', ['agora']);
   }
 
   /**
@@ -420,7 +445,9 @@ export class IssuanceClient {
   async health(options: { timeoutMs?: number } = {}): Promise<Health> {
     try {
       const raw = await this.call('GET', '/healthz', options);
-      const avisos = (raw.body as { avisos?: unknown } | null)?.avisos;
+      // `{ "status": "ok" }` is the service's; any other 2xx is someone else's page.
+      if ((raw.body as { status?: unknown }).status !== 'ok') throw foreignAnswer(raw.status, 'GET /healthz sem status ok');
+      const avisos = (raw.body as { avisos?: unknown }).avisos;
       return {
         ok: true,
         autoridade: authoritySituationOf(raw.body) ?? null,

@@ -19,12 +19,14 @@
 //
 // The cancellation is an outbox command with its own idempotency key, written in the same
 // transaction as the receipt's move to `cancelling` and the audit entry, so it survives a crash
-// and is retried until its outcome is known.
+// and is retried until its outcome is known; for a sale of a till already closed, the cash it
+// hands back is a sangria of the open one, in that same transaction (cash-session.ts).
 
 import { randomUUID } from 'node:crypto';
 import { justification as checkJustification } from '../../fiscal/events.ts';
 import type { CancelInput, CancellationInfo } from '../api/terminal-api.ts';
 import { checked, TerminalError } from './errors.ts';
+import { settleRefund } from './cash-session.ts';
 import { actorOfManager, audit, authorizeManager } from './managers.ts';
 import type { ManagerRow, PosStore, ReceiptRow } from './pos-store.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
@@ -130,6 +132,8 @@ export function requestCancellation(store: PosStore, clock: Clock, req: CancelRe
       created_at: at,
     });
     store.updateReceipt(r.id, { state: 'cancelling', attention: null }, at);
+    // A sale of a closed till: its cash goes back from the open drawer (cash-session.ts).
+    settleRefund(store, clock, r.id, req.manager);
     audit(store, clock, {
       actor: actorOfManager(req.manager),
       action: 'cancelamento_solicitado',

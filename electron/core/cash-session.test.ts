@@ -12,6 +12,8 @@ import { decodeEscPos } from '../../test/escpos-decoder.ts';
 import { MemoryPrinter } from '../../native/printer/transports.ts';
 import type { ManagerView } from '../api/terminal-api.ts';
 import { DEMO_CSC, demoEmitter } from '../../fiscal/samples.ts';
+import { requestCancellation } from './cancellation.ts';
+import { settleRefund } from './cash-session.ts';
 import { profileOfEmitter } from './company-profile.ts';
 import { TerminalError } from './errors.ts';
 import { createTerminal, type Terminal } from './terminal.ts';
@@ -222,12 +224,70 @@ describe('the till', () => {
     printer.failWith = 'sem_papel';
     const closed = await terminal.closeCashSession({ counts: [{ tPag: '01', countedCents: 0 }], operator: 'Maria' });
     expect(closed).toMatchObject({ state: 'closed', closing: { printed: false, printError: expect.stringMatching(/papel/i) } });
+    expect(await terminal.recentPrints()).toEqual([]);
     printer.failWith = undefined;
     expect((await terminal.printCashReport(closed.id)).closing).toMatchObject({ printed: true, printError: null });
+    // The printer's recent jobs list the report that came out, as they list receipts.
+    expect(await terminal.recentPrints()).toEqual([{ kind: 'fechamento', cashSessionNumber: 1, printedAt: expect.any(String) }]);
+    expect((await terminal.printerStatus()).lastPrintAt).toBe((await terminal.recentPrints())[0]!.printedAt);
     expect(
       Buffer.from((await terminal.cashReportPdf(closed.id)).pdfBase64, 'base64')
         .subarray(0, 5)
         .toString(),
     ).toBe('%PDF-');
+  });
+
+  it('a sale of a closed till cancelled afterwards: its cash goes back as a sangria of the open till, or of the next one opened; a refusal brings it back in', async () => {
+    await terminal.openCashSession({ floatCents: 10_000, operator: 'Maria' });
+    const cash = await sell([{ tPag: '01', amountCents: 2000 }]); // 18,90, 1,10 change: 18,90 kept
+    const card = await sell([{ tPag: '03', amountCents: 1890, card: { tpIntegra: '2' } }]);
+    const later = await sell([{ tPag: '01', amountCents: 1890 }]);
+    await terminal.closeCashSession({
+      counts: [
+        { tPag: '01', countedCents: 13_780 },
+        { tPag: '03', countedCents: 1890 },
+      ],
+      operator: 'Maria',
+    });
+    // Authorized (the service's part is tested elsewhere), then cancelled by the manager.
+    const cancel = (receiptId: string) => {
+      terminal.store.transaction(() => terminal.store.updateReceipt(receiptId, { state: 'authorized' }, new Date().toISOString()));
+      requestCancellation(terminal.store, terminal.clock, {
+        receipt: terminal.store.receipt(receiptId)!,
+        manager: terminal.store.manager(manager.id)!,
+        justification: 'Cliente desistiu da compra no caixa',
+        skipLocalWindowCheck: true,
+      });
+    };
+
+    // The till is closed: the refund waits for the next opening, and is recorded in it.
+    cancel(cash.receipt.id);
+    cancel(card.receipt.id); // paid by card: the acquirer reverses it, not the drawer
+    const reopened = await terminal.openCashSession({ floatCents: 5000, operator: 'João' });
+    const refund = 'Devolução em dinheiro: NFC-e nº 1 (série 1) do caixa nº 1 cancelada após o fechamento';
+    expect(reopened.movements).toEqual([expect.objectContaining({ kind: 'sangria', amountCents: 1890, reason: refund, authorizedBy: 'Gerente Teste' })]);
+    expect(terminal.auditLog(cash.receipt.id).map((a) => [a.action, a.actor_name])).toContainEqual(['sangria', 'Gerente Teste']);
+
+    // With the till open: at once. And a refusal of that cancellation puts the money back.
+    cancel(later.receipt.id);
+    expect((await terminal.cashSession())!.movements.map((m) => [m.kind, m.amountCents])).toEqual([
+      ['sangria', 1890],
+      ['sangria', 1890],
+    ]);
+    terminal.store.transaction(() => {
+      terminal.store.updateReceipt(later.receipt.id, { state: 'authorized' }, new Date().toISOString());
+      settleRefund(terminal.store, terminal.clock, later.receipt.id, null);
+    });
+    const after = (await terminal.cashSession())!;
+    expect(after.movements.at(-1)).toMatchObject({
+      kind: 'suprimento',
+      amountCents: 1890,
+      reason: 'Cancelamento recusado: NFC-e nº 3 (série 1) do caixa nº 1; o valor devolvido volta ao caixa',
+      authorizedBy: null,
+    });
+    // 50,00 − 18,90 − 18,90 + 18,90 = 31,10 expected in the drawer; nothing else owed or moved.
+    const closed = await terminal.closeCashSession({ counts: [{ tPag: '01', countedCents: 3110 }], operator: 'João' });
+    expect(closed.closing!.cash).toMatchObject({ floatCents: 5000, sangriasCents: 3780, suprimentosCents: 1890, expectedCents: 3110, differenceCents: 0 });
+    expect(terminal.store.owedCashMovements()).toEqual([]);
   });
 });

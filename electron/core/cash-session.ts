@@ -14,7 +14,11 @@
 //   abandoned) do not: their money went back to the customer, so they leave the expected amounts.
 //   Only those cancelled before the closing: the closing is kept as it was computed and printed
 //   (cash_sessions.closing_json), and a later cancellation of a sale of a closed session is
-//   handed back from the open drawer as a sangria with its reason.
+//   handed back from the open drawer as a sangria with its reason, recorded by the terminal in
+//   the transaction that asks for the cancellation (settleRefund; with the till closed, at the
+//   next opening). Only the cash the sale kept (cash paid − change): a card or PIX payment is
+//   reversed by its acquirer, not from the drawer. A refusal of that cancellation brings the
+//   money back in as a suprimento, as it puts an open session's sale back in its figures.
 // - A return (NF-e de devolução) is not money the terminal handles: a cash refund is a sangria.
 // - Cash expected = float + cash received − change given − sangrias + suprimentos; every other
 //   method expected = what the payments of that method say.
@@ -27,8 +31,8 @@ import type { ReportDocument, ReportLine } from '../../fiscal/report/report.ts';
 import { reportTexts } from '../../fiscal/report/report.ts';
 import type { CashClosingView, CashMovementInput, CashMovementView, CashSessionView, CloseCashInput, OpenCashInput } from '../api/terminal-api.ts';
 import { TerminalError } from './errors.ts';
-import { actorOfManager, audit, authorizeManager, type Actor } from './managers.ts';
-import type { CashSessionRow, ManagerRow, PosStore, ReceiptState } from './pos-store.ts';
+import { actorOfManager, audit, authorizeManager, SYSTEM_ACTOR, type Actor } from './managers.ts';
+import type { CashMovementKind, CashSessionRow, ManagerRow, OwedCashMovementRow, PosStore, ReceiptState } from './pos-store.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
 import { paymentMethod, paymentMethodLabel } from '../../base/common/payment-methods.ts';
 import { formatCnpj } from '../../base/common/tax-ids.ts';
@@ -155,6 +159,7 @@ export function cashSessionView(store: PosStore, session: CashSessionRow, pinAbo
 // =============================================================================================
 // Operations
 
+/** Opens a session with the float; what the drawer owes since the last closing (refunds) is recorded in it at once. */
 export function openCashSession(ctx: CashContext, input: OpenCashInput): CashSessionRow {
   const floatCents = cents(input?.floatCents, 'floatCents', 'Troco inicial', true);
   const operator = personName(input?.operator, 'operator', 'Nome do operador(a)');
@@ -165,6 +170,10 @@ export function openCashSession(ctx: CashContext, input: OpenCashInput): CashSes
     ctx.store.insertCashSession(session);
     const row = ctx.store.cashSession(session.id)!;
     audit(ctx.store, ctx.clock, { actor: operatorActor(row), action: 'caixa_aberto', details: { caixa: row.number, trocoInicialCentavos: floatCents } });
+    for (const owed of ctx.store.owedCashMovements()) {
+      recordTerminalMovement(ctx.store, ctx.clock, row, owed);
+      ctx.store.deleteOwedCashMovement(owed.receipt_id);
+    }
     return row;
   });
 }
@@ -281,6 +290,80 @@ export function closeCashSession(ctx: CashContext, input: CloseCashInput): CashS
       },
     });
     return ctx.store.cashSession(session.id)!;
+  });
+}
+
+// =============================================================================================
+// Refunds: a sale of a closed session undone after its closing
+
+/** A movement the terminal records for a receipt, in the open session, audited as the one who authorized it. */
+function recordTerminalMovement(store: PosStore, clock: Clock, session: CashSessionRow, m: Omit<OwedCashMovementRow, 'owed_at'>): void {
+  store.insertCashMovement({
+    session_id: session.id,
+    kind: m.kind,
+    amount_cents: m.amount_cents,
+    reason: m.reason,
+    manager_id: m.manager_id,
+    at: iso(clock()),
+    receipt_id: m.receipt_id,
+  });
+  const manager = m.manager_id ? store.manager(m.manager_id) : undefined;
+  audit(store, clock, {
+    actor: manager ? actorOfManager(manager) : SYSTEM_ACTOR,
+    action: m.kind,
+    receiptId: m.receipt_id,
+    reason: m.reason,
+    details: { caixa: session.number, valorCentavos: m.amount_cents, automatico: true },
+  });
+}
+
+/**
+ * Keeps the drawers in step with a receipt whose sale belongs to an already closed session:
+ * call it in the transaction that moves the receipt into (or back out of) a cancellation or a
+ * void. The cash the sale kept goes back to the customer from the open session's drawer (a
+ * sangria) when the receipt is being cancelled or voided, and comes back in (a suprimento) when
+ * that was refused; with the till closed it is owed, and recorded when the next session opens.
+ * A sale of the open session needs nothing: its figures follow its receipt. `manager`: who
+ * authorized the cancellation; null when the terminal records a refusal.
+ */
+export function settleRefund(store: PosStore, clock: Clock, receiptId: string, manager: ManagerRow | null): void {
+  const facts = store.saleCashFacts(receiptId);
+  if (!facts || facts.session_closed_at === null) return;
+  const r = store.receipt(receiptId)!;
+  const owed = store.owedCashMovement(receiptId);
+  const owedNet = owed ? (owed.kind === 'sangria' ? owed.amount_cents : -owed.amount_cents) : 0;
+  const due = (RETURNED.includes(r.state) ? Math.max(0, facts.cash_kept_cents) : 0) - store.refundedCents(receiptId) - owedNet;
+  if (due === 0) return;
+  const what = `NFC-e nº ${r.nnf} (série ${r.serie}) do caixa nº ${facts.session_number}`;
+  const reasonOf = (kind: CashMovementKind): string =>
+    kind === 'sangria'
+      ? `Devolução em dinheiro: ${what} ${r.state === 'voiding' || r.state === 'voided' ? 'inutilizada' : 'cancelada'} após o fechamento`
+      : `Cancelamento recusado: ${what}; o valor devolvido volta ao caixa`;
+  const open = store.openCashSession();
+  if (open) {
+    const kind = due > 0 ? 'sangria' : 'suprimento';
+    recordTerminalMovement(store, clock, open, {
+      receipt_id: receiptId,
+      kind,
+      amount_cents: Math.abs(due),
+      reason: reasonOf(kind),
+      manager_id: manager?.id ?? null,
+    });
+    return;
+  }
+  const net = owedNet + due;
+  if (net === 0) {
+    store.deleteOwedCashMovement(receiptId);
+    return;
+  }
+  const kind = net > 0 ? 'sangria' : 'suprimento';
+  store.putOwedCashMovement({
+    receipt_id: receiptId,
+    kind,
+    amount_cents: Math.abs(net),
+    reason: reasonOf(kind),
+    manager_id: manager?.id ?? null,
+    owed_at: iso(clock()),
   });
 }
 

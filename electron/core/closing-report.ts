@@ -6,6 +6,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { renderReportPdf } from '../../fiscal/report/pdf.ts';
+import { renderReportPng } from '../../fiscal/report/preview.ts';
 import { encodeReportEscPos } from '../../fiscal/report/report.ts';
 import type { CashReportPdf } from '../api/terminal-api.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
@@ -41,14 +42,21 @@ export async function closingReportPdf(ctx: ClosingReportContext, sessionId: str
   return { fileName: closingPdfName(row.number), pdfBase64: pdf.toString('base64') };
 }
 
-/** Prints the report; the outcome (printed at, or the printer's error) is kept on the session. */
+/**
+ * Prints the report (logged with the printer's jobs; the virtual printer keeps its picture too);
+ * the outcome (printed at, or the printer's error) is kept on the session.
+ */
 export async function printClosingReport(ctx: ClosingReportContext, sessionId: string): Promise<void> {
   const row = cashSessionRow(ctx.store, sessionId);
   const { profile, paperWidth } = ctx.printer.settings;
-  const bytes = encodeReportEscPos(closedSessionReport(ctx.store, row, ctx.company()), { profile, paperWidth });
+  const report = closedSessionReport(ctx.store, row, ctx.company());
   let error: string | null = null;
   try {
-    await ctx.printer.printDocument(bytes);
+    await ctx.printer.printReport({
+      cashSessionId: row.id,
+      escpos: encodeReportEscPos(report, { profile, paperWidth }),
+      previewPng: () => renderReportPng(report, { paperWidth }),
+    });
   } catch (err) {
     if (!(err instanceof TerminalError)) throw err;
     error = err.message;

@@ -19,10 +19,14 @@ import {
 } from './outbox-rules.ts';
 import { type Result } from './failures.ts';
 import type { OutboxRow, PosStore, ReceiptPatch, ReceiptRow, ReturnRow } from './pos-store.ts';
-import { iso } from '../../base/common/clock.ts';
+import { iso, type Clock } from '../../base/common/clock.ts';
+import { takeNextNumberFor, type NextAttempt } from './numbering.ts';
 
-/** What a document the service returned means for its outbox entry. */
-export type Settled = { entry: 'sent' } | { entry: 'done' } | { entry: 'blocked'; note: string | null };
+/**
+ * What a document the service returned means for its outbox entry. `renumbered`: the row took
+ * another number (numbering.ts); the entry is over and `next` goes out instead.
+ */
+export type Settled = { entry: 'sent' } | { entry: 'done' } | { entry: 'blocked'; note: string | null } | { entry: 'renumbered'; next: NextAttempt };
 
 export type LaneRow = { id: string; service_id: string | null };
 
@@ -48,9 +52,10 @@ export type DocumentLane<Row extends LaneRow, Accepted, Document> = {
 };
 
 type LaneDeps = { store: PosStore; client: IssuanceClient; onChanged: (id: string) => void };
+type ReceiptLaneDeps = LaneDeps & { clock: Clock };
 
 /** A receipt's NFC-e. A refusal or a rejection waits for the operator to correct and resend it. */
-export function receiptLane({ store, client, onChanged }: LaneDeps): DocumentLane<ReceiptRow, NfceAccepted, NfceDocument> {
+export function receiptLane({ store, client, onChanged, clock }: ReceiptLaneDeps): DocumentLane<ReceiptRow, NfceAccepted, NfceDocument> {
   return {
     row: (entry) => store.receipt(entry.receipt_id),
     changed: (row) => onChanged(row.id),
@@ -63,6 +68,7 @@ export function receiptLane({ store, client, onChanged }: LaneDeps): DocumentLan
     mark: (row, patch, at) => store.updateReceipt(row.id, patch, at),
     settle(row, document, now) {
       const outcome = documentOutcome(document, row.tp_emis === 9);
+      if (outcome.entry === 'renumber') return { entry: 'renumbered', next: takeNextNumberFor(store, clock, row, document) };
       const patch: ReceiptPatch = { ...outcome.receipt };
       if ((patch.state === 'authorized' || patch.state === 'cancelled') && !row.authorized_seen_at) patch.authorized_seen_at = iso(now);
       store.updateReceipt(row.id, patch, iso(now));

@@ -34,6 +34,8 @@ function doc(status: NfceDocument['status'], over: Partial<NfceDocument> = {}): 
     url_consulta: 'https://consulta',
     contingencia: false,
     protocolo_cancelamento: status === 'cancelado' ? '135260000000002' : null,
+    codigo_status_cancelamento: status === 'cancelado' ? '135' : null,
+    motivo_cancelamento: status === 'cancelado' ? 'Evento registrado e vinculado a NF-e' : null,
     emitido_em: '2026-11-22T11:59:00-03:00',
     ambiente: 'homologacao',
     referencia_externa: 'k1',
@@ -199,6 +201,16 @@ describe('what a document means for the receipt', () => {
 
   it('processando: keep polling', () => {
     expect(documentOutcome(doc('processando'))).toMatchObject({ entry: 'sent', receipt: { state: 'processing' } });
+  });
+
+  it('539, or a 204 naming another key: the number is taken, the sale takes the next one (never "correct and resend the same number")', () => {
+    const other = '35261111222333000181650010000000011999999990';
+    const taken = (codigo: string, motivo: string) => documentOutcome(doc('rejeitado', { codigo_status: codigo, motivo }));
+    expect(taken('539', `Rejeição: Duplicidade de NF-e, com diferença na Chave de Acesso [chNFe:${other}][nProt:135260000000009]`).entry).toBe('renumber');
+    expect(taken('204', `Rejeição: Duplicidade de NF-e [chNFe:${other}]`).entry).toBe('renumber');
+    // A 204 of this very key is the receipt itself (the service settles it); a 204 naming no key is not known to be another's.
+    expect(taken('204', `Rejeição: Duplicidade de NF-e [chNFe:${doc('rejeitado').chave}]`).entry).toBe('blocked');
+    expect(taken('204', 'Rejeição: Duplicidade de NF-e [nRec:351000000000001]').entry).toBe('blocked');
   });
 });
 

@@ -20,6 +20,7 @@ import type { DevolucaoSubmission, InutilizarResult, NfceDocument, NfceSubmissio
 import { toCents } from '../../fiscal/money.ts';
 import type { ReceiptPatch, ReturnPatch } from './pos-store.ts';
 import type { Failure, HttpFailure, Result } from './failures.ts';
+import { numberTaken } from './numbering.ts';
 import { refusalForPeople, SERVICE_ERROR_WORDS, transientForPeople, type ServiceOperation } from './service-messages.ts';
 
 export type RetryPolicy = {
@@ -158,8 +159,10 @@ export const decidePoll = (result: Result<NfceDocument>, polls: number, policy: 
 /**
  * What a document's state means for the receipt and its emit entry. `contingency`: the receipt
  * was signed and printed at the terminal (tpEmis 9), so it cannot be corrected and resent.
+ * `renumber`: the authority says the number is another NFC-e's (numbering.ts): the sale takes the
+ * next number instead of waiting for a correction that could never succeed.
  */
-export function documentOutcome(doc: NfceDocument, contingency = false): { receipt: ReceiptPatch; entry: 'done' | 'blocked' | 'sent' } {
+export function documentOutcome(doc: NfceDocument, contingency = false): { receipt: ReceiptPatch; entry: 'done' | 'blocked' | 'sent' | 'renumber' } {
   const facts: ReceiptPatch = {
     service_id: doc.id,
     chave: doc.chave ?? null,
@@ -183,6 +186,7 @@ export function documentOutcome(doc: NfceDocument, contingency = false): { recei
         entry: 'done',
       };
     case 'rejeitado':
+      if (numberTaken(doc)) return { receipt: facts, entry: 'renumber' };
       return {
         receipt: {
           ...facts,

@@ -36,6 +36,7 @@ import {
   type NfeAccepted,
   type NfeDocument,
 } from './api-client.ts';
+import { settleRefund } from './cash-session.ts';
 import { audit, SYSTEM_ACTOR } from './managers.ts';
 import { receiptLane, returnLane, type DocumentLane, type LaneRow } from './outbox-lanes.ts';
 import { transientForPeople } from './service-messages.ts';
@@ -44,6 +45,7 @@ import { failureOf, type Failure, type Result } from './failures.ts';
 import type { OutboxRow, PosStore, ReceiptRow, ReturnRow } from './pos-store.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
 import { WakeableLoop } from './wakeable-loop.ts';
+import { systemFault } from '../../base/node/system-faults.ts';
 
 export type OutboxWorkerOptions = {
   store: PosStore;
@@ -70,6 +72,8 @@ export type OutboxWorkerOptions = {
   onExchange?: (failure: Failure | null) => void;
   /** What the service said of the tax authority, when an answer said it (before onExchange). */
   onAuthority?: (situation: AuthoritySituation) => void;
+  /** The authority said a receipt's number is another NFC-e's; the receipt took the next one (numbering.ts). */
+  onNumberTaken?: () => void;
 };
 
 export type WorkerStatus = {
@@ -109,6 +113,7 @@ export class OutboxWorker {
   private readonly onStatusChanged: () => void;
   private readonly onExchange: (failure: Failure | null) => void;
   private readonly onAuthority: (situation: AuthoritySituation) => void;
+  private readonly onNumberTaken: () => void;
 
   private readonly loop: WakeableLoop;
   private readonly inFlight = new Map<number, Promise<void>>();
@@ -144,20 +149,40 @@ export class OutboxWorker {
     this.healthIntervalMs = options.healthIntervalMs ?? 15_000;
     this.authorityNewsMaxAgeMs = options.authorityNewsMaxAgeMs ?? AUTHORITY_NEWS_FRESH_MS;
     this.startedAt = iso(this.clock());
-    this.receipts = receiptLane({ store: this.store, client: this.client, onChanged: options.onReceiptChanged ?? (() => {}) });
+    this.receipts = receiptLane({ store: this.store, client: this.client, clock: this.clock, onChanged: options.onReceiptChanged ?? (() => {}) });
+    this.onNumberTaken = options.onNumberTaken ?? (() => {});
     this.returns = returnLane({ store: this.store, client: this.client, onChanged: options.onReturnChanged ?? (() => {}) });
     this.onStatusChanged = options.onStatusChanged ?? (() => {});
     this.onExchange = options.onExchange ?? (() => {});
     this.onAuthority = options.onAuthority ?? (() => {});
     this.loop = new WakeableLoop(() => {
       try {
-        return this.dispatch();
+        const next = this.dispatch();
+        if (this.machineFault !== null) {
+          this.machineFault = null;
+          this.onStatusChanged();
+        }
+        return next;
       } catch (err) {
         // A database error (disk full, locked too long): keep the worker alive and try again.
-        this.setStatus({ lastError: `Erro interno da fila: ${(err as Error).message}` });
+        this.setStatus({ lastError: this.internalError(err) });
         return 1000;
       }
     });
+  }
+
+  /**
+   * The last fault of this computer the worker met (a full disk, a failing one), in words, until
+   * the queue works again: the status bar shows it (Terminal's `alerts`) whether or not the
+   * service answers.
+   */
+  machineFault: string | null = null;
+
+  /** What the status bar says of a failure of ours: a fault of the machine in words (a full disk), else the error. */
+  private internalError(err: unknown): string {
+    const fault = systemFault(err, { path: this.store.db.name });
+    if (fault) this.machineFault = fault.message;
+    return fault?.message ?? `Erro interno da fila: ${(err as Error).message}`;
   }
 
   get state(): WorkerStatus {
@@ -278,13 +303,13 @@ export class OutboxWorker {
         try {
           this.store.updateOutbox(
             entry.seq,
-            { attempts: entry.attempts + 1, last_error: `Erro interno: ${(err as Error).message}`, next_attempt_at: now + this.policy.capMs },
+            { attempts: entry.attempts + 1, last_error: this.internalError(err), next_attempt_at: now + this.policy.capMs },
             iso(now),
           );
         } catch {
           // the database itself is failing; the loop reports it
         }
-        this.setStatus({ lastError: `Erro interno da fila: ${(err as Error).message}` });
+        this.setStatus({ lastError: this.internalError(err) });
       } finally {
         if (isPoll) this.polling--;
         else this.sending--;
@@ -441,6 +466,20 @@ export class OutboxWorker {
       case 'blocked':
         this.store.updateOutbox(entry.seq, { state: 'blocked', last_error: settled.note }, at);
         return;
+      case 'renumbered':
+        // The old attempt is over; the sale goes out again under its new number and key.
+        this.store.updateOutbox(entry.seq, { state: 'failed', last_error: settled.next.note, completed_at: at }, at);
+        this.store.insertOutbox({
+          kind: 'emit',
+          receipt_id: entry.receipt_id,
+          idempotency_key: settled.next.idempotencyKey,
+          payload: settled.next.payload,
+          state: 'pending',
+          next_attempt_at: now,
+          created_at: at,
+        });
+        setImmediate(this.onNumberTaken);
+        return;
     }
   }
 
@@ -559,6 +598,8 @@ export class OutboxWorker {
     const attention = offerReturn ? `${message} Para desfazer a venda, faça a devolução (NF-e de devolução).` : message;
     this.store.updateReceipt(receipt.id, { state: 'authorized', attention }, at);
     this.store.updateOutbox(entry.seq, { state: 'failed', attempts: entry.attempts + 1, last_error: message, completed_at: at }, at);
+    // The sale stands: cash handed back for it from a later till comes back in (cash-session.ts).
+    settleRefund(this.store, () => now, receipt.id, null);
     audit(this.store, () => now, { actor: SYSTEM_ACTOR, action: 'cancelamento_recusado', receiptId: receipt.id, reason: message });
   }
 
@@ -596,6 +637,7 @@ export class OutboxWorker {
           // Back to where it was: the sale still waits for a correction or another attempt.
           this.store.updateReceipt(r.id, { state: r.codigo_status ? 'rejected' : 'needs_attention', attention: d.message }, at);
           this.store.updateOutbox(entry.seq, { state: 'failed', attempts: entry.attempts + 1, last_error: d.message, completed_at: at }, at);
+          settleRefund(this.store, () => now, r.id, null);
           // The emit command is still blocked, waiting for the operator as before.
           audit(this.store, () => now, { actor: SYSTEM_ACTOR, action: 'inutilizacao_recusada', receiptId: r.id, reason: d.message });
           return;

@@ -100,6 +100,12 @@ export type ReceiptRow = {
   updated_at: string;
 };
 
+/**
+ * What a receipt knows of the service's and the authority's word, cleared: for a new attempt
+ * under a new number (contingency/reconcile.ts, numbering.ts).
+ */
+export const NO_VERDICT = Object.freeze({ service_id: null, codigo_status: null, motivo: null, protocolo: null, attention: null });
+
 /** Columns a state change may set (everything but identity and numbering). */
 export type ReceiptPatch = Partial<
   Pick<
@@ -204,6 +210,8 @@ export type ReturnItemRow = { return_id: string; sale_item_id: number; quantity_
 export type ContingencyPeriodRow = {
   id: number;
   started_at: string;
+  /** dhCont on the service's clock (NULL for periods written before it was kept: started_at then). */
+  dh_cont: string | null;
   reason: string;
   automatic: number;
   started_by: string | null;
@@ -250,11 +258,9 @@ export type ContingencyReceiptStats = { unsettled: number; oldestCreatedAt: stri
 
 export type PrintCopyColumn = 'consumidor' | 'estabelecimento' | 'unica' | 'reimpressao';
 
-export type PrintJobRow = {
+/** What the printer's log keeps of every job, a receipt's or not: written before the bytes leave, settled after. */
+type PrintLogColumns = {
   id: number;
-  receipt_id: string;
-  copy: PrintCopyColumn;
-  automatic: number;
   state: 'sending' | 'printed' | 'failed';
   bytes: number;
   printer: string;
@@ -262,6 +268,14 @@ export type PrintJobRow = {
   created_at: string;
   finished_at: string | null;
 };
+
+export type PrintJobRow = PrintLogColumns & { receipt_id: string; copy: PrintCopyColumn; automatic: number };
+
+/** A job of the till's closing report (printing.ts printReport). */
+export type ReportPrintJobRow = PrintLogColumns & { cash_session_id: string };
+
+/** A job that went through: a receipt's copy (receipt_id, copy) or a closing report (cash_session_number). */
+export type PrintedJobRow = { receipt_id: string | null; copy: PrintCopyColumn | null; cash_session_number: number | null; printed_at: string };
 
 // ---- Cash sessions (cash-session.ts) ----
 
@@ -289,7 +303,22 @@ export type CashMovementRow = {
   reason: string;
   manager_id: string | null;
   at: string;
+  /** Recorded by the terminal for this receipt (a refund after the closing, or its reversal); null: the cashier's own. */
+  receipt_id: string | null;
 };
+
+/** A movement owed to (or by) the drawer while no session is open: recorded at the next opening. */
+export type OwedCashMovementRow = {
+  receipt_id: string;
+  kind: CashMovementKind;
+  amount_cents: number;
+  reason: string;
+  manager_id: string | null;
+  owed_at: string;
+};
+
+/** What the till needs to know of a receipt's sale for a refund: its session, and the cash it kept (cash paid − change). */
+export type SaleCashFacts = { session_id: string; session_number: number; session_closed_at: string | null; cash_kept_cents: number };
 
 export type CashCountRow = { session_id: string; tpag: string; expected_cents: number; counted_cents: number };
 
@@ -468,6 +497,11 @@ export class PosStore {
     return row.nnf;
   }
 
+  /** Moves the series' next number up to `next` (never down); true when it moved (numbering.ts). */
+  raiseNextNumber(serie: number, next: number): boolean {
+    return this.st('UPDATE series SET next_nnf = ? WHERE serie = ? AND next_nnf < ?').run(next, serie, next).changes === 1;
+  }
+
   nextNumber(serie: number): number | undefined {
     return this.st('SELECT next_nnf FROM series WHERE serie = ?').pluck().get(serie) as number | undefined;
   }
@@ -492,6 +526,15 @@ export class PosStore {
   productByCodeOrGtin(code: string): ProductRow | undefined {
     return (this.st('SELECT * FROM products WHERE code = ? AND active = 1').get(code) ??
       this.st("SELECT * FROM products WHERE gtin = ? AND gtin <> 'SEM GTIN' AND active = 1 ORDER BY code LIMIT 1").get(code)) as ProductRow | undefined;
+  }
+
+  /** The catalog's name of each product code it has (active or not). */
+  productNames(codes: readonly string[]): Map<string, string> {
+    const rows = this.st('SELECT code, description FROM products WHERE code IN (SELECT value FROM json_each(?))').all(JSON.stringify(codes)) as {
+      code: string;
+      description: string;
+    }[];
+    return new Map(rows.map((r) => [r.code, r.description]));
   }
 
   searchProducts(query: string, limit: number): ProductRow[] {
@@ -899,10 +942,10 @@ export class PosStore {
     return this.st('SELECT * FROM contingency_periods WHERE ended_at IS NULL').get() as ContingencyPeriodRow | undefined;
   }
 
-  insertContingencyPeriod(p: Pick<ContingencyPeriodRow, 'started_at' | 'reason' | 'automatic' | 'started_by'>): number {
-    const r = this.st('INSERT INTO contingency_periods (started_at, reason, automatic, started_by) VALUES (@started_at, @reason, @automatic, @started_by)').run(
-      p,
-    );
+  insertContingencyPeriod(p: Pick<ContingencyPeriodRow, 'started_at' | 'dh_cont' | 'reason' | 'automatic' | 'started_by'>): number {
+    const r = this.st(
+      'INSERT INTO contingency_periods (started_at, dh_cont, reason, automatic, started_by) VALUES (@started_at, @dh_cont, @reason, @automatic, @started_by)',
+    ).run(p);
     return Number(r.lastInsertRowid);
   }
 
@@ -947,9 +990,10 @@ export class PosStore {
   }
 
   /**
-   * Gives a receipt another number and idempotency key: only when a sale whose online attempt
-   * is in doubt is issued again in contingency (contingency/reconcile.ts), in the transaction
-   * that records the old ones in its reconciliation task.
+   * Gives a receipt another number and idempotency key: when a sale whose online attempt is in
+   * doubt is issued again in contingency (contingency/reconcile.ts), in the transaction that
+   * records the old ones in its reconciliation task; when the authority says its number is
+   * another NFC-e's (numbering.ts).
    */
   renumberReceipt(id: string, to: { serie: number; nnf: number; idempotency_key: string }, updatedAt: string): void {
     const r = this.st('UPDATE receipts SET serie = @serie, nnf = @nnf, idempotency_key = @idempotency_key, updated_at = @updated_at WHERE id = @id').run({
@@ -991,6 +1035,28 @@ export class PosStore {
 
   nextReconciliationDueAt(): number | undefined {
     return (this.st("SELECT min(next_attempt_at) FROM reconciliation_tasks WHERE state = 'open'").pluck().get() as number | null) ?? undefined;
+  }
+
+  /** The online attempts a receipt issued in contingency superseded (normally one), oldest first. */
+  supersededAttempts(receiptId: string): ReconciliationTaskRow[] {
+    return this.st('SELECT * FROM reconciliation_tasks WHERE receipt_id = ? ORDER BY created_at, serie, nnf').all(receiptId) as ReconciliationTaskRow[];
+  }
+
+  /** Superseded online attempts found cancelled (by our substitution, or already), their task created in [from, until). */
+  cancelledAttemptsBetween(from: string, until: string): ReconciliationTaskRow[] {
+    return this.st(
+      `SELECT * FROM reconciliation_tasks INDEXED BY reconciliation_tasks_cancelled
+        WHERE outcome IN ('cancelada_substituicao', 'ja_cancelada') AND created_at >= ? AND created_at < ?
+        ORDER BY created_at, serie, nnf`,
+    ).all(from, until) as ReconciliationTaskRow[];
+  }
+
+  supersededXml(taskId: string): string | undefined {
+    return (this.st('SELECT xml FROM reconciliation_tasks WHERE id = ?').pluck().get(taskId) as string | null | undefined) ?? undefined;
+  }
+
+  putSupersededXml(taskId: string, xml: string): void {
+    this.st('UPDATE reconciliation_tasks SET xml = ? WHERE id = ?').run(xml, taskId);
   }
 
   updateReconciliationTask(id: string, patch: ReconciliationPatch, updatedAt: string): void {
@@ -1132,11 +1198,50 @@ export class PosStore {
     this.st('UPDATE cash_sessions SET report_printed_at = ?, report_print_error = ? WHERE id = ?').run(at, error, id);
   }
 
-  insertCashMovement(m: Omit<CashMovementRow, 'id'>): number {
+  insertCashMovement(m: Omit<CashMovementRow, 'id' | 'receipt_id'> & { receipt_id?: string | null }): number {
     const r = this.st(
-      'INSERT INTO cash_movements (session_id, kind, amount_cents, reason, manager_id, at) VALUES (@session_id, @kind, @amount_cents, @reason, @manager_id, @at)',
-    ).run(m);
+      `INSERT INTO cash_movements (session_id, kind, amount_cents, reason, manager_id, at, receipt_id)
+       VALUES (@session_id, @kind, @amount_cents, @reason, @manager_id, @at, @receipt_id)`,
+    ).run({ receipt_id: null, ...m });
     return Number(r.lastInsertRowid);
+  }
+
+  /** The session a receipt's sale finished in and the cash the sale kept; undefined for a sale of no session. */
+  saleCashFacts(receiptId: string): SaleCashFacts | undefined {
+    return this.st(
+      `SELECT s.cash_session_id AS session_id, c.number AS session_number, c.closed_at AS session_closed_at,
+              coalesce((SELECT sum(p.amount_cents) FROM sale_payments p WHERE p.sale_id = s.id AND p.tpag = '01'), 0) - coalesce(s.change_cents, 0) AS cash_kept_cents
+         FROM receipts r JOIN sales s ON s.id = r.sale_id JOIN cash_sessions c ON c.id = s.cash_session_id
+        WHERE r.id = ?`,
+    ).get(receiptId) as SaleCashFacts | undefined;
+  }
+
+  /** What the drawers gave back for a receipt so far: its sangrias minus its suprimentos. */
+  refundedCents(receiptId: string): number {
+    return this.st("SELECT coalesce(sum(CASE kind WHEN 'sangria' THEN amount_cents ELSE -amount_cents END), 0) FROM cash_movements WHERE receipt_id = ?")
+      .pluck()
+      .get(receiptId) as number;
+  }
+
+  owedCashMovement(receiptId: string): OwedCashMovementRow | undefined {
+    return this.st('SELECT * FROM cash_movements_owed WHERE receipt_id = ?').get(receiptId) as OwedCashMovementRow | undefined;
+  }
+
+  owedCashMovements(): OwedCashMovementRow[] {
+    return this.st('SELECT * FROM cash_movements_owed ORDER BY owed_at, receipt_id').all() as OwedCashMovementRow[];
+  }
+
+  putOwedCashMovement(m: OwedCashMovementRow): void {
+    this.st(
+      `INSERT INTO cash_movements_owed (receipt_id, kind, amount_cents, reason, manager_id, owed_at)
+       VALUES (@receipt_id, @kind, @amount_cents, @reason, @manager_id, @owed_at)
+       ON CONFLICT (receipt_id) DO UPDATE SET kind = excluded.kind, amount_cents = excluded.amount_cents, reason = excluded.reason,
+         manager_id = excluded.manager_id, owed_at = excluded.owed_at`,
+    ).run(m);
+  }
+
+  deleteOwedCashMovement(receiptId: string): void {
+    this.st('DELETE FROM cash_movements_owed WHERE receipt_id = ?').run(receiptId);
   }
 
   cashMovements(sessionId: string): (CashMovementRow & { manager_name: string | null })[] {
@@ -1233,12 +1338,42 @@ export class PosStore {
     return this.st('SELECT * FROM print_jobs WHERE receipt_id = ? ORDER BY id').all(receiptId) as PrintJobRow[];
   }
 
-  recentPrintedJobs(limit: number): PrintJobRow[] {
-    return this.st("SELECT * FROM print_jobs WHERE state = 'printed' ORDER BY finished_at DESC, id DESC LIMIT ?").all(limit) as PrintJobRow[];
+  insertReportPrintJob(job: Pick<ReportPrintJobRow, 'cash_session_id' | 'state' | 'bytes' | 'printer' | 'created_at'>): number {
+    const r = this.st(
+      `INSERT INTO report_print_jobs (cash_session_id, state, bytes, printer, created_at)
+       VALUES (@cash_session_id, @state, @bytes, @printer, @created_at)`,
+    ).run(job);
+    return Number(r.lastInsertRowid);
+  }
+
+  finishReportPrintJob(id: number, state: 'printed' | 'failed', error: string | null, at: string): void {
+    this.st('UPDATE report_print_jobs SET state = ?, error = ?, finished_at = ? WHERE id = ?').run(state, error, at, id);
+  }
+
+  /** The latest jobs that went through, receipts' and closing reports', newest first. */
+  recentPrintedJobs(limit: number): PrintedJobRow[] {
+    return this.st(
+      `SELECT receipt_id, copy, cash_session_number, printed_at FROM (
+         SELECT * FROM (
+           SELECT receipt_id, copy, NULL AS cash_session_number, finished_at AS printed_at, id FROM print_jobs
+            WHERE state = 'printed' ORDER BY finished_at DESC, id DESC LIMIT @limit)
+         UNION ALL
+         SELECT * FROM (
+           SELECT NULL, NULL, s.number, j.finished_at, j.id FROM report_print_jobs j JOIN cash_sessions s ON s.id = j.cash_session_id
+            WHERE j.state = 'printed' ORDER BY j.finished_at DESC, j.id DESC LIMIT @limit))
+       ORDER BY printed_at DESC, id DESC LIMIT @limit`,
+    ).all({ limit }) as PrintedJobRow[];
   }
 
   lastPrintedAt(): string | null {
-    return (this.st("SELECT max(finished_at) FROM print_jobs WHERE state = 'printed'").pluck().get() as string | null) ?? null;
+    return (
+      (this.st(
+        `SELECT max(at) FROM (SELECT max(finished_at) AS at FROM print_jobs WHERE state = 'printed'
+           UNION ALL SELECT max(finished_at) FROM report_print_jobs WHERE state = 'printed')`,
+      )
+        .pluck()
+        .get() as string | null) ?? null
+    );
   }
 
   /**

@@ -75,8 +75,8 @@ describe('ReceiptPrinter', () => {
     expect(printed.qrCodes).toHaveLength(1);
     expect(printed.lines.map((l) => l.text).join(' ')).toContain(KEY.match(/.{4}/g)!.slice(0, 4).join(' '));
     expect(printer.recent()).toEqual([
-      { receiptId, copy: 'reimpressao', printedAt: iso(now) },
-      { receiptId, copy: 'unica', printedAt: iso(now) },
+      { kind: 'nfce', receiptId, copy: 'reimpressao', printedAt: iso(now) },
+      { kind: 'nfce', receiptId, copy: 'unica', printedAt: iso(now) },
     ]);
     expect(printer.recent(1)).toHaveLength(1);
     expect(await printer.status()).toEqual({ ready: true, name: 'Impressora virtual', problem: null, lastPrintAt: iso(now) });

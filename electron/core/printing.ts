@@ -26,7 +26,7 @@ import {
 import { DEFAULT_SERIAL_LINE, SERIAL_BAUD_RATES, SerialPrinter } from '../../native/printer/serial.ts';
 import { parseSystemQueue, SystemQueuePrinter } from '../../native/printer/system-queue.ts';
 import { formatUsbAddress, parseUsbAddress, UsbPrinter } from '../../native/printer/usb.ts';
-import type { PrintedReceipt, PrinterSettings, PrinterStatusView, SerialLineSettings } from '../api/terminal-api.ts';
+import type { PrintedJob, PrinterSettings, PrinterStatusView, SerialLineSettings } from '../api/terminal-api.ts';
 import { checked, TerminalError } from './errors.ts';
 import type { PosStore } from './pos-store.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
@@ -336,24 +336,31 @@ export class ReceiptPrinter {
   }
 
   /**
-   * A job that is not a receipt (the cash session's closing report): the same printer, queue,
-   * profile and status, without a row in the receipts' print log (the caller records the
-   * outcome). Rejects with TerminalError('impressora', message) when the printer fails.
+   * A job that is not a receipt: the cash session's closing report. The same printer, queue,
+   * profile and status; its own row in the print log (report_print_jobs), written before the
+   * bytes leave and settled after, so the recent jobs list it; the virtual printer keeps its
+   * picture (`previewPng`, drawn only for it). Rejects with TerminalError('impressora', message)
+   * when the printer fails.
    */
-  printDocument(escpos: Uint8Array): Promise<void> {
+  printReport(job: { cashSessionId: string; escpos: Uint8Array; previewPng: () => Uint8Array }): Promise<void> {
     return this.enqueue(async () => {
+      const { escpos } = job;
       if (!(escpos instanceof Uint8Array) || escpos.length === 0)
         throw new TerminalError('estado_invalido', 'Trabalho de impressão vazio', { field: 'escpos' });
       const transport = this.transportNow;
-      try {
-        await transport.send(escpos);
-      } catch (err) {
-        const message =
-          err instanceof PrinterError ? err.message : printerMessage('desconhecido', transport.description, (err as Error)?.message ?? String(err));
-        this.setProblem(message);
-        throw new TerminalError('impressora', message);
-      }
-      this.setProblem(null, true);
+      const previewPng = transport instanceof VirtualPrinter ? job.previewPng() : undefined;
+      const id = this.store.transaction(() =>
+        this.store.insertReportPrintJob({
+          cash_session_id: job.cashSessionId,
+          state: 'sending',
+          bytes: escpos.length,
+          printer: this.name(),
+          created_at: iso(this.clock()),
+        }),
+      );
+      await this.sendLogged(escpos, previewPng, (state, error) =>
+        this.store.relaxedTransaction(() => this.store.finishReportPrintJob(id, state, error, iso(this.clock()))),
+      );
     });
   }
 
@@ -384,19 +391,32 @@ export class ReceiptPrinter {
     });
   }
 
-  private async send(id: number, job: PrintJob): Promise<void> {
+  private send(id: number, job: PrintJob): Promise<void> {
+    return this.sendLogged(job.escpos, job.previewPng, (state, error) =>
+      this.store.relaxedTransaction(() => this.store.finishPrintJob(id, state, error, iso(this.clock()))),
+    );
+  }
+
+  /**
+   * Sends the bytes and settles the job's row with `settle`. The claim was fsynced before the
+   * bytes left; the outcome may ride on the next durable commit: lost to a power cut, the job
+   * reads "sending", which only means unknown.
+   */
+  private async sendLogged(
+    escpos: Uint8Array,
+    previewPng: Uint8Array | undefined,
+    settle: (state: 'printed' | 'failed', error: string | null) => void,
+  ): Promise<void> {
     const transport = this.transportNow;
     try {
-      await transport.send(job.escpos, job.previewPng ? { previewPng: job.previewPng } : undefined);
+      await transport.send(escpos, previewPng ? { previewPng } : undefined);
     } catch (err) {
       const message = err instanceof PrinterError ? err.message : printerMessage('desconhecido', transport.description, (err as Error)?.message ?? String(err));
-      this.store.relaxedTransaction(() => this.store.finishPrintJob(id, 'failed', message, iso(this.clock())));
+      settle('failed', message);
       this.setProblem(message);
       throw new TerminalError('impressora', message);
     }
-    // The claim (startJob) was fsynced before the bytes left; the outcome may ride on the next
-    // durable commit: lost to a power cut, the job reads "sending", which only means unknown.
-    this.store.relaxedTransaction(() => this.store.finishPrintJob(id, 'printed', null, iso(this.clock())));
+    settle('printed', null);
     this.setProblem(null, true);
   }
 
@@ -434,9 +454,15 @@ export class ReceiptPrinter {
     return this.statusNow();
   }
 
-  /** The latest jobs that went through, newest first. */
-  recent(limit = 20): PrintedReceipt[] {
+  /** The latest jobs that went through (receipts and closing reports), newest first. */
+  recent(limit = 20): PrintedJob[] {
     const n = Number.isInteger(limit) ? Math.max(1, Math.min(500, limit)) : 20;
-    return this.store.recentPrintedJobs(n).map((j) => ({ receiptId: j.receipt_id, copy: j.copy, printedAt: j.finished_at ?? j.created_at }));
+    return this.store
+      .recentPrintedJobs(n)
+      .map((j) =>
+        j.receipt_id !== null
+          ? { kind: 'nfce', receiptId: j.receipt_id, copy: j.copy!, printedAt: j.printed_at }
+          : { kind: 'fechamento', cashSessionNumber: j.cash_session_number!, printedAt: j.printed_at },
+      );
   }
 }

@@ -41,7 +41,7 @@ function receipt(): string {
 const authorize = (id: string, patch: Parameters<PosStore['updateReceipt']>[1] = {}) =>
   store.transaction(() => store.updateReceipt(id, { state: 'authorized', service_id: `svc-${id}`, ...patch }, at));
 
-async function until(what: string, probe: () => boolean, timeoutMs = 5000): Promise<void> {
+async function until(what: string, probe: () => boolean, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!probe()) {
     if (Date.now() > deadline) throw new Error(`tempo esgotado esperando: ${what}`);

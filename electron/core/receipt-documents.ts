@@ -15,7 +15,7 @@ import { renderDanfeSvg } from '../../fiscal/danfe/preview.ts';
 import type { ReceiptPreview } from '../api/terminal-api.ts';
 import { ServiceHttpError, ServiceNetworkError, type IssuanceClient } from './api-client.ts';
 import { TerminalError } from './errors.ts';
-import type { PosStore, ReceiptRow } from './pos-store.ts';
+import type { PosStore, ReceiptRow, ReconciliationTaskRow } from './pos-store.ts';
 import type { ReceiptPrinter } from './printing.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
 
@@ -47,20 +47,39 @@ export class ReceiptDocuments {
       const cached = this.store.receiptXml(r.id);
       if (cached !== undefined) return cached;
       if (r.service_id) {
-        let xml: string;
-        try {
-          xml = await this.client.xml(r.service_id);
-        } catch (err) {
-          throw serviceFailure(err, 'o XML da NFC-e');
-        }
-        // Only the nfeProc (with its protocol) is final; anything else is not kept.
-        if (!/<protNFe[\s>]/.test(xml)) throw new TerminalError('erro_servico', 'O serviço devolveu um XML sem o protocolo de autorização');
+        const xml = await this.fetchNfeProc(r.service_id);
         this.store.transaction(() => this.store.putReceiptXml(r.id, xml, iso(this.clock())));
         return xml;
       }
     }
     if (r.signed_xml) return r.signed_xml;
     throw new TerminalError('estado_invalido', 'Esta NFC-e ainda não foi autorizada: não há DANFE para mostrar');
+  }
+
+  /**
+   * The nfeProc of an online attempt a contingency receipt superseded, now cancelled (by
+   * substitution): fetched from the service once and kept with its task (contingency/reconcile.ts).
+   */
+  async supersededXml(t: ReconciliationTaskRow): Promise<string> {
+    const cached = this.store.supersededXml(t.id);
+    if (cached !== undefined) return cached;
+    if (!t.service_id) throw new TerminalError('estado_invalido', `A NFC-e nº ${t.nnf} não tem identificação no serviço`);
+    const xml = await this.fetchNfeProc(t.service_id);
+    this.store.transaction(() => this.store.putSupersededXml(t.id, xml));
+    return xml;
+  }
+
+  /** The nfeProc the service keeps for a document; anything without the protocol is refused. */
+  private async fetchNfeProc(serviceId: string): Promise<string> {
+    let xml: string;
+    try {
+      xml = await this.client.xml(serviceId);
+    } catch (err) {
+      throw serviceFailure(err, 'o XML da NFC-e');
+    }
+    // Only the nfeProc (with its protocol) is final; anything else is not kept.
+    if (!/<protNFe[\s>]/.test(xml)) throw new TerminalError('erro_servico', 'O serviço devolveu um XML sem o protocolo de autorização');
+    return xml;
   }
 
   /** Options that make the DANFE of a cancelled receipt carry its cancellation banner. */

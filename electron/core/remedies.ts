@@ -15,6 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { justification as checkJustification } from '../../fiscal/events.ts';
 import type { CorrectionInput, ReasonedAuthorization, ReceiptState, VoidInput } from '../api/terminal-api.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
+import { settleRefund } from './cash-session.ts';
 import { checked, TerminalError } from './errors.ts';
 import { actorOfManager, audit, authorizeManager, managerReason } from './managers.ts';
 import type { PosStore } from './pos-store.ts';
@@ -111,6 +112,8 @@ export async function requestVoid(ctx: RemediesContext, receiptId: string, input
       created_at: at,
     });
     store.updateReceipt(r.id, { state: 'voiding', attention: null }, at);
+    // The sale is abandoned: for a sale of a closed till, its cash goes back from the open drawer.
+    settleRefund(store, clock, r.id, manager);
     audit(store, clock, {
       actor: actorOfManager(manager),
       action: 'inutilizacao_solicitada',

@@ -30,7 +30,7 @@ describe('reportPeriod', () => {
 });
 
 describe('salesReportCsv', () => {
-  it('writes every figure for a spreadsheet: ";" and decimal comma, with a BOM', () => {
+  it('writes every figure for a spreadsheet: ";" and decimal comma, with a BOM; each cancellation with its kind', () => {
     const report: SalesReport = {
       de: '2026-11-22',
       ate: '2026-11-22',
@@ -39,7 +39,19 @@ describe('salesReportCsv', () => {
       byPayment: [{ tPag: '01', description: 'Dinheiro', count: 2, amountCents: 123_927 }],
       byHour: Array.from({ length: 24 }, (_, hour) => ({ hour, count: hour === 9 ? 2 : 0, totalCents: hour === 9 ? 123_456 : 0 })),
       byProduct: [{ code: '1006', description: 'Queijo; minas', unit: 'KG', quantity: '0.35', totalCents: 123_456 }],
-      cancelled: [{ receiptId: 'r', serie: 1, nNF: 3, chave: '3526…', totalCents: 1890, issuedAt: '2026-11-22T09:10:00-03:00' }],
+      cancelled: [
+        { receiptId: 'r', serie: 1, nNF: 3, chave: '3526…3', totalCents: 1890, issuedAt: '2026-11-22T09:10:00-03:00', kind: 'cancelamento', substitute: null },
+        {
+          receiptId: 's',
+          serie: 1,
+          nNF: 4,
+          chave: '3526…4',
+          totalCents: 529,
+          issuedAt: '2026-11-22T09:20:00-03:00',
+          kind: 'substituicao',
+          substitute: { serie: 1, nNF: 5 },
+        },
+      ],
       contingency: [],
       unauthorized: [],
     };
@@ -53,7 +65,8 @@ describe('salesReportCsv', () => {
       { secao: 'pagamento', item: '01', descricao: 'Dinheiro', quantidade: '2', valor: '1239,27' },
       { secao: 'hora', item: '09', descricao: '09h', quantidade: '2', valor: '1234,56' },
       { secao: 'produto', item: '1006', descricao: 'Queijo; minas (KG)', quantidade: '0,35', valor: '1234,56' },
-      { secao: 'cancelada', item: '1-3', descricao: '3526…', quantidade: '', valor: '18,90' },
+      { secao: 'cancelada', item: '1-3', descricao: '3526…3', quantidade: '', valor: '18,90' },
+      { secao: 'cancelada_substituicao', item: '1-4', descricao: '3526…4', quantidade: '', valor: '5,29' },
     ]);
   });
 });

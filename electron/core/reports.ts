@@ -6,22 +6,28 @@
 // authority) by fiscal/nfce/sale-facts.ts, the reader the service's export summary uses too: the
 // totals are the documents' own. A receipt is in the period by its dhEmi. What counts in the
 // totals is what the accountant's export calls a sale: authorized (online or in contingency) and
-// contingency receipts awaiting the authority. Cancelled ones are listed apart; online receipts
-// not authorized yet (or refused) have no fiscal document: listed apart, from what the sale sent.
+// contingency receipts awaiting the authority. Cancelled ones are listed apart, of both kinds:
+// cancelled by the manager (110111), and the online attempts of sales re-issued in contingency
+// that were authorized after all and then cancelled by substitution (110112; their task in
+// contingency/reconcile.ts keeps their XML): every cancelled NFC-e of the accountant's file.
+// Online receipts not authorized yet (or refused) have no fiscal document: listed apart, from what
+// the sale sent. Products are named as the catalog names them: the XML's xProd is the receipt's,
+// which in homologação is the mandatory text instead of the first item's name.
 //
 // Each receipt's figures are read once, when its state or XML changes, into daily totals kept
 // beside the receipts (report-share.ts, PosStore.refreshReportShare): a report adds up days,
-// so a year's costs a few hundred rows and the memory of a day's.
+// so a year's costs a few hundred rows and the memory of a day's. The cancelled attempts are
+// few, and read through their own index (PosStore.cancelledAttemptsBetween).
 
 import { stringify } from 'csv-stringify/sync';
 import { brasiliaDateTime } from '../../fiscal/protocol.ts';
 import { brasiliaPeriod } from '../../base/common/brasilia.ts';
 import { FieldError } from '../../fiscal/errors.ts';
 import { formatDecimal, fromCents } from '../../fiscal/money.ts';
-import type { ReportCsv, ReportPeriod, ReportReceipt, SalesReport } from '../api/terminal-api.ts';
+import type { ReportCancellation, ReportCsv, ReportPeriod, ReportReceipt, SalesReport } from '../api/terminal-api.ts';
 import { TerminalError } from './errors.ts';
 import type { PosStore, ReceiptRow, ReportListedRow } from './pos-store.ts';
-import { reportFacts } from './report-share.ts';
+import { reportFacts, type ReportFacts } from './report-share.ts';
 import type { ReceiptDocuments } from './receipt-documents.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
 import { paymentMethodLabel } from '../../base/common/payment-methods.ts';
@@ -45,6 +51,23 @@ export function reportPeriod(input: Partial<ReportPeriod> | undefined): ReportPe
 /** Receipts whose share is read per transaction while the pending ones are folded in. */
 const FOLD_BATCH = 500;
 
+/** A report without some authorized NFC-e would be wrong, not partial: it fails, naming them. */
+const unavailable = (missing: readonly number[]): TerminalError =>
+  new TerminalError(
+    'servico_indisponivel',
+    `Não foi possível obter o XML autorizado das NFC-e nº ${missing.slice(0, 10).join(', ')}${missing.length > 10 ? '…' : ''}; tente de novo com o serviço de emissão no ar`,
+  );
+
+/** A document's figures; the report's error naming the NFC-e when its XML cannot be read. */
+function readFacts(xml: string, nNF: number): ReportFacts {
+  try {
+    return reportFacts(xml);
+  } catch (err) {
+    if (err instanceof FieldError) throw new TerminalError('erro_servico', `O XML da NFC-e nº ${nNF} não pôde ser lido: ${err.message}`);
+    throw err;
+  }
+}
+
 /**
  * Reads the shares still pending of the receipts created in [from, until): authorized receipts
  * whose XML the terminal had not fetched (it is fetched now, and kept), and those written before
@@ -67,21 +90,9 @@ async function foldPending(store: PosStore, documents: ReceiptDocuments, from: s
       }
     }
     const unreadable = store.transaction(() => batch.filter((r) => store.refreshReportShare(r.id) === 'pending' && !missing.includes(r.nnf)));
-    for (const r of unreadable) {
-      try {
-        reportFacts(store.receiptXml(r.id) ?? r.signed_xml ?? '');
-      } catch (err) {
-        if (err instanceof FieldError) throw new TerminalError('erro_servico', `O XML da NFC-e nº ${r.nnf} não pôde ser lido: ${err.message}`);
-        throw err;
-      }
-    }
+    for (const r of unreadable) readFacts(store.receiptXml(r.id) ?? r.signed_xml ?? '', r.nnf);
   }
-  if (missing.length) {
-    throw new TerminalError(
-      'servico_indisponivel',
-      `Não foi possível obter o XML autorizado das NFC-e nº ${missing.slice(0, 10).join(', ')}${missing.length > 10 ? '…' : ''}; tente de novo com o serviço de emissão no ar`,
-    );
-  }
+  if (missing.length) throw unavailable(missing);
 }
 
 const listed = (r: ReportListedRow): ReportReceipt => ({
@@ -92,6 +103,51 @@ const listed = (r: ReportListedRow): ReportReceipt => ({
   totalCents: r.vnf_cents,
   issuedAt: brasiliaDateTime(r.dh_emi),
 });
+
+/**
+ * The online attempts of sales re-issued in contingency, emitted in the days [de, ate], that were
+ * cancelled by substitution (110112) or found cancelled: read from their own authorized XML
+ * (fetched from the service once and kept with their reconciliation task), each with the receipt
+ * that now covers its sale. Their tasks are looked up by creation, a day on each side of the
+ * period (dhEmi decides, as for the receipts), through an index of the cancelled ones only.
+ */
+async function cancelledAttempts(
+  store: PosStore,
+  documents: ReceiptDocuments,
+  period: ReportPeriod & { start: Date; end: Date },
+): Promise<ReportCancellation[]> {
+  const tasks = store.cancelledAttemptsBetween(iso(period.start.getTime() - DAY_MS), iso(period.end.getTime() + DAY_MS));
+  const cancellations: ReportCancellation[] = [];
+  const missing: number[] = [];
+  for (const t of tasks) {
+    let xml: string;
+    try {
+      xml = await documents.supersededXml(t);
+    } catch {
+      missing.push(t.nnf);
+      continue;
+    }
+    const facts = readFacts(xml, t.nnf);
+    if (facts.day < period.de || facts.day > period.ate) continue;
+    const substitute = store.receipt(t.receipt_id)!;
+    cancellations.push({
+      receiptId: substitute.id,
+      serie: t.serie,
+      nNF: t.nnf,
+      chave: t.chave,
+      totalCents: facts.vNFCents,
+      issuedAt: brasiliaDateTime(facts.dhEmi),
+      // Found cancelled by someone else (not by this terminal's substitution): an ordinary cancellation.
+      kind: t.outcome === 'cancelada_substituicao' ? 'substituicao' : 'cancelamento',
+      substitute: { serie: substitute.serie, nNF: substitute.nnf },
+    });
+  }
+  if (missing.length) throw unavailable(missing);
+  return cancellations;
+}
+
+/** The order of the cancellations, as of every receipt list: series, then number. */
+const bySeriesAndNumber = (a: ReportReceipt, b: ReportReceipt): number => a.serie - b.serie || a.nNF - b.nNF;
 
 /**
  * The report of a period, added up from the daily totals the terminal keeps
@@ -106,6 +162,12 @@ export async function salesReport(store: PosStore, documents: ReceiptDocuments, 
   const totals = store.reportTotals(de, ate);
   const hours = new Map(store.reportHours(de, ate).map((h) => [h.hour, h]));
   const receipts = store.reportListed(de, ate);
+  const products = store.reportProducts(de, ate);
+  const names = store.productNames(products.map((p) => p.code));
+  const cancelled: ReportCancellation[] = [
+    ...receipts.filter((r) => r.bucket === 'cancelled').map((r) => ({ ...listed(r), kind: 'cancelamento' as const, substitute: null })),
+    ...(await cancelledAttempts(store, documents, period)),
+  ];
   return {
     de,
     ate,
@@ -115,17 +177,16 @@ export async function salesReport(store: PosStore, documents: ReceiptDocuments, 
       .reportPayments(de, ate)
       .map((p) => ({ tPag: p.tpag, description: paymentMethodLabel(p.tpag), count: p.count, amountCents: p.amount_cents })),
     byHour: Array.from({ length: 24 }, (_, hour) => ({ hour, count: hours.get(hour)?.count ?? 0, totalCents: hours.get(hour)?.total_cents ?? 0 })),
-    byProduct: store
-      .reportProducts(de, ate)
+    byProduct: products
       .sort((a, b) => b.total_cents - a.total_cents || a.code.localeCompare(b.code))
       .map((p) => ({
         code: p.code,
-        description: p.description,
+        description: names.get(p.code) ?? p.description,
         unit: p.unit,
         quantity: formatDecimal(BigInt(p.quantity_units), 4).replace(/\.?0+$/, ''),
         totalCents: p.total_cents,
       })),
-    cancelled: receipts.filter((r) => r.bucket === 'cancelled').map(listed),
+    cancelled: cancelled.sort(bySeriesAndNumber),
     contingency: receipts.filter((r) => r.bucket === 'sale').map((r) => ({ ...listed(r), authorized: r.state === 'authorized' })),
     unauthorized: store.unsettledReceiptsCreatedBetween(iso(period.start.getTime()), iso(period.end.getTime())).map((r) => ({
       receiptId: r.id,
@@ -142,6 +203,9 @@ export async function salesReport(store: PosStore, documents: ReceiptDocuments, 
 /** Cents as a Brazilian spreadsheet reads them: `1234,56`. */
 const csvMoney = (cents: number): string => fromCents(BigInt(cents)).replace('.', ',');
 
+/** A cancellation's line in the CSV: `cancelada` (110111) or `cancelada_substituicao` (110112). */
+const CANCELLATION_SECTION: Record<ReportCancellation['kind'], string> = { cancelamento: 'cancelada', substituicao: 'cancelada_substituicao' };
+
 /**
  * The report as one CSV for a spreadsheet (";", decimal comma, UTF-8 with BOM, as the service's
  * export summary): one line per figure, `secao;item;descricao;quantidade;valor`.
@@ -154,7 +218,7 @@ export function salesReportCsv(report: SalesReport): ReportCsv {
   for (const h of report.byHour)
     if (h.count) rows.push(['hora', String(h.hour).padStart(2, '0'), `${String(h.hour).padStart(2, '0')}h`, h.count, csvMoney(h.totalCents)]);
   for (const p of report.byProduct) rows.push(['produto', p.code, `${p.description} (${p.unit})`, p.quantity.replace('.', ','), csvMoney(p.totalCents)]);
-  for (const c of report.cancelled) rows.push(['cancelada', `${c.serie}-${c.nNF}`, c.chave ?? '', '', csvMoney(c.totalCents)]);
+  for (const c of report.cancelled) rows.push([CANCELLATION_SECTION[c.kind], `${c.serie}-${c.nNF}`, c.chave ?? '', '', csvMoney(c.totalCents)]);
   for (const c of report.contingency)
     rows.push(['contingencia', `${c.serie}-${c.nNF}`, `${c.chave ?? ''}${c.authorized ? '' : ' (aguardando autorização)'}`, '', csvMoney(c.totalCents)]);
   for (const u of report.unauthorized) rows.push(['sem_autorizacao', `${u.serie}-${u.nNF}`, u.state, '', csvMoney(u.totalCents)]);

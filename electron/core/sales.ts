@@ -481,10 +481,11 @@ export type FinishOutcome = { sale: SaleRow; receipt: ReceiptRow };
 /**
  * Offline contingency (contingency/mode.ts): the series to number in and the signer of the
  * receipt, called inside the finishing transaction so the signed XML is written with the sale.
+ * It dates the receipt itself, on the service's clock as last known (service-clock.ts).
  */
 export type OfflineIssuer = {
   serie: number;
-  issue(request: NfceRequest, at: number): { chave: string; signedXml: string; qrcode: string; urlConsulta: string };
+  issue(request: NfceRequest): { chave: string; signedXml: string; qrcode: string; urlConsulta: string };
 };
 
 /**
@@ -517,7 +518,7 @@ export function finishSale(ctx: SalesContext, saleId: string, offline?: OfflineI
     const nNF = store.takeNextNumber(serie);
     const request = buildNfceRequest(sale, items, payments, serie, nNF);
     // Issued offline: signed now, and the body sent later is that XML, unchanged.
-    const issued = offline?.issue(request, now);
+    const issued = offline?.issue(request);
     const receiptId = randomUUID();
     const key = randomUUID();
     store.insertReceipt({

@@ -17,10 +17,15 @@
 //   series once (kept in the settings, `series_claim`), a sale waits for the claim in flight
 //   (at most CLAIM_TIMEOUT_MS): a new checkout seeded with a taken series must not sell a single
 //   number in it. Once confirmed, nothing waits: an outage later never slows a sale.
+// - The claim's answer says each series' highest number at the service (`numeracao`): the next
+//   number is raised above it (numbering.ts), at every start, so a database restored from a copy
+//   never issues a number the service already holds. The first sale of each start waits for the
+//   start's claim (at most CLAIM_TIMEOUT_MS), confirmed series or not.
 // - A service that does not know the register (404) is taken as consent: older services.
 
-import { IssuanceClient, ServiceHttpError, ServiceNetworkError } from './api-client.ts';
+import { IssuanceClient, ServiceHttpError, ServiceNetworkError, type TerminalClaimed } from './api-client.ts';
 import { TerminalError } from './errors.ts';
+import type { SeriesNumbering } from './numbering.ts';
 import type { PreparedSettings, Settings } from './settings.ts';
 
 const RETRY_MS = 60_000;
@@ -44,12 +49,25 @@ export class SeriesRegistry {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
   private inflight: Promise<void> | undefined;
+  /** Whether a claim of this process got an answer (so the numbering it carries was applied). */
+  private answered = false;
+  private readonly onNumbering: (numbering: SeriesNumbering[]) => void;
   /** Why this terminal may not issue in its series now (another checkout holds one); null when nothing is known against it. */
   conflict: string | null = null;
 
-  constructor(options: { settings: Settings; client: IssuanceClient }) {
+  /** `onNumbering`: each claim's answer about where the series stand (numbering.ts raiseToService). */
+  constructor(options: { settings: Settings; client: IssuanceClient; onNumbering?: (numbering: SeriesNumbering[]) => void }) {
     this.settings = options.settings;
     this.client = options.client;
+    this.onNumbering = options.onNumbering ?? (() => {});
+  }
+
+  /** A claim was answered: the series are this checkout's, and where they stand is applied. */
+  private claimed(target: Target, answer: TerminalClaimed): void {
+    this.conflict = null;
+    this.answered = true;
+    this.settings.confirmSeriesClaim({ terminalId: target.terminal.id, serviceUrl: target.serviceUrl, series: seriesOf(target) });
+    if (answer.numeracao?.length) this.onNumbering(answer.numeracao);
   }
 
   private current(): Target {
@@ -76,9 +94,7 @@ export class SeriesRegistry {
       ? this.client
       : new IssuanceClient({ baseUrl: target.serviceUrl, token: target.token, fingerprint256: target.serviceFingerprint, timeoutMs: CLAIM_TIMEOUT_MS });
     try {
-      await client.claimTerminal(target.terminal.id, { nome: target.terminal.name, series: seriesOf(target) });
-      this.conflict = null;
-      this.settings.confirmSeriesClaim({ terminalId: target.terminal.id, serviceUrl: target.serviceUrl, series: seriesOf(target) });
+      this.claimed(target, await client.claimTerminal(target.terminal.id, { nome: target.terminal.name, series: seriesOf(target) }));
     } catch (err) {
       if (err instanceof ServiceHttpError && err.code === 'serie_em_uso') throw new TerminalError('serie_em_uso', conflictOf(err), { field: 'series' });
       if (err instanceof ServiceHttpError && err.status === 404) return;
@@ -122,9 +138,10 @@ export class SeriesRegistry {
     if (this.stopped || target.token === '') return;
     let again = false;
     try {
-      await this.client.claimTerminal(target.terminal.id, { nome: target.terminal.name, series: seriesOf(target) }, { timeoutMs: CLAIM_TIMEOUT_MS });
-      this.conflict = null;
-      this.settings.confirmSeriesClaim({ terminalId: target.terminal.id, serviceUrl: target.serviceUrl, series: seriesOf(target) });
+      this.claimed(
+        target,
+        await this.client.claimTerminal(target.terminal.id, { nome: target.terminal.name, series: seriesOf(target) }, { timeoutMs: CLAIM_TIMEOUT_MS }),
+      );
     } catch (err) {
       if (err instanceof ServiceHttpError && err.code === 'serie_em_uso') {
         this.conflict = conflictOf(err);
@@ -152,11 +169,12 @@ export class SeriesRegistry {
   }
 
   /**
-   * Before a sale: while the current series was never confirmed, the claim in flight is waited
-   * for (bounded by its timeout), so a refusal is known before a number is taken.
+   * Before a sale: while the current series was never confirmed, or this start's claim has not
+   * been answered yet, the claim in flight is waited for (bounded by its timeout), so a refusal
+   * is known, and the numbering applied, before a number is taken.
    */
   async beforeSale(): Promise<void> {
-    if (this.inflight && !this.confirmed()) await this.inflight;
+    if (this.inflight && (!this.confirmed() || !this.answered)) await this.inflight;
   }
 
   /** Refuses a sale while the service says another checkout holds this terminal's series. */

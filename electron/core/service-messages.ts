@@ -46,7 +46,8 @@ export const SERVICE_ERROR_WORDS = {
   validacao: 'a SEFAZ não aceitaria os dados do documento',
   erro_interno: 'o serviço de emissão teve uma falha interna; o terminal tenta de novo sozinho',
   autoridade_indisponivel: 'a SEFAZ não está respondendo; o terminal tenta de novo sozinho (e, com o certificado configurado, emite em contingência)',
-  servico_indisponivel: 'o serviço de emissão está reiniciando; o terminal tenta de novo sozinho',
+  servico_indisponivel:
+    'o serviço de emissão está indisponível por um momento (reiniciando, sem acesso ao seu banco de dados, ou com um problema no computador dele, como o disco cheio, que o responsável pelo serviço precisa resolver); o terminal tenta de novo sozinho',
 } as const satisfies Record<ErrorCode, string>;
 
 export type KnownServiceError = keyof typeof SERVICE_ERROR_WORDS;

@@ -23,6 +23,8 @@ import type { SettingsPatch } from '../api/terminal-api.ts';
 import { TerminalError } from './errors.ts';
 import { validateServiceUrl } from './settings.ts';
 import { createTerminal, type Terminal } from './terminal.ts';
+import { systemFault } from '../../base/node/system-faults.ts';
+import { FolderInUseError } from '../../base/node/folder-lock.ts';
 
 const USAGE = `Uso:
   balcao terminal vendas --data DIR --token TOKEN --serie N --quantidade N [opções]
@@ -171,8 +173,10 @@ async function runManager(args: ReturnType<typeof options>['values']): Promise<n
 }
 
 export async function run(argv: string[]): Promise<number> {
+  let dataDir: string | undefined;
   try {
     const parsed = options(argv);
+    dataDir = parsed.values.data;
     const [action] = parsed.positionals;
     if (parsed.values.help || action === undefined || action === 'help') {
       process.stdout.write(USAGE);
@@ -186,8 +190,14 @@ export async function run(argv: string[]): Promise<number> {
       process.stderr.write(`${err.message}\n\n${USAGE}`);
       return EXIT_USAGE;
     }
-    if (err instanceof TerminalError) {
+    if (err instanceof TerminalError || err instanceof FolderInUseError) {
       process.stderr.write(`${err.message}\n`);
+      return 1;
+    }
+    // A fault of the machine (a read-only or forbidden folder, a full disk): what to do, then the system's words.
+    const fault = systemFault(err, { path: dataDir });
+    if (fault) {
+      process.stderr.write(`O terminal não pôde continuar: ${fault.message}\n  (detalhe técnico: ${(err as Error).message})\n`);
       return 1;
     }
     throw err;

@@ -28,7 +28,7 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-async function until<T>(what: string, probe: () => T | undefined | false, timeoutMs = 20_000): Promise<T> {
+async function until<T>(what: string, probe: () => T | undefined | false, timeoutMs = 60_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = probe();

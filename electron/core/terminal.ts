@@ -10,6 +10,7 @@
 //   const sale = await terminal.openSale(); ... await terminal.finishSale(sale.id);
 //   await terminal.close();
 
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type {
   CancelInput,
@@ -31,7 +32,7 @@ import type {
   ManagerAuthorization,
   ManagerView,
   PaymentInput,
-  PrintedReceipt,
+  PrintedJob,
   PrinterStatusView,
   ProductView,
   QueueStatus,
@@ -56,6 +57,7 @@ import { cashSessionRow, closingReportPdf, printClosingReport, saveClosingPdf, t
 import { cancellationInfo, cancelReceipt } from './cancellation.ts';
 import { productView, saveProduct, seedDemoCatalog, type ProductInput } from './catalog.ts';
 import { Contingency } from './contingency/contingency.ts';
+import { supersededAttemptView } from './contingency/reconcile.ts';
 import { checked, TerminalError } from './errors.ts';
 import { actorOfManager, audit, authorizeManager, createManager, listManagers, SYSTEM_ACTOR, type Actor } from './managers.ts';
 import type { RetryPolicy } from './outbox-rules.ts';
@@ -78,6 +80,11 @@ import { fileKeySecretBox, type SecretSealer } from './secret-box.ts';
 import { ServiceClock } from './service-clock.ts';
 import { settle } from './settle-wait.ts';
 import { Settings } from './settings.ts';
+import { lockFolder, type FolderLock } from '../../base/node/folder-lock.ts';
+import { BackupSchedule, backupIntervalMs, backupOnline } from '../../base/node/sqlite-backup.ts';
+import { faultWords } from '../../base/node/system-faults.ts';
+import { posBackupPlace } from './db.ts';
+import { raiseToService } from './numbering.ts';
 
 export type TerminalOptions = {
   /** Folder of the terminal's database (pos.sqlite). */
@@ -112,7 +119,19 @@ export type TerminalOptions = {
   secretBox?: SecretSealer;
   /** Offline contingency: how long an accepted receipt may wait for the authority before that counts as a failure. */
   authorityTimeoutMs?: number;
+  /** Between automatic copies of the database; default BALCAO_BACKUP_INTERVAL_MIN (60 min); 0: none on a schedule. */
+  backupIntervalMs?: number;
 };
+
+/** Where the service's clock offset is kept between runs (service-clock.ts). */
+const SERVICE_CLOCK_KEY = 'relogio_servico';
+
+/** The offset an earlier run kept, if any. */
+function keptClockOffset(store: PosStore): number | null {
+  const raw = store.settingValue(SERVICE_CLOCK_KEY);
+  const offset = raw === undefined ? undefined : (JSON.parse(raw) as { offsetMs?: unknown }).offsetMs;
+  return typeof offset === 'number' && Number.isFinite(offset) ? offset : null;
+}
 
 /** How old a reading of the service's clock may be when the screen shows a cancellation window. */
 const CLOCK_FRESH_MS = 1_000;
@@ -147,9 +166,16 @@ export class Terminal implements TerminalApi {
   private readonly checkpointTimer: NodeJS.Timeout;
   private readonly retention: RetentionSweep;
   private clockSync: Promise<void> | undefined;
+  /** Copies of pos.sqlite on a schedule (base/node/sqlite-backup.ts); the last one's failure, in words, until one works. */
+  private readonly backups: BackupSchedule;
+  private backupProblem: string | null = null;
 
-  constructor(store: PosStore, options: TerminalOptions) {
+  /** The hold on the data folder, let go when the terminal closes (createTerminal takes it). */
+  private readonly folderLock: FolderLock | undefined;
+
+  constructor(store: PosStore, options: TerminalOptions, folderLock?: FolderLock) {
     this.store = store;
+    this.folderLock = folderLock;
     this.dataDir = options.dataDir;
     this.clock = options.clock ?? Date.now;
     this.settleWaitMs = options.settleWaitMs ?? 5_000;
@@ -168,7 +194,24 @@ export class Terminal implements TerminalApi {
       cashSession: () => cash.requireOpenSession(store).id,
     };
     store.ensureSeries(this.ctx.serie);
-    this.serviceClock = new ServiceClock(this.clock, () => this.refreshCancellationWindows());
+    this.serviceClock = new ServiceClock(
+      this.clock,
+      () => {
+        this.refreshCancellationWindows();
+        if (!this.closed && this.listeners.size) this.emit({ type: 'queue', status: this.queueStatusNow() });
+      },
+      {
+        seed: keptClockOffset(store),
+        keep: (offsetMs) => {
+          if (this.closed) return;
+          try {
+            store.putSetting(SERVICE_CLOCK_KEY, JSON.stringify({ offsetMs }), iso(this.clock()));
+          } catch {
+            // kept next time; an exchange never fails for this (a full disk is told elsewhere)
+          }
+        },
+      },
+    );
     this.client = new IssuanceClient({
       baseUrl: this.settings.serviceUrl,
       token: this.settings.token,
@@ -176,7 +219,11 @@ export class Terminal implements TerminalApi {
       fingerprint256: this.settings.serviceFingerprint,
       onAnswerDated: (date) => this.serviceClock.observe(date),
     });
-    this.seriesRegistry = new SeriesRegistry({ settings: this.settings, client: this.client });
+    this.seriesRegistry = new SeriesRegistry({
+      settings: this.settings,
+      client: this.client,
+      onNumbering: (numbering) => raiseToService(store, this.clock, numbering),
+    });
     this.worker = new OutboxWorker({
       store,
       client: this.client,
@@ -192,6 +239,10 @@ export class Terminal implements TerminalApi {
       onStatusChanged: () => this.emit({ type: 'queue', status: this.queueStatusNow() }),
       onExchange: (failure) => this.contingency.observeExchange(failure),
       onAuthority: (situation) => this.contingency.observeAuthority(situation),
+      // A number the authority holds under another key: learn where the series stand again.
+      onNumberTaken: () => {
+        if (!this.closed) this.seriesRegistry.start();
+      },
     });
     this.printer = new ReceiptPrinter({
       store,
@@ -211,6 +262,8 @@ export class Terminal implements TerminalApi {
       client: this.client,
       printer: this.printer,
       serie: () => this.ctx.serie,
+      // What the terminal signs itself is dated on the service's clock, not the PC's (service-clock.ts).
+      fiscalClock: () => this.serviceClock.fiscalNow(),
       settings: () => this.settings.contingencySettings(),
       credentials: () => this.settings.credentials(),
       authorityTimeoutMs: options.authorityTimeoutMs,
@@ -218,6 +271,7 @@ export class Terminal implements TerminalApi {
       retry: options.retry,
       wakeWorker: () => this.worker.wake(),
       onReceipt: (id) => this.emitReceipt(id),
+      onTaskChanged: (id) => this.showReceipt(id),
       onStatus: (status) => {
         if (!this.closed) this.emit({ type: 'contingency', status });
       },
@@ -236,6 +290,19 @@ export class Terminal implements TerminalApi {
     // Old settled receipts' documents, let go between sales (retention.ts).
     this.retention = new RetentionSweep({ store, clock: this.clock, settings: () => this.settings.retention });
     this.retention.start();
+    const place = posBackupPlace(options.dataDir);
+    this.backups = new BackupSchedule(
+      () => backupOnline(store.db, place),
+      place,
+      options.backupIntervalMs ?? backupIntervalMs(),
+      (outcome) => {
+        const problem = outcome.ok ? null : `A cópia de segurança automática do terminal falhou: ${faultWords(outcome.error, { path: place.dir })}`;
+        if (problem === this.backupProblem || this.closed) return;
+        this.backupProblem = problem;
+        this.emit({ type: 'queue', status: this.queueStatusNow() });
+      },
+    );
+    this.backups.start();
   }
 
   /** The series receipts are numbered in now. */
@@ -265,6 +332,7 @@ export class Terminal implements TerminalApi {
     this.closed = true;
     clearInterval(this.checkpointTimer);
     this.retention.stop();
+    await this.backups.stop();
     this.seriesRegistry.stop();
     await this.worker.stop();
     await this.contingency.stop();
@@ -272,6 +340,7 @@ export class Terminal implements TerminalApi {
     this.listeners.clear();
     await this.client.close();
     this.store.close();
+    this.folderLock?.release();
   }
 
   // -------------------------------------------------------------------------------------------
@@ -298,6 +367,13 @@ export class Terminal implements TerminalApi {
     if (row) this.contingency.observeReceipt(row);
     if (row?.state === 'authorized') this.autoPrint.schedule();
     if (row && this.listeners.size) this.emit({ type: 'receipt', receipt: this.view(row) });
+  }
+
+  /** The screen hears a receipt's view again (nothing else needs to know: its state did not change). */
+  private showReceipt(id: string): void {
+    if (this.closed || this.listeners.size === 0) return;
+    const row = this.store.receipt(id);
+    if (row) this.emit({ type: 'receipt', receipt: this.view(row) });
   }
 
   /** Service time minus ours for the cancellation window; 0 (the window's own fallback) until known. */
@@ -451,6 +527,7 @@ export class Terminal implements TerminalApi {
       canCorrect: needsOperator && r.tp_emis === 1,
       // A number issued in contingency must never be voided (docs/fiscal.md, "Offline contingency").
       canVoid: needsOperator && r.tp_emis === 1,
+      superseded: r.tp_emis === 9 ? this.store.supersededAttempts(r.id).map(supersededAttemptView) : [],
     };
   }
 
@@ -562,6 +639,7 @@ export class Terminal implements TerminalApi {
       oldestPendingAgeSeconds: oldest === null ? null : Math.max(0, Math.floor((now - oldest) / 1000)),
       needsAttention: this.store.countReceiptsIn(NEEDS_OPERATOR),
       contingency: this.contingencyStatusNow(),
+      alerts: [this.serviceClock.alert(), this.worker.machineFault, this.backupProblem].filter((a): a is string => a !== null),
       serviceNotices: w.notices,
     };
   }
@@ -581,7 +659,7 @@ export class Terminal implements TerminalApi {
     return this.printer.status();
   }
 
-  async recentPrints(limit = 20): Promise<PrintedReceipt[]> {
+  async recentPrints(limit = 20): Promise<PrintedJob[]> {
     return this.printer.recent(limit);
   }
 
@@ -788,13 +866,20 @@ export class Terminal implements TerminalApi {
   }
 }
 
-/** Opens (creating or migrating) the terminal's database and starts its worker. */
+/**
+ * Holds the data folder (one terminal per folder: base/node/folder-lock.ts; a second one is
+ * refused naming the first), opens (creating or migrating) its database and starts its worker.
+ */
 export async function createTerminal(options: TerminalOptions): Promise<Terminal> {
-  const store = PosStore.open(options.dataDir);
+  mkdirSync(options.dataDir, { recursive: true });
+  const lock = lockFolder(options.dataDir);
+  let store: PosStore | undefined;
   try {
-    return new Terminal(store, options);
+    store = PosStore.open(options.dataDir);
+    return new Terminal(store, options, lock);
   } catch (err) {
-    store.close();
+    store?.close();
+    lock.release();
     throw err;
   }
 }

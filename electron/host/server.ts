@@ -38,6 +38,8 @@ export type BrowserHostOptions = {
    * a browser cannot be handed a native folder dialog, so the file is a download.
    */
   downloadsDir?: string;
+  /** The terminal's data folder, named in the words of a fault of the machine (a full disk). */
+  dataDir?: string;
 };
 
 export type BrowserHost = {
@@ -133,6 +135,7 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Bro
     const body = req.body as { args?: unknown } | null | undefined;
     const out = await dispatch(terminal, req.params.method, body && typeof body === 'object' ? body.args : undefined, {
       onInternalError: (err, method) => req.log.error({ err, method }, 'erro interno ao executar chamada do terminal'),
+      dataDir: options.dataDir,
     });
     return reply.code(out.status).send(out.body);
   });

@@ -1,7 +1,8 @@
 // The DANFE NFC-e as an image, for the screen and for tests: an SVG drawn from the very rows the
 // thermal printer gets (layoutDanfe), one SVG unit per printer dot (203 dpi, 12×24-dot font A
 // cells), rendered to PNG by resvg with the DejaVu font files named explicitly: the preview must
-// look the same on every machine, so system fonts are never loaded.
+// look the same on every machine, so system fonts are never loaded. The paper's drawing (text
+// rows, the sheet, the PNG) is shared with the printed reports (fiscal/report/preview.ts).
 
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -40,15 +41,51 @@ function runs(text: string): { col: number; text: string }[] {
   return out;
 }
 
+/** A printed text row (a DANFE's or a report's): its characters at fixed pitch, maybe bold, maybe double size. */
+export type PaperTextRow = { text: string; bold?: boolean; large?: boolean };
+
+/** Width of the paper's picture for `columns` columns of font A. */
+export const paperWidthDots = (columns: number): number => columns * CELL_W + MARGIN * 2;
+
+/** Draws one text row at `y` (its top) into `body`; returns the height it took. */
+export function paperTextRow(row: PaperTextRow, y: number, body: string[]): number {
+  const scale = row.large ? 2 : 1;
+  const baseline = y + 22 * scale;
+  for (const r of runs(row.text)) {
+    body.push(
+      `<text x="${MARGIN + r.col * CELL_W * scale}" y="${baseline}" font-size="${20 * scale}"${row.bold ? ' font-weight="bold"' : ''}>${escapeXml(r.text)}</text>`,
+    );
+  }
+  return ROW_H * scale;
+}
+
+/** The paper as an SVG document: white, framed, `body` drawn in the printer's monospaced font; `height` is where the last row ended. */
+export function paperSvg(title: string, width: number, height: number, body: readonly string[]): string {
+  const total = height + MARGIN;
+  return [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${total}" viewBox="0 0 ${width} ${total}">`,
+    `<title>${escapeXml(title)}</title>`,
+    `<rect width="${width}" height="${total}" fill="#fff"/>`,
+    `<rect x="0.5" y="0.5" width="${width - 1}" height="${total - 1}" fill="none" stroke="#ccc"/>`,
+    `<g font-family="${MONO}" fill="#000">`,
+    ...body,
+    '</g>',
+    '</svg>',
+  ].join('\n');
+}
+
+/** The top of the first row. */
+export const PAPER_TOP = MARGIN;
+
 /** The receipt as an SVG document (a copy of what the thermal printer prints). */
 export function renderDanfeSvg(model: DanfeModel, options: PreviewOptions = {}): string {
   const paperWidth = options.paperWidth ?? 80;
   const profile = printerProfile('epson-tm-t20');
   const columns = profile.columns[paperWidth];
   const rows = layoutDanfe(model, columns, options.copy ?? model.copies[0]);
-  const width = columns * CELL_W + MARGIN * 2;
+  const width = paperWidthDots(columns);
   const body: string[] = [];
-  let y = MARGIN;
+  let y = PAPER_TOP;
   for (const row of rows) {
     if (row.kind === 'qrcode') {
       const m = qrMatrix(row.payload);
@@ -70,26 +107,9 @@ export function renderDanfeSvg(model: DanfeModel, options: PreviewOptions = {}):
       y += side + size * 8;
       continue;
     }
-    const scale = row.large ? 2 : 1;
-    const baseline = y + 22 * scale;
-    for (const r of runs(row.text)) {
-      body.push(
-        `<text x="${MARGIN + r.col * CELL_W * scale}" y="${baseline}" font-size="${20 * scale}"${row.bold ? ' font-weight="bold"' : ''}>${escapeXml(r.text)}</text>`,
-      );
-    }
-    y += ROW_H * scale;
+    y += paperTextRow(row, y, body);
   }
-  const height = y + MARGIN;
-  return [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">`,
-    `<title>${escapeXml(`DANFE NFC-e ${model.number} série ${model.series}`)}</title>`,
-    `<rect width="${width}" height="${height}" fill="#fff"/>`,
-    `<rect x="0.5" y="0.5" width="${width - 1}" height="${height - 1}" fill="none" stroke="#ccc"/>`,
-    `<g font-family="${MONO}" fill="#000">`,
-    ...body,
-    '</g>',
-    '</svg>',
-  ].join('\n');
+  return paperSvg(`DANFE NFC-e ${model.number} série ${model.series}`, width, y, body);
 }
 
 let fonts: string[] | undefined;
@@ -107,8 +127,13 @@ function pngOptions(options: { scale?: number }): ResvgRenderOptions {
   };
 }
 
+/** A paper SVG (paperSvg) as PNG; `scale` 1 = one pixel per printer dot. */
+export function paperPng(svg: string, options: { scale?: number } = {}): Buffer {
+  const { Resvg } = resvg();
+  return new Resvg(svg, pngOptions(options)).render().asPng();
+}
+
 /** The receipt as PNG; `scale` 1 = one pixel per printer dot. */
 export function renderDanfePng(model: DanfeModel, options: PreviewOptions & { scale?: number } = {}): Buffer {
-  const { Resvg } = resvg();
-  return new Resvg(renderDanfeSvg(model, options), pngOptions(options)).render().asPng();
+  return paperPng(renderDanfeSvg(model, options), options);
 }

@@ -1,7 +1,9 @@
 import { PDFParse } from 'pdf-parse';
 import { describe, expect, it } from 'vitest';
 import { decodeEscPos } from '../../test/escpos-decoder.ts';
+import { PNG } from 'pngjs';
 import { renderReportPdf } from './pdf.ts';
+import { renderReportPng, renderReportSvg } from './preview.ts';
 import { encodeReportEscPos, layoutReport, reportTexts, type ReportDocument } from './report.ts';
 
 const doc: ReportDocument = {
@@ -52,5 +54,19 @@ describe('a printed report', () => {
     const text = (await new PDFParse({ data: pdf }).getText()).text;
     expect(text).toContain('FECHAMENTO DE CAIXA');
     expect(text).toMatch(/Diferença\s+-R\$ 1,00/);
+  });
+
+  it('draws a picture of the paper (the virtual printer keeps it beside the job): the same rows, as wide as the paper', () => {
+    const svg = renderReportSvg(doc);
+    const rows = layoutReport(doc, 48);
+    // Each row's words, in order; a row of spaces draws nothing.
+    const drawn = [...svg.matchAll(/<text [^>]*>([^<]*)<\/text>/g)].map((m) => m[1]!.replace(/&amp;/g, '&'));
+    expect(drawn.join(' ')).toBe(rows.flatMap((r) => r.text.trim().split(/ {2,}/).filter(Boolean)).join(' '));
+    expect(svg).toContain('<title>FECHAMENTO DE CAIXA</title>');
+    const wide = PNG.sync.read(renderReportPng(doc));
+    const narrow = PNG.sync.read(renderReportPng(doc, { paperWidth: 58 }));
+    expect(wide.width).toBe(48 * 12 + 48);
+    expect(narrow.width).toBeLessThan(wide.width);
+    expect(narrow.height).toBeGreaterThan(wide.height); // the long line wraps more
   });
 });

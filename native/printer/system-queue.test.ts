@@ -66,7 +66,7 @@ describe('SystemQueuePrinter on Debian’s CUPS', () => {
       // The serial backend fails at once on a port that does not exist: CUPS stops the queue.
       { name: 'quebrada', device: 'serial:/dev/balcao-porta-inexistente?baud=9600' },
     ]);
-  }, 30_000);
+  });
 
   afterAll(async () => {
     await Promise.all(printers.map((p) => p.close()));
@@ -86,7 +86,7 @@ describe('SystemQueuePrinter on Debian’s CUPS', () => {
       expect(device.jobs()).toHaveLength(before + 1);
       expect(Buffer.compare(device.jobs().at(-1)!, Buffer.from(job)), cups.log()).toBe(0);
     }
-  }, 30_000);
+  });
 
   it('names a queue that does not exist, in Portuguese, and keeps the receipt printable', async () => {
     const err = await printerRejection(printer('nao-existe').send(Uint8Array.of(0x1b, 0x40)));
@@ -130,7 +130,7 @@ describe('SystemQueuePrinter on Debian’s CUPS', () => {
       { tag: 0x44, name: 'requested-attributes', value: ['job-id', 'job-state'] },
     ]);
     expect(all.job.get('job-state')).toEqual([JOB_STATE.canceled]);
-  }, 20_000);
+  });
 
   it('says so when the server will not cancel a job that did not print: it may still come out', async () => {
     const p = printer('sem-cancelar', { timeoutMs: 1500 });
@@ -141,7 +141,7 @@ describe('SystemQueuePrinter on Debian’s CUPS', () => {
     );
     const left = await p.operation(0x0a, [{ tag: 0x44, name: 'which-jobs', value: 'not-completed' }]);
     expect(left.job.get('job-id')).toHaveLength(1);
-  }, 20_000);
+  });
 
   it('cancels the job of a queue that stopped on a device error, and refuses the next one until the queue is resumed', async () => {
     const p = printer('quebrada');

@@ -1,22 +1,30 @@
 // The counter's commands, each with its key shown on the button and declared to assistive
 // technology (aria-keyshortcuts): this bar is the screen's list of shortcuts. The keys work
 // anywhere on the checkout screen (use-shortcuts.ts); * and Delete act on the selected line
-// from the product input (ProductEntry.tsx).
+// from the product input (ProductEntry.tsx). With the till closed no sale can be made: the
+// sale's commands are off and none of them is the one to press; the receipts (a cancellation
+// after the closing), the manager and "Caixa" stay on.
 
 import type { SaleView } from '../../electron/api/terminal-api.ts';
 import { removeItem } from '../state/sale-store.ts';
 import { openDialog } from '../state/ui-store.ts';
 
-export function ActionBar(props: { sale: SaleView | null; selectedItemId: number | null; onQuantity: () => void }) {
-  const { sale, selectedItemId, onQuantity } = props;
-  const hasItems = !!sale && sale.totalCents > 0;
-  const line = sale?.items.find((i) => i.id === selectedItemId && !i.removed) ?? null;
+export function ActionBar(props: { sale: SaleView | null; tillClosed: boolean; selectedItemId: number | null; onQuantity: () => void }) {
+  const { sale, tillClosed, selectedItemId, onQuantity } = props;
+  const payable = !tillClosed && !!sale && sale.totalCents > 0;
+  const line = tillClosed ? null : (sale?.items.find((i) => i.id === selectedItemId && !i.removed) ?? null);
   return (
     <nav className="actions" aria-label="Comandos do caixa">
-      <button type="button" className="primary" aria-keyshortcuts="F2" disabled={!hasItems} onClick={() => openDialog({ kind: 'payment' })}>
+      <button
+        type="button"
+        className={payable ? 'primary' : undefined}
+        aria-keyshortcuts="F2"
+        disabled={!payable}
+        onClick={() => openDialog({ kind: 'payment' })}
+      >
         <kbd>F2</kbd> Pagamento
       </button>
-      <button type="button" aria-keyshortcuts="F3" onClick={onQuantity}>
+      <button type="button" aria-keyshortcuts="F3" disabled={tillClosed} onClick={onQuantity}>
         <kbd>F3</kbd> Quantidade
       </button>
       <button type="button" aria-keyshortcuts="*" disabled={!line} onClick={() => line && openDialog({ kind: 'quantity', itemId: line.id })}>
@@ -25,10 +33,10 @@ export function ActionBar(props: { sale: SaleView | null; selectedItemId: number
       <button type="button" aria-keyshortcuts="Delete" disabled={!line} onClick={() => line && void removeItem(line.id)}>
         <kbd>Del</kbd> Remover item
       </button>
-      <button type="button" aria-keyshortcuts="F4" onClick={() => openDialog({ kind: 'consumer' })}>
+      <button type="button" aria-keyshortcuts="F4" disabled={tillClosed} onClick={() => openDialog({ kind: 'consumer' })}>
         <kbd>F4</kbd> Consumidor
       </button>
-      <button type="button" aria-keyshortcuts="F8" disabled={!sale} onClick={() => openDialog({ kind: 'discard' })}>
+      <button type="button" aria-keyshortcuts="F8" disabled={tillClosed || !sale} onClick={() => openDialog({ kind: 'discard' })}>
         <kbd>F8</kbd> Cancelar venda
       </button>
       <button type="button" aria-keyshortcuts="F9" onClick={() => openDialog({ kind: 'receipts' })}>

@@ -24,7 +24,7 @@ import { ReprintDialog } from '../receipts/ReprintDialog.tsx';
 import { ReturnDialog } from '../receipts/ReturnDialog.tsx';
 import { VoidDialog } from '../receipts/VoidDialog.tsx';
 import { SettingsDialog } from '../settings/SettingsDialog.tsx';
-import { useCash } from '../state/cash-store.ts';
+import { tillKnownClosed, useCash } from '../state/cash-store.ts';
 import { clearSaleError, useSale } from '../state/sale-store.ts';
 import { useUi, type DialogState } from '../state/ui-store.ts';
 import { StatusBar } from '../status/StatusBar.tsx';
@@ -73,9 +73,9 @@ export function App() {
   const dialog = useUi((s) => s.dialog);
   const inputRef = useRef<HTMLInputElement>(null);
   const quantityRef = useRef<HTMLInputElement>(null);
-  const showReceipt = finished !== null && (sale === null || sale.items.length === 0);
-  // Known closed (not merely unknown yet): the counter gives way to opening the till.
-  const tillClosed = useCash((s) => s.loaded && s.session === null);
+  // The counter gives way to opening the till, even over the last sale's receipt.
+  const tillClosed = useCash(tillKnownClosed);
+  const showReceipt = !tillClosed && finished !== null && (sale === null || sale.items.length === 0);
 
   const focusQuantity = useCallback(() => quantityRef.current?.select(), []);
   useShortcuts(focusQuantity);
@@ -123,7 +123,7 @@ export function App() {
         </div>
         <aside className="side">
           <TotalPanel sale={showReceipt ? finished.sale : sale} />
-          <ActionBar sale={sale} selectedItemId={selectedItemId} onQuantity={focusQuantity} />
+          <ActionBar sale={sale} tillClosed={tillClosed} selectedItemId={selectedItemId} onQuantity={focusQuantity} />
           <PrintsPanel />
         </aside>
       </main>

@@ -1,7 +1,9 @@
 // The function keys of the checkout screen. F1, F5, F6, F7, F11 and F12 are left alone: the
 // browser (help, reload, address bar, caret browsing, full screen, developer tools) owns them.
+// With the till closed the sale's keys (F2, F3, F4, F8) do nothing, as their buttons show.
 
 import { useEffect } from 'react';
+import { tillKnownClosed, useCash } from '../state/cash-store.ts';
 import { useSale } from '../state/sale-store.ts';
 import { openDialog, useUi } from '../state/ui-store.ts';
 
@@ -10,9 +12,10 @@ export function useShortcuts(focusQuantity: () => void): void {
     const onKey = (e: KeyboardEvent) => {
       if (useUi.getState().dialog.kind !== 'none') return;
       const { sale } = useSale.getState();
+      const selling = !tillKnownClosed(useCash.getState());
       const act = (f: () => void) => {
         e.preventDefault();
-        f();
+        if (selling) f();
       };
       switch (e.key) {
         case 'F2':
@@ -29,10 +32,12 @@ export function useShortcuts(focusQuantity: () => void): void {
           if (sale) act(() => openDialog({ kind: 'discard' }));
           break;
         case 'F9':
-          act(() => openDialog({ kind: 'receipts' }));
+          e.preventDefault();
+          openDialog({ kind: 'receipts' });
           break;
         case 'F10':
-          act(() => openDialog({ kind: 'settings' }));
+          e.preventDefault();
+          openDialog({ kind: 'settings' });
           break;
       }
     };

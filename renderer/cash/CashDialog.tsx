@@ -2,15 +2,19 @@
 // sangria or a suprimento (the manager's PIN asked for above the configured amount), and the
 // closing: the cashier counts each payment method first (a blind count) and only then sees what
 // the sales say, method by method, and the difference; the report is printed by the core.
+//
+// The session shown is asked of the core again when the dialog opens and when the closing form
+// does: sales finished since the last till action may have used a method the count must ask for.
 
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import type { CashMovementKind, CashSessionView, ManagerAuthorization } from '../../electron/api/terminal-api.ts';
 import { Dialog } from '../components/Dialog.tsx';
 import { ErrorAlert } from '../components/ErrorAlert.tsx';
 import { emptyAuthorization, ManagerFields } from '../components/ManagerFields.tsx';
 import type { InputError } from '../money/money.ts';
 import { formatCents, parseCents } from '../money/money.ts';
-import { addMovement, closeCash, dismissClosed, useCash } from '../state/cash-store.ts';
+import { addMovement, closeCash, dismissClosed, loadCash, useCash } from '../state/cash-store.ts';
+import { newSale } from '../state/sale-store.ts';
 import { closeDialog } from '../state/ui-store.ts';
 import { wallClock } from '../../base/common/brasilia.ts';
 import { ClosingView } from './ClosingView.tsx';
@@ -157,6 +161,9 @@ function CloseForm(props: { session: CashSessionView; onBack: () => void }) {
   const [counts, setCounts] = useState<Record<string, string>>({});
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    void loadCash();
+  }, []);
 
   const submit = async () => {
     let parsed: { tPag: string; countedCents: number }[];
@@ -169,7 +176,14 @@ function CloseForm(props: { session: CashSessionView; onBack: () => void }) {
     setBusy(true);
     const failure = await closeCash({ counts: parsed, operator });
     setBusy(false);
-    if (failure) setError(failure.message);
+    if (failure) {
+      setError(failure.message);
+      // A method to count that the form lacks (a sale finished meanwhile): the form gains it.
+      if (failure.field?.startsWith('counts.')) void loadCash();
+    } else {
+      // The last sale's receipt goes with the session: the counter asks for the till next.
+      newSale();
+    }
   };
 
   return (
@@ -215,6 +229,9 @@ export function CashDialog() {
   const closed = useCash((s) => s.closed);
   const [mode, setMode] = useState<Mode>('resumo');
   const [notice, setNotice] = useState<string | null>(null);
+  useEffect(() => {
+    void loadCash();
+  }, []);
   const close = () => {
     dismissClosed();
     closeDialog();

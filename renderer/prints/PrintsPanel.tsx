@@ -1,4 +1,5 @@
-// What the printer got lately: with the virtual printer this is how the cashier "sees" the paper.
+// What the printer got lately (receipts and the till's closing reports): with the virtual printer
+// this is how the cashier "sees" the paper.
 
 import { useEffect } from 'react';
 import { COPY_LABEL, formatTime } from '../receipt/receipt-labels.ts';
@@ -27,6 +28,13 @@ export function PrintsPanel() {
       ) : (
         <ul>
           {prints.map((p) => {
+            if (p.kind === 'fechamento') {
+              return (
+                <li key={`caixa-${p.cashSessionNumber}-${p.printedAt}`}>
+                  <span>Fechamento do caixa nº {p.cashSessionNumber}</span> <time dateTime={p.printedAt}>{formatTime(p.printedAt)}</time>
+                </li>
+              );
+            }
             const n = number(p.receiptId);
             return (
               <li key={`${p.receiptId}-${p.copy}-${p.printedAt}`}>

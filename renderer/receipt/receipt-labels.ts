@@ -1,6 +1,6 @@
 // How receipt and return states read on the screen.
 
-import type { ReceiptState, ReturnState } from '../../electron/api/terminal-api.ts';
+import type { ReceiptState, ReturnState, SupersededAttempt } from '../../electron/api/terminal-api.ts';
 
 export const RECEIPT_STATE: Record<ReceiptState, string> = {
   pending: 'Pendente',
@@ -12,6 +12,17 @@ export const RECEIPT_STATE: Record<ReceiptState, string> = {
   cancelled: 'Cancelada',
   voiding: 'Inutilizando',
   voided: 'Inutilizada',
+};
+
+/** What became of an online attempt a contingency receipt superseded. */
+export const SUPERSEDED_STATE: Record<SupersededAttempt['state'], string> = {
+  checking: 'Verificando no serviço',
+  cancelling: 'Cancelando por substituição',
+  voiding: 'Inutilizando o número',
+  blocked: 'Requer atenção (Gerente → Contingência)',
+  cancelled_by_substitution: 'Cancelada por substituição',
+  cancelled: 'Cancelada',
+  voided: 'Número inutilizado',
 };
 
 export const RETURN_STATE: Record<ReturnState, string> = {

@@ -1,12 +1,13 @@
 // F9: the recent receipts, their state and how long each can still be cancelled (ticking). The
-// actions open the manager dialogs; past the window the way out is the return.
+// actions open the manager dialogs; past the window the way out is the return. Under a receipt
+// issued in contingency, the online attempt of its sale it superseded, with what became of it.
 
-import { useEffect, useState } from 'react';
-import type { ReceiptView } from '../../electron/api/terminal-api.ts';
+import { useEffect, useState, type ReactNode } from 'react';
+import type { ReceiptView, SupersededAttempt } from '../../electron/api/terminal-api.ts';
 import { Dialog } from '../components/Dialog.tsx';
 import { ErrorAlert } from '../components/ErrorAlert.tsx';
 import { formatCents } from '../money/money.ts';
-import { formatDateTime, WINDOW_OVER } from '../receipt/receipt-labels.ts';
+import { formatDateTime, SUPERSEDED_STATE, WINDOW_OVER } from '../receipt/receipt-labels.ts';
 import { StateBadge } from '../receipt/StateBadge.tsx';
 import { mmss, refreshReceipts, secondsLeftNow, useReceipts } from '../state/receipts-store.ts';
 import { closeDialog, openDialog, type ReceiptDialogKind } from '../state/ui-store.ts';
@@ -70,6 +71,48 @@ function Actions(props: { receipt: ReceiptView; left: number | null; back: Recei
   );
 }
 
+/** A row's first cells: which NFC-e, when the sale was issued and its total. */
+function DocumentCells(props: { nNF: number; serie: number; receipt: ReceiptView; tag?: ReactNode }) {
+  const { nNF, serie, receipt: r, tag } = props;
+  return (
+    <>
+      <td data-label="NFC-e">
+        nº {nNF} <span className="muted">série {serie}</span>
+        {tag}
+      </td>
+      <td data-label="Emitida">{formatDateTime(r.createdAt)}</td>
+      <td data-label="Total" className="num">
+        {formatCents(r.totalCents)}
+      </td>
+    </>
+  );
+}
+
+/**
+ * The online attempt of a sale issued again in contingency, under the receipt that covers the
+ * sale now: it is a document of its own (cancelled by substitution, or its number voided), and
+ * the accountant's file holds it.
+ */
+function SupersededRow(props: { attempt: SupersededAttempt; receipt: ReceiptView }) {
+  const { attempt: a, receipt: r } = props;
+  const done = a.state === 'cancelled_by_substitution' || a.state === 'cancelled' || a.state === 'voided';
+  return (
+    <tr aria-label={`NFC-e nº ${a.nNF}`}>
+      <DocumentCells nNF={a.nNF} serie={a.serie} receipt={r} />
+      <td data-label="Situação">
+        <span className={`badge ${done ? 'off' : a.state === 'blocked' ? 'bad' : 'wait'}`}>{SUPERSEDED_STATE[a.state]}</span>
+        <div className="muted small-text">
+          Venda emitida de novo em contingência na NFC-e nº {r.nNF} (série {r.serie})
+        </div>
+      </td>
+      <td data-label="Tempo para cancelar">
+        <span className="muted">—</span>
+      </td>
+      <td data-label="Ações" />
+    </tr>
+  );
+}
+
 export function ReceiptsDialog(props: { returnTo?: { receiptId: string; from: ReceiptDialogKind } }) {
   const { returnTo } = props;
   const receipts = useReceipts((s) => s.receipts);
@@ -108,16 +151,9 @@ export function ReceiptsDialog(props: { returnTo?: { receiptId: string; from: Re
           <tbody>
             {receipts.map((r) => {
               const left = secondsLeftNow(r, fetchedAt[r.id], now);
-              return (
+              return [
                 <tr key={r.id} aria-label={`NFC-e nº ${r.nNF}`}>
-                  <td data-label="NFC-e">
-                    nº {r.nNF} <span className="muted">série {r.serie}</span>
-                    {r.contingency && <span className="tag">contingência</span>}
-                  </td>
-                  <td data-label="Emitida">{formatDateTime(r.createdAt)}</td>
-                  <td data-label="Total" className="num">
-                    {formatCents(r.totalCents)}
-                  </td>
+                  <DocumentCells nNF={r.nNF} serie={r.serie} receipt={r} tag={r.contingency && <span className="tag">contingência</span>} />
                   <td data-label="Situação">
                     <StateBadge state={r.state} />
                     {r.attention && <div className="warn-text small-text">{r.attention}</div>}
@@ -133,8 +169,9 @@ export function ReceiptsDialog(props: { returnTo?: { receiptId: string; from: Re
                   <td data-label="Ações">
                     <Actions receipt={r} left={left} back={returnTo?.receiptId === r.id ? returnTo.from : null} />
                   </td>
-                </tr>
-              );
+                </tr>,
+                ...r.superseded.map((a) => <SupersededRow key={`${r.id}-${a.serie}-${a.nNF}`} attempt={a} receipt={r} />),
+              ];
             })}
           </tbody>
         </table>

@@ -1,10 +1,10 @@
 // The manager's sales report (Gerente → Relatórios): a period of Brasília days, the totals, the
-// payment methods, the sales by hour as a chart, the products, the cancellations and the
-// contingency receipts, and the same figures as a CSV download. The core reads them from each
-// receipt's fiscal XML (electron/core/reports.ts).
+// payment methods, the sales by hour as a chart, the products, the cancellations (the manager's
+// and those by substitution) and the contingency receipts, and the same figures as a CSV
+// download. The core reads them from each receipt's fiscal XML (electron/core/reports.ts).
 
 import { useId, useState } from 'react';
-import type { ManagerAuthorization, SalesReport } from '../../electron/api/terminal-api.ts';
+import type { ManagerAuthorization, ReportCancellation, SalesReport } from '../../electron/api/terminal-api.ts';
 import { downloadText } from '../api/download.ts';
 import { ErrorAlert } from '../components/ErrorAlert.tsx';
 import { useTerminalCall } from '../components/use-terminal-call.ts';
@@ -64,7 +64,15 @@ export function PeriodFields(props: { value: TypedPeriod; onChange: (p: TypedPer
   );
 }
 
-type ReceiptLine = { receiptId: string; nNF: number; serie: number; totalCents: number };
+type ReceiptLine = { nNF: number; serie: number; totalCents: number };
+
+/** How it was cancelled: by the manager (110111), or by substitution (110112) by the contingency receipt that covers the sale. */
+const cancellationNote = (c: ReportCancellation): string =>
+  c.kind === 'substituicao'
+    ? `por substituição (evento 110112), pela NFC-e nº ${c.substitute!.nNF} (série ${c.substitute!.serie})`
+    : c.substitute
+      ? `cancelada (a venda está na NFC-e nº ${c.substitute.nNF}, série ${c.substitute.serie})`
+      : 'cancelamento (evento 110111)';
 
 /** A list of receipts by number and value, with a note per line when given; nothing when empty. */
 function ReceiptsTable<Row extends ReceiptLine>(props: { caption: string; rows: Row[]; note?: (row: Row) => string }) {
@@ -74,7 +82,7 @@ function ReceiptsTable<Row extends ReceiptLine>(props: { caption: string; rows: 
       <caption>{props.caption}</caption>
       <tbody>
         {props.rows.map((r) => (
-          <tr key={r.receiptId}>
+          <tr key={`${r.serie}-${r.nNF}`}>
             <th scope="row">
               NFC-e nº {r.nNF} (série {r.serie})
             </th>
@@ -168,7 +176,7 @@ function Report({ report }: { report: SalesReport }) {
         </tbody>
       </table>
 
-      <ReceiptsTable caption="Canceladas (fora do total)" rows={report.cancelled} />
+      <ReceiptsTable caption="Canceladas (fora do total)" rows={report.cancelled} note={cancellationNote} />
       <ReceiptsTable caption="Emitidas em contingência" rows={report.contingency} note={(c) => (c.authorized ? 'autorizada' : 'aguardando autorização')} />
       <ReceiptsTable caption="Vendas ainda sem NFC-e autorizada (fora do total)" rows={report.unauthorized} note={(u) => STATES[u.state] ?? u.state} />
     </div>

@@ -18,21 +18,33 @@ type CashState = {
 
 export const useCash = create<CashState>(() => ({ loaded: false, session: null, closed: null, loadError: null }));
 
+/** Known closed (not merely unknown yet): no sale can be made until it is opened. */
+export const tillKnownClosed = (s: CashState): boolean => s.loaded && s.session === null;
+
+// Bumped by every till action as it starts and ends: a reading of the session taken before an
+// action answered is older than that answer, and is dropped.
+let generation = 0;
+
 export async function loadCash(): Promise<void> {
+  const asked = ++generation;
   try {
-    useCash.setState({ session: await terminal().cashSession(), loaded: true, loadError: null });
+    const session = await terminal().cashSession();
+    if (asked === generation) useCash.setState({ session, loaded: true, loadError: null });
   } catch (err) {
-    useCash.setState({ loadError: asFailure(err) });
+    if (asked === generation) useCash.setState({ loadError: asFailure(err) });
   }
 }
 
 /** Runs a till action; its failure is returned (for the form to show), never thrown. */
 async function act(work: () => Promise<void>): Promise<TerminalFailure | null> {
+  generation++;
   try {
     await work();
     return null;
   } catch (err) {
     return asFailure(err);
+  } finally {
+    generation++;
   }
 }
 

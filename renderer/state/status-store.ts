@@ -3,7 +3,7 @@
 // and now and then.
 
 import { create } from 'zustand';
-import type { ContingencyStatus, PrintedReceipt, PrinterStatusView, QueueStatus } from '../../electron/api/terminal-api.ts';
+import type { ContingencyStatus, PrintedJob, PrinterStatusView, QueueStatus } from '../../electron/api/terminal-api.ts';
 import type { LinkState } from '../api/carrier.ts';
 import { asFailure, type TerminalFailure } from '../api/terminal-failure.ts';
 import { EventsDuringFetch } from './events-during-fetch.ts';
@@ -16,7 +16,7 @@ type StatusState = {
   queueAt: number;
   printer: PrinterStatusView | null;
   printerError: TerminalFailure | null;
-  prints: PrintedReceipt[];
+  prints: PrintedJob[];
   printsError: TerminalFailure | null;
 };
 

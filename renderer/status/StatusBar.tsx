@@ -1,5 +1,6 @@
 // Always on screen: whether the terminal reaches the service, what is waiting in the queue (and
-// for how long), the offline contingency, the printer, and whether this page hears the terminal.
+// for how long), the offline contingency, the printer, whether this page hears the terminal, and
+// what is wrong with this computer that someone must fix (its clock, the backups, the disk).
 
 import { useEffect, useState } from 'react';
 import type { ContingencyStatus, QueueStatus } from '../../electron/api/terminal-api.ts';
@@ -89,6 +90,19 @@ function ContingencyMode({ contingency: c }: { contingency: ContingencyStatus })
   );
 }
 
+/** The core's words about this computer (QueueStatus.alerts): each says what to fix and how. */
+function Alerts(props: { queue: QueueStatus | null }) {
+  return (
+    <>
+      {(props.queue?.alerts ?? []).map((a) => (
+        <span key={a} className="pill bad" role="alert">
+          {a}
+        </span>
+      ))}
+    </>
+  );
+}
+
 function Printer() {
   const printer = useStatus((s) => s.printer);
   const error = useStatus((s) => s.printerError);
@@ -120,6 +134,7 @@ export function StatusBar() {
       <Service queue={queue} />
       <Queue queue={queue} queueAt={queueAt} now={now} />
       <Contingency queue={queue} />
+      <Alerts queue={queue} />
       {/* The service's warnings (next year's IBS/CBS rates...): their heading here, the words in the title and in the settings. */}
       {queue?.serviceNotices.map((n) => (
         <span key={n} className="pill warn" title={n}>

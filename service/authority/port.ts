@@ -72,6 +72,9 @@ export type MdfeVerdict = {
 export type MdfeConsultation =
   { found: false; cStat: string; xMotivo: string } | { found: true; verdict: MdfeVerdict; state: 'autorizado' | 'encerrado' | 'cancelado' };
 
+/** MDFeConsNaoEnc: the emitter's manifests still open (111 found, 112 none). */
+export type OpenManifests = { cStat: string; xMotivo: string; manifests: { chMDFe: string; nProt: string }[] };
+
 /** Answer of the status service (NFeStatusServico): 107 = in operation. */
 export type ServiceStatusVerdict = { cStat: string; xMotivo: string };
 
@@ -89,8 +92,10 @@ export interface TaxAuthority {
   /** One signed `<MDFe>`, synchronous (MDFeRecepcaoSinc). */
   authorizeMdfe(company: AuthorityCompany, signedMDFe: string): Promise<MdfeVerdict>;
   consultMdfe(company: AuthorityCompany, key: string): Promise<MdfeConsultation>;
-  /** One signed `<eventoMDFe>` (110111 cancellation, 110112 closing). */
+  /** One signed `<eventoMDFe>` (110111 cancellation, 110112 closing, 110114 driver, 110115 documents added). */
   registerMdfeEvent(company: AuthorityCompany, signedEvento: string): Promise<EventVerdict>;
+  /** The emitter's manifests the authority holds as not closed (MDFeConsNaoEnc). */
+  openManifests(company: AuthorityCompany): Promise<OpenManifests>;
 }
 
 export class AuthorityUnavailableError extends Error {

@@ -109,6 +109,8 @@ export interface SandboxRecords {
   insertMdfe(row: NewMdfe): Promise<void>;
   closeMdfe(key: string, at: string): Promise<void>;
   cancelMdfe(key: string, at: string): Promise<void>;
+  /** An event already registered on the manifest with that type and sequence (a duplicate, 631). */
+  mdfeEvent(key: string, tpEvento: string, nSeq: number): Promise<EventRow | undefined>;
   insertMdfeEvent(row: EventRow): Promise<void>;
 }
 

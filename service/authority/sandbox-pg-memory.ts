@@ -74,7 +74,10 @@ function records(db: Queryable, pending?: Write[]): SandboxRecords {
 
 type Read = <T>(sql: string, params: unknown[]) => Promise<T | undefined>;
 type WriteStatement = (sql: string, params: unknown[]) => Promise<void>;
-type MdfeRecords = Pick<SandboxRecords, 'mdfe' | 'mdfeByNumber' | 'openMdfeOfPlate' | 'insertMdfe' | 'closeMdfe' | 'cancelMdfe' | 'insertMdfeEvent'>;
+type MdfeRecords = Pick<
+  SandboxRecords,
+  'mdfe' | 'mdfeByNumber' | 'openMdfeOfPlate' | 'insertMdfe' | 'closeMdfe' | 'cancelMdfe' | 'mdfeEvent' | 'insertMdfeEvent'
+>;
 type NfeRecords = Omit<SandboxRecords, keyof MdfeRecords | 'nextProtocol'>;
 
 /** The NF-e (NFC-e and devolução) the sandbox judged, their events and the voided ranges. */
@@ -199,6 +202,8 @@ function mdfeRecords(read: Read, write: WriteStatement): MdfeRecords {
     cancelMdfe: async (key, at) => {
       await write(`UPDATE ${S}.mdfe SET state = 'cancelado', cancelled_at = $1 WHERE access_key = $2 AND state = 'autorizado'`, [at, key]);
     },
+    mdfeEvent: async (key, tpEvento, nSeq) =>
+      read<EventRow>(`SELECT * FROM ${S}.mdfe_event WHERE access_key = $1 AND tp_evento = $2 AND n_seq = $3`, [key, tpEvento, nSeq]),
     insertMdfeEvent: async (r) => {
       await write(
         `INSERT INTO ${S}.mdfe_event (access_key, tp_evento, n_seq, company_id, n_prot, registered_at, ret_evento) VALUES ($1, $2, $3, $4, $5, $6, $7)`,

@@ -68,6 +68,8 @@ export const NFE = {
   jaCancelada: reject('218', 'Rejeição: NF-e já está cancelada na base de dados da SEFAZ'),
   duplicidadeNumero: reject('539', 'Rejeição: Duplicidade de NF-e, com diferença na Chave de Acesso'),
   numeroInutilizado: reject('206', 'Rejeição: NF-e já está inutilizada na Base de dados da SEFAZ'),
+  emissaoPosterior: reject('703', 'Rejeição: Data-Hora de Emissão posterior ao horário de recebimento'),
+  emissaoAtrasada: reject('704', 'Rejeição: NFC-e com Data-Hora de emissão atrasada'),
   naoConsta: reject('217', 'Rejeição: NF-e não consta na base de dados da SEFAZ'),
   // Events.
   eventoId: reject('572', 'Rejeição: Erro Atributo ID do evento não corresponde a concatenação dos campos ("ID" + tpEvento + chNFe + nSeqEvento)'),
@@ -75,6 +77,7 @@ export const NFE = {
   eventoDuplicado: reject('573', 'Rejeição: Duplicidade de Evento'),
   cancelamentoDeCancelada: reject('420', 'Rejeição: Cancelamento para NF-e já cancelada'),
   protocoloDiferente: reject('222', 'Rejeição: Protocolo de Autorização de Uso difere do cadastrado'),
+  duplicidadeEvento: reject('631', 'Rejeição: Duplicidade de evento'),
   prazoCancelamento: reject('501', 'Rejeição: Prazo de cancelamento superior ao previsto na Legislação'),
   // 110112 (NT 2018.004, codes as listed in sped-nfe docs/CancelamentoSubs.md).
   substitutaInvalida: reject('910', 'Rejeição: Chave de Acesso NF-e Substituta inválida'),
@@ -127,6 +130,7 @@ export const MDFE = {
   // manifest gets it too: the manifest is no longer in the state the event requires.
   jaEncerrado: reject('609', 'Rejeição: MDF-e já encerrado'),
   protocoloDiferente: reject('222', 'Rejeição: Protocolo de Autorização de Uso difere do cadastrado'),
+  duplicidadeEvento: reject('631', 'Rejeição: Duplicidade de evento'),
   prazoCancelamento: reject('220', 'Rejeição: MDF-e autorizado há mais de 24 horas'),
   municipioForaDaUf: reject('614', 'Rejeição: Código de Município diverge da UF de encerramento do MDF-e'),
   encerramentoAntesDaAutorizacao: reject('615', 'Rejeição: Data de encerramento anterior à data de autorização do MDF-e'),
@@ -324,14 +328,17 @@ export type EventFacts = {
 export function readEventFacts(xml: string): EventFacts {
   const inf = section(xml, 'infEvento')?.inner ?? '';
   const det = section(inf, 'detEvento')?.inner ?? '';
+  // The event's own fields come before detEvento, whose content may name other documents
+  // (110115 lists the NF-e it adds in chNFe, 110114 the driver's CPF).
+  const head = inf.includes('<detEvento') ? inf.slice(0, inf.indexOf('<detEvento')) : inf;
   return {
     id: idOf(xml, 'infEvento'),
-    cOrgao: firstText(inf, 'cOrgao'),
-    tpAmb: firstText(inf, 'tpAmb'),
-    author: firstText(inf, 'CNPJ') ?? firstText(inf, 'CPF'),
-    key: firstText(inf, 'chNFe') ?? firstText(inf, 'chMDFe'),
-    tpEvento: firstText(inf, 'tpEvento'),
-    nSeqEvento: firstText(inf, 'nSeqEvento'),
+    cOrgao: firstText(head, 'cOrgao'),
+    tpAmb: firstText(head, 'tpAmb'),
+    author: firstText(head, 'CNPJ') ?? firstText(head, 'CPF'),
+    key: firstText(head, 'chNFe') ?? firstText(head, 'chMDFe'),
+    tpEvento: firstText(head, 'tpEvento'),
+    nSeqEvento: firstText(head, 'nSeqEvento'),
     nProt: firstText(det, 'nProt'),
     chNFeRef: firstText(det, 'chNFeRef'),
     dtEnc: firstText(det, 'dtEnc'),

@@ -168,6 +168,7 @@ function prepareStatements(db: Database.Database) {
     ),
     closeMdfe: db.prepare<[string, string]>("UPDATE mdfe SET state = 'encerrado', closed_at = ? WHERE access_key = ? AND state = 'autorizado'"),
     cancelMdfe: db.prepare<[string, string]>("UPDATE mdfe SET state = 'cancelado', cancelled_at = ? WHERE access_key = ? AND state = 'autorizado'"),
+    mdfeEvent: db.prepare<[string, string, number], EventRow>('SELECT * FROM mdfe_event WHERE access_key = ? AND tp_evento = ? AND n_seq = ?'),
     insertMdfeEvent: db.prepare<[EventRow]>(
       `INSERT INTO mdfe_event (access_key, tp_evento, n_seq, company_id, n_prot, registered_at, ret_evento)
        VALUES (@access_key, @tp_evento, @n_seq, @company_id, @n_prot, @registered_at, @ret_evento)`,
@@ -276,6 +277,7 @@ export class SqliteSandboxMemory implements SandboxMemory {
     insertMdfe: async (row) => void this.stmt.insertMdfe.run(row),
     closeMdfe: async (key, at) => void this.stmt.closeMdfe.run(at, key),
     cancelMdfe: async (key, at) => void this.stmt.cancelMdfe.run(at, key),
+    mdfeEvent: async (key, tpEvento, nSeq) => this.stmt.mdfeEvent.get(key, tpEvento, nSeq),
     insertMdfeEvent: async (row) => void this.stmt.insertMdfeEvent.run(row),
   };
 }

@@ -60,6 +60,8 @@ const options = {
 let authority: SandboxAuthority;
 
 const advance = (companyId: string, minutes: number) => clockOffsets.set(companyId, (clockOffsets.get(companyId) ?? 0) + minutes * 60_000);
+/** The company's sandbox clock now: what an issuer in step with the authority dates its documents by. */
+const companyNow = (companyId: string) => new Date(Date.now() + (clockOffsets.get(companyId) ?? 0));
 
 beforeAll(() => {
   authority = new SandboxAuthority(options);
@@ -120,7 +122,7 @@ type IssueOptions = {
 };
 
 function issue(nNF: number, over: Partial<NfceRequest> = {}, o: IssueOptions = {}): IssuedNfce {
-  const dhEmi = o.dhEmi ?? new Date();
+  const dhEmi = o.dhEmi ?? companyNow(companyA.id);
   return issueNfce(sale(nNF, over), {
     emitter: { ...emitterA, ...o.emitter },
     dhEmi,
@@ -341,6 +343,26 @@ describe('NFC-e authorization', () => {
     expect(validateXml(wrapNfeProc(late.xml, v.protNFe), 'procNFe').errors).toEqual([]);
   });
 
+  it('703: issued more than 5 minutes after its reception (a PC clock ahead), offline or not; 5 minutes ahead passes', async () => {
+    const ahead = (minutes: number) => new Date(Date.now() + minutes * 60_000);
+    expect(await authority.authorizeNfe(companyA, issue(40, {}, { dhEmi: ahead(6) }).xml)).toMatchObject(NFE.emissaoPosterior);
+    expect(await authority.authorizeNfe(companyA, issue(41, {}, { dhEmi: ahead(180), offline: true }).xml)).toMatchObject({
+      cStat: '703',
+      xMotivo: 'Rejeição: Data-Hora de Emissão posterior ao horário de recebimento',
+    });
+    expect(await authority.authorizeNfe(companyA, issue(42, {}, { dhEmi: ahead(4) }).xml)).toMatchObject(NFE.autorizado);
+  });
+
+  it('704: a normal NFC-e received more than 5 minutes after its dhEmi; an offline one 26 h late is 150, not 704', async () => {
+    const ago = (minutes: number) => new Date(Date.now() - minutes * 60_000);
+    expect(await authority.authorizeNfe(companyA, issue(43, {}, { dhEmi: ago(6) }).xml)).toMatchObject({
+      cStat: '704',
+      xMotivo: 'Rejeição: NFC-e com Data-Hora de emissão atrasada',
+    });
+    expect(await authority.authorizeNfe(companyA, issue(44, {}, { dhEmi: ago(4) }).xml)).toMatchObject(NFE.autorizado);
+    expect(await authority.authorizeNfe(companyA, issue(45, {}, { dhEmi: ago(26 * 60), offline: true }).xml)).toMatchObject(NFE.autorizadoForaDePrazo);
+  });
+
   it('offline contingency (QR v3): the QR signature is checked with the signing certificate (583)', async () => {
     const doc = issue(32, { dest: { cpf: '52998224725' } }, { offline: true, emitter: { qrCodeVersion: 3 } });
     const otherConsumer = withQr(doc.xml, (qr) => qr.replace(/\|2\|52998224725\|/, '|2|11144477735|'));
@@ -389,8 +411,13 @@ describe('NFC-e authorization', () => {
 
   it('stamps dhRecbto with the company clock', async () => {
     advance(companyA.id, 90);
-    const v = await authority.authorizeNfe(companyA, issue(36).xml);
-    expect(Math.abs(Date.parse(v.receivedAt) - (Date.now() + 90 * 60_000))).toBeLessThan(5_000);
+    const xml = issue(36).xml;
+    const before = Date.now();
+    const v = await authority.authorizeNfe(companyA, xml);
+    const after = Date.now();
+    // Ninety minutes ahead of the moment it answered (dhRecbto has whole seconds).
+    expect(Date.parse(v.receivedAt)).toBeGreaterThanOrEqual(before + 90 * 60_000 - 1_000);
+    expect(Date.parse(v.receivedAt)).toBeLessThanOrEqual(after + 90 * 60_000);
     expect(v.receivedAt).toBe(brasiliaDateTime(v.receivedAt));
   });
 

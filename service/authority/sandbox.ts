@@ -26,8 +26,13 @@
 //   same shape here.
 // - cStat 120 "autorizado com alerta" (NT 2026.002): given to a CRT 3 NFC-e with an item
 //   without IBS/CBS where rule 1115 is not enforced yet (sandbox-reform-rules.ts reformAlert).
-// - Offline NFC-e (tpEmis 9) received more than 24 h after dhEmi: authorized with 150 ("fora de
-//   prazo"), the most common deadline in docs/fiscal.md, "Offline contingency".
+// - The time of issue against the time of reception (SANDBOX_DEADLINES, docs/fiscal.md "Rejections
+//   the sandbox applies"), after the duplicity checks (a re-sent document is judged by what it
+//   is): a dhEmi more than 5 min after reception is 703 (NF-e and NFC-e; the tolerance is
+//   UNVERIFIED, SEFAZ's own clock skew allowance); a normal NFC-e (tpEmis 1) received more than
+//   5 min after its dhEmi is 704; an offline NFC-e (tpEmis 9) received more than 24 h after dhEmi
+//   is authorized with 150 ("fora de prazo"), the most common deadline in docs/fiscal.md,
+//   "Offline contingency".
 // - A re-sent document that was authorized and later cancelled gets 218, as SEFAZ answers.
 // - Cancellation by substitution (110112) follows NT 2018.004 beyond the brief: the substitute
 //   must also be authorized here and not cancelled (912/913), and the NFC-e being cancelled must
@@ -37,6 +42,12 @@
 //   (SEFAZ's own codes), rather than a single generic code.
 // - A document, event or range of another company's CNPJ is unknown to this company: consult
 //   answers 217, an event 580 (NF-e) / 217 (MDF-e).
+// - MDF-e 110114 (a driver joins) and 110115 (NF-e added on the way) are registered on an
+//   authorized manifest neither closed nor cancelled (609 / 218 otherwise), 110115 naming the
+//   authorization's protocol (222); the same type and sequence twice is 631. They leave the
+//   manifest open. Whether the driver or the NF-e exist elsewhere is not simulated.
+// - MDFeConsNaoEnc lists the emitter's authorized manifests neither closed nor cancelled: 111
+//   with them, 112 when there are none.
 
 import { setTimeout as delay } from 'node:timers/promises';
 import { keyInSignedXml, parseAccessKey } from '../../fiscal/access-key.ts';
@@ -62,6 +73,7 @@ import {
   type MdfeVerdict,
   type NfeConsultation,
   type NfeVerdict,
+  type OpenManifests,
   type ServiceStatusVerdict,
   type TaxAuthority,
   type VoidingVerdict,
@@ -117,6 +129,10 @@ export const SANDBOX_DEADLINES = {
   nfeSubstitutionMs: 168 * HOUR,
   /** Offline NFC-e: later than this after dhEmi it is authorized "fora de prazo" (150). */
   offlineTransmissionMs: 24 * HOUR,
+  /** NF-e/NFC-e: a dhEmi later than the reception by more than this is 703 (reference: sefaz-webservices.md §5.9; tolerance UNVERIFIED). */
+  futureEmissionToleranceMs: 5 * MINUTE,
+  /** Normal NFC-e (tpEmis 1): received later than this after dhEmi it is 704 (sefaz-webservices.md §5.9). */
+  onlineEmissionDelayMs: 5 * MINUTE,
   /** 110111 of an MDF-e, from authorization. */
   mdfeCancellationMs: 24 * HOUR,
 } as const;
@@ -204,7 +220,12 @@ export class SandboxAuthority implements TaxAuthority {
       return this.nfeVerdict(company, signedNFe, { cStat: NFE.duplicidadeNumero.cStat, xMotivo: duplicate }, now);
     }
     if (voided) return this.nfeVerdict(company, signedNFe, NFE.numeroInutilizado, now);
-    const late = facts.tpEmis === '9' && now.getTime() - Date.parse(facts.dhEmi!) > SANDBOX_DEADLINES.offlineTransmissionMs;
+    const age = now.getTime() - Date.parse(facts.dhEmi!);
+    if (-age > SANDBOX_DEADLINES.futureEmissionToleranceMs) return this.nfeVerdict(company, signedNFe, NFE.emissaoPosterior, now);
+    if (model === '65' && facts.tpEmis === '1' && age > SANDBOX_DEADLINES.onlineEmissionDelayMs) {
+      return this.nfeVerdict(company, signedNFe, NFE.emissaoAtrasada, now);
+    }
+    const late = facts.tpEmis === '9' && age > SANDBOX_DEADLINES.offlineTransmissionMs;
     // Late beats the alert: 150 has no room for a message of its own here.
     const outcome = late ? NFE.autorizadoForaDePrazo : alert ? AUTHORIZED_WITH_ALERT : NFE.autorizado;
     const nProt = await this.protocolNumber(m, key, now, this.nfeProtocolDigits);
@@ -393,10 +414,12 @@ export class SandboxAuthority implements TaxAuthority {
       if (!mdfe || mdfe.cnpj !== company.cnpj) return refuse(MDFE.naoConsta);
       if (mdfe.state === 'cancelado') return refuse(MDFE.jaCancelado);
       if (mdfe.state === 'encerrado') return refuse(MDFE.jaEncerrado);
-      if (facts.nProt !== mdfe.n_prot) return refuse(MDFE.protocoloDiferente);
+      // 110114 (a driver joins) carries no protocol; the others name the authorization's.
+      if (tpEvento !== '110114' && facts.nProt !== mdfe.n_prot) return refuse(MDFE.protocoloDiferente);
+      if (await m.mdfeEvent(key, tpEvento, Number(facts.nSeqEvento))) return refuse(MDFE.duplicidadeEvento);
       if (tpEvento === '110111') {
         if (now.getTime() - mdfe.authorized_at_ms > SANDBOX_DEADLINES.mdfeCancellationMs) return refuse(MDFE.prazoCancelamento);
-      } else {
+      } else if (tpEvento === '110112') {
         // The municipality code starts with its state's cUF (9999999 / 99 for abroad).
         if (!facts.cUF || !facts.cMun?.startsWith(facts.cUF)) return refuse(MDFE.municipioForaDaUf);
         if (!facts.dtEnc || facts.dtEnc < brasiliaDate(new Date(mdfe.authorized_at_ms))) return refuse(MDFE.encerramentoAntesDaAutorizacao);
@@ -412,8 +435,9 @@ export class SandboxAuthority implements TaxAuthority {
         registered_at: verdict.registeredAt,
         ret_evento: verdict.retEvento,
       });
+      // A driver or documents added (110114, 110115) leave the manifest open.
       if (tpEvento === '110111') await m.cancelMdfe(key, verdict.registeredAt);
-      else await m.closeMdfe(key, verdict.registeredAt);
+      else if (tpEvento === '110112') await m.closeMdfe(key, verdict.registeredAt);
       return verdict;
     });
   }
@@ -449,9 +473,12 @@ export class SandboxAuthority implements TaxAuthority {
   }
 
   /** The emitter's authorized manifests, neither closed nor cancelled (MDFeConsNaoEnc). */
-  async openMdfes(company: AuthorityCompany): Promise<{ key: string; nProt: string }[]> {
+  async openManifests(company: AuthorityCompany): Promise<OpenManifests> {
     await this.gate(company);
-    return (await this.store.openMdfes(company.cnpj)).map((r) => ({ key: r.access_key, nProt: r.n_prot }));
+    const manifests = (await this.store.openMdfes(company.cnpj)).map((r) => ({ chMDFe: r.access_key, nProt: r.n_prot }));
+    return manifests.length
+      ? { cStat: '111', xMotivo: 'Consulta não encerrados localizou MDF-e', manifests }
+      : { cStat: '112', xMotivo: 'Consulta não encerrados não localizou MDF-e', manifests };
   }
 
   // -------------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError, apiFieldPath, validationDetails } from './errors.ts';
+import type { FastifyRequest } from 'fastify';
+import { ApiError, apiFieldPath, toApiError, validationDetails } from './errors.ts';
 
 describe('apiFieldPath', () => {
   it('turns JSON pointers into the API path style', () => {
@@ -40,5 +41,19 @@ describe('ApiError', () => {
     expect(e.status).toBe(409);
     expect(e.toBody()).toEqual({ error: { code: 'em_processamento', message: 'aguarde', id: 'doc-1' }, id: 'doc-1' });
     expect(new ApiError('validacao', 'x', { details: [] }).toBody()).toEqual({ error: { code: 'validacao', message: 'x' } });
+  });
+});
+
+describe('toApiError', () => {
+  it('a full disk (SQLite or the system) is a retryable 503 whose message says what to do, not an internal error', () => {
+    const request = { routeOptions: { config: {} } } as unknown as FastifyRequest;
+    for (const code of ['SQLITE_FULL', 'ENOSPC']) {
+      const e = toApiError(Object.assign(new Error('database or disk is full'), { code }), request);
+      expect(e.status).toBe(503);
+      expect(e.code).toBe('servico_indisponivel');
+      expect(e.message).toMatch(/^O serviço de emissão não pôde gravar: O disco está cheio.*libere espaço/);
+      expect(e.options.headers).toEqual({ 'retry-after': '30' });
+    }
+    expect(toApiError(new TypeError('bug'), request).code).toBe('erro_interno');
   });
 });

@@ -6,8 +6,10 @@
 import type { FastifyError, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify';
 import { FieldError, type FieldIssue } from '../../fiscal/errors.ts';
 import { AuthorityCertificateError } from '../authority/port.ts';
+import { isDatabaseUnavailable } from '../database-faults.ts';
 import { ERROR_STATUS, ErrorBody, type ErrorCode } from '../../base/common/api/errors.ts';
 import { PATTERN_NAMES } from '../../base/common/api/schema.ts';
+import { systemFault } from '../../base/node/system-faults.ts';
 
 export { ERROR_STATUS, ErrorBody, type ErrorCode } from '../../base/common/api/errors.ts';
 
@@ -197,6 +199,16 @@ declare module 'fastify' {
 
 const INTERNAL_MESSAGE = 'Erro interno do serviço. A falha foi registrada; tente novamente em instantes.';
 
+/** The database cannot answer now (database-faults.ts): retry, with the same idempotency key for an issuance. */
+const databaseUnavailable = (): ApiError =>
+  new ApiError(
+    'servico_indisponivel',
+    'O banco de dados do serviço não está respondendo agora. Tente novamente em instantes (com a mesma chave de idempotência).',
+    {
+      headers: { 'retry-after': '5' },
+    },
+  );
+
 const PART_NAMES: Record<string, string> = {
   body: 'no corpo',
   querystring: 'nos parâmetros de consulta',
@@ -238,6 +250,11 @@ export function toApiError(error: unknown, request: FastifyRequest): ApiError {
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ApiError('requisicao_invalida', 'O tamanho do corpo não confere com o cabeçalho Content-Length.');
   }
+  if (isDatabaseUnavailable(error)) return databaseUnavailable();
+  // The machine failed (a full disk, a read-only folder): nothing was done, and the same request
+  // will work once the operator fixes it. 503 with Retry-After, so a client retries later.
+  const fault = systemFault(error);
+  if (fault) return new ApiError('servico_indisponivel', `O serviço de emissão não pôde gravar: ${fault.message}`, { headers: { 'retry-after': '30' } });
   // Other client errors raised by the framework (bad URL encoding, ...): keep the status class,
   // never the English text.
   const status = typeof e.statusCode === 'number' ? e.statusCode : 500;
@@ -257,7 +274,8 @@ export function sendApiError(reply: FastifyReply, error: ApiError): FastifyReply
 export function errorHandler(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const apiError = toApiError(error, request);
   if (apiError.status >= 500 && !(error instanceof ApiError)) {
-    request.log.error({ err: error }, 'erro interno ao atender a requisição');
+    // In the operator's console, the sentence that says what to do (a fault of the machine).
+    request.log.error({ err: error }, apiError.code === 'servico_indisponivel' ? apiError.message : 'erro interno ao atender a requisição');
   } else {
     request.log.debug({ code: apiError.code, status: apiError.status }, apiError.message);
   }

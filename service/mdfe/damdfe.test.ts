@@ -12,7 +12,8 @@ import type { SigningCredentials } from '../../fiscal/signature.ts';
 import { generateCnpj } from '@brazilian-utils/brazilian-utils/generate-cnpj';
 import { formatCnpj } from '../../base/common/tax-ids.ts';
 import { validateXml } from '../../fiscal/schema.ts';
-import { damdfeModel, keyBarcodeLayout, renderDamdfe } from './damdfe.ts';
+import { keyBarcodeLayout } from '../a4-pdf.ts';
+import { damdfeModel, renderDamdfe } from './damdfe.ts';
 import { ACCESS_KEY } from '../../base/common/access-key.ts';
 
 let credentials: SigningCredentials;

@@ -3,29 +3,13 @@
 // code and as text, the QR Code of infMDFeSupl, the authorization protocol, route (start,
 // intermediate and end UFs), vehicle and drivers, loading and unloading municipalities with the
 // linked CT-e/NF-e keys, totals, insurance, the homologation mark and the manifest's state.
-//
-// Both codes are drawn as vector rectangles (no raster image): sharp at any zoom or printer
-// resolution, and a reader gets exactly the modules the encoders produced. DejaVu fonts are
-// embedded so accents render anywhere and the text can be extracted (and searched).
+// The page, its fonts and the codes are service/a4-pdf.ts's, shared with the NF-e's DANFE.
 
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
 import { DOMParser } from '@xmldom/xmldom';
-import type BwipJs from 'bwip-js';
-import type PDFKitDocument from 'pdfkit';
-import type QRCodeModule from 'qrcode';
 import { formatAccessKey } from '../../fiscal/access-key.ts';
-import { keyBarcodeRaw } from '../../fiscal/key-barcode.ts';
 import { municipality } from '../../fiscal/br/catalogs.ts';
-import { lazyModule } from '../../fiscal/lazy-module.ts';
-import { formatBrasilia } from '../../base/common/brasilia.ts';
 import { formatCnpj, formatCpf } from '../../base/common/tax-ids.ts';
-
-const pdfkit = lazyModule<typeof PDFKitDocument>('pdfkit');
-const bwipjs = lazyModule<typeof BwipJs>('bwip-js');
-const qrcode = lazyModule<typeof QRCodeModule>('qrcode');
-
-const fontDir = join(dirname(createRequire(import.meta.url).resolve('dejavu-fonts-ttf/package.json')), 'ttf');
+import { a4Document, BODY, child, dateTime, drawAccessKey, drawQr, elements, formatDecimal, M, path, textOf, W, Writer, type Pdf } from '../a4-pdf.ts';
 
 // --- the model: what the page shows, read from the XML ------------------------------------------
 
@@ -55,35 +39,8 @@ export type DamdfeModel = {
   observacoes?: string;
 };
 
-const elements = (parent: Element | undefined, name: string): Element[] => {
-  if (!parent) return [];
-  const out: Element[] = [];
-  for (let n = parent.firstChild; n; n = n.nextSibling) {
-    if (n.nodeType === 1 && (n as Element).localName === name) out.push(n as Element);
-  }
-  return out;
-};
-const child = (parent: Element | undefined, name: string): Element | undefined => elements(parent, name)[0];
-const textOf = (parent: Element | undefined, name: string): string | undefined => {
-  const e = child(parent, name);
-  return e ? (e.textContent ?? '') : undefined;
-};
-const path = (root: Element | undefined, ...names: string[]): Element | undefined => names.reduce<Element | undefined>((e, n) => child(e, n), root);
-
 const digits = (s: string | undefined) => s ?? '';
 const formatDoc = (cnpj?: string, cpf?: string) => (cnpj ? `CNPJ ${formatCnpj(cnpj)}` : cpf ? `CPF ${formatCpf(cpf)}` : '');
-/** "152340.75" → "152.340,75". */
-const formatDecimal = (s: string, places?: number): string => {
-  const [int = '0', frac = ''] = s.split('.');
-  const f = places === undefined ? frac.replace(/0+$/, '') : frac.padEnd(places, '0').slice(0, places);
-  return int.replace(/\B(?=(\d{3})+(?!\d))/g, '.') + (f ? `,${f}` : '');
-};
-const dateTime = (iso: string | undefined): string => {
-  if (!iso) return '';
-  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}:\d{2}:\d{2})/.exec(formatBrasilia(new Date(iso)));
-  return m ? `${m[3]}/${m[2]}/${m[1]} ${m[4]}` : iso;
-};
-
 const UNITS: Record<string, string> = { '01': 'KG', '02': 'TON' };
 const CARGO: Record<string, string> = {
   '01': 'Granel sólido',
@@ -213,147 +170,14 @@ export function damdfeModel(xml: string, marca?: string): DamdfeModel {
 
 // --- the page -----------------------------------------------------------------------------------
 
-const PAGE = { width: 595.28, height: 841.89 }; // A4 in points
-const M = 28; // margin
-const W = PAGE.width - 2 * M;
-const BODY = 8;
-const SMALL = 6.5;
-const LINE = 10.5;
-
-/**
- * The access key's Code 128 (fiscal/key-barcode.ts: set C for digits, set A for the letters of an
- * alphanumeric CNPJ): the widths of its bars and spaces in modules, the module and the width in
- * points. Whole-point modules on a whole-point origin put every bar edge on a pixel edge when the
- * page is rasterized at an integer scale (and on dot edges at 72·n dpi), so no bar is smeared by
- * anti-aliasing into its neighbour; 1 pt = 0.35 mm, above Code-128's minimum module. A numeric
- * key (set C, 277 modules) is drawn as it always was. A key with letters gets modules of 1.25 pt
- * (edges on pixel edges from 288 dpi), so even its shortest form (one letter, 310 modules) is
- * wider than the 11.5 cm the NT asks of the hybrid code.
- */
-export function keyBarcodeLayout(key: string): { widths: number[]; module: number; width: number } {
-  // BWIPP's raw mode: the symbol values are given; it adds the check symbol and the stop.
-  const [symbol] = bwipjs().raw('code128', keyBarcodeRaw(key), 'raw') as { sbs: number[] }[];
-  const widths = symbol!.sbs;
-  const module = /[A-Z]/.test(key) ? 1.25 : 1;
-  return { widths, module, width: widths.reduce((a, b) => a + b, 0) * module };
-}
-
-/** Bars and spaces of `module` points from (x, y); returns the width drawn. */
-function drawBars(doc: PDFKit.PDFDocument, widths: readonly number[], x: number, y: number, module: number, height: number): number {
-  let cx = x;
-  widths.forEach((w, i) => {
-    if (i % 2 === 0) doc.rect(cx, y, w * module, height);
-    cx += w * module;
-  });
-  doc.fillColor('#000').fill();
-  return cx - x;
-}
-
-/** The QR Code as one filled path of module runs; the caller leaves the 4-module quiet zone. */
-function drawQr(doc: PDFKit.PDFDocument, payload: string, x: number, y: number, side: number): void {
-  const { size, data } = qrcode().create(payload, { errorCorrectionLevel: 'M' }).modules;
-  const module = side / size;
-  for (let my = 0; my < size; my++) {
-    for (let mx = 0; mx < size; mx++) {
-      if (!data[my * size + mx]) continue;
-      let run = 1;
-      while (mx + run < size && data[my * size + mx + run]) run++;
-      doc.rect(x + mx * module, y + my * module, run * module, module);
-      mx += run - 1;
-    }
-  }
-  doc.fillColor('#000').fill();
-}
-
-class Writer {
-  y = M;
-  constructor(readonly doc: PDFKit.PDFDocument) {}
-
-  ensure(height: number): void {
-    if (this.y + height > PAGE.height - M) {
-      this.doc.addPage({ size: [PAGE.width, PAGE.height], margin: 0 });
-      this.y = M;
-    }
-  }
-
-  heading(title: string): void {
-    this.ensure(LINE * 2.2);
-    this.y += 4;
-    this.doc
-      .save()
-      .rect(M, this.y, W, LINE + 2)
-      .fillColor('#e6e6e6')
-      .fill()
-      .restore();
-    this.doc
-      .font('B')
-      .fontSize(BODY)
-      .fillColor('#000')
-      .text(title.toUpperCase(), M + 3, this.y + 2.5, { lineBreak: false });
-    this.y += LINE + 4;
-  }
-
-  /** A paragraph wrapped to the content width (pdfkit's own wrapping, measured first). */
-  para(text: string, font: 'R' | 'B' | 'M' = 'R', size = BODY, indent = 0): void {
-    const options = { width: W - indent - 6 };
-    const height = this.doc.font(font).fontSize(size).heightOfString(text, options);
-    this.ensure(height + 1);
-    this.doc
-      .font(font)
-      .fontSize(size)
-      .fillColor('#000')
-      .text(text, M + 3 + indent, this.y, options);
-    this.y += height + 1.5;
-  }
-
-  /** Label/value cells side by side on one line. */
-  cells(cells: [label: string, value: string, width: number][]): void {
-    this.ensure(LINE * 2 + 2);
-    let x = M;
-    for (const [label, value, width] of cells) {
-      const w = width * W;
-      this.doc
-        .font('R')
-        .fontSize(SMALL)
-        .fillColor('#333')
-        .text(label, x + 3, this.y, { width: w - 6, lineBreak: false });
-      this.doc
-        .font('B')
-        .fontSize(BODY)
-        .fillColor('#000')
-        .text(value, x + 3, this.y + SMALL + 2, { width: w - 6, lineBreak: false, ellipsis: true });
-      x += w;
-    }
-    this.y += LINE * 2 + 2;
-  }
-}
-
 /** The DAMDFE as an A4 PDF (continued on further pages when the document lists are long). */
 export function renderDamdfe(model: DamdfeModel): Promise<Buffer> {
-  const PDFDocument = pdfkit();
-  const doc = new PDFDocument({
-    autoFirstPage: false,
-    margin: 0,
-    info: { Title: `DAMDFE ${model.numero} série ${model.serie}`, Subject: `Chave de acesso ${model.key}`, Creator: 'Balcão' },
-  });
-  doc.registerFont('R', join(fontDir, 'DejaVuSansCondensed.ttf'));
-  doc.registerFont('B', join(fontDir, 'DejaVuSansCondensed-Bold.ttf'));
-  doc.registerFont('M', join(fontDir, 'DejaVuSansMono.ttf'));
-  const chunks: Buffer[] = [];
-  const done = new Promise<Buffer>((resolve, reject) => {
-    doc.on('data', (c: Buffer) => chunks.push(c));
-    doc.on('end', () => resolve(Buffer.concat(chunks)));
-    doc.on('error', reject);
-  });
-  doc.addPage({ size: [PAGE.width, PAGE.height], margin: 0 });
+  const { doc, bytes } = a4Document({ Title: `DAMDFE ${model.numero} série ${model.serie}`, Subject: `Chave de acesso ${model.key}` });
   const w = new Writer(doc);
-
   for (const draw of [drawTitle, drawEmitter, drawKey, drawManifest, drawVehicle, drawStops, drawTotals, drawInsuranceAndNotes]) draw(doc, w, model);
   doc.end();
-  return done;
+  return bytes;
 }
-
-type Pdf = PDFKit.PDFDocument;
 
 /** The title, the homologação warning, the ENCERRADO / CANCELADO mark. */
 function drawTitle(doc: Pdf, w: Writer, model: DamdfeModel): void {
@@ -400,14 +224,7 @@ function drawEmitter(doc: Pdf, w: Writer, model: DamdfeModel): void {
 
 /** The access key: its Code-128 bar code and its text. */
 function drawKey(doc: Pdf, w: Writer, model: DamdfeModel): void {
-  const bars = keyBarcodeLayout(model.key);
-  const barX = Math.round(M + (W - bars.width) / 2);
-  drawBars(doc, bars.widths, barX, w.y, bars.module, 38);
-  w.y += 42;
-  doc.font('R').fontSize(SMALL).text('CHAVE DE ACESSO', M, w.y, { width: W, align: 'center' });
-  w.y += 8;
-  doc.font('M').fontSize(10).text(formatAccessKey(model.key), M, w.y, { width: W, align: 'center' });
-  w.y += 16;
+  w.y += drawAccessKey(doc, model.key, M, w.y, W);
 }
 
 function drawManifest(_doc: Pdf, w: Writer, model: DamdfeModel): void {

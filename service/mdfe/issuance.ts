@@ -13,6 +13,12 @@
 //
 // The authority applies its content rules itself (745, 699, 698, 725, 578, 663, 611, 204, in
 // that order); nothing here pre-rejects a manifest that the authority would judge.
+//
+// Closing and cancelling run in the manifest's turn: this process's (turns.ts), then the
+// store's, which is the only one among every process sharing a PostgreSQL store. The manifest is
+// read once the turn comes, so of a closing and a cancellation sent at once (to one process or
+// two) the second finds the manifest closed or cancelled (422 estado_invalido) without asking
+// the authority.
 
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
@@ -36,13 +42,19 @@ import type { Issuer } from '../companies.ts';
 import type { ServiceDeps } from '../deps.ts';
 import { ApiError, invalidRequest, notFound } from '../http/errors.ts';
 import type { KeyAttempt } from '../idempotency-rules.ts';
+import { Turns } from '../turns.ts';
 import type { MdfeDocument, MdfeEventRecord, MdfeRecord, MdfeVerdictRecord } from './store.ts';
 
 export const CANCELLATION_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 const TP_ENCERRAMENTO = '110112';
 const TP_CANCELAMENTO = '110111';
-export const EVENT_NAMES: Record<string, string> = { [TP_ENCERRAMENTO]: 'Encerramento', [TP_CANCELAMENTO]: 'Cancelamento' };
+export const EVENT_NAMES: Record<string, string> = {
+  [TP_ENCERRAMENTO]: 'Encerramento',
+  [TP_CANCELAMENTO]: 'Cancelamento',
+  '110114': 'Inclusão de condutor',
+  '110115': 'Inclusão de DF-e',
+};
 
 const missing = () => notFound('MDF-e não encontrado.');
 const unavailable = (what: string) =>
@@ -90,6 +102,9 @@ function verdictRecord(v: MdfeVerdict): MdfeVerdictRecord {
 export type IssueOutcome = { record: MdfeRecord; documents: MdfeDocument[] };
 
 export class MdfeIssuance {
+  /** Each manifest's events, one at a time in this process (see the header). */
+  readonly #turns = new Turns();
+
   constructor(
     private readonly deps: ServiceDeps,
     private readonly log: FastifyBaseLogger,
@@ -240,10 +255,13 @@ export class MdfeIssuance {
   }
 
   /** POST encerrar: event 110112. */
-  async close(companyId: string, id: string, input: { uf: string; codigo_municipio: string; data?: string }): Promise<MdfeRecord> {
-    const record = await this.store.get(companyId, id);
-    if (!record) throw missing();
-    this.requireAuthorized(record, 'encerrado');
+  close(companyId: string, id: string, input: { uf: string; codigo_municipio: string; data?: string }): Promise<MdfeRecord> {
+    return this.inTurn(companyId, id, (record) => this.closeNow(record, input));
+  }
+
+  private async closeNow(record: MdfeRecord, input: { uf: string; codigo_municipio: string; data?: string }): Promise<MdfeRecord> {
+    const { companyId } = record;
+    requireAuthorized(record, 'encerrado');
     const now = await this.deps.clock.now(companyId);
     const today = brasiliaDay(now);
     const dtEnc = input.data ?? today;
@@ -269,9 +287,7 @@ export class MdfeIssuance {
   }
 
   /** POST cancelar: event 110111, within 24 hours of the authorization. */
-  async cancel(companyId: string, id: string, input: { justificativa: string }): Promise<MdfeRecord> {
-    const record = await this.store.get(companyId, id);
-    if (!record) throw missing();
+  cancel(companyId: string, id: string, input: { justificativa: string }): Promise<MdfeRecord> {
     let xJust: string;
     try {
       xJust = justification(input.justificativa, 'justificativa');
@@ -279,7 +295,12 @@ export class MdfeIssuance {
       if (err instanceof FieldError) throw invalidRequest('Justificativa inválida.', err.issues);
       throw err;
     }
-    this.requireAuthorized(record, 'cancelado');
+    return this.inTurn(companyId, id, (record) => this.cancelNow(record, xJust));
+  }
+
+  private async cancelNow(record: MdfeRecord, xJust: string): Promise<MdfeRecord> {
+    const { companyId } = record;
+    requireAuthorized(record, 'cancelado');
     const now = await this.deps.clock.now(companyId);
     if (now.getTime() - Date.parse(record.autorizadoEm!) > CANCELLATION_WINDOW_MS) throw windowExpired();
     const issuer = await this.issuer(companyId, now);
@@ -297,39 +318,61 @@ export class MdfeIssuance {
     return this.register(issuer, record, TP_CANCELAMENTO, evento, { justificativa: xJust }, 'cancelado');
   }
 
-  private requireAuthorized(record: MdfeRecord, target: 'encerrado' | 'cancelado'): void {
-    if (record.situacao === 'autorizado') return;
-    const action = target === 'encerrado' ? 'encerrado' : 'cancelado';
-    const why: Record<string, string> = {
-      encerrado: 'já está encerrado',
-      cancelado: 'está cancelado',
-      rejeitado: 'foi rejeitado pela autoridade fiscal (não há manifesto autorizado)',
-      processando: 'ainda está em processamento',
-    };
-    throw new ApiError('estado_invalido', `O MDF-e ${why[record.situacao] ?? `está ${record.situacao}`}; não pode ser ${action}.`);
+  /** Runs `change` on the company's manifest `id` as it is when the manifest's turn comes (see the header). */
+  private inTurn(companyId: string, id: string, change: (record: MdfeRecord) => Promise<MdfeRecord>): Promise<MdfeRecord> {
+    return this.#turns.run(id, () =>
+      this.store.changeTurn(id, async () => {
+        const record = await this.store.get(companyId, id);
+        if (!record) throw missing();
+        return change(record);
+      }),
+    );
   }
 
-  private async register(
+  /**
+   * Runs an event on the company's manifest `id` in the manifest's turn, the manifest still
+   * authorized, with who signs it now (carrier-events.ts).
+   */
+  inEventTurn(
+    companyId: string,
+    id: string,
+    action: string,
+    event: (context: { record: MdfeRecord; issuer: Issuer; now: Date }) => Promise<MdfeRecord>,
+  ): Promise<MdfeRecord> {
+    return this.inTurn(companyId, id, async (record) => {
+      requireAuthorized(record, action);
+      const now = await this.deps.clock.now(companyId);
+      return event({ record, now, issuer: await this.issuer(companyId, now) });
+    });
+  }
+
+  /**
+   * Sends the signed event; registered, records it (moving the manifest `to` its new state, or
+   * leaving it authorized with `added` documents). A refusal is the contract's 422; the authority
+   * unreachable, 503 with nothing recorded.
+   */
+  async register(
     issuer: Issuer,
     record: MdfeRecord,
     tpEvento: string,
     evento: string,
     dados: Record<string, string>,
-    to: 'encerrado' | 'cancelado',
+    to: 'encerrado' | 'cancelado' | null,
+    added: readonly MdfeDocument[] = [],
   ): Promise<MdfeRecord> {
     let verdict: EventVerdict;
     try {
       verdict = await this.deps.authority.registerMdfeEvent(authorityCompany(issuer), evento);
     } catch (err) {
       if (err instanceof AuthorityUnavailableError) {
-        throw unavailable(`o ${EVENT_NAMES[tpEvento]!.toLowerCase()} não foi registrado.`);
+        throw unavailable(`o evento ${tpEvento} (${EVENT_NAMES[tpEvento]}) não foi registrado.`);
       }
       throw err;
     }
     if (!EVENT_REGISTERED.has(verdict.cStat)) throw eventRefusal(verdict);
     const event: MdfeEventRecord = {
       tpEvento,
-      nSeq: 1,
+      nSeq: Number(firstText(evento, 'nSeqEvento') ?? '1'),
       status: verdict.cStat,
       motivo: verdict.xMotivo,
       protocolo: verdict.nProt ?? null,
@@ -337,15 +380,27 @@ export class MdfeIssuance {
       dados,
       xml: wrapProcEventoMDFe(evento, verdict.retEvento),
     };
-    const updated = await this.store.recordEvent(record.id, event, to);
+    const updated = await this.store.recordEvent(record.id, event, to, added);
     if (!updated) {
-      // The authority registered it, so the manifest was authorized there: only a concurrent
-      // event of this service could have moved it meanwhile (and the authority refuses one of two).
+      // The authority registered it, so the manifest was authorized there, and the manifest's
+      // turn kept every other event of the service away: something outside it changed the row.
       this.log.error({ mdfeId: record.id, tpEvento }, 'evento registrado pela autoridade, mas o MDF-e já não estava autorizado aqui');
       throw new ApiError('estado_invalido', 'O MDF-e mudou de situação durante a operação; consulte-o novamente.');
     }
     return updated;
   }
+}
+
+/** An event needs an authorized manifest: 422 estado_invalido saying what it is instead. */
+function requireAuthorized(record: MdfeRecord, action: string): void {
+  if (record.situacao === 'autorizado') return;
+  const why: Record<string, string> = {
+    encerrado: 'já está encerrado',
+    cancelado: 'está cancelado',
+    rejeitado: 'foi rejeitado pela autoridade fiscal (não há manifesto autorizado)',
+    processando: 'ainda está em processamento',
+  };
+  throw new ApiError('estado_invalido', `O MDF-e ${why[record.situacao] ?? `está ${record.situacao}`}; não pode ser ${action}.`);
 }
 
 const windowExpired = () =>
@@ -368,7 +423,7 @@ function eventRefusal(v: EventVerdict): ApiError {
     case '615':
       return new ApiError('validacao', text, { details: [{ field: 'data', message: v.xMotivo }] });
     default:
-      return new ApiError('validacao', text);
+      return new ApiError('validacao', text, { rejeicao: { cStat: v.cStat, xMotivo: v.xMotivo } });
   }
 }
 

@@ -7,26 +7,17 @@
 
 import { holderGone, keyBytes, type PgBlocks, type Queryable } from '../pg-db.ts';
 import type { KeyAttempt } from '../idempotency-rules.ts';
-import type {
-  MdfeDocument,
-  MdfeEventRecord,
-  MdfeFilters,
-  MdfePage,
-  MdfeRecord,
-  MdfeSituacao,
-  MdfeStore,
-  MdfeVerdictRecord,
-  MdfeXml,
-  NewMdfe,
-} from './store.ts';
+import type { MdfeDocument, MdfeEventRecord, MdfeFilters, MdfeRecord, MdfeSituacao, MdfeStore, MdfeVerdictRecord, MdfeXml, NewMdfe } from './store.ts';
+import { postgresPage, type Page, type PageRequest } from '../paging.ts';
 import { POSTGRES_ROWS } from '../row-driver.ts';
-import { pageOf, type Keyset, type Page } from '../export/pages.ts';
+import { pageOf as exportPageOf, type Keyset, type Page as ExportPage } from '../export/pages.ts';
 import {
   AUTHORIZED_SITUACOES,
   MDFE_COLUMNS,
   mdfeEventsQuery,
   mdfeEventOf,
   mdfeExportKeyset,
+  mdfeListSpec,
   mdfeRecordOf,
   type MdfeEventRow,
   type MdfeExportRow,
@@ -130,6 +121,17 @@ export class PgMdfeStore implements MdfeStore {
     return row && fromRow(row);
   }
 
+  async findByKey(companyId: string, chave: string): Promise<MdfeRecord | undefined> {
+    const row = (
+      await this.b.pool.query<Row>(
+        `SELECT ${MDFE_COLUMNS} FROM mdfe WHERE company_id = $1 AND chave = $2
+          ORDER BY situacao IN ('rejeitado', 'processando'), emitido_em DESC, seq DESC LIMIT 1`,
+        [companyId, chave],
+      )
+    ).rows[0];
+    return row && fromRow(row);
+  }
+
   async getById(id: string): Promise<MdfeRecord | undefined> {
     return this.byId(this.b.pool, id);
   }
@@ -158,7 +160,7 @@ export class PgMdfeStore implements MdfeStore {
     return row && { situacao: row.situacao, xml: row.xml, protXml: row.prot_xml };
   }
 
-  async exportPage(companyId: string, from: string, until: string, after: Keyset | null, limit: number): Promise<Page<MdfeRecord>> {
+  async exportPage(companyId: string, from: string, until: string, after: Keyset | null, limit: number): Promise<ExportPage<MdfeRecord>> {
     // Index mdfe_company_emitido (company_id, emitido_em, seq): the page starts at the last one's instant and skips its ties.
     const rows = (
       await this.b.pool.query<MdfeExportRow<Buffer | null>>(
@@ -168,52 +170,48 @@ export class PgMdfeStore implements MdfeStore {
         [companyId, after?.at ?? from, until, after?.seq ?? 0, limit],
       )
     ).rows;
-    return pageOf(rows, limit, mdfeExportKeyset, fromRow);
+    return exportPageOf(rows, limit, mdfeExportKeyset, fromRow);
   }
 
-  async list(companyId: string, f: MdfeFilters, limit: number, offset: number): Promise<MdfePage> {
-    const params: unknown[] = [companyId];
-    const where = ['company_id = $1'];
-    const add = (column: string, operator: string, value: unknown) => {
-      params.push(value);
-      where.push(`${column} ${operator} $${params.length}`);
-    };
-    if (f.status !== undefined) add('status', '=', f.status);
-    if (f.situacao !== undefined) add('situacao', '=', f.situacao);
-    if (f.ufInicio !== undefined) add('uf_inicio', '=', f.ufInicio);
-    if (f.ufFim !== undefined) add('uf_fim', '=', f.ufFim);
-    if (f.from !== undefined) add('emitido_em', '>=', f.from);
-    if (f.until !== undefined) add('emitido_em', '<', f.until);
-    const condition = where.join(' AND ');
-    // One snapshot for both, so the page and its total are of the same moment.
-    return this.b.transaction(async (client) => {
-      await client.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
-      const total = (await client.query<{ n: number }>(`SELECT count(*) AS n FROM mdfe WHERE ${condition}`, params)).rows[0]!.n;
-      const rows = (
-        await client.query<Row>(
-          `SELECT ${MDFE_COLUMNS} FROM mdfe WHERE ${condition} ORDER BY emitido_em DESC, seq DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
-          [...params, limit, offset],
-        )
-      ).rows;
-      return { rows: rows.map(fromRow), total };
-    });
+  async list(companyId: string, filters: MdfeFilters, page: PageRequest): Promise<Page<MdfeRecord>> {
+    return postgresPage(this.b, mdfeListSpec('postgres', companyId, filters), page, fromRow, (m: MdfeRecord) => m.emitidoEm);
   }
 
-  async recordEvent(id: string, e: MdfeEventRecord, to: 'encerrado' | 'cancelado'): Promise<MdfeRecord | undefined> {
+  changeTurn<T>(id: string, change: () => Promise<T>): Promise<T> {
+    return this.b.turn('mdfe', id, change);
+  }
+
+  async recordEvent(
+    id: string,
+    e: MdfeEventRecord,
+    to: 'encerrado' | 'cancelado' | null,
+    added: readonly MdfeDocument[] = [],
+  ): Promise<MdfeRecord | undefined> {
     return this.b.transaction(async (client) => {
-      const column = to === 'encerrado' ? 'encerrado_em' : 'cancelado_em';
-      const changed = await client.query(`UPDATE mdfe SET situacao = $1, ${column} = $2, updated_at = $3 WHERE id = $4 AND situacao = 'autorizado'`, [
-        to,
-        e.registradoEm,
-        iso(),
-        id,
-      ]);
+      const column = to === 'encerrado' ? 'encerrado_em' : to === 'cancelado' ? 'cancelado_em' : undefined;
+      const changed = column
+        ? await client.query(`UPDATE mdfe SET situacao = $1, ${column} = $2, updated_at = $3 WHERE id = $4 AND situacao = 'autorizado'`, [
+            to,
+            e.registradoEm,
+            iso(),
+            id,
+          ])
+        : await client.query(`UPDATE mdfe SET updated_at = $1 WHERE id = $2 AND situacao = 'autorizado'`, [iso(), id]);
       if (!changed.rowCount) return undefined;
       await client.query(
         `INSERT INTO mdfe_eventos (mdfe_id, tp_evento, n_seq, status, motivo, protocolo, registrado_em, dados, xml)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
         [id, e.tpEvento, e.nSeq, e.status, e.motivo, e.protocolo, e.registradoEm, JSON.stringify(e.dados), e.xml],
       );
+      if (added.length) {
+        // The row lock taken by the UPDATE above serializes the documents' order with other events.
+        await client.query(
+          `INSERT INTO mdfe_documentos (mdfe_id, ordem, tipo, chave, codigo_municipio_descarga)
+           SELECT $1, (SELECT coalesce(max(ordem) + 1, 0) FROM mdfe_documentos WHERE mdfe_id = $1) + d.ordem - 1, d.tipo, d.chave, d.municipio
+             FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS d(tipo, chave, municipio, ordem)`,
+          [id, added.map((d) => d.tipo), added.map((d) => d.chave), added.map((d) => d.codigoMunicipioDescarga)],
+        );
+      }
       return this.byId(client, id);
     });
   }

@@ -9,9 +9,10 @@ import { Type, type Static } from '@sinclair/typebox';
 import { suggestRoute, validateRoute } from '../../fiscal/percurso.ts';
 import type { MdfeRequest } from '../../fiscal/mdfe/types.ts';
 import { wrapMdfeProc } from '../../fiscal/protocol.ts';
-import { brasiliaDayRange } from '../../base/common/brasilia.ts';
 import { companyOf } from '../http/auth.ts';
 import { ApiError, errorResponses, invalidRequest, notFound } from '../http/errors.ts';
+import { dayFilters, envelope, pageRequest } from '../http/lists.ts';
+import { MAX_OFFSET } from '../paging.ts';
 import type { ApiApp, ApiRoutes } from '../http/type-provider.ts';
 import type { ServiceDeps } from '../deps.ts';
 import { decodeIdempotencyHeader, IdempotencyHeaders, sendReplay } from '../idempotency.ts';
@@ -20,32 +21,32 @@ import { exportPeriod } from '../export/period.ts';
 import { damdfeModel, renderDamdfe } from './damdfe.ts';
 import { mdfeExport, mdfeExportFileName } from './export.ts';
 import { MdfeIssuance, newDocumentId } from './issuance.ts';
-import { CancelBody, CloseBody, IdParams, ListQuery, MdfeBody, MdfeList, MdfeView, RouteBody, RouteView } from './schemas.ts';
+import { CarrierEvents } from './carrier-events.ts';
+import {
+  CancelBody,
+  CloseBody,
+  DocumentsBody,
+  DriverBody,
+  EventList,
+  IdParams,
+  KeyParams,
+  ListQuery,
+  MdfeBody,
+  MdfeList,
+  MdfeView,
+  OpenManifestsView,
+  RouteBody,
+  RouteView,
+} from './schemas.ts';
 import type { MdfeFilters } from './store.ts';
-import { fullView, summaryView } from './view.ts';
+import { eventView, fullView, summaryView } from './view.ts';
 
-const DEFAULT_LIMIT = 50;
 /** How often manifests left in flight by a stopped process are retried while the authority is unreachable. */
 const RECOVERY_RETRY_MS = 30_000;
 /** Shared store: how often this process looks for what another one left when it stopped. */
 export const RECOVERY_SWEEP_MS = 5_000;
 
 const missing = () => notFound('MDF-e não encontrado.');
-
-/** de/ate (Brasília days, inclusive) → [from, until) in UTC; 400 for a malformed or impossible date. */
-function dayFilters(de: string | undefined, ate: string | undefined): Pick<MdfeFilters, 'from' | 'until'> {
-  const day = (value: string, field: string) => {
-    const range = brasiliaDayRange(value);
-    if (!range) throw invalidRequest('Parâmetro de data inválido.', [{ field, message: 'data inválida (use AAAA-MM-DD, ex.: 2026-11-22)' }]);
-    return range;
-  };
-  const from = de === undefined ? undefined : day(de, 'de');
-  const until = ate === undefined ? undefined : day(ate, 'ate');
-  if (from && until && from.start >= until.end) {
-    throw invalidRequest('Intervalo de datas inválido.', [{ field: 'de', message: 'posterior a ate' }]);
-  }
-  return { ...(from && { from: from.start.toISOString() }), ...(until && { until: until.end.toISOString() }) };
-}
 
 /** What the MDF-e routes share: the dependencies, issuance, and the full view of a manifest. */
 type MdfeRoutesContext = {
@@ -75,6 +76,7 @@ export const mdfeRoutes: ApiRoutes = async (app, { deps }) => {
   exportRoute(app, ctx);
   readRoutes(app, ctx);
   eventRoutes(app, ctx);
+  carrierRoutes(app, ctx);
 };
 
 /**
@@ -152,8 +154,6 @@ function listRoute(app: ApiApp, { deps }: MdfeRoutesContext): void {
     async (request) => {
       const company = companyOf(request);
       const q = request.query;
-      const limit = q.limit ?? DEFAULT_LIMIT;
-      const offset = q.offset ?? 0;
       const filters: MdfeFilters = {
         ...(q.status !== undefined && { status: q.status }),
         ...(q.situacao !== undefined && { situacao: q.situacao }),
@@ -161,8 +161,20 @@ function listRoute(app: ApiApp, { deps }: MdfeRoutesContext): void {
         ...(q.uf_fim !== undefined && { ufFim: q.uf_fim }),
         ...dayFilters(q.de, q.ate),
       };
-      const page = await store.list(company.id, filters, limit, offset);
-      return { data: page.rows.map(summaryView), total: page.total, limit, offset };
+      const offset = q.offset ?? 0;
+      if (offset > MAX_OFFSET) {
+        throw invalidRequest('Página funda demais para offset.', [
+          { field: 'offset', message: `no máximo ${MAX_OFFSET}; para ir além, siga o proximo_cursor das páginas anteriores (parâmetro cursor)` },
+        ]);
+      }
+      if (offset > 0 && q.cursor !== undefined) {
+        throw invalidRequest('offset e cursor não se combinam.', [
+          { field: 'offset', message: 'não use offset junto com cursor: o cursor já diz onde a página começa' },
+        ]);
+      }
+      const page = pageRequest(q, 'mdfe', filters);
+      const found = await store.list(company.id, filters, offset ? { ...page, offset } : page);
+      return { ...envelope(found, page.limit, summaryView, 'mdfe', filters), offset };
     },
   );
 }
@@ -319,6 +331,97 @@ function eventRoutes(app: ApiApp, { issuance, view }: MdfeRoutesContext): void {
       const companyId = companyOf(request).id;
       await issuance.cancel(companyId, request.params.id, request.body);
       return view(companyId, request.params.id);
+    },
+  );
+}
+
+/** On the road: a driver joins, NF-e are added, the manifests still open are listed; a manifest by key, its events with their XML. */
+function carrierRoutes(app: ApiApp, { deps, issuance, view }: MdfeRoutesContext): void {
+  const store = deps.store.mdfe;
+  const carrier = new CarrierEvents(deps, store, issuance);
+  app.post(
+    '/mdfe/:id/incluir-condutor',
+    {
+      schema: {
+        tags: ['mdfe'],
+        summary: 'Inclui um condutor no MDF-e autorizado (evento 110114)',
+        params: IdParams,
+        body: DriverBody,
+        response: { 200: MdfeView, ...errorResponses(400, 401, 404, 413, 415, 422, 503) },
+      },
+    },
+    async (request) => {
+      const companyId = companyOf(request).id;
+      await carrier.includeDriver(companyId, request.params.id, request.body);
+      return view(companyId, request.params.id);
+    },
+  );
+
+  app.post(
+    '/mdfe/:id/incluir-dfe',
+    {
+      schema: {
+        tags: ['mdfe'],
+        summary: 'Inclui NF-e carregadas no caminho no MDF-e autorizado (evento 110115)',
+        params: IdParams,
+        body: DocumentsBody,
+        response: { 200: MdfeView, ...errorResponses(400, 401, 404, 413, 415, 422, 503) },
+      },
+    },
+    async (request) => {
+      const companyId = companyOf(request).id;
+      await carrier.includeDocuments(companyId, request.params.id, request.body);
+      return view(companyId, request.params.id);
+    },
+  );
+
+  app.get(
+    '/mdfe/nao-encerrados',
+    {
+      schema: {
+        tags: ['mdfe'],
+        summary: 'Consulta à autoridade os MDF-e da empresa ainda não encerrados (MDFeConsNaoEnc)',
+        response: { 200: OpenManifestsView, ...errorResponses(401, 422, 503) },
+      },
+    },
+    async (request) => {
+      const open = await carrier.openManifests(companyOf(request).id);
+      return { status: open.cStat, motivo: open.xMotivo, data: open.manifests.map((m) => ({ chave: m.chave, protocolo: m.protocolo, mdfe_id: m.mdfeId })) };
+    },
+  );
+
+  app.get(
+    '/mdfe/chave/:chave',
+    {
+      schema: {
+        tags: ['mdfe'],
+        summary: 'O MDF-e pela chave de acesso (o autorizado; sem um, a tentativa mais recente)',
+        params: KeyParams,
+        response: { 200: MdfeView, ...errorResponses(400, 401, 404) },
+      },
+    },
+    async (request) => {
+      const companyId = companyOf(request).id;
+      const found = await store.findByKey(companyId, request.params.chave);
+      if (!found) throw missing();
+      return view(companyId, found.id);
+    },
+  );
+
+  app.get(
+    '/mdfe/:id/eventos',
+    {
+      schema: {
+        tags: ['mdfe'],
+        summary: 'Os eventos registrados do MDF-e, com o XML de cada um (procEventoMDFe)',
+        params: IdParams,
+        response: { 200: EventList, ...errorResponses(401, 404) },
+      },
+    },
+    async (request) => {
+      const found = await store.get(companyOf(request).id, request.params.id);
+      if (!found) throw missing();
+      return { data: (await store.events(found.id)).map(eventView) };
     },
   );
 }

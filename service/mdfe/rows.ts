@@ -2,8 +2,9 @@
 // PostgreSQL (service/row-driver.ts says how each returns the idempotency key).
 
 import type { Keyset } from '../export/pages.ts';
+import type { Dialect, ListSpec } from '../paging.ts';
 import type { RowDriver } from '../row-driver.ts';
-import type { MdfeEventRecord, MdfeRecord, MdfeSituacao } from './store.ts';
+import type { MdfeEventRecord, MdfeFilters, MdfeRecord, MdfeSituacao } from './store.ts';
 
 export type MdfeRow<Key> = {
   id: string;
@@ -96,3 +97,29 @@ export const mdfeEventOf = (r: MdfeEventRow): MdfeEventRecord => ({
   dados: JSON.parse(r.dados) as Record<string, string>,
   xml: r.xml,
 });
+
+/**
+ * The MDF-e list's query (service/paging.ts) for these filters: newest emitido_em first, then
+ * seq. One filter is served by its own index (the state, the cStat, the origin or the
+ * destination UF, in that order when several are given: the others are checked within its rows).
+ */
+export function mdfeListSpec(dialect: Dialect, companyId: string, f: MdfeFilters): ListSpec {
+  const where: [string, unknown][] = [['company_id = ?', companyId]];
+  if (f.situacao !== undefined) where.push(['situacao = ?', f.situacao]);
+  if (f.status !== undefined) where.push(['status = ?', f.status]);
+  if (f.ufInicio !== undefined) where.push(['uf_inicio = ?', f.ufInicio]);
+  if (f.ufFim !== undefined) where.push(['uf_fim = ?', f.ufFim]);
+  if (f.from !== undefined) where.push(['emitido_em >= ?', f.from]);
+  if (f.until !== undefined) where.push(['emitido_em < ?', f.until]);
+  const index =
+    f.situacao !== undefined
+      ? 'situacao'
+      : f.status !== undefined
+        ? 'status'
+        : f.ufInicio !== undefined
+          ? 'uf_inicio'
+          : f.ufFim !== undefined
+            ? 'uf_fim'
+            : 'emitido';
+  return { table: 'mdfe', index: `mdfe_company_${index}`, columns: MDFE_COLUMNS, at: 'emitido_em', instant: (p) => p, seq: 'seq', where };
+}

@@ -13,6 +13,9 @@
 
 import { Type, type TSchema } from '@sinclair/typebox';
 import { AccessKey, Cnpj as CnpjOf, Cpf as CpfOf, ReferenciaExterna, strict } from '../../base/common/api/schema.ts';
+import { EventView } from '../http/events.ts';
+import { dayParams, OffsetPageEnvelope, pagingParams } from '../http/lists.ts';
+import { MAX_OFFSET } from '../paging.ts';
 import { MDFE_SITUACOES } from './store.ts';
 
 const Text = (description: string, maxLength = 255) => Type.String({ minLength: 1, maxLength, description });
@@ -185,18 +188,20 @@ export const CancelBody = Type.Object(
   strict,
 );
 
-export const MAX_PAGE = 200;
-
 export const ListQuery = Type.Object(
   {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, description: `Tamanho da página (padrão 50, máximo ${MAX_PAGE})` })),
-    offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Itens a pular' })),
+    ...pagingParams,
+    offset: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description: `Itens a pular, até ${MAX_OFFSET} (mais fundo, use cursor); não se combina com cursor`,
+      }),
+    ),
     status: Type.Optional(Type.String({ pattern: '^[0-9]{3,4}$', description: 'cStat da autoridade (100 = autorizado)' })),
     situacao: Type.Optional(Type.Union(MDFE_SITUACOES.map((s) => Type.Literal(s)))),
     uf_inicio: Type.Optional(Uf('UF de início')),
     uf_fim: Type.Optional(Uf('UF de fim')),
-    de: Type.Optional(Type.String({ description: 'Primeiro dia de emissão, AAAA-MM-DD, horário de Brasília (inclusive)' })),
-    ate: Type.Optional(Type.String({ description: 'Último dia de emissão, AAAA-MM-DD, horário de Brasília (inclusive)' })),
+    ...dayParams('emissão'),
   },
   strict,
 );
@@ -220,16 +225,7 @@ export const DocumentView = Type.Object({
   codigo_municipio_descarga: Type.String(),
 });
 
-export const EventView = Type.Object({
-  tipo: Type.String({ description: '110112 encerramento, 110111 cancelamento' }),
-  descricao: Type.String(),
-  sequencia: Type.Integer(),
-  status: Type.String(),
-  motivo: Type.String(),
-  protocolo: Nullable(Type.String()),
-  registrado_em: Type.String(),
-  dados: Type.Record(Type.String(), Type.String()),
-});
+export { EventList } from '../http/events.ts';
 
 const summaryFields = {
   mdfe_id: Type.String({ format: 'uuid' }),
@@ -263,14 +259,50 @@ export const MdfeView = Type.Object({
   idempotent_replay: Type.Optional(Type.Boolean()),
 });
 
-export const MdfeList = Type.Object({
-  data: Type.Array(MdfeSummary),
-  total: Type.Integer(),
-  limit: Type.Integer(),
-  offset: Type.Integer(),
-});
+export const MdfeList = OffsetPageEnvelope(MdfeSummary);
 
 export const RouteView = Type.Union([
   Type.Object({ infPercurso: Type.Array(Type.Object({ UFPer: Type.String() })) }),
   Type.Object({ valido: Type.Literal(true) }),
 ]);
+
+export const KeyParams = Type.Object({ chave: AccessKey('Chave de acesso do MDF-e') }, strict);
+
+export const DriverBody = Type.Object(
+  {
+    nome: Text('Nome do condutor (2 a 60 caracteres)', 60),
+    cpf: Cpf,
+  },
+  { ...strict, description: 'Condutor que passa a dirigir o veículo do manifesto (evento 110114)' },
+);
+
+export const DocumentsBody = Type.Object(
+  {
+    codigo_municipio_carregamento: Digits(7, 'Código IBGE do município onde as NF-e foram carregadas'),
+    municipio_carregamento: Text('Nome do município de carregamento', 60),
+    documentos: Type.Array(
+      Type.Object(
+        {
+          chave: AccessKey('Chave da NF-e'),
+          codigo_municipio_descarga: Digits(7, 'Código IBGE do município de descarregamento'),
+          municipio_descarga: Text('Nome do município de descarregamento', 60),
+        },
+        strict,
+      ),
+      { minItems: 1, maxItems: 2000, description: 'As NF-e incluídas, cada uma com onde será descarregada' },
+    ),
+  },
+  { ...strict, description: 'NF-e carregadas no caminho, incluídas no manifesto (evento 110115)' },
+);
+
+export const OpenManifestsView = Type.Object({
+  status: Type.String({ description: 'cStat da autoridade: 111 encontrou MDF-e não encerrados, 112 nenhum' }),
+  motivo: Type.String(),
+  data: Type.Array(
+    Type.Object({
+      chave: Type.String(),
+      protocolo: Type.String(),
+      mdfe_id: Nullable(Type.String({ description: 'O MDF-e neste serviço; null quando emitido fora dele' })),
+    }),
+  ),
+});

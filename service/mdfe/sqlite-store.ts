@@ -4,26 +4,17 @@
 
 import type Database from 'better-sqlite3';
 import type { KeyAttempt, KeyOutcome } from '../idempotency-rules.ts';
-import type {
-  MdfeDocument,
-  MdfeEventRecord,
-  MdfeFilters,
-  MdfePage,
-  MdfeRecord,
-  MdfeSituacao,
-  MdfeStore,
-  MdfeVerdictRecord,
-  MdfeXml,
-  NewMdfe,
-} from './store.ts';
+import type { MdfeDocument, MdfeEventRecord, MdfeFilters, MdfeRecord, MdfeSituacao, MdfeStore, MdfeVerdictRecord, MdfeXml, NewMdfe } from './store.ts';
+import { sqlitePage, type Page, type PageRequest } from '../paging.ts';
 import { SQLITE_ROWS } from '../row-driver.ts';
-import { pageOf, type Keyset, type Page } from '../export/pages.ts';
+import { pageOf as exportPageOf, type Keyset, type Page as ExportPage } from '../export/pages.ts';
 import {
   AUTHORIZED_SITUACOES,
   MDFE_COLUMNS,
   mdfeEventsQuery,
   mdfeEventOf,
   mdfeExportKeyset,
+  mdfeListSpec,
   mdfeRecordOf,
   type MdfeEventRow,
   type MdfeExportRow,
@@ -36,6 +27,8 @@ const EVENTS_QUERY = mdfeEventsQuery('mdfe_id = ?');
 export type SqliteKit = {
   statement(sql: string): Database.Statement;
   transaction<T>(fn: () => T): T;
+  /** A read of several statements in one snapshot (a deferred transaction: no write lock). */
+  read<T>(fn: () => T): T;
   settleKeyInTx(attempt: KeyAttempt, outcome: KeyOutcome): boolean;
 };
 
@@ -189,6 +182,16 @@ export class SqliteMdfeStore implements MdfeStore {
     return row && fromRow(row);
   }
 
+  async findByKey(companyId: string, chave: string): Promise<MdfeRecord | undefined> {
+    const row = this.kit
+      .statement(
+        `SELECT ${MDFE_COLUMNS} FROM mdfe INDEXED BY mdfe_company_chave WHERE company_id = ? AND chave = ?
+          ORDER BY situacao IN ('rejeitado', 'processando'), emitido_em DESC, seq DESC LIMIT 1`,
+      )
+      .get(companyId, chave) as Row | undefined;
+    return row && fromRow(row);
+  }
+
   async getById(id: string): Promise<MdfeRecord | undefined> {
     return this.byId(id);
   }
@@ -212,7 +215,7 @@ export class SqliteMdfeStore implements MdfeStore {
     return row && { situacao: row.situacao, xml: row.xml, protXml: row.prot_xml };
   }
 
-  async exportPage(companyId: string, from: string, until: string, after: Keyset | null, limit: number): Promise<Page<MdfeRecord>> {
+  async exportPage(companyId: string, from: string, until: string, after: Keyset | null, limit: number): Promise<ExportPage<MdfeRecord>> {
     // Index mdfe_company_emitido (company_id, emitido_em, seq): the page starts at the last one's instant and skips its ties.
     const rows = this.kit
       .statement(
@@ -221,42 +224,31 @@ export class SqliteMdfeStore implements MdfeStore {
           ORDER BY emitido_em, seq LIMIT ?`,
       )
       .all(companyId, after?.at ?? from, until, after?.at ?? from, after?.seq ?? 0, limit) as MdfeExportRow<string | null>[];
-    return pageOf(rows, limit, mdfeExportKeyset, fromRow);
+    return exportPageOf(rows, limit, mdfeExportKeyset, fromRow);
   }
 
-  async list(companyId: string, f: MdfeFilters, limit: number, offset: number): Promise<MdfePage> {
-    const where = ['company_id = ?'];
-    const params: unknown[] = [companyId];
-    const add = (clause: string, value: unknown) => {
-      where.push(clause);
-      params.push(value);
-    };
-    if (f.status !== undefined) add('status = ?', f.status);
-    if (f.situacao !== undefined) add('situacao = ?', f.situacao);
-    if (f.ufInicio !== undefined) add('uf_inicio = ?', f.ufInicio);
-    if (f.ufFim !== undefined) add('uf_fim = ?', f.ufFim);
-    if (f.from !== undefined) add('emitido_em >= ?', f.from);
-    if (f.until !== undefined) add('emitido_em < ?', f.until);
-    const condition = where.join(' AND ');
-    // One read transaction, so the page and its total are of the same moment.
-    return this.kit.transaction(() => {
-      const total = this.kit
-        .statement(`SELECT count(*) FROM mdfe WHERE ${condition}`)
-        .pluck()
-        .get(...params) as number;
-      const rows = this.kit
-        .statement(`SELECT ${MDFE_COLUMNS} FROM mdfe WHERE ${condition} ORDER BY emitido_em DESC, seq DESC LIMIT ? OFFSET ?`)
-        .all(...params, limit, offset) as Row[];
-      return { rows: rows.map(fromRow), total };
-    });
+  async list(companyId: string, filters: MdfeFilters, page: PageRequest): Promise<Page<MdfeRecord>> {
+    return sqlitePage(this.kit, mdfeListSpec('sqlite', companyId, filters), page, fromRow, (m: MdfeRecord) => m.emitidoEm);
   }
 
-  async recordEvent(id: string, e: MdfeEventRecord, to: 'encerrado' | 'cancelado'): Promise<MdfeRecord | undefined> {
+  /** One process owns a SQLite store: its turn (turns.ts) is the only one. */
+  changeTurn<T>(_id: string, change: () => Promise<T>): Promise<T> {
+    return change();
+  }
+
+  async recordEvent(
+    id: string,
+    e: MdfeEventRecord,
+    to: 'encerrado' | 'cancelado' | null,
+    added: readonly MdfeDocument[] = [],
+  ): Promise<MdfeRecord | undefined> {
     return this.kit.transaction(() => {
-      const column = to === 'encerrado' ? 'encerrado_em' : 'cancelado_em';
-      const changed = this.kit
-        .statement(`UPDATE mdfe SET situacao = ?, ${column} = ?, updated_at = ? WHERE id = ? AND situacao = 'autorizado'`)
-        .run(to, e.registradoEm, iso(), id).changes;
+      const column = to === 'encerrado' ? 'encerrado_em' : to === 'cancelado' ? 'cancelado_em' : undefined;
+      const changed = column
+        ? this.kit
+            .statement(`UPDATE mdfe SET situacao = ?, ${column} = ?, updated_at = ? WHERE id = ? AND situacao = 'autorizado'`)
+            .run(to, e.registradoEm, iso(), id).changes
+        : this.kit.statement(`UPDATE mdfe SET updated_at = ? WHERE id = ? AND situacao = 'autorizado'`).run(iso(), id).changes;
       if (!changed) return undefined;
       this.kit
         .statement(
@@ -264,6 +256,11 @@ export class SqliteMdfeStore implements MdfeStore {
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
         .run(id, e.tpEvento, e.nSeq, e.status, e.motivo, e.protocolo, e.registradoEm, JSON.stringify(e.dados), e.xml);
+      if (added.length) {
+        const next = this.kit.statement('SELECT coalesce(max(ordem) + 1, 0) FROM mdfe_documentos WHERE mdfe_id = ?').pluck().get(id) as number;
+        const insert = this.kit.statement('INSERT INTO mdfe_documentos (mdfe_id, ordem, tipo, chave, codigo_municipio_descarga) VALUES (?, ?, ?, ?, ?)');
+        added.forEach((d, i) => insert.run(id, next + i, d.tipo, d.chave, d.codigoMunicipioDescarga));
+      }
       return this.byId(id);
     });
   }

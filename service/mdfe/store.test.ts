@@ -122,9 +122,9 @@ describe.each(STORES)('on %s', (store) => {
       const after = fresh({ emitidoEm: '2026-11-23T03:00:00.000Z', ufInicio: 'RJ' }); // 00:00 in Brasília, 23rd
       await store.insertProcessing(before, []);
       await store.insertProcessing(after, []);
-      const day22 = await store.list(companyId, { ufInicio: 'RJ', from: '2026-11-22T03:00:00.000Z', until: '2026-11-23T03:00:00.000Z' }, 50, 0);
+      const day22 = await store.list(companyId, { ufInicio: 'RJ', from: '2026-11-22T03:00:00.000Z', until: '2026-11-23T03:00:00.000Z' }, { limit: 50 });
       expect(day22.rows.map((r) => r.id)).toEqual([before.id]);
-      const both = await store.list(companyId, { ufInicio: 'RJ' }, 50, 0);
+      const both = await store.list(companyId, { ufInicio: 'RJ' }, { limit: 50 });
       expect(both.rows.map((r) => r.id)).toEqual([after.id, before.id]);
       expect(both.total).toBe(2);
 

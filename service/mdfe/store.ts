@@ -5,8 +5,9 @@
 // "authorized" for a manifest that is not, or the reverse.
 
 import type { KeyAttempt } from '../idempotency-rules.ts';
+import type { Page, PageRequest } from '../paging.ts';
 
-import type { Keyset, Page } from '../export/pages.ts';
+import type { Keyset, Page as ExportPage } from '../export/pages.ts';
 
 /**
  * processando: sent (or about to be) to the tax authority, outcome not recorded yet; internal
@@ -64,7 +65,10 @@ export type MdfeEventRecord = {
   protocolo: string | null;
   /** UTC ISO with milliseconds. */
   registradoEm: string;
-  /** What the caller sent: `{ uf, codigo_municipio, data }` (110112) or `{ justificativa }` (110111). */
+  /**
+   * What the caller sent: `{ uf, codigo_municipio, data }` (110112), `{ justificativa }` (110111),
+   * `{ nome, cpf }` (110114), `{ codigo_municipio_carregamento, municipio_carregamento, chaves }` (110115).
+   */
   dados: Record<string, string>;
   /** procEventoMDFe: the signed event and the authority's answer. */
   xml: string;
@@ -93,8 +97,6 @@ export type MdfeFilters = {
   until?: string;
 };
 
-export type MdfePage = { rows: MdfeRecord[]; total: number };
-
 export type MdfeXml = { situacao: MdfeSituacao; xml: string; protXml: string | null };
 
 export interface MdfeStore {
@@ -112,6 +114,8 @@ export interface MdfeStore {
   /** Frees a key whose attempt left no manifest (the process stopped before recording it). */
   releaseKey(attempt: KeyAttempt): Promise<void>;
   get(companyId: string, id: string): Promise<MdfeRecord | undefined>;
+  /** The company's manifest with this access key: the latest authorized one (closed, cancelled), else the latest attempt. */
+  findByKey(companyId: string, chave: string): Promise<MdfeRecord | undefined>;
   /** Any company's manifest by id (restart recovery). */
   getById(id: string): Promise<MdfeRecord | undefined>;
   documents(id: string): Promise<MdfeDocument[]>;
@@ -122,14 +126,21 @@ export interface MdfeStore {
    * cancelado now) issued in [from, until) (ISO instants), in order of issuance, starting after
    * `after` (null: the first page), for the accountant's export (service/export/pages.ts).
    */
-  exportPage(companyId: string, from: string, until: string, after: Keyset | null, limit: number): Promise<Page<MdfeRecord>>;
-  /** Newest first (issuance instant, then insertion order). */
-  list(companyId: string, filters: MdfeFilters, limit: number, offset: number): Promise<MdfePage>;
+  exportPage(companyId: string, from: string, until: string, after: Keyset | null, limit: number): Promise<ExportPage<MdfeRecord>>;
+  /** Newest first (issuance instant, then insertion order): service/paging.ts. */
+  list(companyId: string, filters: MdfeFilters, page: PageRequest): Promise<Page<MdfeRecord>>;
   /**
-   * Records a registered event and moves the manifest from `autorizado` to `to`. Undefined (and
-   * nothing recorded) when the manifest is no longer `autorizado`.
+   * Runs `change` (an event: the manifest read, the event sent to the authority, the outcome
+   * recorded) as the only change of manifest `id` at a time among every process sharing the
+   * store, as NfceStore.changeTurn.
    */
-  recordEvent(id: string, event: MdfeEventRecord, to: 'encerrado' | 'cancelado'): Promise<MdfeRecord | undefined>;
+  changeTurn<T>(id: string, change: () => Promise<T>): Promise<T>;
+  /**
+   * Records a registered event and moves the manifest from `autorizado` to `to` (null: it stays
+   * `autorizado`, a driver or documents added), appending `added` to its linked documents.
+   * Undefined (and nothing recorded) when the manifest is no longer `autorizado`.
+   */
+  recordEvent(id: string, event: MdfeEventRecord, to: 'encerrado' | 'cancelado' | null, added?: readonly MdfeDocument[]): Promise<MdfeRecord | undefined>;
   /**
    * Manifests left `processando` by a stopped process, oldest first: on SQLite every one (read
    * at start, the process owns the file); on PostgreSQL those whose issuing process no longer

@@ -5,6 +5,7 @@
 import type { Static } from '@sinclair/typebox';
 import { formatBrasilia } from '../../base/common/brasilia.ts';
 import { EVENT_NAMES } from './issuance.ts';
+import type { EventXmlView } from '../http/events.ts';
 import type { MdfeSummary, MdfeView } from './schemas.ts';
 import type { MdfeDocument, MdfeEventRecord, MdfeRecord } from './store.ts';
 
@@ -41,15 +42,24 @@ export function fullView(r: MdfeRecord, documents: readonly MdfeDocument[], even
     ...summaryView(r),
     qrcode: r.qrcode,
     documentos: documents.map((d) => ({ tipo: d.tipo, chave: d.chave, codigo_municipio_descarga: d.codigoMunicipioDescarga })),
-    eventos: events.map((e) => ({
-      tipo: e.tpEvento,
-      descricao: EVENT_NAMES[e.tpEvento] ?? e.tpEvento,
-      sequencia: e.nSeq,
-      status: e.status,
-      motivo: e.motivo,
-      protocolo: e.protocolo,
-      registrado_em: brasilia(e.registradoEm)!,
-      dados: e.dados,
-    })),
+    eventos: events.map((e) => {
+      const { xml: _xml, ...shown } = eventView(e);
+      return shown;
+    }),
+  };
+}
+
+/** A registered event with its XML (GET /mdfe/{id}/eventos). */
+export function eventView(e: MdfeEventRecord): EventXmlView {
+  return {
+    tipo: e.tpEvento,
+    descricao: EVENT_NAMES[e.tpEvento] ?? e.tpEvento,
+    sequencia: e.nSeq,
+    status: e.status,
+    motivo: e.motivo,
+    protocolo: e.protocolo,
+    registrado_em: brasilia(e.registradoEm)!,
+    dados: e.dados,
+    xml: e.xml,
   };
 }

@@ -4,7 +4,8 @@
 // awaiting the authority), each once, named by its access key; the cancellation events beside
 // them; the inutilizações registered in the period, named by series and range; and resumo.csv,
 // one line per file, whose values are read from each document's own XML
-// (fiscal/nfce/sale-facts.ts, the same reader the terminal's reports use).
+// (fiscal/nfce/sale-facts.ts, the same reader the terminal's reports use). The NF-e de devolução
+// authorized in the period go in their own folder, `devolucoes/` (export/devolucoes.ts).
 //
 // Left out: rejected documents (no fiscal value) and online ones still processando (not yet
 // authorized: they belong to the export made once they are).
@@ -20,6 +21,7 @@ import type { ExportPeriod } from '../export/period.ts';
 import { brasiliaText, csvMoney, SummaryLines } from '../export/summary-csv.ts';
 import { withDeclaration, zipStream, type ZipSource } from '../export/zip-stream.ts';
 import type { InutilizacaoRecord, NfceExportEntry, NfceStore } from './store.ts';
+import { devolucaoEntries, type DevolucaoExportSource, type DevolucaoFacts } from '../export/devolucoes.ts';
 
 export const nfceFileName = (chave: string): string => `${chave}-nfce.xml`;
 export const eventFileName = (chave: string, tpEvento: string): string => `${chave}-evento-${tpEvento}.xml`;
@@ -52,12 +54,12 @@ export function nfceExportFileName(cnpj: string, period: ExportPeriod): string {
   return `nfce-${cnpj}-${period.de}-a-${period.ate}.zip`;
 }
 
-/** The archive of the period, streamed. */
-export function nfceExport(store: NfceStore, companyId: string, period: ExportPeriod): Readable {
-  return zipStream(nfceEntries(store, companyId, period));
+/** The archive of the period, streamed; the returns come from `returns`. */
+export function nfceExport(store: NfceStore, returns: DevolucaoExportSource, companyId: string, period: ExportPeriod): Readable {
+  return zipStream(nfceEntries(store, returns, companyId, period));
 }
 
-async function* nfceEntries(store: NfceStore, companyId: string, period: ExportPeriod): AsyncGenerator<ZipSource> {
+async function* nfceEntries(store: NfceStore, returns: DevolucaoExportSource, companyId: string, period: ExportPeriod): AsyncGenerator<ZipSource> {
   const summary = new SummaryLines(NFCE_SUMMARY_COLUMNS, (tPag) => `pagamento_${tPag}`);
   try {
     const documents = everyRow((after) => store.exportPage(companyId, period.start, period.end, after, EXPORT_PAGE_ROWS));
@@ -104,6 +106,7 @@ async function* nfceEntries(store: NfceStore, companyId: string, period: ExportP
       }
     }
     for (const inut of await store.inutilizacoesBetween(companyId, period.start, period.end)) yield inutilizacaoEntry(summary, inut);
+    yield* await devolucaoEntries(returns, companyId, period, (d) => summary.add(devolucaoLine(d)));
     yield { name: 'resumo.csv', content: async () => summary.csv() };
   } finally {
     await summary.dispose();
@@ -136,6 +139,24 @@ function documentLine(summary: SummaryLines, doc: NfceExportEntry, xml: string):
     csvMoney(0n),
   );
 }
+
+/** A return's summary line (no payment columns: its tPag is 90, no payment). */
+const devolucaoLine = (d: DevolucaoFacts): (string | number)[] => [
+  'nfe_devolucao',
+  d.name,
+  d.chave,
+  d.serie,
+  d.numero,
+  brasiliaText(d.dhEmi),
+  'autorizada',
+  'nao',
+  d.protocolo ?? '',
+  brasiliaText(d.autorizadoEm),
+  '',
+  '',
+  csvMoney(d.vNFCents),
+  '',
+];
 
 function inutilizacaoEntry(summary: SummaryLines, inut: InutilizacaoRecord): ZipSource {
   const name = inutilizacaoFileName(inut.serie, inut.numeroInicial, inut.numeroFinal);

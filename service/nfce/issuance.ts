@@ -4,6 +4,11 @@
 // one at a time per document) and voiding a range of numbers (inutilização). Each asks the
 // store (store.ts) and the tax authority; none knows about requests or replies.
 //
+// A cancellation runs in the document's turn: this process's (turns.ts), then the store's, which
+// is the only one among every process sharing a PostgreSQL store. A second cancellation, through
+// this process or another, waits for the first, then finds the document cancelled (422
+// estado_invalido): the authority hears of it once.
+//
 // Decisions where the contract is silent:
 // - A contingency XML whose access key already belongs to a live (not rejected) document of the
 //   company is the same receipt (`same_key`): never a second document, never a second
@@ -29,6 +34,7 @@ import type { ServiceDeps } from '../deps.ts';
 import { ApiError, invalidRequest } from '../http/errors.ts';
 import type { ClaimResult } from '../idempotency.ts';
 import { authorizingIssuer, type AuthorizingIssuer } from '../queue/issuer.ts';
+import { Turns } from '../turns.ts';
 import { acceptContingency, acceptJson } from './accept.ts';
 import type { CancelBody, IssueBody, VoidBody } from './schemas.ts';
 import type { NfceRecord, NfceStatus } from './store.ts';
@@ -78,9 +84,8 @@ export type IssueOutcome =
 export type VoidAnswer = { protocolo: string; codigoStatus: string; motivo: string };
 
 export class NfceIssuance {
-  // One cancellation at a time per document: a client's retry waits for the first and then
-  // finds the document cancelled (422 estado_invalido), instead of racing it to the authority.
-  readonly #cancelling = new Map<string, Promise<unknown>>();
+  // One cancellation at a time per document (see the header).
+  readonly #turns = new Turns();
 
   constructor(
     private readonly deps: Deps,
@@ -132,7 +137,8 @@ export class NfceIssuance {
         { field: 'chave_substituta', message: 'deve ser a chave de acesso (44 dígitos, dígito verificador correto) de uma NFC-e (modelo 65)' },
       ]);
     }
-    await this.oneAtATime(document.id, () => this.cancelNow(document.companyId, document.id, xJust, substitute));
+    const { id, companyId } = document;
+    await this.#turns.run(id, () => this.deps.store.nfce.changeTurn(id, () => this.cancelNow(companyId, id, xJust, substitute)));
   }
 
   private async cancelNow(companyId: string, documentId: string, xJust: string, substitute: string | undefined): Promise<void> {
@@ -167,10 +173,16 @@ export class NfceIssuance {
     }
     let cancellation;
     if (EVENT_REGISTERED.has(verdict.cStat)) {
-      cancellation = { canceladoEm: verdict.registeredAt, protocolo: verdict.nProt ?? null, eventoXml: wrapProcEventoNFe(event, verdict.retEvento) };
+      cancellation = {
+        canceladoEm: verdict.registeredAt,
+        protocolo: verdict.nProt ?? null,
+        codigoStatus: verdict.cStat,
+        motivo: verdict.xMotivo,
+        eventoXml: wrapProcEventoNFe(event, verdict.retEvento),
+      };
     } else if (ALREADY_CANCELLED.has(verdict.cStat) && (await this.isCancelledAtAuthority(document.chave, issuer))) {
       // An earlier request registered it and its answer was lost: record what the authority knows.
-      cancellation = { canceladoEm: formatBrasilia(now), protocolo: null, eventoXml: null };
+      cancellation = { canceladoEm: formatBrasilia(now), protocolo: null, codigoStatus: null, motivo: null, eventoXml: null };
     } else {
       throw new ApiError('validacao', `A autoridade fiscal recusou o cancelamento (cStat ${verdict.cStat}): ${verdict.xMotivo}`, {
         rejeicao: { cStat: verdict.cStat, xMotivo: verdict.xMotivo },
@@ -182,16 +194,6 @@ export class NfceIssuance {
   private async isCancelledAtAuthority(chave: string, issuer: AuthorizingIssuer): Promise<boolean> {
     const known = await this.deps.authority.consultNfe(issuer.authority, chave);
     return known.found && known.cancelled;
-  }
-
-  private async oneAtATime<T>(id: string, run: () => Promise<T>): Promise<T> {
-    const turn = (this.#cancelling.get(id) ?? Promise.resolve()).catch(() => undefined).then(run);
-    this.#cancelling.set(id, turn);
-    try {
-      return await turn;
-    } finally {
-      if (this.#cancelling.get(id) === turn) this.#cancelling.delete(id);
-    }
   }
 
   /** Voids a range of numbers never authorized (inutilização); a range voided before answers as it did. */

@@ -8,8 +8,11 @@ import { NfceSigner } from './signer.ts';
 import type { NfceSend, NfceWork } from './store.ts';
 import { nfceWebhookEvent } from './view.ts';
 
-/** The NFC-e lane: documents of ServiceStore.nfce, built and signed on the signing thread. */
-export function nfceLane(deps: QueueOptions['deps'], log: QueueLogger): QueueLane<NfceWork, NfceSend> {
+/**
+ * The NFC-e lane: documents of ServiceStore.nfce, built and signed on the signing thread.
+ * `settled` hears of each verdict once it is recorded (a request waiting for it: Prefer: wait).
+ */
+export function nfceLane(deps: QueueOptions['deps'], log: QueueLogger, settled: (id: string) => void = () => {}): QueueLane<NfceWork, NfceSend> {
   const signer = new NfceSigner((err) => log.error({ err }, 'fila da NFC-e: thread de assinatura indisponível; assinando no laço principal'));
   const store = deps.store.nfce;
   return {
@@ -56,9 +59,11 @@ export function nfceLane(deps: QueueOptions['deps'], log: QueueLogger): QueueLan
         },
         nfceWebhookEvent(cancelled ? 'nfce.cancelada' : 'nfce.autorizada'),
       );
+      settled(work.id);
     },
     async rejected(work, { codigoStatus, motivo }) {
       await store.recordVerdict(work.id, { status: 'rejeitado', codigoStatus, motivo }, nfceWebhookEvent('nfce.rejeitada'));
+      settled(work.id);
     },
     close: () => signer.close(),
   };
@@ -66,7 +71,7 @@ export function nfceLane(deps: QueueOptions['deps'], log: QueueLogger): QueueLan
 
 /** The NFC-e issuance queue (see the header). */
 export class NfceQueue extends AuthorizationQueue<NfceWork, NfceSend> {
-  constructor(options: QueueOptions) {
-    super({ ...options, lane: nfceLane(options.deps, options.log) });
+  constructor(options: QueueOptions & { settled?: (id: string) => void }) {
+    super({ ...options, lane: nfceLane(options.deps, options.log, options.settled) });
   }
 }

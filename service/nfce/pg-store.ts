@@ -13,10 +13,14 @@
 import type { Environment } from '../../fiscal/company.ts';
 import type { ClaimRequest } from '../idempotency-rules.ts';
 import { holderGone, isUniqueViolation, keyBytes, type PgBlocks } from '../pg-db.ts';
+import { postgresPage, utcInstant, type Page, type PageRequest } from '../paging.ts';
 import type {
   Backlog,
   InsertResult,
+  InutilizacaoFilters,
   InutilizacaoRecord,
+  InutilizacaoSummary,
+  NfceFilters,
   NewNfceDocument,
   NfceCancellation,
   NfceEventOf,
@@ -30,18 +34,23 @@ import type {
   NfceXml,
 } from './store.ts';
 import { POSTGRES_ROWS } from '../row-driver.ts';
-import { pageOf, type Keyset, type Page } from '../export/pages.ts';
+import { pageOf as exportPageOf, type Keyset, type Page as ExportPage } from '../export/pages.ts';
 import {
   EXPORT_COLUMNS,
   NFCE_RECORD_COLUMNS,
   exportEntryOf,
   exportKeyset,
+  inutilizacaoListSpec,
   inutilizacaoOf,
+  inutilizacaoSummaryOf,
+  nfceListSpec,
   nfceRecordOf,
   type ExportRow,
   type InutilizacaoRow,
   type NfceRecordRow,
 } from './rows.ts';
+
+type InutilizacaoXmlRow = InutilizacaoRow & { xml: string };
 
 type RecordRow = NfceRecordRow<Buffer | null, boolean>;
 const recordOf = (r: RecordRow): NfceRecord => nfceRecordOf(r, POSTGRES_ROWS);
@@ -143,6 +152,21 @@ export class PgNfceStore implements NfceStore {
   async getDocument(companyId: string, id: string): Promise<NfceRecord | undefined> {
     const row = (await this.b.pool.query<RecordRow>(`SELECT ${NFCE_RECORD_COLUMNS} FROM nfce_documents WHERE id = $1 AND company_id = $2`, [id, companyId]))
       .rows[0];
+    return row && recordOf(row);
+  }
+
+  async list(companyId: string, filters: NfceFilters, page: PageRequest): Promise<Page<NfceRecord>> {
+    return postgresPage(this.b, nfceListSpec('postgres', companyId, filters), page, recordOf, (d: NfceRecord) => utcInstant(d.dhEmi));
+  }
+
+  async findByKey(companyId: string, chave: string): Promise<NfceRecord | undefined> {
+    const row = (
+      await this.b.pool.query<RecordRow>(
+        `SELECT ${NFCE_RECORD_COLUMNS} FROM nfce_documents WHERE company_id = $1 AND chave = $2
+          ORDER BY status = 'rejeitado', balcao_instant(dh_emi) DESC, seq DESC LIMIT 1`,
+        [companyId, chave],
+      )
+    ).rows[0];
     return row && recordOf(row);
   }
 
@@ -268,14 +292,19 @@ export class PgNfceStore implements NfceStore {
     return r.rows[0]!.changed === 1;
   }
 
+  changeTurn<T>(id: string, change: () => Promise<T>): Promise<T> {
+    return this.b.turn('nfce', id, change);
+  }
+
   async recordCancellation(id: string, c: NfceCancellation, eventOf: NfceEventOf): Promise<boolean> {
     return this.b.transaction(async (client) => {
       const row = (
         await client.query<RecordRow>(
-          `UPDATE nfce_documents SET status = 'cancelado', cancelado_em = $1, protocolo_cancelamento = $2, evento_xml = $3, updated_at = $4
-            WHERE id = $5 AND status = 'autorizado'
+          `UPDATE nfce_documents SET status = 'cancelado', cancelado_em = $1, protocolo_cancelamento = $2, cancelamento_codigo_status = $3,
+             cancelamento_motivo = $4, evento_xml = $5, updated_at = $6
+            WHERE id = $7 AND status = 'autorizado'
             RETURNING ${NFCE_RECORD_COLUMNS}`,
-          [c.canceladoEm, c.protocolo, c.eventoXml, iso(), id],
+          [c.canceladoEm, c.protocolo, c.codigoStatus, c.motivo, c.eventoXml, iso(), id],
         )
       ).rows[0];
       if (!row) return false;
@@ -302,9 +331,22 @@ export class PgNfceStore implements NfceStore {
     );
   }
 
+  async highestNumbers(companyId: string, series: readonly number[]): Promise<Map<number, number>> {
+    const rows = (
+      await this.b.pool.query<{ serie: number; highest: number }>(
+        `SELECT s.serie, greatest(
+             coalesce((SELECT max(numero) FROM nfce_documents WHERE company_id = $1 AND serie = s.serie AND status <> 'rejeitado'), 0),
+             coalesce((SELECT max(numero_final) FROM nfce_inutilizacoes WHERE company_id = $1 AND serie = s.serie), 0))::integer AS highest
+           FROM unnest($2::integer[]) AS s (serie)`,
+        [companyId, [...series]],
+      )
+    ).rows;
+    return new Map(rows.map((r) => [r.serie, r.highest]));
+  }
+
   async findInutilizacao(companyId: string, serie: number, first: number, last: number): Promise<InutilizacaoRecord | undefined> {
     const r = (
-      await this.b.pool.query<InutilizacaoRow>(
+      await this.b.pool.query<InutilizacaoXmlRow>(
         `SELECT * FROM nfce_inutilizacoes WHERE company_id = $1 AND serie = $2 AND numero_inicial = $3 AND numero_final = $4`,
         [companyId, serie, first, last],
       )
@@ -312,9 +354,19 @@ export class PgNfceStore implements NfceStore {
     return r && inutilizacaoOf(r);
   }
 
-  async exportPage(companyId: string, from: Date, until: Date, after: Keyset | null, limit: number): Promise<Page<NfceExportEntry>> {
+  async listInutilizacoes(companyId: string, filters: InutilizacaoFilters, page: PageRequest): Promise<Page<InutilizacaoSummary>> {
+    const spec = inutilizacaoListSpec('postgres', companyId, filters);
+    return postgresPage(this.b, spec, page, inutilizacaoSummaryOf, (i: InutilizacaoSummary) => i.createdAt.toISOString());
+  }
+
+  async getInutilizacao(companyId: string, id: string): Promise<InutilizacaoRecord | undefined> {
+    const r = (await this.b.pool.query<InutilizacaoXmlRow>('SELECT * FROM nfce_inutilizacoes WHERE id = $1 AND company_id = $2', [id, companyId])).rows[0];
+    return r && inutilizacaoOf(r);
+  }
+
+  async exportPage(companyId: string, from: Date, until: Date, after: Keyset | null, limit: number): Promise<ExportPage<NfceExportEntry>> {
     // balcao_instant(dh_emi) reads the offset dhEmi is written with; spelled as the index
-    // nfce_documents_emissao is (migrations/service-postgres/20261128T0920_exports_terminals.sql):
+    // nfce_documents_emissao is (migrations/service-postgres/20261201T1000_i25_lists.sql):
     // the page starts at the last one's instant and skips its ties up to its seq.
     const rows = (
       await this.b.pool.query<ExportRow<boolean>>(
@@ -327,12 +379,12 @@ export class PgNfceStore implements NfceStore {
         [companyId, after?.at ?? iso(from), iso(until), after?.seq ?? 0, limit],
       )
     ).rows;
-    return pageOf(rows, limit, exportKeyset, (r) => exportEntryOf(r, POSTGRES_ROWS));
+    return exportPageOf(rows, limit, exportKeyset, (r) => exportEntryOf(r, POSTGRES_ROWS));
   }
 
   async inutilizacoesBetween(companyId: string, from: Date, until: Date): Promise<InutilizacaoRecord[]> {
     const rows = (
-      await this.b.pool.query<InutilizacaoRow>(
+      await this.b.pool.query<InutilizacaoXmlRow>(
         `SELECT * FROM nfce_inutilizacoes WHERE company_id = $1 AND created_at >= $2 AND created_at < $3 ORDER BY serie, numero_inicial, numero_final`,
         [companyId, iso(from), iso(until)],
       )

@@ -16,18 +16,41 @@ import { danfeModel } from '../../fiscal/danfe/model.ts';
 import { renderDanfePdf } from '../../fiscal/danfe/pdf.ts';
 import { formatBrasilia } from '../../base/common/brasilia.ts';
 import { companyOf, ownedOr404 } from '../http/auth.ts';
-import { ApiError, errorHandler, errorResponses } from '../http/errors.ts';
+import { ApiError, errorHandler, errorResponses, notFound } from '../http/errors.ts';
 import type { ApiApp, ApiRoutes } from '../http/type-provider.ts';
 import type { ServiceDeps } from '../deps.ts';
-import { decodeIdempotencyHeader, IdempotencyHeaders, readIdempotencyKey, requestFingerprint, sendReplay, type ClaimResult } from '../idempotency.ts';
+import { decodeIdempotencyHeader, readIdempotencyKey, requestFingerprint, sendReplay, type ClaimResult } from '../idempotency.ts';
 import { AuthorityProbe, probeIntervalFromEnv } from '../queue/availability-probe.ts';
 import { concurrencyFromEnv } from '../queue/authorization-queue.ts';
 import { NfceIssuance, RETURN_REMEDY } from './issuance.ts';
 import { NfceQueue } from './lane.ts';
-import { Accepted, CancelBody, DanfeQuery, DanfeResponse, IdParams, IssueBody, NfceReplay, NfceView, VoidBody, VoidView, XmlResponse } from './schemas.ts';
-import type { NfceRecord } from './store.ts';
-import { nfceView } from './view.ts';
+import { MAX_WAIT_SECONDS, preferredWait } from '../http/prefer.ts';
+import { VerdictWaiter } from '../queue/verdict-waiter.ts';
+import {
+  Accepted,
+  CancelBody,
+  DanfeQuery,
+  DanfeResponse,
+  IdParams,
+  InutilizacaoList,
+  InutilizacaoListQuery,
+  InutilizacaoXmlResponse,
+  IssueBody,
+  KeyParams,
+  ListQuery,
+  NfceList,
+  NfceReplay,
+  NfceView,
+  VoidBody,
+  VoidView,
+  IssueHeaders,
+  XmlResponse,
+} from './schemas.ts';
+import type { InutilizacaoFilters, InutilizacaoSummary, NfceFilters, NfceRecord } from './store.ts';
+import { nfceEventView, nfceView } from './view.ts';
+import { EventList } from '../http/events.ts';
 import { ExportQuery, ZipResponse } from '../export/schemas.ts';
+import { dayFilters, envelope, pageRequest } from '../http/lists.ts';
 import { exportPeriod } from '../export/period.ts';
 import { nfceExport, nfceExportFileName } from './export.ts';
 
@@ -51,14 +74,24 @@ function issueErrorHandler(error: FastifyError, request: FastifyRequest, reply: 
 type NfceRoutesContext = {
   deps: ServiceDeps;
   issuance: NfceIssuance;
+  /** Requests waiting for a verdict (Prefer: wait). */
+  verdicts: VerdictWaiter<NfceRecord>;
   /** The caller's company's document, or 404. */
   documentOf: (request: FastifyRequest, id: string) => Promise<NfceRecord>;
+  /** The document as GET shows it: while it waits, whether the authority answers (the caller decides whether to wait). */
+  shown: (document: NfceRecord) => NfceView;
   /** The answer already given for a document, replayed. */
   replay: (reply: FastifyReply, companyId: string, id: string) => Promise<FastifyReply>;
 };
 
 export const nfceRoutes: ApiRoutes = async (app, { deps }) => {
-  const queue = new NfceQueue({ deps, log: app.log.child({ component: 'fila-nfce' }), concurrency: concurrencyFromEnv() });
+  const verdicts = new VerdictWaiter<NfceRecord>((document) => document.status !== 'processando', deps.store.shared);
+  const queue = new NfceQueue({
+    deps,
+    log: app.log.child({ component: 'fila-nfce' }),
+    concurrency: concurrencyFromEnv(),
+    settled: (id) => verdicts.settled(id),
+  });
   const probe = new AuthorityProbe(deps, app.log.child({ component: 'autoridade' }), probeIntervalFromEnv());
   const issuance = new NfceIssuance(deps, () => queue.wake());
   app.addHook('onReady', async () => {
@@ -66,6 +99,8 @@ export const nfceRoutes: ApiRoutes = async (app, { deps }) => {
     queue.start();
     probe.start();
   });
+  // Before the server waits for requests in flight: a request waiting for a verdict answers now.
+  app.addHook('preClose', async () => verdicts.close());
   app.addHook('onClose', async () => {
     probe.stop();
     await queue.stop();
@@ -74,9 +109,14 @@ export const nfceRoutes: ApiRoutes = async (app, { deps }) => {
   const ctx: NfceRoutesContext = {
     deps,
     issuance,
+    verdicts,
     async documentOf(request, id) {
       const company = companyOf(request);
       return ownedOr404(await deps.store.nfce.getDocument(company.id, id), company, NOT_FOUND);
+    },
+    shown(document) {
+      if (document.status !== 'processando') return nfceView(document);
+      return { ...nfceView(document), autoridade: deps.authority.availability.of(document.companyId) };
     },
     async replay(reply, companyId, id) {
       const document = await deps.store.nfce.getDocument(companyId, id);
@@ -86,12 +126,13 @@ export const nfceRoutes: ApiRoutes = async (app, { deps }) => {
   };
   issueRoute(app, ctx);
   exportRoute(app, ctx);
+  listRoutes(app, ctx);
   readRoutes(app, ctx);
   eventRoutes(app, ctx);
 };
 
 /** POST /nfce: a new receipt (JSON, or the signed XML of one issued offline), or the same one again. */
-function issueRoute(app: ApiApp, { deps, issuance, replay }: NfceRoutesContext): void {
+function issueRoute(app: ApiApp, { deps, issuance, replay, verdicts }: NfceRoutesContext): void {
   app.post(
     '/nfce',
     {
@@ -102,11 +143,14 @@ function issueRoute(app: ApiApp, { deps, issuance, replay }: NfceRoutesContext):
         summary: 'Emite uma NFC-e (enfileirada: responde 202 com a chave; o resultado vem por GET ou webhook)',
         description:
           'Corpo JSON da NFC-e (docs/api.md, NFC-e), ou { "xml": "<NFe ...>" } de uma NFC-e emitida em contingência offline (tpEmis 9), ' +
-          'transmitida sem alteração. Idempotência: cabeçalho Idempotency-Key ou referencia_externa (até 200 caracteres), por empresa.',
-        headers: IdempotencyHeaders,
+          'transmitida sem alteração. Idempotência: cabeçalho Idempotency-Key ou referencia_externa (até 200 caracteres), por empresa. ' +
+          `Com Prefer: wait=N (RFC 7240, até ${MAX_WAIT_SECONDS} segundos), a resposta espera o veredito: 201 com a NFC-e autorizada ou ` +
+          'rejeitada se ele chegar a tempo, o 202 de sempre se não; Preference-Applied diz a espera aplicada.',
+        headers: IssueHeaders,
         body: IssueBody,
         response: {
           202: Accepted,
+          201: NfceView,
           200: NfceReplay,
           ...errorResponses(400, 401, 409, 413, 415, 422),
         },
@@ -118,8 +162,15 @@ function issueRoute(app: ApiApp, { deps, issuance, replay }: NfceRoutesContext):
       const key = readIdempotencyKey(request.headers['idempotency-key'], body);
       const outcome = await issuance.issue(company.id, body, key, requestFingerprint(body));
       switch (outcome.kind) {
-        case 'accepted':
+        case 'accepted': {
           request.log.info({ documentId: outcome.id, chave: outcome.chave }, 'NFC-e recebida');
+          reply.header('location', `/api/v1/nfce/${outcome.id}`);
+          const wait = preferredWait(request.headers.prefer);
+          if (wait !== undefined) {
+            reply.header('preference-applied', `wait=${wait}`);
+            const final = await verdicts.wait(outcome.id, wait * 1000, () => deps.store.nfce.getDocument(company.id, outcome.id));
+            if (final) return reply.code(201).send(nfceView(final));
+          }
           return reply.code(202).send({
             id: outcome.id,
             chave: outcome.chave,
@@ -127,6 +178,7 @@ function issueRoute(app: ApiApp, { deps, issuance, replay }: NfceRoutesContext):
             message: `NFC-e recebida e em processamento; acompanhe por GET /api/v1/nfce/${outcome.id} ou pelo webhook.`,
             autoridade: deps.authority.availability.of(company.id),
           });
+        }
         case 'same_key':
           if (outcome.status === 'processando') {
             throw stillProcessing(outcome.documentId, 'Esta NFC-e (mesma chave de acesso) já foi recebida e está em processamento; repita em instantes.');
@@ -164,12 +216,13 @@ function exportRoute(app: ApiApp, { deps }: NfceRoutesContext): void {
     {
       schema: {
         tags: ['nfce'],
-        summary: 'Exportação para a contabilidade: ZIP com as NFC-e do período (por chave), seus eventos, as inutilizações e resumo.csv',
+        summary: 'Exportação para a contabilidade: ZIP com as NFC-e do período (por chave), seus eventos, as inutilizações, as devoluções e resumo.csv',
         description:
           'NFC-e autorizadas, canceladas e emitidas em contingência (ainda aguardando a autoridade), pela data de emissão (dhEmi) em ' +
           'dias de Brasília; cada uma uma vez, como <chave>-nfce.xml (nfeProc; a NFe assinada da contingência pendente); o evento de ' +
           'cancelamento como <chave>-evento-110111.xml (110112 por substituição); inutilizações registradas no período como ' +
-          'inutilizacao-serie-<serie>-numeros-<inicial>-a-<final>.xml; resumo.csv (separador ;, vírgula decimal, UTF-8 com BOM). ' +
+          'inutilizacao-serie-<serie>-numeros-<inicial>-a-<final>.xml; as NF-e de devolução autorizadas emitidas no período em ' +
+          'devolucoes/<chave>-nfe.xml (nfeProc); resumo.csv (separador ;, vírgula decimal, UTF-8 com BOM). ' +
           'O arquivo é transmitido à medida que é escrito.',
         querystring: ExportQuery,
         response: { 200: ZipResponse, ...errorResponses(400, 401) },
@@ -178,7 +231,7 @@ function exportRoute(app: ApiApp, { deps }: NfceRoutesContext): void {
     async (request, reply) => {
       const company = companyOf(request);
       const period = exportPeriod(request.query.de, request.query.ate);
-      const zip = nfceExport(deps.store.nfce, company.id, period);
+      const zip = nfceExport(deps.store.nfce, deps.store.nfe, company.id, period);
       return reply
         .type('application/zip')
         .header('content-disposition', `attachment; filename="${nfceExportFileName(company.cnpj, period)}"`)
@@ -187,8 +240,101 @@ function exportRoute(app: ApiApp, { deps }: NfceRoutesContext): void {
   );
 }
 
+/** The company's receipts and inutilizações, found by filters or by access key (docs/api.md, "Lists and paging"). */
+function listRoutes(app: ApiApp, { deps, shown }: NfceRoutesContext): void {
+  app.get(
+    '/nfce',
+    {
+      schema: {
+        tags: ['nfce'],
+        summary: 'Lista as NFC-e da empresa, da emissão (dhEmi) mais recente à mais antiga, filtradas e paginadas por cursor',
+        querystring: ListQuery,
+        response: { 200: NfceList, ...errorResponses(400, 401) },
+      },
+    },
+    async (request) => {
+      const company = companyOf(request);
+      const q = request.query;
+      const filters: NfceFilters = {
+        ...(q.status !== undefined && { status: q.status }),
+        ...(q.serie !== undefined && { serie: q.serie }),
+        ...(q.chave !== undefined && { chave: q.chave }),
+        ...(q.referencia_externa !== undefined && { referenciaExterna: q.referencia_externa }),
+        ...dayFilters(q.de, q.ate),
+      };
+      const page = pageRequest(q, 'nfce', filters);
+      return envelope(await deps.store.nfce.list(company.id, filters, page), page.limit, nfceView, 'nfce', filters);
+    },
+  );
+
+  app.get(
+    '/nfce/chave/:chave',
+    {
+      schema: {
+        tags: ['nfce'],
+        summary: 'A NFC-e pela chave de acesso (a viva; se todas foram rejeitadas, a tentativa mais recente)',
+        params: KeyParams,
+        response: { 200: NfceView, ...errorResponses(400, 401, 404) },
+      },
+    },
+    async (request) => {
+      const found = await deps.store.nfce.findByKey(companyOf(request).id, request.params.chave);
+      if (!found) throw notFound(NOT_FOUND);
+      return shown(found);
+    },
+  );
+
+  app.get(
+    '/nfce/inutilizacoes',
+    {
+      schema: {
+        tags: ['nfce'],
+        summary: 'Lista as inutilizações de numeração da empresa, da mais recente à mais antiga, paginadas por cursor',
+        querystring: InutilizacaoListQuery,
+        response: { 200: InutilizacaoList, ...errorResponses(400, 401) },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      const filters: InutilizacaoFilters = { ...(q.serie !== undefined && { serie: q.serie }), ...dayFilters(q.de, q.ate) };
+      const page = pageRequest(q, 'inutilizacoes', filters);
+      const found = await deps.store.nfce.listInutilizacoes(companyOf(request).id, filters, page);
+      return envelope(found, page.limit, inutilizacaoView, 'inutilizacoes', filters);
+    },
+  );
+
+  app.get(
+    '/nfce/inutilizacoes/:id/xml',
+    {
+      schema: {
+        tags: ['nfce'],
+        summary: 'XML da inutilização: ProcInutNFe (pedido assinado e resposta da autoridade)',
+        params: IdParams,
+        response: { 200: InutilizacaoXmlResponse, ...errorResponses(401, 404) },
+      },
+    },
+    async (request, reply) => {
+      const found = await deps.store.nfce.getInutilizacao(companyOf(request).id, request.params.id);
+      if (!found) throw notFound('Inutilização não encontrada.');
+      return reply.type('application/xml; charset=utf-8').send(found.xml);
+    },
+  );
+}
+
+const inutilizacaoView = (i: InutilizacaoSummary) => ({
+  id: i.id,
+  serie: i.serie,
+  numero_inicial: i.numeroInicial,
+  numero_final: i.numeroFinal,
+  justificativa: i.justificativa,
+  protocolo: i.protocolo,
+  codigo_status: i.codigoStatus,
+  motivo: i.motivo,
+  registrado_em: formatBrasilia(i.createdAt),
+});
+
 /** What a receipt is now: its state, its XML, its DANFE. */
-function readRoutes(app: ApiApp, { deps, documentOf }: NfceRoutesContext): void {
+function readRoutes(app: ApiApp, { deps, documentOf, shown }: NfceRoutesContext): void {
   app.get(
     '/nfce/:id',
     {
@@ -199,12 +345,7 @@ function readRoutes(app: ApiApp, { deps, documentOf }: NfceRoutesContext): void 
         response: { 200: NfceView, ...errorResponses(401, 404) },
       },
     },
-    async (request) => {
-      const document = await documentOf(request, request.params.id);
-      // While it waits, whether the authority answers: the caller decides whether to wait.
-      if (document.status !== 'processando') return nfceView(document);
-      return { ...nfceView(document), autoridade: deps.authority.availability.of(document.companyId) };
-    },
+    async (request) => shown(await documentOf(request, request.params.id)),
   );
 
   app.get(
@@ -262,8 +403,28 @@ function readRoutes(app: ApiApp, { deps, documentOf }: NfceRoutesContext): void 
   );
 }
 
-/** The events on receipts: cancellation, and the inutilização of numbers never authorized. */
-function eventRoutes(app: ApiApp, { issuance, documentOf }: NfceRoutesContext): void {
+/** The events on receipts: cancellation, and the inutilização of numbers never authorized; a receipt's events with their XML. */
+function eventRoutes(app: ApiApp, { deps, issuance, documentOf }: NfceRoutesContext): void {
+  app.get(
+    '/nfce/:id/eventos',
+    {
+      schema: {
+        tags: ['nfce'],
+        summary: 'Os eventos registrados da NFC-e (o cancelamento), com o XML de cada um (procEventoNFe)',
+        description:
+          'Um cancelamento que o serviço só soube por consulta à autoridade (a resposta do próprio pedido perdida) não tem evento guardado: ' +
+          'a NFC-e mostra status cancelado sem ele.',
+        params: IdParams,
+        response: { 200: EventList, ...errorResponses(401, 404) },
+      },
+    },
+    async (request) => {
+      const document = await documentOf(request, request.params.id);
+      const xml = await deps.store.nfce.getXml(document.companyId, document.id);
+      return { data: xml?.eventoXml ? [nfceEventView(xml.eventoXml)] : [] };
+    },
+  );
+
   app.post(
     '/nfce/:id/cancelar',
     {

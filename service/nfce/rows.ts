@@ -3,9 +3,10 @@
 // PostgreSQL (service/row-driver.ts says how each returns a key and a flag).
 
 import type { Environment } from '../../fiscal/company.ts';
+import { EMISSION_ORDER, keyParam, type Dialect, type ListSpec } from '../paging.ts';
 import type { RowDriver } from '../row-driver.ts';
 import type { Keyset } from '../export/pages.ts';
-import type { InutilizacaoRecord, NfceExportEntry, NfceRecord, NfceStatus } from './store.ts';
+import type { InutilizacaoFilters, InutilizacaoRecord, InutilizacaoSummary, NfceExportEntry, NfceFilters, NfceRecord, NfceStatus } from './store.ts';
 
 export type NfceRecordRow<Key, Flag> = {
   id: string;
@@ -29,6 +30,8 @@ export type NfceRecordRow<Key, Flag> = {
   autorizado_em: string | null;
   cancelado_em: string | null;
   protocolo_cancelamento: string | null;
+  cancelamento_codigo_status: string | null;
+  cancelamento_motivo: string | null;
   signed: Flag;
   attempts: number;
   created_at: string;
@@ -36,7 +39,7 @@ export type NfceRecordRow<Key, Flag> = {
 
 export const NFCE_RECORD_COLUMNS = `id, company_id, idempotency_key, serie, numero, chave, cnf, dh_emi, tp_emis, contingencia, ambiente,
   qrcode, url_consulta, valor_total, status, codigo_status, motivo, protocolo, autorizado_em, cancelado_em,
-  protocolo_cancelamento, signed_xml IS NOT NULL AS signed, attempts, created_at`;
+  protocolo_cancelamento, cancelamento_codigo_status, cancelamento_motivo, signed_xml IS NOT NULL AS signed, attempts, created_at`;
 
 export function nfceRecordOf<Key, Flag>(r: NfceRecordRow<Key, Flag>, driver: RowDriver<Key, Flag>): NfceRecord {
   return {
@@ -61,6 +64,8 @@ export function nfceRecordOf<Key, Flag>(r: NfceRecordRow<Key, Flag>, driver: Row
     autorizadoEm: r.autorizado_em,
     canceladoEm: r.cancelado_em,
     protocoloCancelamento: r.protocolo_cancelamento,
+    cancelamentoCodigoStatus: r.cancelamento_codigo_status,
+    cancelamentoMotivo: r.cancelamento_motivo,
     signed: driver.flag(r.signed),
     attempts: r.attempts,
     createdAt: r.created_at,
@@ -107,6 +112,8 @@ export function exportEntryOf<Flag>(r: ExportRow<Flag>, driver: RowDriver<unknow
     eventoTipo: r.evento_tipo,
   };
 }
+/** An inutilização as lists show it: everything but its XML. */
+export const INUTILIZACAO_COLUMNS = 'id, company_id, serie, numero_inicial, numero_final, justificativa, protocolo, codigo_status, motivo, created_at';
 
 export type InutilizacaoRow = {
   id: string;
@@ -118,11 +125,23 @@ export type InutilizacaoRow = {
   protocolo: string;
   codigo_status: string;
   motivo: string;
-  xml: string;
   created_at: string;
 };
 
-export const inutilizacaoOf = (r: InutilizacaoRow): InutilizacaoRecord => ({
+export const inutilizacaoSummaryOf = (r: InutilizacaoRow): InutilizacaoSummary => ({
+  id: r.id,
+  companyId: r.company_id,
+  serie: r.serie,
+  numeroInicial: r.numero_inicial,
+  numeroFinal: r.numero_final,
+  justificativa: r.justificativa,
+  protocolo: r.protocolo,
+  codigoStatus: r.codigo_status,
+  motivo: r.motivo,
+  createdAt: new Date(r.created_at),
+});
+
+export const inutilizacaoOf = (r: InutilizacaoRow & { xml: string }): InutilizacaoRecord => ({
   id: r.id,
   companyId: r.company_id,
   serie: r.serie,
@@ -135,3 +154,49 @@ export const inutilizacaoOf = (r: InutilizacaoRow): InutilizacaoRecord => ({
   xml: r.xml,
   createdAt: new Date(r.created_at),
 });
+
+/**
+ * The NFC-e list's query (service/paging.ts) for these filters: the index that serves them, the
+ * filters themselves. An access key or an idempotency key names at most a few documents; then
+ * series and state together, state, series; else the company's documents by emission.
+ */
+export function nfceListSpec(dialect: Dialect, companyId: string, f: NfceFilters): ListSpec {
+  const order = EMISSION_ORDER[dialect];
+  const where: [string, unknown][] = [['company_id = ?', companyId]];
+  if (f.chave !== undefined) where.push(['chave = ?', f.chave]);
+  if (f.referenciaExterna !== undefined) where.push(['idempotency_key = ?', keyParam(dialect, f.referenciaExterna)]);
+  if (f.serie !== undefined) where.push(['serie = ?', f.serie]);
+  if (f.status !== undefined) where.push(['status = ?', f.status]);
+  if (f.from !== undefined) where.push([`${order.at} >= ${order.instant('?')}`, f.from]);
+  if (f.until !== undefined) where.push([`${order.at} < ${order.instant('?')}`, f.until]);
+  const index =
+    f.chave !== undefined
+      ? 'chave'
+      : f.referenciaExterna !== undefined
+        ? 'referencia'
+        : f.serie !== undefined && f.status !== undefined
+          ? 'serie_status_emissao'
+          : f.status !== undefined
+            ? 'status_emissao'
+            : f.serie !== undefined
+              ? 'serie_emissao'
+              : 'emissao';
+  return { table: 'nfce_documents', index: `nfce_documents_${index}`, columns: NFCE_RECORD_COLUMNS, ...order, where };
+}
+
+/** The inutilizações list's query: newest registration first, by series when asked. */
+export function inutilizacaoListSpec(dialect: Dialect, companyId: string, f: InutilizacaoFilters): ListSpec {
+  const where: [string, unknown][] = [['company_id = ?', companyId]];
+  if (f.serie !== undefined) where.push(['serie = ?', f.serie]);
+  if (f.from !== undefined) where.push(['created_at >= ?', f.from]);
+  if (f.until !== undefined) where.push(['created_at < ?', f.until]);
+  return {
+    table: 'nfce_inutilizacoes',
+    index: f.serie !== undefined ? 'nfce_inutilizacoes_serie_registro' : 'nfce_inutilizacoes_registro',
+    columns: INUTILIZACAO_COLUMNS,
+    at: 'created_at',
+    instant: (p) => p,
+    seq: dialect === 'sqlite' ? 'rowid' : 'seq',
+    where,
+  };
+}

@@ -7,10 +7,13 @@
 // which names every broken field at once: 422 `validacao`.
 
 import { Type, type Static } from '@sinclair/typebox';
-import { strict } from '../../base/common/api/schema.ts';
+import { AccessKey, MAX_KEY_LENGTH, strict } from '../../base/common/api/schema.ts';
 
 export { AuthorityStatus, CancelBody, NfceAccepted as Accepted, NfceReplay, NfceView, STATUSES, VoidBody, VoidView } from '../../base/common/api/nfce.ts';
-import { ReferenciaExterna } from '../idempotency.ts';
+import { NfceView, STATUSES } from '../../base/common/api/nfce.ts';
+import { IdempotencyHeaders, ReferenciaExterna } from '../idempotency.ts';
+import { MAX_WAIT_SECONDS } from '../http/prefer.ts';
+import { dayParams, PageEnvelope, pagingParams } from '../http/lists.ts';
 
 const str = (description: string) => Type.String({ description });
 // The NFC-e's values are the builder's to check (422 naming the field), so no pattern here.
@@ -179,6 +182,16 @@ export type IssueBody = Static<typeof IssueBody>;
 
 export const IdParams = Type.Object({ id: Type.String({ description: 'id da NFC-e' }) }, strict);
 
+/** The issuance's headers: the idempotency key, and the wait for the verdict (RFC 7240). */
+export const IssueHeaders = Type.Object({
+  ...IdempotencyHeaders.properties,
+  prefer: Type.Optional(
+    Type.String({
+      description: `wait=N: espera até N segundos (no máximo ${MAX_WAIT_SECONDS}) pelo veredito da autoridade antes de responder (RFC 7240)`,
+    }),
+  ),
+});
+
 export const DanfeQuery = Type.Object(
   {
     formato: Type.Optional(
@@ -201,4 +214,53 @@ export const DanfeResponse = {
     'application/pdf': { schema: Type.Unsafe<Buffer>({ type: 'string', format: 'binary' }) },
     'application/octet-stream': { schema: Type.Unsafe<Buffer>({ type: 'string', format: 'binary', description: 'ESC/POS, 48 colunas' }) },
   },
+};
+
+// --- lists and lookups ------------------------------------------------------------------------
+
+export const ListQuery = Type.Object(
+  {
+    ...pagingParams,
+    status: Type.Optional(
+      Type.Union(
+        STATUSES.map((s) => Type.Literal(s)),
+        { description: 'Situação: processando, autorizado, rejeitado, cancelado' },
+      ),
+    ),
+    serie: Type.Optional(Type.Integer({ minimum: 0, maximum: 999, description: 'Série' })),
+    ...dayParams('emissão (dhEmi)'),
+    chave: Type.Optional(AccessKey('Chave de acesso')),
+    referencia_externa: Type.Optional(
+      Type.String({ minLength: 1, maxLength: MAX_KEY_LENGTH, description: 'Chave de idempotência da emissão (todas as tentativas com ela)' }),
+    ),
+  },
+  strict,
+);
+
+export const NfceList = PageEnvelope(NfceView);
+
+export const KeyParams = Type.Object({ chave: AccessKey('Chave de acesso da NFC-e') }, strict);
+
+export const InutilizacaoListQuery = Type.Object(
+  { ...pagingParams, serie: Type.Optional(Type.Integer({ minimum: 0, maximum: 999, description: 'Série' })), ...dayParams('registro') },
+  strict,
+);
+
+export const InutilizacaoView = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  serie: Type.Integer(),
+  numero_inicial: Type.Integer(),
+  numero_final: Type.Integer(),
+  justificativa: Type.String(),
+  protocolo: Type.String(),
+  codigo_status: Type.String({ description: '102: inutilização homologada' }),
+  motivo: Type.String(),
+  registrado_em: Type.String({ description: 'Registrada pelo serviço em, horário de Brasília' }),
+});
+
+export const InutilizacaoList = PageEnvelope(InutilizacaoView);
+
+export const InutilizacaoXmlResponse = {
+  description: 'ProcInutNFe: o pedido assinado e a resposta da autoridade (procInutNFe_v4.00.xsd)',
+  content: { 'application/xml': { schema: Type.String() } },
 };

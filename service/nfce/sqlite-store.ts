@@ -6,11 +6,15 @@ import type Database from 'better-sqlite3';
 import type { Environment } from '../../fiscal/company.ts';
 import type { ClaimRequest, ClaimResult, KeyAttempt, KeyOutcome } from '../idempotency-rules.ts';
 import type { WebhookEvent } from '../webhooks/store.ts';
+import { sqlitePage, utcInstant, type Page, type PageRequest } from '../paging.ts';
 import type {
   Backlog,
   NfceEventOf,
   InsertResult,
+  InutilizacaoFilters,
   InutilizacaoRecord,
+  InutilizacaoSummary,
+  NfceFilters,
   NewNfceDocument,
   NfceCancellation,
   NfceRecord,
@@ -23,13 +27,16 @@ import type {
   NfceXml,
 } from './store.ts';
 import { SQLITE_ROWS } from '../row-driver.ts';
-import { pageOf, type Keyset, type Page } from '../export/pages.ts';
+import { pageOf as exportPageOf, type Keyset, type Page as ExportPage } from '../export/pages.ts';
 import {
   EXPORT_COLUMNS,
   NFCE_RECORD_COLUMNS,
   exportEntryOf,
   exportKeyset,
+  inutilizacaoListSpec,
   inutilizacaoOf,
+  inutilizacaoSummaryOf,
+  nfceListSpec,
   nfceRecordOf,
   type ExportRow,
   type InutilizacaoRow,
@@ -40,6 +47,8 @@ import {
 export type SqliteBlocks = {
   statement(sql: string): Database.Statement;
   transaction<T>(fn: () => T): T;
+  /** A read of several statements in one snapshot (a deferred transaction: no write lock). */
+  read<T>(fn: () => T): T;
   claimKeyInTx(request: ClaimRequest): ClaimResult;
   settleKeyInTx(attempt: KeyAttempt, outcome: KeyOutcome): boolean;
   enqueueWebhookInTx(event: WebhookEvent): boolean;
@@ -194,6 +203,20 @@ export class SqliteNfceStore implements NfceStore {
     return row && recordOf(row);
   }
 
+  async list(companyId: string, filters: NfceFilters, page: PageRequest): Promise<Page<NfceRecord>> {
+    return sqlitePage(this.b, nfceListSpec('sqlite', companyId, filters), page, recordOf, (d: NfceRecord) => utcInstant(d.dhEmi));
+  }
+
+  async findByKey(companyId: string, chave: string): Promise<NfceRecord | undefined> {
+    const row = this.b
+      .statement(
+        `SELECT ${NFCE_RECORD_COLUMNS} FROM nfce_documents INDEXED BY nfce_documents_chave WHERE company_id = ? AND chave = ?
+          ORDER BY status = 'rejeitado', julianday(dh_emi) DESC, rowid DESC LIMIT 1`,
+      )
+      .get(companyId, chave) as RecordRow | undefined;
+    return row && recordOf(row);
+  }
+
   async getXml(companyId: string, id: string): Promise<NfceXml | undefined> {
     const row = this.b.statement('SELECT signed_xml, nfe_proc, evento_xml FROM nfce_documents WHERE id = ? AND company_id = ?').get(id, companyId) as
       { signed_xml: string | null; nfe_proc: string | null; evento_xml: string | null } | undefined;
@@ -304,14 +327,20 @@ export class SqliteNfceStore implements NfceStore {
     }, true);
   }
 
+  /** One process owns a SQLite store: its turn (turns.ts) is the only one. */
+  changeTurn<T>(_id: string, change: () => Promise<T>): Promise<T> {
+    return change();
+  }
+
   async recordCancellation(id: string, c: NfceCancellation, eventOf: NfceEventOf): Promise<boolean> {
     return this.#commit.run(() => {
       const changed = this.b
         .statement(
-          `UPDATE nfce_documents SET status = 'cancelado', cancelado_em = ?, protocolo_cancelamento = ?, evento_xml = ?, updated_at = ?
+          `UPDATE nfce_documents SET status = 'cancelado', cancelado_em = ?, protocolo_cancelamento = ?, cancelamento_codigo_status = ?,
+             cancelamento_motivo = ?, evento_xml = ?, updated_at = ?
             WHERE id = ? AND status = 'autorizado'`,
         )
-        .run(c.canceladoEm, c.protocolo, c.eventoXml, iso(), id);
+        .run(c.canceladoEm, c.protocolo, c.codigoStatus, c.motivo, c.eventoXml, iso(), id);
       if (changed.changes === 0) return false;
       this.b.enqueueWebhookInTx(eventOf(this.recordInTx(id)));
       return true;
@@ -336,14 +365,33 @@ export class SqliteNfceStore implements NfceStore {
       .run(r.id, r.companyId, r.serie, r.numeroInicial, r.numeroFinal, r.justificativa, r.protocolo, r.codigoStatus, r.motivo, r.xml, iso(r.createdAt));
   }
 
+  async highestNumbers(companyId: string, series: readonly number[]): Promise<Map<number, number>> {
+    const highest = this.b.statement(
+      `SELECT max(coalesce((SELECT max(numero) FROM nfce_documents WHERE company_id = @c AND serie = @s AND status <> 'rejeitado'), 0),
+                  coalesce((SELECT max(numero_final) FROM nfce_inutilizacoes WHERE company_id = @c AND serie = @s), 0))`,
+    );
+    return new Map(series.map((serie) => [serie, highest.pluck().get({ c: companyId, s: serie }) as number]));
+  }
+
   async findInutilizacao(companyId: string, serie: number, first: number, last: number): Promise<InutilizacaoRecord | undefined> {
     const r = this.b
       .statement(`SELECT * FROM nfce_inutilizacoes WHERE company_id = ? AND serie = ? AND numero_inicial = ? AND numero_final = ?`)
-      .get(companyId, serie, first, last) as InutilizacaoRow | undefined;
+      .get(companyId, serie, first, last) as (InutilizacaoRow & { xml: string }) | undefined;
     return r && inutilizacaoOf(r);
   }
 
-  async exportPage(companyId: string, from: Date, until: Date, after: Keyset | null, limit: number): Promise<Page<NfceExportEntry>> {
+  async listInutilizacoes(companyId: string, filters: InutilizacaoFilters, page: PageRequest): Promise<Page<InutilizacaoSummary>> {
+    const spec = inutilizacaoListSpec('sqlite', companyId, filters);
+    return sqlitePage(this.b, spec, page, inutilizacaoSummaryOf, (i: InutilizacaoSummary) => i.createdAt.toISOString());
+  }
+
+  async getInutilizacao(companyId: string, id: string): Promise<InutilizacaoRecord | undefined> {
+    const r = this.b.statement('SELECT * FROM nfce_inutilizacoes WHERE id = ? AND company_id = ?').get(id, companyId) as
+      (InutilizacaoRow & { xml: string }) | undefined;
+    return r && inutilizacaoOf(r);
+  }
+
+  async exportPage(companyId: string, from: Date, until: Date, after: Keyset | null, limit: number): Promise<ExportPage<NfceExportEntry>> {
     // julianday(dh_emi) reads the offset dhEmi is written with; spelled as the index
     // nfce_documents_emissao is (migrations/service/20261125T0900_exports.sql), whose entries end
     // with the rowid: the page starts at the last one's instant and skips its ties up to its rowid.
@@ -357,13 +405,13 @@ export class SqliteNfceStore implements NfceStore {
           ORDER BY julianday(dh_emi), rowid LIMIT ?`,
       )
       .all(companyId, after?.at ?? iso(from), iso(until), after?.at ?? iso(from), after?.seq ?? 0, limit) as ExportRow<number>[];
-    return pageOf(rows, limit, exportKeyset, (r) => exportEntryOf(r, SQLITE_ROWS));
+    return exportPageOf(rows, limit, exportKeyset, (r) => exportEntryOf(r, SQLITE_ROWS));
   }
 
   async inutilizacoesBetween(companyId: string, from: Date, until: Date): Promise<InutilizacaoRecord[]> {
     const rows = this.b
       .statement(`SELECT * FROM nfce_inutilizacoes WHERE company_id = ? AND created_at >= ? AND created_at < ? ORDER BY serie, numero_inicial, numero_final`)
-      .all(companyId, iso(from), iso(until)) as InutilizacaoRow[];
+      .all(companyId, iso(from), iso(until)) as (InutilizacaoRow & { xml: string })[];
     return rows.map(inutilizacaoOf);
   }
 

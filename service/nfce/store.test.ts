@@ -122,4 +122,35 @@ describe.each(STORES)('on %s', (store) => {
       expect((await nfce().dueDocuments(new Date(Date.now() + 61_000), 1000, new Set())).map((w) => w.id)).toContain(d.id);
     });
   });
+
+  describe('highestNumbers', () => {
+    it("each series' highest number that is or may be authorized, or voided; a rejected one does not count", async () => {
+      const at = (serie: number, numero: number) => storedNfce(companyId, numero, { serie, chave: storedNfce(companyId, serie * 1000 + numero).chave });
+      await nfce().insertDocument(at(7, 5));
+      const rejected = at(7, 9);
+      await nfce().insertDocument(rejected);
+      await nfce().recordVerdict(rejected.id, { status: 'rejeitado', codigoStatus: '539', motivo: 'Rejeição' }, nfceWebhookEvent('nfce.rejeitada'));
+      await nfce().insertInutilizacao({
+        id: randomUUID(),
+        companyId,
+        serie: 7,
+        numeroInicial: 6,
+        numeroFinal: 7,
+        justificativa: 'Números pulados por falha no sistema do caixa',
+        protocolo: '135260000000009',
+        codigoStatus: '102',
+        motivo: 'Inutilização de número homologado',
+        xml: '<procInutNFe/>',
+        createdAt: new Date(),
+      });
+      await nfce().insertDocument(at(8, 3));
+      expect(await nfce().highestNumbers(companyId, [7, 8, 9])).toEqual(
+        new Map([
+          [7, 7],
+          [8, 3],
+          [9, 0],
+        ]),
+      );
+    });
+  });
 });

@@ -6,7 +6,8 @@
 
 import type { Environment } from '../../fiscal/company.ts';
 import type { ClaimRequest, ClaimResult } from '../idempotency-rules.ts';
-import type { Keyset, Page } from '../export/pages.ts';
+import type { Keyset, Page as ExportPage } from '../export/pages.ts';
+import type { Page, PageRequest } from '../paging.ts';
 import type { WebhookEvent } from '../webhooks/store.ts';
 
 export type NfceStatus = 'processando' | 'autorizado' | 'rejeitado' | 'cancelado';
@@ -36,6 +37,9 @@ export type NfceRecord = {
   autorizadoEm: string | null;
   canceladoEm: string | null;
   protocoloCancelamento: string | null;
+  /** The cancellation event's cStat (135) and xMotivo; null without a stored event. */
+  cancelamentoCodigoStatus: string | null;
+  cancelamentoMotivo: string | null;
   /** Whether the signed NFe exists yet (the XML and DANFE need it). */
   signed: boolean;
   attempts: number;
@@ -45,7 +49,18 @@ export type NfceRecord = {
 /** What the POST stores: the document in `processando`, key already computed. */
 export type NewNfceDocument = Omit<
   NfceRecord,
-  'status' | 'codigoStatus' | 'motivo' | 'protocolo' | 'autorizadoEm' | 'canceladoEm' | 'protocoloCancelamento' | 'signed' | 'attempts' | 'createdAt'
+  | 'status'
+  | 'codigoStatus'
+  | 'motivo'
+  | 'protocolo'
+  | 'autorizadoEm'
+  | 'canceladoEm'
+  | 'protocoloCancelamento'
+  | 'cancelamentoCodigoStatus'
+  | 'cancelamentoMotivo'
+  | 'signed'
+  | 'attempts'
+  | 'createdAt'
 > & {
   /** Exactly one of the two: the JSON request (issued here) or the signed contingency XML. */
   requestJson?: string;
@@ -91,8 +106,18 @@ export type NfceVerdict =
   /** codigoStatus null: rejected here, before reaching the authority (see queue.ts). */
   | { status: 'rejeitado'; codigoStatus: string | null; motivo: string };
 
-/** protocolo and eventoXml are null when the cancellation was learnt by consultation (its answer lost). */
-export type NfceCancellation = { canceladoEm: string; protocolo: string | null; eventoXml: string | null };
+/**
+ * protocolo, the event's answer and eventoXml are null when the cancellation was learnt by
+ * consultation (its answer lost).
+ */
+export type NfceCancellation = {
+  canceladoEm: string;
+  protocolo: string | null;
+  /** The retEvento's cStat and xMotivo. */
+  codigoStatus: string | null;
+  motivo: string | null;
+  eventoXml: string | null;
+};
 
 export type NfceXml = { signedXml: string | null; nfeProc: string | null; eventoXml: string | null };
 
@@ -109,6 +134,23 @@ export type InutilizacaoRecord = {
   xml: string;
   createdAt: Date;
 };
+
+export type InutilizacaoSummary = Omit<InutilizacaoRecord, 'xml'>;
+
+/** The list's filters (GET /api/v1/nfce): instants are UTC ISO, `until` exclusive. */
+export type NfceFilters = {
+  status?: NfceStatus;
+  serie?: number;
+  chave?: string;
+  referenciaExterna?: string;
+  /** dhEmi at or after. */
+  from?: string;
+  /** dhEmi before. */
+  until?: string;
+};
+
+/** The inutilizações list's filters: registered in [from, until), UTC ISO. */
+export type InutilizacaoFilters = { serie?: number; from?: string; until?: string };
 
 /** How many documents wait for a verdict, and since when the oldest (ISO UTC; null when none). */
 export type Backlog = { processando: number; oldestCreatedAt: string | null };
@@ -137,6 +179,10 @@ export interface NfceStore {
    */
   insertDocument(document: NewNfceDocument, claim?: ClaimRequest): Promise<InsertResult>;
   getDocument(companyId: string, id: string): Promise<NfceRecord | undefined>;
+  /** The company's documents matching the filters, newest dhEmi first (service/paging.ts). */
+  list(companyId: string, filters: NfceFilters, page: PageRequest): Promise<Page<NfceRecord>>;
+  /** The company's document with this access key: the live (not rejected) one, else the latest attempt. */
+  findByKey(companyId: string, chave: string): Promise<NfceRecord | undefined>;
   getXml(companyId: string, id: string): Promise<NfceXml | undefined>;
   /**
    * Takes up to `limit` processando documents due at `now`, in queue order, skipping `busy` ids
@@ -160,6 +206,13 @@ export interface NfceStore {
    * processando (nothing changes).
    */
   recordVerdict(id: string, verdict: NfceVerdict, eventOf: NfceEventOf): Promise<boolean>;
+  /**
+   * Runs `change` (a cancellation: the document read, the event sent to the authority, the
+   * outcome recorded) as the only change of document `id` at a time among every process sharing
+   * the store: on SQLite one process owns the store and it just runs; on PostgreSQL it holds the
+   * document's lock (pg-db.ts lockedTurn). Callers take their process's turn first (turns.ts).
+   */
+  changeTurn<T>(id: string, change: () => Promise<T>): Promise<T>;
   /** autorizado → cancelado with the event, and its webhook event, in one transaction. */
   recordCancellation(id: string, cancellation: NfceCancellation, eventOf: NfceEventOf): Promise<boolean>;
   insertInutilizacao(record: InutilizacaoRecord): Promise<void>;
@@ -169,8 +222,17 @@ export interface NfceStore {
    * authorized, cancelled, and contingency ones still processando (their signed XML). Without
    * the XML texts. Each page costs the same wherever it starts (service/export/pages.ts).
    */
-  exportPage(companyId: string, from: Date, until: Date, after: Keyset | null, limit: number): Promise<Page<NfceExportEntry>>;
+  exportPage(companyId: string, from: Date, until: Date, after: Keyset | null, limit: number): Promise<ExportPage<NfceExportEntry>>;
   /** The company's inutilizações registered in [from, until), with their XML. */
   inutilizacoesBetween(companyId: string, from: Date, until: Date): Promise<InutilizacaoRecord[]>;
   findInutilizacao(companyId: string, serie: number, first: number, last: number): Promise<InutilizacaoRecord | undefined>;
+  /**
+   * Each series' highest number the company used: an NFC-e that is or may be authorized (every
+   * state but rejeitado, whose number may be issued again) or a voided range's end; 0 when none.
+   */
+  highestNumbers(companyId: string, series: readonly number[]): Promise<Map<number, number>>;
+  /** The company's inutilizações, newest registration first. */
+  listInutilizacoes(companyId: string, filters: InutilizacaoFilters, page: PageRequest): Promise<Page<InutilizacaoSummary>>;
+  /** One inutilização with its XML (ProcInutNFe). */
+  getInutilizacao(companyId: string, id: string): Promise<InutilizacaoRecord | undefined>;
 }

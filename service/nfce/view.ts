@@ -3,6 +3,8 @@
 
 import { randomUUID } from 'node:crypto';
 import { formatBrasilia } from '../../base/common/brasilia.ts';
+import { firstText } from '../../fiscal/xml.ts';
+import type { EventXmlView } from '../http/events.ts';
 import type { WebhookEvent } from '../webhooks/store.ts';
 import type { NfceView } from './schemas.ts';
 import type { NfceEventOf, NfceRecord } from './store.ts';
@@ -22,6 +24,8 @@ export function nfceView(d: NfceRecord): NfceView {
     autorizado_em: brasilia(d.autorizadoEm),
     cancelado_em: brasilia(d.canceladoEm),
     protocolo_cancelamento: d.protocoloCancelamento,
+    codigo_status_cancelamento: d.cancelamentoCodigoStatus,
+    motivo_cancelamento: d.cancelamentoMotivo,
     emitido_em: formatBrasilia(new Date(d.dhEmi)),
     valor_total: d.valorTotal,
     qrcode: d.qrcode,
@@ -45,5 +49,27 @@ export function nfceWebhookEvent(tipo: NfceEventType): NfceEventOf {
     const createdAt = new Date();
     const payload = JSON.stringify({ id: eventId, tipo, criado_em: formatBrasilia(createdAt), dados: nfceView(document) });
     return { eventId, companyId: document.companyId, tipo, payload, createdAt };
+  };
+}
+
+const EVENT_NAMES: Record<string, string> = { '110111': 'Cancelamento', '110112': 'Cancelamento por substituição' };
+
+/** A stored event (procEventoNFe) as GET /nfce/{id}/eventos shows it: read from the XML itself, the fiscal record. */
+export function nfceEventView(procEvento: string): EventXmlView {
+  const at = procEvento.indexOf('<retEvento');
+  const [evento, answer] = at < 0 ? [procEvento, ''] : [procEvento.slice(0, at), procEvento.slice(at)];
+  const tpEvento = firstText(evento, 'tpEvento') ?? '';
+  const substitute = firstText(evento, 'chNFeRef');
+  const registered = firstText(answer, 'dhRegEvento');
+  return {
+    tipo: tpEvento,
+    descricao: EVENT_NAMES[tpEvento] ?? tpEvento,
+    sequencia: Number(firstText(evento, 'nSeqEvento') ?? '1'),
+    status: firstText(answer, 'cStat') ?? '',
+    motivo: firstText(answer, 'xMotivo') ?? '',
+    protocolo: firstText(answer, 'nProt') ?? null,
+    registrado_em: registered ? formatBrasilia(new Date(registered)) : '',
+    dados: { justificativa: firstText(evento, 'xJust') ?? '', ...(substitute && { chave_substituta: substitute }) },
+    xml: procEvento,
   };
 }

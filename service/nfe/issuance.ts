@@ -26,6 +26,7 @@ import { ApiError } from '../http/errors.ts';
 import type { KeyAttempt } from '../idempotency.ts';
 import { authorizingIssuer } from '../queue/issuer.ts';
 import type { QueueLogger } from '../queue/authorization-queue.ts';
+import { Turns } from '../turns.ts';
 import type { DevolucaoBody } from './schemas.ts';
 import type { NfeRecord } from './store.ts';
 
@@ -35,23 +36,13 @@ export const NFE_SERIE = 1;
 const STATE_NAMES: Record<string, string> = { processando: 'em processamento', cancelado: 'cancelada', rejeitado: 'rejeitada' };
 
 export class Returns {
-  readonly #turns = new Map<string, Promise<unknown>>();
+  /** A company's acceptances, one at a time in this process (then among processes: numberingTurn). */
+  readonly #turns = new Turns();
 
   constructor(
     private readonly deps: ServiceDeps,
     private readonly log: QueueLogger,
   ) {}
-
-  /** Runs `work` after the company's previous acceptance has finished. */
-  private async inTurn<T>(companyId: string, work: () => Promise<T>): Promise<T> {
-    const turn = (this.#turns.get(companyId) ?? Promise.resolve()).catch(() => undefined).then(work);
-    this.#turns.set(companyId, turn);
-    try {
-      return await turn;
-    } finally {
-      if (this.#turns.get(companyId) === turn) this.#turns.delete(companyId);
-    }
-  }
 
   /**
    * Checks and stores the return with id `id` (key: the idempotency key already claimed for it).
@@ -60,7 +51,7 @@ export class Returns {
   async accept(companyId: string, body: DevolucaoBody, id: string, key: string | undefined): Promise<NfeRecord> {
     try {
       // In this process's turn, then in the store's (the other processes sharing it).
-      return await this.inTurn(companyId, () => this.deps.store.nfe.numberingTurn(companyId, () => this.create(companyId, body, id, key)));
+      return await this.#turns.run(companyId, () => this.deps.store.nfe.numberingTurn(companyId, () => this.create(companyId, body, id, key)));
     } catch (err) {
       // Stored means queued: its key is settled by its verdict, never freed here. Refused
       // before that, the request leaves nothing behind, its key's claim included.

@@ -4,16 +4,15 @@
 // and a company's returns are numbered one at a time across processes (numberingTurn).
 
 import { holderGone, keyBytes, type PgBlocks, type Queryable } from '../pg-db.ts';
-import type { NewNfeDocument, NfeEventOf, NfeRecord, NfeStore, NfeVerdict, NfeWork, ReturnedNfce } from './store.ts';
+import type { NewNfeDocument, NfeEventOf, NfeFilters, NfeRecord, NfeStore, NfeSummary, NfeVerdict, NfeWork, ReturnedNfce } from './store.ts';
+import { postgresPage, utcInstant, type Page, type PageRequest } from '../paging.ts';
 import { POSTGRES_ROWS } from '../row-driver.ts';
-import { NFE_RECORD_COLUMNS, nfeRecordOf, type NfeItemRow, type NfeRecordRow } from './rows.ts';
+import { exportEntryOf, NFE_RECORD_COLUMNS, nfeListSpec, nfeRecordOf, nfeSummaryOf, type ExportRow, type NfeItemRow, type NfeRecordRow } from './rows.ts';
+import type { DevolucaoExportEntry } from '../export/devolucoes.ts';
 
 type RecordRow = NfeRecordRow<Buffer | null>;
 type ItemRow = NfeItemRow;
 const recordOf = (r: RecordRow, items: ItemRow[]): NfeRecord => nfeRecordOf(r, items, POSTGRES_ROWS);
-
-/** Class of the advisory locks of numbering turns (the second key is the company id's hash). */
-const NUMBERING_LOCK_CLASS = 0x4e464e55; // "NFNU"
 
 const iso = (d: Date = new Date()): string => d.toISOString();
 
@@ -57,23 +56,8 @@ export class PgNfeStore implements NfeStore {
     return r.reusable ?? (r.last ?? 0) + 1;
   }
 
-  async numberingTurn<T>(companyId: string, turn: () => Promise<T>): Promise<T> {
-    // A session lock on a connection of its own, held for the turn: released by the unlock, or by
-    // the server when the connection ends (the process died).
-    const client = await this.b.pool.connect();
-    let broken: Error | undefined;
-    try {
-      await client.query('SELECT pg_advisory_lock($1, hashtext($2))', [NUMBERING_LOCK_CLASS, companyId]);
-      try {
-        return await turn();
-      } finally {
-        await client.query('SELECT pg_advisory_unlock($1, hashtext($2))', [NUMBERING_LOCK_CLASS, companyId]).catch((err: Error) => {
-          broken = err;
-        });
-      }
-    } finally {
-      client.release(broken);
-    }
+  numberingTurn<T>(companyId: string, turn: () => Promise<T>): Promise<T> {
+    return this.b.turn('nfeNumbering', companyId, turn);
   }
 
   async insertDocument(d: NewNfeDocument): Promise<void> {
@@ -122,6 +106,35 @@ export class PgNfeStore implements NfeStore {
     const row = (await this.b.pool.query<RecordRow>(`SELECT ${NFE_RECORD_COLUMNS} FROM nfe_documents WHERE id = $1 AND company_id = $2`, [id, companyId]))
       .rows[0];
     return row && recordOf(row, await this.items(this.b.pool, id));
+  }
+
+  async list(companyId: string, filters: NfeFilters, page: PageRequest): Promise<Page<NfeSummary>> {
+    const summaryOf = (r: RecordRow) => nfeSummaryOf(r, POSTGRES_ROWS);
+    return postgresPage(this.b, nfeListSpec('postgres', companyId, filters), page, summaryOf, (d: NfeSummary) => utcInstant(d.dhEmi));
+  }
+
+  async findByKey(companyId: string, chave: string): Promise<NfeRecord | undefined> {
+    const row = (
+      await this.b.pool.query<RecordRow>(
+        `SELECT ${NFE_RECORD_COLUMNS} FROM nfe_documents WHERE company_id = $1 AND chave = $2
+          ORDER BY status = 'rejeitado', balcao_instant(dh_emi) DESC, seq DESC LIMIT 1`,
+        [companyId, chave],
+      )
+    ).rows[0];
+    return row && recordOf(row, await this.items(this.b.pool, row.id));
+  }
+
+  async exportEntries(companyId: string, from: Date, until: Date): Promise<DevolucaoExportEntry[]> {
+    // Spelled as the index nfe_documents_emissao is (migrations/service-postgres/20261201T1000_i25_lists.sql).
+    const rows = (
+      await this.b.pool.query<ExportRow>(
+        `SELECT id, chave, serie, numero, dh_emi, protocolo, autorizado_em FROM nfe_documents
+          WHERE company_id = $1 AND balcao_instant(dh_emi) >= $2::timestamptz AND balcao_instant(dh_emi) < $3::timestamptz AND status = 'autorizado'
+          ORDER BY serie, numero, seq`,
+        [companyId, iso(from), iso(until)],
+      )
+    ).rows;
+    return rows.map(exportEntryOf);
   }
 
   async exists(id: string): Promise<boolean> {

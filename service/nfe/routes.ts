@@ -7,14 +7,17 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { companyOf, ownedOr404 } from '../http/auth.ts';
-import { ApiError, errorResponses } from '../http/errors.ts';
-import type { ApiRoutes } from '../http/type-provider.ts';
+import { ApiError, errorResponses, notFound } from '../http/errors.ts';
+import { dayFilters, envelope, pageRequest } from '../http/lists.ts';
+import type { ApiApp, ApiRoutes } from '../http/type-provider.ts';
+import type { ServiceDeps } from '../deps.ts';
 import { decodeIdempotencyHeader, IdempotencyHeaders, sendReplay } from '../idempotency.ts';
 import { Returns } from './issuance.ts';
 import { nfeQueue } from './lane.ts';
-import { Accepted, DevolucaoBody, IdParams, NfeReplay, NfeView, XmlResponse } from './schemas.ts';
-import type { NfeRecord } from './store.ts';
-import { nfeView } from './view.ts';
+import { danfeNfeModel, renderDanfeNfe } from './danfe.ts';
+import { Accepted, DanfeResponse, DevolucaoBody, IdParams, KeyParams, ListQuery, NfeList, NfeReplay, NfeView, XmlResponse } from './schemas.ts';
+import type { NfeFilters, NfeRecord } from './store.ts';
+import { nfeSummaryView, nfeView } from './view.ts';
 
 const NOT_FOUND = 'NF-e não encontrada.';
 /** Shared store: how often this process looks for keys another one left claimed when it stopped. */
@@ -38,11 +41,6 @@ export const nfeRoutes: ApiRoutes = async (app, { deps }) => {
     clearInterval(sweep);
     await queue.stop();
   });
-
-  const documentOf = async (request: FastifyRequest, id: string): Promise<NfeRecord> => {
-    const company = companyOf(request);
-    return ownedOr404(await deps.store.nfe.getDocument(company.id, id), company, NOT_FOUND);
-  };
 
   app.post(
     '/nfe/devolucao',
@@ -87,6 +85,63 @@ export const nfeRoutes: ApiRoutes = async (app, { deps }) => {
     },
   );
 
+  listRoutes(app, deps);
+
+  readRoutes(app, deps);
+};
+
+/** The company's returns, found by filters or by access key (docs/api.md, "Lists and paging"). */
+function listRoutes(app: ApiApp, deps: ServiceDeps): void {
+  app.get(
+    '/nfe',
+    {
+      schema: {
+        tags: ['nfe'],
+        summary: 'Lista as NF-e (devoluções) da empresa, da emissão mais recente à mais antiga, filtradas e paginadas por cursor (sem os itens)',
+        querystring: ListQuery,
+        response: { 200: NfeList, ...errorResponses(400, 401) },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      const filters: NfeFilters = {
+        ...(q.situacao !== undefined && { status: q.situacao }),
+        ...(q.serie !== undefined && { serie: q.serie }),
+        ...(q.chave !== undefined && { chave: q.chave }),
+        ...(q.chave_nfce !== undefined && { chaveNfce: q.chave_nfce }),
+        ...(q.referencia_externa !== undefined && { referenciaExterna: q.referencia_externa }),
+        ...dayFilters(q.de, q.ate),
+      };
+      const page = pageRequest(q, 'nfe', filters);
+      return envelope(await deps.store.nfe.list(companyOf(request).id, filters, page), page.limit, nfeSummaryView, 'nfe', filters);
+    },
+  );
+
+  app.get(
+    '/nfe/chave/:chave',
+    {
+      schema: {
+        tags: ['nfe'],
+        summary: 'A NF-e pela chave de acesso (a viva; se todas foram rejeitadas, a tentativa mais recente)',
+        params: KeyParams,
+        response: { 200: NfeView, ...errorResponses(400, 401, 404) },
+      },
+    },
+    async (request) => {
+      const found = await deps.store.nfe.findByKey(companyOf(request).id, request.params.chave);
+      if (!found) throw notFound(NOT_FOUND);
+      return nfeView(found);
+    },
+  );
+}
+
+/** A return now: its state, its XML, its DANFE. */
+function readRoutes(app: ApiApp, deps: ServiceDeps): void {
+  const documentOf = async (request: FastifyRequest, id: string): Promise<NfeRecord> => {
+    const company = companyOf(request);
+    return ownedOr404(await deps.store.nfe.getDocument(company.id, id), company, NOT_FOUND);
+  };
+
   app.get(
     '/nfe/:id',
     {
@@ -118,4 +173,29 @@ export const nfeRoutes: ApiRoutes = async (app, { deps }) => {
       return reply.type('application/xml; charset=utf-8').send(body);
     },
   );
-};
+
+  app.get(
+    '/nfe/:id/danfe',
+    {
+      schema: {
+        tags: ['nfe'],
+        summary: 'DANFE da NF-e (modelo 55, A4) em PDF, depois de autorizada',
+        params: IdParams,
+        response: { 200: DanfeResponse, ...errorResponses(401, 404, 409, 422) },
+      },
+    },
+    async (request, reply) => {
+      const document = await documentOf(request, request.params.id);
+      if (document.status === 'rejeitado') throw new ApiError('estado_invalido', 'NF-e rejeitada não tem DANFE: ela não foi autorizada.');
+      const xml = await deps.store.nfe.getXml(document.companyId, document.id);
+      if (document.status === 'processando' || !xml?.nfeProc) {
+        throw new ApiError('em_processamento', 'A NF-e ainda não foi autorizada; o DANFE sai assim que ela for. Repita em instantes.', {
+          id: document.id,
+          headers: { 'retry-after': '1' },
+        });
+      }
+      const pdf = await renderDanfeNfe(danfeNfeModel(xml.nfeProc));
+      return reply.type('application/pdf').header('content-disposition', `inline; filename="nfe-${document.chave}.pdf"`).send(pdf);
+    },
+  );
+}

@@ -4,8 +4,10 @@
 // from PostgreSQL (a bigint read exactly, whatever its size); BigInt() takes all three.
 
 import type { Environment } from '../../fiscal/company.ts';
+import { EMISSION_ORDER, keyParam, type Dialect, type ListSpec } from '../paging.ts';
+import type { DevolucaoExportEntry } from '../export/devolucoes.ts';
 import type { RowDriver } from '../row-driver.ts';
-import type { NfeItemRecord, NfeRecord, NfeStatus } from './store.ts';
+import type { NfeFilters, NfeItemRecord, NfeRecord, NfeStatus, NfeSummary } from './store.ts';
 
 export type NfeRecordRow<Key> = {
   id: string;
@@ -37,6 +39,21 @@ export const NFE_RECORD_COLUMNS = `id, company_id, tipo, idempotency_key, serie,
 
 export function nfeRecordOf<Key>(r: NfeRecordRow<Key>, items: NfeItemRow[], driver: RowDriver<Key, unknown>): NfeRecord {
   return {
+    ...nfeSummaryOf(r, driver),
+    itens: items.map((i): NfeItemRecord => ({
+      numeroItem: i.numero_item,
+      codigo: i.codigo,
+      descricao: i.descricao,
+      unidade: i.unidade,
+      quantidadeUnits: BigInt(i.quantidade_units),
+      valor: i.valor,
+    })),
+  };
+}
+
+/** A return without its items, as lists show it. */
+export function nfeSummaryOf<Key>(r: NfeRecordRow<Key>, driver: RowDriver<Key, unknown>): NfeSummary {
+  return {
     id: r.id,
     companyId: r.company_id,
     tipo: r.tipo,
@@ -57,13 +74,46 @@ export function nfeRecordOf<Key>(r: NfeRecordRow<Key>, items: NfeItemRow[], driv
     autorizadoEm: r.autorizado_em,
     attempts: r.attempts,
     createdAt: r.created_at,
-    itens: items.map((i): NfeItemRecord => ({
-      numeroItem: i.numero_item,
-      codigo: i.codigo,
-      descricao: i.descricao,
-      unidade: i.unidade,
-      quantidadeUnits: BigInt(i.quantidade_units),
-      valor: i.valor,
-    })),
   };
 }
+
+/**
+ * The returns list's query (service/paging.ts): newest dhEmi first; an access key (of the return
+ * or of its NFC-e) or an idempotency key names a few; then the state, the series.
+ */
+export function nfeListSpec(dialect: Dialect, companyId: string, f: NfeFilters): ListSpec {
+  const order = EMISSION_ORDER[dialect];
+  const where: [string, unknown][] = [['company_id = ?', companyId]];
+  if (f.chave !== undefined) where.push(['chave = ?', f.chave]);
+  if (f.chaveNfce !== undefined) where.push(['chave_nfce = ?', f.chaveNfce]);
+  if (f.referenciaExterna !== undefined) where.push(['idempotency_key = ?', keyParam(dialect, f.referenciaExterna)]);
+  if (f.status !== undefined) where.push(['status = ?', f.status]);
+  if (f.serie !== undefined) where.push(['serie = ?', f.serie]);
+  if (f.from !== undefined) where.push([`${order.at} >= ${order.instant('?')}`, f.from]);
+  if (f.until !== undefined) where.push([`${order.at} < ${order.instant('?')}`, f.until]);
+  const index =
+    f.chave !== undefined
+      ? 'chave'
+      : f.chaveNfce !== undefined
+        ? 'chave_nfce'
+        : f.referenciaExterna !== undefined
+          ? 'referencia'
+          : f.status !== undefined
+            ? 'status_emissao'
+            : f.serie !== undefined
+              ? 'serie_emissao'
+              : 'emissao';
+  return { table: 'nfe_documents', index: `nfe_documents_${index}`, columns: NFE_RECORD_COLUMNS, ...order, where };
+}
+
+export type ExportRow = { id: string; chave: string; serie: number; numero: number; dh_emi: string; protocolo: string | null; autorizado_em: string | null };
+
+export const exportEntryOf = (r: ExportRow): DevolucaoExportEntry => ({
+  id: r.id,
+  chave: r.chave,
+  serie: r.serie,
+  numero: r.numero,
+  dhEmi: r.dh_emi,
+  protocolo: r.protocolo,
+  autorizadoEm: r.autorizado_em,
+});

@@ -5,13 +5,39 @@
 // checked by the fiscal builder, which names every broken field at once: 422 `validacao`.
 
 import { Type } from '@sinclair/typebox';
-import { strict } from '../../base/common/api/schema.ts';
+import { NfeSummaryView } from '../../base/common/api/nfe.ts';
+import { AccessKey, MAX_KEY_LENGTH, strict } from '../../base/common/api/schema.ts';
+import { dayParams, PageEnvelope, pagingParams } from '../http/lists.ts';
 
-export { DevolucaoBody, NfeAccepted as Accepted, NfeReplay, NfeView } from '../../base/common/api/nfe.ts';
+export { DevolucaoBody, NfeAccepted as Accepted, NfeReplay, NfeSummaryView, NfeView } from '../../base/common/api/nfe.ts';
 
 export const IdParams = Type.Object({ id: Type.String({ description: 'id da NF-e' }) }, strict);
 
 export const XmlResponse = {
   description: 'nfeProc (NFe + protNFe, procNFe_v4.00.xsd) quando autorizada; a NFe assinada nos demais estados',
   content: { 'application/xml': { schema: Type.String() } },
+};
+
+export const ListQuery = Type.Object(
+  {
+    ...pagingParams,
+    situacao: Type.Optional(Type.Union([Type.Literal('processando'), Type.Literal('autorizado'), Type.Literal('rejeitado')], { description: 'Situação' })),
+    serie: Type.Optional(Type.Integer({ minimum: 0, maximum: 999, description: 'Série' })),
+    ...dayParams('emissão (dhEmi)'),
+    chave: Type.Optional(AccessKey('Chave de acesso da NF-e')),
+    chave_nfce: Type.Optional(AccessKey('Chave de acesso da NFC-e devolvida: as devoluções dessa venda')),
+    referencia_externa: Type.Optional(
+      Type.String({ minLength: 1, maxLength: MAX_KEY_LENGTH, description: 'Chave de idempotência da emissão (todas as tentativas com ela)' }),
+    ),
+  },
+  strict,
+);
+
+export const NfeList = PageEnvelope(NfeSummaryView);
+
+export const KeyParams = Type.Object({ chave: AccessKey('Chave de acesso da NF-e') }, strict);
+
+export const DanfeResponse = {
+  description: 'DANFE da NF-e (modelo 55), A4',
+  content: { 'application/pdf': { schema: Type.Unsafe<Buffer>({ type: 'string', format: 'binary' }) } },
 };

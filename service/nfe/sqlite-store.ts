@@ -6,14 +6,18 @@
 import type Database from 'better-sqlite3';
 import type { KeyAttempt, KeyOutcome } from '../idempotency-rules.ts';
 import type { WebhookEvent } from '../webhooks/store.ts';
-import type { NewNfeDocument, NfeEventOf, NfeRecord, NfeStore, NfeVerdict, NfeWork, ReturnedNfce } from './store.ts';
+import type { NewNfeDocument, NfeEventOf, NfeFilters, NfeRecord, NfeStore, NfeSummary, NfeVerdict, NfeWork, ReturnedNfce } from './store.ts';
+import { sqlitePage, utcInstant, type Page, type PageRequest } from '../paging.ts';
 import { SQLITE_ROWS } from '../row-driver.ts';
-import { NFE_RECORD_COLUMNS, nfeRecordOf, type NfeItemRow, type NfeRecordRow } from './rows.ts';
+import { exportEntryOf, NFE_RECORD_COLUMNS, nfeListSpec, nfeRecordOf, nfeSummaryOf, type ExportRow, type NfeItemRow, type NfeRecordRow } from './rows.ts';
+import type { DevolucaoExportEntry } from '../export/devolucoes.ts';
 
 /** What SqliteStore lends this part. */
 export type SqliteNfeBlocks = {
   statement(sql: string): Database.Statement;
   transaction<T>(fn: () => T): T;
+  /** A read of several statements in one snapshot (a deferred transaction: no write lock). */
+  read<T>(fn: () => T): T;
   settleKeyInTx(attempt: KeyAttempt, outcome: KeyOutcome): boolean;
   enqueueWebhookInTx(event: WebhookEvent): boolean;
 };
@@ -99,6 +103,33 @@ export class SqliteNfeStore implements NfeStore {
   async getDocument(companyId: string, id: string): Promise<NfeRecord | undefined> {
     const row = this.b.statement(`SELECT ${NFE_RECORD_COLUMNS} FROM nfe_documents WHERE id = ? AND company_id = ?`).get(id, companyId) as RecordRow | undefined;
     return row && recordOf(row, this.items(id));
+  }
+
+  async list(companyId: string, filters: NfeFilters, page: PageRequest): Promise<Page<NfeSummary>> {
+    const summaryOf = (r: RecordRow) => nfeSummaryOf(r, SQLITE_ROWS);
+    return sqlitePage(this.b, nfeListSpec('sqlite', companyId, filters), page, summaryOf, (d: NfeSummary) => utcInstant(d.dhEmi));
+  }
+
+  async findByKey(companyId: string, chave: string): Promise<NfeRecord | undefined> {
+    const row = this.b
+      .statement(
+        `SELECT ${NFE_RECORD_COLUMNS} FROM nfe_documents INDEXED BY nfe_documents_chave WHERE company_id = ? AND chave = ?
+          ORDER BY status = 'rejeitado', julianday(dh_emi) DESC, rowid DESC LIMIT 1`,
+      )
+      .get(companyId, chave) as RecordRow | undefined;
+    return row && recordOf(row, this.items(row.id));
+  }
+
+  async exportEntries(companyId: string, from: Date, until: Date): Promise<DevolucaoExportEntry[]> {
+    // Spelled as the index nfe_documents_emissao is (migrations/service/20261201T1000_i25_lists.sql).
+    const rows = this.b
+      .statement(
+        `SELECT id, chave, serie, numero, dh_emi, protocolo, autorizado_em FROM nfe_documents
+          WHERE company_id = ? AND julianday(dh_emi) >= julianday(?) AND julianday(dh_emi) < julianday(?) AND status = 'autorizado'
+          ORDER BY serie, numero, rowid`,
+      )
+      .all(companyId, iso(from), iso(until)) as ExportRow[];
+    return rows.map(exportEntryOf);
   }
 
   async exists(id: string): Promise<boolean> {

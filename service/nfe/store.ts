@@ -4,6 +4,8 @@
 // same transaction, like the NFC-e part.
 
 import type { Environment } from '../../fiscal/company.ts';
+import type { DevolucaoExportSource } from '../export/devolucoes.ts';
+import type { Page, PageRequest } from '../paging.ts';
 import type { WebhookEvent } from '../webhooks/store.ts';
 
 export type NfeStatus = 'processando' | 'autorizado' | 'rejeitado';
@@ -43,6 +45,20 @@ export type NfeRecord = {
   attempts: number;
   createdAt: string;
   itens: NfeItemRecord[];
+};
+
+export type NfeSummary = Omit<NfeRecord, 'itens'>;
+
+/** The list's filters (GET /api/v1/nfe): instants are UTC ISO, `until` exclusive. */
+export type NfeFilters = {
+  status?: NfeStatus;
+  serie?: number;
+  chave?: string;
+  /** The returns of this NFC-e. */
+  chaveNfce?: string;
+  referenciaExterna?: string;
+  from?: string;
+  until?: string;
 };
 
 /** What the POST stores: the signed return in `processando`. */
@@ -90,7 +106,7 @@ export type NfeVerdict =
 /** Builds the webhook event of a state change from the document in its new state. */
 export type NfeEventOf = (document: NfeRecord) => WebhookEvent;
 
-export interface NfeStore {
+export interface NfeStore extends DevolucaoExportSource {
   /** The company's NFC-e with that access key (not a rejected attempt), if any. */
   findNfce(companyId: string, chave: string): Promise<ReturnedNfce | undefined>;
   /**
@@ -103,6 +119,10 @@ export interface NfeStore {
   /** Inserts the return in `processando` with its items (one transaction). */
   insertDocument(document: NewNfeDocument): Promise<void>;
   getDocument(companyId: string, id: string): Promise<NfeRecord | undefined>;
+  /** The company's returns matching the filters, newest dhEmi first, without their items (service/paging.ts). */
+  list(companyId: string, filters: NfeFilters, page: PageRequest): Promise<Page<NfeSummary>>;
+  /** The company's return with this access key: the live (not rejected) one, else the latest attempt. */
+  findByKey(companyId: string, chave: string): Promise<NfeRecord | undefined>;
   /** Any company's document by id (restart recovery). */
   exists(id: string): Promise<boolean>;
   getXml(companyId: string, id: string): Promise<{ signedXml: string; nfeProc: string | null } | undefined>;

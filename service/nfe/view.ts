@@ -5,8 +5,8 @@ import { randomUUID } from 'node:crypto';
 import { formatDecimal } from '../../fiscal/money.ts';
 import { formatBrasilia } from '../../base/common/brasilia.ts';
 import type { WebhookEvent } from '../webhooks/store.ts';
-import type { NfeView } from './schemas.ts';
-import type { NfeEventOf, NfeRecord } from './store.ts';
+import type { NfeSummaryView, NfeView } from './schemas.ts';
+import type { NfeEventOf, NfeRecord, NfeSummary } from './store.ts';
 
 /** "2", "0.35": ten-thousandths as the decimal a person writes. */
 export function quantityText(units: bigint): string {
@@ -14,6 +14,24 @@ export function quantityText(units: bigint): string {
 }
 
 export function nfeView(d: NfeRecord): NfeView {
+  const { referencia_externa, criado_em, ...summary } = nfeSummaryView(d);
+  return {
+    ...summary,
+    itens: d.itens.map((i) => ({
+      numero_item: i.numeroItem,
+      codigo: i.codigo,
+      descricao: i.descricao,
+      unidade: i.unidade,
+      quantidade: quantityText(i.quantidadeUnits),
+      valor: i.valor,
+    })),
+    referencia_externa,
+    criado_em,
+  };
+}
+
+/** A return as lists show it: the view without its items. */
+export function nfeSummaryView(d: NfeSummary): NfeSummaryView {
   return {
     id: d.id,
     tipo: d.tipo,
@@ -30,14 +48,6 @@ export function nfeView(d: NfeRecord): NfeView {
     emitido_em: formatBrasilia(new Date(d.dhEmi)),
     valor_total: d.valorTotal,
     justificativa: d.justificativa,
-    itens: d.itens.map((i) => ({
-      numero_item: i.numeroItem,
-      codigo: i.codigo,
-      descricao: i.descricao,
-      unidade: i.unidade,
-      quantidade: quantityText(i.quantidadeUnits),
-      valor: i.valor,
-    })),
     ambiente: d.ambiente,
     referencia_externa: d.idempotencyKey,
     criado_em: formatBrasilia(new Date(d.createdAt)),

@@ -44,6 +44,13 @@ import { AUTHORIZED, AuthorityCertificateError, AuthorityUnavailableError, type 
 import type { ServiceDeps } from '../deps.ts';
 import { inReadScope } from '../read-scope.ts';
 import { authorizingIssuer, type AuthorizingIssuer } from './issuer.ts';
+import { systemFault } from '../../base/node/system-faults.ts';
+
+/** `: <what to do>` after a log message when `err` is a fault of the machine (a full disk): the operator reads it. */
+const faultSuffix = (err: unknown): string => {
+  const fault = systemFault(err);
+  return fault ? `: ${fault.message}` : '';
+};
 
 /** cStat 204: "Duplicidade de NF-e" (the same key is already authorized). */
 const DUPLICATE = '204';
@@ -217,7 +224,7 @@ export class AuthorizationQueue<W extends QueuedDocument, S> {
         if (due.length === free) this.#again = true;
       } while (this.#again && !this.#stopped);
     } catch (err) {
-      this.#log.error({ err }, `fila da ${this.#lane.label}: falha ao buscar documentos`);
+      this.#log.error({ err }, `fila da ${this.#lane.label}: falha ao buscar documentos${faultSuffix(err)}`);
     } finally {
       this.#pumping = false;
       if (!this.#stopped) {
@@ -252,7 +259,7 @@ export class AuthorizationQueue<W extends QueuedDocument, S> {
     try {
       await this.#lane.beginSends(prepared.map((p) => p.send));
     } catch (err) {
-      this.#log.error({ err }, `fila da ${this.#lane.label}: falha ao gravar o XML assinado; nada foi enviado`);
+      this.#log.error({ err }, `fila da ${this.#lane.label}: falha ao gravar o XML assinado; nada foi enviado${faultSuffix(err)}`);
       for (const p of prepared) {
         this.release();
         this.done(p.work.id);
@@ -341,12 +348,12 @@ export class AuthorizationQueue<W extends QueuedDocument, S> {
     if (unavailable) this.#log.debug({ documentId: work.id, attempts, delayMs: delay }, `${label}: autoridade indisponível, nova tentativa`);
     else if (err instanceof AuthorityCertificateError)
       this.#log.warn({ documentId: work.id, err }, `${label}: certificado recusado pela SEFAZ; nada foi enviado, nova tentativa`);
-    else this.#log.error({ documentId: work.id, err }, `${label}: falha inesperada, nova tentativa`);
+    else this.#log.error({ documentId: work.id, err }, `${label}: falha inesperada, nova tentativa${faultSuffix(err)}`);
     try {
       await this.#lane.postpone(work.id, new Date(Date.now() + delay), (err as Error)?.message ?? String(err));
     } catch (postponeErr) {
       // Stays due: taken again at the next look, consulting first.
-      this.#log.error({ documentId: work.id, err: postponeErr }, `${label}: falha ao adiar a nova tentativa`);
+      this.#log.error({ documentId: work.id, err: postponeErr }, `${label}: falha ao adiar a nova tentativa${faultSuffix(postponeErr)}`);
     }
   }
 

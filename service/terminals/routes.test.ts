@@ -48,7 +48,8 @@ describe.each(STORES)('on %s', (store) => {
     it('registers a terminal with its series, and the same claim again changes nothing', async () => {
       const first = await put(tokenA, 'caixa-1', { nome: 'Caixa 1', series: [1] });
       expect(first.status).toBe(200);
-      expect(first.body).toMatchObject({ terminal: 'caixa-1', nome: 'Caixa 1', series: [1] });
+      // Where each series stands at the service: nothing issued in it yet.
+      expect(first.body).toMatchObject({ terminal: 'caixa-1', nome: 'Caixa 1', series: [1], numeracao: [{ serie: 1, ultimo_numero: 0 }] });
       const again = await put(tokenA, 'caixa-1', { nome: 'Caixa 1', series: [1] });
       expect(again).toEqual(first);
     });

@@ -6,6 +6,10 @@
 // PUT is the whole state of one terminal (its name and every series it issues in), so it is
 // idempotent: sending it again changes nothing, and a terminal that moves to another series
 // releases the old one in the same call.
+//
+// The answer says where each of its series stands (`numeracao`: the highest number the service
+// holds in it): a terminal claims at every start, so one whose database was restored from a copy,
+// or moved to a new computer, learns the numbers issued since and never issues below them.
 
 import { Type } from '@sinclair/typebox';
 import { strict } from '../../base/common/api/schema.ts';
@@ -40,9 +44,26 @@ const TerminalView = Type.Object({
   atualizado_em: Type.String(),
 });
 
+const Numbering = Type.Array(
+  Type.Object({
+    serie: Type.Integer(),
+    ultimo_numero: Type.Integer({
+      description: 'O maior número de NFC-e desta série que o serviço tem (autorizada, em processamento, cancelada ou inutilizada); 0 se nenhum',
+    }),
+  }),
+  { description: 'Onde cada série do terminal está: o próximo número a emitir é maior que ultimo_numero' },
+);
+
+const TerminalWithNumbering = Type.Object({ ...TerminalView.properties, numeracao: Numbering });
+
 const view = (t: TerminalRecord) => ({ terminal: t.terminalId, nome: t.nome, series: t.series, criado_em: t.createdAt, atualizado_em: t.updatedAt });
 
 export const terminalRoutes: ApiRoutes = async (app, { deps }) => {
+  const withNumbering = async (companyId: string, t: TerminalRecord) => {
+    const highest = await deps.store.nfce.highestNumbers(companyId, t.series);
+    return { ...view(t), numeracao: t.series.map((serie) => ({ serie, ultimo_numero: highest.get(serie) ?? 0 })) };
+  };
+
   app.put(
     '/terminais/:terminal',
     {
@@ -51,10 +72,11 @@ export const terminalRoutes: ApiRoutes = async (app, { deps }) => {
         summary: 'Registra o terminal e as séries de NFC-e em que ele emite (idempotente)',
         description:
           'As séries informadas passam a ser deste terminal e as que ele tinha e não estão na lista são liberadas. ' +
-          'Uma série de outro terminal da mesma empresa é recusada como um todo: 409 serie_em_uso, com o terminal que a usa.',
+          'Uma série de outro terminal da mesma empresa é recusada como um todo: 409 serie_em_uso, com o terminal que a usa. ' +
+          'A resposta diz, em numeracao, o maior número que o serviço tem em cada série: o terminal continua acima dele.',
         params: TerminalParams,
         body: TerminalBody,
-        response: { 200: TerminalView, ...errorResponses(400, 401, 409, 413, 415) },
+        response: { 200: TerminalWithNumbering, ...errorResponses(400, 401, 409, 413, 415) },
       },
     },
     async (request) => {
@@ -71,7 +93,7 @@ export const terminalRoutes: ApiRoutes = async (app, { deps }) => {
           details: [{ field: 'series', message: `série ${result.serie} em uso pelo terminal "${result.holder.nome}" (${result.holder.terminalId})` }],
         });
       }
-      return view(result.terminal);
+      return withNumbering(company.id, result.terminal);
     },
   );
 
@@ -94,13 +116,14 @@ export const terminalRoutes: ApiRoutes = async (app, { deps }) => {
         tags: ['terminais'],
         summary: 'Um terminal e as suas séries',
         params: TerminalParams,
-        response: { 200: TerminalView, ...errorResponses(401, 404) },
+        response: { 200: TerminalWithNumbering, ...errorResponses(401, 404) },
       },
     },
     async (request) => {
-      const found = await deps.store.terminals.getTerminal(companyOf(request).id, request.params.terminal);
+      const companyId = companyOf(request).id;
+      const found = await deps.store.terminals.getTerminal(companyId, request.params.terminal);
       if (!found) throw notFound('Terminal não encontrado.');
-      return view(found);
+      return withNumbering(companyId, found);
     },
   );
 

@@ -1,5 +1,5 @@
-// The delivery worker runs with the HTTP app (buildApp): started when the app is ready, stopped
-// when it closes, its delays taken from BALCAO_WEBHOOK_BACKOFF_MS. Kept apart from
+// The delivery worker runs with the HTTP app (buildApp): started when the app is ready, its
+// delays taken from BALCAO_WEBHOOK_BACKOFF_MS. Kept apart from
 // delivery.test.ts, which does not need the whole app.
 
 import { randomUUID } from 'node:crypto';
@@ -9,9 +9,11 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../app.ts';
 import { createCompany } from '../companies.ts';
+import { serviceDbPath } from '../db.ts';
 import { openService, type OpenedService } from '../open-service.ts';
 import { BACKOFF_ENV } from './delivery.ts';
 import { verifyWebhookSignature } from './signature.ts';
@@ -43,19 +45,21 @@ async function withEnv<T>(value: string, fn: () => Promise<T>): Promise<T> {
 }
 
 describe('the app runs the delivery worker', () => {
-  it('delivers while the app is up, with the env backoff, and stops with it', async () => {
-    const bodies: { raw: Buffer; signature: string }[] = [];
+  it('delivers once the app is ready, with the env backoff', async () => {
+    const bodies: { at: number; raw: Buffer; signature: string }[] = [];
     const server = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        bodies.push({ raw: Buffer.concat(chunks), signature: String(req.headers['x-assinatura']) });
-        res.writeHead(bodies.length === 1 ? 500 : 200).end();
+        bodies.push({ at: Date.now(), raw: Buffer.concat(chunks), signature: String(req.headers['x-assinatura']) });
+        res.writeHead(500).end();
       });
     });
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
-    const app = await withEnv('100', async () => buildApp({ ...opened, mode: 'sandbox', routes: [] }));
+    // An hour: nothing like the default first delay (10 s), whatever the machine's load.
+    const app = await withEnv('3600000', async () => buildApp({ ...opened, mode: 'sandbox', routes: [] }));
+    const db = new Database(serviceDbPath(dir), { readonly: true });
     try {
       const { segredo } = await app.deps.webhooks.put(companyId, { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/` });
       const eventId = randomUUID();
@@ -65,11 +69,18 @@ describe('the app runs the delivery worker', () => {
       expect(bodies).toHaveLength(0); // not ready yet: nothing runs before the app does
 
       await app.ready();
-      const deadline = Date.now() + 3_000; // the default first delay (10 s) would not fit
-      while (bodies.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-      expect(bodies.map((b) => b.raw.toString())).toEqual([payload, payload]);
-      for (const b of bodies) expect(verifyWebhookSignature(segredo, b.signature, b.raw)).toBe(true);
+      const attempt = () =>
+        db.prepare('SELECT attempts, next_attempt_at FROM webhook_deliveries WHERE event_id = ?').get(eventId) as { attempts: number; next_attempt_at: string };
+      await expect.poll(() => attempt().attempts).toBe(1);
+      const readAt = Date.now();
+      expect(bodies.map((b) => b.raw.toString())).toEqual([payload]);
+      expect(verifyWebhookSignature(segredo, bodies[0]!.signature, bodies[0]!.raw)).toBe(true);
+      // The failure was retried an hour (± 20 %) after it happened.
+      const next = Date.parse(attempt().next_attempt_at);
+      expect(next).toBeGreaterThanOrEqual(bodies[0]!.at + 0.8 * 3_600_000);
+      expect(next).toBeLessThanOrEqual(readAt + 1.2 * 3_600_000);
     } finally {
+      db.close();
       await app.close();
       server.closeAllConnections();
       server.close();

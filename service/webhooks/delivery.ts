@@ -3,9 +3,10 @@
 // each event to the company's webhook.
 //
 // Guarantees and choices:
-// - At least once. A delivery is leased before the POST (its next attempt pushed `leaseMs`
-//   ahead) and recorded after it; a process that dies in between leaves it to be taken again
-//   when the lease ends. Receivers deduplicate by the event id.
+// - At least once. A delivery is leased before the POST and recorded after it; a process that
+//   dies in between leaves it to be taken again when the lease ends (on SQLite its next attempt
+//   pushed `leaseMs` ahead; on PostgreSQL the process's own lease, BALCAO_LEASE_MS: WebhookStore).
+//   Receivers deduplicate by the event id.
 // - The body is the stored payload, byte for byte, on every attempt: same event id, same JSON.
 //   Only the signature is fresh (`t` = the send time), so a receiver's replay window works.
 // - 2xx = delivered. Anything else (another status, a redirect, a timeout, a connection error)
@@ -18,14 +19,20 @@
 //   milliseconds whose last value repeats (e.g. `50,100,200` in tests). Giving up stays at 48 h.
 // - Each attempt has a 10 s timeout. Redirects are not followed (a 3xx is a failed attempt): the
 //   company registered one URL and the signed event goes there, not wherever it points next.
-// - Any address is allowed, private and loopback included: the service usually runs inside a
-//   store's own network, next to the system that receives the events. Only the status code of
-//   the answer is used; its body is never read, stored or shown.
+// - Where it may go is the operator's choice (destinations.ts): any address on a store's own
+//   service, public ones only on a service that hosts many companies. Then the address is checked
+//   again at each attempt, on the address the connection is made to, before connecting. Only the
+//   status code of the answer is used; its body is never read, stored or shown.
 // - The URL and the secret are read when sending, so a PUT /webhook applies to pending events;
 //   an event whose company removed its webhook is given up ("webhook removido").
 
+import { isIP } from 'node:net';
+import type { Dispatcher } from 'undici';
+
+type GuardedFetch = { fetch: typeof fetch; dispatcher: Dispatcher };
 import type { SecretSealer } from '../secrets.ts';
 import { openText, secretContext } from '../secrets.ts';
+import { ANY_DESTINATION, connectLookup, refusal, type DestinationPolicy, type Lookup } from './destinations.ts';
 import type { WebhookAttemptResult, WebhookDelivery as LeasedDelivery, WebhookStore } from './store.ts';
 import { SIGNATURE_HEADER, signWebhookBody } from './signature.ts';
 
@@ -90,10 +97,14 @@ export type WebhookDeliveryOptions = {
   maxConcurrent?: number;
   /** A failure this long after the event was created gives up; default 48 h. Tests only. */
   giveUpAfterMs?: number;
-  /** Default: timeoutMs + 50 s. */
+  /** How long a delivery being attempted stays leased on SQLite; default: timeoutMs + 50 s (PostgreSQL leases it to the process). */
   leaseMs?: number;
   now?: () => number;
   random?: () => number;
+  /** Where webhooks may be delivered (destinations.ts); default any address. */
+  destinations?: DestinationPolicy;
+  /** How names are resolved (tests: a name that resolves elsewhere later). */
+  lookup?: Lookup;
 };
 
 type Outcome = { ok: true; status: number } | { ok: false; error: string; permanent?: boolean };
@@ -112,6 +123,10 @@ export class WebhookDelivery {
   readonly #leaseMs: number;
   readonly #now: () => number;
   readonly #random: () => number;
+  readonly #destinations: DestinationPolicy;
+  readonly #lookup: Lookup | undefined;
+  /** undici's fetch on connections whose addresses are checked (a restricted policy only). */
+  #guarded: Promise<GuardedFetch> | undefined;
 
   #running = false;
   #timer: NodeJS.Timeout | undefined;
@@ -133,6 +148,8 @@ export class WebhookDelivery {
     this.#leaseMs = options.leaseMs ?? this.#timeoutMs + LEASE_MARGIN_MS;
     this.#now = options.now ?? Date.now;
     this.#random = options.random ?? Math.random;
+    this.#destinations = options.destinations ?? ANY_DESTINATION;
+    this.#lookup = options.lookup;
   }
 
   start(): void {
@@ -154,6 +171,9 @@ export class WebhookDelivery {
     this.#shutdown.abort(new Error('serviço em encerramento'));
     await this.#polling;
     await Promise.allSettled([...this.#inFlight]);
+    const guarded = await this.#guarded?.catch(() => undefined);
+    this.#guarded = undefined;
+    await guarded?.dispatcher.close().catch(() => undefined);
   }
 
   /** Polls now instead of at the next tick: for callers that just enqueued an event. */
@@ -239,9 +259,15 @@ export class WebhookDelivery {
     const t = Math.floor(this.#now() / 1000);
     // The payload string is sent as is: fetch encodes it as UTF-8, the same bytes HMAC signs.
     const body = delivery.payload;
+    // An address in the URL is connected to without a lookup: judged here.
+    const host = new URL(webhook.url).hostname.replace(/^\[|\]$/g, '');
+    const refused = isIP(host) ? refusal(this.#destinations, host) : undefined;
+    if (refused) return { ok: false, error: `destino recusado: ${refused}` };
+    const send = this.#destinations.kind === 'any' ? { fetch: globalThis.fetch as typeof fetch } : await this.#guardedFetch();
     let response: Response;
     try {
-      response = await fetch(webhook.url, {
+      response = await send.fetch(webhook.url, {
+        ...('dispatcher' in send && { dispatcher: send.dispatcher }),
         method: 'POST',
         headers: {
           'content-type': 'application/json',
@@ -263,10 +289,20 @@ export class WebhookDelivery {
     return { ok: false, error: `HTTP ${status}` };
   }
 
+  /** undici's fetch through connections that resolve names with the destination check (destinations.ts). */
+  #guardedFetch(): Promise<GuardedFetch> {
+    this.#guarded ??= import('undici').then(({ Agent, fetch: undiciFetch }) => ({
+      fetch: undiciFetch as unknown as typeof fetch,
+      dispatcher: new Agent({ connect: { lookup: connectLookup(this.#destinations, this.#lookup) } }),
+    }));
+    return this.#guarded;
+  }
+
   #describeFetchError(err: unknown, shutdown: AbortSignal): string {
     if (shutdown.aborted) return 'interrompida pelo encerramento do serviço';
     const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
     if (e?.name === 'TimeoutError') return `sem resposta em ${this.#timeoutMs} ms`;
+    if (e?.cause?.code === 'EDESTINORECUSADO') return e.cause.message ?? 'destino recusado';
     const cause = e?.cause?.code ?? e?.cause?.message;
     return `falha de conexão: ${cause ?? e?.message ?? String(err)}`;
   }

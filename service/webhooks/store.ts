@@ -38,9 +38,11 @@ export interface WebhookStore {
    */
   enqueueWebhookEvent(event: WebhookEvent): Promise<boolean>;
   /**
-   * Takes up to `limit` deliveries due at `now` and pushes their next attempt `leaseMs` ahead,
-   * so a second worker does not take them too; a worker that dies mid-delivery leaves them to be
-   * retried when the lease ends (at least once).
+   * Takes up to `limit` deliveries due at `now`, leased so that no other worker takes them while
+   * they are attempted; a worker that dies mid-delivery leaves them to be retried when the lease
+   * ends (at least once). On SQLite the lease is their next attempt pushed `leaseMs` ahead; on
+   * PostgreSQL they are leased to the process, as its queued documents are (pg-db.ts): held while
+   * it lives, free once its lease (BALCAO_LEASE_MS) runs out or it stops.
    */
   leaseDueWebhookDeliveries(now: Date, limit: number, leaseMs: number): Promise<WebhookDelivery[]>;
   recordWebhookAttempt(eventId: string, result: WebhookAttemptResult): Promise<void>;

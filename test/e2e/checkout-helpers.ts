@@ -20,7 +20,7 @@ export async function scan(page: Page, ...codes: string[]): Promise<void> {
 export const totalPanel = (page: Page): Locator => page.getByRole('region', { name: 'Total da venda' });
 
 /** Waits until `locator`'s text matches, polling (the screen follows the core asynchronously). */
-export async function waitForText(locator: Locator, expected: string | RegExp, timeoutMs = 20_000): Promise<void> {
+export async function waitForText(locator: Locator, expected: string | RegExp, timeoutMs = 60_000): Promise<void> {
   await expect
     .poll(async () => ((await locator.count()) ? ((await locator.first().textContent()) ?? '') : ''), { timeout: timeoutMs, interval: 100 })
     .toMatch(expected instanceof RegExp ? expected : new RegExp(expected.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));

@@ -174,7 +174,7 @@ describe('checkout screen', () => {
     const countdown = row.getByLabel(/Tempo restante para cancelar/);
     const first = await countdown.textContent();
     expect(first).toMatch(/^(2[0-8]|29):\d\d$|^29:00$/);
-    await expect.poll(() => countdown.textContent(), { timeout: 5_000 }).not.toBe(first);
+    await expect.poll(() => countdown.textContent()).not.toBe(first);
     await screenshotOf(page, 'recibos');
 
     await row.getByRole('button', { name: 'Cancelar NFC-e' }).click();
@@ -357,7 +357,7 @@ describe('checkout screen', () => {
     const range = await call('nfce/inutilizar', { serie: 1, numero_inicial: 900, numero_final: 902, justificativa: 'Numeros pulados por falha no sistema' });
     expect(range.status, JSON.stringify(range.body)).toBe(200);
 
-    // The accountant's export of the day: each receipt, the cancellation, both inutilizações.
+    // The accountant's export of the day: each receipt, the cancellation, both inutilizações, the return.
     const today = brasiliaDay(new Date());
     const zip = await fetch(`${store.serviceUrl}/api/v1/nfce/exportacao?de=${today}&ate=${today}`, { headers: { authorization: `Bearer ${store.token}` } });
     const entries = await readZip(Buffer.from(await zip.arrayBuffer()));
@@ -365,10 +365,12 @@ describe('checkout screen', () => {
     expect(names.filter((n) => n.endsWith('-evento-110111.xml'))).toHaveLength(1);
     expect(names).toContain('inutilizacao-serie-1-numeros-900-a-902.xml');
     expect(names.filter((n) => n.startsWith('inutilizacao-'))).toHaveLength(2);
+    expect(names).toContain(`devolucoes/${keyInSignedXml(nfe, 'NFe')}-nfe.xml`);
     for (const name of names.filter((n) => n.endsWith('.xml'))) {
-      const schema = name.endsWith('-nfce.xml') ? 'procNFe' : name.includes('-evento-') ? 'procEventoCancNFe' : 'procInutNFe';
+      const file = name.split('/').pop()!;
+      const schema = /-nf(c)?e\.xml$/.test(file) ? 'procNFe' : file.includes('-evento-') ? 'procEventoCancNFe' : 'procInutNFe';
       expectValidAndSigned(entries.get(name), schema, name);
-      expect(name.startsWith('inutilizacao-') || name.slice(6, 20) === STORE_CNPJ, name).toBe(true);
+      expect(file.startsWith('inutilizacao-') || file.slice(6, 20) === STORE_CNPJ, name).toBe(true);
     }
   });
 });

@@ -115,7 +115,7 @@ export async function startStore(options: StartStoreOptions = {}): Promise<Store
     origin: url.origin,
     secret,
     output,
-    async stop(timeoutMs = 20_000) {
+    async stop(timeoutMs = 60_000) {
       child.kill('SIGTERM');
       let timer: NodeJS.Timeout | undefined;
       const result = await Promise.race([exited, new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)))]);

@@ -163,7 +163,7 @@ describe('manager screens', () => {
     await tasks.getByRole('button', { name: /^Reenviar: / }).click();
     await waitForText(tasks, 'Nenhuma pendência.');
     // Sent again under its own key with the right token: the very receipt printed, authorized.
-    await expect.poll(() => terminalReceipt(store, nNF).state, { timeout: 20_000 }).toBe('authorized');
+    await expect.poll(() => terminalReceipt(store, nNF).state).toBe('authorized');
     const banner = page.getByRole('banner', { name: 'Situação do terminal' });
     await expect.poll(() => banner.textContent()).not.toContain('pendência');
 

@@ -30,7 +30,7 @@ beforeAll(async () => {
   [store, browser, cups] = await Promise.all([startStore(), launchChromium(), startCupsd([{ name: 'caixa', device: `socket://127.0.0.1:${device.port}` }])]);
   expect(store.screen).toBe(true);
   page = await openCheckout(browser, store.checkoutUrl);
-}, 90_000);
+});
 
 afterEach((context) => {
   if (context.task.result?.state === 'fail') {

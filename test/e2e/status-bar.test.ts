@@ -19,6 +19,8 @@
 //    that far, between two starts of the store: nobody waits a day in a test). The receipt
 //    reaches the service and waits for the authority; the bar warns of the deadline, and still
 //    does after the manager ends the period.
+// 6. The PC's clock a day and two hours behind the service's (the sandbox clock moved ahead): the
+//    bar says so, and how to fix it (electron/core/service-clock.ts).
 // Screenshots of each state go to test-output/e2e/barra-*.png.
 
 import { writeFileSync } from 'node:fs';
@@ -176,7 +178,7 @@ describe('status bar', () => {
     await waitForText(pill(page, 'Impressora:'), 'Impressora: pronta (Impressora virtual)');
   });
 
-  it('the 24-hour deadline of a receipt issued offline 22 h 30 min ago, shown while the period is open and after the manager ends it', async () => {
+  it('the 24-hour deadline of a receipt issued offline 22 h 30 min ago, shown while the period is open and after the manager ends it; then the PC clock a day behind the service', async () => {
     // The store's A1 certificate was issued days ago, as real ones are (the demo one generated at
     // the first start would not yet be valid yesterday). `balcao start` keeps the one it finds.
     const dataDir = tempDataDir('balcao-e2e-');
@@ -235,5 +237,18 @@ describe('status bar', () => {
     await waitForText(deadline, warning);
     expect(await pill(page, 'Contingência ativa').count()).toBe(0);
     await screenshotOf(page, 'barra-prazo');
+
+    // 6. The service's clock 26 h ahead of this PC's: the next answer dates it, the bar says so.
+    const moved = await fetch(`${store.serviceUrl}/api/v1/sandbox/relogio`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${store.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ avancar_minutos: 26 * 60 }),
+    });
+    expect(moved.status).toBe(200);
+    await waitForText(
+      bar.getByRole('alert').filter({ hasText: 'relógio' }),
+      /^O relógio deste computador está 26 h atrasado em relação ao serviço de emissão\. Acerte a data e a hora do computador \(no Windows: Configurações → Hora e idioma → Definir hora automaticamente\)\./,
+    );
+    await screenshotOf(page, 'barra-relogio');
   });
 });

@@ -6,7 +6,7 @@ import type { api } from './service-process.ts';
 type Client = ReturnType<typeof api>;
 
 /** Resolves once the service lists manifest `numero` as 'processando'; fails after `timeoutMs`. */
-export async function untilProcessing(client: Client, numero: number, timeoutMs = 10_000): Promise<void> {
+export async function untilProcessing(client: Client, numero: number, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const list = await client.get('/api/v1/mdfe?limit=200');

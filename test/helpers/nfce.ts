@@ -75,7 +75,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls GET /nfce/{id} until `done` holds (default: a verdict), or fails after `timeoutMs`. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export async function waitFor(client: Client, id: string, done: (doc: any) => boolean = (d) => d.status !== 'processando', timeoutMs = 30_000) {
+export async function waitFor(client: Client, id: string, done: (doc: any) => boolean = (d) => d.status !== 'processando', timeoutMs = 60_000) {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const res = await client.get(`/api/v1/nfce/${id}`);

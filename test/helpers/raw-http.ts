@@ -16,6 +16,8 @@ export type RawAnswer = {
   body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
   /** Milliseconds from the first byte sent to the connection's end. */
   closedAfterMs: number;
+  /** The connection was ended by the test giving up waiting (answerOf's timeout), not by the server. */
+  givenUp?: boolean;
 };
 
 /** A URL's host and port. */
@@ -77,12 +79,16 @@ export function openSocket(url: string): Promise<Socket> {
 export function answerOf(socket: Socket, timeoutMs = 15_000): Promise<RawAnswer> {
   const started = Date.now();
   const chunks: Buffer[] = [];
+  let givenUp = false;
   return new Promise((resolve) => {
     const done = () => {
       clearTimeout(timer);
-      resolve(parseAnswer(Buffer.concat(chunks), Date.now() - started));
+      resolve({ ...parseAnswer(Buffer.concat(chunks), Date.now() - started), ...(givenUp && { givenUp }) });
     };
-    const timer = setTimeout(() => socket.destroy(), timeoutMs);
+    const timer = setTimeout(() => {
+      givenUp = true;
+      socket.destroy();
+    }, timeoutMs);
     socket.on('data', (chunk: Buffer) => chunks.push(chunk));
     socket.on('error', () => undefined); // a reset ends it like a close
     socket.once('close', done);

@@ -64,10 +64,16 @@ export type ServiceData = { dataDir: string; database?: string };
 
 const dataOf = (where: string | ServiceData): ServiceData => (typeof where === 'string' ? { dataDir: where } : where);
 
-/** The command-line options and environment that point `balcao` at `where`'s data. */
+/**
+ * The command-line options and environment that point `balcao` at `where`'s data. On PostgreSQL
+ * webhooks may only reach public addresses unless the operator lists more: the tests' receivers
+ * listen on 127.0.0.1, listed as an operator would list a store's own network.
+ */
 export function storageArgs(where: string | ServiceData): { args: string[]; env: Record<string, string> } {
   const { dataDir, database } = dataOf(where);
-  return database ? { args: ['--database', database], env: { BALCAO_MASTER_KEY_FILE: join(dataDir, 'master.key') } } : { args: ['--data', dataDir], env: {} };
+  return database
+    ? { args: ['--database', database], env: { BALCAO_MASTER_KEY_FILE: join(dataDir, 'master.key'), BALCAO_WEBHOOK_DESTINOS: '127.0.0.1' } }
+    : { args: ['--data', dataDir], env: {} };
 }
 
 export type StartOptions = {
@@ -85,7 +91,7 @@ export type StartOptions = {
   args?: string[];
   /** Port to bind; 0 (default) lets the OS pick a free one. */
   port?: number;
-  /** How long to wait for the ready line. */
+  /** How long to wait for the ready line; default 90 s (a start takes about a second, much longer on a machine under load). */
   readyTimeoutMs?: number;
   /** Default: COMPILED. */
   launcher?: Launcher;
@@ -125,7 +131,8 @@ function waitForExit(child: ChildProcess): Promise<Exit> {
   return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
 }
 
-async function launch(dataDir: string, port: number, options: StartOptions, output: string[]) {
+/** `balcao service` started on `port`: its child process, its exit, and its URL once it says it listens. */
+function spawnOn(dataDir: string, port: number, options: StartOptions, output: string[]) {
   const storage = storageArgs({ dataDir, database: options.database });
   const args = [
     ...(options.launcher ?? COMPILED),
@@ -147,31 +154,57 @@ async function launch(dataDir: string, port: number, options: StartOptions, outp
   running.add(child);
   child.once('exit', () => running.delete(child));
   const exited = waitForExit(child);
-  const timeoutMs = options.readyTimeoutMs ?? 30_000;
-
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => fail(new Error(`o serviço não ficou pronto em ${timeoutMs} ms`)), timeoutMs);
-    const fail = (err: Error) => {
-      clearTimeout(timer);
-      child.kill('SIGKILL');
-      reject(new Error(`${err.message}\n--- saída ---\n${output.join('\n')}`));
-    };
-    createInterface({ input: child.stderr! }).on('line', (line) => output.push(line));
+  createInterface({ input: child.stderr! }).on('line', (line) => output.push(line));
+  const ready = new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).on('line', (line) => {
       output.push(line);
       try {
         const entry = JSON.parse(line) as { msg?: string; url?: string };
-        if (entry.msg === 'listening' && entry.url) {
-          clearTimeout(timer);
-          resolve(entry.url);
-        }
+        if (entry.msg === 'listening' && entry.url) resolve(entry.url);
       } catch {
         // not a log line; kept in output
       }
     });
-    void exited.then(({ code, signal }) => fail(new Error(`o serviço terminou antes de ficar pronto (código ${code}, sinal ${signal})`)));
+    void exited.then(({ code, signal }) => reject(new Error(`o serviço terminou antes de ficar pronto (código ${code}, sinal ${signal})`)));
   });
-  return { child, url, exited };
+  ready.catch(() => undefined); // a caller that does not wait for it (spawnService) is told by `exited`
+  return { child, exited, ready };
+}
+
+async function launch(dataDir: string, port: number, options: StartOptions, output: string[]) {
+  const { child, exited, ready } = spawnOn(dataDir, port, options, output);
+  const timeoutMs = options.readyTimeoutMs ?? 90_000;
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`o serviço não ficou pronto em ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    const url = await Promise.race([ready, timedOut]);
+    return { child, url, exited };
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw new Error(`${(err as Error).message}\n--- saída ---\n${output.join('\n')}`);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A service process as it starts, for tests of what happens before it is ready (a stop signal). */
+export type StartingService = {
+  readonly pid: number;
+  /** Every stdout/stderr line so far. */
+  readonly output: string[];
+  /** Its URL once it says it listens (rejected if it exits first). */
+  readonly ready: Promise<string>;
+  readonly exited: Promise<Exit>;
+  signal(signal: NodeJS.Signals): void;
+};
+
+/** Starts `balcao service` without waiting for it to be ready. */
+export function spawnService(options: StartOptions = {}): StartingService {
+  const output: string[] = [];
+  const { child, exited, ready } = spawnOn(options.dataDir ?? tempDataDir(), options.port ?? 0, options, output);
+  return { pid: child.pid!, output, ready, exited, signal: (signal) => child.kill(signal) };
 }
 
 export async function startService(options: StartOptions = {}): Promise<ServiceProcess> {
@@ -180,7 +213,7 @@ export async function startService(options: StartOptions = {}): Promise<ServiceP
   let current = await launch(dataDir, options.port ?? 0, options, output);
   const port = Number(new URL(current.url).port);
 
-  const stop = async (timeoutMs = 15_000): Promise<Exit> => {
+  const stop = async (timeoutMs = 60_000): Promise<Exit> => {
     const { child, exited } = current;
     child.kill('SIGTERM');
     let timer: NodeJS.Timeout | undefined;
@@ -267,7 +300,7 @@ export function api(url: string, token?: string) {
       body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
       headers['content-type'] = 'application/json';
     }
-    const res = await fetch(url + path, { method, headers: { ...headers, ...options.headers }, body, signal: AbortSignal.timeout(30_000) });
+    const res = await fetch(url + path, { method, headers: { ...headers, ...options.headers }, body, signal: AbortSignal.timeout(120_000) });
     const text = await res.text();
     let parsed: unknown = text;
     if ((res.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text);

@@ -38,12 +38,20 @@ const NfceViewFields = {
     STATUSES.map((s) => Type.Literal(s)),
     { description: 'processando, autorizado, rejeitado ou cancelado' },
   ),
-  codigo_status: Nullable(Type.String({ description: 'cStat da autoridade fiscal (null enquanto processando)' })),
-  motivo: Nullable(Type.String({ description: 'xMotivo da autoridade fiscal' })),
+  codigo_status: Nullable(
+    Type.String({
+      description: 'cStat da autorização (ou da rejeição) pela autoridade fiscal; null enquanto processando. Cancelada, continua o da autorização',
+    }),
+  ),
+  motivo: Nullable(Type.String({ description: 'xMotivo da autorização (ou da rejeição)' })),
   protocolo: Nullable(Type.String({ description: 'Protocolo de autorização' })),
   autorizado_em: Nullable(Type.String({ description: 'Data e hora da autorização (dhRecbto), horário de Brasília' })),
   cancelado_em: Nullable(Type.String({ description: 'Data e hora do cancelamento, horário de Brasília' })),
   protocolo_cancelamento: Nullable(Type.String({ description: 'Protocolo do evento de cancelamento' })),
+  codigo_status_cancelamento: Nullable(
+    Type.String({ description: 'cStat do evento de cancelamento (135: registrado); null sem evento guardado (cancelamento sabido por consulta)' }),
+  ),
+  motivo_cancelamento: Nullable(Type.String({ description: 'xMotivo do evento de cancelamento' })),
   emitido_em: Type.String({ description: 'dhEmi, horário de Brasília' }),
   valor_total: Type.String({ description: 'vNF (decimal)' }),
   qrcode: Nullable(Type.String({ description: 'Texto do QR Code (null até a NFC-e ser assinada)' })),

@@ -111,6 +111,11 @@ const NfeViewFields = {
 export const NfeView = Type.Object(NfeViewFields);
 export type NfeView = Static<typeof NfeView>;
 
+/** A return as lists show it: without its items (GET /nfe/{id} has them). */
+const { itens: _itens, ...NfeSummaryFields } = NfeViewFields;
+export const NfeSummaryView = Type.Object(NfeSummaryFields);
+export type NfeSummaryView = Static<typeof NfeSummaryView>;
+
 export const NfeReplay = Type.Object({
   ...NfeViewFields,
   idempotent_replay: Type.Boolean({ description: 'true: repetição de uma devolução já autorizada; nada novo foi emitido' }),

@@ -20,6 +20,8 @@ import { Reconciler } from './reconcile.ts';
 export type ContingencyOptions = {
   store: PosStore;
   clock: Clock;
+  /** The service's time as last known: what receipts issued offline are dated with (service-clock.ts). */
+  fiscalClock?: Clock;
   client: IssuanceClient;
   printer: ReceiptPrinter;
   serie: () => number;
@@ -34,6 +36,8 @@ export type ContingencyOptions = {
   wakeWorker: () => void;
   /** A receipt changed here (issued again offline at the start of a period). */
   onReceipt: (receiptId: string) => void;
+  /** What became of the online attempt a receipt superseded changed: the receipt's view did, not its state. */
+  onTaskChanged: (receiptId: string) => void;
   onStatus: (status: ContingencyStatus) => void;
 };
 
@@ -48,6 +52,7 @@ export class Contingency {
   private readonly printer: ReceiptPrinter;
   private readonly wakeWorker: () => void;
   private readonly onReceipt: (receiptId: string) => void;
+  private readonly onTaskChanged: (receiptId: string) => void;
   private readonly onStatus: (status: ContingencyStatus) => void;
   private readonly printing = new Set<string>();
   private readonly prints = new Set<Promise<void>>();
@@ -61,10 +66,12 @@ export class Contingency {
     this.printer = options.printer;
     this.wakeWorker = options.wakeWorker;
     this.onReceipt = options.onReceipt;
+    this.onTaskChanged = options.onTaskChanged;
     this.onStatus = options.onStatus;
     this.mode = new ContingencyMode({
       store: options.store,
       clock: options.clock,
+      fiscalClock: options.fiscalClock,
       serie: options.serie,
       settings: options.settings,
       credentials: options.credentials,
@@ -77,7 +84,11 @@ export class Contingency {
       clock: options.clock,
       baseMs: options.retry?.baseMs,
       capMs: options.retry?.capMs,
-      onChange: () => this.statusChanged(),
+      // The task shows in the status and beside its receipt (the receipts list).
+      onChange: (receiptId) => {
+        this.statusChanged();
+        if (!this.stopped) this.onTaskChanged(receiptId);
+      },
     });
   }
 
@@ -138,12 +149,14 @@ export class Contingency {
 
   observeReceipt(r: ReceiptRow): void {
     this.mode.detector.receipt(r.id, r.state, this.clock());
+    // Leaving first, when this news calls for it: the screen then hears the period end with its
+    // count, not a period still on with nothing left to transmit.
+    this.evaluate();
     if (r.tp_emis === 9) {
       // A substitute authorized lets its reconciliation go on; the pending count changed.
       if (r.state === 'authorized') this.reconciler.wake();
       this.statusChanged();
     }
-    this.evaluate();
   }
 
   /** Enters or leaves when the counts call for it. Never inside another transaction. */

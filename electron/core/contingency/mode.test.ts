@@ -80,6 +80,24 @@ describe('FailureDetector', () => {
     d.receipt('x', 'authorized', 20);
     expect(d.verdict(3, authority, true)).toEqual({ leave: true });
   });
+
+  it('a period begun on the service’s word that the authority is down ends on the first verdict after it: the authority answered', () => {
+    const authority = { automatic: true, cause: 'autoridade' as const };
+    const d = new FailureDetector(0, 1000);
+    d.authority('indisponivel');
+    expect(d.verdict(3, undefined, false)).toEqual({ enter: 'autoridade' });
+    d.reset(0, true); // entered: the service's word outlives entering
+    d.exchange(null); // the contingency receipts go out: the service answers, the authority not yet
+    d.receipt('c1', 'processing', 10);
+    d.receipt('c2', 'processing', 10);
+    expect(d.verdict(3, authority, true)).toBeUndefined();
+    // The authority is back: the first contingency receipt is authorized. What the service said
+    // before is old news now; its next word on the authority is heard as ever.
+    d.receipt('c1', 'authorized', 20);
+    expect(d.verdict(3, authority, true)).toEqual({ leave: true });
+    d.authority('indisponivel');
+    expect(d.verdict(3, authority, true)).toBeUndefined();
+  });
 });
 
 // =============================================================================================
@@ -385,7 +403,7 @@ describe('resuming a stalled task (manager)', () => {
   });
 });
 
-async function waitFor(t: Terminal, done: (s: Awaited<ReturnType<Terminal['contingencyStatus']>>) => boolean, timeoutMs = 10_000) {
+async function waitFor(t: Terminal, done: (s: Awaited<ReturnType<Terminal['contingencyStatus']>>) => boolean, timeoutMs = 60_000) {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const s = await t.contingencyStatus();

@@ -24,9 +24,10 @@
 //
 // Leaving:
 // - an automatic period ends by itself once the service answers again and nothing says the
-//   authority is still silent: the first verdict, the service saying the authority answers
-//   again ("disponivel"), or the first answer when the period began for the service's sake and
-//   no receipt is stuck at the authority;
+//   authority is still silent: the first verdict (which also outdates the service's word that the
+//   authority was down: it answered since), the service saying the authority answers again
+//   ("disponivel"), or the first answer when the period began for the service's sake and no
+//   receipt is stuck at the authority;
 // - a manager's period ends only by a manager (leaveContingency): the manager said the link is
 //   bad, so a lucky answer does not overrule that.
 //
@@ -130,6 +131,9 @@ export class FailureDetector {
       this.lastVerdictAt = now;
       this.authorityFailures = 0;
       this.judged = true;
+      // The authority answered since the service last said it was down: that word is old news,
+      // and must not keep a period open (and the banner up) until the next health check.
+      if (this.reported === 'indisponivel') this.authority('disponivel');
     }
   }
 
@@ -176,6 +180,8 @@ export class FailureDetector {
 export type ContingencyModeOptions = {
   store: PosStore;
   clock: Clock;
+  /** The service's time as last known (service-clock.ts fiscalNow): what dhCont and dhEmi are dated with. Default: `clock`. */
+  fiscalClock?: Clock;
   /** The terminal's own series now: contingency numbers come from it when `settings().series` is null. */
   serie: () => number;
   /** Stored settings (settings.ts), read on every use: a change applies at once. */
@@ -202,6 +208,7 @@ export class ContingencyMode {
   readonly detector: FailureDetector;
   private readonly store: PosStore;
   private readonly clock: Clock;
+  private readonly fiscalClock: Clock;
   private readonly serieOf: () => number;
   private readonly settingsOf: () => ContingencySettings;
   private readonly credentialsOf: () => { credentials: ContingencyCredentials } | { reason: string };
@@ -213,6 +220,7 @@ export class ContingencyMode {
   constructor(options: ContingencyModeOptions) {
     this.store = options.store;
     this.clock = options.clock;
+    this.fiscalClock = options.fiscalClock ?? options.clock;
     this.serieOf = options.serie;
     this.settingsOf = options.settings;
     this.credentialsOf = options.credentials;
@@ -285,12 +293,22 @@ export class ContingencyMode {
     return this.cannotEnter;
   }
 
-  /** The issuer of an open period, without the limits (re-issuing in-doubt sales is not a new sale). */
-  issuerFor(period: { started_at: string; reason: string }): OfflineIssuer {
+  /**
+   * The issuer of an open period, without the limits (re-issuing in-doubt sales is not a new
+   * sale). dhEmi is the service's time as last known; dhCont the period's, on the same clock, never
+   * after dhEmi (should the clock have been corrected since the period began).
+   */
+  issuerFor(period: { started_at: string; dh_cont: string | null; reason: string }): OfflineIssuer {
     this.assertCanIssue();
     const credentials = (this.credentialsOf() as { credentials: ContingencyCredentials }).credentials;
-    const facts = { dhCont: period.started_at, xJust: period.reason };
-    return { serie: this.serieForContingency(), issue: (request, at) => issueOffline(request, credentials, facts, new Date(at)) };
+    const dhCont = Date.parse(period.dh_cont ?? period.started_at);
+    return {
+      serie: this.serieForContingency(),
+      issue: (request) => {
+        const at = this.fiscalClock();
+        return issueOffline(request, credentials, { dhCont: iso(Math.min(dhCont, at)), xJust: period.reason }, new Date(at));
+      },
+    };
   }
 
   /**
@@ -303,13 +321,15 @@ export class ContingencyMode {
     const entered = this.store.transaction(() => {
       const open = this.period();
       if (open) throw new TerminalError('estado_invalido', `O terminal já está em contingência desde ${open.started_at}`);
+      const dhCont = iso(this.fiscalClock());
       const periodId = this.store.insertContingencyPeriod({
         started_at: at,
+        dh_cont: dhCont,
         reason: input.reason,
         automatic: input.automatic ? 1 : 0,
         started_by: input.manager?.id ?? null,
       });
-      const issuer = this.issuerFor({ started_at: at, reason: input.reason });
+      const issuer = this.issuerFor({ started_at: at, dh_cont: dhCont, reason: input.reason });
       const reissued = this.store.unsettledOnlineReceipts().map((r) => supersedeInDoubt(this.store, () => now, r, issuer, this.neverSent(r)));
       audit(this.store, () => now, {
         actor: input.manager ? actorOfManager(input.manager) : SYSTEM_ACTOR,

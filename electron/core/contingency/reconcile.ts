@@ -31,13 +31,13 @@
 // takes it and there is nothing to reconcile.
 
 import { randomUUID } from 'node:crypto';
-import type { ReconciliationTask } from '../../api/terminal-api.ts';
+import type { ReconciliationTask, SupersededAttempt } from '../../api/terminal-api.ts';
 import type { InutilizarResult, IssuanceClient, NfceDocument, NfceSubmission } from '../api-client.ts';
 import { audit, SYSTEM_ACTOR } from '../managers.ts';
 import { backoffMs } from '../outbox-rules.ts';
 import { failureOf, type Failure, type HttpFailure, type Result } from '../failures.ts';
 import { refusalForPeople, transientForPeople } from '../service-messages.ts';
-import type { PosStore, ReceiptRow, ReconciliationOutcome, ReconciliationPatch, ReconciliationTaskRow } from '../pos-store.ts';
+import { NO_VERDICT, type PosStore, type ReceiptRow, type ReconciliationOutcome, type ReconciliationPatch, type ReconciliationTaskRow } from '../pos-store.ts';
 import { iso, type Clock } from '../../../base/common/clock.ts';
 import { buildNfceRequest, type OfflineIssuer } from '../sales.ts';
 import { WakeableLoop } from '../wakeable-loop.ts';
@@ -65,7 +65,7 @@ export function supersedeInDoubt(store: PosStore, clock: Clock, r: ReceiptRow, i
   const keepNumber = neverSent && serie === r.serie;
   const nNF = keepNumber ? r.nnf : store.takeNextNumber(serie);
   const request = buildNfceRequest(sale, store.items(sale.id), store.payments(sale.id), serie, nNF);
-  const issued = issuer.issue(request, now);
+  const issued = issuer.issue(request);
   if (!keepNumber)
     store.insertReconciliationTask({
       id: randomUUID(),
@@ -95,11 +95,7 @@ export function supersedeInDoubt(store: PosStore, clock: Clock, r: ReceiptRow, i
       chave: issued.chave,
       qrcode: issued.qrcode,
       url_consulta: issued.urlConsulta,
-      service_id: null,
-      codigo_status: null,
-      motivo: null,
-      protocolo: null,
-      attention: null,
+      ...NO_VERDICT,
     },
     at,
   );
@@ -242,6 +238,15 @@ export function reconciliationTaskView(t: ReconciliationTaskRow, receipt: Receip
     canResume: t.state === 'blocked',
     createdAt: t.created_at,
   };
+}
+
+/** A superseded attempt as the receipts list shows it, beside the contingency receipt that covers its sale. */
+export function supersededAttemptView(t: ReconciliationTaskRow): SupersededAttempt {
+  let state: SupersededAttempt['state'];
+  if (t.state === 'done') state = t.outcome === 'cancelada_substituicao' ? 'cancelled_by_substitution' : t.outcome === 'ja_cancelada' ? 'cancelled' : 'voided';
+  else if (t.state === 'blocked') state = 'blocked';
+  else state = t.kind === 'verificar' ? 'checking' : t.kind === 'cancelar_substituicao' ? 'cancelling' : 'voiding';
+  return { serie: t.serie, nNF: t.nnf, chave: t.chave, state };
 }
 
 // =============================================================================================

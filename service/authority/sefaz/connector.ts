@@ -33,6 +33,7 @@ import {
   type MdfeVerdict,
   type NfeConsultation,
   type NfeVerdict,
+  type OpenManifests,
   type ServiceStatusVerdict,
   type TaxAuthority,
   type VoidingVerdict,
@@ -73,9 +74,6 @@ export type ServiceStatus = {
   /** Answered from the last query (less than statusIntervalMs ago), not asked again. */
   cached: boolean;
 };
-
-/** MDFeConsNaoEnc: the manifests of the emitter that are still open. */
-export type OpenManifests = { cStat: string; xMotivo: string; manifests: { chMDFe: string; nProt: string }[] };
 
 /** A message that fails its own schema: never sent. A bug in the builder, not the user's input. */
 export class SefazMessageError extends Error {

@@ -149,14 +149,14 @@ export function retConsSitMDFe(c: Common, protMDFe?: string): string {
   return root('MDFeConsulta', ' versao="3.00"', body);
 }
 
-export function retConsMDFeNaoEnc(c: Common, open: readonly { key: string; nProt: string }[]): string {
+export function retConsMDFeNaoEnc(c: Common, open: readonly { chMDFe: string; nProt: string }[]): string {
   const body =
     t('tpAmb', c.tpAmb) +
     t('verAplic', c.verAplic) +
     t('cStat', c.cStat) +
     t('xMotivo', c.xMotivo) +
     t('cUF', c.cUF) +
-    open.map((m) => `<infMDFe>${t('chMDFe', m.key)}${t('nProt', m.nProt)}</infMDFe>`).join('');
+    open.map((m) => `<infMDFe>${t('chMDFe', m.chMDFe)}${t('nProt', m.nProt)}</infMDFe>`).join('');
   return root('MDFeConsNaoEnc', ' versao="3.00"', body);
 }
 

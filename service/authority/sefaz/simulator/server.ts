@@ -456,12 +456,8 @@ export class SefazSimulator {
         return answers.retConsSitMDFe(this.common(company, cStat, xMotivo), known.verdict.protMDFe);
       }
       case 'MDFeConsNaoEnc': {
-        const open = await this.#authority.openMdfes(company);
-        const c =
-          open.length > 0
-            ? this.common(company, '111', 'Consulta não encerrados localizou MDF-e')
-            : this.common(company, '112', 'Consulta não encerrados não localizou MDF-e');
-        return answers.retConsMDFeNaoEnc(c, open);
+        const open = await this.#authority.openManifests(company);
+        return answers.retConsMDFeNaoEnc(this.common(company, open.cStat, open.xMotivo), open.manifests);
       }
     }
   }
