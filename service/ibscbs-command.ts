@@ -6,8 +6,8 @@ import { IssueCollector } from '../fiscal/errors.ts';
 import { EXIT_USAGE, parseCommand, parseOptions, UsageError } from './cli-args.ts';
 import { checkRatePeriodsText } from './ibscbs-options.ts';
 import { operatorRates, replaceOperatorRates } from './operator-rates.ts';
-import { openService } from './open-service.ts';
-import { describeStorage, STORAGE_OPTIONS, STORAGE_USAGE, storageOf, type Storage } from './storage.ts';
+import { openServiceForCommand } from './open-service.ts';
+import { STORAGE_OPTIONS, STORAGE_USAGE, storageOf, type Storage } from './storage.ts';
 
 const USAGE = `Uso: balcao ibscbs aliquotas (--data DIR | --database URL) --periodos "INICIO..FIM chave=valor ...; ..."
      balcao ibscbs status (--data DIR | --database URL) [--em AAAA-MM-DD]
@@ -60,13 +60,8 @@ export async function run(args: string[]): Promise<number> {
       return 1;
     }
   }
-  let opened;
-  try {
-    opened = await openService(storage);
-  } catch (err) {
-    process.stderr.write(`Não foi possível abrir os dados do serviço em ${describeStorage(storage)}: ${(err as Error).message}\n`);
-    return EXIT_USAGE;
-  }
+  const opened = await openServiceForCommand(storage);
+  if (!opened) return EXIT_USAGE;
   try {
     const now = em ?? new Date();
     const view = action === 'aliquotas' ? await replaceOperatorRates(opened.store, periods, 'periodos', now) : await operatorRates(opened.store, now);

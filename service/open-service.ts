@@ -11,7 +11,7 @@ import { openServiceDatabase } from './db.ts';
 import type { PgStoreOptions } from './pg-store.ts';
 import { serviceSecretBox, verifyMasterKey, type SecretSealer } from './secrets.ts';
 import { SqliteStore } from './sqlite-store.ts';
-import { masterKeyOf, type Storage } from './storage.ts';
+import { describeStorage, masterKeyOf, type Storage } from './storage.ts';
 import type { ServiceStore } from './store.ts';
 
 export type OpenedService<S extends ServiceStore = ServiceStore> = { store: S; secrets: SecretSealer };
@@ -52,4 +52,14 @@ export async function openService(where: string | Storage, env: NodeJS.ProcessEn
     throw err;
   }
   return { store, secrets };
+}
+
+/** For a command: the service's data opened, or undefined once why not was written to stderr. */
+export async function openServiceForCommand(storage: Storage): Promise<OpenedService | undefined> {
+  try {
+    return await openService(storage);
+  } catch (err) {
+    process.stderr.write(`Não foi possível abrir os dados do serviço em ${describeStorage(storage)}: ${(err as Error).message}\n`);
+    return undefined;
+  }
 }
