@@ -10,6 +10,10 @@ const subcommands: Record<string, Subcommand> = {
     summary: 'Empresas do serviço de emissão: cadastro, alteração e novo token (company create|update|token)',
     load: () => import('../service/company-command.ts'),
   },
+  ibscbs: {
+    summary: 'Alíquotas do IBS/CBS do operador para todas as empresas (ibscbs aliquotas|status)',
+    load: () => import('../service/ibscbs-command.ts'),
+  },
   'responsavel-tecnico': {
     summary: 'Responsável técnico (infRespTec e CSRT) de todos os documentos do serviço (definir|mostrar|remover)',
     load: () => import('../service/resp-tec-command.ts'),

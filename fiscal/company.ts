@@ -1,6 +1,7 @@
 // What the fiscal core needs to know about the issuing company (the emitter). The service keeps
 // these as company settings; the terminal keeps a copy for contingency issuance.
 
+import type { RateOverride } from './ibscbs/rates.ts';
 import type { IbsCbsSettings } from './ibscbs/settings.ts';
 import type { TechnicalResponsible } from './resp-tec.ts';
 
@@ -45,4 +46,9 @@ export type Emitter = {
    * with to every company's emitter, and the terminal the one it learnt from the service.
    */
   respTec?: TechnicalResponsible;
+  /**
+   * The IBS/CBS rates the service's operator set for all its companies (`balcao ibscbs aliquotas`),
+   * already checked: below the company's own, above the published ones (fiscal/ibscbs/rates.ts).
+   */
+  operatorRates?: readonly RateOverride[];
 };

@@ -295,7 +295,8 @@ describe('operations', () => {
   it('/readyz: ready while the database answers with every migration; 503 in the contract shape when one is missing', async () => {
     const ready = await fetch(`${url}/readyz`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({ status: 'ok' });
+    // From 1 December it may also carry a warning about next year's rates (the next test).
+    expect(await ready.json()).toMatchObject({ status: 'ok' });
     const db = new Database(join(dir, 'service.sqlite'));
     const [row] = db.prepare('SELECT id, checksum, applied_at FROM schema_migrations ORDER BY id DESC LIMIT 1').all() as {
       id: string;
@@ -326,6 +327,50 @@ describe('operations', () => {
     }
     expect(text).toContain('# TYPE balcao_authorizations_total counter');
     expect(text).toContain('# TYPE balcao_authority_request_duration_seconds histogram');
+  });
+});
+
+describe('the operator’s IBS/CBS rates', () => {
+  it('/readyz stays ready but says, from 1 December, that next year’s rates are missing; the operator’s API, with its own token only, sets them for all', async () => {
+    const operatorToken = 'token-do-operador-com-32-caracteres!';
+    const at = (day: string) => buildApp({ ...opened, mode: 'sandbox', realNow: () => Date.parse(`${day}T12:00:00-03:00`), operatorToken });
+    const [november, december] = [at('2026-11-30'), at('2026-12-01')];
+    try {
+      expect((await november.inject({ url: '/readyz' })).json()).toEqual({ status: 'ok' });
+      const warned = await december.inject({ url: '/readyz' });
+      expect(warned.statusCode).toBe(200);
+      expect(warned.json()).toEqual({
+        status: 'ok',
+        avisos: [expect.stringMatching(/^Alíquotas do IBS\/CBS de 2027: a partir de 01\/01\/2027 as NFC-e levarão/)],
+      });
+
+      const path = '/api/v1/operador/aliquotas-ibscbs';
+      const put = (authorization?: string) =>
+        december.inject({
+          method: 'PUT',
+          url: path,
+          headers: authorization ? { authorization } : {},
+          payload: { periodos: [{ from: '2027-01-01', to: '2027-12-31', pCBS: '8.70' }] },
+        });
+      expect((await put()).statusCode).toBe(401);
+      expect((await put(`Bearer ${token}`)).statusCode).toBe(401);
+      const done = await put(`Bearer ${operatorToken}`);
+      expect(done.statusCode, done.body).toBe(200);
+      expect(done.json()).toEqual({
+        aliquotas: '2027-01-01..2027-12-31 cbs=8.70',
+        periodos: [{ from: '2027-01-01', to: '2027-12-31', pCBS: '8.70' }],
+        aviso: null,
+        data_referencia: '2026-12-01',
+      });
+      expect((await december.inject({ url: '/readyz' })).json()).toEqual({ status: 'ok' });
+      // Without a token configured, the operator's API is off.
+      const off = await buildApp({ ...opened, mode: 'sandbox' }).inject({ url: path, headers: { authorization: `Bearer ${operatorToken}` } });
+      expect(off.statusCode).toBe(401);
+      expect(off.json().error.message).toMatch(/API do operador desativada/);
+    } finally {
+      await opened.store.setOperatorRates([]);
+      await Promise.all([november.close(), december.close()]);
+    }
   });
 });
 

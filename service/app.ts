@@ -11,7 +11,10 @@ import { createServiceDeps, type SandboxTransport, type ServiceDeps } from './de
 import { authenticate, identifyIfPresent } from './http/auth.ts';
 import { ApiError, errorHandler, forbiddenKey, forbiddenKeyField, invalidRequest, notFoundHandler } from './http/errors.ts';
 import { coerceQueryAndParams } from './http/query-coercion.ts';
+import { assertOperator, OperatorRatesAnswer, OperatorRatesBody, operatorRates, operatorTokenHash, replaceOperatorRates } from './operator-rates.ts';
 import { inReadScope } from './read-scope.ts';
+import { brasiliaDay } from '../base/common/brasilia.ts';
+import { ratesWarning } from '../fiscal/ibscbs/readiness.ts';
 import { documentRoutes } from './routes.ts';
 import { sandboxRoutes } from './http/sandbox-routes.ts';
 import { httpTimeouts, requestTimeoutFromEnv } from './http/timeouts.ts';
@@ -49,6 +52,8 @@ export type BuildAppOptions = {
   tls?: { cert: string; key: string };
   /** Where companies' webhooks may point (webhooks/destinations.ts); default any address. */
   webhookDestinations?: DestinationPolicy;
+  /** The operator's token (BALCAO_OPERATOR_TOKEN): turns on /api/v1/operador (operator-rates.ts). */
+  operatorToken?: string;
 };
 
 export type ServiceApp = FastifyInstance & { deps: ServiceDeps };
@@ -85,6 +90,7 @@ export function buildApp(options: BuildAppOptions): ServiceApp {
   requestHooks(app, deps);
   describeInOpenApi(app, options.mode);
   operationalRoutes(app, deps);
+  operatorRoutes(app, deps, operatorTokenHash(options.operatorToken));
 
   void app.register(
     async (api) => {
@@ -218,11 +224,49 @@ function describeInOpenApi(app: App, mode: BuildAppOptions['mode']): void {
           (mode === 'sandbox' ? 'Modo sandbox: autoridade fiscal simulada.' : 'Modo produção.'),
       },
       components: {
-        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'Token da empresa (blc_...)' } },
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', description: 'Token da empresa (blc_...)' },
+          operatorAuth: { type: 'http', scheme: 'bearer', description: 'Token do operador do serviço (BALCAO_OPERATOR_TOKEN)' },
+        },
       },
       security: [{ bearerAuth: [] }],
     },
   });
+}
+
+/** What a company is warned about (in words): next year's IBS/CBS rates, when it writes the groups. */
+async function companyNotices(deps: ServiceDeps, companyId: string): Promise<string[]> {
+  const now = await deps.clock.now(companyId);
+  // A certificate out of its validity is the issuance's business, not the health check's.
+  const issuer = await deps.companies.issuer(companyId, now).catch(() => undefined);
+  const emitter = issuer?.emitter;
+  if (!emitter || (emitter.crt !== 3 && emitter.ibsCbs?.optIn !== true)) return [];
+  const warning = ratesWarning(brasiliaDay(now), emitter.ibsCbs?.rates ?? [], emitter.operatorRates ?? [], 'empresa');
+  return warning ? [warning.message] : [];
+}
+
+/** The operator's API, outside the companies' authentication: its own token (operator-rates.ts). */
+function operatorRoutes(app: App, deps: ServiceDeps, tokenHash: Buffer | undefined): void {
+  const onRequest = async (request: { headers: { authorization?: string } }) => assertOperator(tokenHash, request.headers.authorization);
+  const path = `${API_PREFIX}/operador/aliquotas-ibscbs`;
+  const tags = ['Operador'];
+  const security = [{ operatorAuth: [] }];
+  app.get(
+    path,
+    {
+      onRequest,
+      schema: { tags, security, summary: 'Alíquotas do IBS/CBS definidas pelo operador para todas as empresas', response: { 200: OperatorRatesAnswer } },
+    },
+    async () => operatorRates(deps.store, deps.clock.real()),
+  );
+  app.put(
+    path,
+    {
+      onRequest,
+      schema: { tags, security, summary: 'Substitui as alíquotas do IBS/CBS do operador', body: OperatorRatesBody, response: { 200: OperatorRatesAnswer } },
+    },
+    async (request) => replaceOperatorRates(deps.store, (request.body as { periodos: unknown }).periodos, 'periodos', deps.clock.real()),
+  );
 }
 
 /** Outside /api/v1 and its authentication: liveness, readiness, metrics, the OpenAPI document. */
@@ -231,9 +275,14 @@ function operationalRoutes(app: App, deps: ServiceDeps): void {
   // restarted because its database is away). With a company's token, also what the service last
   // learned of that company's tax authority, so a terminal can issue in offline contingency
   // without waiting on a sale to find out.
-  app.get('/healthz', { schema: { hide: true }, onRequest: identifyIfPresent(deps.store) }, async (request) =>
-    request.company ? { status: 'ok', autoridade: deps.authority.availability.of(request.company.id) } : { status: 'ok' },
-  );
+  // With the token, also the company's warnings in words (next year's IBS/CBS rates, on the
+  // company's clock), which the terminal shows its manager.
+  app.get('/healthz', { schema: { hide: true }, onRequest: identifyIfPresent(deps.store) }, async (request) => {
+    if (!request.company) return { status: 'ok' };
+    const id = request.company.id;
+    const avisos = await companyNotices(deps, id);
+    return { status: 'ok', autoridade: deps.authority.availability.of(id), ...(avisos.length > 0 && { avisos }) };
+  });
 
   // Readiness: the database answers and its schema is the one this code ships. A load balancer
   // sends traffic only to a ready process; 503 in the contract's shape otherwise.
@@ -243,7 +292,10 @@ function operationalRoutes(app: App, deps: ServiceDeps): void {
     } catch (err) {
       throw new ApiError('servico_indisponivel', `O serviço não está pronto: ${(err as Error).message}`, { headers: { 'retry-after': '5' } });
     }
-    return { status: 'ok' };
+    // Ready whatever the rates say (a store sells with the provisional one), but the operator is
+    // told, in words, when next year's rates are not all stated (from 1 December).
+    const aviso = (await operatorRates(deps.store, deps.clock.real())).aviso;
+    return aviso ? { status: 'ok', avisos: [aviso] } : { status: 'ok' };
   });
 
   // Prometheus (metrics.ts). Open like /healthz: counts and durations, nothing of a company's.

@@ -16,6 +16,11 @@ export class CompanyClock {
     private readonly realNow: () => number = Date.now,
   ) {}
 
+  /** The service's own now, with no company's offset (the operator's view, /readyz). */
+  real(): Date {
+    return new Date(this.realNow());
+  }
+
   async now(companyId: string): Promise<Date> {
     if (this.mode !== 'sandbox') return new Date(this.realNow());
     // Once per request or queue batch (read-scope.ts).

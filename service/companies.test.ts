@@ -405,6 +405,8 @@ describe('updateCompany', () => {
           return read;
         },
         getCompanyVersion: (companyId) => opened.store.getCompanyVersion(companyId),
+        getOperatorRates: () => opened.store.getOperatorRates(),
+        setOperatorRates: (periods) => opened.store.setOperatorRates(periods),
         updateCompanySettings: (...args) => opened.store.updateCompanySettings(...args),
         replaceApiTokens: (...args) => opened.store.replaceApiTokens(...args),
         insertCompany: (...args) => opened.store.insertCompany(...args),

@@ -16,6 +16,7 @@ import type { Emitter, Environment, QrCodeVersion } from '../fiscal/company.ts';
 import type { TechnicalResponsible } from '../fiscal/resp-tec.ts';
 import { loadTechnicalResponsible } from './resp-tec.ts';
 import { FieldError, IssueCollector } from '../fiscal/errors.ts';
+import type { RateOverride } from '../fiscal/ibscbs/rates.ts';
 import type { IbsCbsSettings } from '../fiscal/ibscbs/settings.ts';
 import { checkIbsCbsOptions, optionsOf, type IbsCbsOptions } from './ibscbs-options.ts';
 import { readOnce, scopeKeys } from './read-scope.ts';
@@ -359,7 +360,7 @@ export async function updateCompany(deps: CompanyDeps, companyId: string, change
     // Written only over the version validated against: a concurrent update is never overwritten
     // by settings merged from what it replaced.
     const updated = await deps.store.updateCompanySettings(companyId, current.version, settings, replaced);
-    if (updated) return openIssuer(deps.secrets, updated, await deps.store.replacedCertificates(companyId));
+    if (updated) return openIssuer(deps.secrets, updated, await deps.store.replacedCertificates(companyId), await deps.store.getOperatorRates());
     if (attempt === UPDATE_ATTEMPTS) throw new CompanyChangedError(`a empresa ${companyId} foi alterada por outro processo ao mesmo tempo; repita o comando`);
   }
 }
@@ -398,6 +399,7 @@ function openIssuer(
   secrets: SecretSealer,
   company: CompanyRecord,
   replacedCertificates: readonly ReplacedCertificate[],
+  operatorRates: readonly RateOverride[],
   respTec?: TechnicalResponsible,
 ): Issuer {
   const companyId = company.id;
@@ -425,6 +427,7 @@ function openIssuer(
     qrCodeVersion: company.qrcodeVersao,
     ibsCbs: company.ibsCbs,
     ...(respTec && { respTec }),
+    ...(operatorRates.length > 0 && { operatorRates }),
   };
   return { company, emitter, certificate, replacedCertificates };
 }
@@ -492,7 +495,9 @@ export class Companies {
     // copy still holds as current, so no certificate of the company is ever missing from both.
     if (!company) return undefined;
     const replaced = await this.deps.store.replacedCertificates(companyId);
-    return openIssuer(this.deps.secrets, company, replaced, await this.technicalResponsible());
+    // The operator's rates bump every company's version when they change (store.ts), so they are
+    // as fresh as the rest of the copy.
+    return openIssuer(this.deps.secrets, company, replaced, await this.deps.store.getOperatorRates(), await this.technicalResponsible());
   }
 
   /** The deployment's technical responsible, read once per process (resp-tec.ts); read again after a failed read. */

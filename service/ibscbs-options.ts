@@ -84,18 +84,22 @@ export function checkIbsCbsOptions(o: IbsCbsOptions, issues: IssueCollector): Ib
     if (checked) defaultClassification = { CST: checked.CST, cClassTrib: checked.cClassTrib };
   }
 
-  let rates: RateOverride[] = [];
-  if (o.ibscbsAliquotas !== undefined) {
-    const parsed = issues.capture(() => parseRatePeriods(o.ibscbsAliquotas!));
-    if (parsed) {
-      const local = new IssueCollector();
-      const checked = checkRateOverrides(parsed, 'p', local);
-      for (const i of local.issues) {
-        const n = /^p\[([0-9]+)\]/.exec(i.field)?.[1];
-        issues.add('ibscbs-aliquotas', n === undefined ? i.message : `período ${Number(n) + 1}: ${i.message}`);
-      }
-      if (checked) rates = checked;
-    }
-  }
+  const rates = o.ibscbsAliquotas === undefined ? [] : (checkRatePeriodsText(o.ibscbsAliquotas, 'ibscbs-aliquotas', issues) ?? []);
   return issues.issues.length === before ? { optIn, defaultClassification, rates } : undefined;
+}
+
+/**
+ * Periods as the options write them ("2027-01-01..2027-12-31 cbs=8.80; ..."), parsed and checked;
+ * issues go to `issues` under `field`, naming the period. Undefined when anything was reported.
+ */
+export function checkRatePeriodsText(text: string, field: string, issues: IssueCollector): RateOverride[] | undefined {
+  const parsed = issues.capture(() => parseRatePeriods(text, field));
+  if (!parsed) return undefined;
+  const local = new IssueCollector();
+  const checked = checkRateOverrides(parsed, 'p', local);
+  for (const i of local.issues) {
+    const n = /^p\[([0-9]+)\]/.exec(i.field)?.[1];
+    issues.add(field, n === undefined ? i.message : `período ${Number(n) + 1}: ${i.message}`);
+  }
+  return checked;
 }

@@ -28,6 +28,7 @@ import type { PgStore } from './pg-store.ts';
 import { openService } from './open-service.ts';
 import { scheduleBackups } from './backups.ts';
 import { describeStorage, STORAGE_OPTIONS, STORAGE_USAGE, storageOf, type Storage } from './storage.ts';
+import { operatorTokenHash } from './operator-rates.ts';
 import { generatedTls, isLoopback, operatorTls, tlsChoice, TlsConfigError, type TlsMaterial } from './tls.ts';
 import { faultWords, systemFault } from '../base/node/system-faults.ts';
 import { destinationPolicy, type DestinationPolicy } from './webhooks/destinations.ts';
@@ -57,6 +58,9 @@ ${STORAGE_USAGE}
 Para onde os webhooks das empresas podem apontar: BALCAO_WEBHOOK_DESTINOS=qualquer | publicos |
 REDES (ex.: 10.20.0.0/16,192.168.0.50: endereços públicos e estes). Padrão: qualquer com --data em
 127.0.0.1; publicos com --database ou --host fora desta máquina.
+
+API do operador: BALCAO_OPERATOR_TOKEN, o token do operador (32 caracteres ou mais), liga
+/api/v1/operador/aliquotas-ibscbs (alíquotas do IBS/CBS de todas as empresas).
 `;
 
 // In-flight requests get this long after a stop signal; then open connections are cut. An
@@ -138,6 +142,12 @@ export async function run(args: string[]): Promise<number> {
     log = createLogger();
   } catch (err) {
     process.stderr.write(`BALCAO_LOG_LEVEL inválido: ${(err as Error).message}\n`);
+    return EXIT_USAGE;
+  }
+  try {
+    operatorTokenHash(process.env.BALCAO_OPERATOR_TOKEN);
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n`);
     return EXIT_USAGE;
   }
   try {
@@ -230,7 +240,19 @@ async function startAndServe(
   if (signals.received) return stoppedWhileStarting();
   if (storage.kind === 'sqlite') backups = scheduleBackups(store, storage.dataDir, log);
 
-  const app = buildApp({ store, secrets, mode, logger: log, authority, sandboxTransport, processMetrics: true, webhookDestinations, ...(tls && { tls }) });
+  const operatorToken = process.env.BALCAO_OPERATOR_TOKEN;
+  const app = buildApp({
+    store,
+    secrets,
+    mode,
+    logger: log,
+    authority,
+    sandboxTransport,
+    processMetrics: true,
+    webhookDestinations,
+    ...(tls && { tls }),
+    ...(operatorToken && { operatorToken }),
+  });
   try {
     await app.listen({ port, host });
   } catch (err) {

@@ -56,6 +56,16 @@ export async function openService(where: string | Storage, env: NodeJS.ProcessEn
   return { store, secrets };
 }
 
+/** For a command: the service's data opened, or undefined once why not was written to stderr. */
+export async function openServiceForCommand(storage: Storage): Promise<OpenedService | undefined> {
+  try {
+    return await openService(storage);
+  } catch (err) {
+    process.stderr.write(`Não foi possível abrir os dados do serviço em ${describeStorage(storage)}: ${(err as Error).message}\n`);
+    return undefined;
+  }
+}
+
 /**
  * A CLI command's work on the service's data: `perform`'s answer printed as one JSON line (exit
  * 0); a FieldError printed one line per issue, each naming the command-line option `optionOf`
@@ -68,13 +78,8 @@ export async function runOnService(
   optionOf: (field: string) => string,
   otherError: (err: unknown) => number | undefined = () => undefined,
 ): Promise<number> {
-  let opened: OpenedService;
-  try {
-    opened = await openService(storage);
-  } catch (err) {
-    process.stderr.write(`Não foi possível abrir os dados do serviço em ${describeStorage(storage)}: ${(err as Error).message}\n`);
-    return 1;
-  }
+  const opened = await openServiceForCommand(storage);
+  if (!opened) return 1;
   try {
     process.stdout.write(JSON.stringify(await perform(opened)) + '\n');
     return 0;

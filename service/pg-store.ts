@@ -12,6 +12,7 @@
 //   overwritten. They are sealed under the master key (secrets.ts), which is never in the
 //   database, so the leftovers are ciphertext.
 
+import type { RateOverride } from '../fiscal/ibscbs/rates.ts';
 import type pg from 'pg';
 import type { SandboxMemory } from './authority/sandbox-memory.ts';
 import { PgSandboxMemory } from './authority/sandbox-pg-memory.ts';
@@ -230,6 +231,22 @@ export class PgStore implements ServiceStore {
     // Frees the replaced row versions (see the header); best effort, the update stands either way.
     if (updated) await this.pool.query('VACUUM companies').catch(() => undefined);
     return updated;
+  }
+
+  async getOperatorRates(): Promise<RateOverride[]> {
+    const row = (await this.pool.query<{ periods: string }>('SELECT periods FROM operator_ibscbs_rates WHERE id = 1')).rows[0];
+    return row === undefined ? [] : (JSON.parse(row.periods) as RateOverride[]);
+  }
+
+  async setOperatorRates(periods: readonly RateOverride[]): Promise<void> {
+    const now = iso();
+    await inTransaction(this.pool, async (client) => {
+      await client.query(
+        'INSERT INTO operator_ibscbs_rates (id, periods, updated_at) VALUES (1, $1, $2) ON CONFLICT (id) DO UPDATE SET periods = excluded.periods, updated_at = excluded.updated_at',
+        [JSON.stringify(periods), now],
+      );
+      await client.query('UPDATE companies SET settings_version = settings_version + 1, updated_at = $1', [now]);
+    });
   }
 
   async replacedCertificates(companyId: string): Promise<ReplacedCertificate[]> {

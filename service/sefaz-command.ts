@@ -12,7 +12,7 @@ import { AuthorityCertificateError, type AuthorityCompany } from './authority/po
 import { SefazAuthority, type ServiceStatus } from './authority/sefaz/connector.ts';
 import { SefazConfigError, sefazOptions, type SefazSettings } from './authority/sefaz/config.ts';
 import { Companies } from './companies.ts';
-import { openService } from './open-service.ts';
+import { openServiceForCommand } from './open-service.ts';
 import { describeStorage, STORAGE_OPTIONS, STORAGE_USAGE, storageOf, type Storage } from './storage.ts';
 import { FieldError } from '../fiscal/errors.ts';
 
@@ -65,13 +65,8 @@ export async function run(args: string[]): Promise<number> {
     process.stderr.write(`${err.message}\n`);
     return EXIT_USAGE;
   }
-  let opened;
-  try {
-    opened = await openService(storage);
-  } catch (err) {
-    process.stderr.write(`Não foi possível abrir os dados do serviço em ${describeStorage(storage)}: ${(err as Error).message}\n`);
-    return EXIT_USAGE;
-  }
+  const opened = await openServiceForCommand(storage);
+  if (!opened) return EXIT_USAGE;
   const authority = new SefazAuthority(options);
   try {
     let issuer;

@@ -5,6 +5,7 @@
 import { dirname, join } from 'node:path';
 import type Database from 'better-sqlite3';
 import type { Environment } from '../fiscal/company.ts';
+import type { RateOverride } from '../fiscal/ibscbs/rates.ts';
 import { migrationSetDir, shippedMigrations } from '../migrations/migrate.ts';
 import type { SandboxMemory } from './authority/sandbox-memory.ts';
 import { SqliteSandboxMemory } from './authority/sandbox-store.ts';
@@ -207,6 +208,21 @@ export class SqliteStore implements ServiceStore {
       this.statement('DELETE FROM api_tokens WHERE company_id = ?').run(companyId);
       this.statement('INSERT INTO api_tokens (token_sha256, company_id, created_at) VALUES (?, ?, ?)').run(tokenSha256, companyId, iso());
       return true;
+    });
+  }
+
+  async getOperatorRates(): Promise<RateOverride[]> {
+    const periods = this.statement('SELECT periods FROM operator_ibscbs_rates WHERE id = 1').pluck().get() as string | undefined;
+    return periods === undefined ? [] : (JSON.parse(periods) as RateOverride[]);
+  }
+
+  async setOperatorRates(periods: readonly RateOverride[]): Promise<void> {
+    const now = iso();
+    this.transaction(() => {
+      this.statement(
+        'INSERT INTO operator_ibscbs_rates (id, periods, updated_at) VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET periods = excluded.periods, updated_at = excluded.updated_at',
+      ).run(JSON.stringify(periods), now);
+      this.statement('UPDATE companies SET settings_version = settings_version + 1, updated_at = ?').run(now);
     });
   }
 

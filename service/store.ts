@@ -10,6 +10,7 @@
 // (see the *InTx building blocks of SqliteStore).
 
 import type { Environment, QrCodeVersion } from '../fiscal/company.ts';
+import type { RateOverride } from '../fiscal/ibscbs/rates.ts';
 import type { IbsCbsSettings } from '../fiscal/ibscbs/settings.ts';
 import type { SandboxMemory } from './authority/sandbox-memory.ts';
 import type { ClaimRequest, ClaimResult, DocumentType, KeyAttempt, KeyOutcome, StoredKey } from './idempotency-rules.ts';
@@ -124,6 +125,13 @@ export interface CompanyStore {
   technicalResponsible(): Promise<StoredTechnicalResponsible | undefined>;
   /** Sets (or, with undefined, removes) the deployment's technical responsible. */
   setTechnicalResponsible(value: StoredTechnicalResponsible | undefined): Promise<void>;
+  /** The IBS/CBS rates the operator set for all companies (empty when never set), as checked. */
+  getOperatorRates(): Promise<RateOverride[]>;
+  /**
+   * Replaces the operator's rates (already checked) and bumps every company's settings version in
+   * the same transaction, so each process reloads its companies' issuers on their next request.
+   */
+  setOperatorRates(periods: readonly RateOverride[]): Promise<void>;
 }
 
 export type PendingKey = KeyAttempt & { createdAt: string; updatedAt: string };

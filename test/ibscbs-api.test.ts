@@ -2,7 +2,9 @@
 // its sandbox authority:
 // 1. a CRT 3 company's JSON NFC-e is authorized with the groups; values sent are checked (422);
 //    above R$ 10.000,00 the consumer's document is asked for (422 on dest) before the authority
-//    is; dated 2027, with the company's CBS rate for the period;
+//    is; dated 2027, with the company's CBS rate for the period; dated 2027 with no rate from
+//    anyone (the provisional one, said from 1 December), then the operator's one command
+//    (`balcao ibscbs aliquotas`, or its API) for every company, a company's own rate still winning;
 // 2. the sandbox answers every rule it checks when the rule is broken: each case is a signed NFC-e
 //    built by the real builder, changed in one place, signed again with the company's
 //    certificate and sent as a contingency XML, so the authority, not the builder, judges it;
@@ -17,7 +19,7 @@ import { validateXml } from '../fiscal/schema.ts';
 import { verifyXmlSignature } from '../fiscal/signature.ts';
 import { firstText } from '../fiscal/xml.ts';
 import { registerCompany, waitFor, type TestCompany } from './helpers/nfce.ts';
-import { runCli, startService, type ServiceProcess } from './helpers/service-process.ts';
+import { api, runCli, startService, type ServiceProcess } from './helpers/service-process.ts';
 
 const ICMS00 = { ICMS: { ICMS00: { orig: '0', CST: '00', modBC: '3', vBC: '0.00', pICMS: '18.00', vICMS: '0.00' } } };
 
@@ -26,8 +28,11 @@ let crt3: TestCompany;
 let producao: TestCompany;
 let nNF = 100;
 
+/** The operator's token (BALCAO_OPERATOR_TOKEN): turns on /api/v1/operador. */
+const OPERATOR = 'operador-de-teste-0123456789abcdefghij';
+
 beforeAll(async () => {
-  service = await startService();
+  service = await startService({ env: { BALCAO_OPERATOR_TOKEN: OPERATOR } });
   [crt3, producao] = await Promise.all([
     registerCompany(service.url, service.dataDir, { extra: { crt: '3' } }),
     registerCompany(service.url, service.dataDir, {
@@ -246,5 +251,65 @@ describe('2027 through the API, with the CBS rate the company states for the per
     expect(['pIBSUF', 'pIBSMun', 'pCBS', 'vBC', 'vCBS'].map((n) => firstText(first, n))).toEqual(['0.05', '0.05', '8.80', '17.36', '1.53']);
     expect(firstText(xml, 'vNFTot')).toBe('110.83');
     expect(validateXml(xml, 'procNFe')).toEqual({ valid: true, errors: [] });
+  });
+});
+
+describe('1 January 2027 with no CBS rate from anyone, then the operator’s one command for every company', () => {
+  /** The first item's IBS/CBS rates of `company`'s next NFC-e (authorized and valid), dated in 2027 by its clock. */
+  async function rates2027(company: TestCompany): Promise<string[]> {
+    const doc = await issued(company, cart());
+    expect(doc.status, JSON.stringify(doc)).toBe('autorizado');
+    expect(doc.emitido_em).toMatch(/^2027-01-0/);
+    const xml = (await company.client.get(`/api/v1/nfce/${doc.id}/xml`)).text;
+    expect(validateXml(xml, 'procNFe')).toEqual({ valid: true, errors: [] });
+    const first = /<IBSCBS>.*?<\/IBSCBS>/.exec(xml)![0];
+    return ['pIBSUF', 'pIBSMun', 'pCBS'].map((n) => firstText(first, n)!);
+  }
+  const status = async (em: string) => {
+    const r = await runCli(['ibscbs', 'status', '--data', service.dataDir, '--em', em]);
+    expect(r.code, r.stderr).toBe(0);
+    return JSON.parse(r.stdout) as { aliquotas: string; aviso: string | null };
+  };
+
+  it('a CRT 3 sale is authorized with the provisional CBS; the operator was told from 1 December; balcao ibscbs aliquotas fixes every company at once', async () => {
+    const [a, b, own] = await Promise.all([
+      registerCompany(service.url, service.dataDir, { extra: { crt: '3' } }),
+      registerCompany(service.url, service.dataDir, { extra: { crt: '3' } }),
+      registerCompany(service.url, service.dataDir, { extra: { crt: '3', 'ibscbs-aliquotas': '2027-01-01..2027-12-31 cbs=8.80' } }),
+    ]);
+    const minutesTo2027 = Math.ceil((Date.parse('2027-01-05T12:00:00-03:00') - Date.now()) / 60_000);
+    for (const c of [a, b, own]) expect((await c.client.post('/api/v1/sandbox/relogio', { avancar_minutos: minutesTo2027 })).status).toBe(200);
+
+    // Nobody has said anything: silent on 30 November, in words from 1 December.
+    expect((await status('2026-11-30')).aviso).toBeNull();
+    expect((await status('2026-12-01')).aviso).toMatch(
+      /^Alíquotas do IBS\/CBS de 2027: a partir de 01\/01\/2027 as NFC-e levarão a alíquota provisória do Balcão \(CBS 8,80 %\).*balcao ibscbs aliquotas/,
+    );
+    // …and the cashier sells on 1 January all the same.
+    expect(await rates2027(a)).toEqual(['0.05', '0.05', '8.80']);
+
+    // The operator's one command, on the running service: every company's next sale carries it.
+    const set = await runCli(['ibscbs', 'aliquotas', '--data', service.dataDir, '--periodos', '2027-01-01..2027-12-31 cbs=8.70']);
+    expect(set.code, set.stderr).toBe(0);
+    expect(JSON.parse(set.stdout)).toMatchObject({
+      aliquotas: '2027-01-01..2027-12-31 cbs=8.70',
+      periodos: [{ from: '2027-01-01', to: '2027-12-31', pCBS: '8.70' }],
+    });
+    expect((await status('2026-12-01')).aviso).toBeNull();
+    expect(await rates2027(a)).toEqual(['0.05', '0.05', '8.70']);
+    expect(await rates2027(b)).toEqual(['0.05', '0.05', '8.70']);
+    // A company's own rate still wins.
+    expect(await rates2027(own)).toEqual(['0.05', '0.05', '8.80']);
+
+    // The same through the operator's API: its own token only; a bad period named; a good one applies.
+    const operatorApi = api(service.url, OPERATOR);
+    expect((await api(service.url, a.token).get('/api/v1/operador/aliquotas-ibscbs')).status).toBe(401);
+    expect((await operatorApi.get('/api/v1/operador/aliquotas-ibscbs')).body).toMatchObject({ aliquotas: '2027-01-01..2027-12-31 cbs=8.70' });
+    const bad = await operatorApi.put('/api/v1/operador/aliquotas-ibscbs', { periodos: [{ from: '2027-01-01', to: '2026-12-31', pCBS: '8.75' }] });
+    expect(bad.status).toBe(422);
+    expect(bad.body.error.details).toEqual([{ field: 'periodos[0].to', message: 'data final anterior à inicial' }]);
+    const put = await operatorApi.put('/api/v1/operador/aliquotas-ibscbs', { periodos: [{ from: '2027-01-01', pCBS: '8.75' }] });
+    expect(put.status, put.text).toBe(200);
+    expect(await rates2027(b)).toEqual(['0.05', '0.05', '8.75']);
   });
 });

@@ -135,6 +135,11 @@ const PROBES: Record<string, Probe> = {
     if (!('xml' in b) || !b.xml.includes('<pIBSUF>')) return outcome(b, 'pIBSUF');
     return `${field(b.xml, 'pIBSUF')} ${field(b.xml, 'pIBSMun')} ${field(b.xml, 'pCBS')}`;
   },
+  // Nobody states the CBS (no company override, no operator): what a CRT 3 sale carries.
+  'ibscbs-aliquotas-provisorias': (date) => {
+    const b = built(sale(undefined, true), date, demoEmitter({ crt: 3 }));
+    return 'xml' in b ? field(b.xml, 'pCBS') : outcome(b, 'pCBS');
+  },
   'ibscbs-no-preco': (date) => {
     const b = built(sale(undefined, true), date, crt3);
     return 'xml' in b ? field(/<IBSCBS>.*<\/IBSCBS>/.exec(b.xml)![0], 'vBC') : outcome(b, 'vBC');
@@ -164,6 +169,8 @@ const EXPECTED: Record<string, [before: unknown, on: unknown]> = {
   'ibscbs-aliquotas 2027-01-01': ['0.10 0.00 0.90', '0.05 0.05 8.80'],
   // From 2029 nothing is published: the company states only the CBS, so the IBS rates are asked for.
   'ibscbs-aliquotas ..2028-12-31': ['0.05 0.05 8.80', '422 emit.ibsCbs.rates,emit.ibsCbs.rates'],
+  'ibscbs-aliquotas-provisorias 2027-01-01': ['0.90', '8.80'],
+  'ibscbs-aliquotas-provisorias ..2028-12-31': ['8.80', '422 emit.ibsCbs.rates,emit.ibsCbs.rates,emit.ibsCbs.rates'],
   'ibscbs-no-preco 2027-01-01': ['100.00', '91.83'],
   'cnpj-alfanumerico homologacao 2026-06-15': [ALPHA_REFUSED, { nfce: 'aceito', mdfe: 'aceito' }],
   'cnpj-alfanumerico producao 2026-07-01': [ALPHA_REFUSED, { nfce: 'aceito', mdfe: 'aceito' }],

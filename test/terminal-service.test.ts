@@ -6,7 +6,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Terminal } from '../electron/core/terminal.ts';
-import { api, closedPort, startService, tempDataDir, type ServiceProcess } from './helpers/service-process.ts';
+import { api, closedPort, runCli, startService, tempDataDir, type ServiceProcess } from './helpers/service-process.ts';
 import { eventually, storeCompany, testTerminal } from './terminal-fixtures.ts';
 import { ACCESS_KEY } from '../base/common/access-key.ts';
 
@@ -59,6 +59,29 @@ describe('the connection to the service', () => {
     terminal.configure({ serviceUrl: service.url }, 'o serviço voltou em outro endereço');
     await eventually('online no endereço novo', async () => (await terminal.queueStatus()).online === true, 5_000);
     expect((await terminal.queueStatus()).lastError).toBeNull();
+  });
+});
+
+describe('the service’s warnings for the manager', () => {
+  it('from 1 December on its clock, a regime-normal company’s terminal is told in words that next year’s CBS is missing; the operator’s one command clears it', async () => {
+    const company = await storeCompany(serviceDir);
+    const crt3 = await runCli(['company', 'update', '--data', serviceDir, '--empresa', company.companyId, '--crt', '3']);
+    expect(crt3.code, crt3.stderr).toBe(0);
+    const toDecember = Math.ceil((Date.parse('2026-12-01T12:00:00-03:00') - Date.now()) / 60_000);
+    if (toDecember > 0) expect((await api(service.url, company.token).post('/api/v1/sandbox/relogio', { avancar_minutos: toDecember })).status).toBe(200);
+    const terminal = await testTerminal({ serviceUrl: service.url, token: company.token, series: 1 });
+    terminals.push(terminal);
+    const operator = (periods: string) => runCli(['ibscbs', 'aliquotas', '--data', serviceDir, '--periodos', periods]);
+    try {
+      await eventually('o aviso chega ao terminal', async () => (await terminal.queueStatus()).serviceNotices.length > 0);
+      expect((await terminal.queueStatus()).serviceNotices).toEqual([
+        expect.stringMatching(/^Alíquotas do IBS\/CBS de 202[78]: .*alíquota provisória do Balcão \(CBS 8,80 %\).*Peça ao operador do serviço de emissão/),
+      ]);
+      expect((await operator('2027-01-01..2028-12-31 cbs=8.80')).code).toBe(0);
+      await eventually('o aviso sai do terminal', async () => (await terminal.queueStatus()).serviceNotices.length === 0);
+    } finally {
+      await operator('');
+    }
   });
 });
 

@@ -183,6 +183,8 @@ export type QueueStatus = {
    * far from the service's, the automatic backup failing, the disk full. Empty when all is well.
    */
   alerts: string[];
+  /** The service's warnings for the company, in Portuguese (next year's IBS/CBS rates missing...). */
+  serviceNotices: string[];
 };
 
 export type ManagerView = { id: string; name: string };

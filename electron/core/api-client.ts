@@ -38,8 +38,8 @@ export type NfceDocument = NfceView & { idempotent_replay?: boolean };
 /** 202 of POST /api/v1/nfce (docs/api.md, "NFC-e"). */
 export type NfceAccepted = NfceAcceptedView;
 
-/** GET /healthz with the terminal's token. */
-export type Health = { ok: boolean; autoridade: AuthoritySituation | null };
+/** GET /healthz with the terminal's token; `avisos`: the service's warnings for the company, in words. */
+export type Health = { ok: boolean; autoridade: AuthoritySituation | null; avisos: string[] };
 
 /** What an issuance POST answered: a fresh attempt (202) or the replay of an authorized one (200). */
 export type Submission<Accepted, Document> = { status: 202; replay: false; body: Accepted } | { status: 200; replay: true; body: Document };
@@ -454,9 +454,14 @@ export class IssuanceClient {
       const raw = await this.call('GET', '/healthz', options);
       // `{ "status": "ok" }` is the service's; any other 2xx is someone else's page.
       if ((raw.body as { status?: unknown }).status !== 'ok') throw foreignAnswer(raw.status, 'GET /healthz sem status ok');
-      return { ok: true, autoridade: authoritySituationOf(raw.body) ?? null };
+      const avisos = (raw.body as { avisos?: unknown }).avisos;
+      return {
+        ok: true,
+        autoridade: authoritySituationOf(raw.body) ?? null,
+        avisos: Array.isArray(avisos) ? avisos.filter((a): a is string => typeof a === 'string') : [],
+      };
     } catch (err) {
-      if (err instanceof ServiceHttpError) return { ok: false, autoridade: null };
+      if (err instanceof ServiceHttpError) return { ok: false, autoridade: null, avisos: [] };
       throw err;
     }
   }

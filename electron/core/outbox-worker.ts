@@ -76,7 +76,13 @@ export type OutboxWorkerOptions = {
   onNumberTaken?: () => void;
 };
 
-export type WorkerStatus = { online: boolean | null; lastContactAt: number | null; lastError: string | null };
+export type WorkerStatus = {
+  online: boolean | null;
+  lastContactAt: number | null;
+  lastError: string | null;
+  /** The service's warnings for the company, in words (GET /healthz): kept until the next answer. */
+  notices: string[];
+};
 
 /** How old the service's word on the tax authority may be when a receipt is first sent online. */
 export const AUTHORITY_NEWS_FRESH_MS = 5_000;
@@ -129,7 +135,7 @@ export class OutboxWorker {
   private transportFailures = 0;
   private pausedUntil = 0;
 
-  private status: WorkerStatus = { online: null, lastContactAt: null, lastError: null };
+  private status: WorkerStatus = { online: null, lastContactAt: null, lastError: null, notices: [] };
 
   constructor(options: OutboxWorkerOptions) {
     this.store = options.store;
@@ -207,7 +213,7 @@ export class OutboxWorker {
     this.authorityAskedAt = null;
     this.transportFailures = 0;
     this.pausedUntil = 0;
-    this.setStatus({ online: null, lastContactAt: null, lastError: null });
+    this.setStatus({ online: null, lastContactAt: null, lastError: null, notices: [] });
     this.loop.wake();
   }
 
@@ -349,7 +355,7 @@ export class OutboxWorker {
       if (generation !== this.generation) return; // the old address's answer
       this.authorityAskedAt = this.clock();
       if (r.ok && r.value.autoridade) this.onAuthority(r.value.autoridade);
-      if (r.ok) this.setStatus({ online: r.value.ok, lastContactAt: this.clock(), ...(r.value.ok && { lastError: null }) });
+      if (r.ok) this.setStatus({ online: r.value.ok, lastContactAt: this.clock(), ...(r.value.ok && { lastError: null, notices: r.value.avisos }) });
       else this.setStatus({ online: false, lastContactAt: this.clock(), lastError: transientForPeople(r.failure) });
       this.onExchange(
         r.ok ? (r.value.ok ? null : { kind: 'http', status: 503, code: 'healthz', message: 'Serviço de emissão respondeu com falha', details: [] }) : r.failure,
@@ -364,7 +370,8 @@ export class OutboxWorker {
   private setStatus(patch: Partial<WorkerStatus>): void {
     const before = this.status;
     this.status = { ...before, ...patch };
-    if (before.online !== this.status.online || before.lastError !== this.status.lastError) this.onStatusChanged();
+    const noticesChanged = before.notices.join('\n') !== this.status.notices.join('\n');
+    if (before.online !== this.status.online || before.lastError !== this.status.lastError || noticesChanged) this.onStatusChanged();
   }
 
   /**

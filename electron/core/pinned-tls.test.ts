@@ -49,7 +49,7 @@ describe('a pinned client', () => {
   it('talks to the pinned certificate, though nobody signed it', async () => {
     received.length = 0;
     const client = new IssuanceClient({ baseUrl: url, token: 'blc_segredo', fingerprint256: fingerprint });
-    expect(await client.health()).toEqual({ ok: true, autoridade: null });
+    expect(await client.health()).toEqual({ ok: true, autoridade: null, avisos: [] });
     expect(Buffer.concat(received).toString()).toContain('authorization: Bearer blc_segredo');
     await client.close();
   });

@@ -654,6 +654,7 @@ export class Terminal implements TerminalApi {
       needsAttention: this.store.countReceiptsIn(NEEDS_OPERATOR),
       contingency: this.contingencyStatusNow(),
       alerts: [this.serviceClock.alert(), this.worker.machineFault, this.backupProblem].filter((a): a is string => a !== null),
+      serviceNotices: w.notices,
     };
   }
 

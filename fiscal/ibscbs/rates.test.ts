@@ -5,14 +5,38 @@ import { assertIbsCbsSettings, reformApplies } from './settings.ts';
 
 describe('rates by date', () => {
   it('2026: the published test-year rates, outside the price', () => {
-    expect(ratesAt('2026-01-01')).toEqual({ date: '2026-01-01', pIBSUF: 1000n, pIBSMun: 0n, pCBS: 9000n, inPrice: false, overridden: [] });
+    expect(ratesAt('2026-01-01')).toEqual({
+      date: '2026-01-01',
+      pIBSUF: 1000n,
+      pIBSMun: 0n,
+      pCBS: 9000n,
+      inPrice: false,
+      overridden: [],
+      origin: { pIBSUF: 'publicada', pIBSMun: 'publicada', pCBS: 'publicada' },
+    });
     expect(ratesAt('2026-12-31').pCBS).toBe(9000n);
   });
 
-  it('2027: IBS 0.05 % + 0.05 %, the CBS unpublished (none), inside the price', () => {
+  it('2027: IBS 0.05 % + 0.05 %, the CBS unpublished (the provisional 8.80 % until someone states it), inside the price', () => {
     const r = ratesAt('2027-01-01');
-    expect([r.pIBSUF, r.pIBSMun, r.pCBS, r.inPrice]).toEqual([500n, 500n, undefined, true]);
+    expect([r.pIBSUF, r.pIBSMun, r.pCBS, r.inPrice]).toEqual([500n, 500n, 88000n, true]);
+    expect(r.origin).toEqual({ pIBSUF: 'publicada', pIBSMun: 'publicada', pCBS: 'provisoria' });
     expect(ratesAt('2028-12-31').pIBSUF).toBe(500n);
+    expect(ratesAt('2029-01-01').pCBS).toBeUndefined();
+  });
+
+  it('the most specific word wins, rate by rate: the company, then the operator, then the published, then the provisional', () => {
+    const operator = [{ from: '2027-01-01', to: '2027-12-31', pCBS: '8.70', pIBSUF: '0.06' }];
+    const company = [{ from: '2027-06-01', to: '2027-06-30', pCBS: '8.60' }];
+    expect(ratesAt('2027-05-31', company, operator)).toMatchObject({
+      pIBSUF: 600n,
+      pIBSMun: 500n,
+      pCBS: 87000n,
+      overridden: [],
+      origin: { pIBSUF: 'operador', pIBSMun: 'publicada', pCBS: 'operador' },
+    });
+    expect(ratesAt('2027-06-01', company, operator)).toMatchObject({ pIBSUF: 600n, pCBS: 86000n, overridden: ['pCBS'], origin: { pCBS: 'empresa' } });
+    expect(ratesAt('2028-01-01', company, operator).origin.pCBS).toBe('provisoria');
   });
 
   it('a company override applies to its period only, rate by rate', () => {

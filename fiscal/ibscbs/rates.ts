@@ -1,18 +1,22 @@
-// IBS and CBS rates (tax reform, LC 214/2025) by date: the published ones (rows of the law table,
-// fiscal/law/table.ts) and the company's own overrides for a period, chosen by the issue date (dhEmi).
+// IBS and CBS rates (tax reform, LC 214/2025) by date, chosen by the issue date (dhEmi). For each
+// rate the most specific word wins: the company's own override for a period, then the rates the
+// service's operator set for all its companies, then the published ones (rows of the law table,
+// fiscal/law/table.ts), and last the provisional ones of the law table, Balcão's decision for a rate
+// the law fixes but nobody has published (docs/fiscal.md, "When nobody sets the rate").
 //
 // Why as data: the rates change by calendar year during the transition (2026 is a test year at
 // fixed rates; 2027–2028 other fixed IBS rates and the CBS at its "alíquota vigente", still to be
 // published), and SEFAZ rejects a document whose rate differs from the one in force (1026, 1036,
 // 1037). A new publication is a new row of the law table; a rate the law fixes but nobody has
-// published yet (the CBS of 2027) is `null`, and a company must state it as an override until it is.
+// published yet (the CBS of 2027) is `null` there, and the operator (`balcao ibscbs aliquotas`) or
+// the company states it; until one does, the provisional row keeps the store selling.
 //
 // Rates are percent, written with 2 to 4 decimals (TDec_0302_04RTC) and held as bigint at scale 4
 // (0.10 % → 1000n). Dates are Brasília calendar dates (`YYYY-MM-DD`), the date part of dhEmi as
 // written.
 
 import { FieldError, type IssueCollector } from '../errors.ts';
-import { firstDayOf, publishedRates, taxesInPrice } from '../law/in-force.ts';
+import { firstDayOf, provisionalRates, publishedRates, taxesInPrice } from '../law/in-force.ts';
 import { decimal, isAbsent, trimZeros } from '../layout-fields.ts';
 import { formatDecimal } from '../money.ts';
 
@@ -29,7 +33,7 @@ export const RATE_NAMES: readonly RateName[] = ['pIBSUF', 'pIBSMun', 'pCBS'];
 /** The first day the reform groups exist for (fiscal/law/table.ts): before it an NFC-e never carries them. */
 export const REFORM_START: string = firstDayOf('ibscbs-grupos');
 
-/** A company's own rates for a period: what it states (any of the three), the rest published. */
+/** Own rates for a period (a company's, or the operator's for all): any of the three, the rest from below. */
 export type RateOverride = { from: string; to?: string; pIBSUF?: string; pIBSMun?: string; pCBS?: string };
 
 export type RatesAt = {
@@ -41,7 +45,12 @@ export type RatesAt = {
   inPrice: boolean;
   /** Which rates came from the company. */
   overridden: RateName[];
+  /** Where each rate present came from. */
+  origin: Partial<Record<RateName, RateOrigin>>;
 };
+
+/** Who gave a rate: the company, the service's operator, the published table, the provisional row. */
+export type RateOrigin = 'empresa' | 'operador' | 'publicada' | 'provisoria';
 
 const DATE = /^(20[0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$/;
 
@@ -121,20 +130,32 @@ export function checkRateOverrides(value: unknown, field: string, issues: IssueC
   return out;
 }
 
+const coveringDay = (periods: readonly RateOverride[], date: string): RateOverride | undefined =>
+  periods.find((o) => o.from <= date && (o.to === undefined || date <= o.to));
+
 /**
- * The rates in force on `date` (`YYYY-MM-DD`): the published ones, replaced by those the company
- * states for a period covering the day. `overrides` must have passed checkRateOverrides.
+ * The rates in force on `date` (`YYYY-MM-DD`): for each, the company's override for a period
+ * covering the day, else the operator's, else the published one, else the provisional one.
+ * `overrides` and `operator` must have passed checkRateOverrides.
  */
-export function ratesAt(date: string, overrides: readonly RateOverride[] = []): RatesAt {
+export function ratesAt(date: string, overrides: readonly RateOverride[] = [], operator: readonly RateOverride[] = []): RatesAt {
   if (!isCalendarDate(date)) throw new FieldError('dhEmi', `data inválida: ${date}`);
-  const published = publishedRates(date);
-  const own = overrides.find((o) => o.from <= date && (o.to === undefined || date <= o.to));
-  const out: RatesAt = { date, inPrice: taxesInPrice(date), overridden: [] };
+  const sources: [RateOrigin, Partial<Record<RateName, string | null>> | undefined][] = [
+    ['empresa', coveringDay(overrides, date)],
+    ['operador', coveringDay(operator, date)],
+    ['publicada', publishedRates(date)],
+    ['provisoria', provisionalRates(date)],
+  ];
+  const out: RatesAt = { date, inPrice: taxesInPrice(date), overridden: [], origin: {} };
   for (const name of RATE_NAMES) {
-    const stated = own?.[name];
-    const value = stated ?? published?.[name] ?? null;
-    if (stated !== undefined) out.overridden.push(name);
-    if (value !== null) out[name] = parseRate(value, name);
+    for (const [origin, rates] of sources) {
+      const value = rates?.[name];
+      if (value === undefined || value === null) continue;
+      out[name] = parseRate(value, name);
+      out.origin[name] = origin;
+      if (origin === 'empresa') out.overridden.push(name);
+      break;
+    }
   }
   return out;
 }

@@ -93,11 +93,21 @@ export const rejection1115Applies = (date: string, environment: Environment): bo
 /** Whether vProd contains the IBS and CBS on `date`. */
 export const taxesInPrice = (date: string): boolean => inForce('ibscbs-no-preco', { date });
 
-/** The published rates of `date`'s period, if a period covers it. */
-export function publishedRates(date: string): (PublishedRates & Pick<RateRow, 'from' | 'until' | 'source'>) | undefined {
-  const row = rowsOf('ibscbs-aliquotas').find((r): r is RateRow => r.rule === 'ibscbs-aliquotas' && holds(r, { date }));
+type DatedRates = PublishedRates & Pick<RateRow, 'from' | 'until' | 'source'>;
+
+function ratesOfRule(rule: RateRow['rule'], date: string): DatedRates | undefined {
+  const row = rowsOf(rule).find((r): r is RateRow => r.rule === rule && holds(r, { date }));
   return row && { ...row.rates, from: row.from, until: row.until, source: row.source };
 }
+
+/** The published rates of `date`'s period, if a period covers it. */
+export const publishedRates = (date: string): DatedRates | undefined => ratesOfRule('ibscbs-aliquotas', date);
+
+/**
+ * The provisional rates of `date`'s period (Balcão's decision): what a document carries for a rate
+ * the law fixes but nobody has published, stated or set.
+ */
+export const provisionalRates = (date: string): DatedRates | undefined => ratesOfRule('ibscbs-aliquotas-provisorias', date);
 
 /**
  * Whether a payment code is in force on `date`: it exists (base/common/payment-methods.ts) and,

@@ -26,6 +26,8 @@ export type LawRule =
   | 'ibscbs-rejeicao-1115'
   /** The published IBS/CBS rates of a period. */
   | 'ibscbs-aliquotas'
+  /** The rates a document carries when nobody gives one the law fixes but has not published. */
+  | 'ibscbs-aliquotas-provisorias'
   /** vProd contains the IBS and CBS (the base is taken out of the price). */
   | 'ibscbs-no-preco'
   /** An alphanumeric CNPJ (and the access key, QR Code and Ids that carry it) is accepted. */
@@ -51,7 +53,7 @@ type RowBase = {
 /** Percent as the layout writes it; null: fixed by law ("the rate in force") but not published yet. */
 export type PublishedRates = { pIBSUF: string | null; pIBSMun: string | null; pCBS: string | null };
 
-export type RateRow = RowBase & { rule: 'ibscbs-aliquotas'; from: string; until: string; rates: PublishedRates };
+export type RateRow = RowBase & { rule: 'ibscbs-aliquotas' | 'ibscbs-aliquotas-provisorias'; from: string; until: string; rates: PublishedRates };
 export type PaymentRow = RowBase & { rule: 'tpag' | 'tpag-grupo-cartao'; tPag: string };
 /** A rule that holds for the emitters of some UFs only. */
 export type UfRow = RowBase & { rule: 'resp-tec-obrigatorio'; ufs: readonly string[] };
@@ -91,6 +93,17 @@ const REFORM_ROWS: readonly LawRow[] = [
     rates: { pIBSUF: '0.05', pIBSMun: '0.05', pCBS: null },
     source: 'LC 214/2025 art. 343; NT 2025.002-RTC (UB18-10); IT 2025.002 v1.60 ("aguardar legislação")',
     confidence: 'MEDIUM',
+  },
+  {
+    // Balcão's decision (docs/fiscal.md, "When nobody sets the rate"): on 1 January 2027 a CRT 3
+    // store sells even if the Senate, the service's operator and the company all said nothing.
+    rule: 'ibscbs-aliquotas-provisorias',
+    what: 'CBS 8.80 % (provisional) while neither the published table, the service operator nor the company gives the CBS',
+    from: '2027-01-01',
+    until: '2028-12-31',
+    rates: { pIBSUF: null, pIBSMun: null, pCBS: '8.80' },
+    source: 'Balcão decision: the Ministério da Fazenda estimate of the CBS reference rate (LC 214/2025 art. 349: Senate, else TCU)',
+    confidence: 'UNVERIFIED',
   },
   {
     rule: 'ibscbs-no-preco',

@@ -35,6 +35,7 @@ import { checkItems, detXml } from './det.ts';
 import { checkDest, checkIdentificationLimit, destXml, qrDestOf } from './dest.ts';
 import { checkIde, ideXml } from './ide.ts';
 import { checkChange, checkPayments, pagXml } from './pag.ts';
+import { ibptSourceText } from '../ibpt/table.ts';
 import { documentReform } from './reform.ts';
 import { checkTotals, itemTaxBurden, totalXml } from './total.ts';
 import type { BuildNfceContext, NfceRequest } from './types.ts';
@@ -110,12 +111,18 @@ function build(input: NfceRequest, ctx: BuildNfceContext, issues: IssueCollector
   const checked = checkItems(input, { crt, homolog, reform }, issues);
   const tot = checkTotals(input, checked, issues);
   if (checked.ok) checkIdentificationLimit(dest, uf, tot.vNF, issues);
-  const itemTotTrib = itemTaxBurden(input, checked, crt, ctx.vTotTribRate, issues);
+  const date = ide.dhEmi?.text.slice(0, 10);
+  const burden = itemTaxBurden(input, checked, crt, ctx.vTotTribRate, issues, ctx.ibpt && uf && date ? { tables: ctx.ibpt, uf, date } : undefined);
+  const itemTotTrib = burden.cents;
   const vTotTrib = itemTotTrib.reduce((a, b) => a + b, 0n);
   const pags = checkPayments(input, ide.dhEmi?.text, issues);
   refuseCnpjsNotYetInForce(issues, ide.dhEmi?.text, environmentOfTpAmb(tpAmb));
   const vTroco = checkChange(input, pags, tot.vNF, checked.ok, issues);
-  const infCpl = issues.capture(() => optTString(input.infCpl, 'infCpl', 1, 5000));
+  // The receipt names the IBPT table its estimate came from, as the law's practice does.
+  const source = burden.ibpt && ibptSourceText(burden.ibpt.table);
+  const infCpl = issues.capture(() =>
+    optTString(source ? [input.infCpl, source].filter((t) => typeof t === 'string' && t !== '').join(';') : input.infCpl, 'infCpl', 1, 5000),
+  );
   const infAdFisco = issues.capture(() => optTString(input.infAdFisco, 'infAdFisco', 1, 2000));
 
   issues.throwIfAny();

@@ -142,9 +142,19 @@ describe('NFC-e of a CRT 3 company (regime normal): the IBS/CBS groups', () => {
     expect(verifyXmlSignature(issued.xml).valid).toBe(true);
   });
 
-  it('dated 2027 without a CBS rate of the company: refused, since the 2027 CBS is not published', () => {
-    const issues = fieldsOf(() => buildNfce(cart(), { emitter: crt3(), dhEmi: '2027-02-01T10:00:00-03:00', tpEmis: 1 }));
-    expect(issues).toEqual([{ field: 'emit.ibsCbs.rates', message: expect.stringMatching(/alíquota da CBS vigente em 2027-02-01 ainda não publicada/) }]);
+  it('dated 2027 with no CBS rate from anyone: built with the provisional 8.80 %; the operator’s rate for all companies replaces it', () => {
+    const pCBS = (emitter: Emitter) => {
+      const { all, textIn } = parse(buildNfce(cart(), { emitter, dhEmi: '2027-02-01T10:00:00-03:00', tpEmis: 1 }).xml);
+      return textIn(all('IBSCBS')[0], 'pCBS');
+    };
+    expect(pCBS(crt3())).toBe('8.80');
+    expect(pCBS({ ...crt3(), operatorRates: [{ from: '2027-01-01', pCBS: '8.70' }] })).toBe('8.70');
+    // From 2029 nothing is published nor provisional: refused, naming who can state it.
+    const issues = fieldsOf(() => buildNfce(cart(), { emitter: crt3(), dhEmi: '2029-02-01T10:00:00-03:00', tpEmis: 1 }));
+    expect(issues).toContainEqual({
+      field: 'emit.ibsCbs.rates',
+      message: expect.stringMatching(/alíquota da CBS vigente em 2029-02-01 ainda não publicada.*balcao ibscbs aliquotas/),
+    });
   });
 
   it('dated before 2026: no reform groups', () => {

@@ -29,12 +29,12 @@ export function documentReform(emitter: Emitter, crt: number | undefined, dhEmi:
   let rates: ReformRates | undefined;
   let ok = settings !== undefined && date !== undefined;
   if (date && settings && reformApplies(crt, settings, date)) {
-    const r = ratesAt(date, settings.rates);
+    const r = ratesAt(date, settings.rates, emitter.operatorRates);
     const missing = RATE_NAMES.filter((name) => r[name] === undefined);
     for (const name of missing) {
       issues.add(
         'emit.ibsCbs.rates',
-        `alíquota ${RATE_LABELS[name]} vigente em ${date} ainda não publicada: informe-a nas alíquotas do IBS/CBS por período da empresa`,
+        `alíquota ${RATE_LABELS[name]} vigente em ${date} ainda não publicada: informe-a nas alíquotas do IBS/CBS por período da empresa (ou o operador do serviço, para todas, com balcao ibscbs aliquotas)`,
       );
     }
     if (missing.length === 0) rates = { date, pIBSUF: r.pIBSUF!, pIBSMun: r.pIBSMun!, pCBS: r.pCBS!, inPrice: r.inPrice };

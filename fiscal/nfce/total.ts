@@ -11,11 +11,14 @@
 //   items did not declare is spread over the other items in proportion to their net value
 //   (largest remainder, to the cent), so ICMSTot/vTotTrib always equals the sum of the items
 //   (rejection 685). When it is absent, each undeclared item gets net value × an approximate
-//   rate: the context's vTotTribRate, else DEFAULT_VTOTTRIB_RATES by CRT. Those defaults are rough
-//   national averages, not the IBPT table by NCM; a store that must print precise figures sends
-//   its own.
+//   rate: the IBPT table of the store's UF in force on dhEmi's day (fiscal/ibpt/table.ts), by
+//   the item's NCM (and its origin: foreign goods take the imported federal rate); for an NCM
+//   the table lacks, or without a table, the flat fallback: the context's vTotTribRate, else
+//   DEFAULT_VTOTTRIB_RATES by CRT (rough national averages). The NCMs that fell back are reported
+//   so the manager can see them.
 
 import type { IssueCollector } from '../errors.ts';
+import { ibptItemRate, ibptRatesOf, ibptTableAt, type IbptTable } from '../ibpt/table.ts';
 import { ibsCbsTotals, ibsCbsTotXml, vNFTotXml } from '../ibscbs/document.ts';
 import { allocate, asObject, DEC, decimal, isAbsent } from '../layout-fields.ts';
 import { fromCents } from '../money.ts';
@@ -63,6 +66,18 @@ export function checkTotals(input: NfceRequest, checked: CheckedItems, issues: I
   return tot;
 }
 
+/** The IBPT tables the document may use: those of the store, its UF and dhEmi's day. */
+export type IbptContext = { tables: readonly IbptTable[]; uf: string; date: string };
+
+export type TaxBurden = {
+  /** Each item's vTotTrib in cents. */
+  cents: bigint[];
+  /** The IBPT table used for at least one item, and whether it had expired on the day. */
+  ibpt?: { table: IbptTable; expired: boolean };
+  /** The NCMs estimated with the flat fallback rate (the table lacks them, or there is none). */
+  fallbackNcms: string[];
+};
+
 /** Each item's vTotTrib in cents (see the header for the rule); empty unless every item is sound. */
 export function itemTaxBurden(
   input: NfceRequest,
@@ -70,16 +85,19 @@ export function itemTaxBurden(
   crt: 1 | 2 | 3 | 4 | undefined,
   vTotTribRate: string | undefined,
   issues: IssueCollector,
-): bigint[] {
+  ibpt?: IbptContext,
+): TaxBurden {
   const cap = <T>(check: () => T): T | undefined => issues.capture(check);
   const { items } = checked;
   let itemTotTrib: bigint[] = [];
+  const out: TaxBurden = { cents: itemTotTrib, fallbackNcms: [] };
   const givenTotTrib = isAbsent(input.vTotTrib) ? undefined : cap(() => decimal(input.vTotTrib, 'vTotTrib', DEC.v).units);
-  if (!checked.ok) return itemTotTrib;
+  if (!checked.ok) return out;
   const net = items.map((it) => it.vProd - it.vDesc);
   const missing = items.flatMap((it, i) => (it.vTotTribOwn === undefined ? [i] : []));
   const own = items.reduce((a, it) => a + (it.vTotTribOwn ?? 0n), 0n);
   itemTotTrib = items.map((it) => it.vTotTribOwn ?? 0n);
+  out.cents = itemTotTrib;
   if (givenTotTrib !== undefined) {
     const rest = givenTotTrib - own;
     if (rest < 0n || (missing.length === 0 && rest !== 0n)) {
@@ -96,14 +114,34 @@ export function itemTaxBurden(
       const r = vTotTribRate ?? (crt ? DEFAULT_VTOTTRIB_RATES[crt] : '0');
       return decimal(r, 'vTotTribRate', { scale: 4, intDigits: 3, minScale: 2, max: 1_000_000n }).units;
     });
-    if (rate !== undefined) {
-      for (const i of missing) {
-        const n = net[i]! > 0n ? net[i]! : 0n;
+    const found = ibpt && ibptTableAt(ibpt.tables, ibpt.uf, ibpt.date);
+    for (const i of missing) {
+      const n = net[i]! > 0n ? net[i]! : 0n;
+      const ncm = items[i]!.prod.find(([name]) => name === 'NCM')?.[1] ?? '';
+      const ofNcm = found && ibptRatesOf(found.table, ncm, extipiOf(input, i));
+      if (ofNcm) {
+        out.ibpt = found;
+        itemTotTrib[i] = (n * ibptItemRate(ofNcm, origOf(input, i)) + 5_000n) / 10_000n; // percent at scale 2 → half-up cents
+      } else if (rate !== undefined) {
+        if (!out.fallbackNcms.includes(ncm)) out.fallbackNcms.push(ncm);
         itemTotTrib[i] = (n * rate + 500_000n) / 1_000_000n; // percent at scale 4 → half-up cents
       }
     }
   }
-  return itemTotTrib;
+  return out;
+}
+
+/** The origin (Torig) the item's ICMS group states, if any. */
+function origOf(input: NfceRequest, i: number): string | undefined {
+  const icms = input.det[i]?.imposto?.ICMS as Record<string, { orig?: unknown }> | undefined;
+  const orig = icms && Object.values(icms)[0]?.orig;
+  return typeof orig === 'string' ? orig : undefined;
+}
+
+/** The item's EX of the TIPI (`prod.EXTIPI`), which the IBPT table's `ex` matches. */
+function extipiOf(input: NfceRequest, i: number): string {
+  const ex = (input.det[i]?.prod as { EXTIPI?: unknown } | undefined)?.EXTIPI;
+  return typeof ex === 'string' ? ex : '';
 }
 
 /** `<total>`: ICMSTot and, with the reform groups, IBSCBSTot and vNFTot. */

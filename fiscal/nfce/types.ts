@@ -1,6 +1,7 @@
 // The NFC-e request body of POST /api/v1/nfce (docs/api.md, "NFC-e"), as the service and the terminal both
 // send it. Monetary and quantity values are decimal strings.
 
+import type { IbptTable } from '../ibpt/table.ts';
 import type { Emitter } from '../company.ts';
 import type { IbsCbsInput } from '../ibscbs/item.ts';
 
@@ -97,4 +98,6 @@ export type BuildNfceContext = {
   cMunFG?: string;
   /** Percent used to estimate vTotTrib when the request has none (e.g. "12.50"); see fiscal/nfce/total.ts. */
   vTotTribRate?: string;
+  /** The store's IBPT tables (fiscal/ibpt/table.ts): vTotTrib by NCM; vTotTribRate only for an NCM they lack. */
+  ibpt?: readonly IbptTable[];
 };

@@ -3,6 +3,7 @@
 // core checks them (codes against the official tables, periods that do not overlap) when the
 // company is saved, naming the field.
 
+import { useStatus } from '../state/status-store.ts';
 import type { CompanyProfile, IbsCbsProfile, IbsCbsRatePeriod } from '../../electron/api/terminal-api.ts';
 
 export const DEFAULT_IBSCBS: IbsCbsProfile = { optIn: false, defaultClassification: { CST: '000', cClassTrib: '000001' }, rates: [] };
@@ -45,9 +46,16 @@ export const profileOf = (f: IbsCbsForm): IbsCbsProfile => ({
 export function IbsCbsFields(props: { crt: CompanyProfile['crt']; value: IbsCbsForm; onChange: (v: IbsCbsForm) => void }) {
   const { value: v, onChange } = props;
   const setRow = (i: number, patch: Partial<RateRow>) => onChange({ ...v, rows: v.rows.map((r, k) => (k === i ? { ...r, ...patch } : r)) });
+  // What the service warns this company about (from 1 December: next year's rates missing).
+  const notices = useStatus((s) => s.queue?.serviceNotices) ?? [];
   return (
     <fieldset className="ibscbs">
       <legend>Reforma tributária (IBS/CBS)</legend>
+      {notices.map((n) => (
+        <p key={n} className="warn-text" role="status">
+          {n}
+        </p>
+      ))}
       <p className="muted small-text">
         O regime normal (CRT 3) informa IBS e CBS em toda NFC-e desde 2026. O Simples Nacional só informa com a opção abaixo, até que as regras dele sejam
         publicadas.

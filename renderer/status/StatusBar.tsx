@@ -135,6 +135,12 @@ export function StatusBar() {
       <Queue queue={queue} queueAt={queueAt} now={now} />
       <Contingency queue={queue} />
       <Alerts queue={queue} />
+      {/* The service's warnings (next year's IBS/CBS rates...): their heading here, the words in the title and in the settings. */}
+      {queue?.serviceNotices.map((n) => (
+        <span key={n} className="pill warn" title={n}>
+          {n.split(':')[0]}
+        </span>
+      ))}
       <Printer />
     </header>
   );

@@ -26,7 +26,7 @@
 
 import { ufOfCUF } from '../../fiscal/br/uf.ts';
 import { CCLASSTRIB, IBSCBS_CST } from '../../fiscal/ibscbs/classification.ts';
-import { ratesAt } from '../../fiscal/ibscbs/rates.ts';
+import { ratesAt, type RateName } from '../../fiscal/ibscbs/rates.ts';
 import { environmentOfTpAmb, reformGroupsExist, rejection1115Applies } from '../../fiscal/law/in-force.ts';
 import { parseDecimal } from '../../fiscal/money.ts';
 import { consumerIdentificationRequired } from '../../fiscal/nfce/consumer-identification.ts';
@@ -223,10 +223,12 @@ export function reformRejection(f: ReformFacts): Rejection | undefined {
     if (!g) continue;
 
     if (published && !devolution) {
+      // Only a published rate is the authority's: Balcão's provisional one is not.
+      const official = (name: RateName) => (published.origin[name] === 'publicada' ? published[name] : undefined);
       const checks = [
-        [g.uf.p, published.pIBSUF, REFORM.aliquotaIbsUf],
-        [g.mun.p, published.pIBSMun, REFORM.aliquotaIbsMun],
-        [g.cbs.p, published.pCBS, REFORM.aliquotaCbs],
+        [g.uf.p, official('pIBSUF'), REFORM.aliquotaIbsUf],
+        [g.mun.p, official('pIBSMun'), REFORM.aliquotaIbsMun],
+        [g.cbs.p, official('pCBS'), REFORM.aliquotaCbs],
       ] as const;
       for (const [written, expected, rejection] of checks) {
         if (expected !== undefined && rate(written) !== expected) return ofItem(rejection, n);
