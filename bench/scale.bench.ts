@@ -33,6 +33,7 @@ import { sampleMdfeRequest, sampleNfceRequest } from '../fiscal/samples.ts';
 import { migrate, migrationSetDir } from '../migrations/migrate.ts';
 import { MemoryPrinter } from '../native/printer/transports.ts';
 import { api, createCompany, startService, tempDataDir, type ServiceProcess } from '../test/helpers/service-process.ts';
+import { nfceCloner } from './service-clones.ts';
 import type { BenchFigure, BenchSuite } from './types.ts';
 
 const execFileAsync = promisify(execFile);
@@ -117,15 +118,7 @@ function growService(file: string, seeds: Seeds, nfce: number): void {
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = OFF');
   const count = (table: string) => db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number;
-  const cloneNfce = db.prepare(
-    `INSERT INTO nfce_documents (id, company_id, idempotency_key, serie, numero, chave, cnf, dh_emi, tp_emis, contingencia, ambiente,
-       request_json, received_xml, signed_xml, qrcode, url_consulta, valor_total, status, codigo_status, motivo, protocolo,
-       autorizado_em, cancelado_em, protocolo_cancelamento, nfe_proc, evento_xml, attempts, next_attempt_at, last_error, created_at, updated_at)
-     SELECT @id, company_id, NULL, serie, @numero, @chave, cnf, @dh, tp_emis, contingencia, ambiente, request_json, received_xml, signed_xml,
-       qrcode, url_consulta, valor_total, status, codigo_status, motivo, protocolo, @dh, CASE WHEN cancelado_em IS NULL THEN NULL ELSE @dh END,
-       protocolo_cancelamento, nfe_proc, evento_xml, attempts, NULL, NULL, @at, @at
-     FROM nfce_documents WHERE id = @seed`,
-  );
+  const cloneNfce = nfceCloner(db);
   const cloneMdfe = db.prepare(
     `INSERT INTO mdfe (id, company_id, chave, serie, numero, c_mdf, ambiente, placa, uf_inicio, uf_fim, situacao, status, motivo, protocolo,
        emitido_em, autorizado_em, encerrado_em, cancelado_em, referencia_externa, qrcode, valor_carga, xml, prot_xml, created_at, updated_at)
@@ -142,13 +135,14 @@ function growService(file: string, seeds: Seeds, nfce: number): void {
   const grow = db.transaction((from: number, to: number) => {
     for (let i = from; i < to; i++) {
       const at = firstDay + Math.floor(i / PER_DAY) * DAY_MS + (i % PER_DAY) * 60_000;
-      cloneNfce.run({
+      cloneNfce({
         id: randomUUID(),
         numero: 100_000 + i,
         chave: String(10n ** 43n + BigInt(i)),
         dh: formatBrasilia(at),
         at: new Date(at).toISOString(),
-        seed: seeds.nfce[i % seeds.nfce.length],
+        seed: seeds.nfce[i % seeds.nfce.length]!,
+        referencia: null,
       });
       if (i % MDFE_SHARE === 0) {
         const id = randomUUID();

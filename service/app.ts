@@ -9,7 +9,7 @@ import type { TaxAuthority } from './authority/port.ts';
 import type { ServiceMode } from './clock.ts';
 import { createServiceDeps, type SandboxTransport, type ServiceDeps } from './deps.ts';
 import { authenticate, identifyIfPresent } from './http/auth.ts';
-import { ApiError, errorHandler, invalidRequest, notFoundHandler } from './http/errors.ts';
+import { ApiError, errorHandler, forbiddenKey, forbiddenKeyField, invalidRequest, notFoundHandler } from './http/errors.ts';
 import { coerceQueryAndParams } from './http/query-coercion.ts';
 import { assertOperator, OperatorRatesAnswer, OperatorRatesBody, operatorRates, operatorTokenHash, replaceOperatorRates } from './operator-rates.ts';
 import { inReadScope } from './read-scope.ts';
@@ -159,7 +159,11 @@ function acceptJsonOnly(app: App): void {
       done(notJson(), undefined);
       return;
     }
-    parseJson(request, body as string, done);
+    parseJson(request, body as string, (error, parsed) => {
+      // The parser says only "invalid JSON" for a forbidden key: name the key instead.
+      const field = error ? forbiddenKeyField(body as string) : undefined;
+      done(field ? forbiddenKey(field) : error, parsed);
+    });
   });
 }
 

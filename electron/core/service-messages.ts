@@ -31,6 +31,7 @@ export const SERVICE_ERROR_WORDS = {
   requisicao_invalida: `o pedido do terminal saiu num formato que o serviço não aceita (um defeito do terminal: ${SUPPORT})`,
   nao_autorizado: 'o token de acesso deste terminal não vale mais: o gerente deve conferir o token em Configurações',
   nao_encontrado: 'o serviço não encontrou o documento (confira se o terminal está ligado ao serviço e à empresa certos, em Configurações)',
+  metodo_nao_permitido: 'o serviço não aceita este pedido neste endereço (um defeito do terminal, ou um serviço de outra versão: avise o suporte do Balcão)',
   em_processamento: 'o mesmo pedido ainda está em andamento no serviço; o terminal aguarda o resultado',
   serie_em_uso: 'a série desta NFC-e é de outro caixa da empresa: o gerente deve escolher outra série em Configurações',
   payload_muito_grande: 'o documento ficou grande demais para o serviço: divida a venda em duas',

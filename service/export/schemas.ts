@@ -5,8 +5,8 @@ import { Type } from '@sinclair/typebox';
 
 export const ExportQuery = Type.Object(
   {
-    de: Type.String({ description: 'Primeiro dia, AAAA-MM-DD, horário de Brasília (inclusive)' }),
-    ate: Type.String({ description: 'Último dia, AAAA-MM-DD, horário de Brasília (inclusive); até 366 dias depois de de' }),
+    de: Type.String({ format: 'date', description: 'Primeiro dia, AAAA-MM-DD, horário de Brasília (inclusive)' }),
+    ate: Type.String({ format: 'date', description: 'Último dia, AAAA-MM-DD, horário de Brasília (inclusive); até 366 dias depois de de' }),
   },
   { additionalProperties: false },
 );

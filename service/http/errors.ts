@@ -67,6 +67,46 @@ const MAX_DETAILS = 50;
 const ROOT_FIELD: Record<string, string> = { body: 'corpo', querystring: 'consulta', params: 'caminho', headers: 'cabeçalhos' };
 
 /** JSON pointer (`/det/0/prod/NCM`) → API path (`det[0].prod.NCM`). */
+/**
+ * Where a JSON text holds a key the service refuses (a `__proto__`, or a `constructor` object
+ * with a `prototype`: prototype poisoning), as a field path; undefined when it holds none or is
+ * not JSON. JSON.parse keeps such keys as plain own properties, so they can be looked for.
+ */
+export function forbiddenKeyField(text: string): string | undefined {
+  let root: unknown;
+  try {
+    root = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const walk = (node: unknown, path: string): string | undefined => {
+    if (node === null || typeof node !== 'object') return undefined;
+    if (Array.isArray(node)) {
+      for (const [i, item] of node.entries()) {
+        const found = walk(item, `${path}[${i}]`);
+        if (found) return found;
+      }
+      return undefined;
+    }
+    const at = (key: string) => (path ? `${path}.${key}` : key);
+    if (Object.hasOwn(node, '__proto__')) return at('__proto__');
+    const ctor = (node as Record<string, unknown>).constructor;
+    if (Object.hasOwn(node, 'constructor') && ctor !== null && typeof ctor === 'object' && Object.hasOwn(ctor, 'prototype')) return at('constructor');
+    for (const [key, value] of Object.entries(node)) {
+      const found = walk(value, at(key));
+      if (found) return found;
+    }
+    return undefined;
+  };
+  return walk(root, '');
+}
+
+/** 400 naming a key refused as prototype poisoning. */
+export const forbiddenKey = (field: string): ApiError =>
+  invalidRequest('O corpo da requisição tem uma chave proibida.', [
+    { field, message: 'chave não permitida (__proto__ ou constructor com prototype): remova-a do JSON' },
+  ]);
+
 export function apiFieldPath(pointer: string): string {
   let out = '';
   for (const raw of pointer.split('/').slice(1)) {
@@ -283,7 +323,22 @@ export function errorHandler(error: unknown, request: FastifyRequest, reply: Fas
 }
 
 /** fastify setNotFoundHandler: unknown route (or a route absent in this mode). */
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const;
+
+/**
+ * No route for this method and path: 405 with `Allow` when the path is known under other methods
+ * (RFC 9110 15.5.6), 404 otherwise.
+ */
 export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const path = request.url.split('?')[0];
+  const path = request.url.split('?')[0]!;
+  const allowed = METHODS.filter((method) => method !== request.method && request.server.findRoute({ method, url: path }));
+  if (allowed.length) {
+    return sendApiError(
+      reply,
+      new ApiError('metodo_nao_permitido', `Método ${request.method} não permitido em ${path}; use ${allowed.join(', ')}.`, {
+        headers: { allow: allowed.join(', ') },
+      }),
+    );
+  }
   return sendApiError(reply, notFound(`Rota não encontrada: ${request.method} ${path}`));
 }

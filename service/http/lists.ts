@@ -27,8 +27,8 @@ export const pagingParams = {
 
 /** `de` and `ate`, Brasília days, for a list's querystring schema. */
 export const dayParams = (what: string) => ({
-  de: Type.Optional(Type.String({ description: `Primeiro dia de ${what}, AAAA-MM-DD, horário de Brasília (inclusive)` })),
-  ate: Type.Optional(Type.String({ description: `Último dia de ${what}, AAAA-MM-DD, horário de Brasília (inclusive)` })),
+  de: Type.Optional(Type.String({ format: 'date', description: `Primeiro dia de ${what}, AAAA-MM-DD, horário de Brasília (inclusive)` })),
+  ate: Type.Optional(Type.String({ format: 'date', description: `Último dia de ${what}, AAAA-MM-DD, horário de Brasília (inclusive)` })),
 });
 
 const envelopeFields = <T extends TSchema>(item: T) => ({

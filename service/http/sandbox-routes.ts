@@ -17,7 +17,7 @@ const AuthorityBody = Type.Object(
     latencia_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_LATENCY_MS, description: 'Tempo de resposta da autoridade simulada, em ms' })),
     disponivel: Type.Optional(Type.Boolean({ description: 'false: a autoridade não responde (NFC-e fica em processamento; MDF-e recebe 503)' })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ latencia_ms: 0, disponivel: true }] },
 );
 
 const AuthorityView = Type.Object({ latencia_ms: Type.Integer(), disponivel: Type.Boolean() });
@@ -26,7 +26,7 @@ const ClockBody = Type.Object(
   {
     avancar_minutos: Type.Integer({ minimum: 0, maximum: MAX_ADVANCE_MINUTES, description: 'Minutos a adiantar no relógio desta empresa' }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ avancar_minutos: 31 }] },
 );
 
 const ClockView = Type.Object({

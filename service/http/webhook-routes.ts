@@ -11,7 +11,7 @@ const WebhookBody = Type.Object(
     url: Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048, description: 'URL http(s) que recebe os eventos' }),
     segredo: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'Segredo da assinatura X-Assinatura; gerado quando ausente' })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ url: 'http://127.0.0.1:8080/balcao/eventos' }] },
 );
 
 const WebhookView = Type.Object({ url: Type.String(), segredo: Type.String() });

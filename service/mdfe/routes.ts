@@ -5,12 +5,13 @@
 // processes share the store, it keeps looking every few seconds, since another process may stop
 // at any time and never start again.
 
-import { Type, type Static } from '@sinclair/typebox';
+import { type Static } from '@sinclair/typebox';
 import { suggestRoute, validateRoute } from '../../fiscal/percurso.ts';
 import type { MdfeRequest } from '../../fiscal/mdfe/types.ts';
 import { wrapMdfeProc } from '../../fiscal/protocol.ts';
 import { companyOf } from '../http/auth.ts';
 import { ApiError, errorResponses, invalidRequest, notFound } from '../http/errors.ts';
+import { pdfAnswer, xmlAnswer } from '../http/media.ts';
 import { dayFilters, envelope, pageRequest } from '../http/lists.ts';
 import { MAX_OFFSET } from '../paging.ts';
 import type { ApiApp, ApiRoutes } from '../http/type-provider.ts';
@@ -261,7 +262,7 @@ function readRoutes(app: ApiApp, { deps, view }: MdfeRoutesContext): void {
         tags: ['mdfe'],
         summary: 'XML do MDF-e: mdfeProc quando autorizado; o MDFe assinado quando rejeitado',
         params: IdParams,
-        response: { 200: Type.Unsafe<string>({ type: 'string', description: 'application/xml' }), ...errorResponses(401, 404, 422) },
+        response: { 200: xmlAnswer('mdfeProc (MDFe + protMDFe) quando autorizado; o MDFe assinado quando rejeitado'), ...errorResponses(401, 404, 422) },
       },
     },
     async (request, reply) => {
@@ -280,7 +281,7 @@ function readRoutes(app: ApiApp, { deps, view }: MdfeRoutesContext): void {
         tags: ['mdfe'],
         summary: 'DAMDFE em PDF (A4)',
         params: IdParams,
-        response: { 200: Type.Unsafe<Buffer>({ type: 'string', format: 'binary', description: 'application/pdf' }), ...errorResponses(401, 404, 422) },
+        response: { 200: pdfAnswer('DAMDFE, A4'), ...errorResponses(401, 404, 422) },
       },
     },
     async (request, reply) => {

@@ -13,6 +13,7 @@
 
 import { Type, type TSchema } from '@sinclair/typebox';
 import { AccessKey, Cnpj as CnpjOf, Cpf as CpfOf, ReferenciaExterna, strict } from '../../base/common/api/schema.ts';
+import { sampleMdfeRequest } from '../../fiscal/samples.ts';
 import { EventView } from '../http/events.ts';
 import { dayParams, OffsetPageEnvelope, pagingParams } from '../http/lists.ts';
 import { MAX_OFFSET } from '../paging.ts';
@@ -154,6 +155,9 @@ const Product = Type.Object(
   strict,
 );
 
+/** The request body's example in the OpenAPI document: the sample manifest (SP to BA through MG) every test and bench issues. */
+const MDFE_EXAMPLE = sampleMdfeRequest({ nMDF: 1, placa: 'ABC1D23' });
+
 export const MdfeBody = Type.Object(
   {
     ide: Ide,
@@ -169,7 +173,7 @@ export const MdfeBody = Type.Object(
     ),
     referencia_externa: Type.Optional(ReferenciaExterna),
   },
-  { ...strict, description: 'MDF-e rodoviário (docs/api.md, MDF-e)' },
+  { ...strict, description: 'MDF-e rodoviário (docs/api.md, MDF-e)', examples: [MDFE_EXAMPLE] },
 );
 
 export const IdParams = Type.Object({ id: Type.String({ description: 'mdfe_id' }) });
@@ -180,12 +184,12 @@ export const CloseBody = Type.Object(
     codigo_municipio: Digits(7, 'Código IBGE do município de encerramento'),
     data: Type.Optional(Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$', description: 'Data do encerramento, AAAA-MM-DD (padrão: hoje em Brasília)' })),
   },
-  strict,
+  { ...strict, examples: [{ uf: 'BA', codigo_municipio: '2927408' }] },
 );
 
 export const CancelBody = Type.Object(
   { justificativa: Type.String({ minLength: 15, maxLength: 255, description: 'Motivo do cancelamento (15 a 255 caracteres)' }) },
-  strict,
+  { ...strict, examples: [{ justificativa: 'Viagem desistida pelo contratante' }] },
 );
 
 export const ListQuery = Type.Object(
@@ -212,7 +216,7 @@ export const RouteBody = Type.Object(
     UFFim: Uf('UF de fim'),
     infPercurso: Type.Optional(Type.Array(RouteState, { maxItems: 25, description: 'Percurso a validar, em vez de sugerir um' })),
   },
-  strict,
+  { ...strict, examples: [{ UFIni: 'SP', UFFim: 'BA' }] },
 );
 
 // --- responses ------------------------------------------------------------------------------
@@ -273,7 +277,11 @@ export const DriverBody = Type.Object(
     nome: Text('Nome do condutor (2 a 60 caracteres)', 60),
     cpf: Cpf,
   },
-  { ...strict, description: 'Condutor que passa a dirigir o veículo do manifesto (evento 110114)' },
+  {
+    ...strict,
+    description: 'Condutor que passa a dirigir o veículo do manifesto (evento 110114)',
+    examples: [{ nome: 'Maria Aparecida Souza', cpf: '11144477735' }],
+  },
 );
 
 export const DocumentsBody = Type.Object(
@@ -292,7 +300,17 @@ export const DocumentsBody = Type.Object(
       { minItems: 1, maxItems: 2000, description: 'As NF-e incluídas, cada uma com onde será descarregada' },
     ),
   },
-  { ...strict, description: 'NF-e carregadas no caminho, incluídas no manifesto (evento 110115)' },
+  {
+    ...strict,
+    description: 'NF-e carregadas no caminho, incluídas no manifesto (evento 110115)',
+    examples: [
+      {
+        codigo_municipio_carregamento: '3106200',
+        municipio_carregamento: 'Belo Horizonte',
+        documentos: [{ chave: '35180834128745000152550010000474281920007498', codigo_municipio_descarga: '2927408', municipio_descarga: 'Salvador' }],
+      },
+    ],
+  },
 );
 
 export const OpenManifestsView = Type.Object({

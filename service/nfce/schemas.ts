@@ -8,12 +8,14 @@
 
 import { Type, type Static } from '@sinclair/typebox';
 import { AccessKey, MAX_KEY_LENGTH, strict } from '../../base/common/api/schema.ts';
+import { sampleNfceRequest } from '../../fiscal/samples.ts';
 
 export { AuthorityStatus, CancelBody, NfceAccepted as Accepted, NfceReplay, NfceView, STATUSES, VoidBody, VoidView } from '../../base/common/api/nfce.ts';
 import { NfceView, STATUSES } from '../../base/common/api/nfce.ts';
 import { IdempotencyHeaders, ReferenciaExterna } from '../idempotency.ts';
 import { MAX_WAIT_SECONDS } from '../http/prefer.ts';
 import { dayParams, PageEnvelope, pagingParams } from '../http/lists.ts';
+import { pdfAnswer, xmlAnswer } from '../http/media.ts';
 
 const str = (description: string) => Type.String({ description });
 // The NFC-e's values are the builder's to check (422 naming the field), so no pattern here.
@@ -177,6 +179,8 @@ export const IssueBody = Type.Unsafe<NfceBody | ContingencyBody>({
   then: ContingencyBody,
   else: NfceBody,
   description: 'NFC-e em JSON ou { "xml": "<NFe ...assinada...>" } emitida em contingência',
+  // The sample receipt every test and bench issues: one item, paid in cash.
+  examples: [sampleNfceRequest({ nNF: 1, serie: 1, items: 1 })],
 });
 export type IssueBody = Static<typeof IssueBody>;
 
@@ -203,18 +207,9 @@ export const DanfeQuery = Type.Object(
   strict,
 );
 
-export const XmlResponse = {
-  description: 'nfeProc (NFe + protNFe) quando autorizada ou cancelada; a NFe assinada nos demais estados',
-  content: { 'application/xml': { schema: Type.String() } },
-};
+export const XmlResponse = xmlAnswer('nfeProc (NFe + protNFe) quando autorizada ou cancelada; a NFe assinada nos demais estados');
 
-export const DanfeResponse = {
-  description: 'DANFE NFC-e de 80 mm com QR Code',
-  content: {
-    'application/pdf': { schema: Type.Unsafe<Buffer>({ type: 'string', format: 'binary' }) },
-    'application/octet-stream': { schema: Type.Unsafe<Buffer>({ type: 'string', format: 'binary', description: 'ESC/POS, 48 colunas' }) },
-  },
-};
+export const DanfeResponse = pdfAnswer('DANFE NFC-e de 80 mm com QR Code', { 'application/octet-stream': 'ESC/POS, 48 colunas' });
 
 // --- lists and lookups ------------------------------------------------------------------------
 
@@ -260,7 +255,4 @@ export const InutilizacaoView = Type.Object({
 
 export const InutilizacaoList = PageEnvelope(InutilizacaoView);
 
-export const InutilizacaoXmlResponse = {
-  description: 'ProcInutNFe: o pedido assinado e a resposta da autoridade (procInutNFe_v4.00.xsd)',
-  content: { 'application/xml': { schema: Type.String() } },
-};
+export const InutilizacaoXmlResponse = xmlAnswer('ProcInutNFe: o pedido assinado e a resposta da autoridade (procInutNFe_v4.00.xsd)');

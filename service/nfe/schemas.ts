@@ -8,15 +8,13 @@ import { Type } from '@sinclair/typebox';
 import { NfeSummaryView } from '../../base/common/api/nfe.ts';
 import { AccessKey, MAX_KEY_LENGTH, strict } from '../../base/common/api/schema.ts';
 import { dayParams, PageEnvelope, pagingParams } from '../http/lists.ts';
+import { pdfAnswer, xmlAnswer } from '../http/media.ts';
 
 export { DevolucaoBody, NfeAccepted as Accepted, NfeReplay, NfeSummaryView, NfeView } from '../../base/common/api/nfe.ts';
 
 export const IdParams = Type.Object({ id: Type.String({ description: 'id da NF-e' }) }, strict);
 
-export const XmlResponse = {
-  description: 'nfeProc (NFe + protNFe, procNFe_v4.00.xsd) quando autorizada; a NFe assinada nos demais estados',
-  content: { 'application/xml': { schema: Type.String() } },
-};
+export const XmlResponse = xmlAnswer('nfeProc (NFe + protNFe, procNFe_v4.00.xsd) quando autorizada; a NFe assinada nos demais estados');
 
 export const ListQuery = Type.Object(
   {
@@ -37,7 +35,4 @@ export const NfeList = PageEnvelope(NfeSummaryView);
 
 export const KeyParams = Type.Object({ chave: AccessKey('Chave de acesso da NF-e') }, strict);
 
-export const DanfeResponse = {
-  description: 'DANFE da NF-e (modelo 55), A4',
-  content: { 'application/pdf': { schema: Type.Unsafe<Buffer>({ type: 'string', format: 'binary' }) } },
-};
+export const DanfeResponse = pdfAnswer('DANFE da NF-e (modelo 55), A4');

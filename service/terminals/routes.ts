@@ -19,7 +19,15 @@ import type { ApiRoutes } from '../http/type-provider.ts';
 import type { TerminalRecord } from './store.ts';
 
 const TerminalParams = Type.Object(
-  { terminal: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._-]+$', description: 'Identificador do terminal (o terminal gera um UUID)' }) },
+  {
+    terminal: Type.String({
+      minLength: 1,
+      maxLength: 64,
+      // Not `.` or `..` alone: a URL's dot segments, which clients resolve away before sending.
+      pattern: '^(?!\\.{1,2}$)[A-Za-z0-9._-]+$',
+      description: 'Identificador do terminal (o terminal gera um UUID)',
+    }),
+  },
   strict,
 );
 
@@ -33,7 +41,7 @@ const TerminalBody = Type.Object(
       description: 'Todas as séries de NFC-e em que este terminal emite (a normal e, se houver, a da contingência)',
     }),
   },
-  strict,
+  { ...strict, examples: [{ nome: 'Caixa 2', series: [2, 902] }] },
 );
 
 const TerminalView = Type.Object({

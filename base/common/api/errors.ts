@@ -9,6 +9,7 @@ export const ERROR_STATUS = {
   requisicao_invalida: 400,
   nao_autorizado: 401,
   nao_encontrado: 404,
+  metodo_nao_permitido: 405,
   tempo_esgotado: 408,
   em_processamento: 409,
   serie_em_uso: 409,

@@ -85,7 +85,7 @@ export const CancelBody = Type.Object(
     justificativa: Justificativa,
     chave_substituta: Type.Optional(AccessKey('Cancelamento por substituição (evento 110112, até 168 h): chave da NFC-e de contingência que a substituiu')),
   },
-  strict,
+  { ...strict, examples: [{ justificativa: 'Cliente desistiu da compra no caixa' }] },
 );
 export type CancelBody = Static<typeof CancelBody>;
 
@@ -96,7 +96,7 @@ export const VoidBody = Type.Object(
     numero_final: Type.Integer({ minimum: 1, maximum: 999_999_999 }),
     justificativa: Justificativa,
   },
-  strict,
+  { ...strict, examples: [{ serie: 1, numero_inicial: 900, numero_final: 905, justificativa: 'Numeração pulada por falha no sistema do caixa' }] },
 );
 export type VoidBody = Static<typeof VoidBody>;
 

@@ -57,6 +57,14 @@ export const DevolucaoBody = Type.Object(
   },
   {
     ...strict,
+    examples: [
+      {
+        chave_nfce: '35261112345678000195650010000000711000000710',
+        itens: [{ numero_item: 1, quantidade: '1' }],
+        justificativa: 'Produto devolvido pelo cliente com defeito de fabricação',
+        destinatario: { cpf: '52998224725', nome: 'Maria Aparecida Souza' },
+      },
+    ],
     description:
       'NF-e de devolução (modelo 55, finNFe 4, tpNF 0) referenciando a NFC-e (NFref/refNFe). Os valores de cada item são ' +
       'proporcionais à quantidade devolvida, em centavos, com arredondamento acumulado: a devolução que completa a quantidade ' +
