@@ -156,7 +156,9 @@ describe('accessibility of the checkout', () => {
     );
     await payment.getByLabel('Valor recebido').fill('20,00');
     await page.keyboard.press('Enter');
+    // "Troco R$ 0,00" shows before the line is added: F2 waits for the sale to be payable.
     await waitForText(payment, /Troco\s*R\$\u00a0\d/);
+    await expect.poll(() => payment.getByRole('button', { name: /Finalizar venda/ }).isEnabled()).toBe(true);
     await page.keyboard.press('F2');
 
     // The receipt: its state, the change and "Nova venda" never clipped by the DANFE.
@@ -261,6 +263,7 @@ describe('accessibility of the checkout', () => {
       await page.keyboard.press('Enter');
       await waitForText(summary('Troco'), /R\$\u00a0[1-9]/);
       await seen(`${zoom} pago`, [summary('Falta'), summary('Troco'), payment.getByRole('button', { name: /Finalizar venda/ })]);
+      await expect.poll(() => payment.getByRole('button', { name: /Finalizar venda/ }).isEnabled()).toBe(true);
       await page.keyboard.press('F2');
       const panel = receiptPanel();
       await waitForText(panel.getByRole('status'), 'Autorizada');
