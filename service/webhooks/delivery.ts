@@ -264,6 +264,11 @@ export class WebhookDelivery {
     const refused = isIP(host) ? refusal(this.#destinations, host) : undefined;
     if (refused) return { ok: false, error: `destino recusado: ${refused}` };
     const send = this.#destinations.kind === 'any' ? { fetch: globalThis.fetch as typeof fetch } : await this.#guardedFetch();
+    // The attempt's own timer, held here until the attempt ends: Node 20's AbortSignal.any holds
+    // its sources weakly, and an AbortSignal.timeout() nobody else references could be collected
+    // before it fired, leaving the attempt hanging until its lease ran out.
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(new DOMException(`sem resposta em ${this.#timeoutMs} ms`, 'TimeoutError')), this.#timeoutMs);
     let response: Response;
     try {
       response = await send.fetch(webhook.url, {
@@ -276,10 +281,12 @@ export class WebhookDelivery {
         },
         body,
         redirect: 'manual',
-        signal: AbortSignal.any([shutdown, AbortSignal.timeout(this.#timeoutMs)]),
+        signal: AbortSignal.any([shutdown, timeout.signal]),
       });
     } catch (err) {
       return { ok: false, error: this.#describeFetchError(err, shutdown) };
+    } finally {
+      clearTimeout(timer);
     }
     // Only the status matters; discarding the body frees the connection for reuse.
     await response.body?.cancel().catch(() => undefined);
