@@ -2,8 +2,10 @@
 // page starts where the last one ended, found by the index, so a year is read in as many small
 // steps as it has pages, each costing what the first did, and never held whole.
 
-/** Where a page ended: the last row's ordering instant, as stored, and its sequence number (ties). */
-export type Keyset = { at: string; seq: number };
+import type { PagePosition } from '../paging.ts';
+
+/** Where a page ended: the last row's ordering instant, as stored, and its sequence number (ties); the lists' position (service/paging.ts). */
+export type Keyset = PagePosition;
 
 /** A page of rows; `next` is where the following page starts, null after the last. */
 export type Page<T> = { rows: T[]; next: Keyset | null };

@@ -141,19 +141,7 @@ export const inutilizacaoSummaryOf = (r: InutilizacaoRow): InutilizacaoSummary =
   createdAt: new Date(r.created_at),
 });
 
-export const inutilizacaoOf = (r: InutilizacaoRow & { xml: string }): InutilizacaoRecord => ({
-  id: r.id,
-  companyId: r.company_id,
-  serie: r.serie,
-  numeroInicial: r.numero_inicial,
-  numeroFinal: r.numero_final,
-  justificativa: r.justificativa,
-  protocolo: r.protocolo,
-  codigoStatus: r.codigo_status,
-  motivo: r.motivo,
-  xml: r.xml,
-  createdAt: new Date(r.created_at),
-});
+export const inutilizacaoOf = (r: InutilizacaoRow & { xml: string }): InutilizacaoRecord => ({ ...inutilizacaoSummaryOf(r), xml: r.xml });
 
 /**
  * The NFC-e list's query (service/paging.ts) for these filters: the index that serves them, the
