@@ -96,7 +96,7 @@ describe('a terminal database restored from a copy', () => {
 
     const again = await testTerminal({ dataDir: dir, serviceUrl: service.url, token: company.token, series: 1, backupIntervalMs: 0 });
     terminals.push(again);
-    expect(again.store.countSales('finished')).toBe(1); // the copy's day
+    expect(again.store.sales.countSales('finished')).toBe(1); // the copy's day
     const next = await sell(again);
     expect(next.nNF).toBe(4);
     expect(await authorized(again, next.id)).toMatchObject({ state: 'authorized', nNF: 4, codigoStatus: '100' });

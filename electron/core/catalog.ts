@@ -20,7 +20,8 @@ import { toCents } from '../../fiscal/money.ts';
 import type { NfceItem } from '../../fiscal/nfce/types.ts';
 import { DEMO_PRODUCTS } from '../../fiscal/samples.ts';
 import type { ProductView } from '../api/terminal-api.ts';
-import type { PosStore, ProductRow } from './pos-store.ts';
+import type { PosStore } from './pos-store.ts';
+import type { ProductRow } from './store/products.ts';
 
 export const TAX_GROUPS: Readonly<Record<string, NfceItem['imposto']>> = Object.freeze({
   /** Simples Nacional, taxed without ICMS credit (CSOSN 102): the common case of a small shop. */
@@ -120,7 +121,7 @@ export function productRow(input: ProductInput, now: string): ProductRow {
 
 export function saveProduct(store: PosStore, input: ProductInput, now: string): ProductRow {
   const row = productRow(input, now);
-  store.upsertProduct(row);
+  store.products.upsertProduct(row);
   return row;
 }
 
