@@ -42,11 +42,6 @@ export const TAX_GROUPS: Readonly<Record<string, NfceItem['imposto']>> = Object.
   },
 });
 
-/** The IBS/CBS classification a product or sale item row carries, if any. */
-export function classificationOf(row: { ibscbs_cst: string | null; ibscbs_cclasstrib: string | null }): Classification | undefined {
-  return row.ibscbs_cst !== null && row.ibscbs_cclasstrib !== null ? { CST: row.ibscbs_cst, cClassTrib: row.ibscbs_cclasstrib } : undefined;
-}
-
 export function taxGroupOf(name: string): NfceItem['imposto'] {
   const group = TAX_GROUPS[name];
   if (!group) throw new FieldError('taxGroup', `grupo de tributação desconhecido: ${name}; conhecidos: ${Object.keys(TAX_GROUPS).join(', ')}`);

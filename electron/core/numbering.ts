@@ -77,9 +77,8 @@ export type NextAttempt = { idempotencyKey: string; payload: string; note: strin
  */
 export function takeNextNumberFor(store: PosStore, clock: Clock, r: ReceiptRow, doc: Pick<NfceDocument, 'codigo_status' | 'motivo'>): NextAttempt {
   const at = iso(clock());
-  const sale = store.sales.sale(r.sale_id)!;
   const nNF = store.series.takeNextNumber(r.serie);
-  const request = buildNfceRequest(sale, store.sales.items(sale.id), store.sales.payments(sale.id), r.serie, nNF);
+  const request = buildNfceRequest(store.sales.saleForRequest(r.sale_id)!, r.serie, nNF);
   const key = randomUUID();
   store.receipts.renumberReceipt(r.id, { serie: r.serie, nnf: nNF, idempotency_key: key }, at);
   store.receipts.updateReceipt(

@@ -20,6 +20,7 @@ import { checked, TerminalError } from './errors.ts';
 import { actorOfManager, audit, authorizeManager, managerReason } from './managers.ts';
 import type { PosStore } from './pos-store.ts';
 import { existingReceipt } from './receipt-row.ts';
+import { saleForRequestOf } from './store/sales.ts';
 import * as sales from './sales.ts';
 
 /** The receipts waiting for the manager: corrected or voided here. */
@@ -61,7 +62,7 @@ export async function correctAndResubmit(ctx: RemediesContext, receiptId: string
     const items = store.sales.items(sale.id);
     const payments = store.sales.payments(sale.id);
     const settled = sales.assertPaymentsSettle(items, payments);
-    const request = sales.buildNfceRequest(updated, items, payments, r.serie, r.nnf);
+    const request = sales.buildNfceRequest(saleForRequestOf(updated, items, payments), r.serie, r.nnf);
     const now = clock();
     const at = iso(now);
     store.sales.updateSaleChange(sale.id, settled.changeCents);

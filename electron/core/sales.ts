@@ -13,12 +13,12 @@ import { consumerIdentificationRequired, identificationLimitCents } from '../../
 import { formatDecimal, fromCents, parseDecimal } from '../../fiscal/money.ts';
 import type { NfceCard, NfceItem, NfcePayment, NfceRequest } from '../../fiscal/nfce/types.ts';
 import type { CardInput, ConsumerView, PaymentInput, PaymentView, SaleItemView, SaleView, ScaleLabelSettings } from '../api/terminal-api.ts';
-import { classificationOf, taxGroupOf } from './catalog.ts';
+import { taxGroupOf } from './catalog.ts';
 import { checked, TerminalError } from './errors.ts';
 import type { PosStore } from './pos-store.ts';
 import type { ProductRow } from './store/products.ts';
 import type { ReceiptRow } from './store/receipts.ts';
-import type { SaleItemRow, SalePaymentRow, SaleRow } from './store/sales.ts';
+import { cardOf, saleForRequestOf, type SaleForRequest, type SaleItemRow, type SalePaymentRow, type SaleRow } from './store/sales.ts';
 import { looksLikeScaleLabel, productCodesOf, readScaleLabel, scaleItem } from './scale-label.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
 import { brasiliaDay } from '../../base/common/brasilia.ts';
@@ -124,22 +124,19 @@ const cardColumns = (card: CardInput | undefined) => ({
   card_caut: card?.cAut ?? null,
 });
 
-function cardOfRow(p: SalePaymentRow): CardInput | null {
-  if (p.card_tp_integra === null) return null;
-  return {
-    tpIntegra: p.card_tp_integra as '1' | '2',
-    ...(p.card_cnpj !== null && { cnpj: p.card_cnpj }),
-    ...(p.card_tband !== null && { tBand: p.card_tband }),
-    ...(p.card_caut !== null && { cAut: p.card_caut }),
-  };
-}
-
 export type Settlement = { totalCents: number; paidCents: number; remainingCents: number; changeCents: number };
 
 /** Totals of a sale and what its payments settle. */
 export function settle(items: readonly SaleItemRow[], payments: readonly { tpag: string; amount_cents: number }[]): Settlement {
   const total = items.filter((i) => i.removed_at === null).reduce((s, i) => s + BigInt(i.total_cents), 0n);
-  const paid = payments.reduce((s, p) => s + BigInt(p.amount_cents), 0n);
+  return settlement(
+    total,
+    payments.reduce((s, p) => s + BigInt(p.amount_cents), 0n),
+  );
+}
+
+/** What `paid` settles of a sale of `total` (cents). */
+function settlement(total: bigint, paid: bigint): Settlement {
   const remaining = paid >= total ? 0n : total - paid;
   const change = paid > total ? paid - total : 0n;
   return { totalCents: Number(total), paidCents: Number(paid), remainingCents: Number(remaining), changeCents: Number(change) };
@@ -222,7 +219,7 @@ export function itemView(i: SaleItemRow): SaleItemView {
 }
 
 export function paymentView(p: SalePaymentRow): PaymentView {
-  return { id: p.id, tPag: p.tpag, description: paymentMethodLabel(p.tpag), amountCents: p.amount_cents, card: cardOfRow(p) };
+  return { id: p.id, tPag: p.tpag, description: paymentMethodLabel(p.tpag), amountCents: p.amount_cents, card: cardOf(p) };
 }
 
 export function saleView(store: PosStore, sale: SaleRow, uf?: string): SaleView {
@@ -417,8 +414,7 @@ export function replacePayments(ctx: SalesContext, sale: SaleRow, payments: read
 // =============================================================================================
 // The NFC-e request (docs/api.md, "NFC-e")
 
-function requestCard(p: SalePaymentRow): NfceCard | undefined {
-  const card = cardOfRow(p);
+function requestCard(card: CardInput | null): NfceCard | undefined {
   if (!card) return undefined;
   return {
     tpIntegra: card.tpIntegra,
@@ -428,27 +424,14 @@ function requestCard(p: SalePaymentRow): NfceCard | undefined {
   };
 }
 
-/** det[].imposto.IBSCBS of an item whose product has its own classification (else the company default applies). */
-function withClassification(i: SaleItemRow): Pick<NfceItem['imposto'], 'IBSCBS'> {
-  const c = classificationOf(i);
-  return c ? { IBSCBS: { CST: c.CST, cClassTrib: c.cClassTrib } } : {};
-}
-
 /** The request body for a sale: items, exact totals, payments with their card groups, consumer. */
-export function buildNfceRequest(
-  sale: Pick<SaleRow, 'id' | 'consumer_doc'>,
-  items: readonly SaleItemRow[],
-  payments: readonly SalePaymentRow[],
-  serie: number,
-  nNF: number,
-): NfceRequest {
-  const active = items.filter((i) => i.removed_at === null);
-  const det: NfceItem[] = active.map((i) => {
-    const q = formatQuantity(BigInt(i.quantity_units));
-    const vUn = fromCents(BigInt(i.unit_price_cents));
+export function buildNfceRequest(sale: SaleForRequest, serie: number, nNF: number): NfceRequest {
+  const det: NfceItem[] = sale.lines.map((i) => {
+    const q = formatQuantity(BigInt(i.quantityUnits));
+    const vUn = fromCents(BigInt(i.unitPriceCents));
     return {
       prod: {
-        cProd: i.product_code,
+        cProd: i.productCode,
         cEAN: i.gtin,
         xProd: i.description,
         NCM: i.ncm,
@@ -456,27 +439,31 @@ export function buildNfceRequest(
         uCom: i.unit,
         qCom: q,
         vUnCom: vUn,
-        vProd: fromCents(BigInt(i.total_cents)),
+        vProd: fromCents(BigInt(i.totalCents)),
         cEANTrib: i.gtin,
         uTrib: i.unit,
         qTrib: q,
         vUnTrib: vUn,
         indTot: '1',
       },
-      imposto: { ...taxGroupOf(i.tax_group), ...withClassification(i) },
+      // det[].imposto.IBSCBS of an item whose product has its own classification (else the company default applies).
+      imposto: { ...taxGroupOf(i.taxGroup), ...(i.classification && { IBSCBS: { CST: i.classification.CST, cClassTrib: i.classification.cClassTrib } }) },
     };
   });
-  const s = settle(items, payments);
+  const s = settlement(
+    sale.lines.reduce((t, i) => t + BigInt(i.totalCents), 0n),
+    sale.payments.reduce((t, p) => t + BigInt(p.amountCents), 0n),
+  );
   const vNF = fromCents(BigInt(s.totalCents));
-  const pag: NfcePayment[] = payments.map((p) => {
-    const card = requestCard(p);
-    return { tPag: p.tpag, vPag: fromCents(BigInt(p.amount_cents)), ...(card && { card }) };
+  const pag: NfcePayment[] = sale.payments.map((p) => {
+    const card = requestCard(p.card);
+    return { tPag: p.tPag, vPag: fromCents(BigInt(p.amountCents)), ...(card && { card }) };
   });
   const request: NfceRequest = { ide: { serie, nNF }, det, total: { vProd: vNF, vNF }, pag };
   if (s.changeCents > 0) request.vTroco = fromCents(BigInt(s.changeCents));
   // Nothing but the cashier confirmed a static PIX: the receipt says so, with the reference.
-  if (payments.some((p) => p.tpag === PIX_STATIC)) request.infCpl = staticPixNote(sale.id);
-  if (sale.consumer_doc !== null) request.dest = sale.consumer_doc.length === 11 ? { cpf: sale.consumer_doc } : { cnpj: sale.consumer_doc };
+  if (sale.payments.some((p) => p.tPag === PIX_STATIC)) request.infCpl = staticPixNote(sale.id);
+  if (sale.consumerDoc !== null) request.dest = sale.consumerDoc.length === 11 ? { cpf: sale.consumerDoc } : { cnpj: sale.consumerDoc };
   return request;
 }
 
@@ -523,7 +510,7 @@ export function finishSale(ctx: SalesContext, saleId: string, offline?: OfflineI
     const at = iso(now);
     const serie = offline?.serie ?? ctx.serie;
     const nNF = store.series.takeNextNumber(serie);
-    const request = buildNfceRequest(sale, items, payments, serie, nNF);
+    const request = buildNfceRequest(saleForRequestOf(sale, items, payments), serie, nNF);
     // Issued offline: signed now, and the body sent later is that XML, unchanged.
     const issued = offline?.issue(request);
     const receiptId = randomUUID();

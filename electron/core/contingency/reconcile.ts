@@ -62,11 +62,10 @@ export function supersedeInDoubt(store: PosStore, clock: Clock, r: ReceiptRow, i
   const at = iso(now);
   const emit = store.outbox.liveOutbox(r.id, 'emit');
   if (emit) store.outbox.updateOutbox(emit.seq, { state: 'failed', last_error: 'substituída pela NFC-e emitida em contingência', completed_at: at }, at);
-  const sale = store.sales.sale(r.sale_id)!;
   const serie = issuer.serie;
   const keepNumber = neverSent && serie === r.serie;
   const nNF = keepNumber ? r.nnf : store.series.takeNextNumber(serie);
-  const request = buildNfceRequest(sale, store.sales.items(sale.id), store.sales.payments(sale.id), serie, nNF);
+  const request = buildNfceRequest(store.sales.saleForRequest(r.sale_id)!, serie, nNF);
   const issued = issuer.issue(request);
   if (!keepNumber)
     store.contingency.insertReconciliationTask({

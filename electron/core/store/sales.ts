@@ -1,6 +1,8 @@
 // Sales, their items and their payments, from the open sale to the finished one (sales.ts).
 // Money in cents, quantities in ten-thousandths.
 
+import type { Classification } from '../../../fiscal/ibscbs/classification.ts';
+import type { CardInput } from '../../api/terminal-api.ts';
 import { StorePart } from './database.ts';
 
 export type SaleRow = {
@@ -47,7 +49,78 @@ export type SalePaymentRow = CardColumns & {
   added_at: string;
 };
 
+/** A sale as its NFC-e request is built from it (sales.ts buildNfceRequest), in the domain's terms. */
+export type SaleForRequest = { id: string; consumerDoc: string | null; lines: SaleLine[]; payments: SalePayment[] };
+
+/** An item still on the sale. */
+export type SaleLine = {
+  productCode: string;
+  gtin: string;
+  description: string;
+  ncm: string;
+  cfop: string;
+  unit: string;
+  taxGroup: string;
+  /** The product's own IBS/CBS classification; undefined: the company's default applies. */
+  classification: Classification | undefined;
+  quantityUnits: number;
+  unitPriceCents: number;
+  totalCents: number;
+};
+
+export type SalePayment = { tPag: string; amountCents: number; card: CardInput | null };
+
+/** The IBS/CBS classification a product or sale item row carries, if any (both columns or neither). */
+export function classificationOf(row: { ibscbs_cst: string | null; ibscbs_cclasstrib: string | null }): Classification | undefined {
+  return row.ibscbs_cst !== null && row.ibscbs_cclasstrib !== null ? { CST: row.ibscbs_cst, cClassTrib: row.ibscbs_cclasstrib } : undefined;
+}
+
+/** The card group a payment row carries, if any. */
+export function cardOf(p: CardColumns): CardInput | null {
+  if (p.card_tp_integra === null) return null;
+  return {
+    tpIntegra: p.card_tp_integra as '1' | '2',
+    ...(p.card_cnpj !== null && { cnpj: p.card_cnpj }),
+    ...(p.card_tband !== null && { tBand: p.card_tband }),
+    ...(p.card_caut !== null && { cAut: p.card_caut }),
+  };
+}
+
+/** The sale's rows as its request is built from them: the items not removed, the payments in order. */
+export function saleForRequestOf(
+  sale: Pick<SaleRow, 'id' | 'consumer_doc'>,
+  items: readonly SaleItemRow[],
+  payments: readonly SalePaymentRow[],
+): SaleForRequest {
+  return {
+    id: sale.id,
+    consumerDoc: sale.consumer_doc,
+    lines: items
+      .filter((i) => i.removed_at === null)
+      .map((i) => ({
+        productCode: i.product_code,
+        gtin: i.gtin,
+        description: i.description,
+        ncm: i.ncm,
+        cfop: i.cfop,
+        unit: i.unit,
+        taxGroup: i.tax_group,
+        classification: classificationOf(i),
+        quantityUnits: i.quantity_units,
+        unitPriceCents: i.unit_price_cents,
+        totalCents: i.total_cents,
+      })),
+    payments: payments.map((p) => ({ tPag: p.tpag, amountCents: p.amount_cents, card: cardOf(p) })),
+  };
+}
+
 export class SaleStore extends StorePart {
+  /** The sale as its request is built from it (saleForRequestOf); undefined when there is no such sale. */
+  saleForRequest(saleId: string): SaleForRequest | undefined {
+    const sale = this.sale(saleId);
+    return sale && saleForRequestOf(sale, this.items(saleId), this.payments(saleId));
+  }
+
   insertSale(id: string, openedAt: string): void {
     this.st("INSERT INTO sales (id, state, opened_at) VALUES (?, 'open', ?)").run(id, openedAt);
   }
