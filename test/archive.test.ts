@@ -10,7 +10,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { brasiliaDay } from '../base/common/brasilia.ts';
-import { archiveMonth, archiveNfceMonth, deletableFrom, type ArchiveOutcome } from '../service/nfce/archive.ts';
+import { monthPeriod, archiveNfceMonth, deletableFrom, type ArchiveOutcome } from '../service/nfce/archive.ts';
 import { nfceExportFileName } from '../service/nfce/export.ts';
 import type { NfceStore } from '../service/nfce/store.ts';
 import { nfceBody, registerCompany, waitFor } from './helpers/nfce.ts';
@@ -78,14 +78,14 @@ describe.each(STORES)('balcao arquivar on %s', (kind) => {
       const target = (nfce: NfceStore) => ({ store: nfce, returns: opened.store.nfe, company: { id: company.companyId, cnpj: company.cnpj } });
       const run = async (nfce: NfceStore = opened.store.nfce): Promise<ArchiveOutcome[]> => {
         const out: ArchiveOutcome[] = [];
-        for (const month of months) out.push(await archiveNfceMonth(target(nfce), month, dir, new Date(deletableFrom(archiveMonth(month)).getTime() + 1000)));
+        for (const month of months) out.push(await archiveNfceMonth(target(nfce), month, dir, new Date(deletableFrom(monthPeriod(month)).getTime() + 1000)));
         return out;
       };
       const sum = (outcomes: ArchiveOutcome[], field: 'deleted' | 'nfceEntries' | 'notInArchive' | 'keptForReturns') =>
         outcomes.reduce((n, o) => n + o[field], 0);
 
       // A run killed after its archive is on disk, before any deletion (and one before it left a partial file).
-      const files = months.map((m) => join(dir, nfceExportFileName(company.cnpj, archiveMonth(m))));
+      const files = months.map((m) => join(dir, nfceExportFileName(company.cnpj, monthPeriod(m))));
       writeFileSync(`${files[0]}.parcial`, 'interrompido no meio');
       const dying: NfceStore = Object.assign(Object.create(opened.store.nfce) as NfceStore, {
         deleteArchived: () => Promise.reject(new Error('processo morto')),

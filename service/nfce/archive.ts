@@ -44,7 +44,7 @@ export type ArchiveOutcome = {
 };
 
 /** The month `AAAA-MM` as an export period (Brasília days, both ends included). */
-export function archiveMonth(month: string): ExportPeriod {
+export function monthPeriod(month: string): ExportPeriod {
   const m = /^(\d{4})-(0[1-9]|1[0-2])$/.exec(month);
   if (!m) throw new ArchiveError(`--mes: informe o mês como AAAA-MM (ex.: 2021-03), não "${month}"`);
   const [year, mm] = [Number(m[1]), Number(m[2])];
@@ -62,7 +62,7 @@ export function deletableFrom(period: ExportPeriod): Date {
 export type ArchiveTarget = { store: NfceStore; returns: DevolucaoExportSource; company: { id: string; cnpj: string } };
 
 export async function archiveNfceMonth(target: ArchiveTarget, month: string, dir: string, now: Date): Promise<ArchiveOutcome> {
-  const period = archiveMonth(month);
+  const period = monthPeriod(month);
   const from = deletableFrom(period);
   if (now < from) {
     throw new ArchiveError(
