@@ -18,6 +18,10 @@ const subcommands: Record<string, Subcommand> = {
     summary: 'Responsável técnico (infRespTec e CSRT) de todos os documentos do serviço (definir|mostrar|remover)',
     load: () => import('../service/resp-tec-command.ts'),
   },
+  ibpt: {
+    summary: 'Tabela do IBPT (Lei 12.741, tributos aproximados) no terminal (ibpt import <arquivo.csv>)',
+    load: () => import('./ibpt.ts'),
+  },
   sefaz: { summary: 'SEFAZ real: status dos serviços para a UF e o ambiente da empresa (sefaz status)', load: () => import('../service/sefaz-command.ts') },
   terminal: { summary: 'Núcleo do terminal sem tela: vendas em lote, cadastro de gerente', load: () => import('../electron/core/terminal-process.ts') },
   backup: {

@@ -18,6 +18,7 @@
 //    online under the new number: its printed copy carries a key the authority refused.
 
 import { randomUUID } from 'node:crypto';
+import { keepIbptEstimate } from './ibpt/ibpt.ts';
 import type { NfceDocument } from './api-client.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
 import { audit, SYSTEM_ACTOR } from './managers.ts';
@@ -78,7 +79,7 @@ export function takeNextNumberFor(store: PosStore, clock: Clock, r: ReceiptRow, 
   const at = iso(clock());
   const sale = store.sale(r.sale_id)!;
   const nNF = store.takeNextNumber(r.serie);
-  const request = buildNfceRequest(sale, store.items(sale.id), store.payments(sale.id), r.serie, nNF);
+  const request = keepIbptEstimate(r.request_json, buildNfceRequest(sale, store.items(sale.id), store.payments(sale.id), r.serie, nNF));
   const key = randomUUID();
   store.renumberReceipt(r.id, { serie: r.serie, nnf: nNF, idempotency_key: key }, at);
   store.updateReceipt(

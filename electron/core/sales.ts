@@ -11,6 +11,7 @@ import { typedTaxId } from '../../base/common/tax-ids.ts';
 import { assertCnpj } from '../../fiscal/br/documents.ts';
 import { consumerIdentificationRequired, identificationLimitCents } from '../../fiscal/nfce/consumer-identification.ts';
 import { formatDecimal, fromCents, parseDecimal } from '../../fiscal/money.ts';
+import { withIbptEstimate, type IbptContext } from '../../fiscal/nfce/total.ts';
 import type { NfceCard, NfceItem, NfcePayment, NfceRequest } from '../../fiscal/nfce/types.ts';
 import type { CardInput, ConsumerView, PaymentInput, PaymentView, SaleItemView, SaleView, ScaleLabelSettings } from '../api/terminal-api.ts';
 import { classificationOf, taxGroupOf } from './catalog.ts';
@@ -38,6 +39,8 @@ export type SalesContext = {
    * only this module's own unit tests finish sales without a till.
    */
   cashSession?: () => string;
+  /** The IBPT tables, the store's UF and the day (ibpt/ibpt.ts): each item's vTotTrib; absent: the service's estimate. */
+  ibpt?: () => IbptContext | undefined;
 };
 
 // =============================================================================================
@@ -430,13 +433,17 @@ function withClassification(i: SaleItemRow): Pick<NfceItem['imposto'], 'IBSCBS'>
   return c ? { IBSCBS: { CST: c.CST, cClassTrib: c.cClassTrib } } : {};
 }
 
-/** The request body for a sale: items, exact totals, payments with their card groups, consumer. */
+/**
+ * The request body for a sale: items, exact totals, payments with their card groups, consumer;
+ * with `ibpt`, each item's approximate taxes from the store's IBPT table (ibpt/ibpt.ts).
+ */
 export function buildNfceRequest(
   sale: Pick<SaleRow, 'id' | 'consumer_doc'>,
   items: readonly SaleItemRow[],
   payments: readonly SalePaymentRow[],
   serie: number,
   nNF: number,
+  ibpt?: IbptContext,
 ): NfceRequest {
   const active = items.filter((i) => i.removed_at === null);
   const det: NfceItem[] = active.map((i) => {
@@ -473,7 +480,7 @@ export function buildNfceRequest(
   // Nothing but the cashier confirmed a static PIX: the receipt says so, with the reference.
   if (payments.some((p) => p.tpag === PIX_STATIC)) request.infCpl = staticPixNote(sale.id);
   if (sale.consumer_doc !== null) request.dest = sale.consumer_doc.length === 11 ? { cpf: sale.consumer_doc } : { cnpj: sale.consumer_doc };
-  return request;
+  return ibpt ? withIbptEstimate(request, ibpt).request : request;
 }
 
 // =============================================================================================
@@ -519,7 +526,7 @@ export function finishSale(ctx: SalesContext, saleId: string, offline?: OfflineI
     const at = iso(now);
     const serie = offline?.serie ?? ctx.serie;
     const nNF = store.takeNextNumber(serie);
-    const request = buildNfceRequest(sale, items, payments, serie, nNF);
+    const request = buildNfceRequest(sale, items, payments, serie, nNF, ctx.ibpt?.());
     // Issued offline: signed now, and the body sent later is that XML, unchanged.
     const issued = offline?.issue(request);
     const receiptId = randomUUID();

@@ -141,6 +141,13 @@ export function ibptItemRate(rates: IbptRates, orig: string | undefined): bigint
   return federal + rates.estadual + rates.municipal;
 }
 
+/** An item's approximate tax in cents: its net value (cents) × its total rate, half-up to the cent. */
+export const ibptItemTotTrib = (rates: IbptRates, orig: string | undefined, netCents: bigint): bigint =>
+  (netCents * ibptItemRate(rates, orig) + 5_000n) / 10_000n; // percent at scale 2
+
+/** A line of infCpl that names the table (ibptSourceText), for whoever rebuilds a request. */
+export const IBPT_SOURCE_LINE = /^Fonte: .+, versão [^;]+$/;
+
 /** "Fonte: IBPT, chave 0C1A2B, versão 26.1.A": how the receipt names the table, as the law's practice does. */
 export const ibptSourceText = (t: Pick<IbptTable, 'fonte' | 'chave' | 'versao'>): string =>
   `Fonte: ${t.fonte || 'IBPT'}${t.chave ? `, chave ${t.chave}` : ''}, versão ${t.versao}`;
