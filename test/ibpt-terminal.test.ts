@@ -94,10 +94,18 @@ describe('the IBPT table at the terminal', () => {
       expect(status.fallbackProducts[0]).toEqual({ code: '1003', description: 'Arroz branco tipo 1 5kg', ncm: '10063021' });
       expect(status.fallbackCount).toBe(8);
       // A store of another UF has no table: every product on the flat rate, and the screen says so.
-      expect(ibptStatus(ibpt, 'RJ', clock)).toMatchObject({ current: null, warning: expect.stringMatching(/^Nenhuma tabela do IBPT de RJ importada/), fallbackCount: 10 });
+      expect(ibptStatus(ibpt, 'RJ', clock)).toMatchObject({
+        current: null,
+        warning: expect.stringMatching(/^Nenhuma tabela do IBPT de RJ importada/),
+        fallbackCount: 10,
+      });
 
       // A new number for the same sale (the authority held the first) keeps its estimate.
-      const renumbered = keepIbptEstimate(JSON.stringify(request), { ...request, det: request.det.map((d) => ({ ...d, imposto: { ICMS: d.imposto.ICMS } })), infCpl: undefined });
+      const renumbered = keepIbptEstimate(JSON.stringify(request), {
+        ...request,
+        det: request.det.map((d) => ({ ...d, imposto: { ICMS: d.imposto.ICMS } })),
+        infCpl: undefined,
+      });
       expect(renumbered.det.map((d) => d.imposto.vTotTrib)).toEqual(['5.94', '0.82', undefined]);
       expect(renumbered.infCpl).toBe('Fonte: IBPT, chave B1A2C3, versão 26.2.A');
 

@@ -13,8 +13,7 @@ import { fileAsBase64 } from './file-reading.ts';
 
 const day = (iso: string) => iso.split('-').reverse().join('/');
 
-const describe = (t: IbptTableView) =>
-  `UF ${t.uf} · versão ${t.versao} · chave ${t.chave} · vigência ${day(t.from)} a ${day(t.until)} · ${t.ncmCount} NCMs`;
+const describe = (t: IbptTableView) => `UF ${t.uf} · versão ${t.versao} · chave ${t.chave} · vigência ${day(t.from)} a ${day(t.until)} · ${t.ncmCount} NCMs`;
 
 export function IbptSection({ auth }: { auth: ManagerAuthorization }) {
   const [file, setFile] = useState<File | null>(null);
@@ -47,8 +46,8 @@ export function IbptSection({ auth }: { auth: ManagerAuthorization }) {
     >
       <h3>Tabela IBPT (tributos aproximados, Lei 12.741)</h3>
       <p className="muted">
-        O arquivo CSV que o IBPT publica para a UF da loja (TabelaIBPTax‹UF›‹versão›.csv). Cada item da NFC-e leva os tributos aproximados da tabela
-        vigente no dia, pelo NCM; um NCM fora da tabela usa a alíquota média.
+        O arquivo CSV que o IBPT publica para a UF da loja (TabelaIBPTax‹UF›‹versão›.csv). Cada item da NFC-e leva os tributos aproximados da tabela vigente no
+        dia, pelo NCM; um NCM fora da tabela usa a alíquota média.
       </p>
       <FilePicker label="Arquivo da tabela IBPT (.csv)" accept=".csv,text/csv" file={file} onChange={setFile} />
       <ErrorAlert error={error} />

@@ -92,10 +92,7 @@ export class IbptStore {
     if (this.cached?.version === version) return this.cached.tables;
     const rows = this.db.prepare('SELECT * FROM ibpt_tables').all() as IbptTableRow[];
     const tables = new Map<string, IbptTable>(
-      rows.map((t) => [
-        t.id,
-        { uf: t.uf, from: t.vigencia_inicio, until: t.vigencia_fim, chave: t.chave, versao: t.versao, fonte: t.fonte, rates: new Map() },
-      ]),
+      rows.map((t) => [t.id, { uf: t.uf, from: t.vigencia_inicio, until: t.vigencia_fim, chave: t.chave, versao: t.versao, fonte: t.fonte, rates: new Map() }]),
     );
     for (const r of this.db.prepare('SELECT * FROM ibpt_rates').iterate() as IterableIterator<RateRow>) {
       tables.get(r.table_id)?.rates.set(`${r.ncm}/${r.ex}`, {

@@ -39,7 +39,8 @@ const tableView = (t: IbptTableRow): IbptTableView => ({
 /** Reads an IBPT file: a refusal names the file, the line and the column, in Portuguese. */
 export function readIbptFile(content: Buffer, fileName: string): IbptTable {
   if (content.length === 0) throw new TerminalError('configuracao_invalida', `${fileName}: arquivo vazio`, { field: 'arquivo' });
-  if (content.length > MAX_IBPT_FILE_BYTES) throw new TerminalError('configuracao_invalida', `${fileName}: arquivo grande demais para uma tabela do IBPT`, { field: 'arquivo' });
+  if (content.length > MAX_IBPT_FILE_BYTES)
+    throw new TerminalError('configuracao_invalida', `${fileName}: arquivo grande demais para uma tabela do IBPT`, { field: 'arquivo' });
   try {
     return parseIbptCsv(content, fileName);
   } catch (err) {
@@ -103,7 +104,8 @@ export async function importIbpt(
   input: IbptImportInput,
 ): Promise<IbptStatusView> {
   const fileName = typeof input?.fileName === 'string' && input.fileName.trim() !== '' ? input.fileName.trim() : 'tabela.csv';
-  if (typeof input?.csvBase64 !== 'string') throw new TerminalError('configuracao_invalida', 'Escolha o arquivo da tabela do IBPT (.csv)', { field: 'arquivo' });
+  if (typeof input?.csvBase64 !== 'string')
+    throw new TerminalError('configuracao_invalida', 'Escolha o arquivo da tabela do IBPT (.csv)', { field: 'arquivo' });
   const table = readIbptFile(Buffer.from(input.csvBase64, 'base64'), fileName);
   const manager = await authorizeManager(deps.store, deps.clock, input, 'tabela_ibpt');
   const stored = deps.ibpt.importTable(table, fileName, new Date(deps.clock()).toISOString());
