@@ -19,7 +19,7 @@ const subcommands: Record<string, Subcommand> = {
     load: () => import('../service/resp-tec-command.ts'),
   },
   ibpt: {
-    summary: 'Tabela do IBPT (Lei 12.741, tributos aproximados) no terminal (ibpt import <arquivo.csv>)',
+    summary: 'Tabela do IBPT (Lei 12.741, tributos aproximados) no terminal ou no serviço (ibpt import <arquivo.csv>)',
     load: () => import('./ibpt.ts'),
   },
   sefaz: { summary: 'SEFAZ real: status dos serviços para a UF e o ambiente da empresa (sefaz status)', load: () => import('../service/sefaz-command.ts') },

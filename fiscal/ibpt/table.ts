@@ -115,6 +115,51 @@ export function parseIbptCsv(content: Buffer | string, file: string, uf?: string
   return { uf: tableUf, ...first!, rates };
 }
 
+// ---------------------------------------------------------------------------------------------
+// As the databases keep it (the terminal's and the service's ibpt_tables / ibpt_rates, the same
+// columns): rates in percent at scale 2 as integers, `ex` '' when none.
+
+export type IbptTableRecord = { uf: string; versao: string; vigencia_inicio: string; vigencia_fim: string; chave: string; fonte: string };
+/** A stored table as its lists show it: no rates, their count. */
+export type IbptStoredTable = IbptTableRecord & { id: string; file_name: string; imported_at: string; ncm_count: number };
+export type IbptRateRecord = { ncm: string; ex: string } & { [K in keyof IbptRates]: number };
+
+export const ibptTableRecord = (t: IbptTable): IbptTableRecord => ({
+  uf: t.uf,
+  versao: t.versao,
+  vigencia_inicio: t.from,
+  vigencia_fim: t.until,
+  chave: t.chave,
+  fonte: t.fonte,
+});
+
+export function ibptRateRecords(t: IbptTable): IbptRateRecord[] {
+  return [...t.rates].map(([key, r]) => {
+    const [ncm, ex] = key.split('/') as [string, string];
+    return {
+      ncm,
+      ex,
+      nacionalfederal: Number(r.nacionalfederal),
+      importadosfederal: Number(r.importadosfederal),
+      estadual: Number(r.estadual),
+      municipal: Number(r.municipal),
+    };
+  });
+}
+
+export function ibptTableOfRecords(t: IbptTableRecord, rates: Iterable<IbptRateRecord>): IbptTable {
+  const table: IbptTable = { uf: t.uf, from: t.vigencia_inicio, until: t.vigencia_fim, chave: t.chave, versao: t.versao, fonte: t.fonte, rates: new Map() };
+  for (const r of rates) {
+    table.rates.set(`${r.ncm}/${r.ex}`, {
+      nacionalfederal: BigInt(r.nacionalfederal),
+      importadosfederal: BigInt(r.importadosfederal),
+      estadual: BigInt(r.estadual),
+      municipal: BigInt(r.municipal),
+    });
+  }
+  return table;
+}
+
 /**
  * The table of `uf` for `date` (YYYY-MM-DD) among `tables`: the one whose validity covers the day,
  * else the latest one that started before it (IBPT publishes late; an expired table is still a

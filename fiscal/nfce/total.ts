@@ -135,9 +135,11 @@ export function itemTaxBurden(
  * The request with each item's vTotTrib from the IBPT table of `ibpt` (what a terminal sends,
  * so that the estimate is its store's table whoever builds the XML), and the table's source
  * appended to infCpl when it served an item. An item that declares its own vTotTrib keeps it; an
- * NCM the table lacks is left without one, for the builder's flat fallback, and listed.
+ * NCM the table lacks is left without one, for the builder's flat fallback, and listed. A
+ * request that states the document's vTotTrib is left as it is: its sender chose the total.
  */
 export function withIbptEstimate(request: NfceRequest, ibpt: IbptContext): { request: NfceRequest; used?: IbptTable; fallbackNcms: string[] } {
+  if (request.vTotTrib !== undefined) return { request, fallbackNcms: [] };
   const found = ibptTableAt(ibpt.tables, ibpt.uf, ibpt.date);
   const fallbackNcms: string[] = [];
   let used: IbptTable | undefined;
@@ -148,13 +150,24 @@ export function withIbptEstimate(request: NfceRequest, ibpt: IbptContext): { req
       if (!fallbackNcms.includes(item.prod.NCM)) fallbackNcms.push(item.prod.NCM);
       return item;
     }
+    // A value that does not parse is the builder's to report, with its field: left alone here.
+    const [vProd, vDesc] = [centsOrUndefined(item.prod.vProd), centsOrUndefined(item.prod.vDesc ?? '0')];
+    if (vProd === undefined || vDesc === undefined) return item;
+    const net = vProd - vDesc;
     used = found!.table;
-    const net = toCents(item.prod.vProd, 'vProd') - (item.prod.vDesc === undefined ? 0n : toCents(item.prod.vDesc, 'vDesc'));
     return { ...item, imposto: { ...item.imposto, vTotTrib: fromCents(ibptItemTotTrib(rates, origOf(request, i), net > 0n ? net : 0n)) } };
   });
   if (!used) return { request, fallbackNcms };
   const infCpl = [request.infCpl, ibptSourceText(used)].filter((t) => t !== undefined && t !== '').join(';');
   return { request: { ...request, det, infCpl }, used, fallbackNcms };
+}
+
+function centsOrUndefined(value: unknown): bigint | undefined {
+  try {
+    return toCents(value, 'valor');
+  } catch {
+    return undefined;
+  }
 }
 
 /** The origin (Torig) the item's ICMS group states, if any. */

@@ -7,23 +7,9 @@
 
 import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
-import type { IbptRates, IbptTable } from '../../../fiscal/ibpt/table.ts';
+import { ibptRateRecords, ibptTableOfRecords, ibptTableRecord, type IbptRateRecord, type IbptTable, type IbptStoredTable } from '../../../fiscal/ibpt/table.ts';
 
-/** A stored table as the manager sees it: no rates, their count. */
-export type IbptTableRow = {
-  id: string;
-  uf: string;
-  versao: string;
-  vigencia_inicio: string;
-  vigencia_fim: string;
-  chave: string;
-  fonte: string;
-  file_name: string;
-  imported_at: string;
-  ncm_count: number;
-};
-
-type RateRow = { table_id: string; ncm: string; ex: string } & { [K in keyof IbptRates]: number };
+export type IbptTableRow = IbptStoredTable;
 
 export class IbptStore {
   private readonly db: Database.Database;
@@ -38,7 +24,7 @@ export class IbptStore {
     const id = randomUUID();
     const insertRate = this.db.prepare(
       `INSERT INTO ibpt_rates (table_id, ncm, ex, nacionalfederal, importadosfederal, estadual, municipal)
-       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+       VALUES (@table_id, @ncm, @ex, @nacionalfederal, @importadosfederal, @estadual, @municipal)`,
     );
     this.db
       .transaction(() => {
@@ -46,13 +32,10 @@ export class IbptStore {
         this.db
           .prepare(
             `INSERT INTO ibpt_tables (id, uf, versao, vigencia_inicio, vigencia_fim, chave, fonte, file_name, imported_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+             VALUES (@id, @uf, @versao, @vigencia_inicio, @vigencia_fim, @chave, @fonte, @file_name, @imported_at)`,
           )
-          .run(id, table.uf, table.versao, table.from, table.until, table.chave, table.fonte, fileName, at);
-        for (const [key, r] of table.rates) {
-          const [ncm, ex] = key.split('/') as [string, string];
-          insertRate.run(id, ncm, ex, r.nacionalfederal, r.importadosfederal, r.estadual, r.municipal);
-        }
+          .run({ id, ...ibptTableRecord(table), file_name: fileName, imported_at: at });
+        for (const r of ibptRateRecords(table)) insertRate.run({ table_id: id, ...r });
       })
       .immediate();
     this.cached = undefined;
@@ -91,18 +74,9 @@ export class IbptStore {
     const version = this.db.prepare("SELECT count(*) || '/' || coalesce(max(imported_at), '') FROM ibpt_tables").pluck().get() as string;
     if (this.cached?.version === version) return this.cached.tables;
     const rows = this.db.prepare('SELECT * FROM ibpt_tables').all() as IbptTableRow[];
-    const tables = new Map<string, IbptTable>(
-      rows.map((t) => [t.id, { uf: t.uf, from: t.vigencia_inicio, until: t.vigencia_fim, chave: t.chave, versao: t.versao, fonte: t.fonte, rates: new Map() }]),
-    );
-    for (const r of this.db.prepare('SELECT * FROM ibpt_rates').iterate() as IterableIterator<RateRow>) {
-      tables.get(r.table_id)?.rates.set(`${r.ncm}/${r.ex}`, {
-        nacionalfederal: BigInt(r.nacionalfederal),
-        importadosfederal: BigInt(r.importadosfederal),
-        estadual: BigInt(r.estadual),
-        municipal: BigInt(r.municipal),
-      });
-    }
-    this.cached = { version, tables: [...tables.values()] };
+    const rates = this.db.prepare('SELECT * FROM ibpt_rates WHERE table_id = ?');
+    const tables = rows.map((t) => ibptTableOfRecords(t, rates.iterate(t.id) as IterableIterator<IbptRateRecord>));
+    this.cached = { version, tables };
     return this.cached.tables;
   }
 }
