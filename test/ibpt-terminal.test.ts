@@ -17,6 +17,7 @@ import { createManager } from '../electron/core/managers.ts';
 import { PosStore } from '../electron/core/pos-store.ts';
 import * as sales from '../electron/core/sales.ts';
 import { buildNfce } from '../fiscal/nfce/build.ts';
+import { withIbptEstimate } from '../fiscal/nfce/total.ts';
 import type { NfceRequest } from '../fiscal/nfce/types.ts';
 import { demoEmitter } from '../fiscal/samples.ts';
 import { firstText } from '../fiscal/xml.ts';
@@ -99,6 +100,12 @@ describe('the IBPT table at the terminal', () => {
         warning: expect.stringMatching(/^Nenhuma tabela do IBPT de RJ importada/),
         fallbackCount: 10,
       });
+
+      // The service, with a table that also has Arroz, estimates only what the terminal left, naming the same table once.
+      const withRice = { ...ibpt.tables()[0]!, rates: new Map([...ibpt.tables()[0]!.rates, ['10063021/', ibpt.tables()[0]!.rates.get('09012100/')!]]) };
+      const atService = withIbptEstimate(request, { tables: [withRice], uf: 'SP', date: '2026-11-20' }).request;
+      expect(atService.det.map((d) => d.imposto.vTotTrib)).toEqual(['5.94', '0.82', '8.63']); // 27.45 × 31.45 % = 8.633
+      expect(atService.infCpl).toBe('Fonte: IBPT, chave B1A2C3, versão 26.2.A');
 
       // A new number for the same sale (the authority held the first) keeps its estimate.
       const renumbered = keepIbptEstimate(JSON.stringify(request), {

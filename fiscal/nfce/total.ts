@@ -158,7 +158,18 @@ export function withIbptEstimate(request: NfceRequest, ibpt: IbptContext): { req
     return { ...item, imposto: { ...item.imposto, vTotTrib: fromCents(ibptItemTotTrib(rates, origOf(request, i), net > 0n ? net : 0n)) } };
   });
   if (!used) return { request, fallbackNcms };
-  const infCpl = [request.infCpl, ibptSourceText(used)].filter((t) => t !== undefined && t !== '').join(';');
+  // Once: the terminal may have named the same table for the items it estimated.
+  const source = ibptSourceText(used);
+  const infCpl = [
+    request.infCpl,
+    ...(String(request.infCpl ?? '')
+      .split(';')
+      .includes(source)
+      ? []
+      : [source]),
+  ]
+    .filter((t) => t !== undefined && t !== '')
+    .join(';');
   return { request: { ...request, det, infCpl }, used, fallbackNcms };
 }
 
