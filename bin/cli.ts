@@ -22,6 +22,10 @@ const subcommands: Record<string, Subcommand> = {
     summary: 'Arquiva as NFC-e de um mês fora do prazo legal (ZIP verificado) e as tira do banco do serviço',
     load: () => import('../service/archive-command.ts'),
   },
+  ibpt: {
+    summary: 'Tabela do IBPT (Lei 12.741, tributos aproximados) no terminal ou no serviço (ibpt import <arquivo.csv>)',
+    load: () => import('./ibpt.ts'),
+  },
   sefaz: { summary: 'SEFAZ real: status dos serviços para a UF e o ambiente da empresa (sefaz status)', load: () => import('../service/sefaz-command.ts') },
   terminal: { summary: 'Núcleo do terminal sem tela: vendas em lote, cadastro de gerente', load: () => import('../electron/core/terminal-process.ts') },
   backup: {

@@ -414,6 +414,10 @@ describe('updateCompany', () => {
         setTechnicalResponsible: (value) => opened.store.setTechnicalResponsible(value),
         findTokenOwner: (...args) => opened.store.findTokenOwner(...args),
         replacedCertificates: (...args) => opened.store.replacedCertificates(...args),
+        importIbptTable: (...args) => opened.store.importIbptTable(...args),
+        ibptTables: (uf) => opened.store.ibptTables(uf),
+        ibptStamp: (uf) => opened.store.ibptStamp(uf),
+        listIbptTables: () => opened.store.listIbptTables(),
       },
     };
     const { company } = await updateCompany(racing, id, { nome: 'NOME NOVO' });

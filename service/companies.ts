@@ -16,6 +16,7 @@ import type { Emitter, Environment, QrCodeVersion } from '../fiscal/company.ts';
 import type { TechnicalResponsible } from '../fiscal/resp-tec.ts';
 import { loadTechnicalResponsible } from './resp-tec.ts';
 import { FieldError, IssueCollector } from '../fiscal/errors.ts';
+import type { IbptTable } from '../fiscal/ibpt/table.ts';
 import type { RateOverride } from '../fiscal/ibscbs/rates.ts';
 import type { IbsCbsSettings } from '../fiscal/ibscbs/settings.ts';
 import { checkIbsCbsOptions, optionsOf, type IbsCbsOptions } from './ibscbs-options.ts';
@@ -382,6 +383,8 @@ export type Issuer = {
   emitter: Emitter;
   certificate: Certificate;
   replacedCertificates: readonly ReplacedCertificate[];
+  /** The IBPT tables of the company's UF (Lei 12.741): its NFC-e's vTotTrib by NCM (nfce/accept.ts). */
+  ibpt?: readonly IbptTable[];
 };
 
 /** Decrypts and parses the company's certificate on file (the .pfx costs tens of milliseconds). */
@@ -444,6 +447,8 @@ type CachedIssuer = { version: number; issuer: Promise<Issuer | undefined> };
  */
 export class Companies {
   readonly #issuers = new Map<string, CachedIssuer>();
+  /** The IBPT tables by UF, one copy for all the UF's companies, with the stamp they were read at. */
+  readonly #ibpt = new Map<string, { stamp: string; tables: Promise<IbptTable[]> }>();
   #respTec: Promise<TechnicalResponsible | undefined> | undefined;
 
   constructor(private readonly deps: CompanyDeps) {}
@@ -497,7 +502,22 @@ export class Companies {
     const replaced = await this.deps.store.replacedCertificates(companyId);
     // The operator's rates bump every company's version when they change (store.ts), so they are
     // as fresh as the rest of the copy.
-    return openIssuer(this.deps.secrets, company, replaced, await this.deps.store.getOperatorRates(), await this.technicalResponsible());
+    const issuer = openIssuer(this.deps.secrets, company, replaced, await this.deps.store.getOperatorRates(), await this.technicalResponsible());
+    // An import bumps the versions of the UF's companies (store.ts), so the tables are as fresh as the rest.
+    const ibpt = await this.ibptTables(company.address.uf);
+    return ibpt.length > 0 ? { ...issuer, ibpt } : issuer;
+  }
+
+  /** The IBPT tables of `uf`, read again only when they changed. */
+  private async ibptTables(uf: string): Promise<IbptTable[]> {
+    const stamp = await this.deps.store.ibptStamp(uf);
+    let cached = this.#ibpt.get(uf);
+    if (cached?.stamp !== stamp) {
+      cached = { stamp, tables: this.deps.store.ibptTables(uf) };
+      this.#ibpt.set(uf, cached);
+      cached.tables.catch(() => this.#ibpt.delete(uf));
+    }
+    return cached.tables;
   }
 
   /** The deployment's technical responsible, read once per process (resp-tec.ts); read again after a failed read. */

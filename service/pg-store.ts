@@ -12,6 +12,8 @@
 //   overwritten. They are sealed under the master key (secrets.ts), which is never in the
 //   database, so the leftovers are ciphertext.
 
+import { randomUUID } from 'node:crypto';
+import { ibptRateRecords, ibptTableOfRecords, ibptTableRecord, type IbptRateRecord, type IbptStoredTable, type IbptTable } from '../fiscal/ibpt/table.ts';
 import type { RateOverride } from '../fiscal/ibscbs/rates.ts';
 import type pg from 'pg';
 import type { SandboxMemory } from './authority/sandbox-memory.ts';
@@ -247,6 +249,61 @@ export class PgStore implements ServiceStore {
       );
       await client.query('UPDATE companies SET settings_version = settings_version + 1, updated_at = $1', [now]);
     });
+  }
+  // --- IBPT tables (Lei 12.741) ----------------------------------------------------------------
+
+  async importIbptTable(table: IbptTable, fileName: string): Promise<IbptStoredTable> {
+    const id = randomUUID();
+    const now = iso();
+    const t = ibptTableRecord(table);
+    const rates = ibptRateRecords(table);
+    const column = <K extends keyof IbptRateRecord>(k: K) => rates.map((r) => r[k]);
+    await inTransaction(this.pool, async (client) => {
+      await client.query('DELETE FROM ibpt_tables WHERE uf = $1 AND versao = $2', [t.uf, t.versao]);
+      await client.query(
+        `INSERT INTO ibpt_tables (id, uf, versao, vigencia_inicio, vigencia_fim, chave, fonte, file_name, imported_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+        [id, t.uf, t.versao, t.vigencia_inicio, t.vigencia_fim, t.chave, t.fonte, fileName, now],
+      );
+      // One statement for the whole table (tens of thousands of NCMs), column by column.
+      await client.query(
+        `INSERT INTO ibpt_rates (table_id, ncm, ex, nacionalfederal, importadosfederal, estadual, municipal)
+         SELECT $1, * FROM unnest($2::text[], $3::text[], $4::int[], $5::int[], $6::int[], $7::int[])`,
+        [id, column('ncm'), column('ex'), column('nacionalfederal'), column('importadosfederal'), column('estadual'), column('municipal')],
+      );
+      await client.query('UPDATE companies SET settings_version = settings_version + 1, updated_at = $1 WHERE uf = $2', [now, t.uf]);
+    });
+    return (await this.listIbptTables()).find((stored) => stored.id === id)!;
+  }
+
+  async ibptTables(uf: string): Promise<IbptTable[]> {
+    const tables = (await this.pool.query<IbptStoredTable>('SELECT * FROM ibpt_tables WHERE uf = $1', [uf])).rows;
+    const rates = (
+      await this.pool.query<IbptRateRecord & { table_id: string }>('SELECT r.* FROM ibpt_rates r JOIN ibpt_tables t ON t.id = r.table_id WHERE t.uf = $1', [uf])
+    ).rows;
+    return tables.map((t) =>
+      ibptTableOfRecords(
+        t,
+        rates.filter((r) => r.table_id === t.id),
+      ),
+    );
+  }
+
+  async ibptStamp(uf: string): Promise<string> {
+    const row = (
+      await this.pool.query<{ stamp: string }>("SELECT count(*) || '/' || coalesce(max(imported_at), '') AS stamp FROM ibpt_tables WHERE uf = $1", [uf])
+    ).rows[0];
+    return row!.stamp;
+  }
+
+  async listIbptTables(): Promise<IbptStoredTable[]> {
+    const rows = (
+      await this.pool.query<IbptStoredTable>(
+        `SELECT t.*, (SELECT count(*) FROM ibpt_rates r WHERE r.table_id = t.id)::int AS ncm_count
+           FROM ibpt_tables t ORDER BY t.vigencia_inicio DESC, t.uf`,
+      )
+    ).rows;
+    return rows;
   }
 
   async replacedCertificates(companyId: string): Promise<ReplacedCertificate[]> {

@@ -2,9 +2,11 @@
 // driver is synchronous, which is what makes `BEGIN IMMEDIATE` claims simple and atomic across
 // processes (the write lock is the file's); the async signatures are for the interface's sake.
 
+import { randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import type Database from 'better-sqlite3';
 import type { Environment } from '../fiscal/company.ts';
+import { ibptRateRecords, ibptTableOfRecords, ibptTableRecord, type IbptRateRecord, type IbptStoredTable, type IbptTable } from '../fiscal/ibpt/table.ts';
 import type { RateOverride } from '../fiscal/ibscbs/rates.ts';
 import { migrationSetDir, shippedMigrations } from '../migrations/migrate.ts';
 import type { SandboxMemory } from './authority/sandbox-memory.ts';
@@ -224,6 +226,47 @@ export class SqliteStore implements ServiceStore {
       ).run(JSON.stringify(periods), now);
       this.statement('UPDATE companies SET settings_version = settings_version + 1, updated_at = ?').run(now);
     });
+  }
+
+  // --- IBPT tables (Lei 12.741) ----------------------------------------------------------------
+
+  async importIbptTable(table: IbptTable, fileName: string): Promise<IbptStoredTable> {
+    const id = randomUUID();
+    const now = iso();
+    this.transaction(() => {
+      this.statement('DELETE FROM ibpt_tables WHERE uf = ? AND versao = ?').run(table.uf, table.versao);
+      this.statement(
+        `INSERT INTO ibpt_tables (id, uf, versao, vigencia_inicio, vigencia_fim, chave, fonte, file_name, imported_at)
+         VALUES (@id, @uf, @versao, @vigencia_inicio, @vigencia_fim, @chave, @fonte, @file_name, @imported_at)`,
+      ).run({ id, ...ibptTableRecord(table), file_name: fileName, imported_at: now });
+      const rate = this.statement(
+        `INSERT INTO ibpt_rates (table_id, ncm, ex, nacionalfederal, importadosfederal, estadual, municipal)
+         VALUES (@table_id, @ncm, @ex, @nacionalfederal, @importadosfederal, @estadual, @municipal)`,
+      );
+      for (const r of ibptRateRecords(table)) rate.run({ table_id: id, ...r });
+      this.statement('UPDATE companies SET settings_version = settings_version + 1, updated_at = ? WHERE uf = ?').run(now, table.uf);
+    });
+    return (await this.listIbptTables()).find((t) => t.id === id)!;
+  }
+
+  async ibptTables(uf: string): Promise<IbptTable[]> {
+    const rates = this.statement('SELECT * FROM ibpt_rates WHERE table_id = ?');
+    return this.read(() =>
+      (this.statement('SELECT * FROM ibpt_tables WHERE uf = ?').all(uf) as IbptStoredTable[]).map((t) =>
+        ibptTableOfRecords(t, rates.iterate(t.id) as IterableIterator<IbptRateRecord>),
+      ),
+    );
+  }
+
+  async ibptStamp(uf: string): Promise<string> {
+    return this.statement("SELECT count(*) || '/' || coalesce(max(imported_at), '') FROM ibpt_tables WHERE uf = ?").pluck().get(uf) as string;
+  }
+
+  async listIbptTables(): Promise<IbptStoredTable[]> {
+    return this.statement(
+      `SELECT t.*, (SELECT count(*) FROM ibpt_rates r WHERE r.table_id = t.id) AS ncm_count
+         FROM ibpt_tables t ORDER BY t.vigencia_inicio DESC, t.uf`,
+    ).all() as IbptStoredTable[];
   }
 
   async getCompany(id: string): Promise<CompanyRecord | undefined> {

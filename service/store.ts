@@ -10,6 +10,7 @@
 // (see the *InTx building blocks of SqliteStore).
 
 import type { Environment, QrCodeVersion } from '../fiscal/company.ts';
+import type { IbptStoredTable, IbptTable } from '../fiscal/ibpt/table.ts';
 import type { RateOverride } from '../fiscal/ibscbs/rates.ts';
 import type { IbsCbsSettings } from '../fiscal/ibscbs/settings.ts';
 import type { SandboxMemory } from './authority/sandbox-memory.ts';
@@ -132,6 +133,18 @@ export interface CompanyStore {
    * the same transaction, so each process reloads its companies' issuers on their next request.
    */
   setOperatorRates(periods: readonly RateOverride[]): Promise<void>;
+  /**
+   * Stores an IBPT table (Lei 12.741; `balcao ibpt import --servico`), replacing the one of the
+   * same UF and versão, and bumps the settings version of that UF's companies in the same
+   * transaction, so each process reloads their issuers (and the tables) on their next request.
+   */
+  importIbptTable(table: IbptTable, fileName: string): Promise<IbptStoredTable>;
+  /** The IBPT tables of `uf` with their rates. */
+  ibptTables(uf: string): Promise<IbptTable[]>;
+  /** Changes whenever the IBPT tables of `uf` do: whether a copy read before is still current. */
+  ibptStamp(uf: string): Promise<string>;
+  /** Every stored IBPT table, without its rates, newest validity first. */
+  listIbptTables(): Promise<IbptStoredTable[]>;
 }
 
 export type PendingKey = KeyAttempt & { createdAt: string; updatedAt: string };

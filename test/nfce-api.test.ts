@@ -5,6 +5,7 @@
 
 import { createHmac } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
+import { fileURLToPath } from 'node:url';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateCnpj } from '@brazilian-utils/brazilian-utils/generate-cnpj';
@@ -15,7 +16,7 @@ import { demoEmitter, sampleNfceRequest } from '../fiscal/samples.ts';
 import { validateXml } from '../fiscal/schema.ts';
 import { decodeEscPos } from './escpos-decoder.ts';
 import { cardWithoutGroup, cardWithoutIntegrationData, contingencyXml, nfceBody, registerCompany, waitFor, type TestCompany } from './helpers/nfce.ts';
-import { api, startService, tempDataDir, type ServiceProcess } from './helpers/service-process.ts';
+import { api, runCli, startService, storageArgs, tempDataDir, type ServiceProcess } from './helpers/service-process.ts';
 import { SETUPS, testStorage, type TestStorage } from './helpers/stores.ts';
 
 // The whole suite runs on SQLite with the sandbox authority in-process and over the wire (the
@@ -657,6 +658,27 @@ describe.each(SETUPS)('on $store, over the $transport authority', ({ store, tran
       const model = danfeModel(xml);
       expect(model).toMatchObject({ key: doc.chave, total: expect.stringContaining('110,83'), qrCode: doc.qrcode });
       expect(model.authorization?.protocol).toBe(doc.protocolo);
+    });
+  });
+
+  // Last in this block: from here on the service has an IBPT table for SP, its companies' UF.
+  describe('the IBPT table (Lei 12.741)', () => {
+    it('imported by `balcao ibpt import --servico` into the running service: each item’s vTotTrib is its NCM’s rates in the company’s UF, an NCM outside falls back to the flat rate, infCpl names the source', async () => {
+      const where = storageArgs(storage);
+      const table = fileURLToPath(new URL('../fiscal/ibpt/testdata/TabelaIBPTaxSP26.2.A.csv', import.meta.url));
+      const done = await runCli(['ibpt', 'import', table, '--servico', ...where.args], where.env);
+      expect(done.code, done.stderr).toBe(0);
+      expect(done.stdout).toMatch(
+        /^Tabela do IBPT importada no serviço: UF SP, versão 26\.2\.A, chave B1A2C3, vigência de 01\/11\/2026 a 31\/01\/2027, 3 NCMs\./,
+      );
+
+      const doc = await issue(a, 80);
+      expect(doc.status).toBe('autorizado');
+      const xml = (await a.client.get(`/api/v1/nfce/${doc.id}/xml`)).text;
+      // Café 18.90 × 31.45 % = 5.94; Açúcar 9.58 × 17.15 % = 1.64; Arroz (10063021, not in the table) 82.35 × 4 % (CRT 1's flat rate) = 3.29.
+      expect([...xml.matchAll(/<imposto><vTotTrib>([0-9.]+)<\/vTotTrib>/g)].map((m) => m[1])).toEqual(['5.94', '1.64', '3.29']);
+      expect(/<ICMSTot>.*<vTotTrib>([0-9.]+)<\/vTotTrib>/.exec(xml)?.[1]).toBe('10.87');
+      expect(xml).toContain('Fonte: IBPT, chave B1A2C3, versão 26.2.A</infCpl>');
     });
   });
 });

@@ -49,6 +49,8 @@ export const BRIDGE_ARITY = {
   updateSettings: 2,
   importCertificate: 1,
   importCatalogCsv: 2,
+  ibptStatus: 0,
+  importIbptTable: 1,
   contingencyStatus: 0,
   enterContingency: 1,
   leaveContingency: 1,

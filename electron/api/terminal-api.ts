@@ -446,6 +446,37 @@ export type CatalogImportRejection = {
 
 export type CatalogImportReport = { imported: number; updated: number; rejected: CatalogImportRejection[] };
 
+// ---- The IBPT table (Lei 12.741: approximate taxes) ---------------------------------------------
+
+/** The CSV IBPT publishes (`TabelaIBPTax<UF><versão>.csv`, Windows-1252), as bytes: the UF is in its name. */
+export type IbptImportInput = ManagerAuthorization & { fileName: string; csvBase64: string };
+
+/** An imported IBPT table: validity as YYYY-MM-DD, its NCM lines counted. */
+export type IbptTableView = {
+  uf: string;
+  versao: string;
+  chave: string;
+  fonte: string;
+  from: string;
+  until: string;
+  ncmCount: number;
+  fileName: string;
+  importedAt: string;
+};
+
+export type IbptStatusView = {
+  storeUf: string | null;
+  /** The table of the store's UF the day's sales use (an expired one until a newer is imported); null: none. */
+  current: IbptTableView | null;
+  expired: boolean;
+  /** What the manager should know, in words: no table of the store's UF, or it expired. */
+  warning: string | null;
+  tables: IbptTableView[];
+  /** Active products whose NCM the current table lacks (every product without one): vTotTrib at the flat rate. The first ones by code. */
+  fallbackProducts: { code: string; description: string; ncm: string }[];
+  fallbackCount: number;
+};
+
 // ---- Offline contingency (tpEmis 9) ------------------------------------------------------------
 
 export type ContingencySettings = {
@@ -735,6 +766,10 @@ export interface TerminalApi {
    * optionally cst_ibs_cbs;cclasstrib (the product's IBS/CBS classification).
    */
   importCatalogCsv(csv: string, auth: ManagerAuthorization): Promise<CatalogImportReport>;
+  /** The IBPT tables, the one sales use today, and the products estimated at the flat rate. */
+  ibptStatus(): Promise<IbptStatusView>;
+  /** Manager-authorized: imports an IBPT table (replacing the same UF and versão). */
+  importIbptTable(input: IbptImportInput): Promise<IbptStatusView>;
 
   contingencyStatus(): Promise<ContingencyStatus>;
   enterContingency(input: ManagerAuthorization & { justification: string }): Promise<ContingencyStatus>;

@@ -18,6 +18,7 @@
 //    online under the new number: its printed copy carries a key the authority refused.
 
 import { randomUUID } from 'node:crypto';
+import { keepIbptEstimate } from './ibpt/ibpt.ts';
 import type { NfceDocument } from './api-client.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
 import { audit, SYSTEM_ACTOR } from './managers.ts';
@@ -78,7 +79,7 @@ export type NextAttempt = { idempotencyKey: string; payload: string; note: strin
 export function takeNextNumberFor(store: PosStore, clock: Clock, r: ReceiptRow, doc: Pick<NfceDocument, 'codigo_status' | 'motivo'>): NextAttempt {
   const at = iso(clock());
   const nNF = store.series.takeNextNumber(r.serie);
-  const request = buildNfceRequest(store.sales.saleForRequest(r.sale_id)!, r.serie, nNF);
+  const request = keepIbptEstimate(r.request_json, buildNfceRequest(store.sales.saleForRequest(r.sale_id)!, r.serie, nNF));
   const key = randomUUID();
   store.receipts.renumberReceipt(r.id, { serie: r.serie, nnf: nNF, idempotency_key: key }, at);
   store.receipts.updateReceipt(

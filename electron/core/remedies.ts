@@ -12,6 +12,7 @@
 // Each is one transaction with its audit entry, the state checked again inside it.
 
 import { randomUUID } from 'node:crypto';
+import { keepIbptEstimate } from './ibpt/ibpt.ts';
 import { justification as checkJustification } from '../../fiscal/events.ts';
 import type { CorrectionInput, ReasonedAuthorization, ReceiptState, VoidInput } from '../api/terminal-api.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
@@ -62,7 +63,7 @@ export async function correctAndResubmit(ctx: RemediesContext, receiptId: string
     const items = store.sales.items(sale.id);
     const payments = store.sales.payments(sale.id);
     const settled = sales.assertPaymentsSettle(items, payments);
-    const request = sales.buildNfceRequest(saleForRequestOf(updated, items, payments), r.serie, r.nnf);
+    const request = keepIbptEstimate(r.request_json, sales.buildNfceRequest(saleForRequestOf(updated, items, payments), r.serie, r.nnf));
     const now = clock();
     const at = iso(now);
     store.sales.updateSaleChange(sale.id, settled.changeCents);

@@ -11,6 +11,7 @@ import { typedTaxId } from '../../base/common/tax-ids.ts';
 import { assertCnpj } from '../../fiscal/br/documents.ts';
 import { consumerIdentificationRequired, identificationLimitCents } from '../../fiscal/nfce/consumer-identification.ts';
 import { formatDecimal, fromCents, parseDecimal } from '../../fiscal/money.ts';
+import { withIbptEstimate, type IbptContext } from '../../fiscal/nfce/total.ts';
 import type { NfceCard, NfceItem, NfcePayment, NfceRequest } from '../../fiscal/nfce/types.ts';
 import type { CardInput, ConsumerView, PaymentInput, PaymentView, SaleItemView, SaleView, ScaleLabelSettings } from '../api/terminal-api.ts';
 import { taxGroupOf } from './catalog.ts';
@@ -41,6 +42,8 @@ export type SalesContext = {
    * only this module's own unit tests finish sales without a till.
    */
   cashSession?: () => string;
+  /** The IBPT tables, the store's UF and the day (ibpt/ibpt.ts): each item's vTotTrib; absent: the service's estimate. */
+  ibpt?: () => IbptContext | undefined;
 };
 
 // =============================================================================================
@@ -424,8 +427,11 @@ function requestCard(card: CardInput | null): NfceCard | undefined {
   };
 }
 
-/** The request body for a sale: items, exact totals, payments with their card groups, consumer. */
-export function buildNfceRequest(sale: SaleForRequest, serie: number, nNF: number): NfceRequest {
+/**
+ * The request body for a sale: items, exact totals, payments with their card groups, consumer;
+ * with `ibpt`, each item's approximate taxes from the store's IBPT table (ibpt/ibpt.ts).
+ */
+export function buildNfceRequest(sale: SaleForRequest, serie: number, nNF: number, ibpt?: IbptContext): NfceRequest {
   const det: NfceItem[] = sale.lines.map((i) => {
     const q = formatQuantity(BigInt(i.quantityUnits));
     const vUn = fromCents(BigInt(i.unitPriceCents));
@@ -464,7 +470,7 @@ export function buildNfceRequest(sale: SaleForRequest, serie: number, nNF: numbe
   // Nothing but the cashier confirmed a static PIX: the receipt says so, with the reference.
   if (sale.payments.some((p) => p.tPag === PIX_STATIC)) request.infCpl = staticPixNote(sale.id);
   if (sale.consumerDoc !== null) request.dest = sale.consumerDoc.length === 11 ? { cpf: sale.consumerDoc } : { cnpj: sale.consumerDoc };
-  return request;
+  return ibpt ? withIbptEstimate(request, ibpt).request : request;
 }
 
 // =============================================================================================
@@ -510,7 +516,7 @@ export function finishSale(ctx: SalesContext, saleId: string, offline?: OfflineI
     const at = iso(now);
     const serie = offline?.serie ?? ctx.serie;
     const nNF = store.series.takeNextNumber(serie);
-    const request = buildNfceRequest(saleForRequestOf(sale, items, payments), serie, nNF);
+    const request = buildNfceRequest(saleForRequestOf(sale, items, payments), serie, nNF, ctx.ibpt?.());
     // Issued offline: signed now, and the body sent later is that XML, unchanged.
     const issued = offline?.issue(request);
     const receiptId = randomUUID();

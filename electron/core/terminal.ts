@@ -25,6 +25,8 @@ import type {
   ReportPeriod,
   SalesReport,
   CatalogImportReport,
+  IbptImportInput,
+  IbptStatusView,
   CertificateView,
   ContingencyStatus,
   CorrectionInput,
@@ -79,6 +81,8 @@ import * as sales from './sales.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
 import type { PrinterTransport } from '../../native/printer/transports.ts';
 import { importCatalogCsv } from './catalog-import.ts';
+import { ibptContextNow, ibptStatus, importIbpt } from './ibpt/ibpt.ts';
+import { IbptStore } from './ibpt/ibpt-store.ts';
 import { fileKeySecretBox, type SecretSealer } from './secret-box.ts';
 import { ServiceClock } from './service-clock.ts';
 import { settle } from './settle-wait.ts';
@@ -164,6 +168,8 @@ export class Terminal implements TerminalApi {
   /** The series this checkout claims at the service (several checkouts in one store). */
   readonly seriesRegistry: SeriesRegistry;
   readonly dataDir: string;
+  /** The imported IBPT tables (ibpt/ibpt.ts): each item's vTotTrib. */
+  readonly ibpt: IbptStore;
   private readonly ctx: sales.SalesContext;
   private startWorker: boolean;
   private readonly listeners = new Set<(event: TerminalEvent) => void>();
@@ -197,11 +203,13 @@ export class Terminal implements TerminalApi {
         pixKey: options.pixKey,
       },
     });
+    this.ibpt = new IbptStore(store.db);
     this.ctx = {
       store,
       clock: this.clock,
       serie: this.settings.series,
       uf: () => this.settings.company()?.address.UF,
+      ibpt: () => ibptContextNow(this.ibpt, this.settings.company()?.address.UF, this.clock),
       scaleLabels: () => this.settings.scaleLabels(),
       cashSession: () => cash.requireOpenSession(store).id,
     };
@@ -741,6 +749,14 @@ export class Terminal implements TerminalApi {
 
   async importCatalogCsv(csv: string, auth: ManagerAuthorization): Promise<CatalogImportReport> {
     return importCatalogCsv(this.store, this.clock, csv, auth);
+  }
+
+  async ibptStatus(): Promise<IbptStatusView> {
+    return ibptStatus(this.ibpt, this.ctx.uf?.(), this.clock);
+  }
+
+  async importIbptTable(input: IbptImportInput): Promise<IbptStatusView> {
+    return importIbpt({ store: this.store, ibpt: this.ibpt, clock: this.clock, uf: this.ctx.uf?.() }, input);
   }
 
   // -------------------------------------------------------------------------------------------

@@ -115,6 +115,51 @@ export function parseIbptCsv(content: Buffer | string, file: string, uf?: string
   return { uf: tableUf, ...first!, rates };
 }
 
+// ---------------------------------------------------------------------------------------------
+// As the databases keep it (the terminal's and the service's ibpt_tables / ibpt_rates, the same
+// columns): rates in percent at scale 2 as integers, `ex` '' when none.
+
+export type IbptTableRecord = { uf: string; versao: string; vigencia_inicio: string; vigencia_fim: string; chave: string; fonte: string };
+/** A stored table as its lists show it: no rates, their count. */
+export type IbptStoredTable = IbptTableRecord & { id: string; file_name: string; imported_at: string; ncm_count: number };
+export type IbptRateRecord = { ncm: string; ex: string } & { [K in keyof IbptRates]: number };
+
+export const ibptTableRecord = (t: IbptTable): IbptTableRecord => ({
+  uf: t.uf,
+  versao: t.versao,
+  vigencia_inicio: t.from,
+  vigencia_fim: t.until,
+  chave: t.chave,
+  fonte: t.fonte,
+});
+
+export function ibptRateRecords(t: IbptTable): IbptRateRecord[] {
+  return [...t.rates].map(([key, r]) => {
+    const [ncm, ex] = key.split('/') as [string, string];
+    return {
+      ncm,
+      ex,
+      nacionalfederal: Number(r.nacionalfederal),
+      importadosfederal: Number(r.importadosfederal),
+      estadual: Number(r.estadual),
+      municipal: Number(r.municipal),
+    };
+  });
+}
+
+export function ibptTableOfRecords(t: IbptTableRecord, rates: Iterable<IbptRateRecord>): IbptTable {
+  const table: IbptTable = { uf: t.uf, from: t.vigencia_inicio, until: t.vigencia_fim, chave: t.chave, versao: t.versao, fonte: t.fonte, rates: new Map() };
+  for (const r of rates) {
+    table.rates.set(`${r.ncm}/${r.ex}`, {
+      nacionalfederal: BigInt(r.nacionalfederal),
+      importadosfederal: BigInt(r.importadosfederal),
+      estadual: BigInt(r.estadual),
+      municipal: BigInt(r.municipal),
+    });
+  }
+  return table;
+}
+
 /**
  * The table of `uf` for `date` (YYYY-MM-DD) among `tables`: the one whose validity covers the day,
  * else the latest one that started before it (IBPT publishes late; an expired table is still a
@@ -140,6 +185,13 @@ export function ibptItemRate(rates: IbptRates, orig: string | undefined): bigint
   const federal = orig !== undefined && IMPORTED_ORIGINS.has(orig) ? rates.importadosfederal : rates.nacionalfederal;
   return federal + rates.estadual + rates.municipal;
 }
+
+/** An item's approximate tax in cents: its net value (cents) × its total rate, half-up to the cent. */
+export const ibptItemTotTrib = (rates: IbptRates, orig: string | undefined, netCents: bigint): bigint =>
+  (netCents * ibptItemRate(rates, orig) + 5_000n) / 10_000n; // percent at scale 2
+
+/** A line of infCpl that names the table (ibptSourceText), for whoever rebuilds a request. */
+export const IBPT_SOURCE_LINE = /^Fonte: .+, versão [^;]+$/;
 
 /** "Fonte: IBPT, chave 0C1A2B, versão 26.1.A": how the receipt names the table, as the law's practice does. */
 export const ibptSourceText = (t: Pick<IbptTable, 'fonte' | 'chave' | 'versao'>): string =>

@@ -18,10 +18,10 @@
 //   so the manager can see them.
 
 import type { IssueCollector } from '../errors.ts';
-import { ibptItemRate, ibptRatesOf, ibptTableAt, type IbptTable } from '../ibpt/table.ts';
+import { ibptItemTotTrib, ibptRatesOf, ibptSourceText, ibptTableAt, type IbptTable } from '../ibpt/table.ts';
 import { ibsCbsTotals, ibsCbsTotXml, vNFTotXml } from '../ibscbs/document.ts';
 import { allocate, asObject, DEC, decimal, isAbsent } from '../layout-fields.ts';
-import { fromCents } from '../money.ts';
+import { fromCents, toCents } from '../money.ts';
 import { icmsTot, itemValue, totalXml as writeTotal, type IcmsTot } from '../tax-groups.ts';
 import type { CheckedItems, ItemOut } from './det.ts';
 import type { NfceRequest } from './types.ts';
@@ -121,7 +121,7 @@ export function itemTaxBurden(
       const ofNcm = found && ibptRatesOf(found.table, ncm, extipiOf(input, i));
       if (ofNcm) {
         out.ibpt = found;
-        itemTotTrib[i] = (n * ibptItemRate(ofNcm, origOf(input, i)) + 5_000n) / 10_000n; // percent at scale 2 → half-up cents
+        itemTotTrib[i] = ibptItemTotTrib(ofNcm, origOf(input, i), n);
       } else if (rate !== undefined) {
         if (!out.fallbackNcms.includes(ncm)) out.fallbackNcms.push(ncm);
         itemTotTrib[i] = (n * rate + 500_000n) / 1_000_000n; // percent at scale 4 → half-up cents
@@ -131,15 +131,65 @@ export function itemTaxBurden(
   return out;
 }
 
+/**
+ * The request with each item's vTotTrib from the IBPT table of `ibpt` (what a terminal sends,
+ * so that the estimate is its store's table whoever builds the XML), and the table's source
+ * appended to infCpl when it served an item. An item that declares its own vTotTrib keeps it; an
+ * NCM the table lacks is left without one, for the builder's flat fallback, and listed. A
+ * request that states the document's vTotTrib is left as it is: its sender chose the total.
+ */
+export function withIbptEstimate(request: NfceRequest, ibpt: IbptContext): { request: NfceRequest; used?: IbptTable; fallbackNcms: string[] } {
+  if (request.vTotTrib !== undefined) return { request, fallbackNcms: [] };
+  const found = ibptTableAt(ibpt.tables, ibpt.uf, ibpt.date);
+  const fallbackNcms: string[] = [];
+  let used: IbptTable | undefined;
+  const det = request.det.map((item, i) => {
+    if (item.imposto.vTotTrib !== undefined) return item;
+    const rates = found && ibptRatesOf(found.table, item.prod.NCM, extipiOf(request, i));
+    if (!rates) {
+      if (!fallbackNcms.includes(item.prod.NCM)) fallbackNcms.push(item.prod.NCM);
+      return item;
+    }
+    // A value that does not parse is the builder's to report, with its field: left alone here.
+    const [vProd, vDesc] = [centsOrUndefined(item.prod.vProd), centsOrUndefined(item.prod.vDesc ?? '0')];
+    if (vProd === undefined || vDesc === undefined) return item;
+    const net = vProd - vDesc;
+    used = found!.table;
+    return { ...item, imposto: { ...item.imposto, vTotTrib: fromCents(ibptItemTotTrib(rates, origOf(request, i), net > 0n ? net : 0n)) } };
+  });
+  if (!used) return { request, fallbackNcms };
+  // Once: the terminal may have named the same table for the items it estimated.
+  const source = ibptSourceText(used);
+  const infCpl = [
+    request.infCpl,
+    ...(String(request.infCpl ?? '')
+      .split(';')
+      .includes(source)
+      ? []
+      : [source]),
+  ]
+    .filter((t) => t !== undefined && t !== '')
+    .join(';');
+  return { request: { ...request, det, infCpl }, used, fallbackNcms };
+}
+
+function centsOrUndefined(value: unknown): bigint | undefined {
+  try {
+    return toCents(value, 'valor');
+  } catch {
+    return undefined;
+  }
+}
+
 /** The origin (Torig) the item's ICMS group states, if any. */
-function origOf(input: NfceRequest, i: number): string | undefined {
+export function origOf(input: NfceRequest, i: number): string | undefined {
   const icms = input.det[i]?.imposto?.ICMS as Record<string, { orig?: unknown }> | undefined;
   const orig = icms && Object.values(icms)[0]?.orig;
   return typeof orig === 'string' ? orig : undefined;
 }
 
 /** The item's EX of the TIPI (`prod.EXTIPI`), which the IBPT table's `ex` matches. */
-function extipiOf(input: NfceRequest, i: number): string {
+export function extipiOf(input: NfceRequest, i: number): string {
   const ex = (input.det[i]?.prod as { EXTIPI?: unknown } | undefined)?.EXTIPI;
   return typeof ex === 'string' ? ex : '';
 }

@@ -12,6 +12,7 @@ import { useStatus } from '../state/status-store.ts';
 import { closeDialog } from '../state/ui-store.ts';
 import { ExportSection } from '../reports/ExportSection.tsx';
 import { ReportsSection } from '../reports/ReportsSection.tsx';
+import { IbptSection } from './IbptSection.tsx';
 import { ScaleLabelsSection } from './ScaleLabelsSection.tsx';
 import {
   CashSection,
@@ -33,6 +34,7 @@ const TABS = [
   { id: 'contingencia', label: 'Contingência' },
   { id: 'certificado', label: 'Certificado' },
   { id: 'catalogo', label: 'Catálogo' },
+  { id: 'ibpt', label: 'Tabela IBPT' },
   { id: 'caixa', label: 'Caixa' },
   { id: 'retencao', label: 'Retenção' },
   { id: 'relatorios', label: 'Relatórios' },
@@ -89,6 +91,7 @@ export function SettingsDialog() {
             {settings && tab === 'contingencia' && <ContingencySection settings={settings} auth={auth} status={contingency} />}
             {tab === 'certificado' && <CertificateSection key={settings ? 'loaded' : 'none'} certificate={settings?.certificate ?? null} auth={auth} />}
             {tab === 'catalogo' && <CatalogSection auth={auth} />}
+            {tab === 'ibpt' && <IbptSection auth={auth} />}
             {settings && tab === 'caixa' && (
               <>
                 <CashSection settings={settings} auth={auth} />

@@ -20,6 +20,8 @@ export type AuthorityCompany = {
   environment: Environment;
   /** The CSC as registered at the authority (it recomputes the QR v2 hash with it). */
   csc?: { id: string; token: string };
+  /** The technical responsible's CSRT as registered at the authority (it recomputes hashCSRT with it). */
+  csrt?: { id: number; token: string };
   credentials: SigningCredentials;
 };
 

@@ -18,6 +18,7 @@ import { MDFE_REJECTIONS } from '../../fiscal/mdfe/build.ts';
 import { cardGroupRequired, environmentOfTpAmb, paymentMethodInForce, technicalResponsibleRequired } from '../../fiscal/law/in-force.ts';
 import { HOMOLOGACAO_DEST_XNOME, HOMOLOGACAO_XPROD, REJECTION_TEXTS } from '../../fiscal/nfce/build.ts';
 import { validateRoute } from '../../fiscal/percurso.ts';
+import { hashCsrt } from '../../fiscal/resp-tec.ts';
 import { MDFE_QR_BASE_URL, qrDestFields } from '../../fiscal/qrcode.ts';
 import { validateXml, type SchemaName } from '../../fiscal/schema.ts';
 import { firstText } from '../../fiscal/xml.ts';
@@ -66,6 +67,9 @@ export const NFE = {
   meioPagamento: reject('899', 'Rejeição: Informado incorretamente o campo meio de pagamento'),
   // ZD01-10, in the UFs and from the dates of the law table (docs/fiscal.md, "Technical responsible").
   respTecAusente: reject('972', 'Rejeição: Obrigatória as informações do responsável técnico'),
+  // hashCSRT not base64(SHA-1(CSRT + chave)) with the CSRT the authority holds for idCSRT (the
+  // code is a secondary source's, UNVERIFIED: docs/fiscal.md, "Technical responsible").
+  hashCsrtInvalido: reject('976', 'Rejeição: Hash do CSRT inválido'),
   duplicidade: reject('204', 'Rejeição: Duplicidade de NF-e'),
   jaCancelada: reject('218', 'Rejeição: NF-e já está cancelada na base de dados da SEFAZ'),
   duplicidadeNumero: reject('539', 'Rejeição: Duplicidade de NF-e, com diferença na Chave de Acesso'),
@@ -487,6 +491,7 @@ export function checkNfe(company: AuthorityCompany, xml: string, cUF: string): N
   }
   const day = (facts.dhEmi ?? '').slice(0, 10);
   if (technicalResponsibleMissing(xml, facts.cUF, facts.tpAmb, day)) return fail(NFE.respTecAusente);
+  if (csrtHashWrong(xml, key, company)) return fail(NFE.hashCsrtInvalido);
   const payment = paymentRejection(facts.payments, day);
   if (payment) return fail(payment);
   const reform = readReformFacts(xml);
@@ -501,6 +506,17 @@ function technicalResponsibleMissing(xml: string, cUF: string | undefined, tpAmb
   const uf = cUF === undefined ? undefined : ufOfCUF(cUF);
   const environment = environmentOfTpAmb(tpAmb);
   return uf !== undefined && environment !== undefined && !has(xml, 'infRespTec') && technicalResponsibleRequired(uf, day, environment);
+}
+
+/**
+ * A hashCSRT the authority can check (it holds the technical responsible's CSRT) that is not
+ * base64(SHA-1(CSRT + chave)), or names another idCSRT than the one registered.
+ */
+function csrtHashWrong(xml: string, key: string, company: AuthorityCompany): boolean {
+  const group = section(xml, 'infRespTec')?.inner;
+  const hash = group === undefined ? undefined : firstText(group, 'hashCSRT');
+  if (hash === undefined || !company.csrt) return false;
+  return Number(firstText(group!, 'idCSRT')) !== company.csrt.id || hash !== hashCsrt(company.csrt.token, key);
 }
 
 /**

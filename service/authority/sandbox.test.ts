@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +15,7 @@ import { HOMOLOGACAO_DEST_XNOME, HOMOLOGACAO_XPROD, issueNfce, type IssuedNfce }
 import type { NfceItem, NfceRequest } from '../../fiscal/nfce/types.ts';
 import { brasiliaDateTime, wrapMdfeProc, wrapNfeProc, wrapProcEventoMDFe, wrapProcEventoNFe, wrapProcInutNFe } from '../../fiscal/protocol.ts';
 import { validateXml } from '../../fiscal/schema.ts';
+import { firstText } from '../../fiscal/xml.ts';
 import { signXml, type SigningCredentials } from '../../fiscal/signature.ts';
 import { AuthorityUnavailableError, type AuthorityCompany } from './port.ts';
 import { SandboxAuthority, type SandboxAuthoritySettings } from './sandbox.ts';
@@ -306,6 +308,24 @@ describe('NFC-e authorization', () => {
     });
     const notIntegrated = issue(27, { pag: [{ tPag: '04', vPag: '100.00', card: { tpIntegra: '2' } }] });
     expect((await authority.authorizeNfe(companyA, notIntegrated.xml)).cStat).toBe('100');
+  });
+
+  it('976: a hashCSRT that is not base64(SHA-1(CSRT + chave)) with the CSRT the authority holds, or of another idCSRT', async () => {
+    const csrt = { id: 1, token: 'G8063VRTNDMO886SFNK5LDUDEI24XJ22YIPO' };
+    const respTec = { cnpj: CNPJ_B, contact: 'Suporte Balcão', email: 'suporte@balcao.dev', phone: '1133334444', csrt };
+    const withCsrt: AuthorityCompany = { ...companyA, csrt };
+    const good = issue(901, {}, { emitter: { respTec } });
+    expect(firstText(good.xml, 'hashCSRT')).toBe(createHash('sha1').update(`${csrt.token}${good.key}`).digest('base64'));
+    expect((await authority.authorizeNfe(withCsrt, good.xml)).cStat).toBe('100');
+    // The hash of another document's key, signed again: only the hash is wrong.
+    const other = issue(902, {}, { emitter: { respTec } });
+    const wrongHash = resign(other.xml, (x) => x.replace(/<hashCSRT>[^<]+</, `<hashCSRT>${firstText(good.xml, 'hashCSRT')}<`));
+    expect(await authority.authorizeNfe(withCsrt, wrongHash)).toMatchObject({ cStat: '976', xMotivo: 'Rejeição: Hash do CSRT inválido' });
+    // Made with a CSRT the authority does not hold for the technical responsible, or under another id.
+    const otherToken = issue(903, {}, { emitter: { respTec: { ...respTec, csrt: { id: 1, token: 'OUTRO-CSRT' } } } });
+    expect((await authority.authorizeNfe(withCsrt, otherToken.xml)).cStat).toBe('976');
+    const otherId = issue(904, {}, { emitter: { respTec: { ...respTec, csrt: { ...csrt, id: 2 } } } });
+    expect((await authority.authorizeNfe(withCsrt, otherId.xml)).cStat).toBe('976');
   });
 
   it('204: the same signed document again, with the protocol of the first', async () => {

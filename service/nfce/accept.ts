@@ -16,10 +16,11 @@ import { urlChaveOf } from '../../fiscal/br/nfce-urls.ts';
 import { fingerprint256Of, sameCertificate, type Certificate } from '../../fiscal/certificate.ts';
 import { FieldError } from '../../fiscal/errors.ts';
 import { buildNfce, readNfceSummary, type NfceSummary } from '../../fiscal/nfce/build.ts';
+import { withIbptEstimate } from '../../fiscal/nfce/total.ts';
 import type { NfceRequest } from '../../fiscal/nfce/types.ts';
 import { validateXml } from '../../fiscal/schema.ts';
 import { verifyXmlSignature } from '../../fiscal/signature.ts';
-import { formatBrasilia } from '../../base/common/brasilia.ts';
+import { brasiliaDay, formatBrasilia } from '../../base/common/brasilia.ts';
 import { ApiError } from '../http/errors.ts';
 import { BODY_KEY_FIELD } from '../idempotency.ts';
 import type { ReplacedCertificate } from '../store.ts';
@@ -31,8 +32,13 @@ type Accepted = Omit<NewNfceDocument, 'idempotencyKey'>;
 
 export function acceptJson(body: NfceBody, issuer: AuthorizingIssuer, id: string, now: Date): Accepted {
   // The idempotency key travels in the body but is not part of the receipt.
-  const { [BODY_KEY_FIELD]: _key, ...request } = body;
-  const built = buildNfce(request as NfceRequest, { emitter: issuer.emitter, dhEmi: now, tpEmis: 1 });
+  const { [BODY_KEY_FIELD]: _key, ...sent } = body;
+  // Each item's approximate taxes from the IBPT table of the company's UF in force on dhEmi's day,
+  // written into the request kept for signing, so the queue signs exactly what was checked here.
+  const request = issuer.ibpt
+    ? withIbptEstimate(sent as NfceRequest, { tables: issuer.ibpt, uf: issuer.emitter.address.UF, date: brasiliaDay(now) }).request
+    : (sent as NfceRequest);
+  const built = buildNfce(request, { emitter: issuer.emitter, dhEmi: now, tpEmis: 1 });
   return {
     id,
     companyId: issuer.company.id,

@@ -21,6 +21,7 @@ function authorityView(issuer: Issuer): AuthorityCompany {
       uf: emitter.address.UF,
       environment: emitter.environment,
       ...(emitter.csc && { csc: emitter.csc }),
+      ...(emitter.respTec?.csrt && { csrt: emitter.respTec.csrt }),
       credentials: { privateKeyPem: certificate.privateKeyPem, certificatePem: certificate.certificatePem },
     };
     authorityViews.set(issuer, view);

@@ -109,6 +109,44 @@ describe('manager screens', () => {
     await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
   });
 
+  it('imports the IBPT table behind the PIN: names a bad line, lists the products outside it, and the receipt carries its rates and source', async () => {
+    // A table in IBPT's layout (Windows-1252, CRLF) valid around today, whatever day the test runs.
+    const ddmmyyyy = (d: Date) => d.toISOString().slice(0, 10).split('-').reverse().join('/');
+    const [from, until] = [ddmmyyyy(new Date(Date.now() - 20 * 86_400_000)), ddmmyyyy(new Date(Date.now() + 60 * 86_400_000))];
+    const table = (rate: string) =>
+      Buffer.from(
+        [
+          'codigo;ex;tipo;descricao;nacionalfederal;importadosfederal;estadual;municipal;vigenciainicio;vigenciafim;chave;versao;fonte',
+          `09012100;;0;"Café torrado, não descafeinado";13.45;16.50;18.00;0.00;${from};${until};B1A2C3;26.2.A;IBPT`,
+          `17019900;;0;"Outros açúcares de cana";${rate};12.00;7.00;0.00;${from};${until};B1A2C3;26.2.A;IBPT`,
+        ].join('\r\n'),
+        'latin1',
+      );
+    const name = 'TabelaIBPTaxSP26.2.A.csv';
+    const settings = await openSettings(page, store, 'Tabela IBPT');
+    await waitForText(settings.getByRole('alert'), 'Nenhuma tabela do IBPT de SP importada');
+    const picker = settings.getByLabel('Arquivo da tabela IBPT (.csv)');
+    await picker.setInputFiles({ name, mimeType: 'text/csv', buffer: table('dez') });
+    await settings.getByRole('button', { name: 'Importar tabela IBPT' }).click();
+    await waitForText(settings.getByRole('alert'), `${name}, linha 3, nacionalfederal: percentual inválido: "dez"`);
+    await picker.setInputFiles({ name, mimeType: 'text/csv', buffer: table('10.15') });
+    await settings.getByRole('button', { name: 'Importar tabela IBPT' }).click();
+    await waitForText(settings.getByRole('status'), `Tabela importada: UF SP · versão 26.2.A · chave B1A2C3 · vigência ${from} a ${until} · 2 NCMs.`);
+    const outside = settings.getByRole('table', { name: /Produtos com a alíquota média/ });
+    await waitForText(outside, 'Arroz branco tipo 1 5kg');
+    expect(await outside.textContent()).not.toContain('Café torrado');
+    await screenshotOf(page, 'tabela-ibpt');
+    await page.keyboard.press('Escape');
+    await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
+
+    // Café (in the table) and Arroz (not): 18.90 × 31.45 % = 5.94, 27.45 × 4 % (the flat rate) = 1.10.
+    const nNF = await sellInCash(page, ['7891000100103', '7896005800010'], '50,00');
+    const preview = await rpc<{ lines: string[] }>(store, 'receiptPreview', [terminalReceipt(store, nNF).id]);
+    expect(preview.lines.join('\n')).toMatch(/Tributos Totais Incidentes[^\n]*\n?[^\n]*R\$ 7,04/);
+    expect(preview.lines).toContain('Fonte: IBPT, chave B1A2C3, versão 26.2.A');
+    await page.keyboard.press('Enter');
+  });
+
   it('saves choices made in the settings selects with their types (paper width, QR Code version)', async () => {
     const settings = await openSettings(page, store, 'Impressora');
     await settings.getByLabel('Largura do papel').selectOption('58 mm');

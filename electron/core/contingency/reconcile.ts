@@ -31,6 +31,7 @@
 // takes it and there is nothing to reconcile.
 
 import { randomUUID } from 'node:crypto';
+import { keepIbptEstimate } from '../ibpt/ibpt.ts';
 import type { ReconciliationTask, SupersededAttempt } from '../../api/terminal-api.ts';
 import type { InutilizarResult, IssuanceClient, NfceDocument, NfceSubmission } from '../api-client.ts';
 import { audit, SYSTEM_ACTOR } from '../managers.ts';
@@ -65,7 +66,7 @@ export function supersedeInDoubt(store: PosStore, clock: Clock, r: ReceiptRow, i
   const serie = issuer.serie;
   const keepNumber = neverSent && serie === r.serie;
   const nNF = keepNumber ? r.nnf : store.series.takeNextNumber(serie);
-  const request = buildNfceRequest(store.sales.saleForRequest(r.sale_id)!, serie, nNF);
+  const request = keepIbptEstimate(r.request_json, buildNfceRequest(store.sales.saleForRequest(r.sale_id)!, serie, nNF));
   const issued = issuer.issue(request);
   if (!keepNumber)
     store.contingency.insertReconciliationTask({

@@ -1,0 +1,30 @@
+-- The IBPT tables ("De Olho no Imposto", Lei 12.741/2012) the manager imported (issue 22):
+-- dated data, one row per published file (UF and versão), with its validity, chave and fonte,
+-- and the rates of its NCM lines. A sale's items take their vTotTrib from the table of the
+-- store's UF in force on the sale's day (electron/core/ibpt/ibpt-store.ts; fiscal/ibpt/table.ts
+-- chooses). Importing the same UF and versão again replaces it.
+
+CREATE TABLE ibpt_tables (
+  id TEXT PRIMARY KEY,
+  uf TEXT NOT NULL CHECK (length(uf) = 2),
+  versao TEXT NOT NULL,
+  vigencia_inicio TEXT NOT NULL,
+  vigencia_fim TEXT NOT NULL CHECK (vigencia_fim >= vigencia_inicio),
+  chave TEXT NOT NULL,
+  fonte TEXT NOT NULL,
+  file_name TEXT NOT NULL,
+  imported_at TEXT NOT NULL,
+  UNIQUE (uf, versao)
+);
+
+-- Rates in percent at scale 2 (13.45 % → 1345); ex '' when the line has none.
+CREATE TABLE ibpt_rates (
+  table_id TEXT NOT NULL REFERENCES ibpt_tables (id) ON DELETE CASCADE,
+  ncm TEXT NOT NULL,
+  ex TEXT NOT NULL,
+  nacionalfederal INTEGER NOT NULL,
+  importadosfederal INTEGER NOT NULL,
+  estadual INTEGER NOT NULL,
+  municipal INTEGER NOT NULL,
+  PRIMARY KEY (table_id, ncm, ex)
+) WITHOUT ROWID;
