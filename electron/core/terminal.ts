@@ -81,6 +81,7 @@ import { fileKeySecretBox, type SecretSealer } from './secret-box.ts';
 import { ServiceClock } from './service-clock.ts';
 import { settle } from './settle-wait.ts';
 import { Settings } from './settings.ts';
+import { PspSettings, type PspSetup } from './pix/psp-settings.ts';
 import { staticPix } from './pix/static-pix.ts';
 import { lockFolder, type FolderLock } from '../../base/node/folder-lock.ts';
 import { BackupSchedule, backupIntervalMs, backupOnline } from '../../base/node/sqlite-backup.ts';
@@ -103,6 +104,8 @@ export type TerminalOptions = {
   serviceFingerprint?: string | null;
   /** The store's PIX key for the static BR Code (docs/pix.md); seeds the settings like the URL. */
   pixKey?: string;
+  /** The store's PSP for dynamic PIX (BALCAO_PIX_*, pix/psp-settings.ts); seeds the settings like the URL. */
+  pixPsp?: PspSetup;
   /** Epoch milliseconds; default Date.now. Tests move it to cross the cancellation window. */
   clock?: Clock;
   retry?: Partial<RetryPolicy>;
@@ -154,6 +157,8 @@ export class Terminal implements TerminalApi {
   private readonly autoPrint: AutoPrint;
   /** Settings, company profile, certificate; `settings.contingencyCredentials()` for offline issuance. */
   readonly settings: Settings;
+  /** How this checkout reaches the store's PSP for dynamic PIX (null config: no dynamic PIX here). */
+  readonly psp: PspSettings;
   /** Offline contingency (contingency/*.ts): the mode, the issuer while it is on, the reconciliation. */
   readonly contingency: Contingency;
   readonly clock: Clock;
@@ -183,10 +188,13 @@ export class Terminal implements TerminalApi {
     this.dataDir = options.dataDir;
     this.clock = options.clock ?? Date.now;
     this.settleWaitMs = options.settleWaitMs ?? 5_000;
+    const box = options.secretBox ?? fileKeySecretBox(options.dataDir);
+    this.psp = new PspSettings(store, box, this.clock);
+    if (options.pixPsp) this.psp.save(options.pixPsp, { replace: false });
     this.settings = new Settings({
       store,
       clock: this.clock,
-      box: options.secretBox ?? fileKeySecretBox(options.dataDir),
+      box,
       seed: {
         serviceUrl: options.serviceUrl,
         token: options.token,
