@@ -37,7 +37,7 @@ describe('PSP client ↔ PSP simulator (API Pix over mutual TLS and OAuth2)', ()
     const paid = psp.pay(txid(1));
     const read = (await client.getCharge(txid(1))) as Json;
     expect(read.body).toMatchObject({ status: 'CONCLUIDA', pix: [{ endToEndId: paid.endToEndId, valor: '12.34' }] });
-    expect(paid.endToEndId).toMatch(/^E18236120\d{12}[0-9a-z]{11}$/);
+    expect(paid.endToEndId).toMatch(/^E99990001\d{12}[0-9a-z]{11}$/);
 
     expect(await client.refund(paid.endToEndId, 'D1', 1234)).toMatchObject({ status: 201, body: { id: 'D1', status: 'EM_PROCESSAMENTO', valor: '12.34' } });
     // The same refund asked again (a lost answer, a restart) is the same refund, not a second one.

@@ -330,6 +330,28 @@ export type PixSettings = { key: string | null };
  */
 export type StaticPixView = { brCode: string; reference: string; key: string; merchantName: string; amountCents: Cents };
 
+/**
+ * A dynamic PIX charge (tPag 17) at the store's PSP for part or all of a sale (docs/pix.md,
+ * "Dynamic PIX"). `state`: creating → active (the QR Code can be shown) → paid → finished (its
+ * payment line is on the sale, finished when that paid it in full); or cancelling → cancelled,
+ * expired; paid_late (paid after the cashier gave up: for the manager); refunding → refunded.
+ */
+export type PixChargeView = {
+  txid: string;
+  saleId: string;
+  amountCents: Cents;
+  state: 'creating' | 'active' | 'paid' | 'finished' | 'cancelling' | 'cancelled' | 'expired' | 'paid_late' | 'refunding' | 'refunded';
+  /** The dynamic BR Code to show as a QR Code, once the PSP has the charge. */
+  brCode: string | null;
+  expiresAt: string;
+  /** The PIX's endToEndId once paid (cAut of the card group). */
+  e2eid: string | null;
+  paidCents: Cents | null;
+  refundState: 'EM_PROCESSAMENTO' | 'DEVOLVIDO' | 'NAO_REALIZADO' | null;
+  /** The last problem with the PSP, in words, or null. */
+  lastError: string | null;
+};
+
 // ---- Scale labels -------------------------------------------------------------------------------
 
 /**
@@ -630,7 +652,8 @@ export type TerminalEvent =
   | { type: 'queue'; status: QueueStatus }
   | { type: 'return'; devolucao: ReturnView }
   | { type: 'printer'; status: PrinterStatusView }
-  | { type: 'contingency'; status: ContingencyStatus };
+  | { type: 'contingency'; status: ContingencyStatus }
+  | { type: 'pix'; charge: PixChargeView };
 
 export type TerminalErrorCode =
   | 'nao_encontrado'

@@ -28,7 +28,7 @@ import { pixRequestProblems, pixResponseProblems, pixRoute, type PixMethod, type
 import { createTlsIdentity, type TlsIdentity } from '../authority/sefaz/simulator/tls-identity.ts';
 
 /** The simulated PSP's CNPJ (the payment institution in the NFC-e's card group) and ISPB. */
-export const SIMULATED_PSP = { cnpj: '18236120000158', ispb: '18236120', name: 'PSP simulado do Balcão' } as const;
+export const SIMULATED_PSP = { cnpj: '99990001000198', ispb: '99990001', name: 'PSP simulado do Balcão' } as const;
 
 const API_BASE = '/api/v2';
 const TOKEN_PATH = '/oauth/token';

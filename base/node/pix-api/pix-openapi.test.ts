@@ -22,7 +22,7 @@ describe('the API Pix document (base/node/pix-api/openapi.yaml)', () => {
       }),
     ).toEqual([]);
     expect(pixRequestProblems({ method: 'PATCH', path: `/cob/${TXID}`, body: { status: 'REMOVIDA_PELO_USUARIO_RECEBEDOR' } })).toEqual([]);
-    expect(pixRequestProblems({ method: 'PUT', path: '/pix/E18236120202611272300abcdef12345/devolucao/D1', body: { valor: '1.50' } })).toEqual([]);
+    expect(pixRequestProblems({ method: 'PUT', path: '/pix/E99990001202611272300abcdef12345/devolucao/D1', body: { valor: '1.50' } })).toEqual([]);
   });
 
   it('names what is out of the document: the txid, the amount, a missing field, an unknown operation, a stray body', () => {
