@@ -182,6 +182,8 @@ export class PixCharges {
       const { patch, follow } = decide(call, current, outcome, now, this.policy);
       this.deps.pix.update(current.txid, patch, new Date(now).toISOString());
       current = this.deps.pix.charge(current.txid)!;
+      // Told as soon as it is on disk: the screen shows "paid" before the NFC-e is under way.
+      if (patch.state) this.deps.onChange(this.view(current));
       call = follow ?? (current.state === 'paid' ? 'finish' : undefined);
     }
   }
