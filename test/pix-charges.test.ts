@@ -2,7 +2,8 @@
 // mutual TLS: the charge's row and txid on disk before the PSP is asked, the QR Code's BR Code,
 // the sale finished by itself once the PSP reports the PIX (the NFC-e request's card group:
 // tpIntegra 1, the PSP's CNPJ, the endToEndId in cAut), a lost answer that makes no second
-// charge, the cashier's cancel, and a PIX that arrives after the cashier gave up, for the manager.
+// charge, the cashier's cancel, a PIX that arrives after the cashier gave up, for the manager, and
+// the refund of a PIX-paid sale whose NFC-e the manager cancels (the real service authorizes both).
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { profileOfEmitter } from '../electron/core/company-profile.ts';
@@ -10,6 +11,7 @@ import { chargeTxid } from '../electron/core/pix/pix-store.ts';
 import type { Terminal } from '../electron/core/terminal.ts';
 import { demoEmitter, DEMO_CSC } from '../fiscal/samples.ts';
 import { SIMULATED_PSP, startPixPspSimulator, type PixPspSimulator } from '../service/pix-psp/simulator.ts';
+import { createCompany, startService, tempDataDir, type ServiceProcess } from './helpers/service-process.ts';
 import { testTerminal } from './terminal-fixtures.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -17,11 +19,17 @@ type Json = any;
 
 describe('dynamic PIX charges in the terminal core', () => {
   let psp: PixPspSimulator;
+  let service: ServiceProcess;
   let terminal: Terminal;
 
   beforeAll(async () => {
+    const serviceDir = tempDataDir('balcao-pix-charges-service-');
+    const { token } = await createCompany(serviceDir, { 'csc-id': '1', csc: 'CSC-DE-TESTE-123456' });
+    service = await startService({ dataDir: serviceDir });
     psp = await startPixPspSimulator();
     terminal = await testTerminal({
+      serviceUrl: service.url,
+      token,
       pixKey: '12345678000195',
       pixPsp: {
         baseUrl: psp.url,
@@ -40,6 +48,7 @@ describe('dynamic PIX charges in the terminal core', () => {
   afterAll(async () => {
     await terminal?.close();
     await psp?.close();
+    await service?.stop();
   });
 
   const saleOf = async (code = '7891000100103') => {
@@ -106,6 +115,24 @@ describe('dynamic PIX charges in the terminal core', () => {
     const refunded = await terminal.waitForPixCharge(second.txid, (c) => c.state === 'refunded', 60_000);
     expect(refunded.refundState).toBe('DEVOLVIDO');
     expect(psp.requests).toContain(`PUT /pix/${late.e2eid}/devolucao/D${second.txid}`);
+    expect(psp.problems).toEqual([]);
+  });
+
+  it('refunds at the PSP the PIX of a sale whose NFC-e the manager cancels, and records the refund', async () => {
+    const sale = await saleOf();
+    const charge = await terminal.createPixCharge(sale.id, sale.remainingCents);
+    await terminal.waitForPixCharge(charge.txid, (c) => c.state === 'active', 60_000);
+    const paid = psp.pay(charge.txid);
+    await terminal.waitForPixCharge(charge.txid, (c) => c.state === 'finished', 60_000);
+    const receipt = terminal.store.receiptBySale(sale.id)!;
+    expect((await terminal.waitForReceipt(receipt.id, (r) => r.state === 'authorized', 60_000)).state).toBe('authorized');
+
+    const manager = await terminal.createManager({ name: 'Gerente PIX', pin: '4321' });
+    await terminal.cancelReceipt(receipt.id, { managerId: manager.id, pin: '4321', justification: 'Cliente desistiu da compra paga por PIX' });
+    expect((await terminal.waitForReceipt(receipt.id, (r) => r.state === 'cancelled', 60_000)).state).toBe('cancelled');
+    const refunded = await terminal.waitForPixCharge(charge.txid, (c) => c.state === 'refunded', 60_000);
+    expect(refunded).toMatchObject({ state: 'refunded', refundState: 'DEVOLVIDO', e2eid: paid.endToEndId });
+    expect(psp.charge(charge.txid)?.pix[0]?.devolucoes).toEqual([expect.objectContaining({ id: `D${charge.txid}`, status: 'DEVOLVIDO', valor: paid.valor })]);
     expect(psp.problems).toEqual([]);
   });
 });

@@ -394,6 +394,8 @@ export class Terminal implements TerminalApi {
   }
 
   private emit(event: TerminalEvent): void {
+    // A receipt cancelled or voided: a PIX it was paid with is refunded (the PIX loop finds which).
+    if (event.type === 'receipt' && (event.receipt.state === 'cancelled' || event.receipt.state === 'voided')) this.pixCharges.wake();
     for (const l of this.listeners) {
       try {
         l(event);

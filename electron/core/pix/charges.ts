@@ -107,17 +107,26 @@ export class PixCharges {
 
   /** Refunds a charge's PIX in full (a paid-late charge the manager refunds, a cancelled sale's). */
   refund(txid: string): PixChargeView {
-    const at = new Date(this.deps.clock()).toISOString();
     const row = this.deps.pix.transaction(() => {
       const charge = this.deps.pix.charge(txid);
       if (!charge?.e2eid) throw new TerminalError('estado_invalido', 'Esta cobrança PIX não foi paga: nada a devolver', { field: 'txid' });
-      if (charge.state !== 'refunding' && charge.state !== 'refunded') {
-        this.deps.pix.update(txid, { state: 'refunding', refund_id: `D${txid}`.slice(0, 35), refund_state: null, attempts: 0, next_try_at: at }, at);
-      }
+      this.markRefunding(charge);
       return this.deps.pix.charge(txid)!;
     });
     this.loop.wake();
     return this.view(row);
+  }
+
+  /** Looks at once for a sale just undone (cancelled, voided) whose PIX goes back. */
+  wake(): void {
+    this.loop.wake();
+  }
+
+  private markRefunding(charge: PixChargeRow): void {
+    if (charge.state === 'refunding' || charge.state === 'refunded') return;
+    const at = new Date(this.deps.clock()).toISOString();
+    // One refund id per charge (D + its txid, 35 characters): asked again, it is the same refund.
+    this.deps.pix.update(charge.txid, { state: 'refunding', refund_id: `D${charge.txid}`, refund_state: null, attempts: 0, next_try_at: at }, at);
   }
 
   paidLate(): PixChargeView[] {
@@ -152,6 +161,8 @@ export class PixCharges {
     if (!config) return 60_000;
     this.client ??= new PspClient(config);
     const now = () => this.deps.clock();
+    // A PIX-paid sale whose receipt was cancelled (or its number voided): the money goes back.
+    this.deps.pix.transaction(() => this.deps.pix.chargesOfUndoneSales().forEach((c) => this.markRefunding(c)));
     for (const charge of this.deps.pix.dueCharges(new Date(now()).toISOString())) {
       try {
         await this.advance(charge, config.pspCnpj);

@@ -86,6 +86,19 @@ export class PixStore {
     return row.at ?? undefined;
   }
 
+  /**
+   * Charges whose PIX is on a sale that will never be made: its receipt cancelled, or its number
+   * voided. Their money goes back to the payer (the refund is due).
+   */
+  chargesOfUndoneSales(): PixChargeRow[] {
+    return this.pos.db
+      .prepare(
+        `SELECT c.* FROM pix_charges c JOIN receipts r ON r.sale_id = c.sale_id
+         WHERE c.state = 'finished' AND r.state IN ('cancelled', 'voided')`,
+      )
+      .all() as PixChargeRow[];
+  }
+
   /** Charges paid after the cashier gave up, for the manager. */
   paidLate(): PixChargeRow[] {
     return this.pos.db.prepare("SELECT * FROM pix_charges WHERE state = 'paid_late' ORDER BY paid_at").all() as PixChargeRow[];
