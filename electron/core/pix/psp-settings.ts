@@ -14,17 +14,12 @@ import { terminalSecretPurpose, type SecretSealer } from '../secret-box.ts';
 import { TerminalError } from '../errors.ts';
 import type { PspConfig } from './psp-client.ts';
 
-/** What the store gives to reach its PSP (the secrets in clear, before sealing). */
-export type PspSetup = {
-  baseUrl: string;
-  tokenUrl: string;
-  clientId: string;
-  clientSecret: string;
-  certificate: { pfx: Buffer; password: string } | { certPem: string; keyPem: string };
-  caPem?: string;
-  /** The PSP's CNPJ: the payment institution of the NFC-e's card group (tpIntegra 1). */
-  pspCnpj: string;
-};
+/**
+ * What the store gives to reach its PSP (the secrets in clear, before sealing): the client's
+ * configuration and the PSP's CNPJ, the payment institution of the NFC-e's card group
+ * (tpIntegra 1), which the API Pix does not tell.
+ */
+export type PspSetup = Omit<PspConfig, 'timeoutMs'> & { pspCnpj: string };
 
 /** What the screen may see of it: no secret, only whether each is set. */
 export type PspFacts = { baseUrl: string; tokenUrl: string; clientId: string; pspCnpj: string; caSet: boolean; certificateKind: 'pfx' | 'pem' };
@@ -155,7 +150,7 @@ export class PspSettings {
    * The client's configuration with its secrets opened; null when no PSP is configured. A secret
    * this box cannot open (another key, damage) is a configuration error naming it.
    */
-  config(): (PspConfig & { pspCnpj: string }) | null {
+  config(): PspSetup | null {
     const raw = this.store.settingValue(SETTING);
     if (raw === undefined) return null;
     const stored = JSON.parse(raw) as PspFacts & { caPem: string | null };
