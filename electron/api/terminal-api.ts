@@ -714,6 +714,15 @@ export interface TerminalApi {
   addPayment(saleId: string, payment: PaymentInput): Promise<SaleView>;
   /** The static PIX BR Code for `amountCents` of an open sale (tPag 20; refused without a PIX key). */
   staticPix(saleId: string, amountCents: Cents): Promise<StaticPixView>;
+  /**
+   * A dynamic PIX charge (tPag 17) of `amountCents` of an open sale at the store's PSP (refused
+   * without a PSP or a PIX key). It follows by itself (the `pix` event): once paid, the sale gets
+   * its payment line and, paid in full, is finished — its receipt comes as a `receipt` event.
+   */
+  createPixCharge(saleId: string, amountCents: Cents): Promise<PixChargeView>;
+  pixCharge(txid: string): Promise<PixChargeView>;
+  /** Gives up on an unpaid charge (removed at the PSP; a PIX that came meanwhile goes to the manager). */
+  cancelPixCharge(txid: string): Promise<PixChargeView>;
   removePayment(saleId: string, paymentId: number): Promise<SaleView>;
   discardSale(saleId: string): Promise<SaleView>;
   /**
