@@ -42,7 +42,6 @@ describe('dynamic PIX charges in the terminal core', () => {
       },
     });
     terminal.configure({ company: { ...profileOfEmitter(demoEmitter()), cscToken: DEMO_CSC.token } }, 'teste PIX dinâmico');
-    terminal.start();
   });
 
   afterAll(async () => {

@@ -318,6 +318,8 @@ export class Terminal implements TerminalApi {
     });
     this.startWorker = options.startWorker !== false;
     this.startWorkerIfConfigured();
+    // Dynamic PIX charges are followed with or without the service (the PSP is another party).
+    if (this.startWorker) this.pixCharges.start();
     // Between sales, not inside them: see PosStore.checkpointIfDue.
     this.checkpointTimer = setInterval(() => {
       try {

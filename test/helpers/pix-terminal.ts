@@ -22,12 +22,10 @@ if (process.env.PIX_MODE === 'charge') {
     // A real SIGKILL, at the exact point: nothing after this line runs, no handler, no flush.
     if (event.charge.state === killAt) process.kill(process.pid, 'SIGKILL');
   });
-  terminal.start();
   const sale = await terminal.addItem((await terminal.openSale()).id, { code: '7891000100103' });
   const charge = await terminal.createPixCharge(sale.id, sale.remainingCents);
   say({ event: 'created', txid: charge.txid, saleId: sale.id });
 } else {
-  terminal.start();
   const settled = await terminal.waitForPixCharge(process.env.PIX_TXID!, (c) => c.state === 'finished', 120_000);
   say({ event: 'settled', state: settled.state });
   await terminal.close();

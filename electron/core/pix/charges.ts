@@ -157,7 +157,13 @@ export class PixCharges {
 
   /** One round: every due charge's next call; the milliseconds until the next one is due. */
   async round(): Promise<number> {
-    const config = this.deps.psp.config();
+    let config: ReturnType<PspSettings['config']>;
+    try {
+      config = this.deps.psp.config();
+    } catch {
+      // Secrets this computer cannot open: nothing can be asked until the manager enters them again.
+      return 60_000;
+    }
     if (!config) return 60_000;
     this.client ??= new PspClient(config);
     const now = () => this.deps.clock();
