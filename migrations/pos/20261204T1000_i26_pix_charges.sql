@@ -9,7 +9,8 @@
 --   creating   written, PUT /cob not yet answered (or the answer was lost): ask again, same txid
 --   active     the PSP has it (location, BR Code); polled until paid, expired or cancelled
 --   paid       the PSP reported a PIX for it (e2eid): the sale's NFC-e is due
---   finished   the sale was finished with it (its payment line carries the e2eid in cAut)
+--   finished   its payment line (tPag 17, the e2eid in cAut) is on the sale, and the sale was
+--              finished when that paid it in full
 --   cancelling the cashier gave up: the removal (PATCH status REMOVIDA) is due
 --   cancelled  removed at the PSP, never paid
 --   expired    its calendar ran out, never paid
