@@ -4,6 +4,7 @@
 
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { contentSecurityPolicy } from './content-security-policy.ts';
+import { pspSetupFromEnv, type PspSetup } from './core/pix/psp-settings.ts';
 
 /**
  * The screen is served from a privileged custom scheme rather than file://: a file:// page
@@ -83,13 +84,15 @@ export type ShellOptions = {
    * First-start settings (later the stored settings win; the manager changes them on screen):
    * BALCAO_SERVICE_URL, BALCAO_TOKEN, BALCAO_SERIE, BALCAO_SERVICE_FINGERPRINT (the SHA-256 of the
    * service's certificate that `balcao service` prints, for a service on the store's network),
-   * BALCAO_PIX_CHAVE (the store's PIX key, docs/pix.md).
+   * BALCAO_PIX_CHAVE (the store's PIX key, docs/pix.md), and the store's PSP for dynamic PIX
+   * (BALCAO_PIX_URL and the others core/pix/psp-settings.ts reads).
    */
-  seed: { serviceUrl?: string; token?: string; series?: number; serviceFingerprint?: string; pixKey?: string };
+  seed: { serviceUrl?: string; token?: string; series?: number; serviceFingerprint?: string; pixKey?: string; pixPsp?: PspSetup };
 };
 
 export function shellOptions(argv: readonly string[], env: NodeJS.ProcessEnv, userDataDir: string): ShellOptions {
   const series = env.BALCAO_SERIE;
+  const pixPsp = pspSetupFromEnv(env);
   if (series !== undefined && !/^[0-9]{1,3}$/.test(series)) throw new Error('BALCAO_SERIE: deve ser um número de 0 a 999');
   return {
     kiosk: argv.includes('--kiosk') || env.BALCAO_KIOSK === '1',
@@ -100,6 +103,7 @@ export function shellOptions(argv: readonly string[], env: NodeJS.ProcessEnv, us
       ...(series !== undefined && { series: Number(series) }),
       ...(env.BALCAO_SERVICE_FINGERPRINT && { serviceFingerprint: env.BALCAO_SERVICE_FINGERPRINT }),
       ...(env.BALCAO_PIX_CHAVE && { pixKey: env.BALCAO_PIX_CHAVE }),
+      ...(pixPsp && { pixPsp }),
     },
   };
 }

@@ -330,6 +330,28 @@ export type PixSettings = { key: string | null };
  */
 export type StaticPixView = { brCode: string; reference: string; key: string; merchantName: string; amountCents: Cents };
 
+/**
+ * A dynamic PIX charge (tPag 17) at the store's PSP for part or all of a sale (docs/pix.md,
+ * "Dynamic PIX"). `state`: creating → active (the QR Code can be shown) → paid → finished (its
+ * payment line is on the sale, finished when that paid it in full); or cancelling → cancelled,
+ * expired; paid_late (paid after the cashier gave up: for the manager); refunding → refunded.
+ */
+export type PixChargeView = {
+  txid: string;
+  saleId: string;
+  amountCents: Cents;
+  state: 'creating' | 'active' | 'paid' | 'finished' | 'cancelling' | 'cancelled' | 'expired' | 'paid_late' | 'refunding' | 'refunded';
+  /** The dynamic BR Code to show as a QR Code, once the PSP has the charge. */
+  brCode: string | null;
+  expiresAt: string;
+  /** The PIX's endToEndId once paid (cAut of the card group). */
+  e2eid: string | null;
+  paidCents: Cents | null;
+  refundState: 'EM_PROCESSAMENTO' | 'DEVOLVIDO' | 'NAO_REALIZADO' | null;
+  /** The last problem with the PSP, in words, or null. */
+  lastError: string | null;
+};
+
 // ---- Scale labels -------------------------------------------------------------------------------
 
 /**
@@ -661,7 +683,8 @@ export type TerminalEvent =
   | { type: 'queue'; status: QueueStatus }
   | { type: 'return'; devolucao: ReturnView }
   | { type: 'printer'; status: PrinterStatusView }
-  | { type: 'contingency'; status: ContingencyStatus };
+  | { type: 'contingency'; status: ContingencyStatus }
+  | { type: 'pix'; charge: PixChargeView };
 
 export type TerminalErrorCode =
   | 'nao_encontrado'
@@ -722,6 +745,15 @@ export interface TerminalApi {
   addPayment(saleId: string, payment: PaymentInput): Promise<SaleView>;
   /** The static PIX BR Code for `amountCents` of an open sale (tPag 20; refused without a PIX key). */
   staticPix(saleId: string, amountCents: Cents): Promise<StaticPixView>;
+  /**
+   * A dynamic PIX charge (tPag 17) of `amountCents` of an open sale at the store's PSP (refused
+   * without a PSP or a PIX key). It follows by itself (the `pix` event): once paid, the sale gets
+   * its payment line and, paid in full, is finished — its receipt comes as a `receipt` event.
+   */
+  createPixCharge(saleId: string, amountCents: Cents): Promise<PixChargeView>;
+  pixCharge(txid: string): Promise<PixChargeView>;
+  /** Gives up on an unpaid charge (removed at the PSP; a PIX that came meanwhile goes to the manager). */
+  cancelPixCharge(txid: string): Promise<PixChargeView>;
   removePayment(saleId: string, paymentId: number): Promise<SaleView>;
   discardSale(saleId: string): Promise<SaleView>;
   /**

@@ -47,6 +47,7 @@ import type {
   SaleView,
   SettingsPatch,
   StaticPixView,
+  PixChargeView,
   TerminalApi,
   TerminalEvent,
   TerminalSettings,
@@ -87,6 +88,9 @@ import { fileKeySecretBox, type SecretSealer } from './secret-box.ts';
 import { ServiceClock } from './service-clock.ts';
 import { settle } from './settle-wait.ts';
 import { Settings } from './settings.ts';
+import { PixCharges, paidChargePayment } from './pix/charges.ts';
+import { PixStore, type PixChargeRow } from './pix/pix-store.ts';
+import { PspSettings, type PspSetup } from './pix/psp-settings.ts';
 import { staticPix } from './pix/static-pix.ts';
 import { lockFolder, type FolderLock } from '../../base/node/folder-lock.ts';
 import { BackupSchedule, backupIntervalMs, backupOnline } from '../../base/node/sqlite-backup.ts';
@@ -109,6 +113,8 @@ export type TerminalOptions = {
   serviceFingerprint?: string | null;
   /** The store's PIX key for the static BR Code (docs/pix.md); seeds the settings like the URL. */
   pixKey?: string;
+  /** The store's PSP for dynamic PIX (BALCAO_PIX_*, pix/psp-settings.ts); seeds the settings like the URL. */
+  pixPsp?: PspSetup;
   /** Epoch milliseconds; default Date.now. Tests move it to cross the cancellation window. */
   clock?: Clock;
   retry?: Partial<RetryPolicy>;
@@ -160,6 +166,10 @@ export class Terminal implements TerminalApi {
   private readonly autoPrint: AutoPrint;
   /** Settings, company profile, certificate; `settings.contingencyCredentials()` for offline issuance. */
   readonly settings: Settings;
+  /** How this checkout reaches the store's PSP for dynamic PIX (null config: no dynamic PIX here). */
+  readonly psp: PspSettings;
+  /** The dynamic PIX charges and the loop that follows them at the PSP (pix/charges.ts). */
+  private readonly pixCharges: PixCharges;
   /** Offline contingency (contingency/*.ts): the mode, the issuer while it is on, the reconciliation. */
   readonly contingency: Contingency;
   readonly clock: Clock;
@@ -191,10 +201,30 @@ export class Terminal implements TerminalApi {
     this.dataDir = options.dataDir;
     this.clock = options.clock ?? Date.now;
     this.settleWaitMs = options.settleWaitMs ?? 5_000;
+    const box = options.secretBox ?? fileKeySecretBox(options.dataDir);
+    this.psp = new PspSettings(store, box, this.clock);
+    if (options.pixPsp) this.psp.save(options.pixPsp, { replace: false });
+    this.pixCharges = new PixCharges({
+      pix: new PixStore(store),
+      psp: this.psp,
+      clock: this.clock,
+      sale: (saleId) => {
+        const sale = store.sales.sale(saleId);
+        if (!sale) throw new TerminalError('nao_encontrado', 'Venda não encontrada', { field: 'saleId' });
+        return sales.saleView(store, sale, this.ctx.uf?.());
+      },
+      merchant: () => {
+        const company = this.settings.company();
+        return company && { name: company.xFant?.trim() || company.xNome, city: company.address.xMun };
+      },
+      pixKey: () => this.settings.pix.key,
+      settle: (charge, pspCnpj) => this.settlePixCharge(charge, pspCnpj),
+      onChange: (charge) => this.emit({ type: 'pix', charge }),
+    });
     this.settings = new Settings({
       store,
       clock: this.clock,
-      box: options.secretBox ?? fileKeySecretBox(options.dataDir),
+      box,
       seed: {
         serviceUrl: options.serviceUrl,
         token: options.token,
@@ -298,6 +328,8 @@ export class Terminal implements TerminalApi {
     });
     this.startWorker = options.startWorker !== false;
     this.startWorkerIfConfigured();
+    // Dynamic PIX charges are followed with or without the service (the PSP is another party).
+    if (this.startWorker) this.pixCharges.start();
     // Between sales, not inside them: see PosStore.checkpointIfDue.
     this.checkpointTimer = setInterval(() => {
       try {
@@ -334,6 +366,7 @@ export class Terminal implements TerminalApi {
   start(): void {
     this.startWorker = true;
     this.startWorkerIfConfigured();
+    this.pixCharges.start();
   }
 
   /** Without a token nothing can be sent: the worker waits for the manager to set one. */
@@ -355,6 +388,7 @@ export class Terminal implements TerminalApi {
     await this.backups.stop();
     this.seriesRegistry.stop();
     await this.worker.stop();
+    await this.pixCharges.stop();
     await this.contingency.stop();
     await this.autoPrint.stop();
     this.listeners.clear();
@@ -372,6 +406,8 @@ export class Terminal implements TerminalApi {
   }
 
   private emit(event: TerminalEvent): void {
+    // A receipt cancelled or voided: a PIX it was paid with is refunded (the PIX loop finds which).
+    if (event.type === 'receipt' && (event.receipt.state === 'cancelled' || event.receipt.state === 'voided')) this.pixCharges.wake();
     for (const l of this.listeners) {
       try {
         l(event);
@@ -492,6 +528,59 @@ export class Terminal implements TerminalApi {
 
   async staticPix(saleId: string, amountCents: number): Promise<StaticPixView> {
     return staticPix(this.settings, await this.getSale(saleId), amountCents);
+  }
+
+  /** A dynamic PIX charge (tPag 17) of `amountCents` of the open sale at the store's PSP. */
+  async createPixCharge(saleId: string, amountCents: number): Promise<PixChargeView> {
+    return this.pixCharges.create(saleId, amountCents);
+  }
+
+  async pixCharge(txid: string): Promise<PixChargeView> {
+    return this.pixCharges.get(txid);
+  }
+
+  /** The cashier gives up on an unpaid charge (removed at the PSP; a PIX that came meanwhile goes to the manager). */
+  async cancelPixCharge(txid: string): Promise<PixChargeView> {
+    return this.pixCharges.cancel(txid);
+  }
+
+  /** Charges paid after the cashier gave up (or that the sale could not take): the manager finishes or refunds them. */
+  async paidLatePixCharges(): Promise<PixChargeView[]> {
+    return this.pixCharges.paidLate();
+  }
+
+  /** Gives a charge's PIX back to the payer (API Pix devolução), its state recorded. */
+  async refundPixCharge(txid: string): Promise<PixChargeView> {
+    return this.pixCharges.refund(txid);
+  }
+
+  /** Resolves with the charge once `done(view)` holds, or as it is after `timeoutMs`. */
+  waitForPixCharge(txid: string, done: (c: PixChargeView) => boolean, timeoutMs: number): Promise<PixChargeView> {
+    return settle({
+      read: () => this.pixCharges.get(txid),
+      done,
+      timeoutMs,
+      clock: this.clock,
+      onNews: (news) => this.subscribe((e) => e.type === 'pix' && e.charge.txid === txid && news()),
+      stopped: () => this.closed,
+    });
+  }
+
+  /**
+   * A paid charge onto its sale: the payment line (tPag 17, tpIntegra 1, the PSP's CNPJ, the
+   * endToEndId in cAut) unless a crash left it there already, then the sale finished when that
+   * pays it in full. Each step is its own transaction and each is skipped when already done, so a
+   * restart between them completes the sale once.
+   */
+  private async settlePixCharge(charge: PixChargeRow, pspCnpj: string): Promise<void> {
+    const sale = await this.getSale(charge.sale_id);
+    const hasLine = sale.payments.some((p) => p.card?.cAut === charge.e2eid);
+    if (sale.state !== 'open') {
+      if (hasLine) return;
+      throw new Error('a venda não está mais aberta');
+    }
+    const after = hasLine ? sale : await this.addPayment(sale.id, paidChargePayment(charge, pspCnpj));
+    if (after.remainingCents === 0) await this.finishSale(sale.id);
   }
 
   async removePayment(saleId: string, paymentId: number): Promise<SaleView> {

@@ -1,8 +1,10 @@
-// The simulator's own TLS identity, made at start-up: a certificate authority that exists only
+// A simulator's own TLS identity, made at start-up: a certificate authority that exists only
 // in this process and a server certificate it signs for the loopback names (127.0.0.1, ::1,
-// localhost). A client trusts the simulator by adding the CA (BALCAO_SEFAZ_CA / --sefaz-ca), as
-// it trusts a real SEFAZ through the ICP-Brasil chain: real TLS with real certificates, verified,
-// nothing switched off.
+// localhost). A client trusts the simulator by adding the CA (BALCAO_SEFAZ_CA / --sefaz-ca,
+// BALCAO_PIX_CA), as it trusts a real SEFAZ through the ICP-Brasil chain or a bank through its
+// roots: real TLS with real certificates, verified, nothing switched off. Where the far side
+// asks for mutual TLS (the PSP simulator, as the central bank's security manual asks of PSPs),
+// the same CA also signs a client certificate for the test or demo terminal.
 
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import forge from 'node-forge';
@@ -13,6 +15,8 @@ export type TlsIdentity = {
   /** The server's certificate and key (PEM). */
   certPem: string;
   keyPem: string;
+  /** A client certificate and key (PEM) the same CA signed, when asked for. */
+  client?: { certPem: string; keyPem: string };
 };
 
 function rsaKey(): forge.pki.rsa.PrivateKey {
@@ -30,14 +34,17 @@ function baseCertificate(key: forge.pki.rsa.PrivateKey, days: number): forge.pki
   return cert;
 }
 
-/** A fresh CA and a server certificate for the loopback interface, signed by it. */
-export function createTlsIdentity(): TlsIdentity {
+/**
+ * A fresh CA (named after `authority`) and a server certificate for the loopback interface,
+ * signed by it; with `clientName`, also a client certificate of that name.
+ */
+export function createTlsIdentity(authority = 'simulador SEFAZ', clientName?: string): TlsIdentity {
   const caKey = rsaKey();
   const ca = baseCertificate(caKey, 30);
   const caName = [
     { shortName: 'C', value: 'BR' },
     { shortName: 'O', value: 'Balcao' },
-    { shortName: 'CN', value: 'AC do simulador SEFAZ do Balcao (somente testes)' },
+    { shortName: 'CN', value: `AC do ${authority} do Balcao (somente testes)` },
   ];
   ca.setSubject(caName);
   ca.setIssuer(caName);
@@ -72,5 +79,24 @@ export function createTlsIdentity(): TlsIdentity {
   ]);
   server.sign(caKey, forge.md.sha256.create());
 
-  return { caPem: forge.pki.certificateToPem(ca), certPem: forge.pki.certificateToPem(server), keyPem: forge.pki.privateKeyToPem(key) };
+  const identity: TlsIdentity = { caPem: forge.pki.certificateToPem(ca), certPem: forge.pki.certificateToPem(server), keyPem: forge.pki.privateKeyToPem(key) };
+  if (clientName) {
+    const clientKey = rsaKey();
+    const client = baseCertificate(clientKey, 30);
+    client.setSubject([
+      { shortName: 'C', value: 'BR' },
+      { shortName: 'O', value: 'Balcao' },
+      { shortName: 'CN', value: clientName },
+    ]);
+    client.setIssuer(caName);
+    client.setExtensions([
+      { name: 'basicConstraints', cA: false },
+      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
+      { name: 'extKeyUsage', clientAuth: true },
+      { name: 'authorityKeyIdentifier', keyIdentifier: ca.generateSubjectKeyIdentifier().getBytes() },
+    ]);
+    client.sign(caKey, forge.md.sha256.create());
+    identity.client = { certPem: forge.pki.certificateToPem(client), keyPem: forge.pki.privateKeyToPem(clientKey) };
+  }
+  return identity;
 }

@@ -1,0 +1,164 @@
+// The dynamic PIX charge's decisions as pure functions, as outbox-rules.ts is for the receipts:
+// given a charge and what the PSP answered to one call (or that nothing came back), what the
+// charge becomes and when to look again. charges.ts only performs the calls and stores these
+// decisions, so every rule can be tested without a PSP.
+//
+// The rules:
+// - Never a second charge for one txid: the row and its txid are written before the first
+//   `PUT /cob`; after a lost answer (or a restart) the charge is first read (`GET /cob/{txid}`):
+//   found, it is adopted; 404, it is created again with the same txid. A 400 to the PUT because
+//   the txid is already in use means the same: read it.
+// - Paid is what the PSP reports: a PIX in the charge's `pix` list, with its endToEndId. Paid
+//   while the cashier still waits: `paid` (the sale's NFC-e is due). Paid after the cashier gave
+//   up or after the charge expired: `paid_late`, for the manager, never lost and never charged
+//   again.
+// - The cashier's cancel reads first (a PIX may have arrived meanwhile) and removes only an
+//   unpaid charge (`PATCH status REMOVIDA_PELO_USUARIO_RECEBEDOR`).
+// - No answer, 5xx, 429 and a 401 the client could not cure: unknown, look again after a capped
+//   exponential backoff with jitter. Other 4xx: the PSP refused this charge; it ends, with the
+//   PSP's words for the cashier.
+
+import { backoffMs } from '../outbox-rules.ts';
+import type { PspOutcome } from './psp-client.ts';
+import type { PixChargePatch, PixChargeRow } from './pix-store.ts';
+
+/** The call a charge needs next. */
+export type ChargeCall = 'create' | 'read' | 'remove' | 'refund' | 'read-refund' | 'finish';
+
+export type ChargePolicy = {
+  /** Reading an active charge: first look, growth and cap of the polling interval. */
+  pollFirstMs: number;
+  pollCapMs: number;
+  /** After no answer or a 5xx: base and cap of the backoff. */
+  retryBaseMs: number;
+  retryCapMs: number;
+};
+
+export const DEFAULT_CHARGE_POLICY: ChargePolicy = { pollFirstMs: 500, pollCapMs: 5_000, retryBaseMs: 1_000, retryCapMs: 30_000 };
+
+export type ChargeDecision = {
+  patch: PixChargePatch;
+  /** A call to make at once, in the same round (a read that found nothing to adopt: create). */
+  follow?: ChargeCall;
+};
+
+/** What the charge needs next, by its state; undefined when it needs nothing. */
+export function nextCall(charge: PixChargeRow): ChargeCall | undefined {
+  switch (charge.state) {
+    case 'creating':
+      // First time: create. After an attempt with no clear answer: read before creating again.
+      return charge.attempts === 0 ? 'create' : 'read';
+    case 'active':
+    case 'cancelling':
+      return 'read';
+    case 'paid':
+      return 'finish';
+    case 'refunding':
+      return charge.refund_state === null ? 'refund' : 'read-refund';
+    default:
+      return undefined;
+  }
+}
+
+type Answer = PspOutcome & { kind: 'answer' };
+type PixEntry = { endToEndId: string; valor: string; horario: string };
+type CobBody = { status?: string; location?: string; pix?: PixEntry[] };
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** A transient failure (no answer, 5xx, 429, 401): same state, look again after the backoff. */
+function transient(outcome: PspOutcome): boolean {
+  return outcome.kind === 'no-answer' || outcome.status >= 500 || outcome.status === 429 || outcome.status === 401 || outcome.status === 408;
+}
+
+function words(outcome: PspOutcome): string {
+  if (outcome.kind === 'no-answer') return `PSP sem resposta (${outcome.error})`;
+  const body = outcome.body as { detail?: string; title?: string } | undefined;
+  return `PSP respondeu HTTP ${outcome.status}${body?.detail ? `: ${body.detail}` : body?.title ? `: ${body.title}` : ''}`;
+}
+
+function retry(charge: PixChargeRow, outcome: PspOutcome, now: number, policy: ChargePolicy, random: () => number): ChargeDecision {
+  const attempts = charge.attempts + 1;
+  return { patch: { attempts, last_error: words(outcome), next_try_at: iso(now + backoffMs(attempts, policy.retryBaseMs, policy.retryCapMs, random)) } };
+}
+
+const pollAgain = (charge: PixChargeRow, now: number, policy: ChargePolicy): string =>
+  iso(now + Math.min(policy.pollCapMs, Math.round(policy.pollFirstMs * 1.5 ** Math.min(20, charge.attempts))));
+
+const isUsedTxid = (a: Answer) => a.status === 400 && /CobOperacaoInvalida$/.test(String((a.body as { type?: string } | undefined)?.type));
+
+/** Integer cents of an API Pix amount ("12.34"). */
+export function pixCents(valor: string): number {
+  const match = /^(\d{1,10})\.(\d{2})$/.exec(valor);
+  if (!match) throw new Error(`valor PIX inválido: ${valor}`);
+  return Number(match[1]) * 100 + Number(match[2]);
+}
+
+/** What the charge becomes after `call` got `outcome` at `now`. */
+export function decide(
+  call: ChargeCall,
+  charge: PixChargeRow,
+  outcome: PspOutcome,
+  now: number,
+  policy: ChargePolicy = DEFAULT_CHARGE_POLICY,
+  random: () => number = Math.random,
+): ChargeDecision {
+  if (transient(outcome)) return retry(charge, outcome, now, policy, random);
+  const answer = outcome as Answer;
+  switch (call) {
+    case 'create':
+      if (answer.status === 201)
+        return {
+          patch: {
+            state: 'active',
+            location: (answer.body as CobBody).location ?? null,
+            attempts: 0,
+            last_error: null,
+            next_try_at: iso(now + policy.pollFirstMs),
+          },
+        };
+      if (isUsedTxid(answer)) return { patch: { attempts: charge.attempts + 1 }, follow: 'read' };
+      return { patch: { state: 'cancelled', last_error: words(answer), next_try_at: iso(now) } };
+    case 'read':
+      return afterRead(charge, answer, now, policy);
+    case 'remove':
+      if (answer.status === 200) return { patch: { state: 'cancelled', last_error: null } };
+      // Refused (it was paid a moment ago, say): the next round reads it and finds out.
+      return { patch: { attempts: charge.attempts + 1, last_error: words(answer), next_try_at: iso(now + policy.pollFirstMs) } };
+    case 'refund':
+    case 'read-refund': {
+      const body = answer.body as { status?: 'EM_PROCESSAMENTO' | 'DEVOLVIDO' | 'NAO_REALIZADO' } | undefined;
+      if ((answer.status === 201 || answer.status === 200) && body?.status) {
+        if (body.status === 'DEVOLVIDO') return { patch: { state: 'refunded', refund_state: 'DEVOLVIDO', last_error: null } };
+        if (body.status === 'NAO_REALIZADO')
+          return { patch: { state: 'paid_late', refund_state: 'NAO_REALIZADO', last_error: 'O PSP não realizou a devolução' } };
+        return { patch: { refund_state: 'EM_PROCESSAMENTO', attempts: charge.attempts + 1, next_try_at: pollAgain(charge, now, policy) } };
+      }
+      return { patch: { state: 'paid_late', last_error: `Devolução recusada: ${words(answer)}` } };
+    }
+    case 'finish':
+      throw new Error('finish não é uma chamada ao PSP');
+  }
+}
+
+function afterRead(charge: PixChargeRow, answer: Answer, now: number, policy: ChargePolicy): ChargeDecision {
+  if (answer.status === 404) {
+    // Never created (the PUT was lost before the PSP took it): create it, same txid; a charge
+    // the cashier gave up on meanwhile is simply over.
+    if (charge.state === 'cancelling') return { patch: { state: 'cancelled', last_error: null } };
+    return { patch: { state: 'creating', attempts: 0 }, follow: 'create' };
+  }
+  if (answer.status !== 200) return { patch: { state: 'cancelled', last_error: words(answer) } };
+  const body = answer.body as CobBody;
+  const pix = body.pix?.[0];
+  if (pix) {
+    const paid = { e2eid: pix.endToEndId, paid_cents: pixCents(pix.valor), paid_at: pix.horario, last_error: null, attempts: 0, next_try_at: iso(now) };
+    const late = charge.state === 'cancelling' || Date.parse(pix.horario) > Date.parse(charge.expires_at);
+    return { patch: { ...paid, state: late ? 'paid_late' : 'paid' } };
+  }
+  const location = charge.location ?? body.location ?? null;
+  if (body.status === 'REMOVIDA_PELO_USUARIO_RECEBEDOR' || body.status === 'REMOVIDA_PELO_PSP') return { patch: { state: 'cancelled', location } };
+  if (charge.state === 'cancelling') return { patch: { location }, follow: 'remove' };
+  if (now >= Date.parse(charge.expires_at)) return { patch: { state: 'expired', location } };
+  return { patch: { state: 'active', location, attempts: charge.attempts + 1, last_error: null, next_try_at: pollAgain(charge, now, policy) } };
+}

@@ -1,0 +1,243 @@
+// The dynamic PIX charges of this checkout (docs/pix.md, "Dynamic PIX"): the cashier asks for a
+// charge of part (or all) of an open sale; the row and its txid are on disk before the PSP is
+// called; a loop of rounds performs what each charge needs next (charge-rules.ts decides every
+// answer) — create it, read it until it is paid, expired or removed, remove it when the cashier
+// gives up, refund it — and when the PSP reports it paid, the sale gets its payment line (tPag 17,
+// card group tpIntegra 1, the PSP's CNPJ, the endToEndId in cAut) and, when that pays it in full,
+// is finished: its NFC-e issued and printed as any sale's. A restart picks every unsettled charge
+// up where it was.
+
+import { dynamicBrCode } from '../../../base/common/pix/br-code.ts';
+import { PIX_DYNAMIC } from '../../../base/common/payment-methods.ts';
+import type { PixChargeView, SaleView } from '../../api/terminal-api.ts';
+import { TerminalError } from '../errors.ts';
+import { WakeableLoop } from '../wakeable-loop.ts';
+import { DEFAULT_CHARGE_POLICY, decide, nextCall, type ChargeCall, type ChargePolicy } from './charge-rules.ts';
+import { PspClient, type PspOutcome } from './psp-client.ts';
+import type { PspSettings } from './psp-settings.ts';
+import type { PixChargeRow, PixStore } from './pix-store.ts';
+
+/** How long a charge can be paid for: the customer is at the counter. */
+export const CHARGE_EXPIRY_SECONDS = 300;
+
+export type PixChargesDeps = {
+  pix: PixStore;
+  psp: PspSettings;
+  clock: () => number;
+  sale: (saleId: string) => SaleView;
+  /** The receiver's name and city for the BR Code (the company profile). */
+  merchant: () => { name: string; city: string } | null;
+  /** The store's PIX key (the charge's receiver). */
+  pixKey: () => string | null;
+  /** Adds the paid line to the sale (idempotent by cAut); finishes it when it is paid in full. */
+  settle: (charge: PixChargeRow, pspCnpj: string) => Promise<void>;
+  onChange: (charge: PixChargeView) => void;
+  policy?: ChargePolicy;
+};
+
+export class PixCharges {
+  private readonly loop: WakeableLoop;
+  private client: PspClient | undefined;
+  private readonly policy: ChargePolicy;
+
+  constructor(private readonly deps: PixChargesDeps) {
+    this.policy = deps.policy ?? DEFAULT_CHARGE_POLICY;
+    this.loop = new WakeableLoop(() => this.round(), 5_000);
+  }
+
+  start(): void {
+    this.loop.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.loop.stop();
+    await this.client?.close();
+    this.client = undefined;
+  }
+
+  /** Asks the PSP for a charge of `amountCents` of the open sale; written before any call. */
+  create(saleId: string, amountCents: number): PixChargeView {
+    const config = this.deps.psp.config();
+    if (!config)
+      throw new TerminalError('configuracao_invalida', 'PIX dinâmico: nenhum PSP configurado; o gerente o informa em Configurações › PIX', {
+        field: 'pix.psp',
+      });
+    const key = this.deps.pixKey();
+    if (!key)
+      throw new TerminalError('configuracao_invalida', 'PIX dinâmico: nenhuma chave PIX configurada; o gerente a informa em Configurações › PIX', {
+        field: 'pix.key',
+      });
+    if (!this.deps.merchant()) throw new TerminalError('configuracao_invalida', 'PIX dinâmico: cadastre a empresa em Configurações', { field: 'company' });
+    const sale = this.deps.sale(saleId);
+    if (sale.state !== 'open') throw new TerminalError('estado_invalido', 'PIX dinâmico: a venda não está aberta');
+    if (!Number.isSafeInteger(amountCents) || amountCents <= 0 || amountCents > sale.remainingCents)
+      throw new TerminalError('pagamento_invalido', 'Valor do PIX: maior que zero e no máximo o que falta pagar', { field: 'amountCents' });
+    const now = this.deps.clock();
+    const row = this.deps.pix.transaction(() => {
+      const pending = this.deps.pix.chargesOfSale(saleId).find((c) => c.state === 'creating' || c.state === 'active' || c.state === 'paid');
+      if (pending) throw new TerminalError('estado_invalido', 'Esta venda já tem uma cobrança PIX em andamento: aguarde ou cancele-a', { field: 'saleId' });
+      return this.deps.pix.insertCharge({
+        saleId,
+        amountCents,
+        expiresAt: new Date(now + CHARGE_EXPIRY_SECONDS * 1000).toISOString(),
+        at: new Date(now).toISOString(),
+      });
+    });
+    this.loop.wake();
+    return this.view(row);
+  }
+
+  /** The cashier gives up on an unpaid charge: it is removed at the PSP, unless it was paid meanwhile. */
+  cancel(txid: string): PixChargeView {
+    const row = this.deps.pix.transaction(() => {
+      const charge = this.deps.pix.charge(txid);
+      if (!charge) throw new TerminalError('nao_encontrado', 'Cobrança PIX não encontrada', { field: 'txid' });
+      if (charge.state === 'creating' || charge.state === 'active') {
+        this.deps.pix.update(
+          txid,
+          { state: 'cancelling', attempts: 0, next_try_at: new Date(this.deps.clock()).toISOString() },
+          new Date(this.deps.clock()).toISOString(),
+        );
+      }
+      return this.deps.pix.charge(txid)!;
+    });
+    this.loop.wake();
+    return this.view(row);
+  }
+
+  /** Refunds a charge's PIX in full (a paid-late charge the manager refunds, a cancelled sale's). */
+  refund(txid: string): PixChargeView {
+    const row = this.deps.pix.transaction(() => {
+      const charge = this.deps.pix.charge(txid);
+      if (!charge?.e2eid) throw new TerminalError('estado_invalido', 'Esta cobrança PIX não foi paga: nada a devolver', { field: 'txid' });
+      this.markRefunding(charge);
+      return this.deps.pix.charge(txid)!;
+    });
+    this.loop.wake();
+    return this.view(row);
+  }
+
+  /** Looks at once for a sale just undone (cancelled, voided) whose PIX goes back. */
+  wake(): void {
+    this.loop.wake();
+  }
+
+  private markRefunding(charge: PixChargeRow): void {
+    if (charge.state === 'refunding' || charge.state === 'refunded') return;
+    const at = new Date(this.deps.clock()).toISOString();
+    // One refund id per charge (D + its txid, 35 characters): asked again, it is the same refund.
+    this.deps.pix.update(charge.txid, { state: 'refunding', refund_id: `D${charge.txid}`, refund_state: null, attempts: 0, next_try_at: at }, at);
+  }
+
+  paidLate(): PixChargeView[] {
+    return this.deps.pix.paidLate().map((c) => this.view(c));
+  }
+
+  get(txid: string): PixChargeView {
+    const charge = this.deps.pix.charge(txid);
+    if (!charge) throw new TerminalError('nao_encontrado', 'Cobrança PIX não encontrada', { field: 'txid' });
+    return this.view(charge);
+  }
+
+  view(c: PixChargeRow): PixChargeView {
+    const merchant = this.deps.merchant();
+    return {
+      txid: c.txid,
+      saleId: c.sale_id,
+      amountCents: c.amount_cents,
+      state: c.state,
+      brCode: c.location && merchant ? dynamicBrCode({ location: c.location, merchantName: merchant.name, merchantCity: merchant.city }) : null,
+      expiresAt: c.expires_at,
+      e2eid: c.e2eid,
+      paidCents: c.paid_cents,
+      refundState: c.refund_state,
+      lastError: c.last_error,
+    };
+  }
+
+  /** One round: every due charge's next call; the milliseconds until the next one is due. */
+  async round(): Promise<number> {
+    let config: ReturnType<PspSettings['config']>;
+    try {
+      config = this.deps.psp.config();
+    } catch {
+      // Secrets this computer cannot open: nothing can be asked until the manager enters them again.
+      return 60_000;
+    }
+    if (!config) return 60_000;
+    this.client ??= new PspClient(config);
+    const now = () => this.deps.clock();
+    // A PIX-paid sale whose receipt was cancelled (or its number voided): the money goes back.
+    this.deps.pix.transaction(() => this.deps.pix.chargesOfUndoneSales().forEach((c) => this.markRefunding(c)));
+    for (const charge of this.deps.pix.dueCharges(new Date(now()).toISOString())) {
+      try {
+        await this.advance(charge, config.pspCnpj);
+      } catch (error) {
+        const at = new Date(now()).toISOString();
+        this.deps.pix.update(
+          charge.txid,
+          { last_error: (error as Error).message, attempts: charge.attempts + 1, next_try_at: new Date(now() + this.policy.retryCapMs).toISOString() },
+          at,
+        );
+      }
+      this.deps.onChange(this.view(this.deps.pix.charge(charge.txid)!));
+    }
+    const next = this.deps.pix.nextDue();
+    return next === undefined ? 60_000 : Math.max(0, Date.parse(next) - now());
+  }
+
+  private async advance(charge: PixChargeRow, pspCnpj: string): Promise<void> {
+    let call: ChargeCall | undefined = nextCall(charge);
+    let current = charge;
+    while (call) {
+      if (call === 'finish') {
+        await this.finish(current, pspCnpj);
+        return;
+      }
+      const outcome = await this.perform(call, current);
+      const now = this.deps.clock();
+      const { patch, follow } = decide(call, current, outcome, now, this.policy);
+      this.deps.pix.update(current.txid, patch, new Date(now).toISOString());
+      current = this.deps.pix.charge(current.txid)!;
+      // Told as soon as it is on disk: the screen shows "paid" before the NFC-e is under way.
+      if (patch.state) this.deps.onChange(this.view(current));
+      call = follow ?? (current.state === 'paid' ? 'finish' : undefined);
+    }
+  }
+
+  private perform(call: Exclude<ChargeCall, 'finish'>, c: PixChargeRow): Promise<PspOutcome> {
+    const client = this.client!;
+    switch (call) {
+      case 'create': {
+        const expirySeconds = Math.max(1, Math.round((Date.parse(c.expires_at) - Date.parse(c.created_at)) / 1000));
+        return client.createCharge({ txid: c.txid, amountCents: c.amount_cents, key: this.deps.pixKey() ?? '', expirySeconds });
+      }
+      case 'read':
+        return client.getCharge(c.txid);
+      case 'remove':
+        return client.removeCharge(c.txid);
+      case 'refund':
+        return client.refund(c.e2eid!, c.refund_id!, c.paid_cents!);
+      case 'read-refund':
+        return client.getRefund(c.e2eid!, c.refund_id!);
+    }
+  }
+
+  private async finish(charge: PixChargeRow, pspCnpj: string): Promise<void> {
+    const at = () => new Date(this.deps.clock()).toISOString();
+    try {
+      await this.deps.settle(charge, pspCnpj);
+      this.deps.pix.update(charge.txid, { state: 'finished', last_error: null }, at());
+    } catch (error) {
+      // The sale cannot take it (changed, or finished otherwise meanwhile): the manager decides.
+      this.deps.pix.update(charge.txid, { state: 'paid_late', last_error: `Venda não concluída com este PIX: ${(error as Error).message}` }, at());
+    }
+  }
+}
+
+/** The payment line a paid charge adds to its sale: tPag 17, integrated, the PSP and the endToEndId. */
+export const paidChargePayment = (charge: PixChargeRow, pspCnpj: string) => ({
+  tPag: PIX_DYNAMIC,
+  amountCents: charge.paid_cents!,
+  card: { tpIntegra: '1' as const, cnpj: pspCnpj, cAut: charge.e2eid! },
+});

@@ -1,0 +1,106 @@
+// The dynamic PIX charges in pos.sqlite (migrations/pos/*_i26_pix_charges.sql): their own SQL,
+// on the terminal's one database (PosStore's connection and transactions), kept apart from
+// pos-store.ts so the PIX record reads on its own.
+
+import type { PosStore } from '../pos-store.ts';
+
+export type PixChargeState = 'creating' | 'active' | 'paid' | 'finished' | 'cancelling' | 'cancelled' | 'expired' | 'paid_late' | 'refunding' | 'refunded';
+
+export type PixChargeRow = {
+  txid: string;
+  sale_id: string;
+  seq: number;
+  amount_cents: number;
+  state: PixChargeState;
+  location: string | null;
+  br_code: string | null;
+  expires_at: string;
+  e2eid: string | null;
+  paid_cents: number | null;
+  paid_at: string | null;
+  refund_id: string | null;
+  refund_state: 'EM_PROCESSAMENTO' | 'DEVOLVIDO' | 'NAO_REALIZADO' | null;
+  attempts: number;
+  next_try_at: string;
+  last_error: string | null;
+  created_at: string;
+  updated_at: string;
+};
+
+/** What a decision changes in a charge (charge-rules.ts); `updated_at` is set by the store. */
+export type PixChargePatch = Partial<Omit<PixChargeRow, 'txid' | 'sale_id' | 'seq' | 'amount_cents' | 'created_at' | 'updated_at'>>;
+
+/** States the charge loop still works on. */
+export const UNSETTLED: readonly PixChargeState[] = ['creating', 'active', 'paid', 'cancelling', 'refunding'];
+
+/** The txid of a sale's `seq`-th charge: its UUID's 32 hex digits and two digits of sequence. */
+export const chargeTxid = (saleId: string, seq: number): string => `${saleId.replace(/-/g, '')}${String(seq).padStart(2, '0')}`;
+
+export class PixStore {
+  constructor(private readonly pos: PosStore) {}
+
+  transaction<T>(fn: () => T): T {
+    return this.pos.transaction(fn);
+  }
+
+  charge(txid: string): PixChargeRow | undefined {
+    return this.pos.db.prepare('SELECT * FROM pix_charges WHERE txid = ?').get(txid) as PixChargeRow | undefined;
+  }
+
+  /** The sale's charges, newest first. */
+  chargesOfSale(saleId: string): PixChargeRow[] {
+    return this.pos.db.prepare('SELECT * FROM pix_charges WHERE sale_id = ? ORDER BY seq DESC').all(saleId) as PixChargeRow[];
+  }
+
+  /** Writes a new charge in state `creating` (before the PSP is asked); its txid. */
+  insertCharge(input: { saleId: string; amountCents: number; expiresAt: string; at: string }): PixChargeRow {
+    const seq = ((this.pos.db.prepare('SELECT max(seq) AS seq FROM pix_charges WHERE sale_id = ?').get(input.saleId) as { seq: number | null }).seq ?? 0) + 1;
+    const txid = chargeTxid(input.saleId, seq);
+    this.pos.db
+      .prepare(
+        `INSERT INTO pix_charges (txid, sale_id, seq, amount_cents, state, expires_at, next_try_at, created_at, updated_at)
+         VALUES (?, ?, ?, ?, 'creating', ?, ?, ?, ?)`,
+      )
+      .run(txid, input.saleId, seq, input.amountCents, input.expiresAt, input.at, input.at, input.at);
+    return this.charge(txid)!;
+  }
+
+  update(txid: string, patch: PixChargePatch, at: string): void {
+    const keys = Object.keys(patch) as (keyof PixChargePatch)[];
+    const sets = [...keys.map((k) => `${k} = @${k}`), 'updated_at = @updated_at'].join(', ');
+    this.pos.db.prepare(`UPDATE pix_charges SET ${sets} WHERE txid = @txid`).run({ ...patch, updated_at: at, txid });
+  }
+
+  /** Unsettled charges due at or before `at`, oldest due first. */
+  dueCharges(at: string, limit = 20): PixChargeRow[] {
+    return this.pos.db
+      .prepare(`SELECT * FROM pix_charges WHERE state IN (${UNSETTLED.map(() => '?').join(', ')}) AND next_try_at <= ? ORDER BY next_try_at LIMIT ?`)
+      .all(...UNSETTLED, at, limit) as PixChargeRow[];
+  }
+
+  /** When the next unsettled charge is due, or undefined when none is. */
+  nextDue(): string | undefined {
+    const row = this.pos.db
+      .prepare(`SELECT min(next_try_at) AS at FROM pix_charges WHERE state IN (${UNSETTLED.map(() => '?').join(', ')})`)
+      .get(...UNSETTLED) as { at: string | null };
+    return row.at ?? undefined;
+  }
+
+  /**
+   * Charges whose PIX is on a sale that will never be made: its receipt cancelled, or its number
+   * voided. Their money goes back to the payer (the refund is due).
+   */
+  chargesOfUndoneSales(): PixChargeRow[] {
+    return this.pos.db
+      .prepare(
+        `SELECT c.* FROM pix_charges c JOIN receipts r ON r.sale_id = c.sale_id
+         WHERE c.state = 'finished' AND r.state IN ('cancelled', 'voided')`,
+      )
+      .all() as PixChargeRow[];
+  }
+
+  /** Charges paid after the cashier gave up, for the manager. */
+  paidLate(): PixChargeRow[] {
+    return this.pos.db.prepare("SELECT * FROM pix_charges WHERE state = 'paid_late' ORDER BY paid_at").all() as PixChargeRow[];
+  }
+}

@@ -1,0 +1,137 @@
+// Dynamic PIX in the terminal core (electron/core/pix/charges.ts) against the PSP simulator over
+// mutual TLS: the charge's row and txid on disk before the PSP is asked, the QR Code's BR Code,
+// the sale finished by itself once the PSP reports the PIX (the NFC-e request's card group:
+// tpIntegra 1, the PSP's CNPJ, the endToEndId in cAut), a lost answer that makes no second
+// charge, the cashier's cancel, a PIX that arrives after the cashier gave up, for the manager, and
+// the refund of a PIX-paid sale whose NFC-e the manager cancels (the real service authorizes both).
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { profileOfEmitter } from '../electron/core/company-profile.ts';
+import { chargeTxid } from '../electron/core/pix/pix-store.ts';
+import type { Terminal } from '../electron/core/terminal.ts';
+import { demoEmitter, DEMO_CSC } from '../fiscal/samples.ts';
+import { SIMULATED_PSP, startPixPspSimulator, type PixPspSimulator } from '../service/pix-psp/simulator.ts';
+import { createCompany, startService, tempDataDir, type ServiceProcess } from './helpers/service-process.ts';
+import { testTerminal } from './terminal-fixtures.ts';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
+
+describe('dynamic PIX charges in the terminal core', () => {
+  let psp: PixPspSimulator;
+  let service: ServiceProcess;
+  let terminal: Terminal;
+
+  beforeAll(async () => {
+    const serviceDir = tempDataDir('balcao-pix-charges-service-');
+    const { token } = await createCompany(serviceDir, { 'csc-id': '1', csc: 'CSC-DE-TESTE-123456' });
+    service = await startService({ dataDir: serviceDir });
+    psp = await startPixPspSimulator();
+    terminal = await testTerminal({
+      serviceUrl: service.url,
+      token,
+      pixKey: '12345678000195',
+      pixPsp: {
+        baseUrl: psp.url,
+        tokenUrl: psp.tokenUrl,
+        clientId: psp.clientId,
+        clientSecret: psp.clientSecret,
+        certificate: psp.client,
+        caPem: psp.caPem,
+        pspCnpj: SIMULATED_PSP.cnpj,
+      },
+    });
+    terminal.configure({ company: { ...profileOfEmitter(demoEmitter()), cscToken: DEMO_CSC.token } }, 'teste PIX dinâmico');
+  });
+
+  afterAll(async () => {
+    await terminal?.close();
+    await psp?.close();
+    await service?.stop();
+  });
+
+  const saleOf = async (code = '7891000100103') => {
+    const sale = await terminal.openSale();
+    return terminal.addItem(sale.id, { code });
+  };
+
+  it('charges the sale, shows the BR Code, and finishes the sale by itself when the PSP says it is paid', async () => {
+    const sale = await saleOf();
+    const charge = await terminal.createPixCharge(sale.id, sale.remainingCents);
+    expect(charge).toMatchObject({ txid: chargeTxid(sale.id, 1), state: 'creating', amountCents: sale.remainingCents });
+
+    const active = await terminal.waitForPixCharge(charge.txid, (c) => c.state === 'active', 60_000);
+    expect(active.brCode).toMatch(/^00020101021226\d{2}0014br\.gov\.bcb\.pix25\d{2}localhost:\d+\/qr\/v2\/[0-9a-f]{32}/);
+    expect(psp.charge(charge.txid)?.valor).toBe((sale.remainingCents / 100).toFixed(2));
+    await expect(terminal.createPixCharge(sale.id, sale.remainingCents)).rejects.toMatchObject({ message: expect.stringMatching(/já tem uma cobrança PIX/) });
+
+    const paid = psp.pay(charge.txid);
+    const finished = await terminal.waitForPixCharge(charge.txid, (c) => c.state === 'finished', 60_000);
+    expect(finished).toMatchObject({ e2eid: paid.endToEndId, paidCents: sale.remainingCents });
+    const receipt = terminal.store.receipts.receiptBySale(sale.id)!;
+    const request = JSON.parse(receipt.request_json) as Json;
+    expect(request.pag).toEqual([expect.objectContaining({ tPag: '17', card: { tpIntegra: '1', CNPJ: SIMULATED_PSP.cnpj, cAut: paid.endToEndId } })]);
+    expect(psp.problems).toEqual([]);
+  });
+
+  it('after a lost answer asks about the same txid: one charge at the PSP, not two', async () => {
+    const sale = await saleOf();
+    psp.loseNextAnswer();
+    const charge = await terminal.createPixCharge(sale.id, sale.remainingCents);
+    await terminal.waitForPixCharge(charge.txid, (c) => c.state === 'active', 60_000);
+    const puts = psp.requests.filter((r) => r === `PUT /cob/${charge.txid}`);
+    expect(puts).toHaveLength(1);
+    expect(psp.requests.filter((r) => r.startsWith(`PUT /cob/${sale.id.replace(/-/g, '')}`))).toHaveLength(1);
+    psp.pay(charge.txid);
+    await terminal.waitForPixCharge(charge.txid, (c) => c.state === 'finished', 60_000);
+    expect(terminal.store.receipts.receiptBySale(sale.id)).toBeDefined();
+  });
+
+  it('removes a charge the cashier gives up on; a PIX that still arrives goes to the manager, and is refunded', async () => {
+    const sale = await saleOf();
+    const first = await terminal.createPixCharge(sale.id, sale.remainingCents);
+    await terminal.waitForPixCharge(first.txid, (c) => c.state === 'active', 60_000);
+    await terminal.cancelPixCharge(first.txid);
+    expect(await terminal.waitForPixCharge(first.txid, (c) => c.state === 'cancelled', 60_000)).toMatchObject({ state: 'cancelled' });
+    expect(psp.charge(first.txid)?.status).toBe('REMOVIDA_PELO_USUARIO_RECEBEDOR');
+
+    // A new charge for the same sale gets the next txid. The PSP stops answering just as the
+    // cashier gives up, and the customer pays meanwhile: the PIX is found, for the manager.
+    const second = await terminal.createPixCharge(sale.id, sale.remainingCents);
+    expect(second.txid).toBe(chargeTxid(sale.id, 2));
+    await terminal.waitForPixCharge(second.txid, (c) => c.state === 'active', 60_000);
+    psp.failNext(1_000);
+    await terminal.cancelPixCharge(second.txid);
+    await terminal.waitForPixCharge(second.txid, (c) => c.lastError !== null, 60_000);
+    psp.pay(second.txid);
+    psp.failNext(0);
+    const late = await terminal.waitForPixCharge(second.txid, (c) => c.state !== 'cancelling', 60_000);
+    expect(late).toMatchObject({ state: 'paid_late', e2eid: expect.stringMatching(/^E/) });
+    expect((await terminal.paidLatePixCharges()).map((c) => c.txid)).toEqual([second.txid]);
+    expect((await terminal.getSale(sale.id)).state).toBe('open');
+
+    await terminal.refundPixCharge(second.txid);
+    const refunded = await terminal.waitForPixCharge(second.txid, (c) => c.state === 'refunded', 60_000);
+    expect(refunded.refundState).toBe('DEVOLVIDO');
+    expect(psp.requests).toContain(`PUT /pix/${late.e2eid}/devolucao/D${second.txid}`);
+    expect(psp.problems).toEqual([]);
+  });
+
+  it('refunds at the PSP the PIX of a sale whose NFC-e the manager cancels, and records the refund', async () => {
+    const sale = await saleOf();
+    const charge = await terminal.createPixCharge(sale.id, sale.remainingCents);
+    await terminal.waitForPixCharge(charge.txid, (c) => c.state === 'active', 60_000);
+    const paid = psp.pay(charge.txid);
+    await terminal.waitForPixCharge(charge.txid, (c) => c.state === 'finished', 60_000);
+    const receipt = terminal.store.receipts.receiptBySale(sale.id)!;
+    expect((await terminal.waitForReceipt(receipt.id, (r) => r.state === 'authorized', 60_000)).state).toBe('authorized');
+
+    const manager = await terminal.createManager({ name: 'Gerente PIX', pin: '4321' });
+    await terminal.cancelReceipt(receipt.id, { managerId: manager.id, pin: '4321', justification: 'Cliente desistiu da compra paga por PIX' });
+    expect((await terminal.waitForReceipt(receipt.id, (r) => r.state === 'cancelled', 60_000)).state).toBe('cancelled');
+    const refunded = await terminal.waitForPixCharge(charge.txid, (c) => c.state === 'refunded', 60_000);
+    expect(refunded).toMatchObject({ state: 'refunded', refundState: 'DEVOLVIDO', e2eid: paid.endToEndId });
+    expect(psp.charge(charge.txid)?.pix[0]?.devolucoes).toEqual([expect.objectContaining({ id: `D${charge.txid}`, status: 'DEVOLVIDO', valor: paid.valor })]);
+    expect(psp.problems).toEqual([]);
+  });
+});
