@@ -94,7 +94,9 @@ export function compare(actual: unknown, expected: unknown, vars: Record<string,
       return String(actual) === vars[variable] ? [] : [`${path}: esperava $${variable} = ${vars[variable]}, veio ${JSON.stringify(actual)}`];
     }
     const wanted = expected.replace(/\$([A-Z_][A-Z0-9_]*)/g, (whole, name: string) => vars[name] ?? whole);
-    return typeof actual === 'string' && formOf(actual) === formOf(wanted) ? [] : [`${path}: esperava ${JSON.stringify(wanted)}, veio ${JSON.stringify(actual)}`];
+    return typeof actual === 'string' && formOf(actual) === formOf(wanted)
+      ? []
+      : [`${path}: esperava ${JSON.stringify(wanted)}, veio ${JSON.stringify(actual)}`];
   }
   if (Array.isArray(expected)) {
     if (!Array.isArray(actual)) return [`${path}: esperava uma lista, veio ${JSON.stringify(actual)}`];
@@ -112,7 +114,12 @@ export function compare(actual: unknown, expected: unknown, vars: Record<string,
     const problems = Object.entries(wanted)
       .filter(([key]) => key !== ANY)
       .flatMap(([key, value]) => (key in got ? compare(got[key], value, vars, `${path}.${key}`) : [`${path}.${key}: ausente na resposta`]));
-    if (!(ANY in wanted)) problems.push(...Object.keys(got).filter((key) => !(key in wanted)).map((key) => `${path}.${key}: não está no exemplo (${JSON.stringify(got[key])})`));
+    if (!(ANY in wanted))
+      problems.push(
+        ...Object.keys(got)
+          .filter((key) => !(key in wanted))
+          .map((key) => `${path}.${key}: não está no exemplo (${JSON.stringify(got[key])})`),
+      );
     return problems;
   }
   return Object.is(actual, expected) ? [] : [`${path}: esperava ${JSON.stringify(expected)}, veio ${JSON.stringify(actual)}`];
