@@ -16,7 +16,6 @@ import { urlChaveOf } from '../../fiscal/br/nfce-urls.ts';
 import { fingerprint256Of, sameCertificate, type Certificate } from '../../fiscal/certificate.ts';
 import { FieldError } from '../../fiscal/errors.ts';
 import { buildNfce, readNfceSummary, type NfceSummary } from '../../fiscal/nfce/build.ts';
-import type { NfceRequest } from '../../fiscal/nfce/types.ts';
 import { validateXml } from '../../fiscal/schema.ts';
 import { verifyXmlSignature } from '../../fiscal/signature.ts';
 import { formatBrasilia } from '../../base/common/brasilia.ts';
@@ -32,7 +31,7 @@ type Accepted = Omit<NewNfceDocument, 'idempotencyKey'>;
 export function acceptJson(body: NfceBody, issuer: AuthorizingIssuer, id: string, now: Date): Accepted {
   // The idempotency key travels in the body but is not part of the receipt.
   const { [BODY_KEY_FIELD]: _key, ...request } = body;
-  const built = buildNfce(request as NfceRequest, { emitter: issuer.emitter, dhEmi: now, tpEmis: 1 });
+  const built = buildNfce(request, { emitter: issuer.emitter, dhEmi: now, tpEmis: 1 });
   return {
     id,
     companyId: issuer.company.id,
