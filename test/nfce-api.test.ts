@@ -453,6 +453,11 @@ describe.each(SETUPS)('on $store, over the $transport authority', ({ store, tran
         expect(res.status, JSON.stringify(body)).toBe(400);
         expect(res.body).toEqual(contractError('requisicao_invalida'));
       }
+      // A character the layout's text cannot carry is refused by the schema, naming the field
+      // and saying which characters it takes; blanks of any kind are folded, not refused.
+      const emoji = await a.client.post(`/api/v1/nfce/${doc.id}/cancelar`, { justificativa: 'Cliente desistiu da compra 😞' });
+      expect(emoji.status).toBe(400);
+      expect(emoji.body.error.details).toEqual([{ field: 'justificativa', message: expect.stringContaining('sem emoji') }]);
       expect((await a.client.get(`/api/v1/nfce/${doc.id}`)).body.status).toBe('autorizado');
     });
 

@@ -9,7 +9,7 @@
 // 422 validacao), so no pattern here.
 
 import { Type, type Static } from '@sinclair/typebox';
-import { AccessKey, Nullable, ReferenciaExterna, strict } from './schema.ts';
+import { AccessKey, Justificativa, Nullable, ReferenciaExterna, strict } from './schema.ts';
 
 // --- the request: POST /api/v1/nfce's JSON receipt ------------------------------------------
 
@@ -30,9 +30,11 @@ const Card = Type.Object(
   { ...strict, description: 'Grupo do cartão: obrigatório com tPag 03, 04 ou 17 (sem ele, rejeição 391; o PIX 17 sem ele é recusado com 422)' },
 );
 
-const TaxGroup = Type.Record(Type.String(), Type.Record(Type.String(), Type.String()), {
-  description: 'Um grupo de variante, ex.: { "ICMS40": { "orig": "0", "CST": "40" } }',
-});
+/** One variant group of a tax (its group names and fields: fiscal/tax-groups.ts, which checks them: 422 naming the field). */
+const TaxGroup = (tax: string, example: string) =>
+  Type.Record(Type.String(), Type.Record(Type.String(), Type.String()), {
+    description: `${tax}: um único grupo de variante, ex.: ${example}`,
+  });
 
 const Product = Type.Object(
   {
@@ -97,9 +99,9 @@ const Item = Type.Object(
     prod: Product,
     imposto: Type.Object(
       {
-        ICMS: TaxGroup,
-        PIS: Type.Optional(TaxGroup),
-        COFINS: Type.Optional(TaxGroup),
+        ICMS: TaxGroup('ICMS', '{ "ICMS40": { "orig": "0", "CST": "40" } } ou { "ICMSSN102": { "orig": "0", "CSOSN": "102" } }'),
+        PIS: Type.Optional(TaxGroup('PIS', '{ "PISNT": { "CST": "07" } }')),
+        COFINS: Type.Optional(TaxGroup('COFINS', '{ "COFINSNT": { "CST": "07" } }')),
         vTotTrib: opt('Tributos aproximados do item (Lei 12.741/2012)'),
         IBSCBS: Type.Optional(IbsCbs),
       },
@@ -231,11 +233,9 @@ export type NfceReplay = Static<typeof NfceReplay>;
 export type AuthorityStatus = Static<typeof AuthorityStatus>;
 export type NfceStatus = (typeof STATUSES)[number];
 
-const Justificativa = Type.String({ minLength: 15, maxLength: 255, description: 'De 15 a 255 caracteres' });
-
 export const CancelBody = Type.Object(
   {
-    justificativa: Justificativa,
+    justificativa: Justificativa('Motivo do cancelamento'),
     chave_substituta: Type.Optional(AccessKey('Cancelamento por substituição (evento 110112, até 168 h): chave da NFC-e de contingência que a substituiu')),
   },
   { ...strict, examples: [{ justificativa: 'Cliente desistiu da compra no caixa' }] },
@@ -247,7 +247,7 @@ export const VoidBody = Type.Object(
     serie: Type.Integer({ minimum: 0, maximum: 999 }),
     numero_inicial: Type.Integer({ minimum: 1, maximum: 999_999_999 }),
     numero_final: Type.Integer({ minimum: 1, maximum: 999_999_999 }),
-    justificativa: Justificativa,
+    justificativa: Justificativa('Motivo da inutilização'),
   },
   { ...strict, examples: [{ serie: 1, numero_inicial: 900, numero_final: 905, justificativa: 'Numeração pulada por falha no sistema do caixa' }] },
 );
