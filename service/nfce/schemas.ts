@@ -2,9 +2,8 @@
 // unknown field is a 400, never silently dropped), type the handlers, serialize the answers and
 // describe all of it in the OpenAPI document.
 //
-// The request schema checks shape and types only (docs/api.md, "Errors": wrong types and missing fields are
-// 400). Values (decimal strings, codes, sums, NCM, GTIN...) are checked by the fiscal builder,
-// which names every broken field at once: 422 `validacao`.
+// The JSON receipt's schema is the API contract's, base/common/api/nfce.ts NfceRequest (shape and
+// types only: a 400); its values are the fiscal builder's to check (a 422 validacao).
 
 import { Type, type Static } from '@sinclair/typebox';
 import { AccessKey, MAX_KEY_LENGTH, strict } from '../../base/common/api/schema.ts';

@@ -14,7 +14,6 @@ import { AccessKey, Justificativa, Nullable, ReferenciaExterna, strict } from '.
 // --- the request: POST /api/v1/nfce's JSON receipt ------------------------------------------
 
 const str = (description: string) => Type.String({ description });
-// The NFC-e's values are the builder's to check (422 naming the field), so no pattern here.
 const CNPJ_FORM = '14 caracteres sem pontuação: dígitos ou letras maiúsculas (CNPJ alfanumérico), os dois últimos numéricos';
 const opt = (description: string) => Type.Optional(Type.String({ description }));
 
