@@ -38,7 +38,7 @@ module.exports = {
       severity: 'error',
       comment: 'A composição do serviço (app, main, routes, open-service, os comandos) fica no topo: nenhuma pasta de service/ a importa.',
       from: { path: '^service/[^/]+/', pathNot: NOT_A_TEST },
-      to: { path: '^service/(app|main|routes|open-service|company-command|sefaz-command)\\.ts$' },
+      to: { path: '^service/(app|main|routes|open-service|company-command|sefaz-command|archive-command)\\.ts$' },
     },
   ],
   options: {

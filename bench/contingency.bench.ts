@@ -102,7 +102,7 @@ async function catchUp(): Promise<CatchUp> {
       finish.push(Number(process.hrtime.bigint() - t0) / 1e6);
     }
     await terminal.contingency.printsSettled();
-    const offline = terminal.store.allReceipts().filter((r) => r.tp_emis === 9).length;
+    const offline = terminal.store.receipts.allReceipts().filter((r) => r.tp_emis === 9).length;
     if (offline !== CATCH_UP) throw new Error(`${offline} de ${CATCH_UP} NFC-e emitidas em contingência`);
 
     // Back: the same port, the same data; the worker finds it by itself.
@@ -110,14 +110,14 @@ async function catchUp(): Promise<CatchUp> {
     const back = performance.now();
     let first: number | undefined;
     for (;;) {
-      const authorized = terminal.store.countReceiptsIn(['authorized']);
+      const authorized = terminal.store.receipts.countReceiptsIn(['authorized']);
       if (authorized > 0) first ??= performance.now();
-      if (terminal.store.countReceiptsIn(['authorized', 'rejected', 'needs_attention']) >= CATCH_UP) break;
+      if (terminal.store.receipts.countReceiptsIn(['authorized', 'rejected', 'needs_attention']) >= CATCH_UP) break;
       if (performance.now() - back > 300_000) throw new Error(`catch-up parado: ${authorized}/${CATCH_UP} em 300 s`);
       await new Promise((r) => setTimeout(r, 5));
     }
     const last = performance.now();
-    const authorized = terminal.store.countReceiptsIn(['authorized']);
+    const authorized = terminal.store.receipts.countReceiptsIn(['authorized']);
     if (authorized !== CATCH_UP) throw new Error(`${CATCH_UP - authorized} NFC-e de contingência não autorizadas`);
     return {
       finish: finish.sort((a, b) => a - b),

@@ -51,7 +51,11 @@ async function template(dir: string): Promise<string> {
     });
     const at = new Date().toISOString();
     const store = terminal.store;
-    store.updateReceipt(receipt.id, { state: 'authorized', chave: issued.key, protocolo: '135260000012345', qrcode: issued.qrCode, codigo_status: '100' }, at);
+    store.receipts.updateReceipt(
+      receipt.id,
+      { state: 'authorized', chave: issued.key, protocolo: '135260000012345', qrcode: issued.qrCode, codigo_status: '100' },
+      at,
+    );
     store.db
       .prepare('INSERT INTO receipt_xml (receipt_id, xml, fetched_at) VALUES (?, ?, ?)')
       .run(receipt.id, `<nfeProc versao="4.00">${issued.xml}<protNFe versao="4.00"><infProt>${'p'.repeat(400)}</infProt></protNFe></nfeProc>`, at);

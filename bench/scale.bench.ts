@@ -417,9 +417,13 @@ export const suite: BenchSuite = {
       ] as const) {
         const t0 = performance.now();
         growService(join(serviceDir, 'service.sqlite'), seeds, n);
+        const t1 = performance.now();
         growTerminal(join(terminalDir, 'pos.sqlite'), n);
-        console.log(`  grown to ${n} NFC-e and sales, ${n / MDFE_SHARE} MDF-e (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
+        const t2 = performance.now();
+        const s = (ms: number) => (ms / 1000).toFixed(0);
+        console.log(`  grown to ${n} NFC-e and sales, ${n / MDFE_SHARE} MDF-e (service ${s(t1 - t0)} s, terminal ${s(t2 - t1)} s)`);
         await measure(size, ctx, rows);
+        console.log(`  measured at ${n} (${s(performance.now() - t2)} s)`);
       }
 
       console.log(`\n  ${'operation'.padEnd(64)} ${String(SMALL).padStart(10)} ${String(LARGE).padStart(10)}   ratio`);

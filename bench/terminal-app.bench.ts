@@ -42,7 +42,7 @@ export const suite: BenchSuite = {
 
       // 50,000 authorized receipts, each with its automatic print done.
       const at = iso(Date.now());
-      store.ensureSeries(1);
+      store.series.ensureSeries(1);
       store.transaction(() => {
         const sale = store.db.prepare("INSERT INTO sales (id, state, opened_at, finished_at, total_cents, change_cents) VALUES (?, 'finished', ?, ?, 100, 0)");
         const receipt = store.db.prepare(
@@ -51,7 +51,7 @@ export const suite: BenchSuite = {
         for (let n = 1; n <= HISTORY; n++) {
           sale.run(`s${n}`, at, at);
           receipt.run(`r${n}`, `s${n}`, n, `k${n}`, at, at);
-          store.insertPrintJob({ receipt_id: `r${n}`, copy: 'unica', automatic: 1, state: 'printed', bytes: 1, printer: 'bench', created_at: at });
+          store.printLog.insertPrintJob({ receipt_id: `r${n}`, copy: 'unica', automatic: 1, state: 'printed', bytes: 1, printer: 'bench', created_at: at });
         }
         store.db.prepare("UPDATE receipts SET state = 'authorized'").run();
       });
@@ -64,7 +64,7 @@ export const suite: BenchSuite = {
         const model = printer.model(xml);
         return { svg: renderDanfeSvg(model), lines: danfeTexts(model) };
       });
-      const lookup = await timeEach(200, () => store.receiptsToPrintAutomatically(20));
+      const lookup = await timeEach(200, () => store.printLog.receiptsToPrintAutomatically(20));
 
       const csv = [
         'codigo;gtin;descricao;ncm;cfop;unidade;preco;grupo_tributario',
@@ -75,7 +75,7 @@ export const suite: BenchSuite = {
       ].join('\n');
       const [importMs] = await timeEach(1, () =>
         store.transaction(() => {
-          for (const row of planCatalogImport(csv, at).rows) store.upsertProduct(row);
+          for (const row of planCatalogImport(csv, at).rows) store.products.upsertProduct(row);
         }),
       );
 

@@ -97,13 +97,13 @@ async function drainRate(): Promise<{ rate: number; seconds: number; ceiling: nu
     const t0 = performance.now();
     terminal.worker.start();
     for (;;) {
-      const settled = terminal.store.countReceiptsIn(['authorized', 'rejected', 'needs_attention']);
+      const settled = terminal.store.receipts.countReceiptsIn(['authorized', 'rejected', 'needs_attention']);
       if (settled >= DRAIN) break;
       if (performance.now() - t0 > 300_000) throw new Error(`drain parado: ${settled}/${DRAIN} em 300 s`);
       await new Promise((r) => setTimeout(r, 5));
     }
     const seconds = (performance.now() - t0) / 1000;
-    const authorized = terminal.store.countReceiptsIn(['authorized']);
+    const authorized = terminal.store.receipts.countReceiptsIn(['authorized']);
     if (authorized !== DRAIN) throw new Error(`${DRAIN - authorized} NFC-e não autorizadas no drain`);
     return { rate: DRAIN / seconds, seconds, ceiling };
   } finally {

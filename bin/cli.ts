@@ -18,6 +18,10 @@ const subcommands: Record<string, Subcommand> = {
     summary: 'Responsável técnico (infRespTec e CSRT) de todos os documentos do serviço (definir|mostrar|remover)',
     load: () => import('../service/resp-tec-command.ts'),
   },
+  arquivar: {
+    summary: 'Arquiva as NFC-e de um mês fora do prazo legal (ZIP verificado) e as tira do banco do serviço',
+    load: () => import('../service/archive-command.ts'),
+  },
   sefaz: { summary: 'SEFAZ real: status dos serviços para a UF e o ambiente da empresa (sefaz status)', load: () => import('../service/sefaz-command.ts') },
   terminal: { summary: 'Núcleo do terminal sem tela: vendas em lote, cadastro de gerente', load: () => import('../electron/core/terminal-process.ts') },
   backup: {

@@ -147,7 +147,7 @@ async function demoCompany(service: OpenedService, file: string, certificate: De
  * every start, since they belong to this start (the port may change).
  */
 async function prepareTerminal(terminal: Terminal, serviceUrl: string, token: string, certificate: DemoCertificate): Promise<void> {
-  if (terminal.store.countProducts() === 0) terminal.seedDemoCatalog();
+  if (terminal.store.products.countProducts() === 0) terminal.seedDemoCatalog();
   const manager = (await terminal.listManagers()).find((m) => m.name === DEMO_MANAGER.name) ?? (await terminal.createManager({ ...DEMO_MANAGER }));
   const settings = await terminal.getSettings();
   const patch: SettingsPatch = {

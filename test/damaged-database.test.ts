@@ -57,7 +57,7 @@ describe('a damaged database at start', () => {
     expect(restored.stdout).toContain(`Banco do terminal restaurado de ${copy}`);
     expect(readdirSync(dir).filter((f) => f.startsWith('pos.sqlite.substituido-'))).toHaveLength(1);
     const again = await createTerminal({ dataDir: dir, startWorker: false, backupIntervalMs: 0 });
-    expect(again.store.countSales('finished')).toBe(120);
+    expect(again.store.sales.countSales('finished')).toBe(120);
     await again.close();
   });
 

@@ -10,8 +10,8 @@
 //    is another NFC-e's): the sale goes out again under a number above the service's highest and
 //    is authorized, never "correct and resend the same number".
 
-import { existsSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { copyFileSync, existsSync, readdirSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listBackups } from '../base/node/sqlite-backup.ts';
@@ -63,25 +63,29 @@ async function aDayWithACopyAfterTheFirstSale(dir: string, company: { token: str
   expect(await authorized(first, (await sell(first)).id)).toMatchObject({ state: 'authorized', nNF: 1 });
   // The schedule copies every second: a copy holding sale 1, authorized, is the mid-day copy.
   const place = posBackupPlace(dir);
-  const copy = await expect
+  // That copy itself, kept apart (newer copies may push it out): listBackups is newest first, and
+  // the oldest copy may predate the sale.
+  let copy: string | undefined;
+  await expect
     .poll(
       () =>
-        listBackups(place).find((b) => {
+        (copy = listBackups(place).find((b) => {
           const db = new Database(b.file, { readonly: true });
           try {
             return db.prepare("SELECT count(*) FROM receipts WHERE state = 'authorized'").pluck().get() === 1;
           } finally {
             db.close();
           }
-        })?.file,
+        })?.file),
       { timeout: 30_000 },
     )
-    .toBeDefined()
-    .then(() => listBackups(place).at(-1)!.file);
+    .toBeDefined();
+  const kept = join(tempDataDir('balcao-mid-day-copy-'), basename(copy!));
+  copyFileSync(copy!, kept);
   for (let i = 0; i < 2; i++) expect((await authorized(first, (await sell(first)).id)).state).toBe('authorized');
   await first.close();
   terminals.splice(terminals.indexOf(first), 1);
-  return copy;
+  return kept;
 }
 
 describe('a terminal database restored from a copy', () => {
@@ -96,7 +100,7 @@ describe('a terminal database restored from a copy', () => {
 
     const again = await testTerminal({ dataDir: dir, serviceUrl: service.url, token: company.token, series: 1, backupIntervalMs: 0 });
     terminals.push(again);
-    expect(again.store.countSales('finished')).toBe(1); // the copy's day
+    expect(again.store.sales.countSales('finished')).toBe(1); // the copy's day
     const next = await sell(again);
     expect(next.nNF).toBe(4);
     expect(await authorized(again, next.id)).toMatchObject({ state: 'authorized', nNF: 4, codigoStatus: '100' });

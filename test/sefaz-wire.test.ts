@@ -196,7 +196,7 @@ describe('SEFAZ paralysed (108) with a terminal selling', () => {
       expect(await terminal.getReceipt(stalled.id)).toMatchObject({ contingency: true, nNF: 2 });
       // The offline receipt reaches the service and waits there; the connector keeps away from the
       // paralysed authorizer: one authorization (the 108), no resend, no status before a minute.
-      await eventually('NFC-e de contingência recebida pelo serviço', () => terminal.store.receipt(stalled.id)!.state === 'processing');
+      await eventually('NFC-e de contingência recebida pelo serviço', () => terminal.store.receipts.receipt(stalled.id)!.state === 'processing');
       await new Promise((r) => setTimeout(r, 1_000));
       expect(sim.requests.slice(from).map((r) => [r.service, r.answered])).toEqual([['NFeAutorizacao4', '108']]);
     },

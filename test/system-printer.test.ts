@@ -37,7 +37,7 @@ const system = (address: string) => validatePrinterSettings({ kind: 'system', ad
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'balcao-system-printer-'));
   store = PosStore.open(dir);
-  store.ensureSeries(1);
+  store.series.ensureSeries(1);
   seedDemoCatalog(store, iso(now));
   const ctx = { store, clock, serie: 1 };
   const sale = sales.openSale(ctx);
@@ -82,7 +82,7 @@ describe('Impressora do sistema (CUPS)', () => {
     const printed = decodeEscPos(bytes);
     expect(printed.lines.map((l) => l.text).join(' ')).toContain(KEY.match(/.{4}/g)!.slice(0, 4).join(' '));
     expect(printed.qrCodes).toHaveLength(1);
-    expect(store.printJobs(receiptId).at(-1)).toMatchObject({ state: 'printed', printer: `ipp://${cups.server}/printers/caixa1` });
+    expect(store.printLog.printJobs(receiptId).at(-1)).toMatchObject({ state: 'printed', printer: `ipp://${cups.server}/printers/caixa1` });
     expect(printer.statusNow()).toMatchObject({ ready: true, problem: null });
   });
 
@@ -98,7 +98,7 @@ describe('Impressora do sistema (CUPS)', () => {
       code: 'impressora',
       message: `Fila de impressão não encontrada em ${cups.server} (ipp://${cups.server}/printers/nao-existe). Confira o endereço da fila em Configurações → Impressora; ${KEPT}`,
     });
-    expect(store.printJobs(receiptId).at(-1)).toMatchObject({ state: 'failed', error: (missing as TerminalError).message });
+    expect(store.printLog.printJobs(receiptId).at(-1)).toMatchObject({ state: 'failed', error: (missing as TerminalError).message });
     expect(printer.statusNow()).toMatchObject({ ready: false, problem: (missing as TerminalError).message });
 
     const deadPort = await freePort();
@@ -115,7 +115,7 @@ describe('Impressora do sistema (CUPS)', () => {
     await printer.print(job);
     expect(Buffer.compare(await arrived, Buffer.from(job.escpos))).toBe(0);
     expect(
-      store
+      store.printLog
         .printJobs(receiptId)
         .map((j) => j.state)
         .slice(-3),

@@ -101,8 +101,8 @@ describe('printing an authorized receipt', () => {
     await eventually('o segundo cupom', () => jobsIn(folder).length === 2);
     await new Promise((r) => setTimeout(r, 300)); // room for a (wrong) extra job to show up
     expect(jobsIn(folder)).toHaveLength(2);
-    expect(terminal.store.printJobs(receipt.id)).toHaveLength(1);
-    expect(terminal.store.printJobs(second.id)).toEqual([expect.objectContaining({ state: 'printed', automatic: 1 })]);
+    expect(terminal.store.printLog.printJobs(receipt.id)).toHaveLength(1);
+    expect(terminal.store.printLog.printJobs(second.id)).toEqual([expect.objectContaining({ state: 'printed', automatic: 1 })]);
   });
 
   it("out of paper: the receipt stays authorized, the status says so, the cashier prints it once fixed, and a further copy is the manager's", async () => {
@@ -121,7 +121,7 @@ describe('printing an authorized receipt', () => {
     expect(status.problem).toMatch(/sem papel/i);
     expect(events).toContainEqual({ type: 'printer', status: expect.objectContaining({ ready: false }) });
     expect((await terminal.getReceipt(receipt.id)).state).toBe('authorized');
-    expect(terminal.store.printJobs(receipt.id)).toEqual([expect.objectContaining({ state: 'failed', automatic: 1 })]);
+    expect(terminal.store.printLog.printJobs(receipt.id)).toEqual([expect.objectContaining({ state: 'failed', automatic: 1 })]);
 
     // The consumer never got the copy: the cashier prints it, no PIN needed, once there is paper.
     await expect(terminal.printReceipt(receipt.id)).rejects.toMatchObject({ code: 'impressora', message: expect.stringMatching(/sem papel/i) });

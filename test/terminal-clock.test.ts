@@ -64,7 +64,7 @@ async function sellOffline(terminal: Terminal, serviceNow: () => number) {
     const { receipt } = await terminal.finishSale(sale.id);
     const serviceAt = serviceNow();
     expect(receipt.contingency).toBe(true);
-    const xml = terminal.store.receipt(receipt.id)!.signed_xml!;
+    const xml = terminal.store.receipts.receipt(receipt.id)!.signed_xml!;
     out.push({
       id: receipt.id,
       serviceAt,

@@ -116,13 +116,13 @@ async function checkPrinted(
     const entry = byKey.get(key) ?? { copies: [] };
     entry.copies.push(text.includes('Via Consumidor') ? 'consumidor' : text.includes('Via Estabelecimento') ? 'estabelecimento' : '?');
     byKey.set(key, entry);
-    const row = terminal.store.allReceipts().find((r) => r.chave === key);
+    const row = terminal.store.receipts.allReceipts().find((r) => r.chave === key);
     expect(row, `cupom impresso com a chave ${key}`).toBeDefined();
     expect(qr!.data).toBe(row!.qrcode);
   }
   const printed = new Map<string, Printed>();
   for (const r of receipts) {
-    const row = terminal.store.receipt(r.id)!;
+    const row = terminal.store.receipts.receipt(r.id)!;
     expect(row).toMatchObject({ tp_emis: 9, state: expect.stringMatching(/^(pending|processing)$/) });
     expect(row.chave![34]).toBe('9');
     expect(byKey.get(row.chave!)?.copies, `vias da NFC-e ${row.nnf}`).toEqual(['consumidor', 'estabelecimento']);
@@ -143,7 +143,7 @@ async function checkTransmitted(terminal: Terminal, http: ReturnType<typeof api>
   for (const [id, p] of printed) {
     const done = await terminal.waitForReceipt(id, (r) => r.state !== 'pending' && r.state !== 'processing', 30_000);
     expect(done, `NFC-e ${done.nNF}`).toMatchObject({ state: 'authorized', chave: p.chave, contingency: true, codigoStatus: '100' });
-    const row = terminal.store.receipt(id)!;
+    const row = terminal.store.receipts.receipt(id)!;
     const doc = await http.get(`/api/v1/nfce/${row.service_id}`);
     expect(doc.body).toMatchObject({ status: 'autorizado', chave: p.chave, contingencia: true, referencia_externa: row.idempotency_key, qrcode: p.qrcode });
     const xml = await http.get(`/api/v1/nfce/${row.service_id}/xml`);
@@ -177,7 +177,7 @@ describe('offline contingency at the terminal, against the real service', () => 
       const online = await sell(terminal, 0);
       expect((await terminal.waitForReceipt(online.id, (r) => r.state === 'authorized', 20_000)).state).toBe('authorized');
       expect((await terminal.contingencyStatus()).active).toBe(false);
-      await eventually('cupom da venda online impresso', () => terminal.store.printJobs(online.id).some((j) => j.state === 'printed'));
+      await eventually('cupom da venda online impresso', () => terminal.store.printLog.printJobs(online.id).some((j) => j.state === 'printed'));
       const before = printer.jobs.length;
 
       await service.stop();
@@ -243,7 +243,9 @@ describe('offline contingency at the terminal, against the real service', () => 
       expect(receipts.map((r) => r.nNF)).toEqual(Array.from({ length: SALES + 1 }, (_, i) => i + 2));
       const printed = await checkPrinted(terminal, printer, 0, receipts, company.certificate.certificatePem);
       // The service keeps answering meanwhile: the receipts go out, and wait there for the authority.
-      await eventually('NFC-e de contingência recebidas pelo serviço', () => receipts.every((r) => terminal.store.receipt(r.id)!.state === 'processing'));
+      await eventually('NFC-e de contingência recebidas pelo serviço', () =>
+        receipts.every((r) => terminal.store.receipts.receipt(r.id)!.state === 'processing'),
+      );
       expect((await terminal.contingencyStatus()).active).toBe(true);
 
       expect((await http.post('/api/v1/sandbox/autoridade', { disponivel: true })).status).toBe(200);
@@ -253,7 +255,7 @@ describe('offline contingency at the terminal, against the real service', () => 
         return !s.active && s.openTasks.length === 0 && s.pending === 0 && s;
       });
       expect(after.warning).toBeNull();
-      const [task] = terminal.store.reconciliationTasks();
+      const [task] = terminal.store.contingency.reconciliationTasks();
       expect(task).toMatchObject({ nnf: 1, state: 'done', outcome: 'cancelada_substituicao' });
       const original = await http.get(`/api/v1/nfce/${task!.service_id}`);
       expect(original.body).toMatchObject({ status: 'cancelado', numero: 1, contingencia: false });
@@ -296,7 +298,7 @@ describe('offline contingency at the terminal, against the real service', () => 
       expect((await http.post('/api/v1/sandbox/autoridade', { disponivel: true })).status).toBe(200);
       expect((await terminal.waitForReceipt(receipt.id, (r) => r.state === 'authorized', 30_000)).state).toBe('authorized');
       await eventually('contingência encerrada', async () => !(await terminal.contingencyStatus()).active);
-      expect(terminal.store.reconciliationTasks()).toEqual([]);
+      expect(terminal.store.contingency.reconciliationTasks()).toEqual([]);
     },
   );
 
@@ -318,7 +320,7 @@ describe('offline contingency at the terminal, against the real service', () => 
       });
       // It certainly never left: the offline receipt keeps number 1, nothing to void or cancel.
       expect(receipt).toMatchObject({ nNF: 1, serie: 1 });
-      expect(terminal.store.reconciliationTasks()).toEqual([]);
+      expect(terminal.store.contingency.reconciliationTasks()).toEqual([]);
       expect(onlineAtService(company.companyId)).toBe(0);
     },
   );
@@ -392,9 +394,9 @@ describe('offline contingency at the terminal, against the real service', () => 
       // The very receipt that was printed: same key, under the same idempotency key.
       expect(authorized.chave).toBe(receipt.chave);
       expect((await terminal.contingencyStatus()).openTasks).toEqual([]);
-      const atService = await api(service.url, company.token).get(`/api/v1/nfce/${terminal.store.receipt(receipt.id)!.service_id}`);
+      const atService = await api(service.url, company.token).get(`/api/v1/nfce/${terminal.store.receipts.receipt(receipt.id)!.service_id}`);
       expect(atService.body).toMatchObject({ status: 'autorizado', chave: receipt.chave, contingencia: true });
-      expect(terminal.store.outboxOf(receipt.id).map((e) => e.idempotency_key)).toEqual([terminal.store.receipt(receipt.id)!.idempotency_key]);
+      expect(terminal.store.outbox.outboxOf(receipt.id).map((e) => e.idempotency_key)).toEqual([terminal.store.receipts.receipt(receipt.id)!.idempotency_key]);
     },
   );
 });

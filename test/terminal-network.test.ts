@@ -246,7 +246,7 @@ describe('an answer lost after the request reached the service', () => {
     expect(await settled(terminal, receipt.id)).toMatchObject({ state: 'authorized', nNF: 1 });
     expect(proxy.armed).toBe(false);
 
-    const row = terminal.store.receipt(receipt.id)!;
+    const row = terminal.store.receipts.receipt(receipt.id)!;
     const posts = postsOf(row.idempotency_key);
     expect(proxy.log.filter((e) => e.method === 'POST' && e.path === '/api/v1/nfce').length).toBe(posts.length); // never another key
     expect(posts.length).toBeGreaterThanOrEqual(2);
@@ -265,7 +265,7 @@ describe('an answer lost after the request reached the service', () => {
     proxy.dropNextAnswer((e) => e.method === 'POST' && e.path === '/api/v1/nfce');
     const receipt = await sell(terminal);
     expect(await settled(terminal, receipt.id)).toMatchObject({ state: 'authorized', nNF: 1 });
-    const row = terminal.store.receipt(receipt.id)!;
+    const row = terminal.store.receipts.receipt(receipt.id)!;
     const posts = postsOf(row.idempotency_key);
     expect(posts[0]).toMatchObject({ dropped: true, status: 202 });
     const first = JSON.parse(posts[0]!.body!).id as string;
@@ -281,7 +281,7 @@ describe('an answer lost after the request reached the service', () => {
     proxy.dropNextAnswer((e) => e.method === 'GET' && e.path.startsWith('/api/v1/nfce/'));
     const receipt = await sell(terminal);
     expect(await settled(terminal, receipt.id)).toMatchObject({ state: 'authorized' });
-    const row = terminal.store.receipt(receipt.id)!;
+    const row = terminal.store.receipts.receipt(receipt.id)!;
     expect(proxy.log.some((e) => e.dropped && e.method === 'GET' && e.path === `/api/v1/nfce/${row.service_id}`)).toBe(true);
     expect(postsOf(row.idempotency_key).map((p) => p.status)).toEqual([202]);
     expect(authorizedAtAuthority(company.cnpj, 1)).toEqual([{ number: 1, n: 1 }]);
@@ -291,12 +291,12 @@ describe('an answer lost after the request reached the service', () => {
     const { terminal, manager, http } = await setup(0);
     const receipt = await sell(terminal);
     await settled(terminal, receipt.id);
-    const row = terminal.store.receipt(receipt.id)!;
+    const row = terminal.store.receipts.receipt(receipt.id)!;
     proxy.dropNextAnswer((e) => e.method === 'POST' && e.path === `/api/v1/nfce/${row.service_id}/cancelar`);
     const cancelled = await terminal.cancelReceipt(receipt.id, { managerId: manager.id, pin: '1357', justification: 'Cliente desistiu da compra no caixa' });
     const final = cancelled.state === 'cancelled' ? cancelled : await terminal.waitForReceipt(receipt.id, (r) => r.state !== 'cancelling', 30_000);
     expect(final.state).toBe('cancelled');
-    const command = terminal.store.outboxOf(receipt.id).find((e) => e.kind === 'cancel')!;
+    const command = terminal.store.outbox.outboxOf(receipt.id).find((e) => e.kind === 'cancel')!;
     const calls = proxy.log.filter((e) => e.path === `/api/v1/nfce/${row.service_id}/cancelar`);
     expect(calls.length).toBeGreaterThanOrEqual(2);
     expect(calls[0]).toMatchObject({ dropped: true, status: 200 });
@@ -337,7 +337,7 @@ describe('a request that never reached the service', () => {
     proxy.failNext(emissions, 'gateway', 2);
     const receipt = await sell(terminal);
     expect(await settled(terminal, receipt.id)).toMatchObject({ state: 'authorized', nNF: 1, attention: null });
-    const row = terminal.store.receipt(receipt.id)!;
+    const row = terminal.store.receipts.receipt(receipt.id)!;
     const posts = postsOf(row.idempotency_key);
     expect(posts.map((p) => p.status)).toEqual([503, 503, 202]);
     expect(proxy.log.slice(from).filter(emissions).length).toBe(posts.length); // never another key
@@ -350,7 +350,7 @@ describe('a request that never reached the service', () => {
     proxy.failNext(emissions, 'silence');
     const receipt = await sell(terminal);
     expect(await settled(terminal, receipt.id)).toMatchObject({ state: 'authorized', nNF: 1 });
-    const row = terminal.store.receipt(receipt.id)!;
+    const row = terminal.store.receipts.receipt(receipt.id)!;
     const posts = postsOf(row.idempotency_key);
     expect(posts[0]).toMatchObject({ failed: 'silence' });
     expect(posts[0]!.status).toBeUndefined();
@@ -370,11 +370,11 @@ describe('a request that never reached the service', () => {
     expect(meanwhile.state).toBe('pending');
     expect(meanwhile.attention).toBeNull();
     expect((await terminal.queueStatus()).needsAttention).toBe(0);
-    expect(terminal.store.outboxOf(receipt.id)[0]!.last_error).toMatch(/respondeu outro programa, não o serviço do Balcão/);
+    expect(terminal.store.outbox.outboxOf(receipt.id)[0]!.last_error).toMatch(/respondeu outro programa, não o serviço do Balcão/);
     // The service is back at its address: the same receipt goes through, under the same key, once.
     proxy.stopFailing();
     expect(await settled(terminal, receipt.id)).toMatchObject({ state: 'authorized', nNF: 1, attention: null });
-    const row = terminal.store.receipt(receipt.id)!;
+    const row = terminal.store.receipts.receipt(receipt.id)!;
     expect(postsOf(row.idempotency_key).at(-1)!.status).toBe(202);
     expect(
       proxy.log

@@ -134,14 +134,14 @@ describe('reconciling the sale caught by the outage', () => {
       expect((await http.post('/api/v1/sandbox/autoridade', { disponivel: false })).status).toBe(200);
       const receipt = await sell(terminal);
       expect(receipt).toMatchObject({ nNF: 1, contingency: false });
-      await eventually('aceita pelo serviço', () => terminal.store.receipt(receipt.id)!.service_id);
-      const firstAttempt = terminal.store.receipt(receipt.id)!;
+      await eventually('aceita pelo serviço', () => terminal.store.receipts.receipt(receipt.id)!.service_id);
+      const firstAttempt = terminal.store.receipts.receipt(receipt.id)!;
       await active(terminal);
 
       const reissued = await terminal.getReceipt(receipt.id);
       expect(reissued).toMatchObject({ nNF: 2, contingency: true });
       expect(reissued.chave).not.toBe(firstAttempt.chave);
-      const [task] = terminal.store.reconciliationTasks();
+      const [task] = terminal.store.contingency.reconciliationTasks();
       expect(task).toMatchObject({
         nnf: 1,
         serie: 1,
@@ -150,14 +150,14 @@ describe('reconciling the sale caught by the outage', () => {
         kind: 'verificar',
         state: 'open',
       });
-      expect(terminal.store.outboxOf(receipt.id).map((e) => [e.state, e.payload.startsWith('{"xml"')])).toEqual([
+      expect(terminal.store.outbox.outboxOf(receipt.id).map((e) => [e.state, e.payload.startsWith('{"xml"')])).toEqual([
         ['failed', false],
         [expect.stringMatching(/pending|sent/), true],
       ]);
 
       expect((await http.post('/api/v1/sandbox/autoridade', { disponivel: true })).status).toBe(200);
       await reconciled(terminal);
-      expect(terminal.store.reconciliationTasks()).toEqual([
+      expect(terminal.store.contingency.reconciliationTasks()).toEqual([
         expect.objectContaining({ state: 'done', outcome: 'cancelada_substituicao', kind: 'cancelar_substituicao' }),
       ]);
       expect(await terminal.getReceipt(receipt.id)).toMatchObject({ state: 'authorized', nNF: 2, contingency: true });
@@ -194,7 +194,7 @@ describe('reconciling the sale caught by the outage', () => {
       if (!restarted) await service.restart();
     }
     await reconciled(terminal);
-    const [task] = terminal.store.reconciliationTasks();
+    const [task] = terminal.store.contingency.reconciliationTasks();
     expect(task).toMatchObject({ nnf: 1, state: 'done', outcome: 'inutilizada', kind: 'inutilizar', service_id: null });
     expect(task!.protocolo).toMatch(/^[0-9]{15}$/);
     const voided = readDb(serviceDir, (db) =>
@@ -214,7 +214,7 @@ describe('reconciling the sale caught by the outage', () => {
       justificativa: 'Número não utilizado: repetição do teste',
     });
     expect(again.body).toMatchObject({ codigo_status: '102', protocolo: task!.protocolo });
-    expect(terminal.store.allReceipts().map((r) => [r.nnf, r.tp_emis, r.state])).toEqual([[2, 9, 'authorized']]);
+    expect(terminal.store.receipts.allReceipts().map((r) => [r.nnf, r.tp_emis, r.state])).toEqual([[2, 9, 'authorized']]);
   });
 
   it(
@@ -228,8 +228,8 @@ describe('reconciling the sale caught by the outage', () => {
       proxy.cut = /^POST \/api\/v1\/nfce\/inutilizar/;
       const receipt = await sell(terminal);
       await active(terminal);
-      const firstKey = terminal.store.reconciliationTasks()[0]!.idempotency_key;
-      expect(terminal.store.reconciliationTasks()).toEqual([expect.objectContaining({ nnf: 1, service_id: null, kind: 'verificar' })]);
+      const firstKey = terminal.store.contingency.reconciliationTasks()[0]!.idempotency_key;
+      expect(terminal.store.contingency.reconciliationTasks()).toEqual([expect.objectContaining({ nnf: 1, service_id: null, kind: 'verificar' })]);
       // The service got it and authorized it; the terminal never heard.
       expect(proxy.swallowed.some((s) => s.startsWith('POST /api/v1/nfce → 202'))).toBe(true);
       await eventually('autorizada no serviço sem o terminal saber', () =>
@@ -238,7 +238,7 @@ describe('reconciling the sale caught by the outage', () => {
 
       proxy.swallowing = false;
       await reconciled(terminal);
-      const [task] = terminal.store.reconciliationTasks();
+      const [task] = terminal.store.contingency.reconciliationTasks();
       expect(task).toMatchObject({ nnf: 1, state: 'done', outcome: 'cancelada_substituicao' });
       expect(task!.service_id).toBeTruthy();
       // The way it learned: the voiding refused (241: the number is used), then the replay of the key.

@@ -102,7 +102,7 @@ describe('returns through the real service', () => {
     expect(await terminal.listReturns()).toEqual([ret]);
 
     // At the service: the NF-e references the receipt's key; its XML is the authorized procNFe.
-    const row = terminal.store.returnRow(ret.id)!;
+    const row = terminal.store.returns.returnRow(ret.id)!;
     const atService = await http.get(`/api/v1/nfe/${row.service_id}`);
     expect(atService.body).toMatchObject({
       situacao: 'autorizado',
@@ -129,7 +129,7 @@ describe('returns through the real service', () => {
       qCom: ['2.0000'],
       CPF: ['52998224725'],
     });
-    expect(terminal.store.outboxOf(receipt.id).filter((e) => e.kind === 'return')).toEqual([
+    expect(terminal.store.outbox.outboxOf(receipt.id).filter((e) => e.kind === 'return')).toEqual([
       expect.objectContaining({ state: 'done', idempotency_key: row.idempotency_key }),
     ]);
     expect(terminal.auditLog(receipt.id).map((a) => [a.actor_kind, a.action])).toEqual([
@@ -179,7 +179,7 @@ describe('returns through the real service', () => {
     expect((await terminal.getReceipt(receipt.id)).cancellation.remedy).toBe('cancelar');
     const ret = await terminal.returnReceipt(receipt.id, { ...input, consumer: { document: '111.444.777-35', name: 'Maria Souza' } });
     expect(ret).toMatchObject({ state: 'authorized', totalCents: 1890 });
-    const row = terminal.store.returnRow(ret.id)!;
+    const row = terminal.store.returns.returnRow(ret.id)!;
     expect(JSON.parse(row.request_json)).toEqual({
       chave_nfce: receipt.chave,
       itens: [{ numero_item: 1, quantidade: '1' }],

@@ -97,7 +97,7 @@ describe('issuing through the real service', () => {
     expect(done.cancellation).toMatchObject({ allowed: true, remedy: 'cancelar' });
     expect(done.cancellation.secondsLeft).toBeGreaterThan(28 * 60);
 
-    const row = terminal.store.receipt(receipt.id)!;
+    const row = terminal.store.receipts.receipt(receipt.id)!;
     const atService = await http.get(`/api/v1/nfce/${row.service_id}`);
     expect(atService.status).toBe(200);
     expect(atService.body).toMatchObject({
@@ -108,7 +108,7 @@ describe('issuing through the real service', () => {
       valor_total: '43.02', // 2 × 18.90 + 0.35 × 14.90 (5.215 → 5.22)
       referencia_externa: row.idempotency_key,
     });
-    expect(terminal.store.outboxOf(receipt.id)).toEqual([expect.objectContaining({ kind: 'emit', state: 'done' })]);
+    expect(terminal.store.outbox.outboxOf(receipt.id)).toEqual([expect.objectContaining({ kind: 'emit', state: 'done' })]);
 
     const status = await terminal.queueStatus();
     expect(status).toMatchObject({ online: true, pending: 0, needsAttention: 0, oldestPendingAt: null, lastError: null });
@@ -131,8 +131,8 @@ describe('issuing through the real service', () => {
     const rejected = await settled(terminal, receipt.id, ['authorized', 'rejected', 'needs_attention']);
     expect(rejected).toMatchObject({ state: 'rejected', codigoStatus: '391', nNF: 1, canCorrect: true, canVoid: true });
     expect(rejected.attention).toMatch(/391.*mesmo/);
-    const key = terminal.store.receipt(receipt.id)!.idempotency_key;
-    const rejectedAtService = terminal.store.receipt(receipt.id)!.service_id!;
+    const key = terminal.store.receipts.receipt(receipt.id)!.idempotency_key;
+    const rejectedAtService = terminal.store.receipts.receipt(receipt.id)!.service_id!;
     expect((await http.get(`/api/v1/nfce/${rejectedAtService}`)).body).toMatchObject({ status: 'rejeitado', codigo_status: '391', numero: 1 });
     expect((await terminal.queueStatus()).needsAttention).toBe(1);
 
@@ -140,13 +140,13 @@ describe('issuing through the real service', () => {
     const auth = { managerId: manager.id, pin: '2580', reason: 'Dados do cartão informados (rejeição 391)' };
     // The manager's PIN is checked before anything changes.
     await expect(terminal.correctAndResubmit(receipt.id, correction, { ...auth, pin: '1111' })).rejects.toMatchObject({ code: 'pin_invalido' });
-    expect(terminal.store.receipt(receipt.id)).toMatchObject({ state: 'rejected', corrections: 0 });
+    expect(terminal.store.receipts.receipt(receipt.id)).toMatchObject({ state: 'rejected', corrections: 0 });
     const corrected = await terminal.correctAndResubmit(receipt.id, correction, auth);
     expect(corrected).toMatchObject({ state: 'pending', nNF: 1, attention: null });
     const authorized = await settled(terminal, receipt.id, ['authorized', 'rejected', 'needs_attention']);
     expect(authorized).toMatchObject({ state: 'authorized', nNF: 1, codigoStatus: '100' });
 
-    const row = terminal.store.receipt(receipt.id)!;
+    const row = terminal.store.receipts.receipt(receipt.id)!;
     expect(row.idempotency_key).toBe(key);
     expect(row.corrections).toBe(1);
     expect(row.service_id).not.toBe(rejectedAtService); // a new attempt at the service, replacing the rejected one
@@ -156,7 +156,7 @@ describe('issuing through the real service', () => {
     const replay = await http.post('/api/v1/nfce', JSON.parse(row.request_json), { headers: { 'idempotency-key': key } });
     expect(replay.status).toBe(200);
     expect(replay.body).toMatchObject({ id: row.service_id, idempotent_replay: true });
-    expect(terminal.store.outboxOf(receipt.id)).toEqual([expect.objectContaining({ kind: 'emit', state: 'done', idempotency_key: key })]);
+    expect(terminal.store.outbox.outboxOf(receipt.id)).toEqual([expect.objectContaining({ kind: 'emit', state: 'done', idempotency_key: key })]);
     expect(terminal.auditLog(receipt.id)).toEqual([
       expect.objectContaining({ actor_kind: 'manager', action: 'pin_recusado', reason: 'correcao' }),
       expect.objectContaining({
@@ -186,7 +186,7 @@ describe('issuing through the real service', () => {
     const cancelled = await terminal.cancelReceipt(receipt.id, { managerId: manager.id, pin: '2580', justification: 'Cliente desistiu da compra no caixa' });
     expect(cancelled).toMatchObject({ state: 'cancelled', nNF: 1, cancellation: { allowed: false, remedy: null } });
     expect(cancelled.canceladoEm).toBeTruthy();
-    const row = terminal.store.receipt(receipt.id)!;
+    const row = terminal.store.receipts.receipt(receipt.id)!;
     expect((await http.get(`/api/v1/nfce/${row.service_id}`)).body).toMatchObject({ status: 'cancelado', numero: 1 });
     expect(terminal.auditLog(receipt.id).map((a) => [a.actor_kind, a.action])).toEqual([
       ['manager', 'pin_recusado'],
@@ -218,7 +218,7 @@ describe('issuing through the real service', () => {
       remedy: 'devolucao',
       message: expect.stringMatching(/devolução/),
     });
-    expect(terminal.store.outboxOf(receipt.id).filter((e) => e.kind === 'cancel')).toEqual([]);
+    expect(terminal.store.outbox.outboxOf(receipt.id).filter((e) => e.kind === 'cancel')).toEqual([]);
 
     const forced = await terminal.cancelReceipt(receipt.id, input, { skipLocalWindowCheck: true });
     expect(forced.state).toBe('authorized');
@@ -226,10 +226,10 @@ describe('issuing through the real service', () => {
     // In the terminal's words: the service's message (an endpoint, for integrators) never shows.
     expect(forced.attention).not.toMatch(/\/api\/|\bPOST\b/);
     expect(forced.cancellation.remedy).toBe('devolucao');
-    const cancel = terminal.store.outboxOf(receipt.id).find((e) => e.kind === 'cancel')!;
+    const cancel = terminal.store.outbox.outboxOf(receipt.id).find((e) => e.kind === 'cancel')!;
     expect(cancel).toMatchObject({ state: 'failed' });
     expect(cancel.last_error).toMatch(/prazo/i);
-    const row = terminal.store.receipt(receipt.id)!;
+    const row = terminal.store.receipts.receipt(receipt.id)!;
     expect((await http.get(`/api/v1/nfce/${row.service_id}`)).body).toMatchObject({ status: 'autorizado' });
     expect(terminal.auditLog(receipt.id).map((a) => a.action)).toEqual(['cancelamento_solicitado', 'cancelamento_recusado']);
   });
@@ -255,13 +255,13 @@ describe('issuing through the real service', () => {
     await settled(terminal, receipt.id, ['rejected']);
     const voided = await terminal.voidReceipt(receipt.id, { managerId: manager.id, pin: '2580', justification: 'Venda abandonada pelo cliente no caixa' });
     expect(voided).toMatchObject({ state: 'voided', nNF: 1, codigoStatus: '102', canVoid: false, canCorrect: false });
-    expect(terminal.store.outboxOf(receipt.id).map((e) => [e.kind, e.state])).toEqual([
+    expect(terminal.store.outbox.outboxOf(receipt.id).map((e) => [e.kind, e.state])).toEqual([
       ['emit', 'failed'],
       ['void', 'done'],
     ]);
     const next = await sell(terminal);
     expect((await settled(terminal, next.receipt.id, ['authorized'])).nNF).toBe(2);
-    expect(terminal.store.allReceipts().map((r) => [r.nnf, r.state])).toEqual([
+    expect(terminal.store.receipts.allReceipts().map((r) => [r.nnf, r.state])).toEqual([
       [1, 'voided'],
       [2, 'authorized'],
     ]);
@@ -273,13 +273,13 @@ describe('issuing through the real service', () => {
     expect((await http.post('/api/v1/sandbox/autoridade', { disponivel: false })).status).toBe(200);
     const receipts: Awaited<ReturnType<typeof sell>>['receipt'][] = [];
     for (let i = 0; i < 3; i++) receipts.push((await sell(terminal)).receipt);
-    await eventually('aceitas e em processamento', () => receipts.every((r) => terminal.store.receipt(r.id)!.state === 'processing'));
+    await eventually('aceitas e em processamento', () => receipts.every((r) => terminal.store.receipts.receipt(r.id)!.state === 'processing'));
     const status = await terminal.queueStatus();
     expect(status).toMatchObject({ online: true, pending: 3 });
     expect(status.oldestPendingAt).toBe(receipts[0]!.createdAt);
     expect((await http.post('/api/v1/sandbox/autoridade', { disponivel: true })).status).toBe(200);
     for (const r of receipts) await settled(terminal, r.id, ['authorized']);
-    expect(terminal.store.allReceipts().map((r) => r.nnf)).toEqual([1, 2, 3]);
+    expect(terminal.store.receipts.allReceipts().map((r) => r.nnf)).toEqual([1, 2, 3]);
     expect((await terminal.queueStatus()).pending).toBe(0);
   });
 });

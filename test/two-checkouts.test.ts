@@ -140,7 +140,7 @@ describe('two checkouts, one service, over HTTPS with the pinned certificate', (
       return err instanceof TerminalError && err.code === 'serie_em_uso' && err;
     });
     expect(refused.message).toMatch(/^A série 5 já é usada por outro caixa desta empresa/);
-    expect(second.store.countReceiptsIn(['pending', 'processing', 'authorized'])).toBe(0);
+    expect(second.store.receipts.countReceiptsIn(['pending', 'processing', 'authorized'])).toBe(0);
     const manager = await second.createManager({ name: 'Gerente', pin: '2580' });
     await second.updateSettings({ series: 6 }, { managerId: manager.id, pin: '2580' });
     expect((await sell(second, 2)).serie).toBe(6);

@@ -116,11 +116,11 @@ describe('an update in the middle of the day', () => {
       )
       .toBe(true);
 
-    const after = terminal.store.allReceipts();
+    const after = terminal.store.receipts.allReceipts();
     // Every receipt kept its number, and every one is authorized.
     expect(after.map((r) => [r.id, r.nnf, r.state])).toEqual(before.map((r) => [r.id, r.nnf, 'authorized']));
     // The online attempt abandoned for contingency (nº 3): settled at the authority, not issued twice.
-    const task = terminal.store.reconciliationTasks()[0]!;
+    const task = terminal.store.contingency.reconciliationTasks()[0]!;
     expect(task).toMatchObject({ nnf: 3, state: 'done' });
     expect(['inutilizada', 'cancelada_substituicao']).toContain(task.outcome);
 

@@ -43,7 +43,7 @@ export async function exportDocuments(ctx: ExportContext, input: DocumentExportI
     if (err instanceof ServiceHttpError) throw new TerminalError('erro_servico', `O serviço recusou a exportação (HTTP ${err.status})`);
     throw err;
   }
-  const notTransmitted = kind === 'nfce' ? store.countUnsentContingencyCreatedBetween(period.start.toISOString(), period.end.toISOString()) : 0;
+  const notTransmitted = kind === 'nfce' ? store.contingency.countUnsentContingencyCreatedBetween(period.start.toISOString(), period.end.toISOString()) : 0;
   audit(store, clock, {
     actor: actorOfManager(manager),
     action: 'exportacao_contabil',

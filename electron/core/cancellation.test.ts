@@ -6,7 +6,8 @@ import { CANCEL_SAFETY_MARGIN_MS, CANCEL_WINDOW_MS, cancellationInfo, localDeadl
 import { seedDemoCatalog } from './catalog.ts';
 import { TerminalError } from './errors.ts';
 import { authorizeManager, createManager, MAX_FAILED_PINS, PIN_LOCK_MS, verifyPin, hashPin } from './managers.ts';
-import { PosStore, type ReceiptRow } from './pos-store.ts';
+import { PosStore } from './pos-store.ts';
+import type { ReceiptRow } from './store/receipts.ts';
 import * as sales from './sales.ts';
 import { iso } from '../../base/common/clock.ts';
 
@@ -20,7 +21,7 @@ beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'balcao-pos-cancel-'));
   store = PosStore.open(dir);
   now = Date.parse('2026-11-22T15:00:00.000Z');
-  store.ensureSeries(1);
+  store.series.ensureSeries(1);
   seedDemoCatalog(store, iso(now));
 });
 
@@ -36,8 +37,12 @@ function authorizedReceipt(autorizadoEm: string, seenAt: number): ReceiptRow {
   sales.addItem(ctx, sale.id, { code: '1001' });
   sales.addPayment(ctx, sale.id, { tPag: '01', amountCents: 1890 });
   const { receipt } = sales.finishSale(ctx, sale.id);
-  store.updateReceipt(receipt.id, { state: 'authorized', service_id: 'svc-1', autorizado_em: autorizadoEm, authorized_seen_at: iso(seenAt) }, iso(now));
-  return store.receipt(receipt.id)!;
+  store.receipts.updateReceipt(
+    receipt.id,
+    { state: 'authorized', service_id: 'svc-1', autorizado_em: autorizadoEm, authorized_seen_at: iso(seenAt) },
+    iso(now),
+  );
+  return store.receipts.receipt(receipt.id)!;
 }
 
 describe('the cancellation window, as the terminal measures it', () => {
@@ -72,7 +77,7 @@ describe('the cancellation window, as the terminal measures it', () => {
     const request = (serviceOffsetMs: number) => () =>
       requestCancellation(store, clock, { receipt: r, manager: row, justification: 'Cliente desistiu da compra', serviceOffsetMs });
     expect(request(31 * MIN)).toThrow(expect.objectContaining({ code: 'prazo_expirado', remedy: 'devolucao' }));
-    expect(store.receipt(r.id)!.state).toBe('authorized');
+    expect(store.receipts.receipt(r.id)!.state).toBe('authorized');
     expect(request(0)()).toBeGreaterThan(0);
   });
 
@@ -92,12 +97,12 @@ describe('requesting a cancellation', () => {
     const r = authorizedReceipt('2026-11-22T12:00:00-03:00', now);
     now += 10 * MIN;
     const seq = requestCancellation(store, clock, { receipt: r, manager: row, justification: 'Cliente desistiu da compra no caixa' });
-    const entry = store.outboxEntry(seq)!;
+    const entry = store.outbox.outboxEntry(seq)!;
     expect(entry).toMatchObject({ kind: 'cancel', state: 'pending', receipt_id: r.id });
     expect(entry.idempotency_key).not.toBe(r.idempotency_key);
     expect(JSON.parse(entry.payload)).toEqual({ justificativa: 'Cliente desistiu da compra no caixa' });
-    expect(store.receipt(r.id)!.state).toBe('cancelling');
-    expect(store.auditLog(r.id)).toEqual([
+    expect(store.receipts.receipt(r.id)!.state).toBe('cancelling');
+    expect(store.managers.auditLog(r.id)).toEqual([
       expect.objectContaining({
         actor_kind: 'manager',
         actor_id: manager.id,
@@ -114,7 +119,7 @@ describe('requesting a cancellation', () => {
 
   it('refuses locally from 29 minutes after authorization, offering the return; a test may force it', async () => {
     const manager = await createManager(store, clock, { name: 'Gerente', pin: '1111' });
-    const row = store.manager(manager.id)!;
+    const row = store.managers.manager(manager.id)!;
     const r = authorizedReceipt('2026-11-22T12:00:00-03:00', now);
     now += 29 * MIN;
     let error: unknown;
@@ -125,16 +130,16 @@ describe('requesting a cancellation', () => {
     }
     expect(error).toBeInstanceOf(TerminalError);
     expect(error).toMatchObject({ code: 'prazo_expirado', remedy: 'devolucao', message: expect.stringMatching(/devolução/) });
-    expect(store.allOutbox().filter((e) => e.kind === 'cancel')).toEqual([]);
+    expect(store.outbox.allOutbox().filter((e) => e.kind === 'cancel')).toEqual([]);
     requestCancellation(store, clock, { receipt: r, manager: row, justification: 'Cliente desistiu da compra', skipLocalWindowCheck: true });
-    expect(store.receipt(r.id)!.state).toBe('cancelling');
+    expect(store.receipts.receipt(r.id)!.state).toBe('cancelling');
   });
 
   it('checks the justification: 15 to 255 characters', async () => {
     const manager = await createManager(store, clock, { name: 'Gerente', pin: '1111' });
     const r = authorizedReceipt('2026-11-22T12:00:00-03:00', now);
     for (const justification of ['curta demais', 'x'.repeat(256), '']) {
-      expect(() => requestCancellation(store, clock, { receipt: r, manager: store.manager(manager.id)!, justification })).toThrow(
+      expect(() => requestCancellation(store, clock, { receipt: r, manager: store.managers.manager(manager.id)!, justification })).toThrow(
         expect.objectContaining({ code: 'justificativa_invalida' }),
       );
     }
@@ -158,9 +163,9 @@ describe('managers', () => {
       await expect(authorizeManager(store, clock, { managerId: m.id, pin: '0000' }, 'cancelamento')).rejects.toMatchObject({ code: 'pin_invalido' });
     }
     await expect(authorizeManager(store, clock, { managerId: m.id, pin: '2468' }, 'cancelamento')).rejects.toMatchObject({ code: 'gerente_bloqueado' });
-    expect(store.auditLog().filter((a) => a.action === 'pin_recusado')).toHaveLength(MAX_FAILED_PINS);
+    expect(store.managers.auditLog().filter((a) => a.action === 'pin_recusado')).toHaveLength(MAX_FAILED_PINS);
     now += PIN_LOCK_MS;
     await expect(authorizeManager(store, clock, { managerId: m.id, pin: '2468' }, 'cancelamento')).resolves.toMatchObject({ id: m.id });
-    expect(store.manager(m.id)).toMatchObject({ failed_attempts: 0, locked_until: null });
+    expect(store.managers.manager(m.id)).toMatchObject({ failed_attempts: 0, locked_until: null });
   });
 });

@@ -28,7 +28,9 @@ import type { CancelInput, CancellationInfo } from '../api/terminal-api.ts';
 import { checked, TerminalError } from './errors.ts';
 import { settleRefund } from './cash-session.ts';
 import { actorOfManager, audit, authorizeManager } from './managers.ts';
-import type { ManagerRow, PosStore, ReceiptRow } from './pos-store.ts';
+import type { PosStore } from './pos-store.ts';
+import type { ManagerRow } from './store/managers-audit.ts';
+import type { ReceiptRow } from './store/receipts.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
 import { existingReceipt } from './receipt-row.ts';
 
@@ -122,7 +124,7 @@ export function requestCancellation(store: PosStore, clock: Clock, req: CancelRe
     assertCancellable(r, now, req.serviceOffsetMs, req.skipLocalWindowCheck);
     const deadline = localDeadline(r, req.serviceOffsetMs);
     const at = iso(now);
-    const seq = store.insertOutbox({
+    const seq = store.outbox.insertOutbox({
       kind: 'cancel',
       receipt_id: r.id,
       idempotency_key: randomUUID(),
@@ -131,7 +133,7 @@ export function requestCancellation(store: PosStore, clock: Clock, req: CancelRe
       next_attempt_at: now,
       created_at: at,
     });
-    store.updateReceipt(r.id, { state: 'cancelling', attention: null }, at);
+    store.receipts.updateReceipt(r.id, { state: 'cancelling', attention: null }, at);
     // A sale of a closed till: its cash goes back from the open drawer (cash-session.ts).
     settleRefund(store, clock, r.id, req.manager);
     audit(store, clock, {

@@ -76,8 +76,8 @@ describe('the till', () => {
     sale = await terminal.addPayment(sale.id, { tPag: '01', amountCents: 2000 });
     const err = await refusal(terminal.finishSale(sale.id));
     expect(err).toMatchObject({ code: 'caixa_fechado', message: expect.stringMatching(/^Caixa fechado: abra o caixa/) });
-    expect(terminal.store.countReceiptsIn(['pending'])).toBe(0);
-    expect(terminal.store.nextNumber(1)).toBe(1);
+    expect(terminal.store.receipts.countReceiptsIn(['pending'])).toBe(0);
+    expect(terminal.store.series.nextNumber(1)).toBe(1);
     expect((await terminal.getSale(sale.id)).state).toBe('open');
 
     await terminal.openCashSession({ floatCents: 10_000, operator: 'Maria' });
@@ -139,7 +139,7 @@ describe('the till', () => {
     await sell([{ tPag: '03', amountCents: 1890, card: { tpIntegra: '2' } }]);
     const cancelled = await sell([{ tPag: '01', amountCents: 1890 }]);
     // Its cancellation went through (the service's part is tested elsewhere): its money went back.
-    terminal.store.transaction(() => terminal.store.updateReceipt(cancelled.receipt.id, { state: 'cancelled' }, new Date().toISOString()));
+    terminal.store.transaction(() => terminal.store.receipts.updateReceipt(cancelled.receipt.id, { state: 'cancelled' }, new Date().toISOString()));
     await terminal.addCashMovement({ kind: 'sangria', amountCents: 6000, reason: 'Depósito no banco' });
     await terminal.addCashMovement({ kind: 'suprimento', amountCents: 2000, reason: 'Troco extra' });
 
@@ -194,7 +194,7 @@ describe('the till', () => {
         .subarray(0, 5)
         .toString(),
     ).toBe('%PDF-');
-    expect(terminal.store.cashCounts(closed.id).map((c) => [c.tpag, c.expected_cents, c.counted_cents])).toEqual([
+    expect(terminal.store.cash.cashCounts(closed.id).map((c) => [c.tpag, c.expected_cents, c.counted_cents])).toEqual([
       ['01', 7890, 7790],
       ['03', 1890, 1890],
     ]);
@@ -251,10 +251,10 @@ describe('the till', () => {
     });
     // Authorized (the service's part is tested elsewhere), then cancelled by the manager.
     const cancel = (receiptId: string) => {
-      terminal.store.transaction(() => terminal.store.updateReceipt(receiptId, { state: 'authorized' }, new Date().toISOString()));
+      terminal.store.transaction(() => terminal.store.receipts.updateReceipt(receiptId, { state: 'authorized' }, new Date().toISOString()));
       requestCancellation(terminal.store, terminal.clock, {
-        receipt: terminal.store.receipt(receiptId)!,
-        manager: terminal.store.manager(manager.id)!,
+        receipt: terminal.store.receipts.receipt(receiptId)!,
+        manager: terminal.store.managers.manager(manager.id)!,
         justification: 'Cliente desistiu da compra no caixa',
         skipLocalWindowCheck: true,
       });
@@ -275,7 +275,7 @@ describe('the till', () => {
       ['sangria', 1890],
     ]);
     terminal.store.transaction(() => {
-      terminal.store.updateReceipt(later.receipt.id, { state: 'authorized' }, new Date().toISOString());
+      terminal.store.receipts.updateReceipt(later.receipt.id, { state: 'authorized' }, new Date().toISOString());
       settleRefund(terminal.store, terminal.clock, later.receipt.id, null);
     });
     const after = (await terminal.cashSession())!;
@@ -288,6 +288,6 @@ describe('the till', () => {
     // 50,00 − 18,90 − 18,90 + 18,90 = 31,10 expected in the drawer; nothing else owed or moved.
     const closed = await terminal.closeCashSession({ counts: [{ tPag: '01', countedCents: 3110 }], operator: 'João' });
     expect(closed.closing!.cash).toMatchObject({ floatCents: 5000, sangriasCents: 3780, suprimentosCents: 1890, expectedCents: 3110, differenceCents: 0 });
-    expect(terminal.store.owedCashMovements()).toEqual([]);
+    expect(terminal.store.cash.owedCashMovements()).toEqual([]);
   });
 });

@@ -32,7 +32,10 @@ import { reportTexts } from '../../fiscal/report/report.ts';
 import type { CashClosingView, CashMovementInput, CashMovementView, CashSessionView, CloseCashInput, OpenCashInput } from '../api/terminal-api.ts';
 import { TerminalError } from './errors.ts';
 import { actorOfManager, audit, authorizeManager, SYSTEM_ACTOR, type Actor } from './managers.ts';
-import type { CashMovementKind, CashSessionRow, ManagerRow, OwedCashMovementRow, PosStore, ReceiptState } from './pos-store.ts';
+import type { PosStore } from './pos-store.ts';
+import type { CashMovementKind, CashSessionRow, OwedCashMovementRow } from './store/cash-sessions.ts';
+import type { ManagerRow } from './store/managers-audit.ts';
+import type { ReceiptState } from './store/receipts.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
 import { paymentMethod, paymentMethodLabel } from '../../base/common/payment-methods.ts';
 import { formatCnpj } from '../../base/common/tax-ids.ts';
@@ -71,7 +74,7 @@ function personName(value: unknown, field: string, what: string): string {
 
 /** The open session, or the cashier's error: nothing is sold, withdrawn or counted without one. */
 export function requireOpenSession(store: PosStore): CashSessionRow {
-  const open = store.openCashSession();
+  const open = store.cash.openCashSession();
   if (!open) throw new TerminalError('caixa_fechado', 'Caixa fechado: abra o caixa, informando o troco inicial, antes de vender');
   return open;
 }
@@ -91,14 +94,14 @@ type Figures = {
 };
 
 function figuresOf(store: PosStore, session: CashSessionRow): Figures {
-  const sales = store.cashSessionSales(session.id);
+  const sales = store.cash.cashSessionSales(session.id);
   const counted = sales.filter((s) => !RETURNED.includes(s.receipt_state));
   const returned = sales.filter((s) => s.receipt_state === 'cancelling' || s.receipt_state === 'cancelled');
-  const payments = new Map(store.cashSessionPayments(session.id, RETURNED).map((p) => [p.tpag, p.amount_cents]));
+  const payments = new Map(store.cash.cashSessionPayments(session.id, RETURNED).map((p) => [p.tpag, p.amount_cents]));
   const changeCents = counted.reduce((t, s) => t + s.change_cents, 0);
   let sangriasCents = 0;
   let suprimentosCents = 0;
-  for (const m of store.cashMovements(session.id)) {
+  for (const m of store.cash.cashMovements(session.id)) {
     if (m.kind === 'sangria') sangriasCents += m.amount_cents;
     else suprimentosCents += m.amount_cents;
   }
@@ -127,13 +130,13 @@ function countMethodsOf(figures: Figures): string[] {
 // =============================================================================================
 // Views
 
-function movementView(m: ReturnType<PosStore['cashMovements']>[number]): CashMovementView {
+function movementView(m: ReturnType<PosStore['cash']['cashMovements']>[number]): CashMovementView {
   return { id: m.id, kind: m.kind, amountCents: m.amount_cents, reason: m.reason, at: m.at, authorizedBy: m.manager_name };
 }
 
 export function cashSessionView(store: PosStore, session: CashSessionRow, pinAboveCents: number, company?: ReportCompany): CashSessionView {
   const closing = session.closing_json ? (JSON.parse(session.closing_json) as CashClosing) : null;
-  const movements = store.cashMovements(session.id).map(movementView);
+  const movements = store.cash.cashMovements(session.id).map(movementView);
   return {
     id: session.id,
     number: session.number,
@@ -164,15 +167,21 @@ export function openCashSession(ctx: CashContext, input: OpenCashInput): CashSes
   const floatCents = cents(input?.floatCents, 'floatCents', 'Troco inicial', true);
   const operator = personName(input?.operator, 'operator', 'Nome do operador(a)');
   return ctx.store.transaction(() => {
-    const open = ctx.store.openCashSession();
+    const open = ctx.store.cash.openCashSession();
     if (open) throw new TerminalError('estado_invalido', `O caixa já está aberto (nº ${open.number}, por ${open.opened_by})`);
-    const session = { id: randomUUID(), number: ctx.store.nextCashSessionNumber(), opened_at: iso(ctx.clock()), opened_by: operator, float_cents: floatCents };
-    ctx.store.insertCashSession(session);
-    const row = ctx.store.cashSession(session.id)!;
+    const session = {
+      id: randomUUID(),
+      number: ctx.store.cash.nextCashSessionNumber(),
+      opened_at: iso(ctx.clock()),
+      opened_by: operator,
+      float_cents: floatCents,
+    };
+    ctx.store.cash.insertCashSession(session);
+    const row = ctx.store.cash.cashSession(session.id)!;
     audit(ctx.store, ctx.clock, { actor: operatorActor(row), action: 'caixa_aberto', details: { caixa: row.number, trocoInicialCentavos: floatCents } });
-    for (const owed of ctx.store.owedCashMovements()) {
+    for (const owed of ctx.store.cash.owedCashMovements()) {
       recordTerminalMovement(ctx.store, ctx.clock, row, owed);
-      ctx.store.deleteOwedCashMovement(owed.receipt_id);
+      ctx.store.cash.deleteOwedCashMovement(owed.receipt_id);
     }
     return row;
   });
@@ -214,7 +223,7 @@ export async function addCashMovement(ctx: CashContext, input: CashMovementInput
       }
     }
     const at = iso(ctx.clock());
-    ctx.store.insertCashMovement({ session_id: open.id, kind, amount_cents: amountCents, reason, manager_id: manager?.id ?? null, at });
+    ctx.store.cash.insertCashMovement({ session_id: open.id, kind, amount_cents: amountCents, reason, manager_id: manager?.id ?? null, at });
     audit(ctx.store, ctx.clock, {
       actor: manager ? actorOfManager(manager) : operatorActor(open),
       action: kind,
@@ -243,7 +252,7 @@ export function closeCashSession(ctx: CashContext, input: CloseCashInput): CashS
   });
   return ctx.store.transaction(() => {
     const session = requireOpenSession(ctx.store);
-    if (ctx.store.openSalesWithItems() > 0) {
+    if (ctx.store.sales.openSalesWithItems() > 0) {
       throw new TerminalError('estado_invalido', 'Há uma venda em andamento: finalize-a ou cancele-a antes de fechar o caixa');
     }
     const f = figuresOf(ctx.store, session);
@@ -278,8 +287,8 @@ export function closeCashSession(ctx: CashContext, input: CloseCashInput): CashS
       sales: f.sales,
     };
     for (const m of methods)
-      ctx.store.insertCashCount({ session_id: session.id, tpag: m.tPag, expected_cents: m.expectedCents, counted_cents: m.countedCents });
-    ctx.store.closeCashSession(session.id, closedAt, operator, JSON.stringify(closing));
+      ctx.store.cash.insertCashCount({ session_id: session.id, tpag: m.tPag, expected_cents: m.expectedCents, counted_cents: m.countedCents });
+    ctx.store.cash.closeCashSession(session.id, closedAt, operator, JSON.stringify(closing));
     audit(ctx.store, ctx.clock, {
       actor: operatorActor(session, operator),
       action: 'caixa_fechado',
@@ -289,7 +298,7 @@ export function closeCashSession(ctx: CashContext, input: CloseCashInput): CashS
         formas: methods.map((m) => ({ tPag: m.tPag, esperado: m.expectedCents, contado: m.countedCents, diferenca: m.differenceCents })),
       },
     });
-    return ctx.store.cashSession(session.id)!;
+    return ctx.store.cash.cashSession(session.id)!;
   });
 }
 
@@ -298,7 +307,7 @@ export function closeCashSession(ctx: CashContext, input: CloseCashInput): CashS
 
 /** A movement the terminal records for a receipt, in the open session, audited as the one who authorized it. */
 function recordTerminalMovement(store: PosStore, clock: Clock, session: CashSessionRow, m: Omit<OwedCashMovementRow, 'owed_at'>): void {
-  store.insertCashMovement({
+  store.cash.insertCashMovement({
     session_id: session.id,
     kind: m.kind,
     amount_cents: m.amount_cents,
@@ -307,7 +316,7 @@ function recordTerminalMovement(store: PosStore, clock: Clock, session: CashSess
     at: iso(clock()),
     receipt_id: m.receipt_id,
   });
-  const manager = m.manager_id ? store.manager(m.manager_id) : undefined;
+  const manager = m.manager_id ? store.managers.manager(m.manager_id) : undefined;
   audit(store, clock, {
     actor: manager ? actorOfManager(manager) : SYSTEM_ACTOR,
     action: m.kind,
@@ -327,19 +336,19 @@ function recordTerminalMovement(store: PosStore, clock: Clock, session: CashSess
  * authorized the cancellation; null when the terminal records a refusal.
  */
 export function settleRefund(store: PosStore, clock: Clock, receiptId: string, manager: ManagerRow | null): void {
-  const facts = store.saleCashFacts(receiptId);
+  const facts = store.cash.saleCashFacts(receiptId);
   if (!facts || facts.session_closed_at === null) return;
-  const r = store.receipt(receiptId)!;
-  const owed = store.owedCashMovement(receiptId);
+  const r = store.receipts.receipt(receiptId)!;
+  const owed = store.cash.owedCashMovement(receiptId);
   const owedNet = owed ? (owed.kind === 'sangria' ? owed.amount_cents : -owed.amount_cents) : 0;
-  const due = (RETURNED.includes(r.state) ? Math.max(0, facts.cash_kept_cents) : 0) - store.refundedCents(receiptId) - owedNet;
+  const due = (RETURNED.includes(r.state) ? Math.max(0, facts.cash_kept_cents) : 0) - store.cash.refundedCents(receiptId) - owedNet;
   if (due === 0) return;
   const what = `NFC-e nº ${r.nnf} (série ${r.serie}) do caixa nº ${facts.session_number}`;
   const reasonOf = (kind: CashMovementKind): string =>
     kind === 'sangria'
       ? `Devolução em dinheiro: ${what} ${r.state === 'voiding' || r.state === 'voided' ? 'inutilizada' : 'cancelada'} após o fechamento`
       : `Cancelamento recusado: ${what}; o valor devolvido volta ao caixa`;
-  const open = store.openCashSession();
+  const open = store.cash.openCashSession();
   if (open) {
     const kind = due > 0 ? 'sangria' : 'suprimento';
     recordTerminalMovement(store, clock, open, {
@@ -353,11 +362,11 @@ export function settleRefund(store: PosStore, clock: Clock, receiptId: string, m
   }
   const net = owedNet + due;
   if (net === 0) {
-    store.deleteOwedCashMovement(receiptId);
+    store.cash.deleteOwedCashMovement(receiptId);
     return;
   }
   const kind = net > 0 ? 'sangria' : 'suprimento';
-  store.putOwedCashMovement({
+  store.cash.putOwedCashMovement({
     receipt_id: receiptId,
     kind,
     amount_cents: Math.abs(net),
@@ -425,5 +434,5 @@ export function closingReport(session: CashSessionRow, closing: CashClosing, mov
 /** The report of a closed session, for printing again and for the PDF. */
 export function closedSessionReport(store: PosStore, session: CashSessionRow, company?: ReportCompany): ReportDocument {
   if (!session.closing_json) throw new TerminalError('estado_invalido', 'Este caixa ainda está aberto: o relatório sai no fechamento');
-  return closingReport(session, JSON.parse(session.closing_json) as CashClosing, store.cashMovements(session.id).map(movementView), company);
+  return closingReport(session, JSON.parse(session.closing_json) as CashClosing, store.cash.cashMovements(session.id).map(movementView), company);
 }

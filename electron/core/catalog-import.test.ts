@@ -47,13 +47,13 @@ describe('importCatalogCsv', () => {
       [5, 'cclasstrib', 'rejeição 1024'],
       [6, 'cclasstrib', 'Obrigatório'],
     ]);
-    expect(store.productByCodeOrGtin('4001')).toMatchObject({ ibscbs_cst: '200', ibscbs_cclasstrib: '200003' });
-    expect(store.productByCodeOrGtin('4002')).toMatchObject({ ibscbs_cst: null, ibscbs_cclasstrib: null });
+    expect(store.products.productByCodeOrGtin('4001')).toMatchObject({ ibscbs_cst: '200', ibscbs_cclasstrib: '200003' });
+    expect(store.products.productByCodeOrGtin('4002')).toMatchObject({ ibscbs_cst: null, ibscbs_cclasstrib: null });
     // One of the two columns alone is a malformed file: nothing is imported.
     await expect(importCatalogCsv(store, clock, `${HEADER};cclasstrib\n4009;;X;10063021;5102;UN;1,00;SN102;000001`, auth)).rejects.toThrow(
       /faltam as colunas cst_ibs_cbs/,
     );
-    expect(store.productByCodeOrGtin('4009')).toBeUndefined();
+    expect(store.products.productByCodeOrGtin('4009')).toBeUndefined();
   });
 
   it('saves the good rows and reports each bad one with its line, code, column and message', async () => {
@@ -92,11 +92,16 @@ describe('importCatalogCsv', () => {
     ]);
     for (const r of report.rejected) expect(r.message).toMatch(/^[A-ZÀ-Ú]/);
     expect(report.rejected.find((r) => r.line === 13)?.message).toBe('Código repetido no arquivo (já está na linha 2)');
-    expect(store.productByCodeOrGtin('3001')).toMatchObject({ price_cents: 2790, gtin: '7891000100103', tax_group: 'SN102' });
-    expect(store.productByCodeOrGtin('1001')).toMatchObject({ price_cents: 1950, description: 'Café torrado e moído 500g (novo preço)' });
-    expect(store.productByCodeOrGtin('3009')).toMatchObject({ price_cents: 123456, description: 'Feijão; carioca "especial"', gtin: 'SEM GTIN', unit: 'KG' });
-    expect(store.productByCodeOrGtin('3002')).toBeUndefined();
-    expect(store.auditLog().at(-1)).toMatchObject({
+    expect(store.products.productByCodeOrGtin('3001')).toMatchObject({ price_cents: 2790, gtin: '7891000100103', tax_group: 'SN102' });
+    expect(store.products.productByCodeOrGtin('1001')).toMatchObject({ price_cents: 1950, description: 'Café torrado e moído 500g (novo preço)' });
+    expect(store.products.productByCodeOrGtin('3009')).toMatchObject({
+      price_cents: 123456,
+      description: 'Feijão; carioca "especial"',
+      gtin: 'SEM GTIN',
+      unit: 'KG',
+    });
+    expect(store.products.productByCodeOrGtin('3002')).toBeUndefined();
+    expect(store.managers.auditLog().at(-1)).toMatchObject({
       action: 'catalogo_importado',
       actor_kind: 'manager',
       details: JSON.stringify({ novos: 2, atualizados: 1, recusados: 11 }),
@@ -111,7 +116,7 @@ describe('importCatalogCsv', () => {
   });
 
   it('refuses a malformed file whole, with one clear error, before asking for the PIN', async () => {
-    const before = store.countProducts();
+    const before = store.products.countProducts();
     const cases: [unknown, RegExp][] = [
       ['', /vazio/],
       ['\uFEFF\n\n', /vazio/],
@@ -127,15 +132,15 @@ describe('importCatalogCsv', () => {
         message: expect.stringMatching(message),
       });
     }
-    expect(store.countProducts()).toBe(before);
-    expect(store.auditLog()).toEqual([]); // the wrong PIN was never checked
+    expect(store.products.countProducts()).toBe(before);
+    expect(store.managers.auditLog()).toEqual([]); // the wrong PIN was never checked
   });
 
   it('a wrong PIN imports nothing', async () => {
     await expect(importCatalogCsv(store, clock, `${HEADER}\n5001;;Água 500ml;22011000;5102;UN;2,50;SN102`, { ...auth, pin: '1111' })).rejects.toMatchObject({
       code: 'pin_invalido',
     });
-    expect(store.productByCodeOrGtin('5001')).toBeUndefined();
+    expect(store.products.productByCodeOrGtin('5001')).toBeUndefined();
   });
 });
 

@@ -21,7 +21,8 @@ import type { CatalogImportRejection, CatalogImportReport, ManagerAuthorization 
 import { productRow } from './catalog.ts';
 import { TerminalError } from './errors.ts';
 import { actorOfManager, audit, authorizeManager } from './managers.ts';
-import type { PosStore, ProductRow } from './pos-store.ts';
+import type { PosStore } from './pos-store.ts';
+import type { ProductRow } from './store/products.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
 
 export const CSV_COLUMNS = ['codigo', 'gtin', 'descricao', 'ncm', 'cfop', 'unidade', 'preco', 'grupo_tributario'] as const;
@@ -187,9 +188,9 @@ export async function importCatalogCsv(store: PosStore, clock: Clock, csv: unkno
   let updated = 0;
   store.transaction(() => {
     for (const row of plan.rows) {
-      if (store.productExists(row.code)) updated++;
+      if (store.products.productExists(row.code)) updated++;
       else imported++;
-      store.upsertProduct(row);
+      store.products.upsertProduct(row);
     }
     audit(store, clock, {
       actor: actorOfManager(manager),

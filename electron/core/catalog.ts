@@ -20,7 +20,8 @@ import { toCents } from '../../fiscal/money.ts';
 import type { NfceItem } from '../../fiscal/nfce/types.ts';
 import { DEMO_PRODUCTS } from '../../fiscal/samples.ts';
 import type { ProductView } from '../api/terminal-api.ts';
-import type { PosStore, ProductRow } from './pos-store.ts';
+import type { PosStore } from './pos-store.ts';
+import type { ProductRow } from './store/products.ts';
 
 export const TAX_GROUPS: Readonly<Record<string, NfceItem['imposto']>> = Object.freeze({
   /** Simples Nacional, taxed without ICMS credit (CSOSN 102): the common case of a small shop. */
@@ -40,11 +41,6 @@ export const TAX_GROUPS: Readonly<Record<string, NfceItem['imposto']>> = Object.
     COFINS: { COFINSNT: { CST: '07' } },
   },
 });
-
-/** The IBS/CBS classification a product or sale item row carries, if any. */
-export function classificationOf(row: { ibscbs_cst: string | null; ibscbs_cclasstrib: string | null }): Classification | undefined {
-  return row.ibscbs_cst !== null && row.ibscbs_cclasstrib !== null ? { CST: row.ibscbs_cst, cClassTrib: row.ibscbs_cclasstrib } : undefined;
-}
 
 export function taxGroupOf(name: string): NfceItem['imposto'] {
   const group = TAX_GROUPS[name];
@@ -120,7 +116,7 @@ export function productRow(input: ProductInput, now: string): ProductRow {
 
 export function saveProduct(store: PosStore, input: ProductInput, now: string): ProductRow {
   const row = productRow(input, now);
-  store.upsertProduct(row);
+  store.products.upsertProduct(row);
   return row;
 }
 

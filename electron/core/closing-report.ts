@@ -12,7 +12,8 @@ import type { CashReportPdf } from '../api/terminal-api.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
 import { closedSessionReport, type ReportCompany } from './cash-session.ts';
 import { TerminalError } from './errors.ts';
-import type { CashSessionRow, PosStore } from './pos-store.ts';
+import type { PosStore } from './pos-store.ts';
+import type { CashSessionRow } from './store/cash-sessions.ts';
 import type { ReceiptPrinter } from './printing.ts';
 
 /** Under the terminal's data directory: the closing reports' PDFs. */
@@ -31,7 +32,7 @@ export type ClosingReportContext = {
 };
 
 export function cashSessionRow(store: PosStore, sessionId: unknown): CashSessionRow {
-  const row = typeof sessionId === 'string' ? store.cashSession(sessionId) : undefined;
+  const row = typeof sessionId === 'string' ? store.cash.cashSession(sessionId) : undefined;
   if (!row) throw new TerminalError('nao_encontrado', 'Caixa não encontrado');
   return row;
 }
@@ -61,7 +62,7 @@ export async function printClosingReport(ctx: ClosingReportContext, sessionId: s
     if (!(err instanceof TerminalError)) throw err;
     error = err.message;
   }
-  ctx.store.relaxedTransaction(() => ctx.store.setCashReportPrint(row.id, error ? null : iso(ctx.clock()), error));
+  ctx.store.relaxedTransaction(() => ctx.store.cash.setCashReportPrint(row.id, error ? null : iso(ctx.clock()), error));
 }
 
 export async function saveClosingPdf(ctx: ClosingReportContext, sessionId: string): Promise<void> {

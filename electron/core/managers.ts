@@ -8,7 +8,8 @@
 import { randomBytes, randomUUID, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import type { ManagerView } from '../api/terminal-api.ts';
 import { TerminalError } from './errors.ts';
-import type { AuditRow, ManagerRow, PosStore } from './pos-store.ts';
+import type { PosStore } from './pos-store.ts';
+import type { AuditRow, ManagerRow } from './store/managers-audit.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
 
 const SCRYPT = { N: 2 ** 15, r: 8, p: 1 } as const;
@@ -52,12 +53,12 @@ export async function createManager(store: PosStore, clock: Clock, input: { name
   if (name.length < 1 || name.length > 80) throw new TerminalError('estado_invalido', 'Nome do gerente: de 1 a 80 caracteres', { field: 'name' });
   const pinHash = await hashPin(input.pin);
   const id = randomUUID();
-  store.insertManager({ id, name, pin_hash: pinHash, created_at: iso(clock()) });
+  store.managers.insertManager({ id, name, pin_hash: pinHash, created_at: iso(clock()) });
   return { id, name };
 }
 
 export function listManagers(store: PosStore): ManagerView[] {
-  return store.activeManagers().map((m) => ({ id: m.id, name: m.name }));
+  return store.managers.activeManagers().map((m) => ({ id: m.id, name: m.name }));
 }
 
 export type Actor = { kind: AuditRow['actor_kind']; id: string; name: string };
@@ -71,7 +72,7 @@ export function audit(
   clock: Clock,
   entry: { actor: Actor; action: string; receiptId?: string | null; reason?: string | null; details?: unknown },
 ): void {
-  store.appendAudit({
+  store.managers.appendAudit({
     at: iso(clock()),
     actor_kind: entry.actor.kind,
     actor_id: entry.actor.id,
@@ -94,7 +95,7 @@ export async function authorizeManager(
   purpose: string,
   receiptId?: string,
 ): Promise<ManagerRow> {
-  const manager = typeof auth?.managerId === 'string' ? store.manager(auth.managerId) : undefined;
+  const manager = typeof auth?.managerId === 'string' ? store.managers.manager(auth.managerId) : undefined;
   if (!manager || !manager.active) throw new TerminalError('pin_invalido', 'Gerente não encontrado', { field: 'managerId' });
   if (manager.locked_until !== null && manager.locked_until > clock()) {
     const minutes = Math.ceil((manager.locked_until - clock()) / 60_000);
@@ -102,14 +103,14 @@ export async function authorizeManager(
   }
   const ok = typeof auth.pin === 'string' && /^[0-9]{4,12}$/.test(auth.pin) && (await verifyPin(auth.pin, manager.pin_hash));
   store.transaction(() => {
-    const current = store.manager(manager.id)!;
+    const current = store.managers.manager(manager.id)!;
     if (ok) {
-      if (current.failed_attempts !== 0 || current.locked_until !== null) store.setManagerPinState(manager.id, 0, null);
+      if (current.failed_attempts !== 0 || current.locked_until !== null) store.managers.setManagerPinState(manager.id, 0, null);
       return;
     }
     const failed = current.failed_attempts + 1;
     const lock = failed >= MAX_FAILED_PINS;
-    store.setManagerPinState(manager.id, lock ? 0 : failed, lock ? clock() + PIN_LOCK_MS : current.locked_until);
+    store.managers.setManagerPinState(manager.id, lock ? 0 : failed, lock ? clock() + PIN_LOCK_MS : current.locked_until);
     audit(store, clock, {
       actor: actorOfManager(manager),
       action: 'pin_recusado',

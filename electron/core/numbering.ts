@@ -21,7 +21,8 @@ import { randomUUID } from 'node:crypto';
 import type { NfceDocument } from './api-client.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
 import { audit, SYSTEM_ACTOR } from './managers.ts';
-import { NO_VERDICT, type PosStore, type ReceiptRow } from './pos-store.ts';
+import { type PosStore } from './pos-store.ts';
+import { NO_VERDICT, type ReceiptRow } from './store/receipts.ts';
 import { buildNfceRequest } from './sales.ts';
 
 /** What the service says of a series (PUT /api/v1/terminais/{id}, `numeracao`). */
@@ -35,10 +36,10 @@ export function raiseToService(store: PosStore, clock: Clock, numbering: readonl
   return store.transaction(() => {
     const raised: { serie: number; from: number; to: number }[] = [];
     for (const { serie, ultimo_numero } of numbering) {
-      store.ensureSeries(serie);
-      const from = store.nextNumber(serie)!;
+      store.series.ensureSeries(serie);
+      const from = store.series.nextNumber(serie)!;
       if (from > ultimo_numero) continue;
-      store.raiseNextNumber(serie, ultimo_numero + 1);
+      store.series.raiseNextNumber(serie, ultimo_numero + 1);
       raised.push({ serie, from, to: ultimo_numero + 1 });
     }
     if (raised.length) {
@@ -76,12 +77,11 @@ export type NextAttempt = { idempotencyKey: string; payload: string; note: strin
  */
 export function takeNextNumberFor(store: PosStore, clock: Clock, r: ReceiptRow, doc: Pick<NfceDocument, 'codigo_status' | 'motivo'>): NextAttempt {
   const at = iso(clock());
-  const sale = store.sale(r.sale_id)!;
-  const nNF = store.takeNextNumber(r.serie);
-  const request = buildNfceRequest(sale, store.items(sale.id), store.payments(sale.id), r.serie, nNF);
+  const nNF = store.series.takeNextNumber(r.serie);
+  const request = buildNfceRequest(store.sales.saleForRequest(r.sale_id)!, r.serie, nNF);
   const key = randomUUID();
-  store.renumberReceipt(r.id, { serie: r.serie, nnf: nNF, idempotency_key: key }, at);
-  store.updateReceipt(
+  store.receipts.renumberReceipt(r.id, { serie: r.serie, nnf: nNF, idempotency_key: key }, at);
+  store.receipts.updateReceipt(
     r.id,
     {
       state: 'pending',

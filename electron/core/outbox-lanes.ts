@@ -18,7 +18,10 @@ import {
   type SubmitDecision,
 } from './outbox-rules.ts';
 import { type Result } from './failures.ts';
-import type { OutboxRow, PosStore, ReceiptPatch, ReceiptRow, ReturnRow } from './pos-store.ts';
+import type { PosStore } from './pos-store.ts';
+import type { OutboxRow } from './store/outbox.ts';
+import type { ReceiptPatch, ReceiptRow } from './store/receipts.ts';
+import type { ReturnRow } from './store/returns.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
 import { takeNextNumberFor, type NextAttempt } from './numbering.ts';
 
@@ -57,25 +60,25 @@ type ReceiptLaneDeps = LaneDeps & { clock: Clock };
 /** A receipt's NFC-e. A refusal or a rejection waits for the operator to correct and resend it. */
 export function receiptLane({ store, client, onChanged, clock }: ReceiptLaneDeps): DocumentLane<ReceiptRow, NfceAccepted, NfceDocument> {
   return {
-    row: (entry) => store.receipt(entry.receipt_id),
+    row: (entry) => store.receipts.receipt(entry.receipt_id),
     changed: (row) => onChanged(row.id),
     submit: (entry) => client.createNfce(JSON.parse(entry.payload), entry.idempotency_key),
     fetch: (serviceId) => client.getNfce(serviceId),
     decideSubmit: decideEmit,
     decideFollow: decidePoll,
     accepted: (row, accepted, at) =>
-      store.updateReceipt(row.id, { state: 'processing', service_id: accepted.id, chave: accepted.chave ?? null, attention: null }, at),
-    mark: (row, patch, at) => store.updateReceipt(row.id, patch, at),
+      store.receipts.updateReceipt(row.id, { state: 'processing', service_id: accepted.id, chave: accepted.chave ?? null, attention: null }, at),
+    mark: (row, patch, at) => store.receipts.updateReceipt(row.id, patch, at),
     settle(row, document, now) {
       const outcome = documentOutcome(document, row.tp_emis === 9);
       if (outcome.entry === 'renumber') return { entry: 'renumbered', next: takeNextNumberFor(store, clock, row, document) };
       const patch: ReceiptPatch = { ...outcome.receipt };
       if ((patch.state === 'authorized' || patch.state === 'cancelled') && !row.authorized_seen_at) patch.authorized_seen_at = iso(now);
-      store.updateReceipt(row.id, patch, iso(now));
+      store.receipts.updateReceipt(row.id, patch, iso(now));
       return outcome.entry === 'blocked' ? { entry: 'blocked', note: patch.attention ?? null } : { entry: outcome.entry };
     },
     refuse(row, message, now) {
-      store.updateReceipt(row.id, { state: 'needs_attention', attention: message }, iso(now));
+      store.receipts.updateReceipt(row.id, { state: 'needs_attention', attention: message }, iso(now));
       return 'blocked';
     },
   };
@@ -88,22 +91,22 @@ export function receiptLane({ store, client, onChanged, clock }: ReceiptLaneDeps
  */
 export function returnLane({ store, client, onChanged }: LaneDeps): DocumentLane<ReturnRow, NfeAccepted, NfeDocument> {
   return {
-    row: (entry) => store.returnByKey(entry.idempotency_key),
+    row: (entry) => store.returns.returnByKey(entry.idempotency_key),
     changed: (row) => onChanged(row.id),
     submit: (entry) => client.createDevolucao(JSON.parse(entry.payload) as DevolucaoBody, entry.idempotency_key),
     fetch: (serviceId) => client.getNfe(serviceId),
     decideSubmit: decideReturn,
     decideFollow: decideReturnPoll,
     accepted: (row, accepted, at) =>
-      store.updateReturn(
+      store.returns.updateReturn(
         row.id,
         { state: 'processing', service_id: accepted.id, serie: accepted.serie, nnf: accepted.numero, chave: accepted.chave, attention: null },
         at,
       ),
-    mark: (row, patch, at) => store.updateReturn(row.id, patch, at),
+    mark: (row, patch, at) => store.returns.updateReturn(row.id, patch, at),
     settle(row, document, now) {
       const outcome = returnOutcome(document);
-      store.updateReturn(row.id, outcome.patch, iso(now));
+      store.returns.updateReturn(row.id, outcome.patch, iso(now));
       if (!outcome.final) return { entry: 'sent' };
       const authorized = outcome.patch.state === 'authorized';
       audit(store, () => now, {
@@ -116,7 +119,7 @@ export function returnLane({ store, client, onChanged }: LaneDeps): DocumentLane
       return { entry: 'done' };
     },
     refuse(row, message, now) {
-      store.updateReturn(row.id, { state: 'needs_attention', attention: `${message}. Nada foi devolvido por ela.` }, iso(now));
+      store.returns.updateReturn(row.id, { state: 'needs_attention', attention: `${message}. Nada foi devolvido por ela.` }, iso(now));
       audit(store, () => now, {
         actor: SYSTEM_ACTOR,
         action: 'devolucao_recusada',

@@ -18,7 +18,8 @@
 
 import type { DevolucaoSubmission, InutilizarResult, NfceDocument, NfceSubmission, NfeDocument, Submission } from './api-client.ts';
 import { toCents } from '../../fiscal/money.ts';
-import type { ReceiptPatch, ReturnPatch } from './pos-store.ts';
+import type { ReceiptPatch } from './store/receipts.ts';
+import type { ReturnPatch } from './store/returns.ts';
 import type { Failure, HttpFailure, Result } from './failures.ts';
 import { numberTaken } from './numbering.ts';
 import { refusalForPeople, SERVICE_ERROR_WORDS, transientForPeople, type ServiceOperation } from './service-messages.ts';

@@ -42,7 +42,10 @@ import { receiptLane, returnLane, type DocumentLane, type LaneRow } from './outb
 import { transientForPeople } from './service-messages.ts';
 import { backoffMs, decideCancel, decideVoid, DEFAULT_RETRY, documentOutcome, type Retry, type RetryPolicy } from './outbox-rules.ts';
 import { failureOf, type Failure, type Result } from './failures.ts';
-import type { OutboxRow, PosStore, ReceiptRow, ReturnRow } from './pos-store.ts';
+import type { PosStore } from './pos-store.ts';
+import type { OutboxRow } from './store/outbox.ts';
+import type { ReceiptRow } from './store/receipts.ts';
+import type { ReturnRow } from './store/returns.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
 import { WakeableLoop } from './wakeable-loop.ts';
 import { systemFault } from '../../base/node/system-faults.ts';
@@ -224,7 +227,7 @@ export class OutboxWorker {
    * which is why the entry's attempt count alone would not do.
    */
   neverSent(receiptId: string): boolean {
-    const entry = this.store.liveOutbox(receiptId, 'emit');
+    const entry = this.store.outbox.liveOutbox(receiptId, 'emit');
     return !!entry && entry.state === 'pending' && entry.attempts === 0 && entry.created_at >= this.startedAt && !this.launched.has(entry.seq);
   }
 
@@ -245,7 +248,7 @@ export class OutboxWorker {
     // Sends (new receipts, retries, cancellations, voids), in outbox order.
     let free = slots(this.sending, this.sendConcurrency);
     if (free > 0) {
-      for (const entry of this.store.dueOutbox('pending', now, free + this.inFlight.size)) {
+      for (const entry of this.store.outbox.dueOutbox('pending', now, free + this.inFlight.size)) {
         if (free <= 0) break;
         if (this.inFlight.has(entry.seq)) continue;
         if (this.firstOnlineSend(entry) && !this.authorityNewsFresh(now)) continue; // held until the service says
@@ -253,7 +256,7 @@ export class OutboxWorker {
         free--;
       }
     }
-    const nextSend = this.store.nextDueAt('pending');
+    const nextSend = this.store.outbox.nextDueAt('pending');
     if (nextSend !== undefined) wakeAt.push(nextSend);
 
     // Polls. The service settles documents roughly in the order it accepted them, so only the
@@ -263,7 +266,7 @@ export class OutboxWorker {
     // service the time it needs to sign), and during an authority outage the load stays flat.
     // A document outside the window is polled anyway once it is pollStaleMs late.
     free = slots(this.polling, this.pollConcurrency);
-    const window = this.store.oldestOutbox('sent', this.pollWindow);
+    const window = this.store.outbox.oldestOutbox('sent', this.pollWindow);
     const inWindow = new Set(window.map((e) => e.seq));
     for (const entry of window) {
       if (this.inFlight.has(entry.seq)) continue;
@@ -274,14 +277,14 @@ export class OutboxWorker {
       }
     }
     if (free > 0) {
-      for (const entry of this.store.dueOutbox('sent', now - this.policy.pollStaleMs, free + inWindow.size + this.inFlight.size)) {
+      for (const entry of this.store.outbox.dueOutbox('sent', now - this.policy.pollStaleMs, free + inWindow.size + this.inFlight.size)) {
         if (free <= 0) break;
         if (inWindow.has(entry.seq) || this.inFlight.has(entry.seq)) continue;
         this.launch(entry, true);
         free--;
       }
     }
-    const nextPoll = this.store.nextDueAt('sent');
+    const nextPoll = this.store.outbox.nextDueAt('sent');
     if (nextPoll !== undefined) wakeAt.push(nextPoll + this.policy.pollStaleMs);
 
     if (this.inFlight.size === 0 && nextSend === undefined && nextPoll === undefined) this.maybeCheckHealth(now);
@@ -301,7 +304,7 @@ export class OutboxWorker {
         // A bug or a database failure while recording: never spin on it.
         const now = this.clock();
         try {
-          this.store.updateOutbox(
+          this.store.outbox.updateOutbox(
             entry.seq,
             { attempts: entry.attempts + 1, last_error: this.internalError(err), next_attempt_at: now + this.policy.capMs },
             iso(now),
@@ -328,7 +331,7 @@ export class OutboxWorker {
    * and retries are never held.
    */
   private firstOnlineSend(entry: OutboxRow): boolean {
-    return entry.kind === 'emit' && entry.attempts === 0 && this.store.receipt(entry.receipt_id)?.tp_emis === 1;
+    return entry.kind === 'emit' && entry.attempts === 0 && this.store.receipts.receipt(entry.receipt_id)?.tp_emis === 1;
   }
 
   /**
@@ -405,7 +408,7 @@ export class OutboxWorker {
       this.transportFailures++;
       this.pausedUntil = now + backoffMs(this.transportFailures, this.policy.baseMs, this.policy.capMs, this.random);
     }
-    this.store.updateOutbox(
+    this.store.outbox.updateOutbox(
       entry.seq,
       { attempts: entry.attempts + 1, last_error: d.note, next_attempt_at: d.inMs === undefined ? now : now + d.inMs },
       iso(now),
@@ -424,7 +427,7 @@ export class OutboxWorker {
     const now = this.clock();
     let changed: Row | undefined;
     this.store.relaxedTransaction(() => {
-      const current = this.store.outboxEntry(entry.seq);
+      const current = this.store.outbox.outboxEntry(entry.seq);
       if (!current || current.state !== entry.state || current.payload !== entry.payload || current.attempts !== entry.attempts) return;
       const row = lane.row(entry);
       // The entry's row is written with it and never deleted: its absence is a broken database,
@@ -458,18 +461,18 @@ export class OutboxWorker {
     const settled = lane.settle(row, document, now);
     switch (settled.entry) {
       case 'sent':
-        this.store.updateOutbox(entry.seq, { state: 'sent', attempts: 0, last_error: null, next_attempt_at: now + this.policy.pollFirstMs }, at);
+        this.store.outbox.updateOutbox(entry.seq, { state: 'sent', attempts: 0, last_error: null, next_attempt_at: now + this.policy.pollFirstMs }, at);
         return;
       case 'done':
-        this.store.updateOutbox(entry.seq, { state: 'done', last_error: null, completed_at: at }, at);
+        this.store.outbox.updateOutbox(entry.seq, { state: 'done', last_error: null, completed_at: at }, at);
         return;
       case 'blocked':
-        this.store.updateOutbox(entry.seq, { state: 'blocked', last_error: settled.note }, at);
+        this.store.outbox.updateOutbox(entry.seq, { state: 'blocked', last_error: settled.note }, at);
         return;
       case 'renumbered':
         // The old attempt is over; the sale goes out again under its new number and key.
-        this.store.updateOutbox(entry.seq, { state: 'failed', last_error: settled.next.note, completed_at: at }, at);
-        this.store.insertOutbox({
+        this.store.outbox.updateOutbox(entry.seq, { state: 'failed', last_error: settled.next.note, completed_at: at }, at);
+        this.store.outbox.insertOutbox({
           kind: 'emit',
           receipt_id: entry.receipt_id,
           idempotency_key: settled.next.idempotencyKey,
@@ -486,7 +489,11 @@ export class OutboxWorker {
   private refuse<Row extends LaneRow, A, D>(lane: DocumentLane<Row, A, D>, entry: OutboxRow, row: Row, message: string, now: number): void {
     const at = iso(now);
     const state = lane.refuse(row, message, now);
-    this.store.updateOutbox(entry.seq, { state, attempts: entry.attempts + 1, last_error: message, ...(state === 'failed' && { completed_at: at }) }, at);
+    this.store.outbox.updateOutbox(
+      entry.seq,
+      { state, attempts: entry.attempts + 1, last_error: message, ...(state === 'failed' && { completed_at: at }) },
+      at,
+    );
   }
 
   private async submit<Row extends LaneRow, A, D>(lane: DocumentLane<Row, A, D>, entry: OutboxRow): Promise<void> {
@@ -499,14 +506,14 @@ export class OutboxWorker {
       switch (d.action) {
         case 'accepted':
           lane.accepted(row, d.accepted, at);
-          this.store.updateOutbox(entry.seq, { state: 'sent', attempts: 0, last_error: null, next_attempt_at: now + d.pollInMs }, at);
+          this.store.outbox.updateOutbox(entry.seq, { state: 'sent', attempts: 0, last_error: null, next_attempt_at: now + d.pollInMs }, at);
           return;
         case 'settled':
           this.settle(lane, entry, row, d.document, now);
           return;
         case 'poll':
           lane.mark(row, { state: 'processing', service_id: d.serviceId }, at);
-          this.store.updateOutbox(entry.seq, { state: 'sent', attempts: 0, last_error: d.note, next_attempt_at: now + d.inMs }, at);
+          this.store.outbox.updateOutbox(entry.seq, { state: 'sent', attempts: 0, last_error: d.note, next_attempt_at: now + d.inMs }, at);
           return;
         case 'retry':
           this.retryLater(entry, d, now);
@@ -522,7 +529,7 @@ export class OutboxWorker {
     const serviceId = lane.row(entry)?.service_id;
     if (!serviceId) {
       // Sent without an id cannot happen through this worker; recover by sending again (same key).
-      this.record(entry, lane, (_row, now) => this.store.updateOutbox(entry.seq, { state: 'pending', next_attempt_at: now }, iso(now)));
+      this.record(entry, lane, (_row, now) => this.store.outbox.updateOutbox(entry.seq, { state: 'pending', next_attempt_at: now }, iso(now)));
       return;
     }
     const generation = this.generation;
@@ -536,14 +543,14 @@ export class OutboxWorker {
           this.settle(lane, entry, row, d.document, now);
           return;
         case 'poll':
-          this.store.updateOutbox(entry.seq, { attempts: entry.attempts + 1, last_error: null, next_attempt_at: now + d.inMs }, at);
+          this.store.outbox.updateOutbox(entry.seq, { attempts: entry.attempts + 1, last_error: null, next_attempt_at: now + d.inMs }, at);
           return;
         case 'retry':
           this.retryLater(entry, d, now);
           return;
         case 'resend':
           lane.mark(row, { state: 'pending' }, at);
-          this.store.updateOutbox(entry.seq, { state: 'pending', attempts: 0, last_error: d.note, next_attempt_at: now }, at);
+          this.store.outbox.updateOutbox(entry.seq, { state: 'pending', attempts: 0, last_error: d.note, next_attempt_at: now }, at);
           return;
         case 'refused':
           this.refuse(lane, entry, row, d.message, now);
@@ -556,7 +563,7 @@ export class OutboxWorker {
   // Cancellation
 
   private async cancel(entry: OutboxRow): Promise<void> {
-    const receipt = this.store.receipt(entry.receipt_id)!;
+    const receipt = this.store.receipts.receipt(entry.receipt_id)!;
     const serviceId = receipt.service_id;
     if (!serviceId) {
       this.record(entry, this.receipts, (r, now) => this.refuseCancel(entry, r, now, 'NFC-e sem identificação no serviço: não é possível cancelar', false));
@@ -583,8 +590,8 @@ export class OutboxWorker {
       const at = iso(now);
       const doc = verified ?? (d.action === 'cancelled' ? d.document : undefined);
       if (doc) {
-        this.store.updateReceipt(r.id, { ...documentOutcome(doc).receipt, state: 'cancelled', cancelado_em: doc.cancelado_em ?? at }, at);
-        this.store.updateOutbox(entry.seq, { state: 'done', attempts: entry.attempts + 1, last_error: null, completed_at: at }, at);
+        this.store.receipts.updateReceipt(r.id, { ...documentOutcome(doc).receipt, state: 'cancelled', cancelado_em: doc.cancelado_em ?? at }, at);
+        this.store.outbox.updateOutbox(entry.seq, { state: 'done', attempts: entry.attempts + 1, last_error: null, completed_at: at }, at);
         audit(this.store, () => now, { actor: SYSTEM_ACTOR, action: 'cancelamento_confirmado', receiptId: r.id, details: { cancelado_em: doc.cancelado_em } });
         return;
       }
@@ -596,8 +603,8 @@ export class OutboxWorker {
   private refuseCancel(entry: OutboxRow, receipt: ReceiptRow, now: number, message: string, offerReturn: boolean): void {
     const at = iso(now);
     const attention = offerReturn ? `${message} Para desfazer a venda, faça a devolução (NF-e de devolução).` : message;
-    this.store.updateReceipt(receipt.id, { state: 'authorized', attention }, at);
-    this.store.updateOutbox(entry.seq, { state: 'failed', attempts: entry.attempts + 1, last_error: message, completed_at: at }, at);
+    this.store.receipts.updateReceipt(receipt.id, { state: 'authorized', attention }, at);
+    this.store.outbox.updateOutbox(entry.seq, { state: 'failed', attempts: entry.attempts + 1, last_error: message, completed_at: at }, at);
     // The sale stands: cash handed back for it from a later till comes back in (cash-session.ts).
     settleRefund(this.store, () => now, receipt.id, null);
     audit(this.store, () => now, { actor: SYSTEM_ACTOR, action: 'cancelamento_recusado', receiptId: receipt.id, reason: message });
@@ -616,7 +623,7 @@ export class OutboxWorker {
       const at = iso(now);
       switch (d.action) {
         case 'voided':
-          this.store.updateReceipt(
+          this.store.receipts.updateReceipt(
             r.id,
             {
               state: 'voided',
@@ -625,18 +632,18 @@ export class OutboxWorker {
             },
             at,
           );
-          this.store.updateOutbox(entry.seq, { state: 'done', attempts: entry.attempts + 1, last_error: null, completed_at: at }, at);
+          this.store.outbox.updateOutbox(entry.seq, { state: 'done', attempts: entry.attempts + 1, last_error: null, completed_at: at }, at);
           {
             // The sale's own emission is over for good: its number is void.
-            const emit = this.store.liveOutbox(r.id, 'emit');
-            if (emit) this.store.updateOutbox(emit.seq, { state: 'failed', last_error: 'número inutilizado', completed_at: at }, at);
+            const emit = this.store.outbox.liveOutbox(r.id, 'emit');
+            if (emit) this.store.outbox.updateOutbox(emit.seq, { state: 'failed', last_error: 'número inutilizado', completed_at: at }, at);
           }
           audit(this.store, () => now, { actor: SYSTEM_ACTOR, action: 'inutilizacao_confirmada', receiptId: r.id, details: d.result });
           return;
         case 'refused': {
           // Back to where it was: the sale still waits for a correction or another attempt.
-          this.store.updateReceipt(r.id, { state: r.codigo_status ? 'rejected' : 'needs_attention', attention: d.message }, at);
-          this.store.updateOutbox(entry.seq, { state: 'failed', attempts: entry.attempts + 1, last_error: d.message, completed_at: at }, at);
+          this.store.receipts.updateReceipt(r.id, { state: r.codigo_status ? 'rejected' : 'needs_attention', attention: d.message }, at);
+          this.store.outbox.updateOutbox(entry.seq, { state: 'failed', attempts: entry.attempts + 1, last_error: d.message, completed_at: at }, at);
           settleRefund(this.store, () => now, r.id, null);
           // The emit command is still blocked, waiting for the operator as before.
           audit(this.store, () => now, { actor: SYSTEM_ACTOR, action: 'inutilizacao_recusada', receiptId: r.id, reason: d.message });

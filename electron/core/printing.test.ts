@@ -50,7 +50,7 @@ function finishedReceipt(): string {
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'balcao-printing-'));
   store = PosStore.open(dir);
-  store.ensureSeries(1);
+  store.series.ensureSeries(1);
   seedDemoCatalog(store, iso(now));
   receiptId = finishedReceipt();
 });
@@ -104,14 +104,14 @@ describe('ReceiptPrinter', () => {
     });
     expect(await printer.status()).toMatchObject({ ready: false, problem: (err as Error).message, lastPrintAt: null });
     expect(statuses).toEqual([expect.objectContaining({ ready: false })]);
-    expect(store.printJobs(receiptId)).toEqual([expect.objectContaining({ state: 'failed', error: (err as Error).message, automatic: 0 })]);
+    expect(store.printLog.printJobs(receiptId)).toEqual([expect.objectContaining({ state: 'failed', error: (err as Error).message, automatic: 0 })]);
     expect(printer.recent()).toEqual([]);
 
     memory.failWith = undefined;
     await printer.print(job);
     expect(memory.jobs).toEqual([job.escpos]);
     expect(await printer.status()).toMatchObject({ ready: true, problem: null });
-    expect(store.printJobs(receiptId).map((j) => j.state)).toEqual(['failed', 'printed']);
+    expect(store.printLog.printJobs(receiptId).map((j) => j.state)).toEqual(['failed', 'printed']);
   });
 
   it('prints one job at a time, in order', async () => {
@@ -149,7 +149,7 @@ describe('ReceiptPrinter', () => {
     expect(await printer.printOnce(other, () => (rendered++, printer.render(other, 'unica', XML)))).toBe(false);
     expect(rendered).toBe(0);
     expect(memory.jobs).toHaveLength(1);
-    expect(store.printJobs(other)).toEqual([expect.objectContaining({ automatic: 1, state: 'printed' })]);
+    expect(store.printLog.printJobs(other)).toEqual([expect.objectContaining({ automatic: 1, state: 'printed' })]);
   });
 
   it('printMissing: prints only the copies that never came out, and nothing once they all did', async () => {
@@ -186,7 +186,7 @@ describe('ReceiptPrinter', () => {
     await expect(printer.print({ receiptId: 'nao-existe', copy: 'unica', escpos: Uint8Array.of(1) })).rejects.toMatchObject({ code: 'nao_encontrado' });
     await expect(printer.print({ receiptId, copy: 'segunda' as 'unica', escpos: Uint8Array.of(1) })).rejects.toMatchObject({ field: 'copy' });
     await expect(printer.print({ receiptId, copy: 'unica', escpos: new Uint8Array() })).rejects.toMatchObject({ field: 'escpos' });
-    expect(store.printJobs(receiptId)).toEqual([]);
+    expect(store.printLog.printJobs(receiptId)).toEqual([]);
   });
 
   it('encodes for the configured profile and paper width; reconfigure applies to the next job', async () => {

@@ -254,7 +254,7 @@ export class ReceiptPrinter {
     const model = this.model(xml, options);
     // A cash sale opens the drawer once: with the first of its copies that is printed (or being
     // printed); the second copy of a contingency receipt and every reprint leave it shut.
-    const openDrawer = !this.store.printJobs(receiptId).some((j) => j.state !== 'failed');
+    const openDrawer = !this.store.printLog.printJobs(receiptId).some((j) => j.state !== 'failed');
     const escpos = this.encodeModel(model, { openDrawer });
     const wantsPreview = this.transportNow instanceof VirtualPrinter;
     return {
@@ -284,8 +284,8 @@ export class ReceiptPrinter {
    */
   printOnce(receiptId: string, job: () => PrintJob | Promise<PrintJob>): Promise<boolean> {
     const alreadySent = (): boolean => {
-      if (!this.store.printJobs(receiptId).length) return false;
-      this.store.forgetPrintDue(receiptId);
+      if (!this.store.printLog.printJobs(receiptId).length) return false;
+      this.store.printLog.forgetPrintDue(receiptId);
       return true;
     };
     return this.enqueue(async () => {
@@ -293,7 +293,7 @@ export class ReceiptPrinter {
       const built = await job();
       const id = this.store.transaction(() => {
         if (alreadySent()) return undefined;
-        this.store.forgetPrintDue(receiptId);
+        this.store.printLog.forgetPrintDue(receiptId);
         return this.startJob(built, true);
       });
       if (id === undefined) return false;
@@ -312,7 +312,7 @@ export class ReceiptPrinter {
    */
   printMissing(receiptId: string, copies: readonly PrintCopy[], render: (copy: PrintCopy) => Promise<PrintJob>): Promise<PrintJob[]> {
     const owed = (): PrintCopy[] => {
-      const out = this.store.printJobs(receiptId).filter((j) => j.state !== 'failed');
+      const out = this.store.printLog.printJobs(receiptId).filter((j) => j.state !== 'failed');
       const came = new Set<PrintCopy>(out.map((j) => (j.copy === 'reimpressao' ? 'unica' : j.copy)));
       return copies.filter((c) => !came.has(c));
     };
@@ -325,7 +325,7 @@ export class ReceiptPrinter {
       for (const copy of missing) {
         const job = await render(copy);
         const id = this.store.transaction(() => {
-          this.store.forgetPrintDue(receiptId);
+          this.store.printLog.forgetPrintDue(receiptId);
           return this.startJob(job, false);
         });
         await this.send(id, job);
@@ -350,7 +350,7 @@ export class ReceiptPrinter {
       const transport = this.transportNow;
       const previewPng = transport instanceof VirtualPrinter ? job.previewPng() : undefined;
       const id = this.store.transaction(() =>
-        this.store.insertReportPrintJob({
+        this.store.printLog.insertReportPrintJob({
           cash_session_id: job.cashSessionId,
           state: 'sending',
           bytes: escpos.length,
@@ -359,7 +359,7 @@ export class ReceiptPrinter {
         }),
       );
       await this.sendLogged(escpos, previewPng, (state, error) =>
-        this.store.relaxedTransaction(() => this.store.finishReportPrintJob(id, state, error, iso(this.clock()))),
+        this.store.relaxedTransaction(() => this.store.printLog.finishReportPrintJob(id, state, error, iso(this.clock()))),
       );
     });
   }
@@ -376,11 +376,11 @@ export class ReceiptPrinter {
   }
 
   private startJob(job: PrintJob, automatic: boolean): number {
-    if (typeof job?.receiptId !== 'string' || !this.store.receipt(job.receiptId)) throw new TerminalError('nao_encontrado', 'NFC-e não encontrada');
+    if (typeof job?.receiptId !== 'string' || !this.store.receipts.receipt(job.receiptId)) throw new TerminalError('nao_encontrado', 'NFC-e não encontrada');
     if (!PRINT_COPIES.includes(job.copy)) throw new TerminalError('estado_invalido', `Via de impressão desconhecida: ${String(job.copy)}`, { field: 'copy' });
     if (!(job.escpos instanceof Uint8Array) || job.escpos.length === 0)
       throw new TerminalError('estado_invalido', 'Trabalho de impressão vazio', { field: 'escpos' });
-    return this.store.insertPrintJob({
+    return this.store.printLog.insertPrintJob({
       receipt_id: job.receiptId,
       copy: job.copy,
       automatic: automatic ? 1 : 0,
@@ -393,7 +393,7 @@ export class ReceiptPrinter {
 
   private send(id: number, job: PrintJob): Promise<void> {
     return this.sendLogged(job.escpos, job.previewPng, (state, error) =>
-      this.store.relaxedTransaction(() => this.store.finishPrintJob(id, state, error, iso(this.clock()))),
+      this.store.relaxedTransaction(() => this.store.printLog.finishPrintJob(id, state, error, iso(this.clock()))),
     );
   }
 
@@ -432,7 +432,7 @@ export class ReceiptPrinter {
 
   /** What is known without asking the printer. */
   statusNow(): PrinterStatusView {
-    return { ready: this.problem === null, name: this.name(), problem: this.problem, lastPrintAt: this.store.lastPrintedAt() };
+    return { ready: this.problem === null, name: this.name(), problem: this.problem, lastPrintAt: this.store.printLog.lastPrintedAt() };
   }
 
   /**
@@ -457,7 +457,7 @@ export class ReceiptPrinter {
   /** The latest jobs that went through (receipts and closing reports), newest first. */
   recent(limit = 20): PrintedJob[] {
     const n = Number.isInteger(limit) ? Math.max(1, Math.min(500, limit)) : 20;
-    return this.store
+    return this.store.printLog
       .recentPrintedJobs(n)
       .map((j) =>
         j.receipt_id !== null

@@ -38,8 +38,8 @@ function receipt(): string {
   return sales.finishSale(ctx, sale.id).receipt.id;
 }
 
-const authorize = (id: string, patch: Parameters<PosStore['updateReceipt']>[1] = {}) =>
-  store.transaction(() => store.updateReceipt(id, { state: 'authorized', service_id: `svc-${id}`, ...patch }, at));
+const authorize = (id: string, patch: Parameters<PosStore['receipts']['updateReceipt']>[1] = {}) =>
+  store.transaction(() => store.receipts.updateReceipt(id, { state: 'authorized', service_id: `svc-${id}`, ...patch }, at));
 
 async function until(what: string, probe: () => boolean, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -52,7 +52,7 @@ async function until(what: string, probe: () => boolean, timeoutMs = 60_000): Pr
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'balcao-receipt-documents-'));
   store = PosStore.open(dir);
-  store.ensureSeries(1);
+  store.series.ensureSeries(1);
   seedDemoCatalog(store, at);
   memory = new MemoryPrinter();
   printer = new ReceiptPrinter({ store, clock, dataDir: dir, settings: DEFAULT_PRINTER_SETTINGS, transport: memory });
@@ -71,33 +71,33 @@ function autoPrint(retryMs?: number) {
 describe('AutoPrint', () => {
   it('prints an online receipt once when it becomes authorized, and only then', async () => {
     const id = receipt();
-    store.putReceiptXml(id, NFE_PROC, at);
-    expect(store.receiptsToPrintAutomatically(10)).toEqual([]); // pending: nothing owed yet
+    store.receipts.putReceiptXml(id, NFE_PROC, at);
+    expect(store.printLog.receiptsToPrintAutomatically(10)).toEqual([]); // pending: nothing owed yet
     authorize(id);
-    expect(store.receiptsToPrintAutomatically(10).map((r) => r.id)).toEqual([id]);
+    expect(store.printLog.receiptsToPrintAutomatically(10).map((r) => r.id)).toEqual([id]);
 
     const { auto } = autoPrint();
     auto.schedule();
     auto.schedule(); // coalesced with the sweep in progress
     await until('a impressão', () => memory.jobs.length === 1);
     await auto.stop();
-    expect(store.receiptsToPrintAutomatically(10)).toEqual([]);
-    expect(store.printJobs(id)).toEqual([expect.objectContaining({ automatic: 1, copy: 'unica', state: 'printed' })]);
+    expect(store.printLog.receiptsToPrintAutomatically(10)).toEqual([]);
+    expect(store.printLog.printJobs(id)).toEqual([expect.objectContaining({ automatic: 1, copy: 'unica', state: 'printed' })]);
 
     // A cancellation refused brings it back to authorized: it was printed, it is not owed again.
-    store.transaction(() => store.updateReceipt(id, { state: 'cancelling' }, at));
+    store.transaction(() => store.receipts.updateReceipt(id, { state: 'cancelling' }, at));
     authorize(id);
-    expect(store.receiptsToPrintAutomatically(10)).toEqual([]);
+    expect(store.printLog.receiptsToPrintAutomatically(10)).toEqual([]);
   });
 
   it('does not print a receipt cancelled before its print, nor a contingency receipt', async () => {
     const cancelled = receipt();
     authorize(cancelled);
-    store.transaction(() => store.updateReceipt(cancelled, { state: 'cancelled' }, at));
+    store.transaction(() => store.receipts.updateReceipt(cancelled, { state: 'cancelled' }, at));
     const offline = receipt();
-    store.transaction(() => store.updateReceipt(offline, { tp_emis: 9 }, at));
+    store.transaction(() => store.receipts.updateReceipt(offline, { tp_emis: 9 }, at));
     authorize(offline);
-    expect(store.receiptsToPrintAutomatically(10)).toEqual([]);
+    expect(store.printLog.receiptsToPrintAutomatically(10)).toEqual([]);
     expect(store.db.prepare('SELECT count(*) FROM print_due').pluck().get()).toBe(0);
   });
 
@@ -107,9 +107,9 @@ describe('AutoPrint', () => {
     const { auto } = autoPrint(50);
     auto.schedule();
     await auto.idle();
-    expect(store.printJobs(id)).toEqual([]);
-    expect(store.receiptsToPrintAutomatically(10).map((r) => r.id)).toEqual([id]);
-    store.putReceiptXml(id, NFE_PROC, at); // as if the service answered
+    expect(store.printLog.printJobs(id)).toEqual([]);
+    expect(store.printLog.receiptsToPrintAutomatically(10).map((r) => r.id)).toEqual([id]);
+    store.receipts.putReceiptXml(id, NFE_PROC, at); // as if the service answered
     await until('a impressão na nova tentativa', () => memory.jobs.length === 1);
     await auto.stop();
   });
@@ -119,14 +119,14 @@ describe('ReceiptDocuments', () => {
   it('renders from the kept XML; without it, and without the service, says so in Portuguese', async () => {
     const id = receipt();
     const { documents } = autoPrint();
-    await expect(documents.xml(store.receipt(id)!)).rejects.toMatchObject({
+    await expect(documents.xml(store.receipts.receipt(id)!)).rejects.toMatchObject({
       code: 'estado_invalido',
       message: expect.stringContaining('ainda não foi autorizada'),
     });
     authorize(id);
-    await expect(documents.xml(store.receipt(id)!)).rejects.toMatchObject({ code: 'servico_indisponivel' });
-    store.putReceiptXml(id, NFE_PROC, at);
-    const preview = await documents.preview(store.receipt(id)!, printer);
+    await expect(documents.xml(store.receipts.receipt(id)!)).rejects.toMatchObject({ code: 'servico_indisponivel' });
+    store.receipts.putReceiptXml(id, NFE_PROC, at);
+    const preview = await documents.preview(store.receipts.receipt(id)!, printer);
     expect(preview.receiptId).toBe(id);
     expect(preview.svg).toMatch(/^<svg /);
     expect(preview.lines).toContain('DANFE NFC-e - Documento Auxiliar da Nota Fiscal de Consumidor Eletrônica');
@@ -135,9 +135,9 @@ describe('ReceiptDocuments', () => {
   it('a contingency receipt not yet authorized is rendered from the XML the terminal signed', async () => {
     const id = receipt();
     const signed = readFileSync(fixturePath('nfce_tpEmis9_qrV2_offline_signed_testcert.xml'), 'utf8');
-    store.transaction(() => store.updateReceipt(id, { tp_emis: 9, signed_xml: signed }, at));
+    store.transaction(() => store.receipts.updateReceipt(id, { tp_emis: 9, signed_xml: signed }, at));
     const { documents } = autoPrint();
-    const preview = await documents.preview(store.receipt(id)!, printer);
+    const preview = await documents.preview(store.receipts.receipt(id)!, printer);
     expect(preview.lines).toContain('EMITIDA EM CONTINGÊNCIA');
   });
 });

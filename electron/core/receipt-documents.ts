@@ -15,7 +15,9 @@ import { renderDanfeSvg } from '../../fiscal/danfe/preview.ts';
 import type { ReceiptPreview } from '../api/terminal-api.ts';
 import { ServiceHttpError, ServiceNetworkError, type IssuanceClient } from './api-client.ts';
 import { TerminalError } from './errors.ts';
-import type { PosStore, ReceiptRow, ReconciliationTaskRow } from './pos-store.ts';
+import type { PosStore } from './pos-store.ts';
+import type { ReconciliationTaskRow } from './store/contingency.ts';
+import type { ReceiptRow } from './store/receipts.ts';
 import type { ReceiptPrinter } from './printing.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
 
@@ -44,11 +46,11 @@ export class ReceiptDocuments {
    */
   async xml(r: ReceiptRow): Promise<string> {
     if (ISSUED.includes(r.state)) {
-      const cached = this.store.receiptXml(r.id);
+      const cached = this.store.receipts.receiptXml(r.id);
       if (cached !== undefined) return cached;
       if (r.service_id) {
         const xml = await this.fetchNfeProc(r.service_id);
-        this.store.transaction(() => this.store.putReceiptXml(r.id, xml, iso(this.clock())));
+        this.store.transaction(() => this.store.receipts.putReceiptXml(r.id, xml, iso(this.clock())));
         return xml;
       }
     }
@@ -61,11 +63,11 @@ export class ReceiptDocuments {
    * substitution): fetched from the service once and kept with its task (contingency/reconcile.ts).
    */
   async supersededXml(t: ReconciliationTaskRow): Promise<string> {
-    const cached = this.store.supersededXml(t.id);
+    const cached = this.store.contingency.supersededXml(t.id);
     if (cached !== undefined) return cached;
     if (!t.service_id) throw new TerminalError('estado_invalido', `A NFC-e nº ${t.nnf} não tem identificação no serviço`);
     const xml = await this.fetchNfeProc(t.service_id);
-    this.store.transaction(() => this.store.putSupersededXml(t.id, xml));
+    this.store.transaction(() => this.store.contingency.putSupersededXml(t.id, xml));
     return xml;
   }
 
@@ -163,7 +165,7 @@ export class AutoPrint {
     const failedXml = new Set<string>();
     for (;;) {
       if (this.stopped) return;
-      const due = this.store.receiptsToPrintAutomatically(20).filter((r) => !failedXml.has(r.id));
+      const due = this.store.printLog.receiptsToPrintAutomatically(20).filter((r) => !failedXml.has(r.id));
       if (!due.length) break;
       for (const r of due) {
         if (this.stopped) return;
@@ -174,7 +176,7 @@ export class AutoPrint {
           // A printer failure is recorded in the print log and in the printer's status; the
           // receipt was claimed and stays authorized, the manager reprints. Anything before
           // the claim (the service away, an XML that does not render) is tried again later.
-          if (!this.store.printJobs(r.id).length) failedXml.add(r.id);
+          if (!this.store.printLog.printJobs(r.id).length) failedXml.add(r.id);
         }
       }
     }

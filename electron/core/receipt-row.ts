@@ -2,10 +2,11 @@
 // a receipt starts with. Ids come from the screen, so their type is not trusted.
 
 import { TerminalError } from './errors.ts';
-import type { PosStore, ReceiptRow } from './pos-store.ts';
+import type { PosStore } from './pos-store.ts';
+import type { ReceiptRow } from './store/receipts.ts';
 
 export function existingReceipt(store: PosStore, receiptId: unknown): ReceiptRow {
-  const r = typeof receiptId === 'string' ? store.receipt(receiptId) : undefined;
+  const r = typeof receiptId === 'string' ? store.receipts.receipt(receiptId) : undefined;
   if (!r) throw new TerminalError('nao_encontrado', 'NFC-e não encontrada');
   return r;
 }

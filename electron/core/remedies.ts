@@ -20,6 +20,7 @@ import { checked, TerminalError } from './errors.ts';
 import { actorOfManager, audit, authorizeManager, managerReason } from './managers.ts';
 import type { PosStore } from './pos-store.ts';
 import { existingReceipt } from './receipt-row.ts';
+import { saleForRequestOf } from './store/sales.ts';
 import * as sales from './sales.ts';
 
 /** The receipts waiting for the manager: corrected or voided here. */
@@ -48,29 +49,29 @@ export async function correctAndResubmit(ctx: RemediesContext, receiptId: string
     if (!NEEDS_OPERATOR.includes(r.state)) throw new TerminalError('estado_invalido', NOT_CORRECTABLE);
     if (r.tp_emis === 9)
       throw new TerminalError('estado_invalido', 'NFC-e emitida em contingência não pode ser corrigida: ela foi assinada e impressa como está');
-    const emit = store.liveOutbox(r.id, 'emit');
+    const emit = store.outbox.liveOutbox(r.id, 'emit');
     if (!emit || emit.state !== 'blocked') throw new TerminalError('estado_invalido', 'Esta NFC-e não está aguardando correção');
-    const sale = store.sale(r.sale_id)!;
-    const before = { payments: store.payments(sale.id).map(sales.paymentView), consumer: sale.consumer_doc };
+    const sale = store.sales.sale(r.sale_id)!;
+    const before = { payments: store.sales.payments(sale.id).map(sales.paymentView), consumer: sale.consumer_doc };
     if (correction?.payments !== undefined) {
       if (!Array.isArray(correction.payments)) throw new TerminalError('pagamento_invalido', 'Pagamentos inválidos', { field: 'payments' });
       sales.replacePayments(ctx.sales, sale, correction.payments);
     }
-    if (consumer !== undefined) store.setConsumer(sale.id, consumer?.document ?? null);
-    const updated = store.sale(sale.id)!;
-    const items = store.items(sale.id);
-    const payments = store.payments(sale.id);
+    if (consumer !== undefined) store.sales.setConsumer(sale.id, consumer?.document ?? null);
+    const updated = store.sales.sale(sale.id)!;
+    const items = store.sales.items(sale.id);
+    const payments = store.sales.payments(sale.id);
     const settled = sales.assertPaymentsSettle(items, payments);
-    const request = sales.buildNfceRequest(updated, items, payments, r.serie, r.nnf);
+    const request = sales.buildNfceRequest(saleForRequestOf(updated, items, payments), r.serie, r.nnf);
     const now = clock();
     const at = iso(now);
-    store.updateSaleChange(sale.id, settled.changeCents);
-    store.updateReceipt(
+    store.sales.updateSaleChange(sale.id, settled.changeCents);
+    store.receipts.updateReceipt(
       r.id,
       { state: 'pending', request_json: JSON.stringify(request), attention: null, codigo_status: null, motivo: null, corrections: r.corrections + 1 },
       at,
     );
-    store.updateOutbox(emit.seq, { state: 'pending', payload: JSON.stringify(request), attempts: 0, last_error: null, next_attempt_at: now }, at);
+    store.outbox.updateOutbox(emit.seq, { state: 'pending', payload: JSON.stringify(request), attempts: 0, last_error: null, next_attempt_at: now }, at);
     audit(store, clock, {
       actor,
       action: 'correcao_reenvio',
@@ -98,11 +99,11 @@ export async function requestVoid(ctx: RemediesContext, receiptId: string, input
     const r = existingReceipt(store, receiptId);
     if (!NEEDS_OPERATOR.includes(r.state)) throw new TerminalError('estado_invalido', NOT_VOIDABLE);
     if (r.tp_emis !== 1) throw new TerminalError('estado_invalido', 'Número de NFC-e emitida em contingência não pode ser inutilizado');
-    const emit = store.liveOutbox(r.id, 'emit');
+    const emit = store.outbox.liveOutbox(r.id, 'emit');
     if (emit && emit.state !== 'blocked') throw new TerminalError('estado_invalido', 'Esta NFC-e ainda está sendo enviada');
     const now = clock();
     const at = iso(now);
-    store.insertOutbox({
+    store.outbox.insertOutbox({
       kind: 'void',
       receipt_id: r.id,
       idempotency_key: randomUUID(),
@@ -111,7 +112,7 @@ export async function requestVoid(ctx: RemediesContext, receiptId: string, input
       next_attempt_at: now,
       created_at: at,
     });
-    store.updateReceipt(r.id, { state: 'voiding', attention: null }, at);
+    store.receipts.updateReceipt(r.id, { state: 'voiding', attention: null }, at);
     // The sale is abandoned: for a sale of a closed till, its cash goes back from the open drawer.
     settleRefund(store, clock, r.id, manager);
     audit(store, clock, {

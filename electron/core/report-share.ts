@@ -2,7 +2,7 @@
 // XML by the reader the service's export summary uses (fiscal/nfce/sale-facts.ts): which part of
 // the report it belongs to, and its figures. The terminal keeps each receipt's share and the
 // daily totals they add up to (report_receipts and report_day_* in the terminal's database,
-// migrations/pos/20261203T0900_i27_report_totals.sql), changed by PosStore in the same
+// migrations/pos/20261203T0900_i27_report_totals.sql), changed by store/report-totals.ts in the same
 // transaction as the receipt's state or XML: a year's report then adds up 365 days, not 200,000
 // receipts.
 //

@@ -15,9 +15,9 @@
 // which in homologação is the mandatory text instead of the first item's name.
 //
 // Each receipt's figures are read once, when its state or XML changes, into daily totals kept
-// beside the receipts (report-share.ts, PosStore.refreshReportShare): a report adds up days,
+// beside the receipts (report-share.ts, store/report-totals.ts refreshReportShare): a report adds up days,
 // so a year's costs a few hundred rows and the memory of a day's. The cancelled attempts are
-// few, and read through their own index (PosStore.cancelledAttemptsBetween).
+// few, and read through their own index (store/contingency.ts cancelledAttemptsBetween).
 
 import { stringify } from 'csv-stringify/sync';
 import { brasiliaDateTime } from '../../fiscal/protocol.ts';
@@ -26,7 +26,9 @@ import { FieldError } from '../../fiscal/errors.ts';
 import { formatDecimal, fromCents } from '../../fiscal/money.ts';
 import type { ReportCancellation, ReportCsv, ReportPeriod, ReportReceipt, SalesReport } from '../api/terminal-api.ts';
 import { TerminalError } from './errors.ts';
-import type { PosStore, ReceiptRow, ReportListedRow } from './pos-store.ts';
+import type { PosStore } from './pos-store.ts';
+import type { ReceiptRow } from './store/receipts.ts';
+import type { ReportListedRow } from './store/report-totals.ts';
 import { reportFacts, type ReportFacts } from './report-share.ts';
 import type { ReceiptDocuments } from './receipt-documents.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
@@ -78,19 +80,19 @@ async function foldPending(store: PosStore, documents: ReceiptDocuments, from: s
   const missing: number[] = [];
   let after = { createdAt: from, id: '' };
   for (;;) {
-    const batch = store.pendingReportReceipts(after, until, FOLD_BATCH);
+    const batch = store.report.pendingReportReceipts(after, until, FOLD_BATCH);
     if (!batch.length) break;
     after = { createdAt: batch[batch.length - 1]!.created_at, id: batch[batch.length - 1]!.id };
     for (const r of batch) {
-      if (!WITH_XML.includes(r.state) || store.receiptXml(r.id) !== undefined || (r.tp_emis === 9 && r.signed_xml)) continue;
+      if (!WITH_XML.includes(r.state) || store.receipts.receiptXml(r.id) !== undefined || (r.tp_emis === 9 && r.signed_xml)) continue;
       try {
         await documents.xml(r); // kept, and the share read, in one transaction
       } catch {
         missing.push(r.nnf);
       }
     }
-    const unreadable = store.transaction(() => batch.filter((r) => store.refreshReportShare(r.id) === 'pending' && !missing.includes(r.nnf)));
-    for (const r of unreadable) readFacts(store.receiptXml(r.id) ?? r.signed_xml ?? '', r.nnf);
+    const unreadable = store.transaction(() => batch.filter((r) => store.report.refreshReportShare(r.id) === 'pending' && !missing.includes(r.nnf)));
+    for (const r of unreadable) readFacts(store.receipts.receiptXml(r.id) ?? r.signed_xml ?? '', r.nnf);
   }
   if (missing.length) throw unavailable(missing);
 }
@@ -116,7 +118,7 @@ async function cancelledAttempts(
   documents: ReceiptDocuments,
   period: ReportPeriod & { start: Date; end: Date },
 ): Promise<ReportCancellation[]> {
-  const tasks = store.cancelledAttemptsBetween(iso(period.start.getTime() - DAY_MS), iso(period.end.getTime() + DAY_MS));
+  const tasks = store.contingency.cancelledAttemptsBetween(iso(period.start.getTime() - DAY_MS), iso(period.end.getTime() + DAY_MS));
   const cancellations: ReportCancellation[] = [];
   const missing: number[] = [];
   for (const t of tasks) {
@@ -129,7 +131,7 @@ async function cancelledAttempts(
     }
     const facts = readFacts(xml, t.nnf);
     if (facts.day < period.de || facts.day > period.ate) continue;
-    const substitute = store.receipt(t.receipt_id)!;
+    const substitute = store.receipts.receipt(t.receipt_id)!;
     cancellations.push({
       receiptId: substitute.id,
       serie: t.serie,
@@ -159,11 +161,11 @@ export async function salesReport(store: PosStore, documents: ReceiptDocuments, 
   // receipt's creation here. A day on each side catches those near midnight; dhEmi decides.
   await foldPending(store, documents, iso(period.start.getTime() - DAY_MS), iso(period.end.getTime() + DAY_MS));
   const { de, ate } = period;
-  const totals = store.reportTotals(de, ate);
-  const hours = new Map(store.reportHours(de, ate).map((h) => [h.hour, h]));
-  const receipts = store.reportListed(de, ate);
-  const products = store.reportProducts(de, ate);
-  const names = store.productNames(products.map((p) => p.code));
+  const totals = store.report.reportTotals(de, ate);
+  const hours = new Map(store.report.reportHours(de, ate).map((h) => [h.hour, h]));
+  const receipts = store.report.reportListed(de, ate);
+  const products = store.report.reportProducts(de, ate);
+  const names = store.products.productNames(products.map((p) => p.code));
   const cancelled: ReportCancellation[] = [
     ...receipts.filter((r) => r.bucket === 'cancelled').map((r) => ({ ...listed(r), kind: 'cancelamento' as const, substitute: null })),
     ...(await cancelledAttempts(store, documents, period)),
@@ -173,7 +175,7 @@ export async function salesReport(store: PosStore, documents: ReceiptDocuments, 
     ate,
     generatedAt: iso(clock()),
     totals: { count: totals.count, totalCents: totals.total_cents, changeCents: totals.change_cents },
-    byPayment: store
+    byPayment: store.report
       .reportPayments(de, ate)
       .map((p) => ({ tPag: p.tpag, description: paymentMethodLabel(p.tpag), count: p.count, amountCents: p.amount_cents })),
     byHour: Array.from({ length: 24 }, (_, hour) => ({ hour, count: hours.get(hour)?.count ?? 0, totalCents: hours.get(hour)?.total_cents ?? 0 })),
@@ -188,7 +190,7 @@ export async function salesReport(store: PosStore, documents: ReceiptDocuments, 
       })),
     cancelled: cancelled.sort(bySeriesAndNumber),
     contingency: receipts.filter((r) => r.bucket === 'sale').map((r) => ({ ...listed(r), authorized: r.state === 'authorized' })),
-    unauthorized: store.unsettledReceiptsCreatedBetween(iso(period.start.getTime()), iso(period.end.getTime())).map((r) => ({
+    unauthorized: store.report.unsettledReceiptsCreatedBetween(iso(period.start.getTime()), iso(period.end.getTime())).map((r) => ({
       receiptId: r.id,
       serie: r.serie,
       nNF: r.nnf,

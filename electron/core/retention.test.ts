@@ -35,19 +35,19 @@ function receipt(when: Clock = clock): string {
 /** Authorized by the service, its emit command done, its XML fetched. */
 function settle(id: string, withXml = true): void {
   store.transaction(() => {
-    store.updateReceipt(id, { state: 'authorized', service_id: `svc-${id}` }, at);
-    for (const o of store.outboxOf(id)) store.updateOutbox(o.seq, { state: 'done', completed_at: at }, at);
-    if (withXml) store.putReceiptXml(id, NFE_PROC, at);
+    store.receipts.updateReceipt(id, { state: 'authorized', service_id: `svc-${id}` }, at);
+    for (const o of store.outbox.outboxOf(id)) store.outbox.updateOutbox(o.seq, { state: 'done', completed_at: at }, at);
+    if (withXml) store.receipts.putReceiptXml(id, NFE_PROC, at);
   });
 }
 
-const totals = () => store.reportTotals(FACTS.day, FACTS.day);
+const totals = () => store.report.reportTotals(FACTS.day, FACTS.day);
 const bucket = (id: string) => store.db.prepare('SELECT bucket FROM report_receipts WHERE receipt_id = ?').pluck().get(id);
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'balcao-retention-'));
   store = PosStore.open(dir);
-  store.ensureSeries(1);
+  store.series.ensureSeries(1);
   seedDemoCatalog(store, at);
 });
 afterEach(() => {
@@ -59,21 +59,21 @@ describe("a receipt's share of the report", () => {
   it('counts once authorized with its XML, leaves the totals when cancelled, and is read later when the XML comes later', () => {
     const id = receipt();
     expect(bucket(id)).toBe('none');
-    store.transaction(() => store.updateReceipt(id, { state: 'authorized', service_id: 'svc' }, at));
+    store.transaction(() => store.receipts.updateReceipt(id, { state: 'authorized', service_id: 'svc' }, at));
     expect(bucket(id)).toBe('pending'); // the report fetches the XML first
     expect(totals()).toEqual({ count: 0, total_cents: 0, change_cents: 0 });
 
-    store.transaction(() => store.putReceiptXml(id, NFE_PROC, at));
+    store.transaction(() => store.receipts.putReceiptXml(id, NFE_PROC, at));
     expect(bucket(id)).toBe('sale');
     expect(totals()).toEqual({ count: 1, total_cents: FACTS.vNFCents, change_cents: FACTS.vTrocoCents });
-    expect(store.reportProducts(FACTS.day, FACTS.day).map((p) => [p.code, p.total_cents])).toEqual(FACTS.items.map((i) => [i[0], i[4]]));
-    store.transaction(() => store.putReceiptXml(id, NFE_PROC, at)); // the same XML again: nothing moves
+    expect(store.report.reportProducts(FACTS.day, FACTS.day).map((p) => [p.code, p.total_cents])).toEqual(FACTS.items.map((i) => [i[0], i[4]]));
+    store.transaction(() => store.receipts.putReceiptXml(id, NFE_PROC, at)); // the same XML again: nothing moves
     expect(totals().count).toBe(1);
 
-    store.transaction(() => store.updateReceipt(id, { state: 'cancelled' }, at));
+    store.transaction(() => store.receipts.updateReceipt(id, { state: 'cancelled' }, at));
     expect(totals()).toEqual({ count: 0, total_cents: 0, change_cents: 0 });
-    expect(store.reportProducts(FACTS.day, FACTS.day)).toEqual([]);
-    expect(store.reportListed(FACTS.day, FACTS.day).map((r) => [r.receipt_id, r.bucket, r.vnf_cents])).toEqual([[id, 'cancelled', FACTS.vNFCents]]);
+    expect(store.report.reportProducts(FACTS.day, FACTS.day)).toEqual([]);
+    expect(store.report.reportListed(FACTS.day, FACTS.day).map((r) => [r.receipt_id, r.bucket, r.vnf_cents])).toEqual([[id, 'cancelled', FACTS.vNFCents]]);
   });
 });
 
@@ -82,8 +82,8 @@ describe('retention', () => {
     const old = receipt();
     const voided = receipt();
     store.transaction(() => {
-      store.updateReceipt(voided, { state: 'voided' }, at);
-      for (const o of store.outboxOf(voided)) store.updateOutbox(o.seq, { state: 'failed', completed_at: at }, at); // superseded by the void
+      store.receipts.updateReceipt(voided, { state: 'voided' }, at);
+      for (const o of store.outbox.outboxOf(voided)) store.outbox.updateOutbox(o.seq, { state: 'failed', completed_at: at }, at); // superseded by the void
     });
     const awaiting = receipt(); // still waiting for the service: keeps everything
     const recent = receipt(() => clock() + 80 * DAY_MS);
@@ -94,23 +94,23 @@ describe('retention', () => {
 
     const later: Clock = () => clock() + 91 * DAY_MS;
     expect(pruneBatch(store, later, { days: 90 })).toEqual({ seen: 3, pruned: 2 });
-    expect(store.receiptXml(old)).toBeUndefined();
-    expect(store.receipt(old)!.request_json).toBe('');
-    expect(store.outboxOf(old).map((o) => o.payload)).toEqual(['']);
-    expect(store.receipt(voided)!.request_json).toBe('');
-    expect(store.receipt(awaiting)!.request_json).not.toBe('');
-    expect(store.outboxOf(awaiting)[0]!.payload).not.toBe('');
-    expect(store.receiptXml(recent)).toBe(NFE_PROC);
+    expect(store.receipts.receiptXml(old)).toBeUndefined();
+    expect(store.receipts.receipt(old)!.request_json).toBe('');
+    expect(store.outbox.outboxOf(old).map((o) => o.payload)).toEqual(['']);
+    expect(store.receipts.receipt(voided)!.request_json).toBe('');
+    expect(store.receipts.receipt(awaiting)!.request_json).not.toBe('');
+    expect(store.outbox.outboxOf(awaiting)[0]!.payload).not.toBe('');
+    expect(store.receipts.receiptXml(recent)).toBe(NFE_PROC);
     expect(totals()).toEqual(before);
 
     // Where it stopped is remembered: the next batch starts after the receipts seen.
     expect(pruneBatch(store, later, { days: 90 })).toEqual({ seen: 0, pruned: 0 });
     // Its XML fetched again for a reprint: kept for the reprint, and the totals do not move.
-    store.transaction(() => store.putReceiptXml(old, NFE_PROC, at));
+    store.transaction(() => store.receipts.putReceiptXml(old, NFE_PROC, at));
     expect(totals()).toEqual(before);
     // A shorter period reaches the recent one.
     expect(pruneBatch(store, later, { days: 7 })).toEqual({ seen: 1, pruned: 1 });
-    expect(store.receiptXml(recent)).toBeUndefined();
+    expect(store.receipts.receiptXml(recent)).toBeUndefined();
     expect(totals()).toEqual(before);
   });
 });

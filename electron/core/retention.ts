@@ -7,7 +7,7 @@
 // Configurações → Retenção, RetentionSettings.days, 90 by default) that is settled (authorized,
 // cancelled or voided), whose authorized XML the service holds, with nothing left to send or
 // read for it, the terminal deletes the XML it keeps and empties the request bodies it sent
-// (PosStore.pruneReceiptDocuments). The receipt, its sale, items, payments and audit stay: they
+// (store/retention.ts pruneReceiptDocuments). The receipt, its sale, items, payments and audit stay: they
 // are small, and the audit log is append-only. SQLite reuses the freed pages, so the file stops
 // growing at about one retention period of documents.
 //
@@ -17,7 +17,8 @@
 
 import type { RetentionSettings } from '../api/terminal-api.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
-import type { PosStore, RetentionCandidateRow } from './pos-store.ts';
+import type { PosStore } from './pos-store.ts';
+import type { RetentionCandidateRow } from './store/retention.ts';
 
 const DAY_MS = 24 * 3600_000;
 
@@ -42,18 +43,18 @@ export function settled(r: RetentionCandidateRow): boolean {
 export function pruneBatch(store: PosStore, clock: Clock, retention: RetentionSettings, limit = RETENTION_BATCH): { seen: number; pruned: number } {
   const before = iso(clock() - retention.days * DAY_MS);
   return store.transaction(() => {
-    const raw = store.settingValue('retention_mark');
+    const raw = store.settings.settingValue('retention_mark');
     const mark: Mark = raw ? (JSON.parse(raw) as Mark) : { createdAt: '', id: '' };
-    const batch = store.retentionCandidates(mark, before, limit);
+    const batch = store.retention.retentionCandidates(mark, before, limit);
     if (!batch.length) return { seen: 0, pruned: 0 };
     let pruned = 0;
     for (const r of batch) {
       if (!settled(r)) continue;
-      store.pruneReceiptDocuments(r.id);
+      store.retention.pruneReceiptDocuments(r.id);
       pruned++;
     }
     const last = batch[batch.length - 1]!;
-    store.putSetting('retention_mark', JSON.stringify({ createdAt: last.created_at, id: last.id }), iso(clock()));
+    store.settings.putSetting('retention_mark', JSON.stringify({ createdAt: last.created_at, id: last.id }), iso(clock()));
     return { seen: batch.length, pruned };
   });
 }

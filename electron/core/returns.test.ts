@@ -43,7 +43,11 @@ async function authorizedSale(options: { consumer?: string; removeFirst?: boolea
   sale = await terminal.addPayment(sale.id, { tPag: '01', amountCents: 10_000 });
   const { receipt } = await terminal.finishSale(sale.id);
   const at = new Date().toISOString();
-  terminal.store.updateReceipt(receipt.id, { state: 'authorized', chave: CHAVE, autorizado_em: at, authorized_seen_at: at, protocolo: '135260000000001' }, at);
+  terminal.store.receipts.updateReceipt(
+    receipt.id,
+    { state: 'authorized', chave: CHAVE, autorizado_em: at, authorized_seen_at: at, protocolo: '135260000000001' },
+    at,
+  );
   return { sale, receipt };
 }
 
@@ -75,7 +79,7 @@ describe('requesting a return', () => {
         { itemId: bread!.id, quantity: '0.35', totalCents: 522 },
       ],
     });
-    const row = terminal.store.returnRow(ret.id)!;
+    const row = terminal.store.returns.returnRow(ret.id)!;
     // The removed item is not on the receipt: coffee is nItem 1, bread nItem 2.
     expect(JSON.parse(row.request_json)).toEqual({
       chave_nfce: CHAVE,
@@ -86,9 +90,9 @@ describe('requesting a return', () => {
       justificativa: REASON,
       destinatario: { cpf: '52998224725' },
     });
-    const commands = terminal.store.outboxOf(receipt.id).filter((e) => e.kind === 'return');
+    const commands = terminal.store.outbox.outboxOf(receipt.id).filter((e) => e.kind === 'return');
     expect(commands).toEqual([expect.objectContaining({ state: 'pending', idempotency_key: row.idempotency_key, payload: row.request_json })]);
-    expect(row.idempotency_key).not.toBe(terminal.store.receipt(receipt.id)!.idempotency_key);
+    expect(row.idempotency_key).not.toBe(terminal.store.receipts.receipt(receipt.id)!.idempotency_key);
     expect(terminal.auditLog(receipt.id)).toEqual([expect.objectContaining({ actor_kind: 'manager', action: 'devolucao_solicitada', reason: REASON })]);
     expect((await terminal.queueStatus()).pending).toBeGreaterThanOrEqual(1);
     // One return of a receipt at a time.
@@ -132,7 +136,7 @@ describe('requesting a return', () => {
     });
     expect(terminal.auditLog(receipt.id).map((a) => a.action)).toEqual(['pin_recusado']);
     expect(await terminal.listReturns()).toEqual([]);
-    expect(terminal.store.outboxOf(receipt.id).map((e) => e.kind)).toEqual(['emit']);
+    expect(terminal.store.outbox.outboxOf(receipt.id).map((e) => e.kind)).toEqual(['emit']);
   });
 
   it('only an authorized receipt; the consumer of the receipt cannot be replaced; by default every item left comes back', async () => {
@@ -144,7 +148,7 @@ describe('requesting a return', () => {
     const all = await terminal.returnReceipt(receipt.id, input({ consumer: { document: '529.982.247-25', name: 'José da Silva' } }));
     expect(all.items.map((i) => i.quantity)).toEqual(['1', '3', '0.35']);
     expect(all.totalCents).toBe(949 + 5670 + 522);
-    expect(JSON.parse(terminal.store.returnRow(all.id)!.request_json).destinatario).toEqual({ cpf: '52998224725', nome: 'José da Silva' });
+    expect(JSON.parse(terminal.store.returns.returnRow(all.id)!.request_json).destinatario).toEqual({ cpf: '52998224725', nome: 'José da Silva' });
 
     let sale = await terminal.openSale();
     sale = await terminal.addItem(sale.id, { code: '1001' });

@@ -32,7 +32,10 @@ import type { ReturnInput, ReturnView } from '../api/terminal-api.ts';
 import type { DevolucaoBody } from './api-client.ts';
 import { checked, TerminalError } from './errors.ts';
 import { actorOfManager, audit, authorizeManager } from './managers.ts';
-import type { PosStore, ReceiptRow, ReturnRow, SaleItemRow } from './pos-store.ts';
+import type { PosStore } from './pos-store.ts';
+import type { ReceiptRow } from './store/receipts.ts';
+import type { ReturnRow } from './store/returns.ts';
+import type { SaleItemRow } from './store/sales.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
 import { existingReceipt } from './receipt-row.ts';
 import { formatQuantity, normalizeConsumerDocument } from './sales.ts';
@@ -53,15 +56,15 @@ function assertReturnable(store: PosStore, r: ReceiptRow): void {
     throw new TerminalError('estado_invalido', 'Esta NFC-e foi cancelada ou está sendo cancelada: não há o que devolver');
   }
   if (r.state !== 'authorized' || !r.chave) throw new TerminalError('estado_invalido', 'Só uma NFC-e autorizada pode ter devolução');
-  if (store.liveOutbox(r.id, 'return')) {
+  if (store.outbox.liveOutbox(r.id, 'return')) {
     throw new TerminalError('estado_invalido', 'Já há uma devolução desta NFC-e em andamento; aguarde o resultado dela');
   }
 }
 
 /** The lines of the return: the ones asked for, or every item with what is left of it. */
 function planLines(store: PosStore, r: ReceiptRow, asked: ReturnInput['items']): Line[] {
-  const active = store.items(r.sale_id).filter((i) => i.removed_at === null);
-  const returned = store.returnedUnits(r.id);
+  const active = store.sales.items(r.sale_id).filter((i) => i.removed_at === null);
+  const returned = store.returns.returnedUnits(r.id);
   const left = (i: SaleItemRow) => BigInt(i.quantity_units) - BigInt(returned.get(i.id) ?? 0);
   const line = (item: SaleItemRow, units: bigint): Line => {
     const before = BigInt(returned.get(item.id) ?? 0);
@@ -95,7 +98,7 @@ function planLines(store: PosStore, r: ReceiptRow, asked: ReturnInput['items']):
 
 /** Who brings the goods back: the receipt's consumer, else the one the manager typed. */
 function destinatarioOf(store: PosStore, r: ReceiptRow, consumer: ReturnInput['consumer']): DevolucaoBody['destinatario'] {
-  const saleDoc = store.sale(r.sale_id)?.consumer_doc ?? null;
+  const saleDoc = store.sales.sale(r.sale_id)?.consumer_doc ?? null;
   const name = consumer?.name === undefined ? undefined : consumer.name.trim();
   if (name !== undefined && (name.length < 2 || name.length > 60)) {
     throw new TerminalError('documento_invalido', 'Nome de quem devolve: de 2 a 60 caracteres', { field: 'consumer.name' });
@@ -147,7 +150,7 @@ export async function requestReturn(ctx: ReturnsContext, receiptId: string, inpu
     const now = clock();
     const at = iso(now);
     const total = lines.reduce((a, l) => a + l.totalCents, 0n);
-    store.insertReturn({
+    store.returns.insertReturn({
       id,
       receipt_id: r.id,
       idempotency_key: key,
@@ -159,8 +162,8 @@ export async function requestReturn(ctx: ReturnsContext, receiptId: string, inpu
       created_at: at,
     });
     for (const l of lines)
-      store.insertReturnItem({ return_id: id, sale_item_id: l.item.id, quantity_units: Number(l.units), total_cents: Number(l.totalCents) });
-    store.insertOutbox({
+      store.returns.insertReturnItem({ return_id: id, sale_item_id: l.item.id, quantity_units: Number(l.units), total_cents: Number(l.totalCents) });
+    store.outbox.insertOutbox({
       kind: 'return',
       receipt_id: r.id,
       idempotency_key: key,
@@ -187,7 +190,7 @@ export async function requestReturn(ctx: ReturnsContext, receiptId: string, inpu
 }
 
 export function returnView(store: PosStore, row: ReturnRow): ReturnView {
-  const items = store.items(store.receipt(row.receipt_id)!.sale_id);
+  const items = store.sales.items(store.receipts.receipt(row.receipt_id)!.sale_id);
   return {
     id: row.id,
     receiptId: row.receipt_id,
@@ -199,7 +202,7 @@ export function returnView(store: PosStore, row: ReturnRow): ReturnView {
     codigoStatus: row.codigo_status,
     motivo: row.motivo,
     totalCents: row.total_cents,
-    items: store.returnItems(row.id).map((i) => ({
+    items: store.returns.returnItems(row.id).map((i) => ({
       itemId: i.sale_item_id,
       description: items.find((s) => s.id === i.sale_item_id)?.description ?? '',
       quantity: formatQuantity(BigInt(i.quantity_units)),

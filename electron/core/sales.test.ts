@@ -27,7 +27,7 @@ beforeEach(() => {
   store = PosStore.open(dir);
   now = Date.parse('2026-11-22T15:00:00.000Z');
   ctx = { store, clock: () => now, serie: 1 };
-  store.ensureSeries(1);
+  store.series.ensureSeries(1);
   seedDemoCatalog(store, iso(now));
 });
 
@@ -82,10 +82,19 @@ describe('the terminal database', () => {
   });
 
   it('keeps the audit log append-only', () => {
-    store.appendAudit({ at: iso(now), actor_kind: 'system', actor_id: 't', actor_name: 'T', action: 'x', receipt_id: null, reason: null, details: null });
+    store.managers.appendAudit({
+      at: iso(now),
+      actor_kind: 'system',
+      actor_id: 't',
+      actor_name: 'T',
+      action: 'x',
+      receipt_id: null,
+      reason: null,
+      details: null,
+    });
     expect(() => store.db.exec("UPDATE audit_log SET reason = 'mudou'")).toThrow(/somente inclusão/);
     expect(() => store.db.exec('DELETE FROM audit_log')).toThrow(/somente inclusão/);
-    expect(store.auditLog()).toHaveLength(1);
+    expect(store.managers.auditLog()).toHaveLength(1);
   });
 });
 
@@ -132,7 +141,7 @@ describe('items and totals', () => {
     // A removed line, a bad quantity: refused, nothing changed.
     expect(() => sales.changeItemQuantity(ctx, sale.id, view.items[0]!.id, '2')).toThrow(/já removido/);
     expect(() => sales.changeItemQuantity(ctx, sale.id, view.items[2]!.id, '0')).toThrow(TerminalError);
-    expect(sales.saleView(store, store.sale(sale.id)!).totalCents).toBe(5670 + 479);
+    expect(sales.saleView(store, store.sales.sale(sale.id)!).totalCents).toBe(5670 + 479);
   });
 
   it("refuses unknown products and bad quantities with the cashier's message", () => {
@@ -152,7 +161,7 @@ describe('items and totals', () => {
       { code: '1001', gtin: '7891000100103', description: 'Café', ncm: '09012100', cfop: '5102', unit: 'UN', price: '99.99', taxGroup: 'SN102' },
       iso(now),
     );
-    expect(sales.saleView(store, store.sale(sale.id)!).totalCents).toBe(1890);
+    expect(sales.saleView(store, store.sales.sale(sale.id)!).totalCents).toBe(1890);
   });
 });
 
@@ -180,7 +189,7 @@ describe('payments', () => {
         { tPag: '01', amountCents: 1000 },
       ],
     );
-    expect(sales.saleView(store, store.sale(ok)!).changeCents).toBe(110);
+    expect(sales.saleView(store, store.sales.sale(ok)!).changeCents).toBe(110);
     const bad = saleWith([{ code: '1001' }], [{ tPag: '03', amountCents: 2000, card: { tpIntegra: '2' } }]);
     expect(() => sales.finishSale(ctx, bad)).toThrow(/Só pagamento em dinheiro pode ter troco/);
   });
@@ -190,8 +199,8 @@ describe('payments', () => {
     expect(() => sales.finishSale(ctx, short)).toThrow(/faltam R\$ 0,01/);
     const empty = saleWith([], [{ tPag: '01', amountCents: 100 }]);
     expect(() => sales.finishSale(ctx, empty)).toThrow(/não tem itens/);
-    expect(store.nextNumber(1)).toBe(1);
-    expect(store.sale(short)!.state).toBe('open');
+    expect(store.series.nextNumber(1)).toBe(1);
+    expect(store.sales.sale(short)!.state).toBe('open');
   });
 
   it('checks the card group: integrated needs the acquirer CNPJ and the authorization code (392)', () => {
@@ -244,12 +253,12 @@ describe('finish: the one transaction', () => {
     for (const o of outcomes) {
       expect(o.sale.state).toBe('finished');
       expect(o.receipt.state).toBe('pending');
-      const [entry, ...others] = store.outboxOf(o.receipt.id);
+      const [entry, ...others] = store.outbox.outboxOf(o.receipt.id);
       expect(others).toEqual([]);
       expect(entry).toMatchObject({ kind: 'emit', state: 'pending', idempotency_key: o.receipt.idempotency_key, attempts: 0 });
       expect(JSON.parse(entry!.payload)).toEqual(JSON.parse(o.receipt.request_json));
     }
-    expect(store.nextNumber(1)).toBe(4);
+    expect(store.series.nextNumber(1)).toBe(4);
     expect(() => sales.finishSale(ctx, ids[0]!)).toThrow(/já foi finalizada/);
   });
 
@@ -294,7 +303,7 @@ describe('finish: the one transaction', () => {
     });
     expect(request.det[0]!.imposto).toEqual({ ICMS: { ICMSSN102: { orig: '0', CSOSN: '102' } } });
     expect(receipt.total_cents).toBe(6671);
-    expect(store.sale(id)!.change_cents).toBe(329);
+    expect(store.sales.sale(id)!.change_cents).toBe(329);
     const built = assertBuilds(request);
     expect(built.vNF).toBe('66.71');
     expect(built.vTroco).toBe('3.29');
@@ -306,7 +315,7 @@ describe('finish: the one transaction', () => {
     fc.assert(
       fc.property(fc.array(fc.record({ code: product, quantity }), { minLength: 1, maxLength: 12 }), fc.integer({ min: 0, max: 5000 }), (items, extra) => {
         const sale = sales.openSale(ctx);
-        let view = sales.saleView(store, store.sale(sale.id)!);
+        let view = sales.saleView(store, store.sales.sale(sale.id)!);
         for (const i of items) {
           try {
             view = sales.addItem(ctx, sale.id, i);
@@ -380,10 +389,10 @@ describe('finish: the one transaction', () => {
       ],
       [],
     );
-    const limit = sales.saleView(store, store.sale(exactly)!);
+    const limit = sales.saleView(store, store.sales.sale(exactly)!);
     expect([limit.totalCents, limit.consumerRequired, limit.identificationLimitCents]).toEqual([999_985, false, 1_000_000]);
     const id = saleWith([{ code: '9100', quantity: '3' }], [{ tPag: '01', amountCents: 1_050_000 }]);
-    expect(sales.saleView(store, store.sale(id)!).consumerRequired).toBe(true);
+    expect(sales.saleView(store, store.sales.sale(id)!).consumerRequired).toBe(true);
     let err: unknown;
     try {
       sales.finishSale(ctx, id);
@@ -404,10 +413,10 @@ describe('finish: the one transaction', () => {
     sales.finishSale(ctx, other);
     store.db.prepare('UPDATE series SET next_nnf = 1 WHERE serie = 1').run();
     expect(() => sales.finishSale(ctx, id)).toThrow(/UNIQUE/);
-    expect(store.sale(id)!.state).toBe('open');
-    expect(store.receiptBySale(id)).toBeUndefined();
-    expect(store.nextNumber(1)).toBe(1);
-    expect(store.allOutbox()).toHaveLength(1);
+    expect(store.sales.sale(id)!.state).toBe('open');
+    expect(store.receipts.receiptBySale(id)).toBeUndefined();
+    expect(store.series.nextNumber(1)).toBe(1);
+    expect(store.outbox.allOutbox()).toHaveLength(1);
   });
 
   it('is on disk when it returns: another connection sees it at once', () => {
@@ -443,7 +452,7 @@ describe('scale labels (addItem)', () => {
     expect(err).toBeInstanceOf(TerminalError);
     expect(err).toMatchObject({ code: 'produto_nao_encontrado', field: 'code' });
     expect(err!.message).toMatch(/^Produto 004242 da etiqueta de balança 20042420100\d{2} não encontrado no cadastro$/);
-    expect(store.items(sale.id)).toHaveLength(1);
+    expect(store.sales.items(sale.id)).toHaveLength(1);
   });
 
   it('a product registered under the 13 digits themselves is that product, one unit, labels on or off', () => {

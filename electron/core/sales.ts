@@ -13,9 +13,12 @@ import { consumerIdentificationRequired, identificationLimitCents } from '../../
 import { formatDecimal, fromCents, parseDecimal } from '../../fiscal/money.ts';
 import type { NfceCard, NfceItem, NfcePayment, NfceRequest } from '../../fiscal/nfce/types.ts';
 import type { CardInput, ConsumerView, PaymentInput, PaymentView, SaleItemView, SaleView, ScaleLabelSettings } from '../api/terminal-api.ts';
-import { classificationOf, taxGroupOf } from './catalog.ts';
+import { taxGroupOf } from './catalog.ts';
 import { checked, TerminalError } from './errors.ts';
-import type { PosStore, ProductRow, ReceiptRow, SaleItemRow, SalePaymentRow, SaleRow } from './pos-store.ts';
+import type { PosStore } from './pos-store.ts';
+import type { ProductRow } from './store/products.ts';
+import type { ReceiptRow } from './store/receipts.ts';
+import { cardOf, saleForRequestOf, type SaleForRequest, type SaleItemRow, type SalePaymentRow, type SaleRow } from './store/sales.ts';
 import { looksLikeScaleLabel, productCodesOf, readScaleLabel, scaleItem } from './scale-label.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
 import { brasiliaDay } from '../../base/common/brasilia.ts';
@@ -121,22 +124,19 @@ const cardColumns = (card: CardInput | undefined) => ({
   card_caut: card?.cAut ?? null,
 });
 
-function cardOfRow(p: SalePaymentRow): CardInput | null {
-  if (p.card_tp_integra === null) return null;
-  return {
-    tpIntegra: p.card_tp_integra as '1' | '2',
-    ...(p.card_cnpj !== null && { cnpj: p.card_cnpj }),
-    ...(p.card_tband !== null && { tBand: p.card_tband }),
-    ...(p.card_caut !== null && { cAut: p.card_caut }),
-  };
-}
-
 export type Settlement = { totalCents: number; paidCents: number; remainingCents: number; changeCents: number };
 
 /** Totals of a sale and what its payments settle. */
 export function settle(items: readonly SaleItemRow[], payments: readonly { tpag: string; amount_cents: number }[]): Settlement {
   const total = items.filter((i) => i.removed_at === null).reduce((s, i) => s + BigInt(i.total_cents), 0n);
-  const paid = payments.reduce((s, p) => s + BigInt(p.amount_cents), 0n);
+  return settlement(
+    total,
+    payments.reduce((s, p) => s + BigInt(p.amount_cents), 0n),
+  );
+}
+
+/** What `paid` settles of a sale of `total` (cents). */
+function settlement(total: bigint, paid: bigint): Settlement {
   const remaining = paid >= total ? 0n : total - paid;
   const change = paid > total ? paid - total : 0n;
   return { totalCents: Number(total), paidCents: Number(paid), remainingCents: Number(remaining), changeCents: Number(change) };
@@ -219,12 +219,12 @@ export function itemView(i: SaleItemRow): SaleItemView {
 }
 
 export function paymentView(p: SalePaymentRow): PaymentView {
-  return { id: p.id, tPag: p.tpag, description: paymentMethodLabel(p.tpag), amountCents: p.amount_cents, card: cardOfRow(p) };
+  return { id: p.id, tPag: p.tpag, description: paymentMethodLabel(p.tpag), amountCents: p.amount_cents, card: cardOf(p) };
 }
 
 export function saleView(store: PosStore, sale: SaleRow, uf?: string): SaleView {
-  const items = store.items(sale.id);
-  const payments = store.payments(sale.id);
+  const items = store.sales.items(sale.id);
+  const payments = store.sales.payments(sale.id);
   const s = settle(items, payments);
   const limit = identificationLimitCents(uf);
   return {
@@ -238,7 +238,7 @@ export function saleView(store: PosStore, sale: SaleRow, uf?: string): SaleView 
     ...s,
     consumerRequired: BigInt(s.totalCents) > limit,
     identificationLimitCents: Number(limit),
-    receiptId: sale.state === 'finished' ? (store.receiptBySale(sale.id)?.id ?? null) : null,
+    receiptId: sale.state === 'finished' ? (store.receipts.receiptBySale(sale.id)?.id ?? null) : null,
   };
 }
 
@@ -246,7 +246,7 @@ export function saleView(store: PosStore, sale: SaleRow, uf?: string): SaleView 
 // Operations on an open sale
 
 function openSaleRow(store: PosStore, saleId: string): SaleRow {
-  const sale = store.sale(saleId);
+  const sale = store.sales.sale(saleId);
   if (!sale) throw new TerminalError('nao_encontrado', 'Venda não encontrada');
   if (sale.state !== 'open') {
     throw new TerminalError('estado_invalido', sale.state === 'finished' ? 'Esta venda já foi finalizada' : 'Esta venda foi descartada');
@@ -256,8 +256,8 @@ function openSaleRow(store: PosStore, saleId: string): SaleRow {
 
 export function openSale(ctx: SalesContext): SaleView {
   const id = randomUUID();
-  ctx.store.insertSale(id, iso(ctx.clock()));
-  return saleView(ctx.store, ctx.store.sale(id)!, ctx.uf?.());
+  ctx.store.sales.insertSale(id, iso(ctx.clock()));
+  return saleView(ctx.store, ctx.store.sales.sale(id)!, ctx.uf?.());
 }
 
 /**
@@ -266,7 +266,7 @@ export function openSale(ctx: SalesContext): SaleView {
  * label names with the quantity and total the label carries (scale-label.ts).
  */
 function itemFor(ctx: SalesContext, code: string, quantity: string | undefined): { product: ProductRow; qty: bigint; total: bigint } {
-  const product = code ? ctx.store.productByCodeOrGtin(code) : undefined;
+  const product = code ? ctx.store.products.productByCodeOrGtin(code) : undefined;
   if (product) {
     const qty = parseQuantity(quantity ?? '1');
     return { product, qty, total: itemTotalCents(qty, BigInt(product.price_cents)) };
@@ -275,7 +275,7 @@ function itemFor(ctx: SalesContext, code: string, quantity: string | undefined):
   if (labels?.enabled && looksLikeScaleLabel(code)) {
     const label = readScaleLabel(code, labels)!;
     const found = productCodesOf(label)
-      .map((c) => ctx.store.productByCodeOrGtin(c))
+      .map((c) => ctx.store.products.productByCodeOrGtin(c))
       .find((p) => p !== undefined);
     if (!found) {
       throw new TerminalError('produto_nao_encontrado', `Produto ${label.productCode} da etiqueta de balança ${code} não encontrado no cadastro`, {
@@ -301,7 +301,7 @@ export function addItem(ctx: SalesContext, saleId: string, input: { code: string
     const code = typeof input?.code === 'string' ? input.code.trim() : '';
     const { product, qty, total } = itemFor(ctx, code, input?.quantity);
     checkItemSize(qty, total);
-    store.insertItem({
+    store.sales.insertItem({
       sale_id: sale.id,
       product_code: product.code,
       gtin: product.gtin,
@@ -337,15 +337,15 @@ export function changeItemQuantity(ctx: SalesContext, saleId: string, itemId: nu
   const { store } = ctx;
   return store.transaction(() => {
     const sale = openSaleRow(store, saleId);
-    const item = store.items(sale.id).find((i) => i.id === itemId && i.removed_at === null);
+    const item = store.sales.items(sale.id).find((i) => i.id === itemId && i.removed_at === null);
     if (!item) throw new TerminalError('nao_encontrado', 'Item não encontrado nesta venda (ou já removido)', { field: 'itemId' });
     const qty = parseQuantity(quantity);
     const total = itemTotalCents(qty, BigInt(item.unit_price_cents));
     checkItemSize(qty, total);
     const at = iso(ctx.clock());
-    store.markItemRemoved(sale.id, item.id, at);
+    store.sales.markItemRemoved(sale.id, item.id, at);
     const { id: _id, removed_at: _removed, ...copy } = item;
-    store.insertItem({ ...copy, quantity_units: Number(qty), total_cents: Number(total), added_at: at });
+    store.sales.insertItem({ ...copy, quantity_units: Number(qty), total_cents: Number(total), added_at: at });
     return saleView(store, sale, ctx.uf?.());
   });
 }
@@ -354,7 +354,7 @@ export function removeItem(ctx: SalesContext, saleId: string, itemId: number): S
   const { store } = ctx;
   return store.transaction(() => {
     const sale = openSaleRow(store, saleId);
-    if (!store.markItemRemoved(sale.id, itemId, iso(ctx.clock()))) {
+    if (!store.sales.markItemRemoved(sale.id, itemId, iso(ctx.clock()))) {
       throw new TerminalError('nao_encontrado', 'Item não encontrado nesta venda (ou já removido)', { field: 'itemId' });
     }
     return saleView(store, sale, ctx.uf?.());
@@ -366,8 +366,8 @@ export function setConsumer(ctx: SalesContext, saleId: string, document: string 
   const consumer = document === null || document.trim() === '' ? null : normalizeConsumerDocument(document);
   return store.transaction(() => {
     const sale = openSaleRow(store, saleId);
-    store.setConsumer(sale.id, consumer?.document ?? null);
-    return saleView(store, store.sale(sale.id)!, ctx.uf?.());
+    store.sales.setConsumer(sale.id, consumer?.document ?? null);
+    return saleView(store, store.sales.sale(sale.id)!, ctx.uf?.());
   });
 }
 
@@ -376,7 +376,7 @@ export function addPayment(ctx: SalesContext, saleId: string, payment: PaymentIn
   const p = normalizePayment(payment, brasiliaDay(ctx.clock()));
   return store.transaction(() => {
     const sale = openSaleRow(store, saleId);
-    store.insertPayment({ sale_id: sale.id, tpag: p.tPag, amount_cents: p.amountCents, ...cardColumns(p.card), added_at: iso(ctx.clock()) });
+    store.sales.insertPayment({ sale_id: sale.id, tpag: p.tPag, amount_cents: p.amountCents, ...cardColumns(p.card), added_at: iso(ctx.clock()) });
     return saleView(store, sale, ctx.uf?.());
   });
 }
@@ -385,7 +385,8 @@ export function removePayment(ctx: SalesContext, saleId: string, paymentId: numb
   const { store } = ctx;
   return store.transaction(() => {
     const sale = openSaleRow(store, saleId);
-    if (!store.deletePayment(sale.id, paymentId)) throw new TerminalError('nao_encontrado', 'Pagamento não encontrado nesta venda', { field: 'paymentId' });
+    if (!store.sales.deletePayment(sale.id, paymentId))
+      throw new TerminalError('nao_encontrado', 'Pagamento não encontrado nesta venda', { field: 'paymentId' });
     return saleView(store, sale, ctx.uf?.());
   });
 }
@@ -394,8 +395,8 @@ export function discardSale(ctx: SalesContext, saleId: string): SaleView {
   const { store } = ctx;
   return store.transaction(() => {
     const sale = openSaleRow(store, saleId);
-    store.discardSale(sale.id);
-    return saleView(store, store.sale(sale.id)!, ctx.uf?.());
+    store.sales.discardSale(sale.id);
+    return saleView(store, store.sales.sale(sale.id)!, ctx.uf?.());
   });
 }
 
@@ -403,18 +404,17 @@ export function discardSale(ctx: SalesContext, saleId: string): SaleView {
 export function replacePayments(ctx: SalesContext, sale: SaleRow, payments: readonly PaymentInput[]): void {
   const day = brasiliaDay(ctx.clock());
   const normalized = payments.map((p, i) => normalizePayment(p, day, `payments[${i}]`));
-  ctx.store.deletePayments(sale.id);
+  ctx.store.sales.deletePayments(sale.id);
   const at = iso(ctx.clock());
   for (const p of normalized) {
-    ctx.store.insertPayment({ sale_id: sale.id, tpag: p.tPag, amount_cents: p.amountCents, ...cardColumns(p.card), added_at: at });
+    ctx.store.sales.insertPayment({ sale_id: sale.id, tpag: p.tPag, amount_cents: p.amountCents, ...cardColumns(p.card), added_at: at });
   }
 }
 
 // =============================================================================================
 // The NFC-e request (docs/api.md, "NFC-e")
 
-function requestCard(p: SalePaymentRow): NfceCard | undefined {
-  const card = cardOfRow(p);
+function requestCard(card: CardInput | null): NfceCard | undefined {
   if (!card) return undefined;
   return {
     tpIntegra: card.tpIntegra,
@@ -424,27 +424,14 @@ function requestCard(p: SalePaymentRow): NfceCard | undefined {
   };
 }
 
-/** det[].imposto.IBSCBS of an item whose product has its own classification (else the company default applies). */
-function withClassification(i: SaleItemRow): Pick<NfceItem['imposto'], 'IBSCBS'> {
-  const c = classificationOf(i);
-  return c ? { IBSCBS: { CST: c.CST, cClassTrib: c.cClassTrib } } : {};
-}
-
 /** The request body for a sale: items, exact totals, payments with their card groups, consumer. */
-export function buildNfceRequest(
-  sale: Pick<SaleRow, 'id' | 'consumer_doc'>,
-  items: readonly SaleItemRow[],
-  payments: readonly SalePaymentRow[],
-  serie: number,
-  nNF: number,
-): NfceRequest {
-  const active = items.filter((i) => i.removed_at === null);
-  const det: NfceItem[] = active.map((i) => {
-    const q = formatQuantity(BigInt(i.quantity_units));
-    const vUn = fromCents(BigInt(i.unit_price_cents));
+export function buildNfceRequest(sale: SaleForRequest, serie: number, nNF: number): NfceRequest {
+  const det: NfceItem[] = sale.lines.map((i) => {
+    const q = formatQuantity(BigInt(i.quantityUnits));
+    const vUn = fromCents(BigInt(i.unitPriceCents));
     return {
       prod: {
-        cProd: i.product_code,
+        cProd: i.productCode,
         cEAN: i.gtin,
         xProd: i.description,
         NCM: i.ncm,
@@ -452,27 +439,31 @@ export function buildNfceRequest(
         uCom: i.unit,
         qCom: q,
         vUnCom: vUn,
-        vProd: fromCents(BigInt(i.total_cents)),
+        vProd: fromCents(BigInt(i.totalCents)),
         cEANTrib: i.gtin,
         uTrib: i.unit,
         qTrib: q,
         vUnTrib: vUn,
         indTot: '1',
       },
-      imposto: { ...taxGroupOf(i.tax_group), ...withClassification(i) },
+      // det[].imposto.IBSCBS of an item whose product has its own classification (else the company default applies).
+      imposto: { ...taxGroupOf(i.taxGroup), ...(i.classification && { IBSCBS: { CST: i.classification.CST, cClassTrib: i.classification.cClassTrib } }) },
     };
   });
-  const s = settle(items, payments);
+  const s = settlement(
+    sale.lines.reduce((t, i) => t + BigInt(i.totalCents), 0n),
+    sale.payments.reduce((t, p) => t + BigInt(p.amountCents), 0n),
+  );
   const vNF = fromCents(BigInt(s.totalCents));
-  const pag: NfcePayment[] = payments.map((p) => {
-    const card = requestCard(p);
-    return { tPag: p.tpag, vPag: fromCents(BigInt(p.amount_cents)), ...(card && { card }) };
+  const pag: NfcePayment[] = sale.payments.map((p) => {
+    const card = requestCard(p.card);
+    return { tPag: p.tPag, vPag: fromCents(BigInt(p.amountCents)), ...(card && { card }) };
   });
   const request: NfceRequest = { ide: { serie, nNF }, det, total: { vProd: vNF, vNF }, pag };
   if (s.changeCents > 0) request.vTroco = fromCents(BigInt(s.changeCents));
   // Nothing but the cashier confirmed a static PIX: the receipt says so, with the reference.
-  if (payments.some((p) => p.tpag === PIX_STATIC)) request.infCpl = staticPixNote(sale.id);
-  if (sale.consumer_doc !== null) request.dest = sale.consumer_doc.length === 11 ? { cpf: sale.consumer_doc } : { cnpj: sale.consumer_doc };
+  if (sale.payments.some((p) => p.tPag === PIX_STATIC)) request.infCpl = staticPixNote(sale.id);
+  if (sale.consumerDoc !== null) request.dest = sale.consumerDoc.length === 11 ? { cpf: sale.consumerDoc } : { cnpj: sale.consumerDoc };
   return request;
 }
 
@@ -503,8 +494,8 @@ export function finishSale(ctx: SalesContext, saleId: string, offline?: OfflineI
   const { store } = ctx;
   return store.transaction(() => {
     const sale = openSaleRow(store, saleId);
-    const items = store.items(sale.id);
-    const payments = store.payments(sale.id);
+    const items = store.sales.items(sale.id);
+    const payments = store.sales.payments(sale.id);
     const s = assertPaymentsSettle(items, payments);
     const uf = ctx.uf?.();
     if (sale.consumer_doc === null && consumerIdentificationRequired(uf, BigInt(s.totalCents))) {
@@ -518,13 +509,13 @@ export function finishSale(ctx: SalesContext, saleId: string, offline?: OfflineI
     const now = ctx.clock();
     const at = iso(now);
     const serie = offline?.serie ?? ctx.serie;
-    const nNF = store.takeNextNumber(serie);
-    const request = buildNfceRequest(sale, items, payments, serie, nNF);
+    const nNF = store.series.takeNextNumber(serie);
+    const request = buildNfceRequest(saleForRequestOf(sale, items, payments), serie, nNF);
     // Issued offline: signed now, and the body sent later is that XML, unchanged.
     const issued = offline?.issue(request);
     const receiptId = randomUUID();
     const key = randomUUID();
-    store.insertReceipt({
+    store.receipts.insertReceipt({
       id: receiptId,
       sale_id: sale.id,
       serie,
@@ -537,13 +528,13 @@ export function finishSale(ctx: SalesContext, saleId: string, offline?: OfflineI
       updated_at: at,
     });
     if (issued) {
-      store.updateReceipt(
+      store.receipts.updateReceipt(
         receiptId,
         { tp_emis: 9, signed_xml: issued.signedXml, chave: issued.chave, qrcode: issued.qrcode, url_consulta: issued.urlConsulta },
         at,
       );
     }
-    store.insertOutbox({
+    store.outbox.insertOutbox({
       kind: 'emit',
       receipt_id: receiptId,
       idempotency_key: key,
@@ -552,7 +543,7 @@ export function finishSale(ctx: SalesContext, saleId: string, offline?: OfflineI
       next_attempt_at: now,
       created_at: at,
     });
-    store.markSaleFinished(sale.id, at, s.totalCents, s.changeCents, cashSessionId);
-    return { sale: store.sale(sale.id)!, receipt: store.receipt(receiptId)! };
+    store.sales.markSaleFinished(sale.id, at, s.totalCents, s.changeCents, cashSessionId);
+    return { sale: store.sales.sale(sale.id)!, receipt: store.receipts.receipt(receiptId)! };
   });
 }

@@ -248,6 +248,6 @@ describe('certificate and contingency credentials', () => {
     const { audit } = update(s, { company: { ...demo, cnpj: '11444777000161', cscToken: DEMO_CSC.token } });
     expect(audit.certificate).toEqual({ removido: { cnpj: demo.cnpj, subject: cert.certificate.subject } });
     expect(s.certificate()).toBeNull();
-    expect(store.sealedSecret('certificate_pfx')).toBeUndefined();
+    expect(store.settings.sealedSecret('certificate_pfx')).toBeUndefined();
   });
 });

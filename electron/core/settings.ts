@@ -259,21 +259,21 @@ export class Settings {
   // Reading
 
   private json<T>(key: string): T | undefined {
-    const raw = this.store.settingValue(key);
+    const raw = this.store.settings.settingValue(key);
     return raw === undefined ? undefined : (JSON.parse(raw) as T);
   }
 
   private put(key: string, value: unknown, at: string): void {
-    this.store.putSetting(key, JSON.stringify(value), at);
+    this.store.settings.putSetting(key, JSON.stringify(value), at);
   }
 
   private putSecret(name: string, plain: Buffer, at: string): void {
-    this.store.putSealedSecret(name, this.box.seal(plain, terminalSecretPurpose(name)), at);
+    this.store.settings.putSealedSecret(name, this.box.seal(plain, terminalSecretPurpose(name)), at);
   }
 
   /** The secret in clear; undefined when absent or when this box cannot open it. */
   private readableSecret(name: string): Buffer | undefined {
-    const sealed = this.store.sealedSecret(name);
+    const sealed = this.store.settings.sealedSecret(name);
     if (sealed === undefined) return undefined;
     try {
       return this.box.open(sealed, terminalSecretPurpose(name));
@@ -313,7 +313,7 @@ export class Settings {
         at,
       );
       if (rt?.csrt) this.putSecret('csrt', Buffer.from(rt.csrt.token), at);
-      else if (this.store.sealedSecret('csrt')) this.store.deleteSecret('csrt');
+      else if (this.store.settings.sealedSecret('csrt')) this.store.settings.deleteSecret('csrt');
     });
   }
 
@@ -386,7 +386,7 @@ export class Settings {
       tokenSet: this.token !== '',
       series: this.series,
       printer: this.printer,
-      company: company && { ...company, cscSet: this.store.sealedSecret('csc_token') !== undefined },
+      company: company && { ...company, cscSet: this.store.settings.sealedSecret('csc_token') !== undefined },
       certificate: this.certificate(),
       contingency: this.contingencySettings(),
       scaleLabels: this.scaleLabels(),
@@ -426,7 +426,10 @@ export class Settings {
       if (patch.company.cscToken !== undefined && patch.company.cscToken !== null && patch.company.cscToken !== '') {
         cscToken = validateCscToken(patch.company.cscToken);
         if (company.cscId === null) throw bad('company.cscId', 'Identificador do CSC: obrigatório junto com o CSC');
-      } else if (company.cscId !== null && (company.cscId !== before?.cscId || company.cnpj !== before?.cnpj || !this.store.sealedSecret('csc_token'))) {
+      } else if (
+        company.cscId !== null &&
+        (company.cscId !== before?.cscId || company.cnpj !== before?.cnpj || !this.store.settings.sealedSecret('csc_token'))
+      ) {
         throw bad('company.cscToken', 'CSC: informe o código junto com o novo identificador');
       }
     }
@@ -512,9 +515,9 @@ export class Settings {
         if (cscToken !== undefined) {
           audit.cscToken = 'alterado';
           this.putSecret('csc_token', Buffer.from(cscToken), at);
-        } else if (company.cscId === null && this.store.sealedSecret('csc_token')) {
+        } else if (company.cscId === null && this.store.settings.sealedSecret('csc_token')) {
           audit.cscToken = 'removido';
-          this.store.deleteSecret('csc_token');
+          this.store.settings.deleteSecret('csc_token');
         }
         // The certificate belongs to one CNPJ: another company's certificate cannot stay.
         const cert = this.json<CertificateFacts>('certificate');
@@ -528,9 +531,9 @@ export class Settings {
   }
 
   private removeCertificate(): void {
-    this.store.deleteSetting('certificate');
-    this.store.deleteSecret('certificate_pfx');
-    this.store.deleteSecret('certificate_password');
+    this.store.settings.deleteSetting('certificate');
+    this.store.settings.deleteSecret('certificate_pfx');
+    this.store.settings.deleteSecret('certificate_password');
     this.loaded = undefined;
   }
 

@@ -132,9 +132,9 @@ async function runSales(args: ReturnType<typeof options>['values']): Promise<num
   if (!(await terminal.cashSession())) {
     await terminal.openCashSession({ floatCents: int(args['troco-inicial'], 'troco-inicial', 0, 100_000_000, 0), operator: 'balcao terminal vendas' });
   }
-  say({ event: 'ready', finished: terminal.store.countSales('finished') });
+  say({ event: 'ready', finished: terminal.store.sales.countSales('finished') });
 
-  for (let n = terminal.store.countSales('finished'); n < total; n = terminal.store.countSales('finished')) {
+  for (let n = terminal.store.sales.countSales('finished'); n < total; n = terminal.store.sales.countSales('finished')) {
     await sell(terminal, n);
     if (pace) await sleep(pace);
   }
@@ -144,7 +144,7 @@ async function runSales(args: ReturnType<typeof options>['values']): Promise<num
   for (;;) {
     const status = await terminal.queueStatus();
     if (status.pending === 0 && !status.contingency.active && status.contingency.openTasks.length === 0) {
-      const receipts = terminal.store.allReceipts();
+      const receipts = terminal.store.receipts.allReceipts();
       const byState: Record<string, number> = {};
       for (const r of receipts) byState[r.state] = (byState[r.state] ?? 0) + 1;
       say({ event: 'drained', receipts: receipts.length, byState });

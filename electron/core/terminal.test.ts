@@ -84,14 +84,14 @@ describe('the screen API with the service down', () => {
     expect(receipt.cancellation).toEqual({ allowed: false, deadline: null, secondsLeft: null, remedy: null });
     expect((await terminal.getSale(sale.id)).receiptId).toBe(receipt.id);
 
-    const key = terminal.store.receipt(receipt.id)!.idempotency_key;
+    const key = terminal.store.receipts.receipt(receipt.id)!.idempotency_key;
     const entry = await until('três tentativas', () => {
-      const e = terminal!.store.outboxOf(receipt.id)[0]!;
+      const e = terminal!.store.outbox.outboxOf(receipt.id)[0]!;
       return e.attempts >= 3 && e;
     });
     expect(entry).toMatchObject({ kind: 'emit', state: 'pending', idempotency_key: key });
     expect(entry.last_error).toMatch(/fora do ar/);
-    expect(terminal.store.receipt(receipt.id)).toMatchObject({ state: 'pending', idempotency_key: key, nnf: 1 });
+    expect(terminal.store.receipts.receipt(receipt.id)).toMatchObject({ state: 'pending', idempotency_key: key, nnf: 1 });
 
     const status = await terminal.queueStatus();
     expect(status).toMatchObject({ online: false, pending: 1, needsAttention: 0, oldestPendingAt: receipt.createdAt });
@@ -112,13 +112,13 @@ describe('the screen API with the service down', () => {
     await terminal.addItem(sale.id, { code: '1001' });
     await terminal.addPayment(sale.id, { tPag: '01', amountCents: 1890 });
     const { receipt } = await terminal.finishSale(sale.id);
-    const key = terminal.store.receipt(receipt.id)!.idempotency_key;
+    const key = terminal.store.receipts.receipt(receipt.id)!.idempotency_key;
     await terminal.close();
 
     terminal = await open();
     expect((await terminal.openSales()).map((s) => s.id)).toEqual([kept.id]);
     expect((await terminal.recentReceipts()).map((r) => [r.id, r.nNF, r.state])).toEqual([[receipt.id, 1, 'pending']]);
-    expect(terminal.store.outboxOf(receipt.id)).toEqual([expect.objectContaining({ state: 'pending', idempotency_key: key })]);
+    expect(terminal.store.outbox.outboxOf(receipt.id)).toEqual([expect.objectContaining({ state: 'pending', idempotency_key: key })]);
     // The next sale takes the next number.
     await terminal.addPayment(kept.id, { tPag: '01', amountCents: 479 });
     expect((await terminal.finishSale(kept.id)).receipt.nNF).toBe(2);
@@ -164,7 +164,7 @@ describe('the screen API with the service down', () => {
     await terminal.addItem(sale.id, { code: '1001' });
     expect((await terminal.discardSale(sale.id)).state).toBe('discarded');
     expect(await terminal.openSales()).toEqual([]);
-    expect(terminal.store.nextNumber(7)).toBe(1);
+    expect(terminal.store.series.nextNumber(7)).toBe(1);
   });
 });
 
@@ -217,11 +217,11 @@ describe('scale labels at the counter', () => {
     // 0,355 kg × R$ 14,90 = 5,2895 → R$ 5,29
     expect(sale.items[1]).toMatchObject({ code: '1006', description: 'Pão francês', quantity: '0.355', unitPriceCents: 1490, totalCents: 529 });
     expect(sale.totalCents).toBe(2102 + 529);
-    expect(terminal.store.auditLog().filter((a) => a.action === 'configuracoes_alteradas')).toHaveLength(2);
+    expect(terminal.store.managers.auditLog().filter((a) => a.action === 'configuracoes_alteradas')).toHaveLength(2);
 
     await terminal.addPayment(sale.id, { tPag: '01', amountCents: 3000 });
     const { receipt } = await terminal.finishSale(sale.id);
-    const request = JSON.parse(terminal.store.receipt(receipt.id)!.request_json) as NfceRequest;
+    const request = JSON.parse(terminal.store.receipts.receipt(receipt.id)!.request_json) as NfceRequest;
     expect(request.det.map((d) => [d.prod.cProd, d.prod.cEAN, d.prod.qCom, d.prod.vUnCom, d.prod.vProd])).toEqual([
       ['2345', 'SEM GTIN', '0.351', '59.90', '21.02'],
       ['1006', 'SEM GTIN', '0.355', '14.90', '5.29'],

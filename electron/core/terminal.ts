@@ -63,7 +63,9 @@ import { checked, TerminalError } from './errors.ts';
 import { actorOfManager, audit, authorizeManager, createManager, listManagers, SYSTEM_ACTOR, type Actor } from './managers.ts';
 import type { RetryPolicy } from './outbox-rules.ts';
 import { OutboxWorker } from './outbox-worker.ts';
-import { PosStore, type AuditRow, type ReceiptRow } from './pos-store.ts';
+import { PosStore } from './pos-store.ts';
+import type { AuditRow } from './store/managers-audit.ts';
+import type { ReceiptRow } from './store/receipts.ts';
 import { ReceiptPrinter } from './printing.ts';
 import { requestReturn, returnView } from './returns.ts';
 import { existingReceipt } from './receipt-row.ts';
@@ -132,7 +134,7 @@ const SERVICE_CLOCK_KEY = 'relogio_servico';
 
 /** The offset an earlier run kept, if any. */
 function keptClockOffset(store: PosStore): number | null {
-  const raw = store.settingValue(SERVICE_CLOCK_KEY);
+  const raw = store.settings.settingValue(SERVICE_CLOCK_KEY);
   const offset = raw === undefined ? undefined : (JSON.parse(raw) as { offsetMs?: unknown }).offsetMs;
   return typeof offset === 'number' && Number.isFinite(offset) ? offset : null;
 }
@@ -203,7 +205,7 @@ export class Terminal implements TerminalApi {
       scaleLabels: () => this.settings.scaleLabels(),
       cashSession: () => cash.requireOpenSession(store).id,
     };
-    store.ensureSeries(this.ctx.serie);
+    store.series.ensureSeries(this.ctx.serie);
     this.serviceClock = new ServiceClock(
       this.clock,
       () => {
@@ -215,7 +217,7 @@ export class Terminal implements TerminalApi {
         keep: (offsetMs) => {
           if (this.closed) return;
           try {
-            store.putSetting(SERVICE_CLOCK_KEY, JSON.stringify({ offsetMs }), iso(this.clock()));
+            store.settings.putSetting(SERVICE_CLOCK_KEY, JSON.stringify({ offsetMs }), iso(this.clock()));
           } catch {
             // kept next time; an exchange never fails for this (a full disk is told elsewhere)
           }
@@ -373,7 +375,7 @@ export class Terminal implements TerminalApi {
 
   private emitReceipt(id: string): void {
     if (this.closed) return;
-    const row = this.store.receipt(id);
+    const row = this.store.receipts.receipt(id);
     if (row) this.contingency.observeReceipt(row);
     if (row?.state === 'authorized') this.autoPrint.schedule();
     if (row && this.listeners.size) this.emit({ type: 'receipt', receipt: this.view(row) });
@@ -382,7 +384,7 @@ export class Terminal implements TerminalApi {
   /** The screen hears a receipt's view again (nothing else needs to know: its state did not change). */
   private showReceipt(id: string): void {
     if (this.closed || this.listeners.size === 0) return;
-    const row = this.store.receipt(id);
+    const row = this.store.receipts.receipt(id);
     if (row) this.emit({ type: 'receipt', receipt: this.view(row) });
   }
 
@@ -418,12 +420,12 @@ export class Terminal implements TerminalApi {
   /** The service's clock moved: the screen's countdowns of recent receipts are stale. */
   private refreshCancellationWindows(): void {
     if (this.closed || this.listeners.size === 0) return;
-    for (const r of this.store.recentReceipts(50)) if (r.state === 'authorized') this.emit({ type: 'receipt', receipt: this.view(r) });
+    for (const r of this.store.receipts.recentReceipts(50)) if (r.state === 'authorized') this.emit({ type: 'receipt', receipt: this.view(r) });
   }
 
   private emitReturn(id: string): void {
     if (this.closed || this.listeners.size === 0) return;
-    const row = this.store.returnRow(id);
+    const row = this.store.returns.returnRow(id);
     if (row) this.emit({ type: 'return', devolucao: returnView(this.store, row) });
   }
 
@@ -440,7 +442,7 @@ export class Terminal implements TerminalApi {
 
   async findProducts(query: string, limit = 20): Promise<ProductView[]> {
     const q = typeof query === 'string' ? query.trim() : '';
-    return this.store.searchProducts(q, Math.max(1, Math.min(200, limit))).map(productView);
+    return this.store.products.searchProducts(q, Math.max(1, Math.min(200, limit))).map(productView);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -451,13 +453,13 @@ export class Terminal implements TerminalApi {
   }
 
   async getSale(saleId: string): Promise<SaleView> {
-    const sale = this.store.sale(saleId);
+    const sale = this.store.sales.sale(saleId);
     if (!sale) throw new TerminalError('nao_encontrado', 'Venda não encontrada');
     return sales.saleView(this.store, sale, this.ctx.uf?.());
   }
 
   async openSales(): Promise<SaleView[]> {
-    return this.store.openSales().map((s) => sales.saleView(this.store, s, this.ctx.uf?.()));
+    return this.store.sales.openSales().map((s) => sales.saleView(this.store, s, this.ctx.uf?.()));
   }
 
   async addItem(saleId: string, input: { code: string; quantity?: string }): Promise<SaleView> {
@@ -541,7 +543,7 @@ export class Terminal implements TerminalApi {
       canCorrect: needsOperator && r.tp_emis === 1,
       // A number issued in contingency must never be voided (docs/fiscal.md, "Offline contingency").
       canVoid: needsOperator && r.tp_emis === 1,
-      superseded: r.tp_emis === 9 ? this.store.supersededAttempts(r.id).map(supersededAttemptView) : [],
+      superseded: r.tp_emis === 9 ? this.store.contingency.supersededAttempts(r.id).map(supersededAttemptView) : [],
     };
   }
 
@@ -551,7 +553,7 @@ export class Terminal implements TerminalApi {
 
   async recentReceipts(limit = 50): Promise<ReceiptView[]> {
     await this.syncServiceClock();
-    return this.store.recentReceipts(Math.max(1, Math.min(500, limit))).map((r) => this.view(r));
+    return this.store.receipts.recentReceipts(Math.max(1, Math.min(500, limit))).map((r) => this.view(r));
   }
 
   async getReceipt(receiptId: string): Promise<ReceiptView> {
@@ -636,12 +638,12 @@ export class Terminal implements TerminalApi {
   }
 
   auditLog(receiptId?: string): AuditRow[] {
-    return this.store.auditLog(receiptId);
+    return this.store.managers.auditLog(receiptId);
   }
 
   private queueStatusNow(): QueueStatus {
     const w = this.worker.state;
-    const stats = this.store.outboxStats();
+    const stats = this.store.outbox.outboxStats();
     const now = this.clock();
     const oldest = stats.oldestCreatedAt === null ? null : Date.parse(stats.oldestCreatedAt);
     return {
@@ -651,7 +653,7 @@ export class Terminal implements TerminalApi {
       pending: stats.live,
       oldestPendingAt: stats.oldestCreatedAt,
       oldestPendingAgeSeconds: oldest === null ? null : Math.max(0, Math.floor((now - oldest) / 1000)),
-      needsAttention: this.store.countReceiptsIn(NEEDS_OPERATOR),
+      needsAttention: this.store.receipts.countReceiptsIn(NEEDS_OPERATOR),
       contingency: this.contingencyStatusNow(),
       alerts: [this.serviceClock.alert(), this.worker.machineFault, this.backupProblem].filter((a): a is string => a !== null),
       serviceNotices: w.notices,
@@ -716,7 +718,7 @@ export class Terminal implements TerminalApi {
       this.worker.serviceChanged();
     }
     if (change.series !== undefined) {
-      this.store.ensureSeries(change.series);
+      this.store.series.ensureSeries(change.series);
       this.ctx.serie = change.series;
     }
     if (change.printer !== undefined) this.printer.reconfigure(change.printer);
@@ -762,7 +764,7 @@ export class Terminal implements TerminalApi {
   }
 
   async cashSession(): Promise<CashSessionView | null> {
-    const open = this.store.openCashSession();
+    const open = this.store.cash.openCashSession();
     return open ? this.cashView(open) : null;
   }
 
@@ -783,7 +785,7 @@ export class Terminal implements TerminalApi {
 
   async recentCashSessions(limit = 10): Promise<CashSessionView[]> {
     const n = Number.isInteger(limit) ? Math.max(1, Math.min(100, limit)) : 10;
-    return this.store.recentCashSessions(n).map((r) => this.cashView(r));
+    return this.store.cash.recentCashSessions(n).map((r) => this.cashView(r));
   }
 
   async printCashReport(sessionId: string): Promise<CashSessionView> {
@@ -860,14 +862,14 @@ export class Terminal implements TerminalApi {
   }
 
   async listReturns(receiptId?: string): Promise<ReturnView[]> {
-    return this.store.returns(receiptId).map((r) => returnView(this.store, r));
+    return this.store.returns.list(receiptId).map((r) => returnView(this.store, r));
   }
 
   /** Resolves with the return once `done(view)` holds, or as it is after `timeoutMs` (settle-wait.ts). */
   waitForReturn(returnId: string, done: (r: ReturnView) => boolean, timeoutMs: number): Promise<ReturnView> {
     return settle({
       read: () => {
-        const row = this.store.returnRow(returnId);
+        const row = this.store.returns.returnRow(returnId);
         if (!row) throw new TerminalError('nao_encontrado', 'Devolução não encontrada');
         return returnView(this.store, row);
       },

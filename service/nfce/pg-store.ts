@@ -382,6 +382,24 @@ export class PgNfceStore implements NfceStore {
     return exportPageOf(rows, limit, exportKeyset, (r) => exportEntryOf(r, POSTGRES_ROWS));
   }
 
+  async deleteArchived(companyId: string, ids: readonly string[]): Promise<number> {
+    // One statement, so one transaction: the documents and their keys go together.
+    const { rows } = await this.b.pool.query<{ n: number }>(
+      `WITH gone AS (
+         DELETE FROM nfce_documents d
+          WHERE d.company_id = $1 AND d.id = ANY($2::text[])
+            AND NOT EXISTS (SELECT 1 FROM nfe_documents n WHERE n.company_id = d.company_id AND n.chave_nfce = d.chave)
+         RETURNING d.id, d.idempotency_key
+       ), keys AS (
+         DELETE FROM idempotency_keys k USING gone
+          WHERE k.company_id = $1 AND k.doc_type = 'nfce' AND k.key = gone.idempotency_key AND k.document_id = gone.id
+       )
+       SELECT count(*)::int AS n FROM gone`,
+      [companyId, ids],
+    );
+    return rows[0]!.n;
+  }
+
   async inutilizacoesBetween(companyId: string, from: Date, until: Date): Promise<InutilizacaoRecord[]> {
     const rows = (
       await this.b.pool.query<InutilizacaoXmlRow>(

@@ -408,6 +408,28 @@ export class SqliteNfceStore implements NfceStore {
     return exportPageOf(rows, limit, exportKeyset, (r) => exportEntryOf(r, SQLITE_ROWS));
   }
 
+  async deleteArchived(companyId: string, ids: readonly string[]): Promise<number> {
+    return this.b.transaction(() => {
+      let deleted = 0;
+      for (const id of ids) {
+        const doc = this.b
+          .statement(
+            `SELECT idempotency_key FROM nfce_documents d
+              WHERE id = ? AND company_id = ? AND NOT EXISTS (SELECT 1 FROM nfe_documents n WHERE n.company_id = d.company_id AND n.chave_nfce = d.chave)`,
+          )
+          .get(id, companyId) as { idempotency_key: string | null } | undefined;
+        if (!doc) continue;
+        if (doc.idempotency_key !== null) {
+          this.b
+            .statement(`DELETE FROM idempotency_keys WHERE company_id = ? AND doc_type = 'nfce' AND key = ? AND document_id = ?`)
+            .run(companyId, doc.idempotency_key, id);
+        }
+        deleted += this.b.statement('DELETE FROM nfce_documents WHERE id = ?').run(id).changes;
+      }
+      return deleted;
+    });
+  }
+
   async inutilizacoesBetween(companyId: string, from: Date, until: Date): Promise<InutilizacaoRecord[]> {
     const rows = this.b
       .statement(`SELECT * FROM nfce_inutilizacoes WHERE company_id = ? AND created_at >= ? AND created_at < ? ORDER BY serie, numero_inicial, numero_final`)

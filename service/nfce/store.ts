@@ -223,6 +223,12 @@ export interface NfceStore {
    * the XML texts. Each page costs the same wherever it starts (service/export/pages.ts).
    */
   exportPage(companyId: string, from: Date, until: Date, after: Keyset | null, limit: number): Promise<ExportPage<NfceExportEntry>>;
+  /**
+   * Deletes these documents of the company (archived: service/nfce/archive.ts) with their
+   * idempotency keys, in one transaction; a document an NF-e de devolução refers to stays (its
+   * return still points at it). How many went.
+   */
+  deleteArchived(companyId: string, ids: readonly string[]): Promise<number>;
   /** The company's inutilizações registered in [from, until), with their XML. */
   inutilizacoesBetween(companyId: string, from: Date, until: Date): Promise<InutilizacaoRecord[]>;
   findInutilizacao(companyId: string, serie: number, first: number, last: number): Promise<InutilizacaoRecord | undefined>;

@@ -9,7 +9,11 @@ import type { AuthoritySituation, IssuanceClient } from '../api-client.ts';
 import { checked, TerminalError } from '../errors.ts';
 import { actorOfManager, audit, authorizeManager } from '../managers.ts';
 import type { Failure } from '../failures.ts';
-import type { ManagerRow, OutboxRow, PosStore, ReceiptRow, ReconciliationTaskRow } from '../pos-store.ts';
+import type { PosStore } from '../pos-store.ts';
+import type { ReconciliationTaskRow } from '../store/contingency.ts';
+import type { ManagerRow } from '../store/managers-audit.ts';
+import type { OutboxRow } from '../store/outbox.ts';
+import type { ReceiptRow } from '../store/receipts.ts';
 import type { PrintCopy, ReceiptPrinter } from '../printing.ts';
 import { iso, type Clock } from '../../../base/common/clock.ts';
 import { type OfflineIssuer } from '../sales.ts';
@@ -95,7 +99,7 @@ export class Contingency {
   /** Starts the reconciliation, and prints the copies a crash kept from the printer. */
   start(): void {
     this.reconciler.start();
-    for (const r of this.store.pendingContingencyReceipts(REPRINT_SCAN_LIMIT)) this.printCopies(r);
+    for (const r of this.store.contingency.pendingContingencyReceipts(REPRINT_SCAN_LIMIT)) this.printCopies(r);
   }
 
   async stop(): Promise<void> {
@@ -227,7 +231,7 @@ export class Contingency {
   private printCopies(r: ReceiptRow): void {
     if (this.stopped || !r.signed_xml || this.printing.has(r.id)) return;
     const xml = r.signed_xml;
-    const sent = new Set(this.store.printJobs(r.id).map((j) => j.copy));
+    const sent = new Set(this.store.printLog.printJobs(r.id).map((j) => j.copy));
     const copies = CONTINGENCY_COPIES.filter((c) => !sent.has(c));
     if (!copies.length) return;
     this.printing.add(r.id);
@@ -287,10 +291,10 @@ export class Contingency {
     const target = this.store.transaction(() => {
       const t = resumableTask(this.store, taskId);
       if (t.kind === 'reconciliation') {
-        this.store.updateReconciliationTask(t.task.id, { state: 'open', attempts: 0, next_attempt_at: now, last_error: null }, at);
+        this.store.contingency.updateReconciliationTask(t.task.id, { state: 'open', attempts: 0, next_attempt_at: now, last_error: null }, at);
       } else {
-        this.store.updateReceipt(t.receiptId, { state: 'pending', attention: null }, at);
-        this.store.updateOutbox(t.entry.seq, { state: 'pending', attempts: 0, next_attempt_at: now, last_error: null }, at);
+        this.store.receipts.updateReceipt(t.receiptId, { state: 'pending', attention: null }, at);
+        this.store.outbox.updateOutbox(t.entry.seq, { state: 'pending', attempts: 0, next_attempt_at: now, last_error: null }, at);
       }
       audit(this.store, () => now, { actor: actorOfManager(manager), action: 'pendencia_retomada', receiptId: t.receiptId, details: { pendencia: taskId } });
       return t;
@@ -312,13 +316,13 @@ function resumableTask(store: PosStore, taskId: string): Resumable {
   if (typeof taskId !== 'string' || !taskId) throw new TerminalError('nao_encontrado', 'Pendência não informada', { field: 'taskId' });
   const receiptId = transmissionTaskReceipt(taskId);
   if (receiptId === undefined) {
-    const task = store.reconciliationTask(taskId);
+    const task = store.contingency.reconciliationTask(taskId);
     if (!task || task.state === 'done') throw new TerminalError('nao_encontrado', 'Pendência não encontrada (ou já resolvida)', { field: 'taskId' });
     if (task.state !== 'blocked')
       throw new TerminalError('estado_invalido', 'Esta pendência não está parada: o terminal já está tratando dela', { field: 'taskId' });
     return { kind: 'reconciliation', receiptId: task.receipt_id, task };
   }
-  const receipt = store.receipt(receiptId);
+  const receipt = store.receipts.receipt(receiptId);
   if (!receipt || receipt.tp_emis !== 9 || (receipt.state !== 'needs_attention' && receipt.state !== 'rejected')) {
     throw new TerminalError('nao_encontrado', 'Pendência não encontrada (ou já resolvida)', { field: 'taskId' });
   }
@@ -329,7 +333,7 @@ function resumableTask(store: PosStore, taskId: string): Resumable {
       { field: 'taskId' },
     );
   }
-  const entry = store.liveOutbox(receipt.id, 'emit');
+  const entry = store.outbox.liveOutbox(receipt.id, 'emit');
   if (!entry || entry.state !== 'blocked')
     throw new TerminalError('estado_invalido', 'Esta NFC-e não está parada: o terminal já está tratando dela', { field: 'taskId' });
   return { kind: 'transmission', receiptId: receipt.id, entry };

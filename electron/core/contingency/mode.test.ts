@@ -200,7 +200,7 @@ describe('entering and leaving, in a terminal', () => {
     const before = first.finishSaleNow(await sale(first)).receipt; // online, not sent (worker stopped)
     const t = await restarted(); // ...by this process: in doubt now
     expect(before).toMatchObject({ nNF: 1, contingency: false, state: 'pending' });
-    const oldKey = t.store.receipt(before.id)!.idempotency_key;
+    const oldKey = t.store.receipts.receipt(before.id)!.idempotency_key;
 
     await expect(t.enterContingency({ ...auth, justification: 'curta' })).rejects.toMatchObject({ code: 'justificativa_invalida', field: 'justification' });
     await expect(t.enterContingency({ ...auth, pin: '9999', justification: JUSTIFICATION })).rejects.toMatchObject({ code: 'pin_invalido' });
@@ -212,13 +212,15 @@ describe('entering and leaving, in a terminal', () => {
     expect(events).toEqual([true]);
     expect(status).toMatchObject({ active: true, automatic: false, reason: JUSTIFICATION, pending: 1, blocked: null });
     expect(status.openTasks).toEqual([expect.objectContaining({ receiptId: before.id, kind: 'inutilizar' })]);
-    const row = t.store.receipt(before.id)!;
+    const row = t.store.receipts.receipt(before.id)!;
     expect(row).toMatchObject({ nnf: 2, serie: 3, tp_emis: 9, state: 'pending', service_id: null });
     expect(row.idempotency_key).not.toBe(oldKey);
     expect(row.signed_xml).toContain(`<dhCont>`);
     expect(row.signed_xml).toContain(`<xJust>${JUSTIFICATION}</xJust>`);
-    expect(t.store.reconciliationTasks()).toEqual([expect.objectContaining({ serie: 3, nnf: 1, idempotency_key: oldKey, kind: 'verificar', state: 'open' })]);
-    expect(t.store.outboxOf(before.id).map((e) => [e.state, e.idempotency_key === oldKey, JSON.parse(e.payload).xml === row.signed_xml])).toEqual([
+    expect(t.store.contingency.reconciliationTasks()).toEqual([
+      expect.objectContaining({ serie: 3, nnf: 1, idempotency_key: oldKey, kind: 'verificar', state: 'open' }),
+    ]);
+    expect(t.store.outbox.outboxOf(before.id).map((e) => [e.state, e.idempotency_key === oldKey, JSON.parse(e.payload).xml === row.signed_xml])).toEqual([
       ['failed', true, false],
       ['pending', false, true],
     ]);
@@ -288,7 +290,7 @@ describe('entering and leaving, in a terminal', () => {
     const third = await sale(t);
     expect(() => t.finishSaleNow(third)).toThrow(expect.objectContaining({ code: 'contingencia_limite', message: expect.stringMatching(/Limite de 2 NFC-e/) }));
     expect((await t.getSale(third)).state).toBe('open');
-    expect(t.store.nextNumber(3)).toBe(3);
+    expect(t.store.series.nextNumber(3)).toBe(3);
     expect((await t.contingencyStatus()).blocked).toMatch(/Limite de 2/);
 
     await t.updateSettings({ contingency: { maxReceipts: 100 } }, auth);
@@ -318,7 +320,7 @@ describe('entering and leaving, in a terminal', () => {
     expect(t.finishSaleNow(await sale(t)).receipt).toMatchObject({ serie: 3, nNF: 1 });
     await t.enterContingency({ ...auth, justification: JUSTIFICATION });
     // The online receipt in doubt and the next sale: 890/1 and 890/2.
-    expect(t.store.allReceipts().map((r) => [r.serie, r.nnf, r.tp_emis])).toEqual([[890, 1, 9]]);
+    expect(t.store.receipts.allReceipts().map((r) => [r.serie, r.nnf, r.tp_emis])).toEqual([[890, 1, 9]]);
     expect(t.finishSaleNow(await sale(t)).receipt).toMatchObject({ serie: 890, nNF: 2, contingency: true });
     await t.leaveContingency(auth);
     expect(t.finishSaleNow(await sale(t)).receipt).toMatchObject({ serie: 3, nNF: 2, contingency: false });
@@ -331,8 +333,8 @@ describe('a sale this process never sent', () => {
     const before = t.finishSaleNow(await sale(t)).receipt; // online, never handed to the service
     const status = await t.enterContingency({ ...auth, justification: JUSTIFICATION });
     expect(status).toMatchObject({ active: true, pending: 1, openTasks: [] });
-    expect(t.store.receipt(before.id)).toMatchObject({ nnf: 1, serie: 3, tp_emis: 9, state: 'pending' });
-    expect(t.store.reconciliationTasks()).toEqual([]);
+    expect(t.store.receipts.receipt(before.id)).toMatchObject({ nnf: 1, serie: 3, tp_emis: 9, state: 'pending' });
+    expect(t.store.contingency.reconciliationTasks()).toEqual([]);
     expect(t.auditLog(before.id).map((a) => a.reason)).toContain(
       'NFC-e ainda não enviada quando a contingência começou: emitida em contingência com o mesmo número',
     );
@@ -345,13 +347,13 @@ describe('resuming a stalled task (manager)', () => {
     first.finishSaleNow(await sale(first));
     const t = await restarted(); // in doubt when the period starts: a reconciliation task
     await t.enterContingency({ ...auth, justification: JUSTIFICATION });
-    const [task] = t.store.reconciliationTasks();
+    const [task] = t.store.contingency.reconciliationTasks();
     // An open task is the terminal's own business: nothing to resume.
     expect((await t.contingencyStatus()).openTasks).toEqual([expect.objectContaining({ id: task!.id, canResume: false })]);
     await expect(t.resumeContingencyTask(task!.id, auth)).rejects.toMatchObject({ code: 'estado_invalido', field: 'taskId' });
 
     // As Reconciler.block leaves it after a refusal.
-    t.store.updateReconciliationTask(
+    t.store.contingency.updateReconciliationTask(
       task!.id,
       { state: 'blocked', attempts: 3, last_error: 'Inutilização recusada pelo serviço: série desconhecida' },
       new Date().toISOString(),
@@ -359,11 +361,11 @@ describe('resuming a stalled task (manager)', () => {
     const stalled = (await t.contingencyStatus()).openTasks[0]!;
     expect(stalled).toMatchObject({ id: task!.id, canResume: true, description: expect.stringMatching(/Requer atenção: Inutilização recusada/) });
     await expect(t.resumeContingencyTask(task!.id, { ...auth, pin: '0000' })).rejects.toMatchObject({ code: 'pin_invalido' });
-    expect(t.store.reconciliationTask(task!.id)!.state).toBe('blocked');
+    expect(t.store.contingency.reconciliationTask(task!.id)!.state).toBe('blocked');
 
     const status = await t.resumeContingencyTask(task!.id, auth);
     expect(status.openTasks).toEqual([expect.objectContaining({ id: task!.id, canResume: false })]);
-    const resumed = t.store.reconciliationTask(task!.id)!;
+    const resumed = t.store.contingency.reconciliationTask(task!.id)!;
     expect(resumed).toMatchObject({ state: 'open', attempts: 0, last_error: null, void_key: task!.void_key, cancel_key: task!.cancel_key });
     expect(resumed.next_attempt_at).toBeLessThanOrEqual(Date.now());
     expect(t.auditLog().filter((a) => a.action === 'pendencia_retomada')).toEqual([
@@ -376,30 +378,30 @@ describe('resuming a stalled task (manager)', () => {
     const { t, auth } = await open();
     await t.enterContingency({ ...auth, justification: JUSTIFICATION });
     const receipt = t.finishSaleNow(await sale(t)).receipt;
-    const [entry] = t.store.outboxOf(receipt.id);
+    const [entry] = t.store.outbox.outboxOf(receipt.id);
     const at = new Date().toISOString();
     // As the outbox worker leaves them: refused by the service (needs_attention), entry blocked.
-    t.store.updateReceipt(receipt.id, { state: 'needs_attention', attention: 'O serviço recusou a NFC-e: o emitente não é esta empresa' }, at);
-    t.store.updateOutbox(entry!.seq, { state: 'blocked', attempts: 1, last_error: 'recusada' }, at);
+    t.store.receipts.updateReceipt(receipt.id, { state: 'needs_attention', attention: 'O serviço recusou a NFC-e: o emitente não é esta empresa' }, at);
+    t.store.outbox.updateOutbox(entry!.seq, { state: 'blocked', attempts: 1, last_error: 'recusada' }, at);
     const task = (await t.contingencyStatus()).openTasks.find((x) => x.receiptId === receipt.id)!;
     expect(task).toMatchObject({ kind: 'transmitir', canResume: true });
 
     await t.resumeContingencyTask(task.id, auth);
-    expect(t.store.receipt(receipt.id)).toMatchObject({ state: 'pending', attention: null });
-    expect(t.store.outboxOf(receipt.id)).toEqual([
+    expect(t.store.receipts.receipt(receipt.id)).toMatchObject({ state: 'pending', attention: null });
+    expect(t.store.outbox.outboxOf(receipt.id)).toEqual([
       expect.objectContaining({ seq: entry!.seq, state: 'pending', attempts: 0, idempotency_key: entry!.idempotency_key, payload: entry!.payload }),
     ]);
     expect((await t.contingencyStatus()).openTasks.some((x) => x.receiptId === receipt.id)).toBe(false);
 
     // Rejected by the authority: signed and printed as it is, it is not sent again.
-    t.store.updateReceipt(receipt.id, { state: 'rejected', codigo_status: '539', attention: 'rejeitada' }, at);
-    t.store.updateOutbox(entry!.seq, { state: 'blocked', last_error: 'rejeitada' }, at);
+    t.store.receipts.updateReceipt(receipt.id, { state: 'rejected', codigo_status: '539', attention: 'rejeitada' }, at);
+    t.store.outbox.updateOutbox(entry!.seq, { state: 'blocked', last_error: 'rejeitada' }, at);
     expect((await t.contingencyStatus()).openTasks.find((x) => x.receiptId === receipt.id)).toMatchObject({ canResume: false });
     await expect(t.resumeContingencyTask(task.id, auth)).rejects.toMatchObject({
       code: 'estado_invalido',
       message: expect.stringMatching(/rejeitada pela SEFAZ e não pode ser reenviada/),
     });
-    expect(t.store.outboxEntry(entry!.seq)!.state).toBe('blocked');
+    expect(t.store.outbox.outboxEntry(entry!.seq)!.state).toBe('blocked');
   });
 });
 

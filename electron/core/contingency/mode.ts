@@ -45,7 +45,10 @@
 
 import type { ContingencySettings, ContingencyStatus, ReconciliationTask } from '../../api/terminal-api.ts';
 import { TerminalError } from '../errors.ts';
-import type { ContingencyPeriodRow, ManagerRow, PosStore, ReceiptRow } from '../pos-store.ts';
+import type { PosStore } from '../pos-store.ts';
+import type { ContingencyPeriodRow } from '../store/contingency.ts';
+import type { ManagerRow } from '../store/managers-audit.ts';
+import type { ReceiptRow } from '../store/receipts.ts';
 import type { Failure } from '../failures.ts';
 import { iso, type Clock } from '../../../base/common/clock.ts';
 import { type OfflineIssuer } from '../sales.ts';
@@ -229,14 +232,14 @@ export class ContingencyMode {
   }
 
   period(): ContingencyPeriodRow | undefined {
-    return this.store.openContingencyPeriod();
+    return this.store.contingency.openContingencyPeriod();
   }
 
   /** The series contingency receipts are numbered in (registered on first use). */
   private serieForContingency(): number {
     const serie = this.settingsOf().series ?? this.serieOf();
     if (!this.ensuredSeries.has(serie)) {
-      this.store.ensureSeries(serie);
+      this.store.series.ensureSeries(serie);
       this.ensuredSeries.add(serie);
     }
     return serie;
@@ -249,7 +252,7 @@ export class ContingencyMode {
   decide(): { enter: string } | { leave: true } | undefined {
     const open = this.period();
     const cause = open?.reason === AUTOMATIC_REASONS.autoridade ? ('autoridade' as const) : ('servico' as const);
-    const awaiting = !!open && open.automatic === 1 && this.store.countReceiptsIn(['pending', 'processing']) > 0;
+    const awaiting = !!open && open.automatic === 1 && this.store.receipts.countReceiptsIn(['pending', 'processing']) > 0;
     const v = this.detector.verdict(this.settingsOf().failureThreshold, open && { automatic: open.automatic === 1, cause }, awaiting);
     if (!v) {
       if (!open && this.cannotEnter && this.detector.counts.service === 0 && this.detector.counts.authority === 0) this.cannotEnter = null;
@@ -272,7 +275,7 @@ export class ContingencyMode {
   offlineIssuer(): OfflineIssuer | undefined {
     const period = this.period();
     if (!period) return undefined;
-    const blocked = this.blockedReason(period, this.store.contingencyReceiptStats().unsettled, this.clock());
+    const blocked = this.blockedReason(period, this.store.contingency.contingencyReceiptStats().unsettled, this.clock());
     if (blocked) throw new TerminalError('contingencia_limite', blocked);
     return this.issuerFor(period);
   }
@@ -322,7 +325,7 @@ export class ContingencyMode {
       const open = this.period();
       if (open) throw new TerminalError('estado_invalido', `O terminal já está em contingência desde ${open.started_at}`);
       const dhCont = iso(this.fiscalClock());
-      const periodId = this.store.insertContingencyPeriod({
+      const periodId = this.store.contingency.insertContingencyPeriod({
         started_at: at,
         dh_cont: dhCont,
         reason: input.reason,
@@ -330,7 +333,7 @@ export class ContingencyMode {
         started_by: input.manager?.id ?? null,
       });
       const issuer = this.issuerFor({ started_at: at, dh_cont: dhCont, reason: input.reason });
-      const reissued = this.store.unsettledOnlineReceipts().map((r) => supersedeInDoubt(this.store, () => now, r, issuer, this.neverSent(r)));
+      const reissued = this.store.contingency.unsettledOnlineReceipts().map((r) => supersedeInDoubt(this.store, () => now, r, issuer, this.neverSent(r)));
       audit(this.store, () => now, {
         actor: input.manager ? actorOfManager(input.manager) : SYSTEM_ACTOR,
         action: 'contingencia_inicio',
@@ -351,11 +354,11 @@ export class ContingencyMode {
     this.store.transaction(() => {
       const open = this.period();
       if (!open) throw new TerminalError('estado_invalido', 'O terminal não está em contingência');
-      this.store.endContingencyPeriod(open.id, iso(now), manager?.id ?? null);
+      this.store.contingency.endContingencyPeriod(open.id, iso(now), manager?.id ?? null);
       audit(this.store, () => now, {
         actor: manager ? actorOfManager(manager) : SYSTEM_ACTOR,
         action: 'contingencia_fim',
-        details: { desde: open.started_at, automatica: open.automatic === 1, emitidas: this.store.contingencyReceiptStats().unsettled },
+        details: { desde: open.started_at, automatica: open.automatic === 1, emitidas: this.store.contingency.contingencyReceiptStats().unsettled },
       });
     });
     this.detector.reset(now, false, manager !== null);
@@ -376,12 +379,12 @@ export class ContingencyMode {
   status(): ContingencyStatus {
     const now = this.clock();
     const period = this.period();
-    const stats = this.store.contingencyReceiptStats();
+    const stats = this.store.contingency.contingencyReceiptStats();
     const deadline = stats.oldestCreatedAt === null ? null : transmissionDeadline(stats.oldestCreatedAt);
     const blocked = period ? this.blockedReason(period, stats.unsettled, now) : null;
-    const refused = this.store.refusedContingencyReceipts();
+    const refused = this.store.contingency.refusedContingencyReceipts();
     const openTasks: ReconciliationTask[] = [
-      ...this.store.liveReconciliationTasks().map((t) => reconciliationTaskView(t, this.store.receipt(t.receipt_id))),
+      ...this.store.contingency.liveReconciliationTasks().map((t) => reconciliationTaskView(t, this.store.receipts.receipt(t.receipt_id))),
       ...refused.map((r) => ({
         id: transmissionTaskId(r.id),
         receiptId: r.id,

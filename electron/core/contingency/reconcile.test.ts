@@ -113,7 +113,7 @@ function openStore(): { store: PosStore; ctx: sales.SalesContext } {
   store = PosStore.open(dir);
   const clock = () => Date.parse('2026-11-22T15:00:00.000Z');
   seedDemoCatalog(store, iso(clock()));
-  store.ensureSeries(1);
+  store.series.ensureSeries(1);
   return { store, ctx: { store, clock, serie: 1 } };
 }
 
@@ -143,7 +143,7 @@ describe('issuing an in-doubt sale again offline', () => {
     const r = finished(ctx);
     const after = store.transaction(() => supersedeInDoubt(store, ctx.clock, r, issuer()));
     expect(after).toMatchObject({ id: r.id, nnf: 2, serie: 1, tp_emis: 9, state: 'pending', signed_xml: '<NFe n="2"/>' });
-    const [task] = store.reconciliationTasks();
+    const [task] = store.contingency.reconciliationTasks();
     expect(task).toMatchObject({
       receipt_id: r.id,
       serie: 1,
@@ -153,7 +153,7 @@ describe('issuing an in-doubt sale again offline', () => {
       kind: 'verificar',
       state: 'open',
     });
-    expect(store.outboxOf(r.id).map((e) => [e.state, e.idempotency_key, e.payload])).toEqual([
+    expect(store.outbox.outboxOf(r.id).map((e) => [e.state, e.idempotency_key, e.payload])).toEqual([
       ['failed', r.idempotency_key, r.request_json],
       ['pending', after.idempotency_key, JSON.stringify({ xml: '<NFe n="2"/>' })],
     ]);
@@ -170,9 +170,9 @@ describe('issuing an in-doubt sale again offline', () => {
     const { store, ctx } = openStore();
     const r = finished(ctx);
     expect(() => store.transaction(() => supersedeInDoubt(store, ctx.clock, r, issuer(true)))).toThrow('assinatura falhou');
-    expect(store.receipt(r.id)).toEqual(r);
-    expect(store.reconciliationTasks()).toEqual([]);
-    expect(store.nextNumber(1)).toBe(2);
-    expect(store.outboxOf(r.id).map((e) => e.state)).toEqual(['pending']);
+    expect(store.receipts.receipt(r.id)).toEqual(r);
+    expect(store.contingency.reconciliationTasks()).toEqual([]);
+    expect(store.series.nextNumber(1)).toBe(2);
+    expect(store.outbox.outboxOf(r.id).map((e) => e.state)).toEqual(['pending']);
   });
 });

@@ -37,7 +37,9 @@ import { audit, SYSTEM_ACTOR } from '../managers.ts';
 import { backoffMs } from '../outbox-rules.ts';
 import { failureOf, type Failure, type HttpFailure, type Result } from '../failures.ts';
 import { refusalForPeople, transientForPeople } from '../service-messages.ts';
-import { NO_VERDICT, type PosStore, type ReceiptRow, type ReconciliationOutcome, type ReconciliationPatch, type ReconciliationTaskRow } from '../pos-store.ts';
+import { type PosStore } from '../pos-store.ts';
+import type { ReconciliationOutcome, ReconciliationPatch, ReconciliationTaskRow } from '../store/contingency.ts';
+import { NO_VERDICT, type ReceiptRow } from '../store/receipts.ts';
 import { iso, type Clock } from '../../../base/common/clock.ts';
 import { buildNfceRequest, type OfflineIssuer } from '../sales.ts';
 import { WakeableLoop } from '../wakeable-loop.ts';
@@ -58,16 +60,15 @@ export const SUBSTITUTION_JUSTIFICATION = 'Venda coberta pela NFC-e emitida em c
 export function supersedeInDoubt(store: PosStore, clock: Clock, r: ReceiptRow, issuer: OfflineIssuer, neverSent = false): ReceiptRow {
   const now = clock();
   const at = iso(now);
-  const emit = store.liveOutbox(r.id, 'emit');
-  if (emit) store.updateOutbox(emit.seq, { state: 'failed', last_error: 'substituída pela NFC-e emitida em contingência', completed_at: at }, at);
-  const sale = store.sale(r.sale_id)!;
+  const emit = store.outbox.liveOutbox(r.id, 'emit');
+  if (emit) store.outbox.updateOutbox(emit.seq, { state: 'failed', last_error: 'substituída pela NFC-e emitida em contingência', completed_at: at }, at);
   const serie = issuer.serie;
   const keepNumber = neverSent && serie === r.serie;
-  const nNF = keepNumber ? r.nnf : store.takeNextNumber(serie);
-  const request = buildNfceRequest(sale, store.items(sale.id), store.payments(sale.id), serie, nNF);
+  const nNF = keepNumber ? r.nnf : store.series.takeNextNumber(serie);
+  const request = buildNfceRequest(store.sales.saleForRequest(r.sale_id)!, serie, nNF);
   const issued = issuer.issue(request);
   if (!keepNumber)
-    store.insertReconciliationTask({
+    store.contingency.insertReconciliationTask({
       id: randomUUID(),
       receipt_id: r.id,
       serie: r.serie,
@@ -84,8 +85,8 @@ export function supersedeInDoubt(store: PosStore, clock: Clock, r: ReceiptRow, i
       created_at: at,
     });
   const key = randomUUID();
-  store.renumberReceipt(r.id, { serie, nnf: nNF, idempotency_key: key }, at);
-  store.updateReceipt(
+  store.receipts.renumberReceipt(r.id, { serie, nnf: nNF, idempotency_key: key }, at);
+  store.receipts.updateReceipt(
     r.id,
     {
       state: 'pending',
@@ -99,7 +100,7 @@ export function supersedeInDoubt(store: PosStore, clock: Clock, r: ReceiptRow, i
     },
     at,
   );
-  store.insertOutbox({
+  store.outbox.insertOutbox({
     kind: 'emit',
     receipt_id: r.id,
     idempotency_key: key,
@@ -117,7 +118,7 @@ export function supersedeInDoubt(store: PosStore, clock: Clock, r: ReceiptRow, i
       : 'NFC-e enviada sem resposta antes da contingência: venda emitida de novo em contingência',
     details: { antes: { serie: r.serie, nNF: r.nnf, chave: r.chave, estado: r.state }, depois: { serie, nNF, chave: issued.chave } },
   });
-  return store.receipt(r.id)!;
+  return store.receipts.receipt(r.id)!;
 }
 
 // =============================================================================================
@@ -310,11 +311,11 @@ export class Reconciler {
   /** The due tasks, one after the other; then how long until the next is due. */
   private async round(loop: { readonly running: boolean }): Promise<number> {
     try {
-      for (const task of this.store.dueReconciliationTasks(this.clock(), 16)) {
+      for (const task of this.store.contingency.dueReconciliationTasks(this.clock(), 16)) {
         if (!loop.running) break;
         await this.work(task);
       }
-      const next = this.store.nextReconciliationDueAt();
+      const next = this.store.contingency.nextReconciliationDueAt();
       return next === undefined ? 60_000 : next - this.clock();
     } catch {
       // The database failing: the next round tries again.
@@ -392,10 +393,10 @@ export class Reconciler {
         return this.update(t, { kind: 'cancelar_substituicao', service_id: d.document.id, chave: d.document.chave, last_error: null });
       case 'cancelled':
         this.update(t, { service_id: d.document.id, chave: d.document.chave });
-        return void this.finish(this.store.reconciliationTask(t.id)!, 'ja_cancelada', null, 'reconciliacao_ja_cancelada');
+        return void this.finish(this.store.contingency.reconciliationTask(t.id)!, 'ja_cancelada', null, 'reconciliacao_ja_cancelada');
       case 'accepted':
         this.update(t, { kind: 'verificar', service_id: d.serviceId });
-        return void this.later(this.store.reconciliationTask(t.id)!, 'A NFC-e original está em processamento no serviço');
+        return void this.later(this.store.contingency.reconciliationTask(t.id)!, 'A NFC-e original está em processamento no serviço');
       case 'later':
         return void this.later(t, d.note);
       case 'blocked':
@@ -404,7 +405,7 @@ export class Reconciler {
   }
 
   private async substitute(t: ReconciliationTaskRow): Promise<ReconciliationTaskRow | undefined> {
-    const receipt = this.store.receipt(t.receipt_id)!;
+    const receipt = this.store.receipts.receipt(t.receipt_id)!;
     if (receipt.state === 'pending' || receipt.state === 'processing') {
       // The authority requires the substitute to be authorized first.
       return void this.later(t, `Aguardando a autorização da NFC-e de contingência nº ${receipt.nnf}`);
@@ -438,22 +439,22 @@ export class Reconciler {
 
   private update(t: ReconciliationTaskRow, patch: ReconciliationPatch): ReconciliationTaskRow {
     const at = iso(this.clock());
-    this.store.transaction(() => this.store.updateReconciliationTask(t.id, patch, at));
+    this.store.transaction(() => this.store.contingency.updateReconciliationTask(t.id, patch, at));
     this.onChange(t.receipt_id);
-    return this.store.reconciliationTask(t.id)!;
+    return this.store.contingency.reconciliationTask(t.id)!;
   }
 
   private later(t: ReconciliationTaskRow, note: string, inMs?: number): void {
     const now = this.clock();
     const attempts = t.attempts + 1;
     const wait = inMs ?? backoffMs(attempts, this.baseMs, this.capMs, this.random);
-    this.store.transaction(() => this.store.updateReconciliationTask(t.id, { attempts, last_error: note, next_attempt_at: now + wait }, iso(now)));
+    this.store.transaction(() => this.store.contingency.updateReconciliationTask(t.id, { attempts, last_error: note, next_attempt_at: now + wait }, iso(now)));
   }
 
   private block(t: ReconciliationTaskRow, message: string): void {
     const now = this.clock();
     this.store.transaction(() => {
-      this.store.updateReconciliationTask(t.id, { state: 'blocked', attempts: t.attempts + 1, last_error: message }, iso(now));
+      this.store.contingency.updateReconciliationTask(t.id, { state: 'blocked', attempts: t.attempts + 1, last_error: message }, iso(now));
       audit(this.store, () => now, {
         actor: SYSTEM_ACTOR,
         action: 'reconciliacao_pendente',
@@ -469,7 +470,7 @@ export class Reconciler {
     const now = this.clock();
     const at = iso(now);
     this.store.transaction(() => {
-      this.store.updateReconciliationTask(
+      this.store.contingency.updateReconciliationTask(
         t.id,
         {
           state: 'done',

@@ -26,7 +26,7 @@ const emitter = demoEmitter();
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'balcao-static-pix-'));
   store = PosStore.open(dir);
-  store.ensureSeries(1);
+  store.series.ensureSeries(1);
   seedDemoCatalog(store, iso(now));
 });
 
@@ -79,7 +79,7 @@ describe('static PIX (tPag 20)', () => {
     expect(request.infCpl).toBe(`PIX estático (tPag 20) conferido pelo operador, sem confirmação do banco. Ref. PIX ${pix.reference}`);
     // The authority's rules take it: tPag 20 needs no card group.
     expect(() => buildNfce(request as never, { emitter, dhEmi: new Date(now), tpEmis: 1 })).not.toThrow();
-    expect(refused(() => staticPix(settings, sales.saleView(store, store.sale(sale.id)!), 100)).code).toBe('estado_invalido');
+    expect(refused(() => staticPix(settings, sales.saleView(store, store.sales.sale(sale.id)!), 100)).code).toBe('estado_invalido');
   });
 
   it('is refused without a PIX key, and a bad key is refused naming the field', () => {
