@@ -12,6 +12,7 @@
 //
 // Id = "ID" + tpEvento + key + nSeqEvento with 2 digits (rejection 628 when it does not match).
 
+import { JUSTIFICATION_PATTERN } from '../base/common/api/schema.ts';
 import { CNPJ_FORMAT } from '../base/common/tax-ids.ts';
 import { parseAccessKey, type DocumentModel } from './access-key.ts';
 import { assertMunicipality } from './br/catalogs.ts';
@@ -51,6 +52,8 @@ export function eventId(tpEvento: string, key: string, nSeqEvento: number): stri
 // Checks
 
 const TSTRING = /^[!-\u00ff](?:[ -\u00ff]*[!-\u00ff])?$/;
+/** The API's rule for a justification's characters (the schemas declare it): folded, it is TString. */
+const JUSTIFICATION_CHARACTERS = new RegExp(JUSTIFICATION_PATTERN, 'u');
 
 /**
  * xJust (TJust): 15..255 characters of TString. Runs of blanks (a newline typed in a text box)
@@ -63,7 +66,7 @@ export function justification(value: unknown, field = 'justificativa'): string {
   const len = [...v].length;
   if (len < 15) throw new FieldError(field, `a justificativa deve ter ao menos 15 caracteres (recebidos ${len})`);
   if (len > 255) throw new FieldError(field, `a justificativa deve ter no máximo 255 caracteres (recebidos ${len})`);
-  if (!TSTRING.test(v)) {
+  if (!JUSTIFICATION_CHARACTERS.test(v)) {
     throw new FieldError(field, 'a justificativa contém caracteres não permitidos (use letras, números e pontuação comuns)');
   }
   return v;

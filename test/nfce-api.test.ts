@@ -85,6 +85,24 @@ describe.each(SETUPS)('on $store, over the $transport authority', ({ store, tran
       expect(doc.autorizado_em).toMatch(BRASILIA);
       expect(doc.emitido_em).toMatch(BRASILIA);
       expect(doc.criado_em).toMatch(BRASILIA);
+
+      // A lost 202 is found again by its idempotency key, and by its access key.
+      const found = await a.client.get('/api/v1/nfce?referencia_externa=venda-1');
+      expect(found.body).toMatchObject({ total: 1, proximo_cursor: null });
+      expect(found.body.data).toEqual([doc]);
+      expect((await a.client.get(`/api/v1/nfce/chave/${doc.chave}`)).body).toEqual(doc);
+    });
+
+    it('Prefer: wait answers the usual 202, with Location and Preference-Applied, when the authority is later than the wait', async () => {
+      const c = await registerCompany(service.url, storage);
+      await c.client.post('/api/v1/sandbox/autoridade', { latencia_ms: 4000 });
+      const res = await c.client.post('/api/v1/nfce', nfceBody(1), { headers: { prefer: 'wait=1' } });
+      expect(res.status, res.text).toBe(202);
+      expect(res.body).toMatchObject({ id: expect.any(String), status: 'processando' });
+      expect(res.headers.get('location')).toBe(`/api/v1/nfce/${res.body.id}`);
+      expect(res.headers.get('preference-applied')).toBe('wait=1');
+      await c.client.post('/api/v1/sandbox/autoridade', { latencia_ms: 0 });
+      expect((await waitFor(c.client, res.body.id)).status).toBe('autorizado');
     });
 
     it('computes vTotTrib when absent and defaults card.tpIntegra to 2', async () => {
@@ -160,6 +178,24 @@ describe.each(SETUPS)('on $store, over the $transport authority', ({ store, tran
       expect(fields).toEqual(['dest.cpf', 'det[0].prod.NCM', 'pag[0].tPag']);
       // The key was never claimed: the corrected body under the same key is a first call.
       const fixed = await a.client.post('/api/v1/nfce', nfceBody(4), { headers: { 'idempotency-key': 'invalida-4' } });
+      expect(fixed.status).toBe(202);
+    });
+
+    it('400 names the value problems of the well-shaped parts beside the shape’s, all at once; the key stays free', async () => {
+      const body = nfceBody(7) as unknown as { ide: Record<string, unknown>; det: { prod: Record<string, unknown> }[]; pag: Record<string, unknown>[] };
+      delete body.ide.nNF;
+      body.det[0]!.prod.NCM = '1234';
+      body.pag[0]!.vPag = 5.29;
+      const res = await a.client.post('/api/v1/nfce', body, { headers: { 'idempotency-key': 'forma-e-valor-7' } });
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('requisicao_invalida');
+      // The shape's first; the NCM's value beside them; nothing about pag[0].vPag's value, whose shape is wrong.
+      expect(res.body.error.details).toEqual([
+        { field: 'ide.nNF', message: 'obrigatório' },
+        { field: 'pag[0].vPag', message: 'deve ser texto' },
+        { field: 'det[0].prod.NCM', message: expect.stringContaining('8 dígitos') },
+      ]);
+      const fixed = await a.client.post('/api/v1/nfce', nfceBody(7), { headers: { 'idempotency-key': 'forma-e-valor-7' } });
       expect(fixed.status).toBe(202);
     });
 
@@ -358,6 +394,13 @@ describe.each(SETUPS)('on $store, over the $transport authority', ({ store, tran
       expect(res.body).toMatchObject({ id: doc.id, status: 'cancelado', protocolo: doc.protocolo, autorizado_em: doc.autorizado_em });
       expect(res.body.cancelado_em).toMatch(BRASILIA);
       expect(res.body.protocolo_cancelamento).toMatch(/^\d{15}$/);
+      // Both verdicts side by side: the authorization's cStat and the cancellation's.
+      expect(res.body).toMatchObject({
+        codigo_status: '100',
+        codigo_status_cancelamento: '135',
+        motivo_cancelamento: expect.stringContaining('Evento registrado'),
+      });
+      expect(res.body.protocolo_cancelamento).not.toBe(doc.protocolo);
       expect((await c.client.get(`/api/v1/nfce/${doc.id}`)).body).toEqual(res.body);
 
       // Cancelled is not authorized: a second cancellation is refused as for any other state
@@ -411,6 +454,11 @@ describe.each(SETUPS)('on $store, over the $transport authority', ({ store, tran
         expect(res.status, JSON.stringify(body)).toBe(400);
         expect(res.body).toEqual(contractError('requisicao_invalida'));
       }
+      // A character the layout's text cannot carry is refused by the schema, naming the field
+      // and saying which characters it takes; blanks of any kind are folded, not refused.
+      const emoji = await a.client.post(`/api/v1/nfce/${doc.id}/cancelar`, { justificativa: 'Cliente desistiu da compra 😞' });
+      expect(emoji.status).toBe(400);
+      expect(emoji.body.error.details).toEqual([{ field: 'justificativa', message: expect.stringContaining('sem emoji') }]);
       expect((await a.client.get(`/api/v1/nfce/${doc.id}`)).body.status).toBe('autorizado');
     });
 

@@ -15,6 +15,7 @@ import { validateXml } from '../fiscal/schema.ts';
 import { verifyXmlSignature } from '../fiscal/signature.ts';
 import { nfceBody, readDb, registerCompany, waitFor, type Client, type TestCompany } from './helpers/nfce.ts';
 import { startService, tempDataDir, type ServiceProcess } from './helpers/service-process.ts';
+import { readZip } from './helpers/zip.ts';
 
 let service: ServiceProcess;
 let dataDir: string;
@@ -85,6 +86,7 @@ describe('POST /api/v1/nfe/devolucao', () => {
       message: expect.any(String),
     });
     expect(parseAccessKey(res.body.chave)).toMatchObject({ model: '55', serie: 1, number: 1, cnpj: a.cnpj });
+    expect(res.headers.get('location')).toBe(`/api/v1/nfe/${res.body.id}`);
 
     const doc = await waitForReturn(a.client, res.body.id);
     expect(doc).toMatchObject({
@@ -125,6 +127,16 @@ describe('POST /api/v1/nfe/devolucao', () => {
       chNFe: texts(xml.text, 'chNFe'),
       tPag: texts(xml.text, 'tPag'),
     }).toEqual({ mod: ['55'], tpNF: ['0'], finNFe: ['4'], refNFe: [nfce.chave], CFOP: ['1202', '1202'], chNFe: [res.body.chave], tPag: ['90'] });
+
+    // The accountant's export of its day has it in its own folder, the same nfeProc, with its summary line.
+    const day = (doc.emitido_em as string).slice(0, 10);
+    const zip = await fetch(`${service.url}/api/v1/nfce/exportacao?de=${day}&ate=${day}`, { headers: { authorization: `Bearer ${a.token}` } });
+    expect(zip.status).toBe(200);
+    const entries = await readZip(Buffer.from(await zip.arrayBuffer()));
+    const exported = entries.get(`devolucoes/${res.body.chave}-nfe.xml`)?.toString('utf8') ?? '';
+    expect(validateXml(exported, 'procNFe').valid).toBe(true);
+    expect(texts(exported, 'chNFe')).toEqual([res.body.chave]);
+    expect(entries.get('resumo.csv')?.toString('utf8')).toContain(`devolucoes/${res.body.chave}-nfe.xml`);
 
     // Replay: the same document, no new number, no new call.
     const replay = await a.client.post('/api/v1/nfe/devolucao', body, { headers: { 'idempotency-key': 'devolucao-1' } });

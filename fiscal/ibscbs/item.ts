@@ -15,6 +15,7 @@
 // as sent, so the document's totals are the sums of what it says.
 
 import type { IssueCollector } from '../errors.ts';
+import type { NfceItem } from '../nfce/types.ts';
 import { DEC, decimal, isAbsent } from '../layout-fields.ts';
 import { fromCents } from '../money.ts';
 import { checkClassification, type CheckedClassification, type Classification } from './classification.ts';
@@ -31,18 +32,8 @@ export type IbsCbsGroup = { vBC: bigint; uf: IbsCbsPart; mun: IbsCbsPart; vIBS: 
 /** An item's IBSCBS as written: the classification, and gIBSCBS when its CST has one. */
 export type IbsCbsItem = { CST: string; cClassTrib: string; group?: IbsCbsGroup };
 
-/** What the request may carry in det[].imposto.IBSCBS: the classification, optionally values. */
-export type IbsCbsInput = {
-  CST: string;
-  cClassTrib: string;
-  gIBSCBS?: {
-    vBC?: string;
-    gIBSUF?: { pIBSUF?: string; gRed?: { pRedAliq?: string; pAliqEfet?: string }; vIBSUF?: string };
-    gIBSMun?: { pIBSMun?: string; gRed?: { pRedAliq?: string; pAliqEfet?: string }; vIBSMun?: string };
-    vIBS?: string;
-    gCBS?: { pCBS?: string; gRed?: { pRedAliq?: string; pAliqEfet?: string }; vCBS?: string };
-  };
-};
+/** What the request may carry in det[].imposto.IBSCBS: the classification, optionally values (its schema: base/common/api/nfce.ts). */
+export type IbsCbsInput = NonNullable<NfceItem['imposto']['IBSCBS']>;
 
 /** The rates and rules an NFC-e's items are computed with (one per document: by its dhEmi). */
 export type ReformRates = {

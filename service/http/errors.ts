@@ -228,6 +228,22 @@ export function validationDetails(errors: FastifySchemaValidationError[], contex
   return details;
 }
 
+/** Whether two fields are the same, or one lies inside the other (`det[0]` and `det[0].prod.NCM`). */
+const overlaps = (a: string, b: string): boolean => a === b || a.startsWith(`${b}.`) || a.startsWith(`${b}[`) || b.startsWith(`${a}.`) || b.startsWith(`${a}[`);
+
+/**
+ * The 400 of a body whose shape is wrong, also naming the value problems (what a 422 validacao
+ * would name) of the parts whose shape is right, so that a payload is fixed in one round
+ * (docs/api.md, "Errors"). A value problem on a field the shape already names, or inside or
+ * around it, is left out: the shape's is the one to fix, and the value is judged again after.
+ */
+export function withValueIssues(shape: ApiError, values: readonly FieldIssue[]): ApiError {
+  const shapeDetails = shape.options.details ?? [];
+  const more = values.filter((v) => !shapeDetails.some((d) => overlaps(d.field, v.field)));
+  if (more.length === 0) return shape;
+  return new ApiError(shape.code, shape.message, { ...shape.options, details: [...shapeDetails, ...more].slice(0, MAX_DETAILS) });
+}
+
 // --- the handlers ---------------------------------------------------------------------------
 
 declare module 'fastify' {

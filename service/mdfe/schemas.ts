@@ -12,7 +12,8 @@
 // optional here.
 
 import { Type, type TSchema } from '@sinclair/typebox';
-import { AccessKey, Cnpj as CnpjOf, Cpf as CpfOf, ReferenciaExterna, strict } from '../../base/common/api/schema.ts';
+import { AccessKey, Cnpj as CnpjOf, Cpf as CpfOf, Justificativa, ReferenciaExterna, strict } from '../../base/common/api/schema.ts';
+import { UFS } from '../../fiscal/br/uf.ts';
 import { sampleMdfeRequest } from '../../fiscal/samples.ts';
 import { EventView } from '../http/events.ts';
 import { dayParams, OffsetPageEnvelope, pagingParams } from '../http/lists.ts';
@@ -21,7 +22,12 @@ import { MDFE_SITUACOES } from './store.ts';
 
 const Text = (description: string, maxLength = 255) => Type.String({ minLength: 1, maxLength, description });
 const Digits = (n: number, description: string) => Type.String({ pattern: `^[0-9]{${n}}$`, description: `${description} (${n} dígitos)` });
-const Uf = (description: string) => Type.String({ pattern: '^[A-Z]{2}$', description: `${description} (sigla, ex.: SP)` });
+/** One of the 27 UFs (fiscal/br/uf.ts), declared as the list, so a client and a tester know them. */
+const Uf = (description: string) =>
+  Type.Union(
+    UFS.map((uf) => Type.Literal(uf)),
+    { description: `${description} (sigla, ex.: SP)` },
+  );
 const Code = (description: string) => Type.String({ minLength: 1, maxLength: 2, description });
 /** The specification shows these as JSON numbers; a decimal string is accepted too. */
 const Decimal = (description: string) => Type.Union([Type.Number({ minimum: 0 }), Type.String({ pattern: '^[0-9]+(\\.[0-9]+)?$' })], { description });
@@ -188,7 +194,7 @@ export const CloseBody = Type.Object(
 );
 
 export const CancelBody = Type.Object(
-  { justificativa: Type.String({ minLength: 15, maxLength: 255, description: 'Motivo do cancelamento (15 a 255 caracteres)' }) },
+  { justificativa: Justificativa('Motivo do cancelamento') },
   { ...strict, examples: [{ justificativa: 'Viagem desistida pelo contratante' }] },
 );
 

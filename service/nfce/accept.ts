@@ -17,7 +17,6 @@ import { fingerprint256Of, sameCertificate, type Certificate } from '../../fisca
 import { FieldError } from '../../fiscal/errors.ts';
 import { buildNfce, readNfceSummary, type NfceSummary } from '../../fiscal/nfce/build.ts';
 import { withIbptEstimate } from '../../fiscal/nfce/total.ts';
-import type { NfceRequest } from '../../fiscal/nfce/types.ts';
 import { validateXml } from '../../fiscal/schema.ts';
 import { verifyXmlSignature } from '../../fiscal/signature.ts';
 import { brasiliaDay, formatBrasilia } from '../../base/common/brasilia.ts';
@@ -35,9 +34,7 @@ export function acceptJson(body: NfceBody, issuer: AuthorizingIssuer, id: string
   const { [BODY_KEY_FIELD]: _key, ...sent } = body;
   // Each item's approximate taxes from the IBPT table of the company's UF in force on dhEmi's day,
   // written into the request kept for signing, so the queue signs exactly what was checked here.
-  const request = issuer.ibpt
-    ? withIbptEstimate(sent as NfceRequest, { tables: issuer.ibpt, uf: issuer.emitter.address.UF, date: brasiliaDay(now) }).request
-    : (sent as NfceRequest);
+  const request = issuer.ibpt ? withIbptEstimate(sent, { tables: issuer.ibpt, uf: issuer.emitter.address.UF, date: brasiliaDay(now) }).request : sent;
   const built = buildNfce(request, { emitter: issuer.emitter, dhEmi: now, tpEmis: 1 });
   return {
     id,

@@ -23,7 +23,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { isValidAccessKey } from '../../fiscal/access-key.ts';
-import { FieldError } from '../../fiscal/errors.ts';
+import { FieldError, type FieldIssue } from '../../fiscal/errors.ts';
 import { justification, nfeCancellationEvent, nfeSubstitutionCancellationEvent } from '../../fiscal/events.ts';
 import { buildInutilizacao } from '../../fiscal/inutilizacao.ts';
 import { DEFAULT_VERPROC } from '../../fiscal/nfce/ide.ts';
@@ -36,7 +36,7 @@ import type { ClaimResult } from '../idempotency.ts';
 import { authorizingIssuer, type AuthorizingIssuer } from '../queue/issuer.ts';
 import { Turns } from '../turns.ts';
 import { acceptContingency, acceptJson } from './accept.ts';
-import type { CancelBody, IssueBody, VoidBody } from './schemas.ts';
+import type { CancelBody, IssueBody, NfceBody, VoidBody } from './schemas.ts';
 import type { NfceRecord, NfceStatus } from './store.ts';
 import { nfceWebhookEvent } from './view.ts';
 
@@ -92,6 +92,24 @@ export class NfceIssuance {
     /** Something was accepted: the queue should look now. */
     private readonly wakeQueue: () => void,
   ) {}
+
+  /**
+   * The value problems of a JSON receipt whose shape the schema refused, for its 400 to name
+   * them too (service/http/errors.ts, withValueIssues). The fiscal builder reads untyped input
+   * defensively and names what it cannot read; anything else it throws adds nothing to a
+   * request that is refused anyway.
+   */
+  async valueIssues(companyId: string, body: unknown): Promise<FieldIssue[]> {
+    if (typeof body !== 'object' || body === null || Array.isArray(body) || 'xml' in body) return [];
+    try {
+      const now = await this.deps.clock.now(companyId);
+      const issuer = await authorizingIssuer(this.deps, companyId, now);
+      acceptJson(body as NfceBody, issuer, randomUUID(), now);
+      return [];
+    } catch (err) {
+      return err instanceof FieldError ? err.issues : [];
+    }
+  }
 
   async issue(companyId: string, body: IssueBody, key: string | undefined, fingerprint: string): Promise<IssueOutcome> {
     const { deps } = this;

@@ -16,7 +16,7 @@ import { danfeModel } from '../../fiscal/danfe/model.ts';
 import { renderDanfePdf } from '../../fiscal/danfe/pdf.ts';
 import { formatBrasilia } from '../../base/common/brasilia.ts';
 import { companyOf, ownedOr404 } from '../http/auth.ts';
-import { ApiError, errorHandler, errorResponses, notFound } from '../http/errors.ts';
+import { ApiError, errorHandler, errorResponses, notFound, toApiError, withValueIssues } from '../http/errors.ts';
 import type { ApiApp, ApiRoutes } from '../http/type-provider.ts';
 import type { ServiceDeps } from '../deps.ts';
 import { decodeIdempotencyHeader, readIdempotencyKey, requestFingerprint, sendReplay, type ClaimResult } from '../idempotency.ts';
@@ -63,11 +63,18 @@ const stillProcessing = (id: string, message: string) => new ApiError('em_proces
 
 /**
  * The issuance body is one of two forms (if/then/else on `xml`); Ajv adds an `if` error saying
- * only that the chosen form failed, on top of that form's own precise errors: drop it.
+ * only that the chosen form failed, on top of that form's own precise errors: drop it. A JSON
+ * receipt of the wrong shape is also judged on its values, so that the 400 names every problem
+ * at once (docs/api.md, "Errors").
  */
-function issueErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-  if (Array.isArray(error.validation)) error.validation = error.validation.filter((e) => e.keyword !== 'if');
-  return errorHandler(error, request, reply);
+function issueErrorHandler(issuance: NfceIssuance) {
+  return async (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    if (!Array.isArray(error.validation)) return errorHandler(error, request, reply);
+    error.validation = error.validation.filter((e) => e.keyword !== 'if');
+    // A body of the wrong shape: its 400 names the value problems of the parts that are right too.
+    if ((error.validationContext ?? 'body') !== 'body' || !request.company) return errorHandler(error, request, reply);
+    return errorHandler(withValueIssues(toApiError(error, request), await issuance.valueIssues(request.company.id, request.body)), request, reply);
+  };
 }
 
 /** What the NFC-e routes share: the dependencies, issuance, and the lookups of a company's documents. */
@@ -136,7 +143,7 @@ function issueRoute(app: ApiApp, { deps, issuance, replay, verdicts }: NfceRoute
   app.post(
     '/nfce',
     {
-      errorHandler: issueErrorHandler,
+      errorHandler: issueErrorHandler(issuance),
       preValidation: decodeIdempotencyHeader,
       schema: {
         tags: ['nfce'],

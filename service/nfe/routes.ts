@@ -73,6 +73,8 @@ export const nfeRoutes: ApiRoutes = async (app, { deps }) => {
       const record = await returns.accept(company.id, request.body, id, claim.kind === 'new' ? claim.key : undefined);
       queue.wake();
       request.log.info({ documentId: id, chave: record.chave }, 'NF-e de devolução recebida');
+      // Where the verdict will be read, as the NFC-e's 202 says it (RFC 9110 §15.3.3).
+      reply.header('location', `/api/v1/nfe/${id}`);
       return reply.code(202).send({
         id,
         tipo: 'devolucao',

@@ -58,6 +58,9 @@ describe.each(STORES)('on %s', (store) => {
       expect(first.status).toBe(200);
       // Where each series stands at the service: nothing issued in it yet.
       expect(first.body).toMatchObject({ terminal: 'caixa-1', nome: 'Caixa 1', series: [1], numeracao: [{ serie: 1, ultimo_numero: 0 }] });
+      // Instants as every answer of the API gives them: Brasília time with its offset, to the second.
+      const BRASILIA = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}-03:00$/;
+      expect(first.body).toMatchObject({ criado_em: expect.stringMatching(BRASILIA), atualizado_em: expect.stringMatching(BRASILIA) });
       const again = await put(tokenA, 'caixa-1', { nome: 'Caixa 1', series: [1] });
       expect(again).toEqual(first);
     });

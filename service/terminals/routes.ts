@@ -12,6 +12,7 @@
 // or moved to a new computer, learns the numbers issued since and never issues below them.
 
 import { Type } from '@sinclair/typebox';
+import { formatBrasilia } from '../../base/common/brasilia.ts';
 import { strict } from '../../base/common/api/schema.ts';
 import { companyOf } from '../http/auth.ts';
 import { ApiError, errorResponses, notFound } from '../http/errors.ts';
@@ -48,8 +49,8 @@ const TerminalView = Type.Object({
   terminal: Type.String(),
   nome: Type.String(),
   series: Type.Array(Type.Integer()),
-  criado_em: Type.String(),
-  atualizado_em: Type.String(),
+  criado_em: Type.String({ description: 'Registrado em, horário de Brasília com o deslocamento' }),
+  atualizado_em: Type.String({ description: 'Última mudança de nome ou séries, horário de Brasília com o deslocamento' }),
 });
 
 const Numbering = Type.Array(
@@ -80,7 +81,14 @@ const TechnicalResponsibleView = Type.Object(
 
 const TerminalClaimed = Type.Object({ ...TerminalWithNumbering.properties, responsavel_tecnico: Type.Union([TechnicalResponsibleView, Type.Null()]) });
 
-const view = (t: TerminalRecord) => ({ terminal: t.terminalId, nome: t.nome, series: t.series, criado_em: t.createdAt, atualizado_em: t.updatedAt });
+// Instants in Brasília time with the offset, as every answer of the API gives them (docs/api.md, "Responses").
+const view = (t: TerminalRecord) => ({
+  terminal: t.terminalId,
+  nome: t.nome,
+  series: t.series,
+  criado_em: formatBrasilia(new Date(t.createdAt)),
+  atualizado_em: formatBrasilia(new Date(t.updatedAt)),
+});
 
 export const terminalRoutes: ApiRoutes = async (app, { deps }) => {
   const withNumbering = async (companyId: string, t: TerminalRecord) => {

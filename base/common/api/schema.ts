@@ -26,7 +26,16 @@ export const ReferenciaExterna = Type.String({
 });
 
 /** What a schema error says of the fields below instead of quoting their pattern (service/http/errors.ts). */
+/**
+ * The characters of a justification (xJust): Latin-1 printable and blanks, not all blanks. The
+ * service folds each run of blanks into one space and trims the edges (fiscal/events.ts
+ * justification), so a text matching this is, once folded, the layout's TString; an emoji or a
+ * typographic quote is refused naming the field.
+ */
+export const JUSTIFICATION_PATTERN = '^(?=[\\s\\S]*\\S)[\\s!-\\u00ff]*$';
+
 export const PATTERN_NAMES: Record<string, string> = {
+  [JUSTIFICATION_PATTERN]: 'letras, números, espaços e pontuação comuns; sem emoji nem aspas tipográficas',
   [`^${CNPJ_PATTERN}$`]: 'CNPJ de 14 caracteres: dígitos ou letras maiúsculas, os dois últimos numéricos, sem pontuação',
   [`^${CPF_PATTERN}$`]: 'CPF de 11 dígitos, sem pontuação',
   [`^${ACCESS_KEY_PATTERN}$`]: 'chave de acesso de 44 posições: dígitos, e letras maiúsculas só no CNPJ',
@@ -41,3 +50,12 @@ export const Cpf = (description: string) => Type.String({ pattern: `^${CPF_PATTE
 
 /** An access key, 44 positions (letters only where the CNPJ is alphanumeric). */
 export const AccessKey = (description: string) => Type.String({ pattern: `^${ACCESS_KEY_PATTERN}$`, description: `${description} (44 posições)` });
+
+/** A justification: 15 to 255 characters of JUSTIFICATION_PATTERN (the service then folds runs of blanks and counts again). */
+export const Justificativa = (description: string) =>
+  Type.String({
+    minLength: 15,
+    maxLength: 255,
+    pattern: JUSTIFICATION_PATTERN,
+    description: `${description} (15 a 255 caracteres; letras, números e pontuação comuns)`,
+  });
