@@ -85,7 +85,9 @@ export async function startStore(options: StartStoreOptions = {}): Promise<Store
   const exited = exitOf(child);
   void exited.then(() => running.delete(child));
   const output: string[] = [];
-  const timeoutMs = options.readyTimeoutMs ?? 60_000;
+  // A bound on a hang, not a pace: idle, the store is ready in a few seconds; with both cores
+  // taken by another load, a start was seen to print nothing for over 60 s.
+  const timeoutMs = options.readyTimeoutMs ?? 150_000;
 
   const ready = await new Promise<StoreReady>((resolve, reject) => {
     const fail = (message: string) => {
