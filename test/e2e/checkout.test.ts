@@ -463,12 +463,13 @@ describe('checkout screen', () => {
     const range = await call('nfce/inutilizar', { serie: 1, numero_inicial: 900, numero_final: 902, justificativa: 'Numeros pulados por falha no sistema' });
     expect(range.status, JSON.stringify(range.body)).toBe(200);
 
-    // The accountant's export of the day: each receipt, the cancellation, both inutilizações, the return.
+    // The accountant's export of the day: each receipt, both cancellations (the manager's, the dynamic
+    // PIX sale's), both inutilizações, the return.
     const today = brasiliaDay(new Date());
     const zip = await fetch(`${store.serviceUrl}/api/v1/nfce/exportacao?de=${today}&ate=${today}`, { headers: { authorization: `Bearer ${store.token}` } });
     const entries = await readZip(Buffer.from(await zip.arrayBuffer()));
     const names = [...entries.keys()];
-    expect(names.filter((n) => n.endsWith('-evento-110111.xml'))).toHaveLength(1);
+    expect(names.filter((n) => n.endsWith('-evento-110111.xml'))).toHaveLength(2);
     expect(names).toContain('inutilizacao-serie-1-numeros-900-a-902.xml');
     expect(names.filter((n) => n.startsWith('inutilizacao-'))).toHaveLength(2);
     expect(names).toContain(`devolucoes/${keyInSignedXml(nfe, 'NFe')}-nfe.xml`);
