@@ -385,7 +385,10 @@ describe('checkout screen', () => {
 
       // Cancelled by the manager: the core asks the PSP for the devolução and reads it until done.
       const [manager] = await rpc<{ id: string }[]>(store, 'listManagers', []);
-      await rpc(store, 'cancelReceipt', [receipt.id, { managerId: manager!.id, pin: store.manager.pin, justification: 'Cliente desistiu da compra paga por PIX' }]);
+      await rpc(store, 'cancelReceipt', [
+        receipt.id,
+        { managerId: manager!.id, pin: store.manager.pin, justification: 'Cliente desistiu da compra paga por PIX' },
+      ]);
       await expect
         .poll(async () => ((await client.getRefund(e2eid, `D${txid}`)) as { body?: { status?: string } }).body?.status, { timeout: 90_000 })
         .toBe('DEVOLVIDO');
