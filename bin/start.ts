@@ -38,7 +38,7 @@ import { createCompany } from '../service/companies.ts';
 import { createLogger } from '../service/logger.ts';
 import { openService, type OpenedService } from '../service/open-service.ts';
 import { scheduleBackups } from '../service/backups.ts';
-import { SIMULATED_PSP, startPixPspSimulator, type PixPspSimulator } from '../service/pix-psp/simulator.ts';
+import { startPixPspSimulator, type PixPspSimulator } from '../service/pix-psp/simulator.ts';
 import { pspSetupFromEnv, type PspSetup } from '../electron/core/pix/psp-settings.ts';
 import { faultWords, systemFault } from '../base/node/system-faults.ts';
 
@@ -179,15 +179,7 @@ async function prepareTerminal(terminal: Terminal, serviceUrl: string, token: st
 
 /** The simulated PSP's setup for the demo terminal, and its file for whoever wants to look at it (tests, curl). */
 function simulatedPspSetup(psp: PixPspSimulator, file: string): PspSetup {
-  const setup: PspSetup = {
-    baseUrl: psp.url,
-    tokenUrl: psp.tokenUrl,
-    clientId: psp.clientId,
-    clientSecret: psp.clientSecret,
-    certificate: psp.client,
-    caPem: psp.caPem,
-    pspCnpj: SIMULATED_PSP.cnpj,
-  };
+  const setup: PspSetup = psp.terminalSetup;
   writeFileSync(file, JSON.stringify(setup, null, 2) + '\n', { mode: 0o600 });
   return setup;
 }
