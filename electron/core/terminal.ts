@@ -552,7 +552,6 @@ export class Terminal implements TerminalApi {
     return this.pixCharges.cancel(txid);
   }
 
-  /** Charges paid after the cashier gave up (or that the sale could not take): the manager finishes or refunds them. */
   async simulatePixPayment(txid: string): Promise<PixChargeView> {
     const charge = this.pixCharges.get(txid);
     if (!this.pixSimulator) throw new TerminalError('estado_invalido', 'Simular pagamento só existe na loja de demonstração (PSP simulado)');
@@ -566,6 +565,7 @@ export class Terminal implements TerminalApi {
     return charge;
   }
 
+  /** Charges paid after the cashier gave up (or that the sale could not take): the manager finishes or refunds them. */
   async paidLatePixCharges(): Promise<PixChargeView[]> {
     return this.pixCharges.paidLate();
   }

@@ -37,7 +37,8 @@ export function PaymentDialog() {
   const [card, setCard] = useState<CardForm>(emptyCard);
   const [error, setError] = useState<string | null>(null);
   const [pix, setPix] = useState<StaticPixView | null>(null);
-  const pixCharge = useSale((s) => s.pixCharge);
+  // The charge of this sale only (one left running on a sale discarded since is not shown).
+  const pixCharge = useSale((s) => (s.pixCharge && s.pixCharge.saleId === s.sale?.id ? s.pixCharge : null));
   const amountRef = useRef<HTMLInputElement>(null);
   const finishRef = useRef<HTMLButtonElement>(null);
   const confirmPixRef = useRef<HTMLButtonElement>(null);

@@ -9,7 +9,7 @@ import { tillFoundClosed } from './cash-store.ts';
 import { receiptEvents } from './receipts-store.ts';
 import { formatCents } from '../money/money.ts';
 import { terminal } from './terminal.ts';
-import { closeDialog } from './ui-store.ts';
+import { closeDialog, useUi } from './ui-store.ts';
 
 type SaleState = {
   sale: SaleView | null;
@@ -202,7 +202,8 @@ async function pixSettled(charge: PixChargeView): Promise<void> {
       },
       receiptChanged,
     );
-    closeDialog();
+    // The payment dialog gives way to the receipt; another dialog the cashier opened meanwhile stays.
+    if (useUi.getState().dialog.kind === 'payment') closeDialog();
   } catch (err) {
     set({ error: asFailure(err) });
   }
