@@ -9,7 +9,7 @@ import { profileOfEmitter } from '../electron/core/company-profile.ts';
 import { createTerminal } from '../electron/core/terminal.ts';
 import { demoEmitter, DEMO_CSC } from '../fiscal/samples.ts';
 import { MemoryPrinter } from '../native/printer/transports.ts';
-import { SIMULATED_PSP, startPixPspSimulator } from '../service/pix-psp/simulator.ts';
+import { startPixPspSimulator } from '../service/pix-psp/simulator.ts';
 import { api, createCompany, startService, tempDataDir } from '../test/helpers/service-process.ts';
 import { percentile, type BenchFigure, type BenchSuite } from './types.ts';
 
@@ -28,15 +28,7 @@ async function paidToPrinted(latencies: number[]): Promise<Map<number, number[]>
     series: 1,
     printerTransport: printer,
     pixKey: '12345678000195',
-    pixPsp: {
-      baseUrl: psp.url,
-      tokenUrl: psp.tokenUrl,
-      clientId: psp.clientId,
-      clientSecret: psp.clientSecret,
-      certificate: psp.client,
-      caPem: psp.caPem,
-      pspCnpj: SIMULATED_PSP.cnpj,
-    },
+    pixPsp: psp.terminalSetup,
   });
   const out = new Map<number, number[]>();
   try {

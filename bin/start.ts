@@ -7,6 +7,12 @@
 //   certificado-demo.pfx / .json  the one test A1 certificate the service and the terminal share,
 //                     with the demo company's CNPJ (--cnpj on the first start; 11222333000181 by
 //                     default, an alphanumeric one such as 12ABC34501DE35 as well)
+//   psp-simulado.json how to reach this start's simulated PSP (dynamic PIX): its URLs, client id
+//                     and secret, CA and client certificate (mode 0600; new on every start)
+//
+// Dynamic PIX goes to a simulated PSP (service/pix-psp/simulator.ts) started here, as the tax
+// authority is a sandbox: the screen then offers "Simular pagamento". With BALCAO_PIX_URL set,
+// the store's real PSP from BALCAO_PIX_* is used instead, and no simulator starts.
 //
 // A second start reuses all of it. When ready it prints a banner for people and one line
 // `BALCAO_READY {...json}` for tests and the bench. SIGTERM / SIGINT stop everything cleanly.
@@ -32,6 +38,8 @@ import { createCompany } from '../service/companies.ts';
 import { createLogger } from '../service/logger.ts';
 import { openService, type OpenedService } from '../service/open-service.ts';
 import { scheduleBackups } from '../service/backups.ts';
+import { startPixPspSimulator, type PixPspSimulator } from '../service/pix-psp/simulator.ts';
+import { pspSetupFromEnv, type PspSetup } from '../electron/core/pix/psp-settings.ts';
 import { faultWords, systemFault } from '../base/node/system-faults.ts';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -169,6 +177,13 @@ async function prepareTerminal(terminal: Terminal, serviceUrl: string, token: st
   }
 }
 
+/** The simulated PSP's setup for the demo terminal, and its file for whoever wants to look at it (tests, curl). */
+function simulatedPspSetup(psp: PixPspSimulator, file: string): PspSetup {
+  const setup: PspSetup = psp.terminalSetup;
+  writeFileSync(file, JSON.stringify(setup, null, 2) + '\n', { mode: 0o600 });
+  return setup;
+}
+
 // ---- Running -----------------------------------------------------------------------------------
 
 class Stack {
@@ -243,9 +258,26 @@ export async function run(args: string[]): Promise<number> {
       );
     }
 
-    const terminal = await createTerminal({ dataDir: terminalDir, serviceUrl, token: company.token, series: 1 });
+    // The store's own PSP when configured; else the simulator, started again on every start.
+    const realPsp = pspSetupFromEnv(process.env);
+    const pspFile = join(dataDir, 'psp-simulado.json');
+    let simulator: PixPspSimulator | undefined;
+    if (!realPsp) {
+      simulator = await startPixPspSimulator();
+      stack.push('PSP simulado', () => simulator?.close());
+    }
+    const terminal = await createTerminal({
+      dataDir: terminalDir,
+      serviceUrl,
+      token: company.token,
+      series: 1,
+      ...(realPsp && { pixPsp: realPsp }),
+      ...(simulator && { pixSimulator: simulator }),
+    });
     stack.push('terminal', () => terminal.close());
     await prepareTerminal(terminal, serviceUrl, company.token, certificate);
+    // Its address and certificates are new on every start, like the service's port.
+    if (simulator) terminal.psp.save(simulatedPspSetup(simulator, pspFile), { replace: true });
 
     const screen = await ensureRendererBuilt();
     if (screen.state === 'missing') process.stderr.write(`Aviso: ${screen.reason}; a tela do caixa não será servida.\n`);
@@ -268,6 +300,9 @@ export async function run(args: string[]): Promise<number> {
       `               (abra este endereço no navegador; a chave depois de # dá acesso ao terminal)`,
       `  Gerente:     ${DEMO_MANAGER.name}, PIN ${DEMO_MANAGER.pin}`,
       `  Impressões:  ${printerDir}  (impressora virtual)`,
+      simulator
+        ? `  PIX:         PSP simulado em ${simulator.url} ("Simular pagamento" na tela; acesso em ${pspFile})`
+        : `  PIX:         PSP da loja em ${realPsp!.baseUrl}`,
       `  Serviço:     ${serviceUrl}/api/v1  (documentação: /api/v1/openapi.json)`,
       `  Empresa:     ${company.company_id}  (token em ${companyFile})`,
       `  Dados:       ${dataDir}`,

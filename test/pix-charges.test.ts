@@ -31,15 +31,7 @@ describe('dynamic PIX charges in the terminal core', () => {
       serviceUrl: service.url,
       token,
       pixKey: '12345678000195',
-      pixPsp: {
-        baseUrl: psp.url,
-        tokenUrl: psp.tokenUrl,
-        clientId: psp.clientId,
-        clientSecret: psp.clientSecret,
-        certificate: psp.client,
-        caPem: psp.caPem,
-        pspCnpj: SIMULATED_PSP.cnpj,
-      },
+      pixPsp: psp.terminalSetup,
     });
     terminal.configure({ company: { ...profileOfEmitter(demoEmitter()), cscToken: DEMO_CSC.token } }, 'teste PIX dinâmico');
   });

@@ -45,7 +45,7 @@ describe('balcao start', () => {
       });
     expect((await ask(first)).status).toBe(200);
     // Secrets on disk are readable by this user only.
-    for (const file of ['demo-company.json', 'certificado-demo.pfx', 'certificado-demo.json']) {
+    for (const file of ['demo-company.json', 'certificado-demo.pfx', 'certificado-demo.json', 'psp-simulado.json']) {
       expect(statSync(join(dataDir, file)).mode & 0o077, file).toBe(0);
     }
     const pfx = readFileSync(join(dataDir, 'certificado-demo.pfx'));
@@ -83,6 +83,14 @@ describe('balcao start', () => {
     expect(await rpc<unknown[]>(second, 'listManagers', [])).toHaveLength(1);
     // The service moved (another free port): the terminal follows it.
     expect(await rpc(second, 'getSettings', [])).toMatchObject({ serviceUrl: second.serviceUrl });
+    // So does dynamic PIX: the PSP simulator of this start charges, and its payment finishes the sale.
+    const pixSale = await rpc<SaleView>(second, 'addItem', [(await rpc<SaleView>(second, 'openSale', [])).id, { code: '1001' }]);
+    const charge = await rpc<{ txid: string }>(second, 'createPixCharge', [pixSale.id, pixSale.totalCents]);
+    const chargeState = async () => (await rpc<{ state: string }>(second, 'pixCharge', [charge.txid])).state;
+    await expect.poll(chargeState, { timeout: 60_000 }).toBe('active');
+    await rpc(second, 'simulatePixPayment', [charge.txid]);
+    await expect.poll(chargeState, { timeout: 60_000 }).toBe('finished');
+    expect((await rpc<SaleView>(second, 'getSale', [pixSale.id])).state).toBe('finished');
     // One store per data folder: a third start on it is refused, naming the one that holds it.
     const holder = JSON.parse(readFileSync(join(dataDir, 'service', 'balcao-em-uso.json'), 'utf8')) as { pid: number };
     const third = await runCli(['start', '--data', dataDir, '--port', '0', '--terminal-port', '0']);

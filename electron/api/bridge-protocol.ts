@@ -33,6 +33,7 @@ export const BRIDGE_ARITY = {
   createPixCharge: 2,
   pixCharge: 1,
   cancelPixCharge: 1,
+  simulatePixPayment: 1,
   removePayment: 2,
   discardSale: 1,
   finishSale: 1,

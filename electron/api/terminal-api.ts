@@ -350,6 +350,8 @@ export type PixChargeView = {
   refundState: 'EM_PROCESSAMENTO' | 'DEVOLVIDO' | 'NAO_REALIZADO' | null;
   /** The last problem with the PSP, in words, or null. */
   lastError: string | null;
+  /** The PSP is the demo's simulator (`balcao start`): the screen offers "Simular pagamento". */
+  simulated: boolean;
 };
 
 // ---- Scale labels -------------------------------------------------------------------------------
@@ -754,6 +756,8 @@ export interface TerminalApi {
   pixCharge(txid: string): Promise<PixChargeView>;
   /** Gives up on an unpaid charge (removed at the PSP; a PIX that came meanwhile goes to the manager). */
   cancelPixCharge(txid: string): Promise<PixChargeView>;
+  /** The demo only (`simulated` charges): the simulated PSP pays the charge as the customer's bank would. */
+  simulatePixPayment(txid: string): Promise<PixChargeView>;
   removePayment(saleId: string, paymentId: number): Promise<SaleView>;
   discardSale(saleId: string): Promise<SaleView>;
   /**

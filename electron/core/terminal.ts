@@ -115,6 +115,11 @@ export type TerminalOptions = {
   pixKey?: string;
   /** The store's PSP for dynamic PIX (BALCAO_PIX_*, pix/psp-settings.ts); seeds the settings like the URL. */
   pixPsp?: PspSetup;
+  /**
+   * The demo's simulated PSP (`balcao start`): its payment control, behind the screen's "Simular
+   * pagamento". Never set for a real PSP.
+   */
+  pixSimulator?: { pay(txid: string): unknown };
   /** Epoch milliseconds; default Date.now. Tests move it to cross the cancellation window. */
   clock?: Clock;
   retry?: Partial<RetryPolicy>;
@@ -170,6 +175,7 @@ export class Terminal implements TerminalApi {
   readonly psp: PspSettings;
   /** The dynamic PIX charges and the loop that follows them at the PSP (pix/charges.ts). */
   private readonly pixCharges: PixCharges;
+  private readonly pixSimulator: TerminalOptions['pixSimulator'];
   /** Offline contingency (contingency/*.ts): the mode, the issuer while it is on, the reconciliation. */
   readonly contingency: Contingency;
   readonly clock: Clock;
@@ -220,7 +226,9 @@ export class Terminal implements TerminalApi {
       pixKey: () => this.settings.pix.key,
       settle: (charge, pspCnpj) => this.settlePixCharge(charge, pspCnpj),
       onChange: (charge) => this.emit({ type: 'pix', charge }),
+      simulated: options.pixSimulator !== undefined,
     });
+    this.pixSimulator = options.pixSimulator;
     this.settings = new Settings({
       store,
       clock: this.clock,
@@ -542,6 +550,19 @@ export class Terminal implements TerminalApi {
   /** The cashier gives up on an unpaid charge (removed at the PSP; a PIX that came meanwhile goes to the manager). */
   async cancelPixCharge(txid: string): Promise<PixChargeView> {
     return this.pixCharges.cancel(txid);
+  }
+
+  async simulatePixPayment(txid: string): Promise<PixChargeView> {
+    const charge = this.pixCharges.get(txid);
+    if (!this.pixSimulator) throw new TerminalError('estado_invalido', 'Simular pagamento só existe na loja de demonstração (PSP simulado)');
+    if (charge.state !== 'active') throw new TerminalError('estado_invalido', 'Só uma cobrança aguardando pagamento pode ser paga', { field: 'txid' });
+    try {
+      this.pixSimulator.pay(txid);
+    } catch (err) {
+      throw new TerminalError('estado_invalido', `PSP simulado: ${(err as Error).message}`, { field: 'txid' });
+    }
+    this.pixCharges.wake(); // read it now rather than at the next poll
+    return charge;
   }
 
   /** Charges paid after the cashier gave up (or that the sale could not take): the manager finishes or refunds them. */

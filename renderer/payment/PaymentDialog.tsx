@@ -8,13 +8,24 @@ import { ErrorAlert } from '../components/ErrorAlert.tsx';
 import type { InputError } from '../money/money.ts';
 import { centsToInput, formatCents, parseCents } from '../money/money.ts';
 import type { PaymentInput, StaticPixView } from '../../electron/api/terminal-api.ts';
-import { PIX_STATIC } from '../../base/common/payment-methods.ts';
+import { PIX_DYNAMIC, PIX_STATIC } from '../../base/common/payment-methods.ts';
 import { announce } from '../a11y/announcer.ts';
-import { addPayment, finishSale, removePayment, staticPix, useSale } from '../state/sale-store.ts';
+import {
+  addPayment,
+  cancelPixCharge,
+  closePixCharge,
+  createPixCharge,
+  finishSale,
+  removePayment,
+  simulatePixPayment,
+  staticPix,
+  useSale,
+} from '../state/sale-store.ts';
 import { closeDialog } from '../state/ui-store.ts';
 import { CardFields } from './CardFields.tsx';
 import { ConsumerRequired } from './ConsumerRequired.tsx';
 import { StaticPixPanel } from './StaticPixPanel.tsx';
+import { cancellable, DynamicPixPanel, givenUp } from './DynamicPixPanel.tsx';
 import { asksBrand, emptyCard, METHODS, needsCard, paymentFrom, type CardForm, type MethodId } from './payment-methods.ts';
 
 export function PaymentDialog() {
@@ -26,6 +37,8 @@ export function PaymentDialog() {
   const [card, setCard] = useState<CardForm>(emptyCard);
   const [error, setError] = useState<string | null>(null);
   const [pix, setPix] = useState<StaticPixView | null>(null);
+  // The charge of this sale only (one left running on a sale discarded since is not shown).
+  const pixCharge = useSale((s) => (s.pixCharge && s.pixCharge.saleId === s.sale?.id ? s.pixCharge : null));
   const amountRef = useRef<HTMLInputElement>(null);
   const finishRef = useRef<HTMLButtonElement>(null);
   const confirmPixRef = useRef<HTMLButtonElement>(null);
@@ -55,6 +68,12 @@ export function PaymentDialog() {
       cents = parseCents(amount, tPag === '01' ? 'Valor recebido' : 'Valor');
     } catch (err) {
       setError((err as InputError).message);
+      return;
+    }
+    if (tPag === PIX_DYNAMIC) {
+      // The charge at the store's PSP: its QR Code, and the sale finishes when the bank says paid.
+      const failure = await createPixCharge(cents);
+      setError(failure ? failure.message : null);
       return;
     }
     const p = paymentFrom(tPag, cents, card);
@@ -92,6 +111,11 @@ export function PaymentDialog() {
     if (!(await addLine({ tPag: PIX_STATIC, amountCents: shown.amountCents }))) return;
     setPix(null);
     announce({ text: `Pagamento PIX de ${formatCents(shown.amountCents)} confirmado pelo operador`, politeness: 'polite' });
+  };
+
+  const pixAction = async (action: () => Promise<{ message: string } | null>) => {
+    const failure = await action();
+    setError(failure ? failure.message : null);
   };
 
   const onKeyDown = (e: React.KeyboardEvent) => {
@@ -153,8 +177,9 @@ export function PaymentDialog() {
         {consumerMissing && <ConsumerRequired limitCents={sale.identificationLimitCents} focus={paid} />}
 
         {pix && <StaticPixPanel pix={pix} />}
+        {pixCharge && <DynamicPixPanel charge={pixCharge} />}
 
-        {!paid && !pix && (
+        {!paid && !pix && !pixCharge && (
           <form
             id={formId}
             className="payment-form"
@@ -186,18 +211,36 @@ export function PaymentDialog() {
                 onChange={(e) => setAmount(e.target.value)}
               />
             </label>
-            {needsCard(tPag) && <CardFields value={card} onChange={setCard} showBrand={asksBrand(tPag)} />}
+            {needsCard(tPag) && tPag !== PIX_DYNAMIC && <CardFields value={card} onChange={setCard} showBrand={asksBrand(tPag)} />}
           </form>
         )}
         <div className="dialog-footer">
           <ErrorAlert error={error} />
           <div className="dialog-actions">
-            {!paid && !pix && (
+            {!paid && !pix && !pixCharge && (
               <button type="submit" form={formId} aria-keyshortcuts="Enter" disabled={busy}>
-                {tPag === PIX_STATIC ? 'Mostrar QR Code PIX' : 'Adicionar pagamento'} <kbd>Enter</kbd>
+                {tPag === PIX_STATIC || tPag === PIX_DYNAMIC ? 'Mostrar QR Code PIX' : 'Adicionar pagamento'} <kbd>Enter</kbd>
               </button>
             )}
-            {pix ? (
+            {pixCharge ? (
+              <>
+                {givenUp(pixCharge) && (
+                  <button type="button" onClick={closePixCharge}>
+                    Voltar
+                  </button>
+                )}
+                {cancellable(pixCharge) && (
+                  <button type="button" onClick={() => void pixAction(cancelPixCharge)} disabled={busy}>
+                    Cancelar cobrança
+                  </button>
+                )}
+                {pixCharge.simulated && pixCharge.state === 'active' && (
+                  <button type="button" className="primary" onClick={() => void pixAction(simulatePixPayment)} disabled={busy}>
+                    Simular pagamento
+                  </button>
+                )}
+              </>
+            ) : pix ? (
               // In the footer, where the dialog keeps its actions in view at any zoom.
               <>
                 <button type="button" onClick={() => setPix(null)} disabled={busy}>

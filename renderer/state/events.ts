@@ -4,7 +4,7 @@
 import type { TerminalEvent } from '../../electron/api/terminal-api.ts';
 import type { ScreenTerminal } from '../api/connect.ts';
 import { receiptEvents, refreshReceipts, receiptUpdated, returnUpdated } from './receipts-store.ts';
-import { receiptChanged } from './sale-store.ts';
+import { pixChargeChanged, receiptChanged } from './sale-store.ts';
 import { contingencyChanged, linkChanged, printerChanged, queueChanged, queueMoved, refreshPrinter, refreshPrints, refreshQueue } from './status-store.ts';
 import { useSale } from './sale-store.ts';
 import { terminal } from './terminal.ts';
@@ -32,6 +32,9 @@ function onEvent(event: TerminalEvent): void {
     case 'return':
       returnUpdated(event.devolucao);
       queueMoved();
+      break;
+    case 'pix':
+      pixChargeChanged(event.charge);
       break;
   }
 }

@@ -2,11 +2,14 @@
 // the SaleView it answers; totals, change and what is left to pay are the core's.
 
 import { create } from 'zustand';
-import type { FinishedSale, PaymentInput, ReceiptView, SaleItemView, SaleView, StaticPixView } from '../../electron/api/terminal-api.ts';
+import type { FinishedSale, PaymentInput, PixChargeView, ReceiptView, SaleItemView, SaleView, StaticPixView } from '../../electron/api/terminal-api.ts';
+import { announce } from '../a11y/announcer.ts';
 import { asFailure, type TerminalFailure } from '../api/terminal-failure.ts';
 import { tillFoundClosed } from './cash-store.ts';
 import { receiptEvents } from './receipts-store.ts';
+import { formatCents } from '../money/money.ts';
 import { terminal } from './terminal.ts';
+import { closeDialog, useUi } from './ui-store.ts';
 
 type SaleState = {
   sale: SaleView | null;
@@ -16,9 +19,11 @@ type SaleState = {
   selectedItemId: number | null;
   error: TerminalFailure | null;
   busy: boolean;
+  /** The dynamic PIX charge on screen, kept live by `pix` events. */
+  pixCharge: PixChargeView | null;
 };
 
-export const useSale = create<SaleState>(() => ({ sale: null, finished: null, selectedItemId: null, error: null, busy: false }));
+export const useSale = create<SaleState>(() => ({ sale: null, finished: null, selectedItemId: null, error: null, busy: false, pixCharge: null }));
 
 const set = useSale.setState;
 
@@ -129,6 +134,79 @@ export async function staticPix(amountCents: number): Promise<StaticPixView | Te
   const { sale } = useSale.getState();
   if (!sale) return asFailure(new Error('Nenhuma venda aberta'));
   return run(() => terminal().staticPix(sale.id, amountCents));
+}
+
+/** A dynamic PIX charge at the store's PSP for part of the open sale; the core follows it. */
+export async function createPixCharge(amountCents: number): Promise<TerminalFailure | null> {
+  const { sale } = useSale.getState();
+  if (!sale) return null;
+  const r = await run(() => terminal().createPixCharge(sale.id, amountCents));
+  if (isFailure(r)) return r;
+  pixChargeShown(r);
+  return null;
+}
+
+/** "Cancelar cobrança": the cashier gives up on the unpaid charge. */
+export async function cancelPixCharge(): Promise<TerminalFailure | null> {
+  const { pixCharge } = useSale.getState();
+  if (!pixCharge) return null;
+  const r = await run(() => terminal().cancelPixCharge(pixCharge.txid));
+  if (isFailure(r)) return r;
+  pixChargeChanged(r);
+  return null;
+}
+
+/** The demo's "Simular pagamento": the simulated PSP pays the charge; its events do the rest. */
+export async function simulatePixPayment(): Promise<TerminalFailure | null> {
+  const { pixCharge } = useSale.getState();
+  if (!pixCharge) return null;
+  const r = await run(() => terminal().simulatePixPayment(pixCharge.txid));
+  return isFailure(r) ? r : null;
+}
+
+/** Back to the payment form after a charge that did not pay the sale. */
+export function closePixCharge(): void {
+  set({ pixCharge: null });
+}
+
+function pixChargeShown(charge: PixChargeView): void {
+  set({ pixCharge: charge });
+  // Paid before its answer came (the events got here first): settle it now.
+  if (charge.state === 'finished') void pixSettled(charge);
+}
+
+/** A `pix` event: the charge on screen follows it; once its payment is on the sale, the sale too. */
+export function pixChargeChanged(charge: PixChargeView): void {
+  const shown = useSale.getState().pixCharge;
+  if (!shown || shown.txid !== charge.txid || shown.state === 'finished') return;
+  pixChargeShown(charge);
+}
+
+/**
+ * The charge's PIX is on the sale (the core added the line, and finished the sale when that paid
+ * it in full): the screen shows the sale as the core has it — still open, or its receipt.
+ */
+async function pixSettled(charge: PixChargeView): Promise<void> {
+  announce({ text: `Pagamento PIX confirmado pelo banco: ${formatCents(charge.paidCents ?? charge.amountCents)}`, politeness: 'polite' });
+  try {
+    const sale = await terminal().getSale(charge.saleId);
+    if (sale.state === 'open') {
+      set({ sale, pixCharge: null });
+      return;
+    }
+    await receiptEvents.fetch(
+      () => terminal().recentReceipts(20),
+      (receipts) => {
+        const receipt = receipts.find((r) => r.saleId === sale.id);
+        set({ sale: null, pixCharge: null, selectedItemId: null, ...(receipt && { finished: { sale, receipt } }) });
+      },
+      receiptChanged,
+    );
+    // The payment dialog gives way to the receipt; another dialog the cashier opened meanwhile stays.
+    if (useUi.getState().dialog.kind === 'payment') closeDialog();
+  } catch (err) {
+    set({ error: asFailure(err) });
+  }
 }
 
 export async function removePayment(paymentId: number): Promise<void> {

@@ -73,6 +73,16 @@ export type PixPspSimulator = {
   caPem: string;
   /** A client certificate and key the simulator accepts (PEM). */
   client: { certPem: string; keyPem: string };
+  /** All of the above as a terminal's PSP settings take it (electron/core/pix/psp-settings.ts `PspSetup`). */
+  terminalSetup: {
+    baseUrl: string;
+    tokenUrl: string;
+    clientId: string;
+    clientSecret: string;
+    certificate: { certPem: string; keyPem: string };
+    caPem: string;
+    pspCnpj: string;
+  };
   /** Requests and answers out of the OpenAPI document, or other wrongs the simulator saw. */
   problems: string[];
   /** Every API Pix request received, in order (`PUT /cob/{txid}`), after OAuth. */
@@ -311,6 +321,15 @@ export async function startPixPspSimulator(options: PixPspOptions = {}): Promise
     clientSecret: psp.clientSecret,
     caPem: identity.caPem,
     client: identity.client!,
+    terminalSetup: {
+      baseUrl: `${origin}${API_BASE}`,
+      tokenUrl: `${origin}${TOKEN_PATH}`,
+      clientId: psp.clientId,
+      clientSecret: psp.clientSecret,
+      certificate: identity.client!,
+      caPem: identity.caPem,
+      pspCnpj: SIMULATED_PSP.cnpj,
+    },
     problems: psp.problems,
     requests: psp.requests,
     get latencyMs() {

@@ -144,6 +144,20 @@ describe('accessibility of the checkout', () => {
     await payment.getByRole('button', { name: /Mostrar QR Code PIX/ }).click();
     await check('pix-estatico', () => [payment.getByRole('button', { name: 'Confirmar recebimento do PIX' })], { screenshots: true });
     await payment.getByRole('button', { name: 'Voltar' }).click();
+    // Dynamic PIX: the charge's actions in view at every zoom; cancelled, the form again.
+    await payment.getByRole('radio', { name: 'PIX Dinâmico' }).check();
+    await payment.getByRole('button', { name: /Mostrar QR Code PIX/ }).click();
+    await waitForText(payment, 'aguardando pagamento');
+    await check(
+      'pix-dinamico',
+      () => [payment.getByRole('button', { name: 'Cancelar cobrança' }), payment.getByRole('button', { name: 'Simular pagamento' })],
+      {
+        screenshots: true,
+      },
+    );
+    await payment.getByRole('button', { name: 'Cancelar cobrança' }).click();
+    await waitForText(payment, 'Cobrança cancelada');
+    await payment.getByRole('button', { name: 'Voltar' }).click();
     await payment.getByRole('radio', { name: 'Dinheiro' }).check();
     await payment.getByLabel('Valor recebido').fill('50,00');
     await page.keyboard.press('Enter');

@@ -12,7 +12,12 @@
 // 6. Static PIX and cash in one sale, with change: the QR Code on screen decodes (zbarimg) to the
 //    BR Code of the store's key, amount and reference; the cashier confirms it; the authorized XML
 //    records both payments, the change and the hand confirmation.
-// 7. The same store's MDF-e and NF-e de devolução through the service's API, a range of numbers
+// 7. Dynamic PIX: "PIX Dinâmico" charges the amount due at the demo's simulated PSP; its QR Code
+//    decodes (zbarimg) to a dynamic BR Code pointing at the charge's location at the PSP;
+//    "Simular pagamento" pays it, the sale finishes and prints by itself, and the authorized XML's
+//    card group names the PSP (tpIntegra 1, its CNPJ, the endToEndId in cAut). The receipt is
+//    then cancelled and the PIX refunded: the simulator has the devolução DEVOLVIDO.
+// 8. The same store's MDF-e and NF-e de devolução through the service's API, a range of numbers
 //    voided, and every document of the day valid against the schemas, its signature verifying.
 // The store's CNPJ has letters: 12ABC34501DE35, the Receita's example (`balcao start --cnpj`). The
 // printed DANFE shows it masked, 12.ABC.345/01DE-35, and the QR Code of the preview the screen
@@ -20,7 +25,7 @@
 // Screenshots of the checkout, the payment and the receipt preview go to test-output/e2e/.
 
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -33,6 +38,8 @@ import { sampleMdfeRequest } from '../../fiscal/samples.ts';
 import { firstText } from '../../fiscal/xml.ts';
 import { crc16CcittFalse } from '../../base/common/pix/br-code.ts';
 import { readQr } from '../escpos-decoder.ts';
+import { PspClient } from '../../electron/core/pix/psp-client.ts';
+import type { PspSetup } from '../../electron/core/pix/psp-settings.ts';
 import { expectValidAndSigned } from '../helpers/documents.ts';
 import { readZip } from '../helpers/zip.ts';
 import {
@@ -331,6 +338,65 @@ describe('checkout screen', () => {
     expect(xml).toContain('<vTroco>11.10</vTroco>');
   });
 
+  it('takes dynamic PIX: the QR Code of the charge, "Simular pagamento", the sale finished and printed by itself, the PSP in the card group; cancelled, the PIX is refunded at the PSP', async () => {
+    await page.keyboard.press('Enter'); // leave the last receipt for a new sale
+    await scan(page, '7891000100103'); // Café 18,90
+    await waitForText(totalPanel(page), 'R$\u00a018,90');
+    const jobsBefore = printerJobs(store).length;
+    await page.keyboard.press('F2');
+    const payment = page.getByRole('dialog', { name: 'Pagamento' });
+    await payment.getByRole('radio', { name: 'PIX Dinâmico' }).check();
+    await payment.getByRole('button', { name: /Mostrar QR Code PIX/ }).click();
+    await waitForText(payment, 'aguardando pagamento');
+    const txid = (await payment.locator('dt:text-is("Identificador") + dd').textContent())!;
+
+    // The test's own reading of the BR Code: a dynamic one (12), the charge's location at the PSP.
+    const brCode = zbar(await payment.getByRole('img', { name: /QR Code PIX de R\$\s18,90/ }).screenshot());
+    const records = emvRecords(brCode);
+    expect(records.get('63')).toBe(crc16CcittFalse(brCode.slice(0, -4)));
+    expect(records.get('01')).toBe('12');
+    expect(emvRecords(records.get('62')!).get('05')).toBe('***');
+    const account = emvRecords(records.get('26')!);
+    expect(account.get('00')).toBe('br.gov.bcb.pix');
+    const psp = JSON.parse(readFileSync(join(store.dataDir, 'psp-simulado.json'), 'utf8')) as PspSetup;
+    const client = new PspClient({ ...psp, timeoutMs: 30_000 });
+    try {
+      const atPsp = await client.getCharge(txid);
+      expect(atPsp).toMatchObject({ kind: 'answer', status: 200, body: { status: 'ATIVA', valor: { original: '18.90' } } });
+      expect(account.get('25')).toBe((atPsp as { body: { location: string } }).body.location);
+
+      await payment.getByRole('button', { name: 'Simular pagamento' }).click();
+      const panel = page.getByRole('region', { name: 'Venda concluída' });
+      await waitForText(panel.getByRole('status'), 'Autorizada');
+      await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
+      await waitForText(page.getByRole('log', { name: 'Avisos da venda' }), 'Pagamento PIX confirmado pelo banco: R$\u00a018,90');
+      await expect.poll(() => printerJobs(store).length, { timeout: 60_000 }).toBeGreaterThan(jobsBefore);
+
+      const paid = (await client.getCharge(txid)) as { body: { status: string; pix: { endToEndId: string }[] } };
+      expect(paid.body.status).toBe('CONCLUIDA');
+      const e2eid = paid.body.pix[0]!.endToEndId;
+      const nNF = Number(/NFC-e nº (\d+)/.exec((await panel.textContent()) ?? '')?.[1]);
+      const receipt = terminalReceipt(store, nNF);
+      const xml = await serviceXml(store, 'nfce', receipt.service_id!);
+      expect(xml.match(/<tPag>[0-9]{2}<\/tPag>/g)).toEqual(['<tPag>17</tPag>']);
+      expect(firstText(xml, 'tpIntegra')).toBe('1');
+      expect(firstText(xml, 'cAut')).toBe(e2eid);
+      expect(xml).toContain(`<card><tpIntegra>1</tpIntegra><CNPJ>${psp.pspCnpj}</CNPJ><cAut>${e2eid}</cAut></card>`);
+
+      // Cancelled by the manager: the core asks the PSP for the devolução and reads it until done.
+      const [manager] = await rpc<{ id: string }[]>(store, 'listManagers', []);
+      await rpc(store, 'cancelReceipt', [
+        receipt.id,
+        { managerId: manager!.id, pin: store.manager.pin, justification: 'Cliente desistiu da compra paga por PIX' },
+      ]);
+      await expect
+        .poll(async () => ((await client.getRefund(e2eid, `D${txid}`)) as { body?: { status?: string } }).body?.status, { timeout: 90_000 })
+        .toBe('DEVOLVIDO');
+    } finally {
+      await client.close();
+    }
+  });
+
   it('works from the keyboard alone: name search, quantity, Delete, consumer, discard', async () => {
     await page.keyboard.press('Enter'); // leave the last receipt for a new sale
     const input = page.getByLabel('Código ou nome do produto');
@@ -400,12 +466,13 @@ describe('checkout screen', () => {
     const range = await call('nfce/inutilizar', { serie: 1, numero_inicial: 900, numero_final: 902, justificativa: 'Numeros pulados por falha no sistema' });
     expect(range.status, JSON.stringify(range.body)).toBe(200);
 
-    // The accountant's export of the day: each receipt, the cancellation, both inutilizações, the return.
+    // The accountant's export of the day: each receipt, both cancellations (the manager's, the dynamic
+    // PIX sale's), both inutilizações, the return.
     const today = brasiliaDay(new Date());
     const zip = await fetch(`${store.serviceUrl}/api/v1/nfce/exportacao?de=${today}&ate=${today}`, { headers: { authorization: `Bearer ${store.token}` } });
     const entries = await readZip(Buffer.from(await zip.arrayBuffer()));
     const names = [...entries.keys()];
-    expect(names.filter((n) => n.endsWith('-evento-110111.xml'))).toHaveLength(1);
+    expect(names.filter((n) => n.endsWith('-evento-110111.xml'))).toHaveLength(2);
     expect(names).toContain('inutilizacao-serie-1-numeros-900-a-902.xml');
     expect(names.filter((n) => n.startsWith('inutilizacao-'))).toHaveLength(2);
     expect(names).toContain(`devolucoes/${keyInSignedXml(nfe, 'NFe')}-nfe.xml`);

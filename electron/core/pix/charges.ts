@@ -32,12 +32,16 @@ export type PixChargesDeps = {
   /** Adds the paid line to the sale (idempotent by cAut); finishes it when it is paid in full. */
   settle: (charge: PixChargeRow, pspCnpj: string) => Promise<void>;
   onChange: (charge: PixChargeView) => void;
+  /** The PSP is a sandbox's simulator (the demo): charges say so, for its "Simular pagamento". */
+  simulated?: boolean;
   policy?: ChargePolicy;
 };
 
 export class PixCharges {
   private readonly loop: WakeableLoop;
   private client: PspClient | undefined;
+  /** The configuration `client` was made with: a changed one (a new PSP, the demo's restarted simulator) gets a new client. */
+  private clientConfig: string | undefined;
   private readonly policy: ChargePolicy;
 
   constructor(private readonly deps: PixChargesDeps) {
@@ -152,6 +156,7 @@ export class PixCharges {
       paidCents: c.paid_cents,
       refundState: c.refund_state,
       lastError: c.last_error,
+      simulated: this.deps.simulated === true,
     };
   }
 
@@ -165,7 +170,13 @@ export class PixCharges {
       return 60_000;
     }
     if (!config) return 60_000;
+    const configKey = JSON.stringify(config);
+    if (this.client && this.clientConfig !== configKey) {
+      await this.client.close();
+      this.client = undefined;
+    }
     this.client ??= new PspClient(config);
+    this.clientConfig = configKey;
     const now = () => this.deps.clock();
     // A PIX-paid sale whose receipt was cancelled (or its number voided): the money goes back.
     this.deps.pix.transaction(() => this.deps.pix.chargesOfUndoneSales().forEach((c) => this.markRefunding(c)));
