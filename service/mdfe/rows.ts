@@ -72,9 +72,13 @@ export function mdfeRecordOf<Key>(r: MdfeRow<Key>, driver: RowDriver<Key, unknow
   };
 }
 
-/** A manifest's events, oldest first, given the WHERE that names the manifest in each driver's placeholder. */
+/**
+ * A manifest's events, oldest first, given the WHERE that names the manifest in each driver's
+ * placeholder. `registrado_em` has whole seconds: two events of one second follow the authority's
+ * protocol numbers, which it gives in the order it registers them (by type, they came out of order).
+ */
 export const mdfeEventsQuery = (where: string): string =>
-  `SELECT tp_evento, n_seq, status, motivo, protocolo, registrado_em, dados, xml FROM mdfe_eventos WHERE ${where} ORDER BY registrado_em, tp_evento, n_seq`;
+  `SELECT tp_evento, n_seq, status, motivo, protocolo, registrado_em, dados, xml FROM mdfe_eventos WHERE ${where} ORDER BY registrado_em, protocolo NULLS FIRST, tp_evento, n_seq`;
 
 export type MdfeEventRow = {
   tp_evento: string;
