@@ -40,39 +40,7 @@ export type ReceiptRow = {
 export const NO_VERDICT = Object.freeze({ service_id: null, codigo_status: null, motivo: null, protocolo: null, attention: null });
 
 /** Columns a state change may set (everything but identity and numbering). */
-export type ReceiptPatch = Partial<
-  Pick<
-    ReceiptRow,
-    | 'state'
-    | 'request_json'
-    | 'total_cents'
-    | 'service_id'
-    | 'chave'
-    | 'codigo_status'
-    | 'motivo'
-    | 'protocolo'
-    | 'autorizado_em'
-    | 'authorized_seen_at'
-    | 'cancelado_em'
-    | 'qrcode'
-    | 'url_consulta'
-    | 'attention'
-    | 'corrections'
-    | 'tp_emis'
-    | 'signed_xml'
-  >
->;
-
-/** What a receipt's writes tell the report (report-totals.ts ReportStore), in their transaction. */
-export interface ReportShares {
-  /** A receipt was written: it counts nowhere until its verdict. */
-  receiptAdded(receiptId: string, createdAt: string): void;
-  /** What the receipt's share depends on (its state, tpEmis, XML) may have changed. */
-  refreshReportShare(receiptId: string): unknown;
-}
-
-/** The columns `updateReceipt` may set (interpolated into SQL: only these can reach it). */
-const RECEIPT_COLUMNS = new Set<string>([
+const PATCH_COLUMNS = [
   'state',
   'request_json',
   'total_cents',
@@ -90,7 +58,19 @@ const RECEIPT_COLUMNS = new Set<string>([
   'corrections',
   'tp_emis',
   'signed_xml',
-]);
+] as const;
+export type ReceiptPatch = Partial<Pick<ReceiptRow, (typeof PATCH_COLUMNS)[number]>>;
+
+/** What a receipt's writes tell the report (report-totals.ts ReportStore), in their transaction. */
+export interface ReportShares {
+  /** A receipt was written: it counts nowhere until its verdict. */
+  receiptAdded(receiptId: string, createdAt: string): void;
+  /** What the receipt's share depends on (its state, tpEmis, XML) may have changed. */
+  refreshReportShare(receiptId: string): unknown;
+}
+
+/** The columns `updateReceipt` may set (interpolated into SQL: only these can reach it). */
+const RECEIPT_COLUMNS = new Set<string>(PATCH_COLUMNS);
 /** The receipt's columns its share of the report depends on (report-share.ts ShareInput). */
 const SHARE_COLUMNS = new Set<string>(['state', 'tp_emis', 'signed_xml']);
 
