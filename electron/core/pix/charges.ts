@@ -14,7 +14,7 @@ import { TerminalError } from '../errors.ts';
 import { WakeableLoop } from '../wakeable-loop.ts';
 import { DEFAULT_CHARGE_POLICY, decide, nextCall, type ChargeCall, type ChargePolicy } from './charge-rules.ts';
 import { PspClient, type PspOutcome } from './psp-client.ts';
-import type { PspSettings } from './psp-settings.ts';
+import type { PspSettings, PspSetup } from './psp-settings.ts';
 import type { PixChargeRow, PixStore } from './pix-store.ts';
 
 /** How long a charge can be paid for: the customer is at the counter. */
@@ -42,6 +42,8 @@ export class PixCharges {
   private client: PspClient | undefined;
   /** The configuration `client` was made with: a changed one (a new PSP, the demo's restarted simulator) gets a new client. */
   private clientConfig: string | undefined;
+  /** The PSP's CNPJ of the configuration `client` was made from (the NFC-e's card group). */
+  private pspCnpj: string | undefined;
   private readonly policy: ChargePolicy;
 
   constructor(private readonly deps: PixChargesDeps) {
@@ -57,6 +59,7 @@ export class PixCharges {
     await this.loop.stop();
     await this.client?.close();
     this.client = undefined;
+    this.clientConfig = undefined;
   }
 
   /** Asks the PSP for a charge of `amountCents` of the open sale; written before any call. */
@@ -162,27 +165,31 @@ export class PixCharges {
 
   /** One round: every due charge's next call; the milliseconds until the next one is due. */
   async round(): Promise<number> {
-    let config: ReturnType<PspSettings['config']>;
-    try {
-      config = this.deps.psp.config();
-    } catch {
-      // Secrets this computer cannot open: nothing can be asked until the manager enters them again.
-      return 60_000;
-    }
-    if (!config) return 60_000;
-    const configKey = JSON.stringify(config);
-    if (this.client && this.clientConfig !== configKey) {
-      await this.client.close();
+    // The secrets are opened (and a client made) only when the stored configuration changed.
+    const version = this.deps.psp.storedVersion();
+    if (version === null) return 60_000;
+    if (version !== this.clientConfig) {
+      await this.client?.close();
       this.client = undefined;
+      this.clientConfig = undefined;
+      let config: PspSetup | null;
+      try {
+        config = this.deps.psp.config();
+      } catch {
+        // Secrets this computer cannot open: nothing can be asked until the manager enters them again.
+        return 60_000;
+      }
+      if (!config) return 60_000;
+      this.client = new PspClient(config);
+      this.pspCnpj = config.pspCnpj;
+      this.clientConfig = version;
     }
-    this.client ??= new PspClient(config);
-    this.clientConfig = configKey;
     const now = () => this.deps.clock();
     // A PIX-paid sale whose receipt was cancelled (or its number voided): the money goes back.
     this.deps.pix.transaction(() => this.deps.pix.chargesOfUndoneSales().forEach((c) => this.markRefunding(c)));
     for (const charge of this.deps.pix.dueCharges(new Date(now()).toISOString())) {
       try {
-        await this.advance(charge, config.pspCnpj);
+        await this.advance(charge, this.pspCnpj!);
       } catch (error) {
         const at = new Date(now()).toISOString();
         this.deps.pix.update(

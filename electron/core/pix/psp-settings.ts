@@ -147,6 +147,18 @@ export class PspSettings {
   }
 
   /**
+   * What the stored configuration is, as stored (the facts and the sealed secrets' bytes, none
+   * opened): the PIX loop compares it each round and opens the secrets only when it changed.
+   * Null when no PSP is configured.
+   */
+  storedVersion(): string | null {
+    const raw = this.store.settings.settingValue(SETTING);
+    if (raw === undefined) return null;
+    const sealed = Object.values(SECRET).map((name) => this.store.settings.sealedSecret(name)?.toString('base64') ?? '');
+    return [raw, ...sealed].join('\n');
+  }
+
+  /**
    * The client's configuration with its secrets opened; null when no PSP is configured. A secret
    * this box cannot open (another key, damage) is a configuration error naming it.
    */
