@@ -48,6 +48,9 @@ import type {
   SettingsPatch,
   StaticPixView,
   PixChargeView,
+  PspConnectionTest,
+  PspSettingsInput,
+  PspSettingsView,
   TerminalApi,
   TerminalEvent,
   TerminalSettings,
@@ -91,6 +94,7 @@ import { Settings } from './settings.ts';
 import { PixCharges, paidChargePayment } from './pix/charges.ts';
 import { PixStore, type PixChargeRow } from './pix/pix-store.ts';
 import { PspSettings, type PspSetup } from './pix/psp-settings.ts';
+import { pspAudit, pspSettingsView, setupFromScreen, testPspConnection } from './pix/psp-screen.ts';
 import { staticPix } from './pix/static-pix.ts';
 import { lockFolder, type FolderLock } from '../../base/node/folder-lock.ts';
 import { BackupSchedule, backupIntervalMs, backupOnline } from '../../base/node/sqlite-backup.ts';
@@ -563,6 +567,51 @@ export class Terminal implements TerminalApi {
     }
     this.pixCharges.wake(); // read it now rather than at the next poll
     return charge;
+  }
+
+  async pspSettings(): Promise<PspSettingsView> {
+    return pspSettingsView(this.psp, this.settings.pix.key);
+  }
+
+  /**
+   * The manager's PSP (Gerente › PIX (PSP)): the whole form validated before the PIN is checked
+   * (nothing written when a field is wrong), then the PSP, the PIX key and the QR printing saved
+   * in one transaction with one audit entry (no secret in it). The PIX loop picks the new PSP up
+   * at its next round (it compares the stored configuration).
+   */
+  async savePspSettings(input: PspSettingsInput, auth: ManagerAuthorization): Promise<PspSettingsView> {
+    const setup = setupFromScreen(input, this.storedPsp());
+    const pixKey = typeof input.pixKey === 'string' ? input.pixKey.trim() : '';
+    if (!pixKey)
+      throw new TerminalError('configuracao_invalida', 'Chave PIX da loja: obrigatória para o PIX dinâmico (é quem recebe as cobranças)', { field: 'pix.key' });
+    const pix = this.settings.prepare({ pix: { key: pixKey } });
+    const manager = await authorizeManager(this.store, this.clock, auth, 'pix_psp');
+    const view = this.store.transaction(() => {
+      const before = pspSettingsView(this.psp, this.settings.pix.key);
+      this.psp.save(setup, { replace: true });
+      this.psp.setPrintQr(input.printQr === true);
+      pix.commit();
+      const after = pspSettingsView(this.psp, this.settings.pix.key);
+      audit(this.store, this.clock, { actor: actorOfManager(manager), action: 'pix_psp_configurado', details: pspAudit(before, input, after) });
+      return after;
+    });
+    this.pixCharges.wake();
+    return view;
+  }
+
+  async testPspConnection(input: PspSettingsInput, auth: ManagerAuthorization): Promise<PspConnectionTest> {
+    const setup = setupFromScreen(input, this.storedPsp());
+    await authorizeManager(this.store, this.clock, auth, 'pix_psp_teste');
+    return testPspConnection(setup);
+  }
+
+  /** The stored PSP with its secrets, or null (none, or secrets this computer cannot open: the manager enters them again). */
+  private storedPsp(): PspSetup | null {
+    try {
+      return this.psp.config();
+    } catch {
+      return null;
+    }
   }
 
   /** Charges paid after the cashier gave up (or that the sale could not take): the manager finishes or refunds them. */
