@@ -41,10 +41,12 @@ import { readQr } from '../escpos-decoder.ts';
 import { PspClient } from '../../electron/core/pix/psp-client.ts';
 import type { PspSetup } from '../../electron/core/pix/psp-settings.ts';
 import { expectValidAndSigned } from '../helpers/documents.ts';
+import { pfxOfPem } from '../helpers/pkcs12.ts';
 import { readZip } from '../helpers/zip.ts';
 import {
   consumerAfterRefusal,
   lastPrintedJob,
+  openSettings,
   outboxDump,
   printerJobs,
   rpc,
@@ -336,6 +338,44 @@ describe('checkout screen', () => {
     expect(firstText(xml, 'infCpl')).toBe(`PIX estático (tPag 20) conferido pelo operador, sem confirmação do banco. Ref. PIX ${reference}`);
     expect(xml).toContain('<vPag>20.00</vPag>');
     expect(xml).toContain('<vTroco>11.10</vTroco>');
+  });
+
+  it('configures the PSP on screen behind the PIN: a wrong certificate password is named, "Testar conexão" gets a token, and the next test sells with it', async () => {
+    // The simulator's client certificate as a store gets it from its bank: a .pfx with a password.
+    const psp = JSON.parse(readFileSync(join(store.dataDir, 'psp-simulado.json'), 'utf8')) as PspSetup & { certificate: { certPem: string; keyPem: string } };
+    const files = mkdtempSync(join(tmpdir(), 'balcao-psp-files-'));
+    try {
+      writeFileSync(join(files, 'cliente.pfx'), pfxOfPem(psp.certificate, 'senha-do-pfx'));
+      writeFileSync(join(files, 'raiz.pem'), psp.caPem!);
+      const settings = await openSettings(page, store, 'PIX (PSP)');
+      await settings.getByLabel('Endereço da API Pix').fill(psp.baseUrl);
+      await settings.getByLabel('Endereço do token OAuth2').fill(psp.tokenUrl);
+      await settings.getByLabel('Client id').fill(psp.clientId);
+      await settings.getByLabel('Client secret').fill(psp.clientSecret);
+      await settings.getByLabel('CNPJ do PSP').fill('99.990.001/0001-98');
+      await settings.getByLabel('Formato do certificado').selectOption({ label: 'PKCS#12 (.pfx ou .p12) com senha' });
+      await settings.getByLabel('Arquivo do certificado PIX (.pfx/.p12)').setInputFiles(join(files, 'cliente.pfx'));
+      await settings.getByLabel('Raízes confiáveis do PSP (PEM, opcional)').setInputFiles(join(files, 'raiz.pem'));
+      await settings.getByLabel('Chave PIX da loja (recebedora)').fill(STORE_CNPJ);
+      await settings.getByLabel('Imprimir QR Code PIX para o cliente').check();
+
+      await settings.getByLabel('Senha do certificado PIX').fill('errada');
+      await settings.getByRole('button', { name: 'Testar conexão' }).click();
+      await waitForText(settings.getByRole('alert'), 'Certificado do cliente PIX: a senha não abre este arquivo .pfx/.p12');
+      await settings.getByLabel('Senha do certificado PIX').fill('senha-do-pfx');
+      await settings.getByRole('button', { name: 'Testar conexão' }).click();
+      await waitForText(settings.getByRole('status'), 'Conexão com o PSP funcionando');
+      await settings.getByRole('button', { name: 'Salvar PSP' }).click();
+      await waitForText(settings.getByRole('status'), 'PSP salvo.');
+      await waitForText(settings, 'configurado (PKCS#12)');
+      await page.keyboard.press('Escape');
+    } finally {
+      rmSync(files, { recursive: true, force: true });
+    }
+    // Through the browser-mode host, as the screen reads it: the certificate is now the .pfx, no secret comes back.
+    const view = await rpc<Record<string, unknown>>(store, 'pspSettings', []);
+    expect(view).toMatchObject({ configured: true, certificateKind: 'pfx', clientSecretSet: true, caSet: true, printQr: true, pixKey: STORE_CNPJ });
+    expect(JSON.stringify(view)).not.toContain(psp.clientSecret);
   });
 
   it('takes dynamic PIX: the QR Code of the charge, "Simular pagamento", the sale finished and printed by itself, the PSP in the card group; cancelled, the PIX is refunded at the PSP', async () => {

@@ -9,7 +9,7 @@ import { fileKeySecretBox } from '../secret-box.ts';
 import type { TerminalError } from '../errors.ts';
 import { PspSettings, pspSetupFromEnv } from './psp-settings.ts';
 import { generateTestCertificate } from '../../../fiscal/certificate.ts';
-import { pemOfPfx } from '../../../test/helpers/pem-of-pfx.ts';
+import { pemOfPfx } from '../../../test/helpers/pkcs12.ts';
 
 let dir: string;
 let store: PosStore;
