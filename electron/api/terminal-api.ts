@@ -388,6 +388,8 @@ export type PixChargeView = {
   lastError: string | null;
   /** The PSP is the demo's simulator (`balcao start`): the screen offers "Simular pagamento". */
   simulated: boolean;
+  /** The customer's QR slip was sent to the printer (once per charge, when the manager turned it on). */
+  qrSlipPrinted: boolean;
 };
 
 // ---- Scale labels -------------------------------------------------------------------------------

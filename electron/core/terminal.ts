@@ -95,6 +95,7 @@ import { PixCharges, paidChargePayment } from './pix/charges.ts';
 import { PixStore, type PixChargeRow } from './pix/pix-store.ts';
 import { PspSettings, type PspSetup } from './pix/psp-settings.ts';
 import { pspAudit, pspSettingsView, setupFromScreen, testPspConnection } from './pix/psp-screen.ts';
+import { qrSlipEscPos } from './pix/qr-slip.ts';
 import { staticPix } from './pix/static-pix.ts';
 import { lockFolder, type FolderLock } from '../../base/node/folder-lock.ts';
 import { BackupSchedule, backupIntervalMs, backupOnline } from '../../base/node/sqlite-backup.ts';
@@ -179,6 +180,7 @@ export class Terminal implements TerminalApi {
   readonly psp: PspSettings;
   /** The dynamic PIX charges and the loop that follows them at the PSP (pix/charges.ts). */
   private readonly pixCharges: PixCharges;
+  private readonly pixStore: PixStore;
   private readonly pixSimulator: TerminalOptions['pixSimulator'];
   /** Offline contingency (contingency/*.ts): the mode, the issuer while it is on, the reconciliation. */
   readonly contingency: Contingency;
@@ -214,8 +216,9 @@ export class Terminal implements TerminalApi {
     const box = options.secretBox ?? fileKeySecretBox(options.dataDir);
     this.psp = new PspSettings(store, box, this.clock);
     if (options.pixPsp) this.psp.save(options.pixPsp, { replace: false });
+    this.pixStore = new PixStore(store);
     this.pixCharges = new PixCharges({
-      pix: new PixStore(store),
+      pix: this.pixStore,
       psp: this.psp,
       clock: this.clock,
       sale: (saleId) => {
@@ -229,7 +232,10 @@ export class Terminal implements TerminalApi {
       },
       pixKey: () => this.settings.pix.key,
       settle: (charge, pspCnpj) => this.settlePixCharge(charge, pspCnpj),
-      onChange: (charge) => this.emit({ type: 'pix', charge }),
+      onChange: (charge) => {
+        this.emit({ type: 'pix', charge });
+        this.printQrSlip(charge);
+      },
       simulated: options.pixSimulator !== undefined,
     });
     this.pixSimulator = options.pixSimulator;
@@ -612,6 +618,23 @@ export class Terminal implements TerminalApi {
     } catch {
       return null;
     }
+  }
+
+  /**
+   * The customer's QR slip of a charge that is active, when the manager turned it on
+   * (pix/qr-slip.ts): claimed on the charge's row before it prints, so the loop seeing the charge
+   * again, or a restart, never prints it twice. A printer failure is kept on the charge and shown
+   * in the printer's status; the QR is on the screen anyway.
+   */
+  private printQrSlip(charge: PixChargeView): void {
+    if (charge.state !== 'active' || !charge.brCode || charge.qrSlipPrinted || !this.psp.printQr) return;
+    if (Date.parse(charge.expiresAt) <= this.clock()) return;
+    const company = this.settings.company();
+    const escpos = qrSlipEscPos(charge, company ? company.xFant?.trim() || company.xNome : '', this.printer.settings);
+    if (!escpos) return;
+    this.printer
+      .printSlip(escpos, () => this.pixStore.claimQrSlip(charge.txid, new Date(this.clock()).toISOString()))
+      .catch((err: unknown) => this.pixStore.qrSlipFailed(charge.txid, (err as Error).message));
   }
 
   /** Charges paid after the cashier gave up (or that the sale could not take): the manager finishes or refunds them. */

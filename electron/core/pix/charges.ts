@@ -160,6 +160,7 @@ export class PixCharges {
       refundState: c.refund_state,
       lastError: c.last_error,
       simulated: this.deps.simulated === true,
+      qrSlipPrinted: c.qr_slip_at !== null,
     };
   }
 
