@@ -398,6 +398,11 @@ describe('checkout screen', () => {
     expect(emvRecords(records.get('62')!).get('05')).toBe('***');
     const account = emvRecords(records.get('26')!);
     expect(account.get('00')).toBe('br.gov.bcb.pix');
+    // The previous test turned on "Imprimir QR Code PIX para o cliente": the slip carries the same BR Code.
+    await expect.poll(() => printerJobs(store).length, { timeout: 60_000 }).toBe(jobsBefore + 1);
+    const slip = lastPrintedJob(store);
+    expect(slip.qrCodes.map((q) => q.payload)).toEqual([brCode]);
+    expect(slip.lines.map((l) => l.text.trim())).toEqual(expect.arrayContaining(['Pague com PIX', 'R$ 18,90']));
     const psp = JSON.parse(readFileSync(join(store.dataDir, 'psp-simulado.json'), 'utf8')) as PspSetup;
     const client = new PspClient({ ...psp, timeoutMs: 30_000 });
     try {
@@ -410,7 +415,7 @@ describe('checkout screen', () => {
       await waitForText(panel.getByRole('status'), 'Autorizada');
       await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
       await waitForText(page.getByRole('log', { name: 'Avisos da venda' }), 'Pagamento PIX confirmado pelo banco: R$\u00a018,90');
-      await expect.poll(() => printerJobs(store).length, { timeout: 60_000 }).toBeGreaterThan(jobsBefore);
+      await expect.poll(() => printerJobs(store).length, { timeout: 60_000 }).toBeGreaterThan(jobsBefore + 1); // the DANFE after the slip
 
       const paid = (await client.getCharge(txid)) as { body: { status: string; pix: { endToEndId: string }[] } };
       expect(paid.body.status).toBe('CONCLUIDA');
