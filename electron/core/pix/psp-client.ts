@@ -14,7 +14,7 @@ import type { Agent } from 'undici';
 import { fromCents } from '../../../fiscal/money.ts';
 import { pixRequestProblems, type PixMethod } from '../../../base/node/pix-api/pix-openapi.ts';
 
-/** How the terminal reaches the store's PSP (Configurações › PIX; BALCAO_PIX_* on first start). */
+/** How the terminal reaches the store's PSP (Configurações › PIX (PSP); BALCAO_PIX_* on first start). */
 export type PspConfig = {
   /** The API Pix's base URL, e.g. `https://pix.banco.com.br/api/v2`. */
   baseUrl: string;
@@ -150,7 +150,7 @@ export class PspClient {
     });
     const json = (await res.json().catch(() => ({}))) as { access_token?: string; expires_in?: number };
     if (!res.ok || !json.access_token)
-      throw new Error(`o PSP recusou as credenciais PIX (HTTP ${res.status} no endereço do token); confira client id e secret em Configurações › PIX`);
+      throw new Error(`o PSP recusou as credenciais PIX (HTTP ${res.status} no endereço do token); confira client id e secret em Configurações › PIX (PSP)`);
     // Renewed a minute early (or at half its life when shorter), so a request never carries one about to expire.
     const lifeMs = (json.expires_in ?? 300) * 1000;
     this.token = { value: json.access_token, until: Date.now() + Math.max(lifeMs - 60_000, lifeMs / 2) };

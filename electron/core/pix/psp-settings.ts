@@ -205,7 +205,7 @@ export class PspSettings {
         if (sealed === undefined) throw new Error('ausente');
         return this.box.open(sealed, terminalSecretPurpose(name));
       } catch {
-        throw invalid('pix.psp', 'Os segredos do PSP PIX não puderam ser lidos neste computador; o gerente os informa de novo em Configurações › PIX');
+        throw invalid('pix.psp', 'Os segredos do PSP PIX não puderam ser lidos neste computador; o gerente os informa de novo em Configurações › PIX (PSP)');
       }
     };
     const certificate = open(SECRET.certificate);
