@@ -324,6 +324,42 @@ export type ReceiptPreview = { receiptId: string; svg: string; lines: string[] }
 export type PixSettings = { key: string | null };
 
 /**
+ * The store's PSP for dynamic PIX as the manager enters it on screen (Gerente › PIX (PSP),
+ * docs/pix.md). Secrets never come back: an empty `clientSecret`, a null `certificate` or an
+ * absent `caPem` keep what is stored; `caPem: null` removes the extra roots. `pixKey` is the
+ * store's PIX key (the same one static PIX uses); `printQr` prints the charge's QR Code for the
+ * customer on the thermal printer.
+ */
+export type PspSettingsInput = {
+  baseUrl: string;
+  tokenUrl: string;
+  clientId: string;
+  clientSecret: string;
+  certificate: { kind: 'pfx'; pfxBase64: string; password: string } | { kind: 'pem'; certPem: string; keyPem: string } | null;
+  caPem?: string | null;
+  pspCnpj: string;
+  pixKey: string;
+  printQr: boolean;
+};
+
+/** What the screen sees of the PSP settings: no secret, only whether each is set ("configurado"). */
+export type PspSettingsView = {
+  configured: boolean;
+  baseUrl: string;
+  tokenUrl: string;
+  clientId: string;
+  pspCnpj: string;
+  clientSecretSet: boolean;
+  certificateKind: 'pfx' | 'pem' | null;
+  caSet: boolean;
+  pixKey: string | null;
+  printQr: boolean;
+};
+
+/** "Testar conexão": whether an OAuth2 token came from the PSP over mutual TLS, in words. */
+export type PspConnectionTest = { ok: boolean; message: string };
+
+/**
  * A static PIX for part of a sale (tPag 20): the BR Code to show as a QR Code, its reference (the
  * txid the store finds in its bank statement) and whom the payer's app will name. Nothing tells
  * the terminal it was paid: the cashier checks and confirms by hand (addPayment with tPag 20).
@@ -352,6 +388,8 @@ export type PixChargeView = {
   lastError: string | null;
   /** The PSP is the demo's simulator (`balcao start`): the screen offers "Simular pagamento". */
   simulated: boolean;
+  /** The customer's QR slip was sent to the printer (once per charge, when the manager turned it on). */
+  qrSlipPrinted: boolean;
 };
 
 // ---- Scale labels -------------------------------------------------------------------------------
@@ -758,6 +796,12 @@ export interface TerminalApi {
   cancelPixCharge(txid: string): Promise<PixChargeView>;
   /** The demo only (`simulated` charges): the simulated PSP pays the charge as the customer's bank would. */
   simulatePixPayment(txid: string): Promise<PixChargeView>;
+  /** The store's PSP as the screen may see it (no secret). */
+  pspSettings(): Promise<PspSettingsView>;
+  /** Manager-authorized and audited: validated field by field, secrets sealed at rest. */
+  savePspSettings(input: PspSettingsInput, auth: ManagerAuthorization): Promise<PspSettingsView>;
+  /** Manager-authorized: asks the PSP for an OAuth2 token with `input` (the stored secrets where left empty); saves nothing. */
+  testPspConnection(input: PspSettingsInput, auth: ManagerAuthorization): Promise<PspConnectionTest>;
   removePayment(saleId: string, paymentId: number): Promise<SaleView>;
   discardSale(saleId: string): Promise<SaleView>;
   /**

@@ -364,6 +364,21 @@ export class ReceiptPrinter {
     });
   }
 
+  /**
+   * A slip that is neither a receipt nor a report (the customer's PIX QR Code, pix/qr-slip.ts):
+   * the same printer and queue, sent only when `claim()` — run in a transaction inside the queue,
+   * committed before the bytes leave — says it is still owed, so it prints at most once.
+   * Resolves false when it was not owed; rejects with TerminalError('impressora', message) when
+   * the printer fails (the status then shows it, as for any job).
+   */
+  printSlip(escpos: Uint8Array, claim: () => boolean): Promise<boolean> {
+    return this.enqueue(async () => {
+      if (!this.store.transaction(claim)) return false;
+      await this.sendLogged(escpos, undefined, () => {});
+      return true;
+    });
+  }
+
   /** Resolves once every job queued so far has settled. */
   async idle(): Promise<void> {
     await this.queue.catch(() => undefined);

@@ -48,6 +48,9 @@ import type {
   SettingsPatch,
   StaticPixView,
   PixChargeView,
+  PspConnectionTest,
+  PspSettingsInput,
+  PspSettingsView,
   TerminalApi,
   TerminalEvent,
   TerminalSettings,
@@ -91,6 +94,8 @@ import { Settings } from './settings.ts';
 import { PixCharges, paidChargePayment } from './pix/charges.ts';
 import { PixStore, type PixChargeRow } from './pix/pix-store.ts';
 import { PspSettings, type PspSetup } from './pix/psp-settings.ts';
+import { pspAudit, pspSettingsView, setupFromScreen, testPspConnection } from './pix/psp-screen.ts';
+import { qrSlipEscPos } from './pix/qr-slip.ts';
 import { staticPix } from './pix/static-pix.ts';
 import { lockFolder, type FolderLock } from '../../base/node/folder-lock.ts';
 import { BackupSchedule, backupIntervalMs, backupOnline } from '../../base/node/sqlite-backup.ts';
@@ -175,6 +180,7 @@ export class Terminal implements TerminalApi {
   readonly psp: PspSettings;
   /** The dynamic PIX charges and the loop that follows them at the PSP (pix/charges.ts). */
   private readonly pixCharges: PixCharges;
+  private readonly pixStore: PixStore;
   private readonly pixSimulator: TerminalOptions['pixSimulator'];
   /** Offline contingency (contingency/*.ts): the mode, the issuer while it is on, the reconciliation. */
   readonly contingency: Contingency;
@@ -210,8 +216,9 @@ export class Terminal implements TerminalApi {
     const box = options.secretBox ?? fileKeySecretBox(options.dataDir);
     this.psp = new PspSettings(store, box, this.clock);
     if (options.pixPsp) this.psp.save(options.pixPsp, { replace: false });
+    this.pixStore = new PixStore(store);
     this.pixCharges = new PixCharges({
-      pix: new PixStore(store),
+      pix: this.pixStore,
       psp: this.psp,
       clock: this.clock,
       sale: (saleId) => {
@@ -225,7 +232,10 @@ export class Terminal implements TerminalApi {
       },
       pixKey: () => this.settings.pix.key,
       settle: (charge, pspCnpj) => this.settlePixCharge(charge, pspCnpj),
-      onChange: (charge) => this.emit({ type: 'pix', charge }),
+      onChange: (charge) => {
+        this.emit({ type: 'pix', charge });
+        this.printQrSlip(charge);
+      },
       simulated: options.pixSimulator !== undefined,
     });
     this.pixSimulator = options.pixSimulator;
@@ -563,6 +573,68 @@ export class Terminal implements TerminalApi {
     }
     this.pixCharges.wake(); // read it now rather than at the next poll
     return charge;
+  }
+
+  async pspSettings(): Promise<PspSettingsView> {
+    return pspSettingsView(this.psp, this.settings.pix.key);
+  }
+
+  /**
+   * The manager's PSP (Gerente › PIX (PSP)): the whole form validated before the PIN is checked
+   * (nothing written when a field is wrong), then the PSP, the PIX key and the QR printing saved
+   * in one transaction with one audit entry (no secret in it). The PIX loop picks the new PSP up
+   * at its next round (it compares the stored configuration).
+   */
+  async savePspSettings(input: PspSettingsInput, auth: ManagerAuthorization): Promise<PspSettingsView> {
+    const setup = setupFromScreen(input, this.storedPsp());
+    const pixKey = typeof input.pixKey === 'string' ? input.pixKey.trim() : '';
+    if (!pixKey)
+      throw new TerminalError('configuracao_invalida', 'Chave PIX da loja: obrigatória para o PIX dinâmico (é quem recebe as cobranças)', { field: 'pix.key' });
+    const pix = this.settings.prepare({ pix: { key: pixKey } });
+    const manager = await authorizeManager(this.store, this.clock, auth, 'pix_psp');
+    const view = this.store.transaction(() => {
+      const before = pspSettingsView(this.psp, this.settings.pix.key);
+      this.psp.save(setup, { replace: true });
+      this.psp.setPrintQr(input.printQr === true);
+      pix.commit();
+      const after = pspSettingsView(this.psp, this.settings.pix.key);
+      audit(this.store, this.clock, { actor: actorOfManager(manager), action: 'pix_psp_configurado', details: pspAudit(before, input, after) });
+      return after;
+    });
+    this.pixCharges.wake();
+    return view;
+  }
+
+  async testPspConnection(input: PspSettingsInput, auth: ManagerAuthorization): Promise<PspConnectionTest> {
+    const setup = setupFromScreen(input, this.storedPsp());
+    await authorizeManager(this.store, this.clock, auth, 'pix_psp_teste');
+    return testPspConnection(setup);
+  }
+
+  /** The stored PSP with its secrets, or null (none, or secrets this computer cannot open: the manager enters them again). */
+  private storedPsp(): PspSetup | null {
+    try {
+      return this.psp.config();
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * The customer's QR slip of a charge that is active, when the manager turned it on
+   * (pix/qr-slip.ts): claimed on the charge's row before it prints, so the loop seeing the charge
+   * again, or a restart, never prints it twice. A printer failure is kept on the charge and shown
+   * in the printer's status; the QR is on the screen anyway.
+   */
+  private printQrSlip(charge: PixChargeView): void {
+    if (charge.state !== 'active' || !charge.brCode || charge.qrSlipPrinted || !this.psp.printQr) return;
+    if (Date.parse(charge.expiresAt) <= this.clock()) return;
+    const company = this.settings.company();
+    const escpos = qrSlipEscPos(charge, company ? company.xFant?.trim() || company.xNome : '', this.printer.settings);
+    if (!escpos) return;
+    this.printer
+      .printSlip(escpos, () => this.pixStore.claimQrSlip(charge.txid, new Date(this.clock()).toISOString()))
+      .catch((err: unknown) => this.pixStore.qrSlipFailed(charge.txid, (err as Error).message));
   }
 
   /** Charges paid after the cashier gave up (or that the sale could not take): the manager finishes or refunds them. */

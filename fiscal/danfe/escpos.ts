@@ -23,7 +23,7 @@
 import ReceiptPrinterEncoder from '@point-of-sale/receipt-printer-encoder';
 import type QRCodeModule from 'qrcode';
 import { FieldError } from '../errors.ts';
-import { COPY_LABELS, type DanfeCopy, type DanfeDivisionId, type DanfeItem, type DanfeLine, type DanfeModel } from './model.ts';
+import { COPY_LABELS, type DanfeCopy, type DanfeDivisionId, type DanfeItem, type DanfeLine, type DanfeModel, type DanfeText } from './model.ts';
 import { lazyModule } from '../lazy-module.ts';
 
 const qrcode = lazyModule<typeof QRCodeModule>('qrcode');
@@ -324,6 +324,18 @@ function keyLines(groups: string[], columns: number): string[] {
   return out;
 }
 
+/** A text line wrapped (and centred) to `columns`; a large one has half as many. */
+function textRows(line: DanfeText, columns: number, strategy: CodePageStrategy): PrintRow[] {
+  const sp = spelledFor(strategy);
+  const width = line.large ? Math.floor(columns / 2) : columns;
+  return wrapText(sp(line.text), width, line.parts?.map(sp)).map((l) => ({
+    kind: 'text',
+    text: line.align === 'center' ? spaces(Math.floor((width - l.length) / 2)) + l : l,
+    ...(line.bold ? { bold: true } : {}),
+    ...(line.large ? { large: true } : {}),
+  }));
+}
+
 /**
  * The receipt as fixed-pitch rows for `columns` columns: every text row already wrapped and
  * aligned with spaces, its printed width ≤ columns (a large row counts double). `copy` fills
@@ -350,12 +362,9 @@ export function layoutDanfe(model: DanfeModel, columns: number, copy?: DanfeCopy
 
   const emit = (line: DanfeLine): void => {
     switch (line.kind) {
-      case 'text': {
-        const width = line.large ? Math.floor(columns / 2) : columns;
-        const lines = wrapText(sp(line.text), width, line.parts?.map(sp), len).map((l) => (line.align === 'center' ? center(l, width) : l));
-        for (const text of lines) rows.push({ kind: 'text', text, ...(line.bold ? { bold: true } : {}), ...(line.large ? { large: true } : {}) });
+      case 'text':
+        rows.push(...textRows(line, columns, strategy));
         return;
-      }
       case 'pair':
         return push(pairLines(sp(line.label), sp(line.value), columns, 0, len), line.bold);
       case 'itemHeader':
@@ -477,15 +486,27 @@ export type EscPosOptions = {
   openDrawer?: boolean;
 };
 
-/** The receipt as one ESC/POS print job. */
-export function encodeEscPos(model: DanfeModel, options: EscPosOptions): Uint8Array {
+/** An ESC/POS job under way: the encoder set up for the printer, and how to write rows and the QR Code. */
+type EscPosJob = {
+  enc: ReceiptPrinterEncoder;
+  profile: PrinterProfile;
+  columns: number;
+  strategy: CodePageStrategy;
+  writeRows: (rows: PrintRow[]) => void;
+  /** The job's bytes; the cut the last command. */
+  finish: () => Uint8Array;
+};
+
+/**
+ * Starts a job for the printer: initialised, its code page selected, the QR Code sized for
+ * `qrPayload` (native GS ( k, or raster where the profile has none) at least `qrMinMm` wide.
+ */
+function startEscPosJob(options: Pick<EscPosOptions, 'profile' | 'paperWidth' | 'codePage'>, qrPayload: string): EscPosJob {
   const profile = printerProfile(options.profile);
   const paperWidth = options.paperWidth;
   if (paperWidth !== 80 && paperWidth !== 58) throw new FieldError('impressora.papel', 'largura do papel deve ser 80 ou 58 mm');
   const columns = profile.columns[paperWidth];
   const strategy = options.codePage ?? profile.codePage;
-  const repeat = options.copies ?? 1;
-  if (!Number.isInteger(repeat) || repeat < 1 || repeat > 10) throw new FieldError('impressora.copias', 'número de cópias deve ser de 1 a 10');
 
   const enc = new ReceiptPrinterEncoder({
     columns,
@@ -502,7 +523,7 @@ export function encodeEscPos(model: DanfeModel, options: EscPosOptions): Uint8Ar
   }
 
   // The QR is the same for every copy: size (and raster) computed once.
-  const { min, max } = qrVersionBounds(model.qrCode);
+  const { min, max } = qrVersionBounds(qrPayload);
   const qrSize = qrModuleDots(17 + 4 * min, 17 + 4 * max, profile, paperWidth);
   let raster: ReturnType<typeof qrPixels> | undefined;
   const writeQr = (payload: string): void => {
@@ -523,13 +544,7 @@ export function encodeEscPos(model: DanfeModel, options: EscPosOptions): Uint8Ar
     }
     enc.align('left');
   };
-
-  const vias: (DanfeCopy | undefined)[] = model.copies.length ? model.copies : [undefined];
-  const jobs = Array.from({ length: repeat }, () => vias).flat();
-  const layouts = new Map<DanfeCopy | undefined, PrintRow[]>();
-  jobs.forEach((via, j) => {
-    let rows = layouts.get(via);
-    if (!rows) layouts.set(via, (rows = layoutDanfe(model, columns, via, strategy)));
+  const writeRows = (rows: PrintRow[]): void => {
     for (const row of rows) {
       if (row.kind === 'qrcode') {
         writeQr(row.payload);
@@ -542,16 +557,51 @@ export function encodeEscPos(model: DanfeModel, options: EscPosOptions): Uint8Ar
       if (row.large) enc.size(1, 1);
       if (row.bold) enc.bold(false);
     }
+  };
+  const finish = (): Uint8Array => {
+    const bytes = enc.encode();
+    // The library ends the cut's line with a LF; after the final cut it would only feed the
+    // next receipt's top, and the cut must be the job's last command.
+    return bytes.length >= 4 && bytes[bytes.length - 1] === 0x0a && bytes[bytes.length - 4] === 0x1d && bytes[bytes.length - 3] === 0x56
+      ? bytes.subarray(0, bytes.length - 1)
+      : bytes;
+  };
+  return { enc, profile, columns, strategy, writeRows, finish };
+}
+
+/** The receipt as one ESC/POS print job. */
+export function encodeEscPos(model: DanfeModel, options: EscPosOptions): Uint8Array {
+  const repeat = options.copies ?? 1;
+  if (!Number.isInteger(repeat) || repeat < 1 || repeat > 10) throw new FieldError('impressora.copias', 'número de cópias deve ser de 1 a 10');
+  const { enc, profile, columns, strategy, writeRows, finish } = startEscPosJob(options, model.qrCode);
+
+  const vias: (DanfeCopy | undefined)[] = model.copies.length ? model.copies : [undefined];
+  const jobs = Array.from({ length: repeat }, () => vias).flat();
+  const layouts = new Map<DanfeCopy | undefined, PrintRow[]>();
+  jobs.forEach((via, j) => {
+    let rows = layouts.get(via);
+    if (!rows) layouts.set(via, (rows = layoutDanfe(model, columns, via, strategy)));
+    writeRows(rows);
     // The drawer opens once per job, and only for cash; before the last cut, which ends the job.
     if (j === jobs.length - 1 && model.isCash && options.openDrawer !== false && profile.drawer)
       enc.pulse(profile.drawer.pin, profile.drawer.onMs, profile.drawer.offMs);
     enc.cut(profile.cut);
   });
+  return finish();
+}
 
-  const bytes = enc.encode();
-  // The library ends the cut's line with a LF; after the final cut it would only feed the
-  // next receipt's top, and the cut must be the job's last command.
-  return bytes.length >= 4 && bytes[bytes.length - 1] === 0x0a && bytes[bytes.length - 4] === 0x1d && bytes[bytes.length - 3] === 0x56
-    ? bytes.subarray(0, bytes.length - 1)
-    : bytes;
+/** A line of a slip that is not a receipt: text, or the one QR Code. */
+export type SlipLine = DanfeText | { kind: 'qrcode'; payload: string };
+
+/**
+ * A short slip (the customer's PIX QR Code: electron/core/pix/qr-slip.ts) as one ESC/POS job,
+ * laid out and printed exactly as the DANFE's text and QR Code are, then cut.
+ */
+export function encodeSlip(lines: SlipLine[], options: Pick<EscPosOptions, 'profile' | 'paperWidth' | 'codePage'>): Uint8Array {
+  const qr = lines.find((l) => l.kind === 'qrcode');
+  if (!qr) throw new FieldError('qrCode', 'o comprovante não tem QR Code');
+  const { enc, profile, columns, strategy, writeRows, finish } = startEscPosJob(options, qr.payload);
+  writeRows(lines.flatMap((line): PrintRow[] => (line.kind === 'qrcode' ? [line] : textRows(line, columns, strategy))));
+  enc.cut(profile.cut);
+  return finish();
 }

@@ -13,6 +13,7 @@ import { closeDialog } from '../state/ui-store.ts';
 import { ExportSection } from '../reports/ExportSection.tsx';
 import { ReportsSection } from '../reports/ReportsSection.tsx';
 import { IbptSection } from './IbptSection.tsx';
+import { PspSection } from './PspSection.tsx';
 import { ScaleLabelsSection } from './ScaleLabelsSection.tsx';
 import {
   CashSection,
@@ -36,6 +37,7 @@ const TABS = [
   { id: 'catalogo', label: 'Catálogo' },
   { id: 'ibpt', label: 'Tabela IBPT' },
   { id: 'caixa', label: 'Caixa' },
+  { id: 'pix', label: 'PIX (PSP)' },
   { id: 'retencao', label: 'Retenção' },
   { id: 'relatorios', label: 'Relatórios' },
   { id: 'exportacao', label: 'Exportação' },
@@ -98,6 +100,7 @@ export function SettingsDialog() {
                 <PixSection settings={settings} auth={auth} />
               </>
             )}
+            {tab === 'pix' && <PspSection auth={auth} />}
             {settings && tab === 'retencao' && <RetentionSection settings={settings} auth={auth} />}
             {tab === 'relatorios' && <ReportsSection auth={auth} />}
             {tab === 'exportacao' && <ExportSection auth={auth} />}

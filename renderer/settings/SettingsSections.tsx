@@ -54,7 +54,7 @@ function Outcome(props: { error: TerminalFailure | null; saved: boolean }) {
   );
 }
 
-function Text(props: { label: string; value: string; onChange: (v: string) => void; type?: string; disabled?: boolean; hint?: string }) {
+export function Text(props: { label: string; value: string; onChange: (v: string) => void; type?: string; disabled?: boolean; hint?: string }) {
   const hintId = useId();
   return (
     <label className="field">

@@ -217,7 +217,19 @@ describe('accessibility of the checkout', () => {
     await check('gerente-pin', () => [dialogActions(settings)]);
     await settings.getByLabel('PIN do gerente').fill(store.manager.pin);
     await settings.getByRole('button', { name: 'Continuar' }).click();
-    for (const tab of ['Serviço', 'Impressora', 'Balança', 'Empresa', 'Contingência', 'Certificado', 'Catálogo', 'Caixa', 'Relatórios', 'Exportação']) {
+    for (const tab of [
+      'Serviço',
+      'Impressora',
+      'Balança',
+      'Empresa',
+      'Contingência',
+      'Certificado',
+      'Catálogo',
+      'Caixa',
+      'PIX (PSP)',
+      'Relatórios',
+      'Exportação',
+    ]) {
       await settings.getByRole('tab', { name: tab }).click();
       await settings.getByRole('tabpanel').locator('form, section, h3').first().waitFor();
       await check(`gerente-${tab}`);

@@ -41,10 +41,12 @@ import { readQr } from '../escpos-decoder.ts';
 import { PspClient } from '../../electron/core/pix/psp-client.ts';
 import type { PspSetup } from '../../electron/core/pix/psp-settings.ts';
 import { expectValidAndSigned } from '../helpers/documents.ts';
+import { pfxOfPem } from '../helpers/pkcs12.ts';
 import { readZip } from '../helpers/zip.ts';
 import {
   consumerAfterRefusal,
   lastPrintedJob,
+  openSettings,
   outboxDump,
   printerJobs,
   rpc,
@@ -338,6 +340,44 @@ describe('checkout screen', () => {
     expect(xml).toContain('<vTroco>11.10</vTroco>');
   });
 
+  it('configures the PSP on screen behind the PIN: a wrong certificate password is named, "Testar conexão" gets a token, and the next test sells with it', async () => {
+    // The simulator's client certificate as a store gets it from its bank: a .pfx with a password.
+    const psp = JSON.parse(readFileSync(join(store.dataDir, 'psp-simulado.json'), 'utf8')) as PspSetup & { certificate: { certPem: string; keyPem: string } };
+    const files = mkdtempSync(join(tmpdir(), 'balcao-psp-files-'));
+    try {
+      writeFileSync(join(files, 'cliente.pfx'), pfxOfPem(psp.certificate, 'senha-do-pfx'));
+      writeFileSync(join(files, 'raiz.pem'), psp.caPem!);
+      const settings = await openSettings(page, store, 'PIX (PSP)');
+      await settings.getByLabel('Endereço da API Pix').fill(psp.baseUrl);
+      await settings.getByLabel('Endereço do token OAuth2').fill(psp.tokenUrl);
+      await settings.getByLabel('Client id').fill(psp.clientId);
+      await settings.getByLabel('Client secret').fill(psp.clientSecret);
+      await settings.getByLabel('CNPJ do PSP').fill('99.990.001/0001-98');
+      await settings.getByLabel('Formato do certificado').selectOption({ label: 'PKCS#12 (.pfx ou .p12) com senha' });
+      await settings.getByLabel('Arquivo do certificado PIX (.pfx/.p12)').setInputFiles(join(files, 'cliente.pfx'));
+      await settings.getByLabel('Raízes confiáveis do PSP (PEM, opcional)').setInputFiles(join(files, 'raiz.pem'));
+      await settings.getByLabel('Chave PIX da loja (recebedora)').fill(STORE_CNPJ);
+      await settings.getByLabel('Imprimir QR Code PIX para o cliente').check();
+
+      await settings.getByLabel('Senha do certificado PIX').fill('errada');
+      await settings.getByRole('button', { name: 'Testar conexão' }).click();
+      await waitForText(settings.getByRole('alert'), 'Certificado do cliente PIX: a senha não abre este arquivo .pfx/.p12');
+      await settings.getByLabel('Senha do certificado PIX').fill('senha-do-pfx');
+      await settings.getByRole('button', { name: 'Testar conexão' }).click();
+      await waitForText(settings.getByRole('status'), 'Conexão com o PSP funcionando');
+      await settings.getByRole('button', { name: 'Salvar PSP' }).click();
+      await waitForText(settings.getByRole('status'), 'PSP salvo.');
+      await waitForText(settings, 'configurado (PKCS#12)');
+      await page.keyboard.press('Escape');
+    } finally {
+      rmSync(files, { recursive: true, force: true });
+    }
+    // Through the browser-mode host, as the screen reads it: the certificate is now the .pfx, no secret comes back.
+    const view = await rpc<Record<string, unknown>>(store, 'pspSettings', []);
+    expect(view).toMatchObject({ configured: true, certificateKind: 'pfx', clientSecretSet: true, caSet: true, printQr: true, pixKey: STORE_CNPJ });
+    expect(JSON.stringify(view)).not.toContain(psp.clientSecret);
+  });
+
   it('takes dynamic PIX: the QR Code of the charge, "Simular pagamento", the sale finished and printed by itself, the PSP in the card group; cancelled, the PIX is refunded at the PSP', async () => {
     await page.keyboard.press('Enter'); // leave the last receipt for a new sale
     await scan(page, '7891000100103'); // Café 18,90
@@ -358,6 +398,11 @@ describe('checkout screen', () => {
     expect(emvRecords(records.get('62')!).get('05')).toBe('***');
     const account = emvRecords(records.get('26')!);
     expect(account.get('00')).toBe('br.gov.bcb.pix');
+    // The previous test turned on "Imprimir QR Code PIX para o cliente": the slip carries the same BR Code.
+    await expect.poll(() => printerJobs(store).length, { timeout: 60_000 }).toBe(jobsBefore + 1);
+    const slip = lastPrintedJob(store);
+    expect(slip.qrCodes.map((q) => q.payload)).toEqual([brCode]);
+    expect(slip.lines.map((l) => l.text.trim())).toEqual(expect.arrayContaining(['Pague com PIX', 'R$ 18,90']));
     const psp = JSON.parse(readFileSync(join(store.dataDir, 'psp-simulado.json'), 'utf8')) as PspSetup;
     const client = new PspClient({ ...psp, timeoutMs: 30_000 });
     try {
@@ -370,7 +415,7 @@ describe('checkout screen', () => {
       await waitForText(panel.getByRole('status'), 'Autorizada');
       await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
       await waitForText(page.getByRole('log', { name: 'Avisos da venda' }), 'Pagamento PIX confirmado pelo banco: R$\u00a018,90');
-      await expect.poll(() => printerJobs(store).length, { timeout: 60_000 }).toBeGreaterThan(jobsBefore);
+      await expect.poll(() => printerJobs(store).length, { timeout: 60_000 }).toBeGreaterThan(jobsBefore + 1); // the DANFE after the slip
 
       const paid = (await client.getCharge(txid)) as { body: { status: string; pix: { endToEndId: string }[] } };
       expect(paid.body.status).toBe('CONCLUIDA');

@@ -23,6 +23,8 @@ const charge = (patch: Partial<PixChargeRow> = {}): PixChargeRow => ({
   last_error: null,
   created_at: '2026-11-27T23:30:00.000Z',
   updated_at: '2026-11-27T23:30:00.000Z',
+  qr_slip_at: null,
+  qr_slip_error: null,
   ...patch,
 });
 const answer = (status: number, body?: unknown) => ({ kind: 'answer' as const, status, body });

@@ -66,12 +66,12 @@ export class PixCharges {
   create(saleId: string, amountCents: number): PixChargeView {
     const config = this.deps.psp.config();
     if (!config)
-      throw new TerminalError('configuracao_invalida', 'PIX dinâmico: nenhum PSP configurado; o gerente o informa em Configurações › PIX', {
+      throw new TerminalError('configuracao_invalida', 'PIX dinâmico: nenhum PSP configurado; o gerente o informa em Configurações › PIX (PSP)', {
         field: 'pix.psp',
       });
     const key = this.deps.pixKey();
     if (!key)
-      throw new TerminalError('configuracao_invalida', 'PIX dinâmico: nenhuma chave PIX configurada; o gerente a informa em Configurações › PIX', {
+      throw new TerminalError('configuracao_invalida', 'PIX dinâmico: nenhuma chave PIX configurada; o gerente a informa em Configurações › PIX (PSP)', {
         field: 'pix.key',
       });
     if (!this.deps.merchant()) throw new TerminalError('configuracao_invalida', 'PIX dinâmico: cadastre a empresa em Configurações', { field: 'company' });
@@ -160,6 +160,7 @@ export class PixCharges {
       refundState: c.refund_state,
       lastError: c.last_error,
       simulated: this.deps.simulated === true,
+      qrSlipPrinted: c.qr_slip_at !== null,
     };
   }
 

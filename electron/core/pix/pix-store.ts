@@ -25,10 +25,15 @@ export type PixChargeRow = {
   last_error: string | null;
   created_at: string;
   updated_at: string;
+  /** When the customer's QR slip was claimed (written before it printed); null: never. */
+  qr_slip_at: string | null;
+  qr_slip_error: string | null;
 };
 
 /** What a decision changes in a charge (charge-rules.ts); `updated_at` is set by the store. */
-export type PixChargePatch = Partial<Omit<PixChargeRow, 'txid' | 'sale_id' | 'seq' | 'amount_cents' | 'created_at' | 'updated_at'>>;
+export type PixChargePatch = Partial<
+  Omit<PixChargeRow, 'txid' | 'sale_id' | 'seq' | 'amount_cents' | 'created_at' | 'updated_at' | 'qr_slip_at' | 'qr_slip_error'>
+>;
 
 /** States the charge loop still works on. */
 export const UNSETTLED: readonly PixChargeState[] = ['creating', 'active', 'paid', 'cancelling', 'refunding'];
@@ -69,6 +74,18 @@ export class PixStore {
     const keys = Object.keys(patch) as (keyof PixChargePatch)[];
     const sets = [...keys.map((k) => `${k} = @${k}`), 'updated_at = @updated_at'].join(', ');
     this.pos.db.prepare(`UPDATE pix_charges SET ${sets} WHERE txid = @txid`).run({ ...patch, updated_at: at, txid });
+  }
+
+  /**
+   * Claims the customer's QR slip of an active charge: true once per charge, ever. Committed by
+   * the caller before the slip's bytes leave, so it prints at most once, across restarts too.
+   */
+  claimQrSlip(txid: string, at: string): boolean {
+    return this.pos.db.prepare("UPDATE pix_charges SET qr_slip_at = ? WHERE txid = ? AND state = 'active' AND qr_slip_at IS NULL").run(at, txid).changes === 1;
+  }
+
+  qrSlipFailed(txid: string, error: string): void {
+    this.pos.db.prepare('UPDATE pix_charges SET qr_slip_error = ? WHERE txid = ?').run(error, txid);
   }
 
   /** Unsettled charges due at or before `at`, oldest due first. */

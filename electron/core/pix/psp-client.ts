@@ -14,7 +14,7 @@ import type { Agent } from 'undici';
 import { fromCents } from '../../../fiscal/money.ts';
 import { pixRequestProblems, type PixMethod } from '../../../base/node/pix-api/pix-openapi.ts';
 
-/** How the terminal reaches the store's PSP (Configurações › PIX; BALCAO_PIX_* on first start). */
+/** How the terminal reaches the store's PSP (Configurações › PIX (PSP); BALCAO_PIX_* on first start). */
 export type PspConfig = {
   /** The API Pix's base URL, e.g. `https://pix.banco.com.br/api/v2`. */
   baseUrl: string;
@@ -84,6 +84,20 @@ export class PspClient {
     return this.call('GET', `/pix/${e2eid}/devolucao/${refundId}`);
   }
 
+  /**
+   * "Testar conexão": asks the token URL for a new OAuth2 token over mutual TLS. Null when one
+   * came; otherwise why not, in words the manager can act on.
+   */
+  async tokenProblem(): Promise<string | null> {
+    this.token = undefined;
+    try {
+      await this.accessToken();
+      return null;
+    } catch (error) {
+      return connectionProblem(error);
+    }
+  }
+
   /** Releases the connections. */
   async close(): Promise<void> {
     const agent = this.agent;
@@ -136,7 +150,7 @@ export class PspClient {
     });
     const json = (await res.json().catch(() => ({}))) as { access_token?: string; expires_in?: number };
     if (!res.ok || !json.access_token)
-      throw new Error(`o PSP recusou as credenciais PIX (HTTP ${res.status} no endereço do token); confira client id e secret em Configurações › PIX`);
+      throw new Error(`o PSP recusou as credenciais PIX (HTTP ${res.status} no endereço do token); confira client id e secret em Configurações › PIX (PSP)`);
     // Renewed a minute early (or at half its life when shorter), so a request never carries one about to expire.
     const lifeMs = (json.expires_in ?? 300) * 1000;
     this.token = { value: json.access_token, until: Date.now() + Math.max(lifeMs - 60_000, lifeMs / 2) };
@@ -163,6 +177,28 @@ export class PspClient {
       },
     });
   }
+}
+
+/** TLS and network failures the manager can fix, by the code Node gives them. */
+const CONNECTION_PROBLEMS: [RegExp, string][] = [
+  [/ECONNREFUSED/, 'nada responde nesse endereço e porta; confira o endereço do token'],
+  [/ENOTFOUND|EAI_AGAIN/, 'o nome do servidor não foi encontrado (DNS); confira o endereço e a internet'],
+  [/ERR_TLS_CERT_ALTNAME_INVALID/, 'o certificado do servidor do PSP não é desse endereço'],
+  [/CERT_HAS_EXPIRED/, 'o certificado do servidor do PSP está vencido'],
+  [
+    /SELF_SIGNED_CERT_IN_CHAIN|DEPTH_ZERO_SELF_SIGNED_CERT|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT/,
+    'o certificado do servidor do PSP não vem de uma autoridade confiável; informe a raiz do PSP em "Raízes confiáveis"',
+  ],
+  [
+    /ALERT_UNKNOWN_CA|ALERT_BAD_CERTIFICATE|CERTIFICATE_REQUIRED|ECONNRESET|socket hang up|other side closed/i,
+    'o PSP recusou a conexão TLS: confira o certificado do cliente (é o que o PSP emitiu para esta loja?)',
+  ],
+];
+
+function connectionProblem(error: unknown): string {
+  const text = describe(error);
+  const known = CONNECTION_PROBLEMS.find(([pattern]) => pattern.test(text));
+  return known ? `${known[1]} (${text})` : text;
 }
 
 function describe(error: unknown): string {

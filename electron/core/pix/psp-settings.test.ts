@@ -8,10 +8,15 @@ import { PosStore } from '../pos-store.ts';
 import { fileKeySecretBox } from '../secret-box.ts';
 import type { TerminalError } from '../errors.ts';
 import { PspSettings, pspSetupFromEnv } from './psp-settings.ts';
+import { generateTestCertificate } from '../../../fiscal/certificate.ts';
+import { pemOfPfx } from '../../../test/helpers/pkcs12.ts';
 
 let dir: string;
 let store: PosStore;
-const CERT = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n';
+// A real certificate and key (the settings open them as the TLS client will), in one PEM file.
+const client = pemOfPfx(generateTestCertificate({ cnpj: '11222333000181', xNome: 'LOJA PIX' }));
+const CERT = client.certPem + client.keyPem;
+const KEY_LINE = client.keyPem.split(/\r?\n/)[1]!;
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'balcao-psp-settings-'));
@@ -71,7 +76,7 @@ describe('PSP settings', () => {
     store.close();
     const file = readFileSync(join(dir, 'pos.sqlite'));
     expect(file.includes(Buffer.from('segredo-do-cliente-PIX-123'))).toBe(false);
-    expect(file.includes(Buffer.from('MIIE'))).toBe(false);
+    expect(file.includes(Buffer.from(KEY_LINE))).toBe(false);
     store = PosStore.open(dir);
     const otherKey = mkdtempSync(join(tmpdir(), 'balcao-psp-otherkey-'));
     try {

@@ -8,6 +8,7 @@
 // keep what is stored. No PSP configured: no dynamic PIX at this counter.
 
 import { readFileSync } from 'node:fs';
+import { createSecureContext } from 'node:tls';
 import { cnpjProblem } from '../../../base/common/tax-ids.ts';
 import type { PosStore } from '../pos-store.ts';
 import { terminalSecretPurpose, type SecretSealer } from '../secret-box.ts';
@@ -25,6 +26,7 @@ export type PspSetup = Omit<PspConfig, 'timeoutMs'> & { pspCnpj: string };
 export type PspFacts = { baseUrl: string; tokenUrl: string; clientId: string; pspCnpj: string; caSet: boolean; certificateKind: 'pfx' | 'pem' };
 
 const SETTING = 'pix_psp';
+const PRINT_QR = 'pix_print_qr';
 const SECRET = { clientSecret: 'pix_client_secret', certificate: 'pix_certificate', password: 'pix_certificate_password' } as const;
 
 const invalid = (field: string, message: string) => new TerminalError('configuracao_invalida', message, { field });
@@ -52,6 +54,8 @@ export function validatePspSetup(input: PspSetup, fields: Record<keyof PspSetup,
   const cert = input.certificate;
   if ('pfx' in cert ? cert.pfx.length === 0 : !/BEGIN CERTIFICATE/.test(cert.certPem) || !/PRIVATE KEY/.test(cert.keyPem))
     throw invalid(fields.certificate, 'Certificado do cliente PIX: um .pfx/.p12 com sua senha, ou um PEM com o certificado e a chave privada');
+  const opening = clientCertificateProblem(cert);
+  if (opening) throw invalid(fields.certificate, `Certificado do cliente PIX: ${opening}`);
   if (input.caPem !== undefined && !/BEGIN CERTIFICATE/.test(input.caPem))
     throw invalid(fields.caPem, 'Raízes confiáveis do PSP: um arquivo PEM com um ou mais certificados');
   return {
@@ -63,6 +67,26 @@ export function validatePspSetup(input: PspSetup, fields: Record<keyof PspSetup,
     ...(input.caPem !== undefined && { caPem: input.caPem }),
     pspCnpj: cnpj,
   };
+}
+
+/**
+ * Why the TLS stack cannot use this client certificate (null: it can): opened exactly as the PSP
+ * client will open it, so "the password is wrong" is said here and not at the first sale.
+ */
+export function clientCertificateProblem(cert: PspSetup['certificate']): string | null {
+  try {
+    createSecureContext('pfx' in cert ? { pfx: cert.pfx, passphrase: cert.password } : { cert: cert.certPem, key: cert.keyPem });
+    return null;
+  } catch (err) {
+    const message = (err as Error).message;
+    if ('pfx' in cert) {
+      if (/mac verify failure|invalid password/i.test(message)) return 'a senha não abre este arquivo .pfx/.p12; confira a senha do certificado';
+      return `o arquivo não é um PKCS#12 (.pfx/.p12) que este computador consiga abrir (${message})`;
+    }
+    if (/key values mismatch/i.test(message)) return 'a chave privada não é a deste certificado';
+    if (/bad decrypt|passphrase|encrypted/i.test(message)) return 'a chave privada está protegida por senha; exporte-a sem senha ou use o .pfx/.p12';
+    return `o PEM não abre como certificado e chave privada (${message})`;
+  }
 }
 
 const ENV_FIELDS: Record<keyof PspSetup, string> = {
@@ -138,6 +162,15 @@ export class PspSettings {
     });
   }
 
+  /** Whether a charge's QR Code is printed for the customer when it becomes active (off unless the manager turns it on). */
+  get printQr(): boolean {
+    return this.store.settings.settingValue(PRINT_QR) === 'true';
+  }
+
+  setPrintQr(on: boolean): void {
+    this.store.settings.putSetting(PRINT_QR, JSON.stringify(on), new Date(this.clock()).toISOString());
+  }
+
   /** What the screen may show: no secret. Null when no PSP is configured. */
   facts(): PspFacts | null {
     const raw = this.store.settings.settingValue(SETTING);
@@ -172,7 +205,7 @@ export class PspSettings {
         if (sealed === undefined) throw new Error('ausente');
         return this.box.open(sealed, terminalSecretPurpose(name));
       } catch {
-        throw invalid('pix.psp', 'Os segredos do PSP PIX não puderam ser lidos neste computador; o gerente os informa de novo em Configurações › PIX');
+        throw invalid('pix.psp', 'Os segredos do PSP PIX não puderam ser lidos neste computador; o gerente os informa de novo em Configurações › PIX (PSP)');
       }
     };
     const certificate = open(SECRET.certificate);

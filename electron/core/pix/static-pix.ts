@@ -24,7 +24,7 @@ export const staticPixNote = (saleId: string): string =>
 export function staticPix(settings: Settings, sale: SaleView, amountCents: number): StaticPixView {
   const key = settings.pix.key;
   if (key === null) {
-    throw new TerminalError('configuracao_invalida', 'PIX estático: nenhuma chave PIX configurada; o gerente a informa em Configurações › PIX', {
+    throw new TerminalError('configuracao_invalida', 'PIX estático: nenhuma chave PIX configurada; o gerente a informa em Configurações › Caixa › PIX', {
       field: 'pix.key',
     });
   }
