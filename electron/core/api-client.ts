@@ -396,6 +396,16 @@ export class IssuanceClient {
     return IssuanceClient.json(raw, 'PUT /api/v1/terminais/{id}', ['terminal', 'series']);
   }
 
+  /** GET /api/v1/pix/recebidos?txid=: what the PSP's webhook told the service of a charge (a hint; the PSP confirms). */
+  async pixReceived(txid: string): Promise<{ webhook: boolean; endToEndIds: string[] }> {
+    const raw = await this.call('GET', `/api/v1/pix/recebidos?txid=${encodeURIComponent(txid)}`);
+    const body = IssuanceClient.json<{ webhook_configurado: boolean; data: { endToEndId: string }[] }>(raw, 'GET /api/v1/pix/recebidos', [
+      'webhook_configurado',
+      'data',
+    ]);
+    return { webhook: body.webhook_configurado === true, endToEndIds: body.data.map((p) => p.endToEndId) };
+  }
+
   /**
    * GET /api/v1/{nfce|mdfe}/exportacao, streamed to `file` (written beside it and renamed when
    * whole, so a cut download never looks complete). Resolves with the bytes written.
