@@ -24,7 +24,7 @@ export type WebhookPolicy = {
   pollCapMs: number;
 };
 
-export const DEFAULT_WEBHOOK_POLICY: WebhookPolicy = { askMs: 1_000, askWithoutWebhookMs: 30_000, pollFirstMs: 5_000, pollCapMs: 60_000 };
+export const DEFAULT_WEBHOOK_POLICY: WebhookPolicy = { askMs: 300, askWithoutWebhookMs: 30_000, pollFirstMs: 5_000, pollCapMs: 60_000 };
 
 const ASKED: readonly PixChargeRow['state'][] = ['creating', 'active'];
 
