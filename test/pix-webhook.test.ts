@@ -73,6 +73,9 @@ describe.each(STORES)('the API Pix webhook receiver, on %s', (store) => {
     expect((await api(current).post('/pix', { pix: [pix] })).body).toEqual({ recebidos: 1, novos: 0 });
     expect(await stored()).toBe(1);
     expect((await received(b, txid)).body.data).toEqual([{ ...pix, recebido_em: expect.stringMatching(/-03:00$/) }]);
+    // The secret is in the address, never in the service's log lines.
+    await expect.poll(() => service.output.some((l) => l.includes('/api/v1/pix/webhook/[oculto]/pix')), { timeout: 30_000 }).toBe(true);
+    expect(service.output.join('\n')).not.toContain(current.split('/').at(-1));
     // Company A's token: not its PIX.
     expect((await received(a, txid)).body).toEqual({ webhook_configurado: false, data: [] });
   });

@@ -107,9 +107,15 @@ export const pixRoutes: ApiRoutes = async (app, { deps }) => {
 
 type WebhookPix = { endToEndId: string; txid?: string; valor: string; horario: string };
 
+const hideSecret = (url: string): string => url.replace(/(\/pix\/webhook\/)[^/?]+/, '$1[oculto]');
+
 /** Outside /api/v1's token: `POST /api/v1/pix/webhook/{segredo}/pix`, the PSP's call. */
 export function pixWebhookReceiver(app: ApiApp, deps: ServiceDeps): void {
-  app.post(`${PIX_WEBHOOK_BASE}/:segredo/pix`, { schema: { hide: true } }, async (request, reply) => {
+  // The secret is in the URL, which the request log line shows: there, it is hidden.
+  const logSerializers = {
+    req: (req: { method: string; url: string; ip: string }) => ({ method: req.method, url: hideSecret(req.url), remoteAddress: req.ip }),
+  };
+  app.post(`${PIX_WEBHOOK_BASE}/:segredo/pix`, { schema: { hide: true }, logSerializers }, async (request, reply) => {
     const { segredo } = request.params as { segredo: string };
     const companyId = SECRET_FORMAT.test(segredo) ? await companyOfSecret(deps, segredo) : undefined;
     if (!companyId) throw notFound('Endereço de webhook Pix desconhecido.');
