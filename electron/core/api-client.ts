@@ -398,7 +398,8 @@ export class IssuanceClient {
 
   /** GET /api/v1/pix/recebidos?txid=: what the PSP's webhook told the service of a charge (a hint; the PSP confirms). */
   async pixReceived(txid: string): Promise<{ webhook: boolean; endToEndIds: string[] }> {
-    const raw = await this.call('GET', `/api/v1/pix/recebidos?txid=${encodeURIComponent(txid)}`);
+    // Short: it is asked inside the PIX loop's round, and a service away must not hold the PSP's reads.
+    const raw = await this.call('GET', `/api/v1/pix/recebidos?txid=${encodeURIComponent(txid)}`, { timeoutMs: 2_000 });
     const body = IssuanceClient.json<{ webhook_configurado: boolean; data: { endToEndId: string }[] }>(raw, 'GET /api/v1/pix/recebidos', [
       'webhook_configurado',
       'data',
