@@ -101,11 +101,54 @@ describe('dynamic PIX charges in the terminal core', () => {
     expect(late).toMatchObject({ state: 'paid_late', e2eid: expect.stringMatching(/^E/) });
     expect((await terminal.paidLatePixCharges()).map((c) => c.txid)).toEqual([second.txid]);
     expect((await terminal.getSale(sale.id)).state).toBe('open');
+    const manager = await terminal.createManager({ name: 'Gerente PIX', pin: '4321' });
+    const auth = { managerId: manager.id, pin: '4321' };
+    expect((await terminal.queueStatus()).alerts).toContain('1 cobrança PIX paga sem venda: o gerente conclui a venda ou devolve (F10 › PIX pagos sem venda)');
 
-    await terminal.refundPixCharge(second.txid);
+    // "Devolver" needs the manager's PIN; asked twice, the PIX goes back once.
+    await expect(terminal.refundPix(second.txid, { managerId: manager.id, pin: '0000' })).rejects.toMatchObject({ code: 'pin_invalido' });
+    await terminal.refundPix(second.txid, auth);
+    await expect(terminal.refundPix(second.txid, auth)).rejects.toMatchObject({ message: expect.stringMatching(/não está mais aguardando o gerente/) });
     const refunded = await terminal.waitForPixCharge(second.txid, (c) => c.state === 'refunded', 60_000);
     expect(refunded.refundState).toBe('DEVOLVIDO');
-    expect(psp.requests).toContain(`PUT /pix/${late.e2eid}/devolucao/D${second.txid}`);
+    expect(psp.requests.filter((r) => r === `PUT /pix/${late.e2eid}/devolucao/D${second.txid}`)).toHaveLength(1);
+    expect((await terminal.paidPixWithoutSale()).find((c) => c.txid === second.txid)).toMatchObject({ state: 'refunded', refundState: 'DEVOLVIDO' });
+    expect((await terminal.queueStatus()).alerts.join()).not.toMatch(/PIX/);
+    expect(terminal.auditLog().filter((a) => a.action === 'pix_devolvido')).toEqual([
+      expect.objectContaining({ actor_name: 'Gerente PIX', details: expect.stringContaining(second.txid) }),
+    ]);
+    expect(psp.problems).toEqual([]);
+  });
+
+  it('a PIX paid after the cashier cancelled the charge: the manager concludes the sale with it, its NFC-e issued once', async () => {
+    const sale = await saleOf();
+    const charge = await terminal.createPixCharge(sale.id, sale.remainingCents);
+    await terminal.waitForPixCharge(charge.txid, (c) => c.state === 'active', 60_000);
+    await terminal.cancelPixCharge(charge.txid);
+    await terminal.waitForPixCharge(charge.txid, (c) => c.state === 'cancelled', 60_000);
+    // The simulator's "paid late" fault: the customer's bank pays the removed charge anyway. The
+    // loop still reads a charge given up on for a while, and finds the PIX for the manager.
+    const paid = psp.pay(charge.txid, { late: true });
+    const late = await terminal.waitForPixCharge(charge.txid, (c) => c.state === 'paid_late', 60_000);
+    expect(late).toMatchObject({ e2eid: paid.endToEndId, paidCents: sale.remainingCents, paidAt: paid.horario });
+    expect((await terminal.paidPixWithoutSale()).find((c) => c.txid === charge.txid)).toMatchObject({
+      state: 'paid_late',
+      sale: { id: sale.id, state: 'open', totalCents: sale.totalCents },
+    });
+
+    const manager = await terminal.createManager({ name: 'Gerente PIX 3', pin: '5678' });
+    const auth = { managerId: manager.id, pin: '5678' };
+    await terminal.finishSaleWithPix(charge.txid, auth);
+    // A second click finds it taken: the sale is never finished twice.
+    await expect(terminal.finishSaleWithPix(charge.txid, auth)).rejects.toMatchObject({ code: 'estado_invalido' });
+    await terminal.waitForPixCharge(charge.txid, (c) => c.state === 'finished', 60_000);
+    const after = await terminal.getSale(sale.id);
+    expect(after.state).toBe('finished');
+    expect(after.payments).toEqual([expect.objectContaining({ tPag: '17', amountCents: sale.remainingCents, card: expect.objectContaining({ cAut: paid.endToEndId }) })]);
+    const receipt = terminal.store.receipts.receiptBySale(sale.id)!;
+    expect((await terminal.waitForReceipt(receipt.id, (r) => r.state === 'authorized', 60_000)).state).toBe('authorized');
+    expect(terminal.auditLog().filter((a) => a.action === 'pix_venda_concluida')).toEqual([expect.objectContaining({ actor_name: 'Gerente PIX 3' })]);
+    expect((await terminal.paidPixWithoutSale()).map((c) => c.txid)).not.toContain(charge.txid);
     expect(psp.problems).toEqual([]);
   });
 
@@ -118,7 +161,7 @@ describe('dynamic PIX charges in the terminal core', () => {
     const receipt = terminal.store.receipts.receiptBySale(sale.id)!;
     expect((await terminal.waitForReceipt(receipt.id, (r) => r.state === 'authorized', 60_000)).state).toBe('authorized');
 
-    const manager = await terminal.createManager({ name: 'Gerente PIX', pin: '4321' });
+    const manager = await terminal.createManager({ name: 'Gerente PIX 2', pin: '4321' });
     await terminal.cancelReceipt(receipt.id, { managerId: manager.id, pin: '4321', justification: 'Cliente desistiu da compra paga por PIX' });
     expect((await terminal.waitForReceipt(receipt.id, (r) => r.state === 'cancelled', 60_000)).state).toBe('cancelled');
     const refunded = await terminal.waitForPixCharge(charge.txid, (c) => c.state === 'refunded', 60_000);

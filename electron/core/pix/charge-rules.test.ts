@@ -1,6 +1,6 @@
 // The charge's decisions (charge-rules.ts), one PSP answer at a time, no PSP needed.
 import { describe, expect, it } from 'vitest';
-import { decide, nextCall, pixCents } from './charge-rules.ts';
+import { decide, NEVER, nextCall, pixCents, WATCH_AFTER_MS } from './charge-rules.ts';
 import type { PixChargeRow } from './pix-store.ts';
 
 const NOW = Date.parse('2026-11-27T23:30:00Z');
@@ -91,5 +91,24 @@ describe('charge rules', () => {
       refund_state: 'DEVOLVIDO',
     });
     expect(pixCents('18.90')).toBe(1890);
+  });
+
+  it('watches a charge given up on for an hour: a PIX the PSP still reports goes to the manager; then it stops', () => {
+    const removed = charge({ state: 'cancelled', attempts: 3 });
+    expect(nextCall(removed)).toBe('read');
+    expect(decide('read', removed, answer(200, paidBody('2026-11-27T23:31:00Z')), NOW).patch).toMatchObject({
+      state: 'paid_late',
+      e2eid: 'E99990001202611272331abcdefghijk',
+      paid_cents: 1890,
+      next_try_at: NEVER,
+    });
+    const quiet = decide('read', removed, answer(200, { status: 'REMOVIDA_PELO_USUARIO_RECEBEDOR' }), NOW).patch;
+    expect(quiet.state).toBeUndefined();
+    expect(Date.parse(quiet.next_try_at!)).toBeGreaterThan(NOW);
+    const later = Date.parse(removed.expires_at) + WATCH_AFTER_MS;
+    expect(decide('read', charge({ state: 'expired' }), answer(200, { status: 'ATIVA' }), later).patch.next_try_at).toBe(NEVER);
+    // Never created at the PSP (404): nothing to watch, and never created again.
+    expect(decide('read', removed, answer(404), NOW).patch).toEqual({ attempts: 4, next_try_at: NEVER });
+    expect(nextCall(charge({ state: 'cancelled', next_try_at: NEVER }))).toBeUndefined();
   });
 });

@@ -112,18 +112,6 @@ export class PixCharges {
     return this.view(row);
   }
 
-  /** Refunds a charge's PIX in full (a paid-late charge the manager refunds, a cancelled sale's). */
-  refund(txid: string): PixChargeView {
-    const row = this.deps.pix.transaction(() => {
-      const charge = this.deps.pix.charge(txid);
-      if (!charge?.e2eid) throw new TerminalError('estado_invalido', 'Esta cobrança PIX não foi paga: nada a devolver', { field: 'txid' });
-      this.markRefunding(charge);
-      return this.deps.pix.charge(txid)!;
-    });
-    this.loop.wake();
-    return this.view(row);
-  }
-
   /** Looks at once for a sale just undone (cancelled, voided) whose PIX goes back. */
   wake(): void {
     this.loop.wake();
@@ -138,6 +126,43 @@ export class PixCharges {
 
   paidLate(): PixChargeView[] {
     return this.deps.pix.paidLate().map((c) => this.view(c));
+  }
+
+  /**
+   * The manager's "Concluir venda" of a paid-late charge: it goes back to `paid`, so the loop
+   * settles it as any paid charge (the line once, by its endToEndId; the sale finished when paid
+   * in full). Only from `paid_late`, in one transaction: a second click finds it taken.
+   */
+  resume(txid: string, check: (charge: PixChargeRow) => void): PixChargeRow {
+    const row = this.deps.pix.transaction(() => {
+      const charge = this.latePaid(txid);
+      check(charge);
+      const at = new Date(this.deps.clock()).toISOString();
+      this.deps.pix.update(txid, { state: 'paid', last_error: null, attempts: 0, next_try_at: at }, at);
+      return this.deps.pix.charge(txid)!;
+    });
+    this.loop.wake();
+    return row;
+  }
+
+  /** The manager's "Devolver" of a paid-late charge (refused for any other: a sale's PIX goes back by cancelling its NFC-e). */
+  refundLate(txid: string, check: (charge: PixChargeRow) => void): PixChargeRow {
+    const row = this.deps.pix.transaction(() => {
+      const charge = this.latePaid(txid);
+      check(charge);
+      this.markRefunding(charge);
+      return this.deps.pix.charge(txid)!;
+    });
+    this.loop.wake();
+    return row;
+  }
+
+  private latePaid(txid: string): PixChargeRow {
+    const charge = this.deps.pix.charge(txid);
+    if (!charge) throw new TerminalError('nao_encontrado', 'Cobrança PIX não encontrada', { field: 'txid' });
+    if (charge.state !== 'paid_late' || !charge.e2eid)
+      throw new TerminalError('estado_invalido', 'Esta cobrança PIX não está mais aguardando o gerente (já concluída ou devolvida)', { field: 'txid' });
+    return charge;
   }
 
   get(txid: string): PixChargeView {
@@ -157,6 +182,7 @@ export class PixCharges {
       expiresAt: c.expires_at,
       e2eid: c.e2eid,
       paidCents: c.paid_cents,
+      paidAt: c.paid_at,
       refundState: c.refund_state,
       lastError: c.last_error,
       simulated: this.deps.simulated === true,

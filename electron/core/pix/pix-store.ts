@@ -3,6 +3,7 @@
 // pos-store.ts so the PIX record reads on its own.
 
 import type { PosStore } from '../pos-store.ts';
+import { NEVER } from './charge-rules.ts';
 
 export type PixChargeState = 'creating' | 'active' | 'paid' | 'finished' | 'cancelling' | 'cancelled' | 'expired' | 'paid_late' | 'refunding' | 'refunded';
 
@@ -37,6 +38,8 @@ export type PixChargePatch = Partial<
 
 /** States the charge loop still works on. */
 export const UNSETTLED: readonly PixChargeState[] = ['creating', 'active', 'paid', 'cancelling', 'refunding'];
+/** States the loop still reads now and then, until their next_try_at is NEVER (charge-rules.ts, WATCH_AFTER_MS). */
+const WORKED: readonly PixChargeState[] = [...UNSETTLED, 'cancelled', 'expired'];
 
 /** The txid of a sale's `seq`-th charge: its UUID's 32 hex digits and two digits of sequence. */
 export const chargeTxid = (saleId: string, seq: number): string => `${saleId.replace(/-/g, '')}${String(seq).padStart(2, '0')}`;
@@ -91,15 +94,15 @@ export class PixStore {
   /** Unsettled charges due at or before `at`, oldest due first. */
   dueCharges(at: string, limit = 20): PixChargeRow[] {
     return this.pos.db
-      .prepare(`SELECT * FROM pix_charges WHERE state IN (${UNSETTLED.map(() => '?').join(', ')}) AND next_try_at <= ? ORDER BY next_try_at LIMIT ?`)
-      .all(...UNSETTLED, at, limit) as PixChargeRow[];
+      .prepare(`SELECT * FROM pix_charges WHERE state IN (${WORKED.map(() => '?').join(', ')}) AND next_try_at <= ? AND next_try_at < ? ORDER BY next_try_at LIMIT ?`)
+      .all(...WORKED, at, NEVER, limit) as PixChargeRow[];
   }
 
   /** When the next unsettled charge is due, or undefined when none is. */
   nextDue(): string | undefined {
     const row = this.pos.db
-      .prepare(`SELECT min(next_try_at) AS at FROM pix_charges WHERE state IN (${UNSETTLED.map(() => '?').join(', ')})`)
-      .get(...UNSETTLED) as { at: string | null };
+      .prepare(`SELECT min(next_try_at) AS at FROM pix_charges WHERE state IN (${WORKED.map(() => '?').join(', ')}) AND next_try_at < ?`)
+      .get(...WORKED, NEVER) as { at: string | null };
     return row.at ?? undefined;
   }
 
@@ -114,6 +117,19 @@ export class PixStore {
          WHERE c.state = 'finished' AND r.state IN ('cancelled', 'voided')`,
       )
       .all() as PixChargeRow[];
+  }
+
+  /**
+   * The manager's list: PIX no sale took (paid_late), refunds under way, and refunds ended since
+   * `since`; a sale's own PIX refunded because its NFC-e was cancelled is among them too.
+   */
+  paidWithoutSale(since: string): PixChargeRow[] {
+    return this.pos.db
+      .prepare(
+        `SELECT * FROM pix_charges WHERE state IN ('paid_late', 'refunding') OR (state = 'refunded' AND updated_at >= ?)
+         ORDER BY state = 'paid_late' DESC, paid_at DESC`,
+      )
+      .all(since) as PixChargeRow[];
   }
 
   /** Charges paid after the cashier gave up, for the manager. */
