@@ -144,7 +144,9 @@ describe('dynamic PIX charges in the terminal core', () => {
     await terminal.waitForPixCharge(charge.txid, (c) => c.state === 'finished', 60_000);
     const after = await terminal.getSale(sale.id);
     expect(after.state).toBe('finished');
-    expect(after.payments).toEqual([expect.objectContaining({ tPag: '17', amountCents: sale.remainingCents, card: expect.objectContaining({ cAut: paid.endToEndId }) })]);
+    expect(after.payments).toEqual([
+      expect.objectContaining({ tPag: '17', amountCents: sale.remainingCents, card: expect.objectContaining({ cAut: paid.endToEndId }) }),
+    ]);
     const receipt = terminal.store.receipts.receiptBySale(sale.id)!;
     expect((await terminal.waitForReceipt(receipt.id, (r) => r.state === 'authorized', 60_000)).state).toBe('authorized');
     expect(terminal.auditLog().filter((a) => a.action === 'pix_venda_concluida')).toEqual([expect.objectContaining({ actor_name: 'Gerente PIX 3' })]);

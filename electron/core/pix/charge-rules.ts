@@ -174,7 +174,8 @@ function afterRead(charge: PixChargeRow, answer: Answer, now: number, policy: Ch
     return { patch: { ...paid, state: late ? 'paid_late' : 'paid' } };
   }
   const location = charge.location ?? body.location ?? null;
-  if (body.status === 'REMOVIDA_PELO_USUARIO_RECEBEDOR' || body.status === 'REMOVIDA_PELO_PSP') return { patch: { state: 'cancelled', location, attempts: 0, next_try_at: watchAgain(0, now) } };
+  if (body.status === 'REMOVIDA_PELO_USUARIO_RECEBEDOR' || body.status === 'REMOVIDA_PELO_PSP')
+    return { patch: { state: 'cancelled', location, attempts: 0, next_try_at: watchAgain(0, now) } };
   if (charge.state === 'cancelling') return { patch: { location }, follow: 'remove' };
   if (now >= Date.parse(charge.expires_at)) return { patch: { state: 'expired', location, attempts: 0, next_try_at: watchAgain(0, now) } };
   return { patch: { state: 'active', location, attempts: charge.attempts + 1, last_error: null, next_try_at: pollAgain(charge, now, policy) } };
@@ -185,7 +186,15 @@ function afterWatch(charge: PixChargeRow, answer: Answer, now: number): ChargeDe
   const pix = answer.status === 200 ? (answer.body as CobBody).pix?.[0] : undefined;
   if (pix)
     return {
-      patch: { state: 'paid_late', e2eid: pix.endToEndId, paid_cents: pixCents(pix.valor), paid_at: pix.horario, last_error: null, attempts: 0, next_try_at: NEVER },
+      patch: {
+        state: 'paid_late',
+        e2eid: pix.endToEndId,
+        paid_cents: pixCents(pix.valor),
+        paid_at: pix.horario,
+        last_error: null,
+        attempts: 0,
+        next_try_at: NEVER,
+      },
     };
   const over = answer.status !== 200 || now >= Date.parse(charge.expires_at) + WATCH_AFTER_MS;
   return { patch: { attempts: charge.attempts + 1, next_try_at: over ? NEVER : watchAgain(charge.attempts + 1, now) } };

@@ -94,7 +94,9 @@ export class PixStore {
   /** Unsettled charges due at or before `at`, oldest due first. */
   dueCharges(at: string, limit = 20): PixChargeRow[] {
     return this.pos.db
-      .prepare(`SELECT * FROM pix_charges WHERE state IN (${WORKED.map(() => '?').join(', ')}) AND next_try_at <= ? AND next_try_at < ? ORDER BY next_try_at LIMIT ?`)
+      .prepare(
+        `SELECT * FROM pix_charges WHERE state IN (${WORKED.map(() => '?').join(', ')}) AND next_try_at <= ? AND next_try_at < ? ORDER BY next_try_at LIMIT ?`,
+      )
       .all(...WORKED, at, NEVER, limit) as PixChargeRow[];
   }
 
