@@ -154,6 +154,31 @@ describe('dynamic PIX charges in the terminal core', () => {
     expect(psp.problems).toEqual([]);
   });
 
+  it('a charge paid twice: the second PIX (another endToEndId, same txid) is refunded automatically, once, and recorded; the sale keeps the first', async () => {
+    const sale = await saleOf();
+    const charge = await terminal.createPixCharge(sale.id, sale.remainingCents);
+    await terminal.waitForPixCharge(charge.txid, (c) => c.state === 'active', 60_000);
+    const first = psp.pay(charge.txid);
+    await terminal.waitForPixCharge(charge.txid, (c) => c.state === 'finished', 60_000);
+    // The simulator's "paid twice" fault: the payer's bank sends a second PIX for the paid charge.
+    const second = psp.pay(charge.txid, { late: true });
+    expect(second.endToEndId).not.toBe(first.endToEndId);
+    const done = await terminal.waitForPixCharge(charge.txid, (c) => c.secondPayments[0]?.refundState === 'DEVOLVIDO', 60_000);
+    expect(done).toMatchObject({ state: 'finished', e2eid: first.endToEndId });
+    expect(done.secondPayments).toEqual([
+      { e2eid: second.endToEndId, paidCents: sale.remainingCents, paidAt: second.horario, refundState: 'DEVOLVIDO', lastError: null },
+    ]);
+    expect(psp.charge(charge.txid)?.pix[1]?.devolucoes).toEqual([expect.objectContaining({ id: `D${charge.txid}`, status: 'DEVOLVIDO', valor: second.valor })]);
+    expect(psp.charge(charge.txid)?.pix[0]?.devolucoes).toEqual([]);
+    // The loop keeps reading the charge a while: the refund is never asked again.
+    const reads = psp.requests.filter((r) => r === `GET /cob/${charge.txid}`).length;
+    await expect.poll(() => psp.requests.filter((r) => r === `GET /cob/${charge.txid}`).length, { timeout: 60_000 }).toBeGreaterThan(reads);
+    expect(psp.requests.filter((r) => r.startsWith(`PUT /pix/${second.endToEndId}/devolucao/`))).toHaveLength(1);
+    const after = await terminal.getSale(sale.id);
+    expect(after.payments.map((p) => p.card?.cAut)).toEqual([first.endToEndId]);
+    expect(psp.problems).toEqual([]);
+  });
+
   it('refunds at the PSP the PIX of a sale whose NFC-e the manager cancels, and records the refund', async () => {
     const sale = await saleOf();
     const charge = await terminal.createPixCharge(sale.id, sale.remainingCents);

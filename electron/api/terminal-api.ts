@@ -392,6 +392,14 @@ export type PixChargeView = {
   simulated: boolean;
   /** The customer's QR slip was sent to the printer (once per charge, when the manager turned it on). */
   qrSlipPrinted: boolean;
+  /** Paid twice: each PIX beyond the one the sale took, refunded automatically, with its refund's state (null: not yet asked). */
+  secondPayments: {
+    e2eid: string;
+    paidCents: Cents;
+    paidAt: string;
+    refundState: 'EM_PROCESSAMENTO' | 'DEVOLVIDO' | 'NAO_REALIZADO' | null;
+    lastError: string | null;
+  }[];
 };
 
 /**

@@ -104,6 +104,13 @@ export function PaidPixSection({ auth }: { auth: ManagerAuthorization }) {
                   {c.state === 'paid_late' ? 'aguardando o gerente' : STATE_WORDS[c.state]}
                   {c.refundState && ` — ${REFUND_WORDS[c.refundState]}`}
                   {c.lastError && <div className="muted">{c.lastError}</div>}
+                  {c.secondPayments.map((p) => (
+                    <div key={p.e2eid}>
+                      Pago duas vezes: o segundo PIX (<code>{p.e2eid}</code>, {formatCents(p.paidCents)}) é devolvido automaticamente —{' '}
+                      {p.refundState ? REFUND_WORDS[p.refundState] : 'devolução a pedir'}
+                      {p.lastError && ` (${p.lastError})`}
+                    </div>
+                  ))}
                 </td>
                 <td>
                   {c.state === 'paid_late' && (

@@ -1,6 +1,6 @@
 // The charge's decisions (charge-rules.ts), one PSP answer at a time, no PSP needed.
 import { describe, expect, it } from 'vitest';
-import { decide, NEVER, nextCall, pixCents, WATCH_AFTER_MS } from './charge-rules.ts';
+import { decide, NEVER, nextCall, pixCents, secondPayments, secondRefund, WATCH_AFTER_MS } from './charge-rules.ts';
 import type { PixChargeRow } from './pix-store.ts';
 
 const NOW = Date.parse('2026-11-27T23:30:00Z');
@@ -110,5 +110,25 @@ describe('charge rules', () => {
     // Never created at the PSP (404): nothing to watch, and never created again.
     expect(decide('read', removed, answer(404), NOW).patch).toEqual({ attempts: 4, next_try_at: NEVER });
     expect(nextCall(charge({ state: 'cancelled', next_try_at: NEVER }))).toBeUndefined();
+  });
+
+  it('paid twice: every PIX beyond the one taken is a second payment, refunded until the PSP ends it', () => {
+    const body = paidBody('2026-11-27T23:31:00Z');
+    const twice = { ...body, pix: [...body.pix, { endToEndId: 'E99990001202611272332second00000', valor: '18.90', horario: '2026-11-27T23:32:00Z' }] };
+    const finished = charge({ state: 'finished', e2eid: 'E99990001202611272331abcdefghijk', next_try_at: '2026-11-27T23:30:00.000Z' });
+    expect(nextCall(finished)).toBe('read');
+    expect(secondPayments(finished, answer(200, twice))).toEqual([
+      { e2eid: 'E99990001202611272332second00000', paidCents: 1890, paidAt: '2026-11-27T23:32:00Z' },
+    ]);
+    expect(secondPayments(finished, answer(200, body))).toEqual([]);
+    // A finished charge read again stays finished (its first PIX is its sale's).
+    expect(decide('read', finished, answer(200, twice), NOW).patch.state).toBeUndefined();
+    expect(secondRefund(0, answer(201, { status: 'EM_PROCESSAMENTO' }), NOW)).toMatchObject({ refund_state: 'EM_PROCESSAMENTO', attempts: 1 });
+    expect(secondRefund(1, answer(200, { status: 'DEVOLVIDO' }), NOW)).toMatchObject({ refund_state: 'DEVOLVIDO', next_try_at: NEVER });
+    expect(secondRefund(0, { kind: 'no-answer', error: 'ETIMEDOUT' }, NOW, undefined, fixed)).toMatchObject({
+      attempts: 1,
+      last_error: 'PSP sem resposta (ETIMEDOUT)',
+    });
+    expect(secondRefund(0, answer(400, { detail: 'O valor da devolução excede' }), NOW)).toMatchObject({ refund_state: 'NAO_REALIZADO', next_try_at: NEVER });
   });
 });

@@ -57,6 +57,7 @@ export function nextCall(charge: PixChargeRow): ChargeCall | undefined {
       return charge.refund_state === null ? 'refund' : 'read-refund';
     case 'cancelled':
     case 'expired':
+    case 'finished':
       // Watched a while (WATCH_AFTER_MS): a PIX the PSP still reports goes to the manager.
       return charge.next_try_at < NEVER ? 'read' : undefined;
     default:
@@ -74,7 +75,7 @@ export const NEVER = '9999-12-31T00:00:00.000Z';
 export const WATCH_AFTER_MS = 60 * 60_000;
 const WATCH_FIRST_MS = 2_000;
 const WATCH_CAP_MS = 60_000;
-const watchAgain = (attempts: number, now: number) => iso(now + Math.min(WATCH_CAP_MS, Math.round(WATCH_FIRST_MS * 1.5 ** Math.min(20, attempts))));
+export const watchAgain = (attempts: number, now: number) => iso(now + Math.min(WATCH_CAP_MS, Math.round(WATCH_FIRST_MS * 1.5 ** Math.min(20, attempts))));
 
 type Answer = PspOutcome & { kind: 'answer' };
 type PixEntry = { endToEndId: string; valor: string; horario: string };
@@ -158,7 +159,7 @@ export function decide(
 }
 
 function afterRead(charge: PixChargeRow, answer: Answer, now: number, policy: ChargePolicy): ChargeDecision {
-  if (charge.state === 'cancelled' || charge.state === 'expired') return afterWatch(charge, answer, now);
+  if (charge.state === 'cancelled' || charge.state === 'expired' || charge.state === 'finished') return afterWatch(charge, answer, now);
   if (answer.status === 404) {
     // Never created (the PUT was lost before the PSP took it): create it, same txid; a charge
     // the cashier gave up on meanwhile is simply over.
@@ -183,7 +184,8 @@ function afterRead(charge: PixChargeRow, answer: Answer, now: number, policy: Ch
 
 /** A charge given up on or expired, read again: a PIX found is the manager's; none, look later, until the watch ends. */
 function afterWatch(charge: PixChargeRow, answer: Answer, now: number): ChargeDecision {
-  const pix = answer.status === 200 ? (answer.body as CobBody).pix?.[0] : undefined;
+  // A finished charge is read only for a PIX paid twice (secondPayments; the first one is its sale's).
+  const pix = answer.status === 200 && charge.state !== 'finished' ? (answer.body as CobBody).pix?.[0] : undefined;
   if (pix)
     return {
       patch: {
@@ -198,4 +200,51 @@ function afterWatch(charge: PixChargeRow, answer: Answer, now: number): ChargeDe
     };
   const over = answer.status !== 200 || now >= Date.parse(charge.expires_at) + WATCH_AFTER_MS;
   return { patch: { attempts: charge.attempts + 1, next_try_at: over ? NEVER : watchAgain(charge.attempts + 1, now) } };
+}
+
+/**
+ * The PIX of a charge beyond the one its sale (or the manager) took: paid twice, the bank sent
+ * another endToEndId for the same txid. Each is refunded automatically (secondRefund).
+ */
+export function secondPayments(charge: PixChargeRow, outcome: PspOutcome): { e2eid: string; paidCents: number; paidAt: string }[] {
+  if (outcome.kind !== 'answer' || outcome.status !== 200) return [];
+  const pix = (outcome.body as CobBody).pix ?? [];
+  const taken = charge.e2eid ?? pix[0]?.endToEndId;
+  return pix.filter((p) => p.endToEndId !== taken).map((p) => ({ e2eid: p.endToEndId, paidCents: pixCents(p.valor), paidAt: p.horario }));
+}
+
+export type SecondRefundPatch = {
+  refund_state?: 'EM_PROCESSAMENTO' | 'DEVOLVIDO' | 'NAO_REALIZADO';
+  attempts: number;
+  next_try_at: string;
+  last_error: string | null;
+};
+
+/** A second PIX's refund after `outcome` (asked, or read): done, read again later, or refused in the PSP's words. */
+export function secondRefund(
+  attempts: number,
+  outcome: PspOutcome,
+  now: number,
+  policy: ChargePolicy = DEFAULT_CHARGE_POLICY,
+  random: () => number = Math.random,
+): SecondRefundPatch {
+  if (transient(outcome))
+    return {
+      attempts: attempts + 1,
+      last_error: words(outcome),
+      next_try_at: iso(now + backoffMs(attempts + 1, policy.retryBaseMs, policy.retryCapMs, random)),
+    };
+  const answer = outcome as Answer;
+  const status = (answer.body as { status?: 'EM_PROCESSAMENTO' | 'DEVOLVIDO' | 'NAO_REALIZADO' } | undefined)?.status;
+  if ((answer.status === 201 || answer.status === 200) && status) {
+    if (status === 'EM_PROCESSAMENTO')
+      return {
+        refund_state: status,
+        attempts: attempts + 1,
+        last_error: null,
+        next_try_at: iso(now + Math.min(policy.pollCapMs, policy.pollFirstMs * 1.5 ** Math.min(20, attempts))),
+      };
+    return { refund_state: status, attempts, last_error: status === 'NAO_REALIZADO' ? 'O PSP não realizou a devolução' : null, next_try_at: NEVER };
+  }
+  return { refund_state: 'NAO_REALIZADO', attempts, last_error: `Devolução recusada: ${words(answer)}`, next_try_at: NEVER };
 }

@@ -12,7 +12,7 @@ import { PIX_DYNAMIC } from '../../../base/common/payment-methods.ts';
 import type { PixChargeView, SaleView } from '../../api/terminal-api.ts';
 import { TerminalError } from '../errors.ts';
 import { WakeableLoop } from '../wakeable-loop.ts';
-import { DEFAULT_CHARGE_POLICY, decide, nextCall, type ChargeCall, type ChargePolicy } from './charge-rules.ts';
+import { DEFAULT_CHARGE_POLICY, decide, nextCall, secondPayments, secondRefund, watchAgain, type ChargeCall, type ChargePolicy } from './charge-rules.ts';
 import { PspClient, type PspOutcome } from './psp-client.ts';
 import type { PspSettings, PspSetup } from './psp-settings.ts';
 import type { PixChargeRow, PixStore } from './pix-store.ts';
@@ -187,6 +187,13 @@ export class PixCharges {
       lastError: c.last_error,
       simulated: this.deps.simulated === true,
       qrSlipPrinted: c.qr_slip_at !== null,
+      secondPayments: this.deps.pix.secondPaymentsOf(c.txid).map((p) => ({
+        e2eid: p.e2eid,
+        paidCents: p.paid_cents,
+        paidAt: p.paid_at,
+        refundState: p.refund_state,
+        lastError: p.last_error,
+      })),
     };
   }
 
@@ -227,8 +234,28 @@ export class PixCharges {
       }
       this.deps.onChange(this.view(this.deps.pix.charge(charge.txid)!));
     }
+    await this.refundSecondPayments();
     const next = this.deps.pix.nextDue();
     return next === undefined ? 60_000 : Math.max(0, Date.parse(next) - now());
+  }
+
+  /**
+   * Each second PIX of a charge paid twice goes back to its payer in full: asked once (its fixed
+   * refund id makes asking again the same refund), then read until the PSP ends it.
+   */
+  private async refundSecondPayments(): Promise<void> {
+    for (const second of this.deps.pix.dueSecondPayments(new Date(this.deps.clock()).toISOString())) {
+      const outcome =
+        second.refund_state === null
+          ? await this.client!.refund(second.e2eid, second.refund_id, second.paid_cents)
+          : await this.client!.getRefund(second.e2eid, second.refund_id);
+      this.deps.pix.updateSecondPayment(
+        second.e2eid,
+        secondRefund(second.attempts, outcome, this.deps.clock(), this.policy),
+        new Date(this.deps.clock()).toISOString(),
+      );
+      this.deps.onChange(this.view(this.deps.pix.charge(second.txid)!));
+    }
   }
 
   private async advance(charge: PixChargeRow, pspCnpj: string): Promise<void> {
@@ -241,6 +268,8 @@ export class PixCharges {
       }
       const outcome = await this.perform(call, current);
       const now = this.deps.clock();
+      // Paid twice: any PIX beyond the one the charge takes is recorded now, and refunded.
+      if (call === 'read') this.deps.pix.recordSecondPayments(current.txid, secondPayments(current, outcome), new Date(now).toISOString());
       const { patch, follow } = decide(call, current, outcome, now, this.policy);
       this.deps.pix.update(current.txid, patch, new Date(now).toISOString());
       current = this.deps.pix.charge(current.txid)!;
@@ -272,7 +301,8 @@ export class PixCharges {
     const at = () => new Date(this.deps.clock()).toISOString();
     try {
       await this.deps.settle(charge, pspCnpj);
-      this.deps.pix.update(charge.txid, { state: 'finished', last_error: null }, at());
+      // Still read for a while: a second PIX for the same txid is found and refunded.
+      this.deps.pix.update(charge.txid, { state: 'finished', last_error: null, attempts: 0, next_try_at: watchAgain(0, this.deps.clock()) }, at());
     } catch (error) {
       // The sale cannot take it (changed, or finished otherwise meanwhile): the manager decides.
       this.deps.pix.update(charge.txid, { state: 'paid_late', last_error: `Venda não concluída com este PIX: ${(error as Error).message}` }, at());

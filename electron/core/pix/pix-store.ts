@@ -39,10 +39,25 @@ export type PixChargePatch = Partial<
 /** States the charge loop still works on. */
 export const UNSETTLED: readonly PixChargeState[] = ['creating', 'active', 'paid', 'cancelling', 'refunding'];
 /** States the loop still reads now and then, until their next_try_at is NEVER (charge-rules.ts, WATCH_AFTER_MS). */
-const WORKED: readonly PixChargeState[] = [...UNSETTLED, 'cancelled', 'expired'];
+const WORKED: readonly PixChargeState[] = [...UNSETTLED, 'cancelled', 'expired', 'finished'];
 
 /** The txid of a sale's `seq`-th charge: its UUID's 32 hex digits and two digits of sequence. */
 export const chargeTxid = (saleId: string, seq: number): string => `${saleId.replace(/-/g, '')}${String(seq).padStart(2, '0')}`;
+
+/** A second PIX of a charge paid twice (migrations/pos/*_i26e_pix_second_payments.sql): refunded automatically. */
+export type SecondPaymentRow = {
+  e2eid: string;
+  txid: string;
+  paid_cents: number;
+  paid_at: string;
+  refund_id: string;
+  refund_state: 'EM_PROCESSAMENTO' | 'DEVOLVIDO' | 'NAO_REALIZADO' | null;
+  attempts: number;
+  next_try_at: string;
+  last_error: string | null;
+  found_at: string;
+  updated_at: string;
+};
 
 export class PixStore {
   constructor(private readonly pos: PosStore) {}
@@ -100,12 +115,47 @@ export class PixStore {
       .all(...WORKED, at, NEVER, limit) as PixChargeRow[];
   }
 
-  /** When the next unsettled charge is due, or undefined when none is. */
+  /** When the next charge (or a second PIX's refund) is due, or undefined when none is. */
   nextDue(): string | undefined {
     const row = this.pos.db
-      .prepare(`SELECT min(next_try_at) AS at FROM pix_charges WHERE state IN (${WORKED.map(() => '?').join(', ')}) AND next_try_at < ?`)
-      .get(...WORKED, NEVER) as { at: string | null };
+      .prepare(
+        `SELECT min(at) AS at FROM (
+           SELECT min(next_try_at) AS at FROM pix_charges WHERE state IN (${WORKED.map(() => '?').join(', ')}) AND next_try_at < @never
+           UNION ALL SELECT min(next_try_at) FROM pix_second_payments WHERE next_try_at < @never)`,
+      )
+      .get(...WORKED, { never: NEVER }) as { at: string | null };
     return row.at ?? undefined;
+  }
+
+  /** Records each second PIX of a charge once (by its endToEndId), its refund due at `at`; the ones new. */
+  recordSecondPayments(txid: string, pix: { e2eid: string; paidCents: number; paidAt: string }[], at: string): SecondPaymentRow[] {
+    const insert = this.pos.db.prepare(
+      `INSERT OR IGNORE INTO pix_second_payments (e2eid, txid, paid_cents, paid_at, refund_id, next_try_at, found_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    return pix.filter((p) => insert.run(p.e2eid, txid, p.paidCents, p.paidAt, `D${txid}`, at, at, at).changes === 1).map((p) => this.secondPayment(p.e2eid)!);
+  }
+
+  secondPayment(e2eid: string): SecondPaymentRow | undefined {
+    return this.pos.db.prepare('SELECT * FROM pix_second_payments WHERE e2eid = ?').get(e2eid) as SecondPaymentRow | undefined;
+  }
+
+  /** Second PIX whose refund is due at or before `at`. */
+  dueSecondPayments(at: string, limit = 20): SecondPaymentRow[] {
+    return this.pos.db
+      .prepare('SELECT * FROM pix_second_payments WHERE next_try_at <= ? AND next_try_at < ? ORDER BY next_try_at LIMIT ?')
+      .all(at, NEVER, limit) as SecondPaymentRow[];
+  }
+
+  /** Every second PIX of the charge, oldest first. */
+  secondPaymentsOf(txid: string): SecondPaymentRow[] {
+    return this.pos.db.prepare('SELECT * FROM pix_second_payments WHERE txid = ? ORDER BY paid_at').all(txid) as SecondPaymentRow[];
+  }
+
+  updateSecondPayment(e2eid: string, patch: Partial<Pick<SecondPaymentRow, 'refund_state' | 'attempts' | 'next_try_at' | 'last_error'>>, at: string): void {
+    const keys = Object.keys(patch);
+    const sets = [...keys.map((k) => `${k} = @${k}`), 'updated_at = @updated_at'].join(', ');
+    this.pos.db.prepare(`UPDATE pix_second_payments SET ${sets} WHERE e2eid = @e2eid`).run({ ...patch, updated_at: at, e2eid });
   }
 
   /**
@@ -123,15 +173,17 @@ export class PixStore {
 
   /**
    * The manager's list: PIX no sale took (paid_late), refunds under way, and refunds ended since
-   * `since`; a sale's own PIX refunded because its NFC-e was cancelled is among them too.
+   * `since`; a sale's own PIX refunded because its NFC-e was cancelled is among them too, and a
+   * charge paid twice (its second PIX refunded automatically) while that is recent or not done.
    */
   paidWithoutSale(since: string): PixChargeRow[] {
     return this.pos.db
       .prepare(
-        `SELECT * FROM pix_charges WHERE state IN ('paid_late', 'refunding') OR (state = 'refunded' AND updated_at >= ?)
+        `SELECT * FROM pix_charges WHERE state IN ('paid_late', 'refunding') OR (state = 'refunded' AND updated_at >= @since)
+           OR txid IN (SELECT txid FROM pix_second_payments WHERE updated_at >= @since OR refund_state IS NOT 'DEVOLVIDO')
          ORDER BY state = 'paid_late' DESC, paid_at DESC`,
       )
-      .all(since) as PixChargeRow[];
+      .all({ since }) as PixChargeRow[];
   }
 
   /** Charges paid after the cashier gave up, for the manager. */

@@ -26,6 +26,7 @@ const charge: PixChargeView = {
   lastError: null,
   simulated: false,
   qrSlipPrinted: false,
+  secondPayments: [],
 };
 
 describe('PIX QR slip', () => {
