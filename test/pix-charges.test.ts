@@ -196,4 +196,38 @@ describe('dynamic PIX charges in the terminal core', () => {
     expect(psp.charge(charge.txid)?.pix[0]?.devolucoes).toEqual([expect.objectContaining({ id: `D${charge.txid}`, status: 'DEVOLVIDO', valor: paid.valor })]);
     expect(psp.problems).toEqual([]);
   });
+
+  it("the till's closing counts dynamic PIX by what the PSP confirmed (paid minus refunded), next to the receipts, and says a difference in words", async () => {
+    // A PIX the bank received after the cashier gave up, not decided yet: the PSP has it, no receipt does.
+    const sale = await saleOf();
+    const charge = await terminal.createPixCharge(sale.id, sale.remainingCents);
+    await terminal.waitForPixCharge(charge.txid, (c) => c.state === 'active', 60_000);
+    await terminal.cancelPixCharge(charge.txid);
+    await terminal.waitForPixCharge(charge.txid, (c) => c.state === 'cancelled', 60_000);
+    psp.pay(charge.txid, { late: true });
+    await terminal.waitForPixCharge(charge.txid, (c) => c.state === 'paid_late', 60_000);
+    // Every earlier refund of this file confirmed before the count.
+    await expect
+      .poll(() => terminal.store.db.prepare("SELECT count(*) AS n FROM pix_charges WHERE state = 'refunding'").get(), { timeout: 60_000 })
+      .toEqual({ n: 0 });
+
+    // The customer left: the sales still open are discarded (a till closes with none open).
+    for (const open of await terminal.openSales()) await terminal.discardSale(open.id);
+    const session = (await terminal.cashSession())!;
+    const closed = await terminal.closeCashSession({ counts: session.countMethods.map((m) => ({ tPag: m.tPag, countedCents: 0 })), operator: 'Maria' });
+    const pix = closed.closing!.dynamicPix!;
+    const receipts = closed.closing!.methods.find((m) => m.tPag === '17')?.expectedCents ?? 0;
+    // What the simulator received for this terminal's charges, minus what it refunded.
+    const atPsp = terminal.store.db.prepare('SELECT txid FROM pix_charges').all() as { txid: string }[];
+    let received = 0;
+    let refunded = 0;
+    for (const { txid } of atPsp)
+      for (const p of psp.charge(txid)?.pix ?? []) {
+        received += Math.round(Number(p.valor) * 100);
+        refunded += p.devolucoes.filter((d) => d.status === 'DEVOLVIDO').reduce((t, d) => t + Math.round(Number(d.valor) * 100), 0);
+      }
+    expect(pix).toMatchObject({ confirmedCents: received, refundedCents: refunded, netCents: received - refunded, receiptsCents: receipts });
+    expect(pix.differenceCents).toBe(sale.remainingCents);
+    expect(pix.words).toMatch(/^O banco confirmou R\$ \d+,\d{2} a mais em PIX dinâmico do que as NFC-e dizem: há PIX pago sem venda/);
+  });
 });

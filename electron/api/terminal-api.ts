@@ -658,6 +658,23 @@ export type CashClosingView = {
     cancelledCount: number;
     cancelledCents: Cents;
   };
+  /**
+   * Dynamic PIX (tPag 17) by what the store's PSP confirmed for the session's sales — every PIX
+   * received minus what was refunded — next to what the receipts say, and the difference in
+   * words (absent in closings made before it was kept).
+   */
+  dynamicPix?: {
+    confirmedCents: Cents;
+    refundedCents: Cents;
+    /** confirmed − refunded. */
+    netCents: Cents;
+    /** tPag 17 on the session's receipts that are not cancelled or voided. */
+    receiptsCents: Cents;
+    /** netCents − receiptsCents. */
+    differenceCents: Cents;
+    /** What the difference means, or that it matches. */
+    words: string;
+  };
   /** The report as printed (one string per printed line). */
   report: string[];
   /** The report came out of the thermal printer; `printError` says why not. */

@@ -503,6 +503,10 @@ describe('checkout screen', () => {
       .toEqual(['authorized']);
     await expect.poll(() => page.getByLabel('Situação do terminal').textContent()).not.toMatch(/paga sem venda/);
     await page.keyboard.press('Escape');
+    await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
+    // The counter, which still had the sale, shows it finished with its receipt.
+    await waitForText(page.getByRole('region', { name: 'Venda concluída' }).getByRole('status'), 'Autorizada');
+    await page.getByRole('button', { name: /Nova venda/ }).click();
   });
 
   it('works from the keyboard alone: name search, quantity, Delete, consumer, discard', async () => {

@@ -59,6 +59,8 @@ export type SecondPaymentRow = {
   updated_at: string;
 };
 
+const IN_SESSION = '(s.cash_session_id = @session OR (s.cash_session_id IS NULL AND c.created_at >= @openedAt))';
+
 export class PixStore {
   constructor(private readonly pos: PosStore) {}
 
@@ -184,6 +186,26 @@ export class PixStore {
          ORDER BY state = 'paid_late' DESC, paid_at DESC`,
       )
       .all({ since }) as PixChargeRow[];
+  }
+
+  /**
+   * What the PSP confirmed for the PIX of a cash session's sales: every PIX received (second ones
+   * too) and what was refunded of them (DEVOLVIDO), in cents. A sale joins its session when it is
+   * finished; a charge of a sale never finished (given up, discarded) counts in the session open
+   * when the charge was made.
+   */
+  confirmedInSession(sessionId: string, openedAt: string): { confirmedCents: number; refundedCents: number } {
+    return this.pos.db
+      .prepare(
+        `WITH received AS (
+           SELECT c.paid_cents AS paid, CASE WHEN c.refund_state = 'DEVOLVIDO' THEN c.paid_cents ELSE 0 END AS refunded
+             FROM pix_charges c JOIN sales s ON s.id = c.sale_id WHERE ${IN_SESSION} AND c.e2eid IS NOT NULL
+           UNION ALL
+           SELECT p.paid_cents, CASE WHEN p.refund_state = 'DEVOLVIDO' THEN p.paid_cents ELSE 0 END
+             FROM pix_second_payments p JOIN pix_charges c ON c.txid = p.txid JOIN sales s ON s.id = c.sale_id WHERE ${IN_SESSION})
+         SELECT coalesce(sum(paid), 0) AS confirmedCents, coalesce(sum(refunded), 0) AS refundedCents FROM received`,
+      )
+      .get({ session: sessionId, openedAt }) as { confirmedCents: number; refundedCents: number };
   }
 
   /** Charges paid after the cashier gave up, for the manager. */
