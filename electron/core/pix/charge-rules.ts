@@ -20,7 +20,7 @@
 
 import { backoffMs } from '../outbox-rules.ts';
 import type { PspOutcome } from './psp-client.ts';
-import type { PixChargePatch, PixChargeRow } from './pix-store.ts';
+import { NEVER, type PixChargePatch, type PixChargeRow } from './pix-store.ts';
 
 /** The call a charge needs next. */
 export type ChargeCall = 'create' | 'read' | 'remove' | 'refund' | 'read-refund' | 'finish';
@@ -65,8 +65,7 @@ export function nextCall(charge: PixChargeRow): ChargeCall | undefined {
   }
 }
 
-/** next_try_at of a charge the loop is done with. */
-export const NEVER = '9999-12-31T00:00:00.000Z';
+export { NEVER };
 /**
  * How long a charge the cashier gave up on (or that expired) is still read, and how often: a PIX
  * paid as it was removed, or that a bank reports late (the PSP simulator's "paid late"), is found

@@ -3,7 +3,6 @@
 // pos-store.ts so the PIX record reads on its own.
 
 import type { PosStore } from '../pos-store.ts';
-import { NEVER } from './charge-rules.ts';
 
 export type PixChargeState = 'creating' | 'active' | 'paid' | 'finished' | 'cancelling' | 'cancelled' | 'expired' | 'paid_late' | 'refunding' | 'refunded';
 
@@ -58,6 +57,9 @@ export type SecondPaymentRow = {
   found_at: string;
   updated_at: string;
 };
+
+/** next_try_at of a charge (or a second PIX's refund) the loop is done with. */
+export const NEVER = '9999-12-31T00:00:00.000Z';
 
 const IN_SESSION = '(s.cash_session_id = @session OR (s.cash_session_id IS NULL AND c.created_at >= @openedAt))';
 
