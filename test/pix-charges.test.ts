@@ -101,11 +101,81 @@ describe('dynamic PIX charges in the terminal core', () => {
     expect(late).toMatchObject({ state: 'paid_late', e2eid: expect.stringMatching(/^E/) });
     expect((await terminal.paidLatePixCharges()).map((c) => c.txid)).toEqual([second.txid]);
     expect((await terminal.getSale(sale.id)).state).toBe('open');
+    const manager = await terminal.createManager({ name: 'Gerente PIX', pin: '4321' });
+    const auth = { managerId: manager.id, pin: '4321' };
+    expect((await terminal.queueStatus()).alerts).toContain('1 cobrança PIX paga sem venda: o gerente conclui a venda ou devolve (F10 › PIX pagos sem venda)');
 
-    await terminal.refundPixCharge(second.txid);
+    // "Devolver" needs the manager's PIN; asked twice, the PIX goes back once.
+    await expect(terminal.refundPix(second.txid, { managerId: manager.id, pin: '0000' })).rejects.toMatchObject({ code: 'pin_invalido' });
+    await terminal.refundPix(second.txid, auth);
+    await expect(terminal.refundPix(second.txid, auth)).rejects.toMatchObject({ message: expect.stringMatching(/não está mais aguardando o gerente/) });
     const refunded = await terminal.waitForPixCharge(second.txid, (c) => c.state === 'refunded', 60_000);
     expect(refunded.refundState).toBe('DEVOLVIDO');
-    expect(psp.requests).toContain(`PUT /pix/${late.e2eid}/devolucao/D${second.txid}`);
+    expect(psp.requests.filter((r) => r === `PUT /pix/${late.e2eid}/devolucao/D${second.txid}`)).toHaveLength(1);
+    expect((await terminal.paidPixWithoutSale()).find((c) => c.txid === second.txid)).toMatchObject({ state: 'refunded', refundState: 'DEVOLVIDO' });
+    expect((await terminal.queueStatus()).alerts.join()).not.toMatch(/PIX/);
+    expect(terminal.auditLog().filter((a) => a.action === 'pix_devolvido')).toEqual([
+      expect.objectContaining({ actor_name: 'Gerente PIX', details: expect.stringContaining(second.txid) }),
+    ]);
+    expect(psp.problems).toEqual([]);
+  });
+
+  it('a PIX paid after the cashier cancelled the charge: the manager concludes the sale with it, its NFC-e issued once', async () => {
+    const sale = await saleOf();
+    const charge = await terminal.createPixCharge(sale.id, sale.remainingCents);
+    await terminal.waitForPixCharge(charge.txid, (c) => c.state === 'active', 60_000);
+    await terminal.cancelPixCharge(charge.txid);
+    await terminal.waitForPixCharge(charge.txid, (c) => c.state === 'cancelled', 60_000);
+    // The simulator's "paid late" fault: the customer's bank pays the removed charge anyway. The
+    // loop still reads a charge given up on for a while, and finds the PIX for the manager.
+    const paid = psp.pay(charge.txid, { late: true });
+    const late = await terminal.waitForPixCharge(charge.txid, (c) => c.state === 'paid_late', 60_000);
+    expect(late).toMatchObject({ e2eid: paid.endToEndId, paidCents: sale.remainingCents, paidAt: paid.horario });
+    expect((await terminal.paidPixWithoutSale()).find((c) => c.txid === charge.txid)).toMatchObject({
+      state: 'paid_late',
+      sale: { id: sale.id, state: 'open', totalCents: sale.totalCents },
+    });
+
+    const manager = await terminal.createManager({ name: 'Gerente PIX 3', pin: '5678' });
+    const auth = { managerId: manager.id, pin: '5678' };
+    await terminal.finishSaleWithPix(charge.txid, auth);
+    // A second click finds it taken: the sale is never finished twice.
+    await expect(terminal.finishSaleWithPix(charge.txid, auth)).rejects.toMatchObject({ code: 'estado_invalido' });
+    await terminal.waitForPixCharge(charge.txid, (c) => c.state === 'finished', 60_000);
+    const after = await terminal.getSale(sale.id);
+    expect(after.state).toBe('finished');
+    expect(after.payments).toEqual([
+      expect.objectContaining({ tPag: '17', amountCents: sale.remainingCents, card: expect.objectContaining({ cAut: paid.endToEndId }) }),
+    ]);
+    const receipt = terminal.store.receipts.receiptBySale(sale.id)!;
+    expect((await terminal.waitForReceipt(receipt.id, (r) => r.state === 'authorized', 60_000)).state).toBe('authorized');
+    expect(terminal.auditLog().filter((a) => a.action === 'pix_venda_concluida')).toEqual([expect.objectContaining({ actor_name: 'Gerente PIX 3' })]);
+    expect((await terminal.paidPixWithoutSale()).map((c) => c.txid)).not.toContain(charge.txid);
+    expect(psp.problems).toEqual([]);
+  });
+
+  it('a charge paid twice: the second PIX (another endToEndId, same txid) is refunded automatically, once, and recorded; the sale keeps the first', async () => {
+    const sale = await saleOf();
+    const charge = await terminal.createPixCharge(sale.id, sale.remainingCents);
+    await terminal.waitForPixCharge(charge.txid, (c) => c.state === 'active', 60_000);
+    const first = psp.pay(charge.txid);
+    await terminal.waitForPixCharge(charge.txid, (c) => c.state === 'finished', 60_000);
+    // The simulator's "paid twice" fault: the payer's bank sends a second PIX for the paid charge.
+    const second = psp.pay(charge.txid, { late: true });
+    expect(second.endToEndId).not.toBe(first.endToEndId);
+    const done = await terminal.waitForPixCharge(charge.txid, (c) => c.secondPayments[0]?.refundState === 'DEVOLVIDO', 60_000);
+    expect(done).toMatchObject({ state: 'finished', e2eid: first.endToEndId });
+    expect(done.secondPayments).toEqual([
+      { e2eid: second.endToEndId, paidCents: sale.remainingCents, paidAt: second.horario, refundState: 'DEVOLVIDO', lastError: null },
+    ]);
+    expect(psp.charge(charge.txid)?.pix[1]?.devolucoes).toEqual([expect.objectContaining({ id: `D${charge.txid}`, status: 'DEVOLVIDO', valor: second.valor })]);
+    expect(psp.charge(charge.txid)?.pix[0]?.devolucoes).toEqual([]);
+    // The loop keeps reading the charge a while: the refund is never asked again.
+    const reads = psp.requests.filter((r) => r === `GET /cob/${charge.txid}`).length;
+    await expect.poll(() => psp.requests.filter((r) => r === `GET /cob/${charge.txid}`).length, { timeout: 60_000 }).toBeGreaterThan(reads);
+    expect(psp.requests.filter((r) => r.startsWith(`PUT /pix/${second.endToEndId}/devolucao/`))).toHaveLength(1);
+    const after = await terminal.getSale(sale.id);
+    expect(after.payments.map((p) => p.card?.cAut)).toEqual([first.endToEndId]);
     expect(psp.problems).toEqual([]);
   });
 
@@ -118,12 +188,46 @@ describe('dynamic PIX charges in the terminal core', () => {
     const receipt = terminal.store.receipts.receiptBySale(sale.id)!;
     expect((await terminal.waitForReceipt(receipt.id, (r) => r.state === 'authorized', 60_000)).state).toBe('authorized');
 
-    const manager = await terminal.createManager({ name: 'Gerente PIX', pin: '4321' });
+    const manager = await terminal.createManager({ name: 'Gerente PIX 2', pin: '4321' });
     await terminal.cancelReceipt(receipt.id, { managerId: manager.id, pin: '4321', justification: 'Cliente desistiu da compra paga por PIX' });
     expect((await terminal.waitForReceipt(receipt.id, (r) => r.state === 'cancelled', 60_000)).state).toBe('cancelled');
     const refunded = await terminal.waitForPixCharge(charge.txid, (c) => c.state === 'refunded', 60_000);
     expect(refunded).toMatchObject({ state: 'refunded', refundState: 'DEVOLVIDO', e2eid: paid.endToEndId });
     expect(psp.charge(charge.txid)?.pix[0]?.devolucoes).toEqual([expect.objectContaining({ id: `D${charge.txid}`, status: 'DEVOLVIDO', valor: paid.valor })]);
     expect(psp.problems).toEqual([]);
+  });
+
+  it("the till's closing counts dynamic PIX by what the PSP confirmed (paid minus refunded), next to the receipts, and says a difference in words", async () => {
+    // A PIX the bank received after the cashier gave up, not decided yet: the PSP has it, no receipt does.
+    const sale = await saleOf();
+    const charge = await terminal.createPixCharge(sale.id, sale.remainingCents);
+    await terminal.waitForPixCharge(charge.txid, (c) => c.state === 'active', 60_000);
+    await terminal.cancelPixCharge(charge.txid);
+    await terminal.waitForPixCharge(charge.txid, (c) => c.state === 'cancelled', 60_000);
+    psp.pay(charge.txid, { late: true });
+    await terminal.waitForPixCharge(charge.txid, (c) => c.state === 'paid_late', 60_000);
+    // Every earlier refund of this file confirmed before the count.
+    await expect
+      .poll(() => terminal.store.db.prepare("SELECT count(*) AS n FROM pix_charges WHERE state = 'refunding'").get(), { timeout: 60_000 })
+      .toEqual({ n: 0 });
+
+    // The customer left: the sales still open are discarded (a till closes with none open).
+    for (const open of await terminal.openSales()) await terminal.discardSale(open.id);
+    const session = (await terminal.cashSession())!;
+    const closed = await terminal.closeCashSession({ counts: session.countMethods.map((m) => ({ tPag: m.tPag, countedCents: 0 })), operator: 'Maria' });
+    const pix = closed.closing!.dynamicPix!;
+    const receipts = closed.closing!.methods.find((m) => m.tPag === '17')?.expectedCents ?? 0;
+    // What the simulator received for this terminal's charges, minus what it refunded.
+    const atPsp = terminal.store.db.prepare('SELECT txid FROM pix_charges').all() as { txid: string }[];
+    let received = 0;
+    let refunded = 0;
+    for (const { txid } of atPsp)
+      for (const p of psp.charge(txid)?.pix ?? []) {
+        received += Math.round(Number(p.valor) * 100);
+        refunded += p.devolucoes.filter((d) => d.status === 'DEVOLVIDO').reduce((t, d) => t + Math.round(Number(d.valor) * 100), 0);
+      }
+    expect(pix).toMatchObject({ confirmedCents: received, refundedCents: refunded, netCents: received - refunded, receiptsCents: receipts });
+    expect(pix.differenceCents).toBe(sale.remainingCents);
+    expect(pix.words).toMatch(/^O banco confirmou R\$ \d+,\d{2} a mais em PIX dinâmico do que as NFC-e dizem: há PIX pago sem venda/);
   });
 });

@@ -383,6 +383,8 @@ export type PixChargeView = {
   /** The PIX's endToEndId once paid (cAut of the card group). */
   e2eid: string | null;
   paidCents: Cents | null;
+  /** When the PSP says the PIX was paid (its `horario`), once paid. */
+  paidAt: string | null;
   refundState: 'EM_PROCESSAMENTO' | 'DEVOLVIDO' | 'NAO_REALIZADO' | null;
   /** The last problem with the PSP, in words, or null. */
   lastError: string | null;
@@ -390,6 +392,24 @@ export type PixChargeView = {
   simulated: boolean;
   /** The customer's QR slip was sent to the printer (once per charge, when the manager turned it on). */
   qrSlipPrinted: boolean;
+  /** Paid twice: each PIX beyond the one the sale took, refunded automatically, with its refund's state (null: not yet asked). */
+  secondPayments: {
+    e2eid: string;
+    paidCents: Cents;
+    paidAt: string;
+    refundState: 'EM_PROCESSAMENTO' | 'DEVOLVIDO' | 'NAO_REALIZADO' | null;
+    lastError: string | null;
+  }[];
+};
+
+/**
+ * A PIX the PSP received that no sale took (Gerente › PIX pagos sem venda, docs/pix.md "Paid
+ * without a sale"): paid after the cashier gave up, or the sale could not take it; and the
+ * refunds of such PIX, with their state, for a day after they ended.
+ */
+export type PaidPixWithoutSale = PixChargeView & {
+  /** The sale the charge was for, as it is now. */
+  sale: { id: string; state: SaleView['state']; totalCents: Cents; remainingCents: Cents };
 };
 
 // ---- Scale labels -------------------------------------------------------------------------------
@@ -638,6 +658,23 @@ export type CashClosingView = {
     cancelledCount: number;
     cancelledCents: Cents;
   };
+  /**
+   * Dynamic PIX (tPag 17) by what the store's PSP confirmed for the session's sales — every PIX
+   * received minus what was refunded — next to what the receipts say, and the difference in
+   * words (absent in closings made before it was kept).
+   */
+  dynamicPix?: {
+    confirmedCents: Cents;
+    refundedCents: Cents;
+    /** confirmed − refunded. */
+    netCents: Cents;
+    /** tPag 17 on the session's receipts that are not cancelled or voided. */
+    receiptsCents: Cents;
+    /** netCents − receiptsCents. */
+    differenceCents: Cents;
+    /** What the difference means, or that it matches. */
+    words: string;
+  };
   /** The report as printed (one string per printed line). */
   report: string[];
   /** The report came out of the thermal printer; `printError` says why not. */
@@ -796,6 +833,12 @@ export interface TerminalApi {
   cancelPixCharge(txid: string): Promise<PixChargeView>;
   /** The demo only (`simulated` charges): the simulated PSP pays the charge as the customer's bank would. */
   simulatePixPayment(txid: string): Promise<PixChargeView>;
+  /** PIX the PSP received that no sale took, and their refunds: for the manager. */
+  paidPixWithoutSale(): Promise<PaidPixWithoutSale[]>;
+  /** Manager-authorized and audited: the charge's sale takes its PIX as payment (tPag 17) and, paid in full, is finished and its NFC-e issued — once. */
+  finishSaleWithPix(txid: string, auth: ManagerAuthorization): Promise<PixChargeView>;
+  /** Manager-authorized and audited: the PIX goes back to the payer (API Pix devolução), its state recorded. */
+  refundPix(txid: string, auth: ManagerAuthorization): Promise<PixChargeView>;
   /** The store's PSP as the screen may see it (no secret). */
   pspSettings(): Promise<PspSettingsView>;
   /** Manager-authorized and audited: validated field by field, secrets sealed at rest. */

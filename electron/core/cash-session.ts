@@ -37,7 +37,8 @@ import type { CashMovementKind, CashSessionRow, OwedCashMovementRow } from './st
 import type { ManagerRow } from './store/managers-audit.ts';
 import type { ReceiptState } from './store/receipts.ts';
 import { iso, type Clock } from '../../base/common/clock.ts';
-import { paymentMethod, paymentMethodLabel } from '../../base/common/payment-methods.ts';
+import { paymentMethod, paymentMethodLabel, PIX_DYNAMIC } from '../../base/common/payment-methods.ts';
+import { PixStore } from './pix/pix-store.ts';
 import { formatCnpj } from '../../base/common/tax-ids.ts';
 
 export const CASH = '01';
@@ -120,6 +121,25 @@ function figuresOf(store: PosStore, session: CashSessionRow): Figures {
       cancelledCents: returned.reduce((t, s) => t + s.total_cents, 0),
     },
   };
+}
+
+/**
+ * Dynamic PIX by what the PSP confirmed (pix_charges: received minus refunded), next to the tPag 17
+ * of the receipts, with the difference in words: more at the PSP is a PIX no sale took (the
+ * manager's list) or a refund still under way; more on the receipts is a tPag 17 the PSP never
+ * confirmed (typed by hand, or a charge still unsettled).
+ */
+function dynamicPixOf(store: PosStore, session: CashSessionRow, receiptsCents: number): NonNullable<CashClosing['dynamicPix']> {
+  const { confirmedCents, refundedCents } = new PixStore(store).confirmedInSession(session.id, session.opened_at);
+  const netCents = confirmedCents - refundedCents;
+  const differenceCents = netCents - receiptsCents;
+  const words =
+    differenceCents === 0
+      ? 'PIX dinâmico confere: o banco confirmou o que as NFC-e dizem.'
+      : differenceCents > 0
+        ? `O banco confirmou ${brl(differenceCents)} a mais em PIX dinâmico do que as NFC-e dizem: há PIX pago sem venda (Gerente › PIX pagos sem venda) ou devolução ainda não confirmada.`
+        : `As NFC-e dizem ${brl(-differenceCents)} a mais em PIX dinâmico do que o banco confirmou: pagamento PIX lançado sem confirmação do banco; confira o extrato do PSP.`;
+  return { confirmedCents, refundedCents, netCents, receiptsCents, differenceCents, words };
 }
 
 /** Cash first, then every other method the sales used, by tPag. */
@@ -285,6 +305,7 @@ export function closeCashSession(ctx: CashContext, input: CloseCashInput): CashS
       methods,
       differenceCents: methods.reduce((t, m) => t + m.differenceCents, 0),
       sales: f.sales,
+      dynamicPix: dynamicPixOf(ctx.store, session, f.payments.get(PIX_DYNAMIC) ?? 0),
     };
     for (const m of methods)
       ctx.store.cash.insertCashCount({ session_id: session.id, tpag: m.tPag, expected_cents: m.expectedCents, counted_cents: m.countedCents });

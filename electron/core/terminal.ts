@@ -48,6 +48,7 @@ import type {
   SettingsPatch,
   StaticPixView,
   PixChargeView,
+  PaidPixWithoutSale,
   PspConnectionTest,
   PspSettingsInput,
   PspSettingsView,
@@ -237,6 +238,8 @@ export class Terminal implements TerminalApi {
       settle: (charge, pspCnpj) => this.settlePixCharge(charge, pspCnpj),
       onChange: (charge) => {
         this.emit({ type: 'pix', charge });
+        // The status bar's warning of PIX waiting for the manager follows them.
+        if (charge.state === 'paid_late') this.emit({ type: 'queue', status: this.queueStatusNow() });
         this.printQrSlip(charge);
       },
       simulated: options.pixSimulator !== undefined,
@@ -647,9 +650,60 @@ export class Terminal implements TerminalApi {
     return this.pixCharges.paidLate();
   }
 
-  /** Gives a charge's PIX back to the payer (API Pix devolução), its state recorded. */
-  async refundPixCharge(txid: string): Promise<PixChargeView> {
-    return this.pixCharges.refund(txid);
+  /** Gerente › PIX pagos sem venda: what waits for the manager, and the refunds of the last day. */
+  async paidPixWithoutSale(): Promise<PaidPixWithoutSale[]> {
+    const since = new Date(this.clock() - 24 * 3600_000).toISOString();
+    return this.pixStore.paidWithoutSale(since).map((c) => {
+      const sale = this.store.sales.sale(c.sale_id);
+      const view = sale && sales.saleView(this.store, sale, this.ctx.uf?.());
+      return {
+        ...this.pixCharges.view(c),
+        sale: { id: c.sale_id, state: view?.state ?? 'discarded', totalCents: view?.totalCents ?? 0, remainingCents: view?.remainingCents ?? 0 },
+      };
+    });
+  }
+
+  /**
+   * "Concluir venda": the sale of a PIX paid after the cashier gave up takes it as its payment
+   * and, paid in full, is finished with its NFC-e. The charge goes back to `paid` in one
+   * transaction with the audit entry; the PIX loop then settles it as any paid charge (the line
+   * once, by its endToEndId), so a second click, or a restart, never finishes it twice.
+   */
+  async finishSaleWithPix(txid: string, auth: ManagerAuthorization): Promise<PixChargeView> {
+    const manager = await authorizeManager(this.store, this.clock, auth, 'pix_concluir_venda');
+    const row = this.store.transaction(() => {
+      const charge = this.pixCharges.resume(txid, (c) => {
+        const sale = this.store.sales.sale(c.sale_id);
+        if (sale?.state !== 'open')
+          throw new TerminalError('estado_invalido', 'A venda desta cobrança não está mais aberta (concluída de outra forma ou cancelada): devolva o PIX', {
+            field: 'txid',
+          });
+      });
+      audit(this.store, this.clock, {
+        actor: actorOfManager(manager),
+        action: 'pix_venda_concluida',
+        details: { txid, saleId: charge.sale_id, e2eid: charge.e2eid, paidCents: charge.paid_cents },
+      });
+      return charge;
+    });
+    this.emit({ type: 'queue', status: this.queueStatusNow() });
+    return this.pixCharges.view(row);
+  }
+
+  /** "Devolver": a PIX paid after the cashier gave up goes back to the payer (API Pix devolução), its state recorded. */
+  async refundPix(txid: string, auth: ManagerAuthorization): Promise<PixChargeView> {
+    const manager = await authorizeManager(this.store, this.clock, auth, 'pix_devolver');
+    const row = this.store.transaction(() => {
+      const charge = this.pixCharges.refundLate(txid, () => undefined);
+      audit(this.store, this.clock, {
+        actor: actorOfManager(manager),
+        action: 'pix_devolvido',
+        details: { txid, saleId: charge.sale_id, e2eid: charge.e2eid, paidCents: charge.paid_cents, refundId: charge.refund_id },
+      });
+      return charge;
+    });
+    this.emit({ type: 'queue', status: this.queueStatusNow() });
+    return this.pixCharges.view(row);
   }
 
   /** Resolves with the charge once `done(view)` holds, or as it is after `timeoutMs`. */
@@ -850,9 +904,16 @@ export class Terminal implements TerminalApi {
       oldestPendingAgeSeconds: oldest === null ? null : Math.max(0, Math.floor((now - oldest) / 1000)),
       needsAttention: this.store.receipts.countReceiptsIn(NEEDS_OPERATOR),
       contingency: this.contingencyStatusNow(),
-      alerts: [this.serviceClock.alert(), this.worker.machineFault, this.backupProblem].filter((a): a is string => a !== null),
+      alerts: [this.serviceClock.alert(), this.worker.machineFault, this.backupProblem, this.paidLateAlert()].filter((a): a is string => a !== null),
       serviceNotices: w.notices,
     };
+  }
+
+  /** PIX received that no sale took: the manager finishes the sale or refunds them. */
+  private paidLateAlert(): string | null {
+    const n = this.pixStore.paidLate().length;
+    if (n === 0) return null;
+    return `${n === 1 ? '1 cobrança PIX paga' : `${n} cobranças PIX pagas`} sem venda: o gerente conclui a venda ou devolve (F10 › PIX pagos sem venda)`;
   }
 
   async queueStatus(): Promise<QueueStatus> {

@@ -2,6 +2,7 @@
 // method what the sales say (expected), what was counted and the difference; how the cash
 // expected adds up; whether the report came out of the printer; the report's text and its PDF.
 
+import { DynamicPixClosing } from './DynamicPixClosing.tsx';
 import { useState } from 'react';
 import type { CashSessionView } from '../../electron/api/terminal-api.ts';
 import { downloadBase64 } from '../api/download.ts';
@@ -87,6 +88,7 @@ export function ClosingView(props: { session: CashSessionView; onDone: () => voi
           <dd>{formatCents(closing.cash.suprimentosCents)}</dd>
         </div>
       </dl>
+      {closing.dynamicPix && <DynamicPixClosing pix={closing.dynamicPix} />}
       <p className="muted">
         {closing.sales.count} venda(s), {formatCents(closing.sales.totalCents)}
         {closing.sales.cancelledCount > 0 && `; ${closing.sales.cancelledCount} cancelada(s), fora do caixa (${formatCents(closing.sales.cancelledCents)})`}

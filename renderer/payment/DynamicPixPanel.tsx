@@ -8,7 +8,7 @@ import type { PixChargeView } from '../../electron/api/terminal-api.ts';
 import { formatDateTimeBR } from '../../base/common/brasilia.ts';
 import { PixPanel } from './PixPanel.tsx';
 
-const STATE_WORDS: Record<PixChargeView['state'], string> = {
+export const STATE_WORDS: Record<PixChargeView['state'], string> = {
   creating: 'criando a cobrança',
   active: 'aguardando pagamento',
   paid: 'pago',

@@ -13,6 +13,7 @@ import { closeDialog } from '../state/ui-store.ts';
 import { ExportSection } from '../reports/ExportSection.tsx';
 import { ReportsSection } from '../reports/ReportsSection.tsx';
 import { IbptSection } from './IbptSection.tsx';
+import { PaidPixSection } from './PaidPixSection.tsx';
 import { PspSection } from './PspSection.tsx';
 import { ScaleLabelsSection } from './ScaleLabelsSection.tsx';
 import {
@@ -38,6 +39,7 @@ const TABS = [
   { id: 'ibpt', label: 'Tabela IBPT' },
   { id: 'caixa', label: 'Caixa' },
   { id: 'pix', label: 'PIX (PSP)' },
+  { id: 'pixpagos', label: 'PIX pagos sem venda' },
   { id: 'retencao', label: 'Retenção' },
   { id: 'relatorios', label: 'Relatórios' },
   { id: 'exportacao', label: 'Exportação' },
@@ -101,6 +103,7 @@ export function SettingsDialog() {
               </>
             )}
             {tab === 'pix' && <PspSection auth={auth} />}
+            {tab === 'pixpagos' && <PaidPixSection auth={auth} />}
             {settings && tab === 'retencao' && <RetentionSection settings={settings} auth={auth} />}
             {tab === 'relatorios' && <ReportsSection auth={auth} />}
             {tab === 'exportacao' && <ExportSection auth={auth} />}

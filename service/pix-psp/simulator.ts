@@ -9,7 +9,7 @@
 // tests assert empty.
 //
 // What a test or the demo drives (never a real PSP's API): `pay(txid)` pays a charge as the
-// customer's bank would (also over HTTPS, `POST /simulador/cob/{txid}/pagar`, for the demo's
+// customer's bank would (also over HTTPS, `POST /simulador/cob/{txid}/pagar`, `?atrasado=1` paid late, for the demo's
 // "Simular pagamento"), and the faults a real PSP shows: an expired charge (the calendar runs
 // out; paying it is refused), a charge paid after it was removed or expired (`late`), a charge
 // paid twice, 5xx answers, an answer lost after the work was done, tokens expired early, and a
@@ -259,7 +259,9 @@ class SimulatedPsp {
     const control = new RegExp(`^${CONTROL_BASE}/cob/([^/]+)/pagar$`).exec(url.pathname);
     if (control && req.method === 'POST') {
       try {
-        return await send({ status: 200, body: { endToEndId: this.pay(decodeURIComponent(control[1]!)).endToEndId } });
+        // ?atrasado=1: the "paid late" fault over HTTPS (a removed or expired charge paid anyway).
+        const late = url.searchParams.get('atrasado') === '1';
+        return await send({ status: 200, body: { endToEndId: this.pay(decodeURIComponent(control[1]!), { late }).endToEndId } });
       } catch (error) {
         return send({ status: 409, body: { detail: (error as Error).message } });
       }

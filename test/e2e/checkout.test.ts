@@ -26,6 +26,7 @@
 
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -75,6 +76,22 @@ function zbar(png: Buffer): string {
 }
 
 /** EMV TLV records (ID, 2-digit length, value), read here apart from the encoder. */
+/** The PSP simulator's "paid late" fault over its HTTPS control (mutual TLS, as the terminal reaches it): the endToEndId. */
+async function payLateAtSimulator(psp: PspSetup, txid: string): Promise<string> {
+  const cert = psp.certificate as { certPem: string; keyPem: string };
+  const url = new URL(`/simulador/cob/${txid}/pagar?atrasado=1`, psp.baseUrl);
+  const body = await new Promise<string>((resolve, reject) => {
+    const req = httpsRequest(url, { method: 'POST', ca: psp.caPem ?? undefined, cert: cert.certPem, key: cert.keyPem }, (res) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      res.on('end', () => (res.statusCode === 200 ? resolve(text) : reject(new Error(`${res.statusCode}: ${text}`))));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+  return (JSON.parse(body) as { endToEndId: string }).endToEndId;
+}
+
 function emvRecords(text: string): Map<string, string> {
   const out = new Map<string, string>();
   for (let i = 0; i < text.length; i += 4 + Number(text.slice(i + 2, i + 4)))
@@ -440,6 +457,56 @@ describe('checkout screen', () => {
     } finally {
       await client.close();
     }
+  });
+
+  it('a PIX paid after the cashier cancelled the charge: the status bar warns, the manager sees it in "PIX pagos sem venda" and concludes the sale with it', async () => {
+    await page.keyboard.press('Enter'); // leave the last receipt for a new sale
+    await scan(page, '7891000100103'); // Café 18,90
+    await waitForText(totalPanel(page), 'R$\u00a018,90');
+    await page.keyboard.press('F2');
+    const payment = page.getByRole('dialog', { name: 'Pagamento' });
+    await payment.getByRole('radio', { name: 'PIX Dinâmico' }).check();
+    await payment.getByRole('button', { name: /Mostrar QR Code PIX/ }).click();
+    await waitForText(payment, 'aguardando pagamento');
+    const txid = (await payment.locator('dt:text-is("Identificador") + dd').textContent())!;
+    await payment.getByRole('button', { name: 'Cancelar cobrança' }).click();
+    await waitForText(payment, 'cancelada');
+    await page.keyboard.press('Escape');
+    await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
+
+    // The simulator's "paid late" fault: the customer's bank pays the removed charge anyway.
+    const psp = JSON.parse(readFileSync(join(store.dataDir, 'psp-simulado.json'), 'utf8')) as PspSetup;
+    const e2eid = await payLateAtSimulator(psp, txid);
+    await waitForText(page.getByLabel('Situação do terminal'), '1 cobrança PIX paga sem venda');
+
+    const settings = await openSettings(page, store, 'PIX pagos sem venda');
+    const row = settings.getByRole('row').filter({ hasText: txid });
+    await waitForText(row, e2eid);
+    await waitForText(row, 'R$\u00a018,90');
+    await waitForText(row, 'aberta');
+    await row.getByRole('button', { name: 'Concluir venda' }).click();
+    await waitForText(settings.getByRole('status'), 'Venda concluída com o PIX de R$\u00a018,90');
+    // Concluded, it leaves the list (the previous test's refunded PIX may still be listed).
+    await expect.poll(() => row.count(), { timeout: 60_000 }).toBe(0);
+
+    // One NFC-e for the sale, authorized, paid by that PIX (tPag 17, the endToEndId in cAut).
+    const saleId = txid.slice(0, 32).replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5');
+    const sale = await rpc<{ state: string; payments: { tPag: string; card?: { cAut: string } }[] }>(store, 'getSale', [saleId]);
+    expect(sale).toMatchObject({ state: 'finished', payments: [{ tPag: '17', card: expect.objectContaining({ cAut: e2eid }) }] });
+    await expect
+      .poll(
+        async () => (await rpc<{ saleId: string; state: string }[]>(store, 'recentReceipts', [20])).filter((r) => r.saleId === saleId).map((r) => r.state),
+        {
+          timeout: 90_000,
+        },
+      )
+      .toEqual(['authorized']);
+    await expect.poll(() => page.getByLabel('Situação do terminal').textContent()).not.toMatch(/paga sem venda/);
+    await page.keyboard.press('Escape');
+    await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
+    // The counter, which still had the sale, shows it finished with its receipt.
+    await waitForText(page.getByRole('region', { name: 'Venda concluída' }).getByRole('status'), 'Autorizada');
+    await page.getByRole('button', { name: /Nova venda/ }).click();
   });
 
   it('works from the keyboard alone: name search, quantity, Delete, consumer, discard', async () => {

@@ -1,6 +1,6 @@
 // The charge's decisions (charge-rules.ts), one PSP answer at a time, no PSP needed.
 import { describe, expect, it } from 'vitest';
-import { decide, nextCall, pixCents } from './charge-rules.ts';
+import { decide, NEVER, nextCall, pixCents, secondPayments, secondRefund, WATCH_AFTER_MS } from './charge-rules.ts';
 import type { PixChargeRow } from './pix-store.ts';
 
 const NOW = Date.parse('2026-11-27T23:30:00Z');
@@ -91,5 +91,44 @@ describe('charge rules', () => {
       refund_state: 'DEVOLVIDO',
     });
     expect(pixCents('18.90')).toBe(1890);
+  });
+
+  it('watches a charge given up on for an hour: a PIX the PSP still reports goes to the manager; then it stops', () => {
+    const removed = charge({ state: 'cancelled', attempts: 3 });
+    expect(nextCall(removed)).toBe('read');
+    expect(decide('read', removed, answer(200, paidBody('2026-11-27T23:31:00Z')), NOW).patch).toMatchObject({
+      state: 'paid_late',
+      e2eid: 'E99990001202611272331abcdefghijk',
+      paid_cents: 1890,
+      next_try_at: NEVER,
+    });
+    const quiet = decide('read', removed, answer(200, { status: 'REMOVIDA_PELO_USUARIO_RECEBEDOR' }), NOW).patch;
+    expect(quiet.state).toBeUndefined();
+    expect(Date.parse(quiet.next_try_at!)).toBeGreaterThan(NOW);
+    const later = Date.parse(removed.expires_at) + WATCH_AFTER_MS;
+    expect(decide('read', charge({ state: 'expired' }), answer(200, { status: 'ATIVA' }), later).patch.next_try_at).toBe(NEVER);
+    // Never created at the PSP (404): nothing to watch, and never created again.
+    expect(decide('read', removed, answer(404), NOW).patch).toEqual({ attempts: 4, next_try_at: NEVER });
+    expect(nextCall(charge({ state: 'cancelled', next_try_at: NEVER }))).toBeUndefined();
+  });
+
+  it('paid twice: every PIX beyond the one taken is a second payment, refunded until the PSP ends it', () => {
+    const body = paidBody('2026-11-27T23:31:00Z');
+    const twice = { ...body, pix: [...body.pix, { endToEndId: 'E99990001202611272332second00000', valor: '18.90', horario: '2026-11-27T23:32:00Z' }] };
+    const finished = charge({ state: 'finished', e2eid: 'E99990001202611272331abcdefghijk', next_try_at: '2026-11-27T23:30:00.000Z' });
+    expect(nextCall(finished)).toBe('read');
+    expect(secondPayments(finished, answer(200, twice))).toEqual([
+      { e2eid: 'E99990001202611272332second00000', paidCents: 1890, paidAt: '2026-11-27T23:32:00Z' },
+    ]);
+    expect(secondPayments(finished, answer(200, body))).toEqual([]);
+    // A finished charge read again stays finished (its first PIX is its sale's).
+    expect(decide('read', finished, answer(200, twice), NOW).patch.state).toBeUndefined();
+    expect(secondRefund(0, answer(201, { status: 'EM_PROCESSAMENTO' }), NOW)).toMatchObject({ refund_state: 'EM_PROCESSAMENTO', attempts: 1 });
+    expect(secondRefund(1, answer(200, { status: 'DEVOLVIDO' }), NOW)).toMatchObject({ refund_state: 'DEVOLVIDO', next_try_at: NEVER });
+    expect(secondRefund(0, { kind: 'no-answer', error: 'ETIMEDOUT' }, NOW, undefined, fixed)).toMatchObject({
+      attempts: 1,
+      last_error: 'PSP sem resposta (ETIMEDOUT)',
+    });
+    expect(secondRefund(0, answer(400, { detail: 'O valor da devolução excede' }), NOW)).toMatchObject({ refund_state: 'NAO_REALIZADO', next_try_at: NEVER });
   });
 });

@@ -20,7 +20,7 @@
 
 import { backoffMs } from '../outbox-rules.ts';
 import type { PspOutcome } from './psp-client.ts';
-import type { PixChargePatch, PixChargeRow } from './pix-store.ts';
+import { NEVER, type PixChargePatch, type PixChargeRow } from './pix-store.ts';
 
 /** The call a charge needs next. */
 export type ChargeCall = 'create' | 'read' | 'remove' | 'refund' | 'read-refund' | 'finish';
@@ -55,10 +55,26 @@ export function nextCall(charge: PixChargeRow): ChargeCall | undefined {
       return 'finish';
     case 'refunding':
       return charge.refund_state === null ? 'refund' : 'read-refund';
+    case 'cancelled':
+    case 'expired':
+    case 'finished':
+      // Watched a while (WATCH_AFTER_MS): a PIX the PSP still reports goes to the manager.
+      return charge.next_try_at < NEVER ? 'read' : undefined;
     default:
       return undefined;
   }
 }
+
+export { NEVER };
+/**
+ * How long a charge the cashier gave up on (or that expired) is still read, and how often: a PIX
+ * paid as it was removed, or that a bank reports late (the PSP simulator's "paid late"), is found
+ * and shown to the manager rather than lost. No webhook receiver yet: reading is how it is found.
+ */
+export const WATCH_AFTER_MS = 60 * 60_000;
+const WATCH_FIRST_MS = 2_000;
+const WATCH_CAP_MS = 60_000;
+export const watchAgain = (attempts: number, now: number) => iso(now + Math.min(WATCH_CAP_MS, Math.round(WATCH_FIRST_MS * 1.5 ** Math.min(20, attempts))));
 
 type Answer = PspOutcome & { kind: 'answer' };
 type PixEntry = { endToEndId: string; valor: string; horario: string };
@@ -122,7 +138,7 @@ export function decide(
     case 'read':
       return afterRead(charge, answer, now, policy);
     case 'remove':
-      if (answer.status === 200) return { patch: { state: 'cancelled', last_error: null } };
+      if (answer.status === 200) return { patch: { state: 'cancelled', last_error: null, attempts: 0, next_try_at: watchAgain(0, now) } };
       // Refused (it was paid a moment ago, say): the next round reads it and finds out.
       return { patch: { attempts: charge.attempts + 1, last_error: words(answer), next_try_at: iso(now + policy.pollFirstMs) } };
     case 'refund':
@@ -142,6 +158,7 @@ export function decide(
 }
 
 function afterRead(charge: PixChargeRow, answer: Answer, now: number, policy: ChargePolicy): ChargeDecision {
+  if (charge.state === 'cancelled' || charge.state === 'expired' || charge.state === 'finished') return afterWatch(charge, answer, now);
   if (answer.status === 404) {
     // Never created (the PUT was lost before the PSP took it): create it, same txid; a charge
     // the cashier gave up on meanwhile is simply over.
@@ -157,8 +174,76 @@ function afterRead(charge: PixChargeRow, answer: Answer, now: number, policy: Ch
     return { patch: { ...paid, state: late ? 'paid_late' : 'paid' } };
   }
   const location = charge.location ?? body.location ?? null;
-  if (body.status === 'REMOVIDA_PELO_USUARIO_RECEBEDOR' || body.status === 'REMOVIDA_PELO_PSP') return { patch: { state: 'cancelled', location } };
+  if (body.status === 'REMOVIDA_PELO_USUARIO_RECEBEDOR' || body.status === 'REMOVIDA_PELO_PSP')
+    return { patch: { state: 'cancelled', location, attempts: 0, next_try_at: watchAgain(0, now) } };
   if (charge.state === 'cancelling') return { patch: { location }, follow: 'remove' };
-  if (now >= Date.parse(charge.expires_at)) return { patch: { state: 'expired', location } };
+  if (now >= Date.parse(charge.expires_at)) return { patch: { state: 'expired', location, attempts: 0, next_try_at: watchAgain(0, now) } };
   return { patch: { state: 'active', location, attempts: charge.attempts + 1, last_error: null, next_try_at: pollAgain(charge, now, policy) } };
+}
+
+/** A charge given up on or expired, read again: a PIX found is the manager's; none, look later, until the watch ends. */
+function afterWatch(charge: PixChargeRow, answer: Answer, now: number): ChargeDecision {
+  // A finished charge is read only for a PIX paid twice (secondPayments; the first one is its sale's).
+  const pix = answer.status === 200 && charge.state !== 'finished' ? (answer.body as CobBody).pix?.[0] : undefined;
+  if (pix)
+    return {
+      patch: {
+        state: 'paid_late',
+        e2eid: pix.endToEndId,
+        paid_cents: pixCents(pix.valor),
+        paid_at: pix.horario,
+        last_error: null,
+        attempts: 0,
+        next_try_at: NEVER,
+      },
+    };
+  const over = answer.status !== 200 || now >= Date.parse(charge.expires_at) + WATCH_AFTER_MS;
+  return { patch: { attempts: charge.attempts + 1, next_try_at: over ? NEVER : watchAgain(charge.attempts + 1, now) } };
+}
+
+/**
+ * The PIX of a charge beyond the one its sale (or the manager) took: paid twice, the bank sent
+ * another endToEndId for the same txid. Each is refunded automatically (secondRefund).
+ */
+export function secondPayments(charge: PixChargeRow, outcome: PspOutcome): { e2eid: string; paidCents: number; paidAt: string }[] {
+  if (outcome.kind !== 'answer' || outcome.status !== 200) return [];
+  const pix = (outcome.body as CobBody).pix ?? [];
+  const taken = charge.e2eid ?? pix[0]?.endToEndId;
+  return pix.filter((p) => p.endToEndId !== taken).map((p) => ({ e2eid: p.endToEndId, paidCents: pixCents(p.valor), paidAt: p.horario }));
+}
+
+export type SecondRefundPatch = {
+  refund_state?: 'EM_PROCESSAMENTO' | 'DEVOLVIDO' | 'NAO_REALIZADO';
+  attempts: number;
+  next_try_at: string;
+  last_error: string | null;
+};
+
+/** A second PIX's refund after `outcome` (asked, or read): done, read again later, or refused in the PSP's words. */
+export function secondRefund(
+  attempts: number,
+  outcome: PspOutcome,
+  now: number,
+  policy: ChargePolicy = DEFAULT_CHARGE_POLICY,
+  random: () => number = Math.random,
+): SecondRefundPatch {
+  if (transient(outcome))
+    return {
+      attempts: attempts + 1,
+      last_error: words(outcome),
+      next_try_at: iso(now + backoffMs(attempts + 1, policy.retryBaseMs, policy.retryCapMs, random)),
+    };
+  const answer = outcome as Answer;
+  const status = (answer.body as { status?: 'EM_PROCESSAMENTO' | 'DEVOLVIDO' | 'NAO_REALIZADO' } | undefined)?.status;
+  if ((answer.status === 201 || answer.status === 200) && status) {
+    if (status === 'EM_PROCESSAMENTO')
+      return {
+        refund_state: status,
+        attempts: attempts + 1,
+        last_error: null,
+        next_try_at: iso(now + Math.min(policy.pollCapMs, policy.pollFirstMs * 1.5 ** Math.min(20, attempts))),
+      };
+    return { refund_state: status, attempts, last_error: status === 'NAO_REALIZADO' ? 'O PSP não realizou a devolução' : null, next_try_at: NEVER };
+  }
+  return { refund_state: 'NAO_REALIZADO', attempts, last_error: `Devolução recusada: ${words(answer)}`, next_try_at: NEVER };
 }

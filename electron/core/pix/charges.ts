@@ -12,7 +12,7 @@ import { PIX_DYNAMIC } from '../../../base/common/payment-methods.ts';
 import type { PixChargeView, SaleView } from '../../api/terminal-api.ts';
 import { TerminalError } from '../errors.ts';
 import { WakeableLoop } from '../wakeable-loop.ts';
-import { DEFAULT_CHARGE_POLICY, decide, nextCall, type ChargeCall, type ChargePolicy } from './charge-rules.ts';
+import { DEFAULT_CHARGE_POLICY, decide, nextCall, secondPayments, secondRefund, watchAgain, type ChargeCall, type ChargePolicy } from './charge-rules.ts';
 import { PspClient, type PspOutcome } from './psp-client.ts';
 import type { PspSettings, PspSetup } from './psp-settings.ts';
 import type { PixChargeRow, PixStore } from './pix-store.ts';
@@ -118,18 +118,6 @@ export class PixCharges {
     return this.view(row);
   }
 
-  /** Refunds a charge's PIX in full (a paid-late charge the manager refunds, a cancelled sale's). */
-  refund(txid: string): PixChargeView {
-    const row = this.deps.pix.transaction(() => {
-      const charge = this.deps.pix.charge(txid);
-      if (!charge?.e2eid) throw new TerminalError('estado_invalido', 'Esta cobrança PIX não foi paga: nada a devolver', { field: 'txid' });
-      this.markRefunding(charge);
-      return this.deps.pix.charge(txid)!;
-    });
-    this.loop.wake();
-    return this.view(row);
-  }
-
   /** Looks at once for a sale just undone (cancelled, voided) whose PIX goes back. */
   wake(): void {
     this.loop.wake();
@@ -144,6 +132,43 @@ export class PixCharges {
 
   paidLate(): PixChargeView[] {
     return this.deps.pix.paidLate().map((c) => this.view(c));
+  }
+
+  /**
+   * The manager's "Concluir venda" of a paid-late charge: it goes back to `paid`, so the loop
+   * settles it as any paid charge (the line once, by its endToEndId; the sale finished when paid
+   * in full). Only from `paid_late`, in one transaction: a second click finds it taken.
+   */
+  resume(txid: string, check: (charge: PixChargeRow) => void): PixChargeRow {
+    const row = this.deps.pix.transaction(() => {
+      const charge = this.latePaid(txid);
+      check(charge);
+      const at = new Date(this.deps.clock()).toISOString();
+      this.deps.pix.update(txid, { state: 'paid', last_error: null, attempts: 0, next_try_at: at }, at);
+      return this.deps.pix.charge(txid)!;
+    });
+    this.loop.wake();
+    return row;
+  }
+
+  /** The manager's "Devolver" of a paid-late charge (refused for any other: a sale's PIX goes back by cancelling its NFC-e). */
+  refundLate(txid: string, check: (charge: PixChargeRow) => void): PixChargeRow {
+    const row = this.deps.pix.transaction(() => {
+      const charge = this.latePaid(txid);
+      check(charge);
+      this.markRefunding(charge);
+      return this.deps.pix.charge(txid)!;
+    });
+    this.loop.wake();
+    return row;
+  }
+
+  private latePaid(txid: string): PixChargeRow {
+    const charge = this.deps.pix.charge(txid);
+    if (!charge) throw new TerminalError('nao_encontrado', 'Cobrança PIX não encontrada', { field: 'txid' });
+    if (charge.state !== 'paid_late' || !charge.e2eid)
+      throw new TerminalError('estado_invalido', 'Esta cobrança PIX não está mais aguardando o gerente (já concluída ou devolvida)', { field: 'txid' });
+    return charge;
   }
 
   get(txid: string): PixChargeView {
@@ -163,10 +188,18 @@ export class PixCharges {
       expiresAt: c.expires_at,
       e2eid: c.e2eid,
       paidCents: c.paid_cents,
+      paidAt: c.paid_at,
       refundState: c.refund_state,
       lastError: c.last_error,
       simulated: this.deps.simulated === true,
       qrSlipPrinted: c.qr_slip_at !== null,
+      secondPayments: this.deps.pix.secondPaymentsOf(c.txid).map((p) => ({
+        e2eid: p.e2eid,
+        paidCents: p.paid_cents,
+        paidAt: p.paid_at,
+        refundState: p.refund_state,
+        lastError: p.last_error,
+      })),
     };
   }
 
@@ -212,9 +245,29 @@ export class PixCharges {
       }
       this.deps.onChange(this.view(this.deps.pix.charge(charge.txid)!));
     }
+    await this.refundSecondPayments();
     const next = this.deps.pix.nextDue();
     const untilDue = next === undefined ? 60_000 : Math.max(0, Date.parse(next) - now());
     return Math.min(untilDue, this.hints.nextAskIn(this.deps.pix.openCharges(), now()) ?? untilDue);
+  }
+
+  /**
+   * Each second PIX of a charge paid twice goes back to its payer in full: asked once (its fixed
+   * refund id makes asking again the same refund), then read until the PSP ends it.
+   */
+  private async refundSecondPayments(): Promise<void> {
+    for (const second of this.deps.pix.dueSecondPayments(new Date(this.deps.clock()).toISOString())) {
+      const outcome =
+        second.refund_state === null
+          ? await this.client!.refund(second.e2eid, second.refund_id, second.paid_cents)
+          : await this.client!.getRefund(second.e2eid, second.refund_id);
+      this.deps.pix.updateSecondPayment(
+        second.e2eid,
+        secondRefund(second.attempts, outcome, this.deps.clock(), this.policy),
+        new Date(this.deps.clock()).toISOString(),
+      );
+      this.deps.onChange(this.view(this.deps.pix.charge(second.txid)!));
+    }
   }
 
   private async advance(charge: PixChargeRow, pspCnpj: string): Promise<void> {
@@ -227,6 +280,8 @@ export class PixCharges {
       }
       const outcome = await this.perform(call, current);
       const now = this.deps.clock();
+      // Paid twice: any PIX beyond the one the charge takes is recorded now, and refunded.
+      if (call === 'read') this.deps.pix.recordSecondPayments(current.txid, secondPayments(current, outcome), new Date(now).toISOString());
       const { patch, follow } = decide(call, current, outcome, now, this.policy);
       // With a webhook at the service, an unpaid charge is read at the PSP less often (webhook-hints.ts).
       if (this.hints.webhook && (patch.state ?? current.state) === 'active' && patch.next_try_at)
@@ -261,7 +316,8 @@ export class PixCharges {
     const at = () => new Date(this.deps.clock()).toISOString();
     try {
       await this.deps.settle(charge, pspCnpj);
-      this.deps.pix.update(charge.txid, { state: 'finished', last_error: null }, at());
+      // Still read for a while: a second PIX for the same txid is found and refunded.
+      this.deps.pix.update(charge.txid, { state: 'finished', last_error: null, attempts: 0, next_try_at: watchAgain(0, this.deps.clock()) }, at());
     } catch (error) {
       // The sale cannot take it (changed, or finished otherwise meanwhile): the manager decides.
       this.deps.pix.update(charge.txid, { state: 'paid_late', last_error: `Venda não concluída com este PIX: ${(error as Error).message}` }, at());

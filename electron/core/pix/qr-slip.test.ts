@@ -21,10 +21,12 @@ const charge: PixChargeView = {
   expiresAt: '2026-11-27T23:35:00.000Z',
   e2eid: null,
   paidCents: null,
+  paidAt: null,
   refundState: null,
   lastError: null,
   simulated: false,
   qrSlipPrinted: false,
+  secondPayments: [],
 };
 
 describe('PIX QR slip', () => {
