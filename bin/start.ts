@@ -178,6 +178,17 @@ async function prepareTerminal(terminal: Terminal, serviceUrl: string, token: st
 }
 
 /** The simulated PSP's setup for the demo terminal, and its file for whoever wants to look at it (tests, curl). */
+/**
+ * The demo service's PIX webhook address, made as a store makes it (README, "PIX"): POST
+ * /api/v1/pix/webhook with the company's token. A new one on every start, like the simulator it is
+ * handed to, so the simulator tells the service of each PIX and the sale finishes sooner.
+ */
+async function demoPixWebhook(serviceUrl: string, token: string): Promise<string> {
+  const res = await fetch(`${serviceUrl}/api/v1/pix/webhook`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+  if (res.status !== 201) throw new Error(`webhook PIX da demonstração: o serviço respondeu ${res.status}: ${await res.text()}`);
+  return ((await res.json()) as { webhook_url: string }).webhook_url;
+}
+
 function simulatedPspSetup(psp: PixPspSimulator, file: string): PspSetup {
   const setup: PspSetup = psp.terminalSetup;
   writeFileSync(file, JSON.stringify(setup, null, 2) + '\n', { mode: 0o600 });
@@ -263,7 +274,7 @@ export async function run(args: string[]): Promise<number> {
     const pspFile = join(dataDir, 'psp-simulado.json');
     let simulator: PixPspSimulator | undefined;
     if (!realPsp) {
-      simulator = await startPixPspSimulator();
+      simulator = await startPixPspSimulator({ webhookUrl: await demoPixWebhook(serviceUrl, company.token) });
       stack.push('PSP simulado', () => simulator?.close());
     }
     const terminal = await createTerminal({
@@ -301,7 +312,7 @@ export async function run(args: string[]): Promise<number> {
       `  Gerente:     ${DEMO_MANAGER.name}, PIN ${DEMO_MANAGER.pin}`,
       `  Impressões:  ${printerDir}  (impressora virtual)`,
       simulator
-        ? `  PIX:         PSP simulado em ${simulator.url} ("Simular pagamento" na tela; acesso em ${pspFile})`
+        ? `  PIX:         PSP simulado em ${simulator.url} ("Simular pagamento" na tela; acesso em ${pspFile}), avisando o serviço pelo webhook`
         : `  PIX:         PSP da loja em ${realPsp!.baseUrl}`,
       `  Serviço:     ${serviceUrl}/api/v1  (documentação: /api/v1/openapi.json)`,
       `  Empresa:     ${company.company_id}  (token em ${companyFile})`,

@@ -13,6 +13,7 @@ import { ApiError, errorHandler, forbiddenKey, forbiddenKeyField, invalidRequest
 import { coerceQueryAndParams } from './http/query-coercion.ts';
 import { assertOperator, OperatorRatesAnswer, OperatorRatesBody, operatorRates, operatorTokenHash, replaceOperatorRates } from './operator-rates.ts';
 import { inReadScope } from './read-scope.ts';
+import { pixWebhookReceiver } from './pix/routes.ts';
 import { brasiliaDay } from '../base/common/brasilia.ts';
 import { ratesWarning } from '../fiscal/ibscbs/readiness.ts';
 import { documentRoutes } from './routes.ts';
@@ -91,6 +92,8 @@ export function buildApp(options: BuildAppOptions): ServiceApp {
   describeInOpenApi(app, options.mode);
   operationalRoutes(app, deps);
   operatorRoutes(app, deps, operatorTokenHash(options.operatorToken));
+  // The PSP's call carries no company token: its URL's secret says whose it is (pix/routes.ts).
+  pixWebhookReceiver(app, deps);
 
   void app.register(
     async (api) => {

@@ -34,6 +34,7 @@ import { PgMdfeStore } from './mdfe/pg-store.ts';
 import { PgNfceStore } from './nfce/pg-store.ts';
 import { PgNfeStore } from './nfe/pg-store.ts';
 import { PgTerminalStore } from './terminals/pg-store.ts';
+import { PgPixStore } from './pix/pg-store.ts';
 import {
   holderGone,
   inTransaction,
@@ -115,6 +116,7 @@ export class PgStore implements ServiceStore {
   readonly nfce: PgNfceStore;
   readonly nfe: PgNfeStore;
   readonly terminals: PgTerminalStore;
+  readonly pix: PgPixStore;
   /** The connections that hold turns' locks (pg-db.ts lockedTurn), opened as turns need them. */
   readonly #locks: pg.Pool;
   #closed = false;
@@ -153,6 +155,7 @@ export class PgStore implements ServiceStore {
     this.nfce = new PgNfceStore(this.#blocks);
     this.nfe = new PgNfeStore(this.#blocks);
     this.terminals = new PgTerminalStore(this.#blocks);
+    this.pix = new PgPixStore(this.#blocks);
   }
 
   /** This process's id in `service_processes` (logged, so a lease can be traced to its process). */

@@ -26,6 +26,7 @@ import {
 import { SqliteMdfeStore } from './mdfe/sqlite-store.ts';
 import { SqliteNfceStore } from './nfce/sqlite-store.ts';
 import { SqliteTerminalStore } from './terminals/sqlite-store.ts';
+import { SqlitePixStore } from './pix/sqlite-store.ts';
 import { SqliteNfeStore } from './nfe/sqlite-store.ts';
 import {
   DEFAULT_SANDBOX_AUTHORITY,
@@ -77,6 +78,12 @@ export class SqliteStore implements ServiceStore {
 
   /** Terminals and their series (service/terminals/sqlite-store.ts). */
   readonly terminals = new SqliteTerminalStore({
+    statement: (sql) => this.statement(sql),
+    transaction: (fn) => this.transaction(fn),
+  });
+
+  /** The API Pix webhook's secrets and received PIX (service/pix/sqlite-store.ts). */
+  readonly pix = new SqlitePixStore({
     statement: (sql) => this.statement(sql),
     transaction: (fn) => this.transaction(fn),
   });

@@ -18,6 +18,7 @@ import type { ClaimRequest, ClaimResult, DocumentType, KeyAttempt, KeyOutcome, S
 import type { MdfeStore } from './mdfe/store.ts';
 import type { NfceStore } from './nfce/store.ts';
 import type { NfeStore } from './nfe/store.ts';
+import type { PixStore } from './pix/store.ts';
 import type { TerminalStore } from './terminals/store.ts';
 import type { WebhookStore } from './webhooks/store.ts';
 
@@ -213,6 +214,8 @@ export interface ServiceStore extends CompanyStore, IdempotencyStore, SandboxSto
   readonly nfe: NfeStore;
   /** The company's checkouts and the NFC-e series each holds (service/terminals/store.ts). */
   readonly terminals: TerminalStore;
+  /** The API Pix webhook: each company's secret and the PIX its PSP reported (service/pix/store.ts). */
+  readonly pix: PixStore;
   /**
    * The sealed master-key check value: the stored one, or `candidate` stored now when the
    * database has none yet (first start).

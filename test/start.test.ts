@@ -91,6 +91,9 @@ describe('balcao start', () => {
     await rpc(second, 'simulatePixPayment', [charge.txid]);
     await expect.poll(chargeState, { timeout: 60_000 }).toBe('finished');
     expect((await rpc<SaleView>(second, 'getSale', [pixSale.id])).state).toBe('finished');
+    // The simulator told this start's service of it through the webhook address `balcao start` made.
+    const heard = await fetch(`${second.serviceUrl}/api/v1/pix/recebidos?txid=${charge.txid}`, { headers: { authorization: `Bearer ${second.token}` } });
+    expect(await heard.json()).toMatchObject({ webhook_configurado: true, data: [{ txid: charge.txid }] });
     // One store per data folder: a third start on it is refused, naming the one that holds it.
     const holder = JSON.parse(readFileSync(join(dataDir, 'service', 'balcao-em-uso.json'), 'utf8')) as { pid: number };
     const third = await runCli(['start', '--data', dataDir, '--port', '0', '--terminal-port', '0']);

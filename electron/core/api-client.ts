@@ -396,6 +396,17 @@ export class IssuanceClient {
     return IssuanceClient.json(raw, 'PUT /api/v1/terminais/{id}', ['terminal', 'series']);
   }
 
+  /** GET /api/v1/pix/recebidos?txid=: what the PSP's webhook told the service of a charge (a hint; the PSP confirms). */
+  async pixReceived(txid: string): Promise<{ webhook: boolean; endToEndIds: string[] }> {
+    // Short: it is asked inside the PIX loop's round, and a service away must not hold the PSP's reads.
+    const raw = await this.call('GET', `/api/v1/pix/recebidos?txid=${encodeURIComponent(txid)}`, { timeoutMs: 2_000 });
+    const body = IssuanceClient.json<{ webhook_configurado: boolean; data: { endToEndId: string }[] }>(raw, 'GET /api/v1/pix/recebidos', [
+      'webhook_configurado',
+      'data',
+    ]);
+    return { webhook: body.webhook_configurado === true, endToEndIds: body.data.map((p) => p.endToEndId) };
+  }
+
   /**
    * GET /api/v1/{nfce|mdfe}/exportacao, streamed to `file` (written beside it and renamed when
    * whole, so a cut download never looks complete). Resolves with the bytes written.

@@ -98,6 +98,7 @@ import { PspSettings, type PspSetup } from './pix/psp-settings.ts';
 import { pspAudit, pspSettingsView, setupFromScreen, testPspConnection } from './pix/psp-screen.ts';
 import { qrSlipEscPos } from './pix/qr-slip.ts';
 import { staticPix } from './pix/static-pix.ts';
+import type { WebhookPolicy } from './pix/webhook-hints.ts';
 import { lockFolder, type FolderLock } from '../../base/node/folder-lock.ts';
 import { BackupSchedule, backupIntervalMs, backupOnline } from '../../base/node/sqlite-backup.ts';
 import { faultWords } from '../../base/node/system-faults.ts';
@@ -126,6 +127,8 @@ export type TerminalOptions = {
    * pagamento". Never set for a real PSP.
    */
   pixSimulator?: { pay(txid: string): unknown };
+  /** How often the service is asked about the PSP's webhook and the PSP read meanwhile (pix/webhook-hints.ts); tests shorten or lengthen it. */
+  pixWebhookPolicy?: Partial<WebhookPolicy>;
   /** Epoch milliseconds; default Date.now. Tests move it to cross the cancellation window. */
   clock?: Clock;
   retry?: Partial<RetryPolicy>;
@@ -240,6 +243,8 @@ export class Terminal implements TerminalApi {
         this.printQrSlip(charge);
       },
       simulated: options.pixSimulator !== undefined,
+      received: (txid) => this.client.pixReceived(txid),
+      ...(options.pixWebhookPolicy && { webhookPolicy: options.pixWebhookPolicy }),
     });
     this.pixSimulator = options.pixSimulator;
     this.settings = new Settings({

@@ -186,3 +186,16 @@ export function pixResponseProblems(route: PixRoute, status: number, body: unkno
   const validate = api.validator(`${base}/content/${type.replace(/\//g, '~1')}/schema`);
   return validate(body) ? [] : [`resposta ${status} fora do esquema: ${api.errorsText(validate)}`];
 }
+
+/**
+ * What is wrong with a `pix` webhook's body (the callback `POST {webhookUrl}/pix` of
+ * `PUT /webhook/{chave}`, body `WebhookPixBody`) by the API Pix. The document's schema does not
+ * require the list itself; a notification without one says nothing, so it is refused too.
+ */
+export function pixWebhookProblems(body: unknown): string[] {
+  const api = pixApi();
+  const validate = api.validator('/components/requestBodies/WebhookPixBody/content/application~1json/schema');
+  if (!validate(body)) return [`corpo fora do esquema: ${api.errorsText(validate)}`];
+  const list = (body as { pix?: unknown } | null)?.pix;
+  return Array.isArray(list) && list.length > 0 ? [] : ['corpo sem a lista pix (ao menos um Pix)'];
+}

@@ -16,6 +16,7 @@ import { DEFAULT_CHARGE_POLICY, decide, nextCall, secondPayments, secondRefund, 
 import { PspClient, type PspOutcome } from './psp-client.ts';
 import type { PspSettings, PspSetup } from './psp-settings.ts';
 import type { PixChargeRow, PixStore } from './pix-store.ts';
+import { WebhookHints, type ReceivedLookup, type WebhookPolicy } from './webhook-hints.ts';
 
 /** How long a charge can be paid for: the customer is at the counter. */
 export const CHARGE_EXPIRY_SECONDS = 300;
@@ -35,6 +36,9 @@ export type PixChargesDeps = {
   /** The PSP is a sandbox's simulator (the demo): charges say so, for its "Simular pagamento". */
   simulated?: boolean;
   policy?: ChargePolicy;
+  /** Asks the issuance service what the PSP's webhook told it (webhook-hints.ts); without it, polling only. */
+  received?: ReceivedLookup;
+  webhookPolicy?: Partial<WebhookPolicy>;
 };
 
 export class PixCharges {
@@ -45,9 +49,11 @@ export class PixCharges {
   /** The PSP's CNPJ of the configuration `client` was made from (the NFC-e's card group). */
   private pspCnpj: string | undefined;
   private readonly policy: ChargePolicy;
+  private readonly hints: WebhookHints;
 
   constructor(private readonly deps: PixChargesDeps) {
     this.policy = deps.policy ?? DEFAULT_CHARGE_POLICY;
+    this.hints = new WebhookHints(deps.received, deps.webhookPolicy);
     this.loop = new WakeableLoop(() => this.round(), 5_000);
   }
 
@@ -221,6 +227,11 @@ export class PixCharges {
     const now = () => this.deps.clock();
     // A PIX-paid sale whose receipt was cancelled (or its number voided): the money goes back.
     this.deps.pix.transaction(() => this.deps.pix.chargesOfUndoneSales().forEach((c) => this.markRefunding(c)));
+    // A PIX the service's webhook heard of: its charge is read at the PSP now, once.
+    for (const txid of await this.hints.seen(this.deps.pix.openCharges(), now())) {
+      const at = new Date(now()).toISOString();
+      this.deps.pix.update(txid, { next_try_at: at }, at);
+    }
     for (const charge of this.deps.pix.dueCharges(new Date(now()).toISOString())) {
       try {
         await this.advance(charge, this.pspCnpj!);
@@ -236,7 +247,8 @@ export class PixCharges {
     }
     await this.refundSecondPayments();
     const next = this.deps.pix.nextDue();
-    return next === undefined ? 60_000 : Math.max(0, Date.parse(next) - now());
+    const untilDue = next === undefined ? 60_000 : Math.max(0, Date.parse(next) - now());
+    return Math.min(untilDue, this.hints.nextAskIn(this.deps.pix.openCharges(), now()) ?? untilDue);
   }
 
   /**
@@ -271,6 +283,9 @@ export class PixCharges {
       // Paid twice: any PIX beyond the one the charge takes is recorded now, and refunded.
       if (call === 'read') this.deps.pix.recordSecondPayments(current.txid, secondPayments(current, outcome), new Date(now).toISOString());
       const { patch, follow } = decide(call, current, outcome, now, this.policy);
+      // With a webhook at the service, an unpaid charge is read at the PSP less often (webhook-hints.ts).
+      if (this.hints.webhook && (patch.state ?? current.state) === 'active' && patch.next_try_at)
+        patch.next_try_at = [patch.next_try_at, this.hints.pollAt(patch.attempts ?? current.attempts, now)].sort().at(-1)!;
       this.deps.pix.update(current.txid, patch, new Date(now).toISOString());
       current = this.deps.pix.charge(current.txid)!;
       // Told as soon as it is on disk: the screen shows "paid" before the NFC-e is under way.

@@ -214,4 +214,9 @@ export class PixStore {
   paidLate(): PixChargeRow[] {
     return this.pos.db.prepare("SELECT * FROM pix_charges WHERE state = 'paid_late' ORDER BY paid_at").all() as PixChargeRow[];
   }
+
+  /** Charges being created or waiting for payment (asked of the service's webhook, webhook-hints.ts). */
+  openCharges(): PixChargeRow[] {
+    return this.pos.db.prepare(`SELECT * FROM pix_charges WHERE state IN ('creating', 'active') ORDER BY created_at`).all() as PixChargeRow[];
+  }
 }
