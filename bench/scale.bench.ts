@@ -30,6 +30,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { formatBrasilia } from '../base/common/brasilia.ts';
 import { IssuanceClient } from '../electron/core/api-client.ts';
+import { PosStore } from '../electron/core/pos-store.ts';
 import { ReceiptDocuments } from '../electron/core/receipt-documents.ts';
 import { salesReport } from '../electron/core/reports.ts';
 import { createTerminal, type Terminal } from '../electron/core/terminal.ts';
@@ -439,6 +440,16 @@ async function measure(ctx: Context, rows: Map<string, Row>): Promise<void> {
     'ms',
     await inTurns(bySize((size) => () => migrationCost(file[size])), 5),
   );
+  // The same migration on a new, empty terminal database: what it costs with nothing stored.
+  const emptyDir = mkdtempSync(join(tmpdir(), 'balcao-bench-scale-empty-'));
+  try {
+    PosStore.open(emptyDir).close();
+    const ms: number[] = [];
+    for (let i = 0; i < 5; i++) ms.push(await migrationCost(join(emptyDir, 'pos.sqlite')));
+    put('  the same migration on a new, empty terminal database', 'ms', { large: middle(ms) }, false);
+  } finally {
+    rmSync(emptyDir, { recursive: true, force: true });
+  }
   put('  what a foreign_key_check of the whole database costs (the runner no longer does it)', 'ms', bySize((size) => wholeForeignKeyCheck(file[size])), false);
   put('service database size', 'MB', bySize((size) => statSync(join(ctx.dirs[size].service, 'service.sqlite')).size / 1048576), false);
   put('terminal database size', 'MB', bySize((size) => statSync(file[size]).size / 1048576), false);
