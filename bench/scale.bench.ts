@@ -80,7 +80,10 @@ async function sideBySide(fn: BySize<() => Promise<unknown>>, runs = RUNS): Prom
     await f();
     return performance.now() - t0;
   };
-  return inTurns(bySize((size) => timed(fn[size])), runs);
+  return inTurns(
+    bySize((size) => timed(fn[size])),
+    runs,
+  );
 }
 
 /** As sideBySide, for operations that time themselves (what they would count is only part of their run). */
@@ -234,6 +237,12 @@ function growTerminal(file: string, sales: number): void {
     `INSERT INTO report_receipts (receipt_id, bucket, created_at, day, dh_emi, tp_emis, vnf_cents, facts)
        SELECT @id, bucket, @at, @day, @dh, tp_emis, vnf_cents, json_set(facts, '$.day', @day, '$.dhEmi', @dh) FROM report_receipts WHERE receipt_id = @seed`,
   ].map((sql) => db.prepare(sql));
+  // Every document kept (the longest retention, five years): the worst case, and at both sizes
+  // the same work. With the default 90 days, the large terminal's first start would spend the
+  // measurements pruning a year of documents in the background (retention.ts; a one-off).
+  db.prepare(
+    `INSERT INTO settings (key, value, updated_at) VALUES ('retention', '{"days":1825}', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+  ).run(new Date().toISOString());
   const have = db.prepare('SELECT count(*) FROM receipts').pluck().get() as number;
   const grow = db.transaction((from: number, to: number) => {
     for (let i = from; i < to; i++) {
@@ -359,7 +368,7 @@ async function measure(ctx: Context, rows: Map<string, Row>): Promise<void> {
       // The last page as a client reaches it, following proximo_cursor (the walk is not timed).
       const deepest = bySize(() => null as string | null);
       for (const size of SIZES) {
-        for (let cursor = first[size].proximo_cursor; cursor; ) {
+        for (let cursor = first[size].proximo_cursor; cursor;) {
           deepest[size] = cursor;
           const page = await c[size].get(url(`limit=200&cursor=${encodeURIComponent(cursor)}`));
           if (page.status !== 200) throw new Error(`GET ${path} cursor: ${page.status} ${page.text}`);
@@ -390,8 +399,22 @@ async function measure(ctx: Context, rows: Map<string, Row>): Promise<void> {
       if (res.status !== 200) throw new Error(`exportação ${document} ${de}..${ate}: ${res.status}`);
       return (await res.arrayBuffer()).byteLength;
     };
-    put('NFC-e export, one day', 'ms', await sideBySide(bySize((size) => () => exportOf(size, 'nfce', day, day)), 5));
-    put('MDF-e export, one day', 'ms', await sideBySide(bySize((size) => () => exportOf(size, 'mdfe', day, day)), 5));
+    put(
+      'NFC-e export, one day',
+      'ms',
+      await sideBySide(
+        bySize((size) => () => exportOf(size, 'nfce', day, day)),
+        5,
+      ),
+    );
+    put(
+      'MDF-e export, one day',
+      'ms',
+      await sideBySide(
+        bySize((size) => () => exportOf(size, 'mdfe', day, day)),
+        5,
+      ),
+    );
     const yearEnd = dayOf(Math.min(days - 1, 365));
     let seconds = 0;
     let bytes = 0;
@@ -413,8 +436,7 @@ async function measure(ctx: Context, rows: Map<string, Row>): Promise<void> {
     const t = bySize((size) => terminals[size]!);
     // The report itself, without the manager's PIN check (a constant scrypt) in the figure.
     const documents = bySize(
-      (size) =>
-        new ReceiptDocuments({ store: t[size].store, client: new IssuanceClient({ baseUrl: 'http://127.0.0.1:9', token: 't' }), clock: Date.now }),
+      (size) => new ReceiptDocuments({ store: t[size].store, client: new IssuanceClient({ baseUrl: 'http://127.0.0.1:9', token: 't' }), clock: Date.now }),
     );
     put(
       'terminal report, one day',
@@ -438,7 +460,10 @@ async function measure(ctx: Context, rows: Map<string, Row>): Promise<void> {
   put(
     'a new migration (new table + settings row), terminal',
     'ms',
-    await inTurns(bySize((size) => () => migrationCost(file[size])), 5),
+    await inTurns(
+      bySize((size) => () => migrationCost(file[size])),
+      5,
+    ),
   );
   // The same migration on a new, empty terminal database: what it costs with nothing stored.
   const emptyDir = mkdtempSync(join(tmpdir(), 'balcao-bench-scale-empty-'));
@@ -450,9 +475,24 @@ async function measure(ctx: Context, rows: Map<string, Row>): Promise<void> {
   } finally {
     rmSync(emptyDir, { recursive: true, force: true });
   }
-  put('  what a foreign_key_check of the whole database costs (the runner no longer does it)', 'ms', bySize((size) => wholeForeignKeyCheck(file[size])), false);
-  put('service database size', 'MB', bySize((size) => statSync(join(ctx.dirs[size].service, 'service.sqlite')).size / 1048576), false);
-  put('terminal database size', 'MB', bySize((size) => statSync(file[size]).size / 1048576), false);
+  put(
+    '  what a foreign_key_check of the whole database costs (the runner no longer does it)',
+    'ms',
+    bySize((size) => wholeForeignKeyCheck(file[size])),
+    false,
+  );
+  put(
+    'service database size',
+    'MB',
+    bySize((size) => statSync(join(ctx.dirs[size].service, 'service.sqlite')).size / 1048576),
+    false,
+  );
+  put(
+    'terminal database size',
+    'MB',
+    bySize((size) => statSync(file[size]).size / 1048576),
+    false,
+  );
 }
 
 type Dirs = { service: string; terminal: string };
