@@ -2,37 +2,43 @@
 // small and then a large size from real documents (NFC-e and MDF-e issued through the API of a
 // real `balcao service`, sales finished, authorized and printed at a real terminal), cloned in
 // their SQLite databases to grow fast at a fixed pace per day (PER_DAY: more history, not busier
-// days), and every operation is measured at both sizes, side by side with the ratio:
+// days). The data at the small size is copied aside before growing on, and every operation is
+// then measured on both copies side by side — two services, two terminals — their runs taken in
+// turns, so that whatever else a shared machine does weighs on both sizes alike:
 //
-// - the MDF-e list (each filter, first and last page) and a lookup by id, over HTTP;
+// - every list (NFC-e and MDF-e, each filter): the first page, and the last page as a client
+//   reaches it by following `proximo_cursor`; the MDF-e list's deepest `offset` beside them (it
+//   stops at 10,000 by design, so it has no ratio target); a lookup by id; all over HTTP;
 // - the accountant's export of one day (the same day, so the same documents, at both sizes);
-// - the manager's report of one day, and a receipt looked up at the terminal;
+// - the manager's report of one day, a receipt looked up and the recent receipts at the terminal;
 // - at the large size, a year's export (the service process's peak RSS) and a year's report
-//   (this process's peak RSS while it runs);
-// - a migration added to each database (a new table and a settings row): what it costs at each
-//   size, beside the foreign-key check of the whole database that the runner used to add.
+//   (the peak RSS of a process doing only that);
+// - a migration added to each terminal database (a new table and a settings row), beside what
+//   the whole-database foreign-key check the runner used to run after each migration costs.
 //
 // Sizes: BALCAO_SCALE_SMALL (default 10,000) and BALCAO_SCALE (default 50,000, small enough for
 // a CI machine) NFC-e in the service and sales at the terminal; MDF-e a quarter of that.
-// `BALCAO_SCALE=200000 npm run bench -- scale` is the issue's comparison (~20 min and ~6 GB of
-// disk here); README says what 1,000,000 takes.
+// `BALCAO_SCALE=200000 npm run bench -- scale` is issue 27's comparison (README: time and disk);
+// BALCAO_SCALE_KEEP=1 keeps the four data folders and prints where they are.
 
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { formatBrasilia } from '../base/common/brasilia.ts';
 import { IssuanceClient } from '../electron/core/api-client.ts';
+import { PosStore } from '../electron/core/pos-store.ts';
 import { ReceiptDocuments } from '../electron/core/receipt-documents.ts';
 import { salesReport } from '../electron/core/reports.ts';
 import { createTerminal, type Terminal } from '../electron/core/terminal.ts';
 import { sampleMdfeRequest, sampleNfceRequest } from '../fiscal/samples.ts';
 import { migrate, migrationSetDir } from '../migrations/migrate.ts';
+import { MAX_OFFSET } from '../service/paging.ts';
 import { MemoryPrinter } from '../native/printer/transports.ts';
-import { api, createCompany, startService, tempDataDir, type ServiceProcess } from '../test/helpers/service-process.ts';
+import { api, createCompany, startService, type ServiceProcess } from '../test/helpers/service-process.ts';
 import { nfceCloner } from './service-clones.ts';
 import type { BenchFigure, BenchSuite } from './types.ts';
 
@@ -44,7 +50,8 @@ const LARGE = Number(process.env.BALCAO_SCALE ?? 50_000);
 const PER_DAY = 550;
 const MDFE_SHARE = 4;
 const DAY_MS = 24 * 3600_000;
-const RUNS = 9;
+/** Runs of each timed operation at each size (a median of many: the figures are milliseconds on a shared machine). */
+const RUNS = 21;
 /** The ratio large/small every operation must stay under. */
 const RATIO_TARGET = 1.5;
 const PEAK_TARGET_MB = 300;
@@ -56,15 +63,37 @@ const dayOf = (d: number): string => formatBrasilia(firstDay + d * DAY_MS).slice
 /** The day the one-day figures read: inside the small size, so the same documents at both sizes. */
 const SAMPLE_DAY = Math.floor(SMALL / PER_DAY / 2);
 
-async function median(fn: () => Promise<unknown>, runs = RUNS): Promise<number> {
-  await fn(); // warm-up
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
+type Size = 'small' | 'large';
+type BySize<T> = Record<Size, T>;
+const SIZES: readonly Size[] = ['small', 'large'];
+const bySize = <T>(f: (size: Size) => T): BySize<T> => ({ small: f('small'), large: f('large') });
+const middle = (times: number[]): number => times.sort((a, b) => a - b)[Math.floor(times.length / 2)]!;
+
+/**
+ * The median time of each size's `fn`, their runs taken in turns (small then large, then large
+ * then small…) against a copy of the data at each size running side by side: whatever else this
+ * shared machine does meanwhile weighs on both alike, so the ratio is the data's, not the load's.
+ */
+async function sideBySide(fn: BySize<() => Promise<unknown>>, runs = RUNS): Promise<BySize<number>> {
+  const timed = (f: () => Promise<unknown>) => async () => {
     const t0 = performance.now();
-    await fn();
-    times.push(performance.now() - t0);
+    await f();
+    return performance.now() - t0;
+  };
+  return inTurns(
+    bySize((size) => timed(fn[size])),
+    runs,
+  );
+}
+
+/** As sideBySide, for operations that time themselves (what they would count is only part of their run). */
+async function inTurns(ms: BySize<() => Promise<number>>, runs = RUNS): Promise<BySize<number>> {
+  for (const size of SIZES) await ms[size](); // warm-up
+  const times: BySize<number[]> = { small: [], large: [] };
+  for (let i = 0; i < runs; i++) {
+    for (const size of i % 2 ? [...SIZES].reverse() : SIZES) times[size].push(await ms[size]());
   }
-  return times.sort((a, b) => a - b)[Math.floor(runs / 2)]!;
+  return { small: middle(times.small), large: middle(times.large) };
 }
 
 /** Peak resident memory of a process (MB) while `fn` runs: its high-water mark reset first (Linux). */
@@ -208,6 +237,12 @@ function growTerminal(file: string, sales: number): void {
     `INSERT INTO report_receipts (receipt_id, bucket, created_at, day, dh_emi, tp_emis, vnf_cents, facts)
        SELECT @id, bucket, @at, @day, @dh, tp_emis, vnf_cents, json_set(facts, '$.day', @day, '$.dhEmi', @dh) FROM report_receipts WHERE receipt_id = @seed`,
   ].map((sql) => db.prepare(sql));
+  // Every document kept (the longest retention, five years): the worst case, and at both sizes
+  // the same work. With the default 90 days, the large terminal's first start would spend the
+  // measurements pruning a year of documents in the background (retention.ts; a one-off).
+  db.prepare(
+    `INSERT INTO settings (key, value, updated_at) VALUES ('retention', '{"days":1825}', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+  ).run(new Date().toISOString());
   const have = db.prepare('SELECT count(*) FROM receipts').pluck().get() as number;
   const grow = db.transaction((from: number, to: number) => {
     for (let i = from; i < to; i++) {
@@ -265,152 +300,229 @@ async function yearReport(terminalDir: string, de: string, ate: string): Promise
 
 type Row = { name: string; unit: string; small?: number; large?: number; ratio: boolean };
 
-/** A migration added to a database: its cost, and what checking the whole database for broken foreign keys costs. */
-function migrationCost(file: string, tag: string): { migrate: number; wholeCheck: number } {
+/** A migration added to a terminal's database (a new table and a settings row): what applying it costs, then undone. */
+async function migrationCost(file: string): Promise<number> {
   const dir = join(tmpdir(), `balcao-bench-migrations-${process.pid}`);
   mkdirSync(dir, { recursive: true });
   for (const name of readdirSync(migrationSetDir('pos'))) copyFileSync(join(migrationSetDir('pos'), name), join(dir, name));
-  const id = `20991231T0000_bench_${tag}`;
+  const id = '20991231T0000_bench_scale';
   writeFileSync(
     join(dir, `${id}.sql`),
-    `CREATE TABLE bench_${tag} (id INTEGER PRIMARY KEY, receipt_id TEXT REFERENCES receipts (id), note TEXT);
-     INSERT INTO settings (key, value, updated_at) VALUES ('bench_${tag}', '1', '2026-01-01T00:00:00.000Z');`,
+    `CREATE TABLE bench_scale (id INTEGER PRIMARY KEY, receipt_id TEXT REFERENCES receipts (id), note TEXT);
+     INSERT INTO settings (key, value, updated_at) VALUES ('bench_scale', '1', '2026-01-01T00:00:00.000Z');`,
   );
   const db = new Database(file);
   try {
     const t0 = performance.now();
     migrate(db, dir, { progress: () => {} });
-    const applied = performance.now() - t0;
-    const t1 = performance.now();
-    db.pragma('foreign_key_check');
-    return { migrate: applied, wholeCheck: performance.now() - t1 };
+    return performance.now() - t0;
   } finally {
-    // Undone, so that the terminal opens this database again.
-    db.exec(`DROP TABLE IF EXISTS bench_${tag}; DELETE FROM settings WHERE key = 'bench_${tag}'; DELETE FROM schema_migrations WHERE id = '${id}';`);
+    // Undone, so that the next run (and the terminal) finds the database as it was.
+    db.exec(`DROP TABLE IF EXISTS bench_scale; DELETE FROM settings WHERE key = 'bench_scale'; DELETE FROM schema_migrations WHERE id = '${id}';`);
     db.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-async function measure(size: 'small' | 'large', ctx: Context, rows: Map<string, Row>): Promise<void> {
-  const put = (name: string, unit: string, value: number, ratio = true) => {
-    const row = rows.get(name) ?? { name, unit, ratio };
-    row[size] = value;
-    rows.set(name, row);
-  };
-  const service = await startService({ dataDir: ctx.serviceDir, env: { BALCAO_LOG_LEVEL: 'warn' } });
+/** What checking the whole database for broken foreign keys costs: what the runner did after every migration before issue 27. */
+function wholeForeignKeyCheck(file: string): number {
+  const db = new Database(file, { readonly: true });
   try {
-    const c = api(service.url, ctx.token);
-    const day = dayOf(SAMPLE_DAY);
-    for (const [label, query] of [
-      ['all', ''],
-      ['situacao=encerrado', 'situacao=encerrado'],
-      ['status=100', 'status=100'],
-      ['uf_inicio=PR', 'uf_inicio=PR'],
-      ['uf_fim=RJ', 'uf_fim=RJ'],
-      [`de=ate=one day`, `de=${day}&ate=${day}`],
-    ] as const) {
-      const first = await c.get(`/api/v1/mdfe?limit=50&${query}`);
-      if (first.status !== 200) throw new Error(`GET /mdfe?${query}: ${first.status} ${first.text}`);
-      put(`GET /mdfe ${label}, first page`, 'ms', await median(() => c.get(`/api/v1/mdfe?limit=50&${query}`)));
-      const last = Math.max(0, first.body.total - 50);
-      put(`GET /mdfe ${label}, last page`, 'ms', await median(() => c.get(`/api/v1/mdfe?limit=50&offset=${last}&${query}`)));
+    const t0 = performance.now();
+    db.pragma('foreign_key_check');
+    return performance.now() - t0;
+  } finally {
+    db.close();
+  }
+}
+
+/** Every operation at both sizes, side by side: two services and two terminals, one on each copy of the data. */
+async function measure(ctx: Context, rows: Map<string, Row>): Promise<void> {
+  const put = (name: string, unit: string, value: Partial<BySize<number>>, ratio = true) => rows.set(name, { name, unit, ratio, ...value });
+  const day = dayOf(SAMPLE_DAY);
+  const services = bySize(() => undefined as ServiceProcess | undefined);
+  try {
+    for (const size of SIZES) services[size] = await startService({ dataDir: ctx.dirs[size].service, env: { BALCAO_LOG_LEVEL: 'warn' } });
+    const c = bySize((size) => api(services[size]!.url, ctx.token));
+    const lists: [path: 'mdfe' | 'nfce', label: string, query: string][] = [
+      ['mdfe', 'all', ''],
+      ['mdfe', 'situacao=encerrado', 'situacao=encerrado'],
+      ['mdfe', 'status=100', 'status=100'],
+      ['mdfe', 'uf_inicio=PR', 'uf_inicio=PR'],
+      ['mdfe', 'uf_fim=RJ', 'uf_fim=RJ'],
+      ['mdfe', 'de=ate=one day', `de=${day}&ate=${day}`],
+      ['nfce', 'all', ''],
+      ['nfce', 'status=cancelado', 'status=cancelado'],
+      ['nfce', 'serie=9', 'serie=9'],
+      ['nfce', 'de=ate=one day', `de=${day}&ate=${day}`],
+    ];
+    for (const [path, label, query] of lists) {
+      const url = (paging: string) => `/api/v1/${path}?${[paging, query].filter(Boolean).join('&')}`;
+      const first = bySize(() => ({}) as { total: number; proximo_cursor: string | null });
+      for (const size of SIZES) {
+        const res = await c[size].get(url('limit=50'));
+        if (res.status !== 200) throw new Error(`GET ${url('limit=50')}: ${res.status} ${res.text}`);
+        first[size] = res.body;
+      }
+      put(`GET /${path} ${label}, first page`, 'ms', await sideBySide(bySize((size) => () => c[size].get(url('limit=50')))));
+      // The last page as a client reaches it, following proximo_cursor (the walk is not timed).
+      const deepest = bySize(() => null as string | null);
+      for (const size of SIZES) {
+        for (let cursor = first[size].proximo_cursor; cursor;) {
+          deepest[size] = cursor;
+          const page = await c[size].get(url(`limit=200&cursor=${encodeURIComponent(cursor)}`));
+          if (page.status !== 200) throw new Error(`GET ${path} cursor: ${page.status} ${page.text}`);
+          cursor = page.body.proximo_cursor;
+        }
+      }
+      if (deepest.small && deepest.large) {
+        const last = bySize((size) => url(`limit=50&cursor=${encodeURIComponent(deepest[size]!)}`));
+        put(`GET /${path} ${label}, last page (cursor)`, 'ms', await sideBySide(bySize((size) => () => c[size].get(last[size]))));
+      }
+      if (path === 'mdfe') {
+        // Offset paging stops at MAX_OFFSET (docs/api.md): bounded, and a deeper offset costs more by design.
+        const offset = bySize((size) => Math.min(MAX_OFFSET, Math.max(0, first[size].total - 50)));
+        put(
+          `GET /mdfe ${label}, deepest offset (${offset.small} / ${offset.large})`,
+          'ms',
+          await sideBySide(bySize((size) => () => c[size].get(url(`limit=50&offset=${offset[size]}`)))),
+          false,
+        );
+      }
     }
-    put('GET /nfce/{id}', 'ms', await median(() => c.get(`/api/v1/nfce/${ctx.seeds.nfce[5]}`)));
-    put('GET /mdfe/{id}', 'ms', await median(() => c.get(`/api/v1/mdfe/${ctx.seeds.mdfe[7]}`)));
-    const exportOf = async (de: string, ate: string) => {
-      const res = await fetch(`${service.url}/api/v1/nfce/exportacao?de=${de}&ate=${ate}`, { headers: { authorization: `Bearer ${ctx.token}` } });
-      if (res.status !== 200) throw new Error(`exportação ${de}..${ate}: ${res.status}`);
+    put('GET /nfce/{id}', 'ms', await sideBySide(bySize((size) => () => c[size].get(`/api/v1/nfce/${ctx.seeds.nfce[5]}`))));
+    put('GET /mdfe/{id}', 'ms', await sideBySide(bySize((size) => () => c[size].get(`/api/v1/mdfe/${ctx.seeds.mdfe[7]}`))));
+    const exportOf = async (size: Size, document: 'nfce' | 'mdfe', de: string, ate: string) => {
+      const res = await fetch(`${services[size]!.url}/api/v1/${document}/exportacao?de=${de}&ate=${ate}`, {
+        headers: { authorization: `Bearer ${ctx.token}` },
+      });
+      if (res.status !== 200) throw new Error(`exportação ${document} ${de}..${ate}: ${res.status}`);
       return (await res.arrayBuffer()).byteLength;
     };
-    put('NFC-e export, one day', 'ms', await median(() => exportOf(day, day), 5));
     put(
-      'MDF-e export, one day',
+      'NFC-e export, one day',
       'ms',
-      await median(
-        () =>
-          fetch(`${service.url}/api/v1/mdfe/exportacao?de=${day}&ate=${day}`, { headers: { authorization: `Bearer ${ctx.token}` } }).then((r) =>
-            r.arrayBuffer(),
-          ),
+      await sideBySide(
+        bySize((size) => () => exportOf(size, 'nfce', day, day)),
         5,
       ),
     );
-    if (size === 'large') {
-      const yearEnd = dayOf(Math.min(days - 1, 365));
-      let seconds = 0;
-      let bytes = 0;
-      const peak = await peakRssMb(service.pid, async () => {
-        const t0 = performance.now();
-        bytes = await exportOf(dayOf(0), yearEnd);
-        seconds = (performance.now() - t0) / 1000;
-      });
-      put(`NFC-e export, a year (${dayOf(0)}..${yearEnd}), time`, 's', seconds, false);
-      put('NFC-e export, a year, ZIP size', 'MB', bytes / 1048576, false);
-      put('NFC-e export, a year, service peak RSS', 'MB', peak, false);
-    }
+    put(
+      'MDF-e export, one day',
+      'ms',
+      await sideBySide(
+        bySize((size) => () => exportOf(size, 'mdfe', day, day)),
+        5,
+      ),
+    );
+    const yearEnd = dayOf(Math.min(days - 1, 365));
+    let seconds = 0;
+    let bytes = 0;
+    const peak = await peakRssMb(services.large!.pid, async () => {
+      const t0 = performance.now();
+      bytes = await exportOf('large', 'nfce', dayOf(0), yearEnd);
+      seconds = (performance.now() - t0) / 1000;
+    });
+    put(`NFC-e export, a year (${dayOf(0)}..${yearEnd}), time`, 's', { large: seconds }, false);
+    put('NFC-e export, a year, ZIP size', 'MB', { large: bytes / 1048576 }, false);
+    put('NFC-e export, a year, service peak RSS', 'MB', { large: peak }, false);
   } finally {
-    await service.stop();
+    for (const size of SIZES) await services[size]?.stop();
   }
 
-  const terminal = await createTerminal({ dataDir: ctx.terminalDir, token: ctx.token, series: 2, startWorker: false });
+  const terminals = bySize(() => undefined as Terminal | undefined);
   try {
-    const day = dayOf(SAMPLE_DAY);
+    for (const size of SIZES) terminals[size] = await createTerminal({ dataDir: ctx.dirs[size].terminal, token: ctx.token, series: 2, startWorker: false });
+    const t = bySize((size) => terminals[size]!);
     // The report itself, without the manager's PIN check (a constant scrypt) in the figure.
-    const documents = new ReceiptDocuments({
-      store: terminal.store,
-      client: new IssuanceClient({ baseUrl: 'http://127.0.0.1:9', token: 't' }),
-      clock: Date.now,
-    });
-    put('terminal report, one day', 'ms', await median(() => salesReport(terminal.store, documents, Date.now, { de: day, ate: day })));
-    const receipt = terminal.store.db
+    const documents = bySize(
+      (size) => new ReceiptDocuments({ store: t[size].store, client: new IssuanceClient({ baseUrl: 'http://127.0.0.1:9', token: 't' }), clock: Date.now }),
+    );
+    put(
+      'terminal report, one day',
+      'ms',
+      await sideBySide(bySize((size) => () => salesReport(t[size].store, documents[size], Date.now, { de: day, ate: day }))),
+    );
+    // The same receipt at both sizes: one of the small size's, which the large one holds too.
+    const receipt = t.small.store.db
       .prepare('SELECT id FROM receipts WHERE nnf = ?')
       .pluck()
       .get(100_000 + Math.floor(SMALL / 2)) as string;
-    put('terminal receipt lookup', 'ms', await median(() => terminal.getReceipt(receipt)));
-    put('terminal recent receipts (F9)', 'ms', await median(() => terminal.recentReceipts(50)));
+    put('terminal receipt lookup', 'ms', await sideBySide(bySize((size) => () => t[size].getReceipt(receipt))));
+    put('terminal recent receipts (F9)', 'ms', await sideBySide(bySize((size) => () => t[size].recentReceipts(50))));
   } finally {
-    await terminal.close();
+    for (const size of SIZES) await terminals[size]?.close();
   }
-  if (size === 'large') {
-    const year = await yearReport(ctx.terminalDir, dayOf(0), dayOf(Math.min(days - 1, 365)));
-    put('terminal report, a year, time', 'ms', year.ms, false);
-    put('terminal report, a year, peak RSS of a process doing only that', 'MB', year.peakMb, false);
+  const year = await yearReport(ctx.dirs.large.terminal, dayOf(0), dayOf(Math.min(days - 1, 365)));
+  put('terminal report, a year, time', 'ms', { large: year.ms }, false);
+  put('terminal report, a year, peak RSS of a process doing only that', 'MB', { large: year.peakMb }, false);
+  const file = bySize((size) => join(ctx.dirs[size].terminal, 'pos.sqlite'));
+  put(
+    'a new migration (new table + settings row), terminal',
+    'ms',
+    await inTurns(
+      bySize((size) => () => migrationCost(file[size])),
+      5,
+    ),
+  );
+  // The same migration on a new, empty terminal database: what it costs with nothing stored.
+  const emptyDir = mkdtempSync(join(tmpdir(), 'balcao-bench-scale-empty-'));
+  try {
+    PosStore.open(emptyDir).close();
+    const ms: number[] = [];
+    for (let i = 0; i < 5; i++) ms.push(await migrationCost(join(emptyDir, 'pos.sqlite')));
+    put('  the same migration on a new, empty terminal database', 'ms', { large: middle(ms) }, false);
+  } finally {
+    rmSync(emptyDir, { recursive: true, force: true });
   }
-  const m = migrationCost(join(ctx.terminalDir, 'pos.sqlite'), size);
-  put('a new migration (new table + settings row), terminal', 'ms', m.migrate);
-  put('  what the whole-database foreign_key_check cost (before)', 'ms', m.wholeCheck, false);
-  put('service database size', 'MB', statSync(join(ctx.serviceDir, 'service.sqlite')).size / 1048576, false);
-  put('terminal database size', 'MB', statSync(join(ctx.terminalDir, 'pos.sqlite')).size / 1048576, false);
+  put(
+    '  what a foreign_key_check of the whole database costs (the runner no longer does it)',
+    'ms',
+    bySize((size) => wholeForeignKeyCheck(file[size])),
+    false,
+  );
+  put(
+    'service database size',
+    'MB',
+    bySize((size) => statSync(join(ctx.dirs[size].service, 'service.sqlite')).size / 1048576),
+    false,
+  );
+  put(
+    'terminal database size',
+    'MB',
+    bySize((size) => statSync(file[size]).size / 1048576),
+    false,
+  );
 }
 
-type Context = { serviceDir: string; terminalDir: string; token: string; seeds: Seeds; manager: { id: string; pin: string } };
+type Dirs = { service: string; terminal: string };
+type Context = { dirs: BySize<Dirs>; token: string; seeds: Seeds };
 
 const fmt = (n: number | undefined): string => (n === undefined ? '—' : n >= 100 ? n.toFixed(0) : n >= 1 ? n.toFixed(2) : n.toFixed(3));
 
 export const suite: BenchSuite = {
   name: 'scale',
   async run(): Promise<BenchFigure[]> {
-    const serviceDir = tempDataDir('balcao-bench-scale-service-');
-    const terminalDir = tempDataDir('balcao-bench-scale-terminal-');
+    // The data grown to the small size is copied aside before growing on to the large size.
+    const temp = (prefix: string) => mkdtempSync(join(tmpdir(), prefix));
+    const dirs = bySize(() => ({ service: temp('balcao-bench-scale-service-'), terminal: temp('balcao-bench-scale-terminal-') }));
+    const { service: serviceDir, terminal: terminalDir } = dirs.large;
     try {
       const { token } = await createCompany(serviceDir, { 'csc-id': '1', csc: 'CSC-DE-TESTE-123456' });
       const service = await startService({ dataDir: serviceDir, env: { BALCAO_LOG_LEVEL: 'warn' } });
       let seeds: Seeds;
-      let manager: { id: string; pin: string };
       try {
         seeds = await seedService(service, token);
         const terminal = await createTerminal({ dataDir: terminalDir, serviceUrl: service.url, token, series: 2, printerTransport: new MemoryPrinter() });
         try {
           await seedTerminal(terminal);
-          manager = { id: (await terminal.createManager({ name: 'Gerente Bench', pin: '2580' })).id, pin: '2580' };
         } finally {
           await terminal.close();
         }
       } finally {
         await service.stop();
       }
-      const ctx: Context = { serviceDir, terminalDir, token, seeds, manager };
-      const rows = new Map<string, Row>();
+      const s = (ms: number) => (ms / 1000).toFixed(0);
       for (const [size, n] of [
         ['small', SMALL],
         ['large', LARGE],
@@ -419,12 +531,16 @@ export const suite: BenchSuite = {
         growService(join(serviceDir, 'service.sqlite'), seeds, n);
         const t1 = performance.now();
         growTerminal(join(terminalDir, 'pos.sqlite'), n);
-        const t2 = performance.now();
-        const s = (ms: number) => (ms / 1000).toFixed(0);
-        console.log(`  grown to ${n} NFC-e and sales, ${n / MDFE_SHARE} MDF-e (service ${s(t1 - t0)} s, terminal ${s(t2 - t1)} s)`);
-        await measure(size, ctx, rows);
-        console.log(`  measured at ${n} (${s(performance.now() - t2)} s)`);
+        console.log(`  grown to ${n} NFC-e and sales, ${n / MDFE_SHARE} MDF-e (service ${s(t1 - t0)} s, terminal ${s(performance.now() - t1)} s)`);
+        if (size === 'small') {
+          cpSync(serviceDir, dirs.small.service, { recursive: true });
+          cpSync(terminalDir, dirs.small.terminal, { recursive: true });
+        }
       }
+      const rows = new Map<string, Row>();
+      const t2 = performance.now();
+      await measure({ dirs, token, seeds }, rows);
+      console.log(`  measured both sizes side by side (${s(performance.now() - t2)} s)`);
 
       console.log(`\n  ${'operation'.padEnd(64)} ${String(SMALL).padStart(10)} ${String(LARGE).padStart(10)}   ratio`);
       const figures: BenchFigure[] = [];
@@ -447,8 +563,8 @@ export const suite: BenchSuite = {
       console.log('');
       return figures;
     } finally {
-      rmSync(serviceDir, { recursive: true, force: true });
-      rmSync(terminalDir, { recursive: true, force: true });
+      if (process.env.BALCAO_SCALE_KEEP) console.log(`  kept (BALCAO_SCALE_KEEP): ${JSON.stringify(dirs)}`);
+      else for (const size of SIZES) for (const dir of Object.values(dirs[size])) rmSync(dir, { recursive: true, force: true });
     }
   },
 };
