@@ -227,11 +227,18 @@ describe('the service against its OpenAPI document (property-based conformance)'
         body: body ? arbitraryOf(body as Schema) : fc.constant(undefined),
       });
       // One operation's failure (shrunk to its smallest request) does not hide the others'.
+      // The answer to the last failing request (the shrunk one) is said with it: a failure seen
+      // only under load must name the status and body it got, not only the request.
+      let answer = '';
       const run = await fc.check(
-        fc.asyncProperty(request, async (r) => (await send(op, r)).ok),
+        fc.asyncProperty(request, async (r) => {
+          const res = await send(op, r);
+          if (!res.ok) answer = `${res.status} ${JSON.stringify(res.json ?? null).slice(0, 400)}`;
+          return res.ok;
+        }),
         { seed: SEED, numRuns: RUNS, endOnFailure: true },
       );
-      if (run.failed) shrunk.push(`${op.method} ${op.path}: ${JSON.stringify(run.counterexample)}`);
+      if (run.failed) shrunk.push(`${op.method} ${op.path}: ${JSON.stringify(run.counterexample)} → ${answer}`);
     }
     expect(shrunk).toEqual([]);
     expect(conformance.failures).toEqual([]);
