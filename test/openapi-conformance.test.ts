@@ -238,7 +238,7 @@ describe('the service against its OpenAPI document (property-based conformance)'
         }),
         { seed: SEED, numRuns: RUNS, endOnFailure: true },
       );
-      if (run.failed) shrunk.push(`${op.method} ${op.path}: ${JSON.stringify(run.counterexample)} → ${answer}`);
+      if (run.failed) shrunk.push(`${op.method} ${op.path}: ${JSON.stringify(run.counterexample)} → ${answer || String(run.errorInstance)}`);
     }
     expect(shrunk).toEqual([]);
     expect(conformance.failures).toEqual([]);
