@@ -408,22 +408,8 @@ async function measure(ctx: Context, rows: Map<string, Row>): Promise<void> {
       if (res.status !== 200) throw new Error(`exportação ${document} ${de}..${ate}: ${res.status}`);
       return (await res.arrayBuffer()).byteLength;
     };
-    put(
-      'NFC-e export, one day',
-      'ms',
-      await sideBySide(
-        bySize((size) => () => exportOf(size, 'nfce', day, day)),
-        5,
-      ),
-    );
-    put(
-      'MDF-e export, one day',
-      'ms',
-      await sideBySide(
-        bySize((size) => () => exportOf(size, 'mdfe', day, day)),
-        5,
-      ),
-    );
+    put('NFC-e export, one day', 'ms', await sideBySide(bySize((size) => () => exportOf(size, 'nfce', day, day))));
+    put('MDF-e export, one day', 'ms', await sideBySide(bySize((size) => () => exportOf(size, 'mdfe', day, day))));
     const yearEnd = dayOf(Math.min(days - 1, 365));
     let seconds = 0;
     let bytes = 0;
