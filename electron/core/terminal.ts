@@ -911,7 +911,7 @@ export class Terminal implements TerminalApi {
 
   /** PIX received that no sale took: the manager finishes the sale or refunds them. */
   private paidLateAlert(): string | null {
-    const n = this.pixStore.paidLate().length;
+    const n = this.pixStore.paidLateCount();
     if (n === 0) return null;
     return `${n === 1 ? '1 cobrança PIX paga' : `${n} cobranças PIX pagas`} sem venda: o gerente conclui a venda ou devolve (F10 › PIX pagos sem venda)`;
   }
