@@ -6,14 +6,22 @@
 import { createHash, randomBytes } from 'node:crypto';
 
 export const TOKEN_PREFIX = 'blc_';
-const TOKEN_FORMAT = /^blc_[A-Za-z0-9_-]{43}$/;
 
-export function generateToken(): { token: string; sha256: Buffer } {
-  const token = TOKEN_PREFIX + randomBytes(32).toString('base64url');
+/**
+ * A credential of the service: `prefix` + 32 random bytes in base64url, and its SHA-256 (all the
+ * service keeps). The API tokens (`blc_`) and the PIX webhook's URL secret (`pixwh_`) are made so.
+ */
+export function generateSecret(prefix: string): { token: string; sha256: Buffer } {
+  const token = prefix + randomBytes(32).toString('base64url');
   return { token, sha256: hashToken(token) };
 }
 
+export const generateToken = (): { token: string; sha256: Buffer } => generateSecret(TOKEN_PREFIX);
+
 export const hashToken = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest();
 
-/** Shape check before any lookup: a malformed token never reaches the database. */
-export const isWellFormedToken = (token: string): boolean => TOKEN_FORMAT.test(token);
+/** Shape check before any lookup: a malformed credential never reaches the database. */
+export const isWellFormedSecret = (prefix: string, token: string): boolean =>
+  token.length === prefix.length + 43 && token.startsWith(prefix) && /^[A-Za-z0-9_-]{43}$/.test(token.slice(prefix.length));
+
+export const isWellFormedToken = (token: string): boolean => isWellFormedSecret(TOKEN_PREFIX, token);

@@ -13,7 +13,6 @@
 // when the service has seen its charge's PIX, confirms it with one read at the PSP, which stays
 // the source of truth.
 
-import { createHash, randomBytes } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { strict } from '../../base/common/api/schema.ts';
 import { formatBrasilia } from '../../base/common/brasilia.ts';
@@ -22,14 +21,12 @@ import { companyOf } from '../http/auth.ts';
 import { errorResponses, invalidRequest, notFound } from '../http/errors.ts';
 import type { ApiApp, ApiRoutes } from '../http/type-provider.ts';
 import type { ServiceDeps } from '../deps.ts';
+import { generateSecret, hashToken, isWellFormedSecret } from '../tokens.ts';
 import type { ReceivedPix } from './store.ts';
 
 const SECRET_PREFIX = 'pixwh_';
-const SECRET_FORMAT = /^pixwh_[A-Za-z0-9_-]{43}$/;
 /** Where the PSP posts: `<webhookUrl>/pix`, webhookUrl being this path up to the secret. */
 export const PIX_WEBHOOK_BASE = '/api/v1/pix/webhook';
-
-const hashSecret = (secret: string): Buffer => createHash('sha256').update(secret, 'utf8').digest();
 
 const Received = Type.Object({
   endToEndId: Type.String(),
@@ -73,8 +70,8 @@ export const pixRoutes: ApiRoutes = async (app, { deps }) => {
     },
     async (request, reply) => {
       const company = companyOf(request);
-      const secret = SECRET_PREFIX + randomBytes(32).toString('base64url');
-      await deps.store.pix.setWebhookSecret(company.id, hashSecret(secret), new Date());
+      const { token: secret, sha256 } = generateSecret(SECRET_PREFIX);
+      await deps.store.pix.setWebhookSecret(company.id, sha256, new Date());
       return reply.code(201).send({
         // As this service saw the request; behind a proxy, the public address with the same path.
         webhook_url: `${request.protocol}://${request.host}${PIX_WEBHOOK_BASE}/${secret}`,
@@ -117,7 +114,7 @@ export function pixWebhookReceiver(app: ApiApp, deps: ServiceDeps): void {
   };
   app.post(`${PIX_WEBHOOK_BASE}/:segredo/pix`, { schema: { hide: true }, logSerializers }, async (request, reply) => {
     const { segredo } = request.params as { segredo: string };
-    const companyId = SECRET_FORMAT.test(segredo) ? await companyOfSecret(deps, segredo) : undefined;
+    const companyId = isWellFormedSecret(SECRET_PREFIX, segredo) ? await companyOfSecret(deps, segredo) : undefined;
     if (!companyId) throw notFound('Endereço de webhook Pix desconhecido.');
     const problems = pixWebhookProblems(request.body);
     const list = problems.length ? [] : (request.body as { pix: WebhookPix[] }).pix;
@@ -138,4 +135,4 @@ export function pixWebhookReceiver(app: ApiApp, deps: ServiceDeps): void {
 }
 
 // Looked up by its hash, so timing says nothing of the secret (as the API tokens, http/auth.ts).
-const companyOfSecret = (deps: ServiceDeps, secret: string) => deps.store.pix.companyOfWebhookSecret(hashSecret(secret));
+const companyOfSecret = (deps: ServiceDeps, secret: string) => deps.store.pix.companyOfWebhookSecret(hashToken(secret));
