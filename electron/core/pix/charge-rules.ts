@@ -74,7 +74,11 @@ export { NEVER };
 export const WATCH_AFTER_MS = 60 * 60_000;
 const WATCH_FIRST_MS = 2_000;
 const WATCH_CAP_MS = 60_000;
-export const watchAgain = (attempts: number, now: number) => iso(now + Math.min(WATCH_CAP_MS, Math.round(WATCH_FIRST_MS * 1.5 ** Math.min(20, attempts))));
+export const watchAgain = (attempts: number, now: number) => iso(now + growingDelayMs(attempts, WATCH_FIRST_MS, WATCH_CAP_MS));
+
+/** A delay growing by half at each attempt from `firstMs`, up to `capMs`: how soon a charge (or a refund) is read again. */
+export const growingDelayMs = (attempts: number, firstMs: number, capMs: number): number =>
+  Math.min(capMs, Math.round(firstMs * 1.5 ** Math.min(20, attempts)));
 
 type Answer = PspOutcome & { kind: 'answer' };
 type PixEntry = { endToEndId: string; valor: string; horario: string };
@@ -99,7 +103,17 @@ function retry(charge: PixChargeRow, outcome: PspOutcome, now: number, policy: C
 }
 
 const pollAgain = (charge: PixChargeRow, now: number, policy: ChargePolicy): string =>
-  iso(now + Math.min(policy.pollCapMs, Math.round(policy.pollFirstMs * 1.5 ** Math.min(20, charge.attempts))));
+  iso(now + growingDelayMs(charge.attempts, policy.pollFirstMs, policy.pollCapMs));
+
+type RefundStatus = 'EM_PROCESSAMENTO' | 'DEVOLVIDO' | 'NAO_REALIZADO';
+const REFUND_NOT_DONE = 'O PSP não realizou a devolução';
+const refundRefused = (answer: Answer) => `Devolução recusada: ${words(answer)}`;
+
+/** The devolução's status in the PSP's answer to asking or reading it; undefined: the PSP refused it. */
+function refundStatus(answer: Answer): RefundStatus | undefined {
+  const status = (answer.body as { status?: RefundStatus } | undefined)?.status;
+  return answer.status === 201 || answer.status === 200 ? status : undefined;
+}
 
 const isUsedTxid = (a: Answer) => a.status === 400 && /CobOperacaoInvalida$/.test(String((a.body as { type?: string } | undefined)?.type));
 
@@ -143,14 +157,12 @@ export function decide(
       return { patch: { attempts: charge.attempts + 1, last_error: words(answer), next_try_at: iso(now + policy.pollFirstMs) } };
     case 'refund':
     case 'read-refund': {
-      const body = answer.body as { status?: 'EM_PROCESSAMENTO' | 'DEVOLVIDO' | 'NAO_REALIZADO' } | undefined;
-      if ((answer.status === 201 || answer.status === 200) && body?.status) {
-        if (body.status === 'DEVOLVIDO') return { patch: { state: 'refunded', refund_state: 'DEVOLVIDO', last_error: null } };
-        if (body.status === 'NAO_REALIZADO')
-          return { patch: { state: 'paid_late', refund_state: 'NAO_REALIZADO', last_error: 'O PSP não realizou a devolução' } };
-        return { patch: { refund_state: 'EM_PROCESSAMENTO', attempts: charge.attempts + 1, next_try_at: pollAgain(charge, now, policy) } };
-      }
-      return { patch: { state: 'paid_late', last_error: `Devolução recusada: ${words(answer)}` } };
+      const status = refundStatus(answer);
+      if (status === 'DEVOLVIDO') return { patch: { state: 'refunded', refund_state: 'DEVOLVIDO', last_error: null } };
+      if (status === 'NAO_REALIZADO') return { patch: { state: 'paid_late', refund_state: 'NAO_REALIZADO', last_error: REFUND_NOT_DONE } };
+      // Any other status the PSP gives is a devolução still under way.
+      if (status) return { patch: { refund_state: 'EM_PROCESSAMENTO', attempts: charge.attempts + 1, next_try_at: pollAgain(charge, now, policy) } };
+      return { patch: { state: 'paid_late', last_error: refundRefused(answer) } };
     }
     case 'finish':
       throw new Error('finish não é uma chamada ao PSP');
@@ -213,7 +225,7 @@ export function secondPayments(charge: PixChargeRow, outcome: PspOutcome): { e2e
 }
 
 export type SecondRefundPatch = {
-  refund_state?: 'EM_PROCESSAMENTO' | 'DEVOLVIDO' | 'NAO_REALIZADO';
+  refund_state?: RefundStatus;
   attempts: number;
   next_try_at: string;
   last_error: string | null;
@@ -234,16 +246,14 @@ export function secondRefund(
       next_try_at: iso(now + backoffMs(attempts + 1, policy.retryBaseMs, policy.retryCapMs, random)),
     };
   const answer = outcome as Answer;
-  const status = (answer.body as { status?: 'EM_PROCESSAMENTO' | 'DEVOLVIDO' | 'NAO_REALIZADO' } | undefined)?.status;
-  if ((answer.status === 201 || answer.status === 200) && status) {
-    if (status === 'EM_PROCESSAMENTO')
-      return {
-        refund_state: status,
-        attempts: attempts + 1,
-        last_error: null,
-        next_try_at: iso(now + Math.min(policy.pollCapMs, policy.pollFirstMs * 1.5 ** Math.min(20, attempts))),
-      };
-    return { refund_state: status, attempts, last_error: status === 'NAO_REALIZADO' ? 'O PSP não realizou a devolução' : null, next_try_at: NEVER };
-  }
-  return { refund_state: 'NAO_REALIZADO', attempts, last_error: `Devolução recusada: ${words(answer)}`, next_try_at: NEVER };
+  const status = refundStatus(answer);
+  if (status === 'EM_PROCESSAMENTO')
+    return {
+      refund_state: status,
+      attempts: attempts + 1,
+      last_error: null,
+      next_try_at: iso(now + growingDelayMs(attempts, policy.pollFirstMs, policy.pollCapMs)),
+    };
+  if (status) return { refund_state: status, attempts, last_error: status === 'NAO_REALIZADO' ? REFUND_NOT_DONE : null, next_try_at: NEVER };
+  return { refund_state: 'NAO_REALIZADO', attempts, last_error: refundRefused(answer), next_try_at: NEVER };
 }

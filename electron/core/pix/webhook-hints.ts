@@ -9,6 +9,7 @@
 // changes but one question to the service every `askWithoutWebhookMs`, to learn of a webhook
 // configured later.
 
+import { growingDelayMs } from './charge-rules.ts';
 import type { PixChargeRow } from './pix-store.ts';
 
 /** The service's answer for a txid: whether the company has a webhook, and the PIX it received. */
@@ -89,6 +90,6 @@ export class WebhookHints {
 
   /** When an active charge is read at the PSP next, `attempts` reads in, with a webhook at the service. */
   pollAt(attempts: number, now: number): string {
-    return new Date(now + Math.min(this.policy.pollCapMs, Math.round(this.policy.pollFirstMs * 1.5 ** Math.min(20, attempts)))).toISOString();
+    return new Date(now + growingDelayMs(attempts, this.policy.pollFirstMs, this.policy.pollCapMs)).toISOString();
   }
 }
