@@ -694,7 +694,7 @@ export class Terminal implements TerminalApi {
   async refundPix(txid: string, auth: ManagerAuthorization): Promise<PixChargeView> {
     const manager = await authorizeManager(this.store, this.clock, auth, 'pix_devolver');
     const row = this.store.transaction(() => {
-      const charge = this.pixCharges.refundLate(txid, () => undefined);
+      const charge = this.pixCharges.refundLate(txid);
       audit(this.store, this.clock, {
         actor: actorOfManager(manager),
         action: 'pix_devolvido',

@@ -152,10 +152,9 @@ export class PixCharges {
   }
 
   /** The manager's "Devolver" of a paid-late charge (refused for any other: a sale's PIX goes back by cancelling its NFC-e). */
-  refundLate(txid: string, check: (charge: PixChargeRow) => void): PixChargeRow {
+  refundLate(txid: string): PixChargeRow {
     const row = this.deps.pix.transaction(() => {
       const charge = this.latePaid(txid);
-      check(charge);
       this.markRefunding(charge);
       return this.deps.pix.charge(txid)!;
     });
