@@ -3,7 +3,7 @@
 // first page, a page after a cursor, and its total, is read through an index, never by scanning
 // the company's (or the whole) table and never by sorting what matched. Then the lists themselves
 // through the stores: every document of a company once, newest first, page after page, and a
-// total that stops at 10 000.
+// total that stops at TOTAL_CAP (1,000).
 
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
@@ -235,7 +235,7 @@ describe.each(STORES)('list plans on %s', (kind: StoreKind) => {
     }
   });
 
-  it('pages through a company once, newest first, and caps the total at 10 000', async () => {
+  it('pages through a company once, newest first, and caps the total at TOTAL_CAP', async () => {
     const small = await opened.store.nfce.list(SMALL, {}, { limit: 50 });
     expect(small).toMatchObject({ total: EACH, totalLimited: false });
     const seen: string[] = [];
