@@ -31,11 +31,11 @@ export type Page<T> = {
 };
 
 /**
- * The total is exact up to here; beyond, it says this with `total_limitado`. Counting costs one
- * index entry per matching row up to the cap, on every page, so the cap is what a filter matching
- * many rows costs more than one matching few: 1,000 keeps that within the page's own cost (issue
- * 27's scale bench: at 10,000 a filter's last page cost 1.65 times as much at 200 k documents as
- * at 10 k), and is as far as anyone reads a count on a screen ("mais de 1.000").
+ * The total is exact up to here; beyond, it says this with `total_limitado`. Counting reads one
+ * index entry per matching row, up to the cap, on every page: a filter matching many rows costs
+ * up to the cap's worth more per page than one matching few. At 10,000, a filtered list's page
+ * cost 1.65 times as much at 200 k documents as at 10 k (issue 27's scale bench); at 1,000 it
+ * stays small next to the page itself. A screen shows no more than "mais de 1.000" anyway.
  */
 export const TOTAL_CAP = 1_000;
 /** The deepest offset the MDF-e list accepts; deeper pages are reached with the cursor. */
