@@ -80,8 +80,13 @@ describe('printing an authorized receipt', () => {
     expect(printed.qrCodes.map((q) => q.payload)).toEqual([receipt.qrcode]);
     const text = printed.lines.map((l) => l.text).join('\n');
     for (const group of keyGroups(receipt.chave!)) expect(text).toContain(group);
+    // The job is recorded as printed once the printer has taken every byte, after its files are
+    // on disk: on a loaded machine a moment later, so it is waited for, not assumed.
+    const status = await eventually('a impressão registrada', async () => {
+      const now = await terminal.printerStatus();
+      return now.lastPrintAt !== null && now;
+    });
     expect(await terminal.recentPrints()).toEqual([expect.objectContaining({ kind: 'nfce', receiptId: receipt.id, copy: 'unica' })]);
-    const status = await terminal.printerStatus();
     expect(status).toMatchObject({ ready: true, name: 'Impressora virtual', problem: null });
     expect(status.lastPrintAt).not.toBeNull();
     expect(events.some((e) => e.type === 'printer' && e.status.ready)).toBe(true);
@@ -99,6 +104,7 @@ describe('printing an authorized receipt', () => {
     terminal = await open(options);
     const second = await sellAndAuthorize(terminal);
     await eventually('o segundo cupom', () => jobsIn(folder).length === 2);
+    await eventually('o segundo cupom registrado', () => terminal.store.printLog.printJobs(second.id).some((j) => j.state === 'printed'));
     await new Promise((r) => setTimeout(r, 300)); // room for a (wrong) extra job to show up
     expect(jobsIn(folder)).toHaveLength(2);
     expect(terminal.store.printLog.printJobs(receipt.id)).toHaveLength(1);
