@@ -6,6 +6,7 @@
 // the refund of a PIX-paid sale whose NFC-e the manager cancels (the real service authorizes both).
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatBRL } from '../base/common/money.ts';
 import { profileOfEmitter } from '../electron/core/company-profile.ts';
 import { chargeTxid } from '../electron/core/pix/pix-store.ts';
 import type { Terminal } from '../electron/core/terminal.ts';
@@ -229,5 +230,14 @@ describe('dynamic PIX charges in the terminal core', () => {
     expect(pix).toMatchObject({ confirmedCents: received, refundedCents: refunded, netCents: received - refunded, receiptsCents: receipts });
     expect(pix.differenceCents).toBe(sale.remainingCents);
     expect(pix.words).toMatch(/^O banco confirmou R\$ \d+,\d{2} a mais em PIX dinâmico do que as NFC-e dizem: há PIX pago sem venda/);
+    // The printed report (and so the PDF, made from the same lines) carries the same figures.
+    const report = closed.closing!.report.map((l) => l.trim());
+    expect(report).toContain('PIX DINÂMICO PELO BANCO');
+    const block = report.slice(report.indexOf('PIX DINÂMICO PELO BANCO'));
+    const money = (cents: number) => `R$ ${formatBRL(cents)}`;
+    expect(block.find((l) => l.startsWith('Confirmado pelo banco'))?.endsWith(money(received))).toBe(true);
+    expect(block.find((l) => l.startsWith('PIX dinâmico nas NFC-e'))?.endsWith(money(receipts))).toBe(true);
+    expect(block.find((l) => l.startsWith('Diferença'))?.endsWith(`+${money(sale.remainingCents)}`)).toBe(true);
+    expect(block.join(' ')).toContain('há PIX pago sem venda');
   });
 });

@@ -186,6 +186,8 @@ describe('the till', () => {
     expect(cashBlock.find((l) => l.startsWith('Contado'))).toMatch(/R\$ 77,90$/);
     expect(cashBlock.find((l) => l.startsWith('Diferença'))).toMatch(/-R\$ 1,00$/);
     expect(lines.find((l) => l.startsWith('DIFERENÇA TOTAL'))).toMatch(/-R\$ 1,00$/);
+    // No dynamic PIX in this session: no block for it on paper.
+    expect(lines.map((l) => l.trim())).not.toContain('PIX DINÂMICO PELO BANCO');
     expect(closed.closing!.report.map((l) => l.trimEnd())).toEqual(lines.slice(0, closed.closing!.report.length));
 
     // The PDF is kept beside the database; the counts and the audit are there too.

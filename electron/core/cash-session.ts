@@ -437,6 +437,7 @@ export function closingReport(session: CashSessionRow, closing: CashClosing, mov
     );
   }
   lines.push({ kind: 'rule' }, { kind: 'pair', label: 'DIFERENÇA TOTAL', value: signed(closing.differenceCents), bold: true });
+  lines.push(...dynamicPixLines(closing.dynamicPix));
   if (movements.length) {
     lines.push({ kind: 'rule' }, { kind: 'text', text: 'SANGRIAS E SUPRIMENTOS', bold: true });
     for (const m of movements) {
@@ -450,6 +451,25 @@ export function closingReport(session: CashSessionRow, closing: CashClosing, mov
   }
   lines.push({ kind: 'rule' }, { kind: 'signature', label: `Operador(a): ${closing.closedBy}` }, { kind: 'signature', label: 'Gerente' });
   return { title: 'FECHAMENTO DE CAIXA', lines };
+}
+
+/**
+ * The closing's dynamic PIX as the screen shows it (what the PSP confirmed beside what the
+ * receipts say, and the difference in words), so the paper the manager signs and the PDF kept
+ * carry it too. A store that took no dynamic PIX in the session gets no such block.
+ */
+function dynamicPixLines(pix: CashClosing['dynamicPix']): ReportLine[] {
+  if (!pix || (pix.confirmedCents === 0 && pix.refundedCents === 0 && pix.receiptsCents === 0)) return [];
+  return [
+    { kind: 'rule' },
+    { kind: 'text', text: 'PIX DINÂMICO PELO BANCO', bold: true },
+    { kind: 'pair', label: 'Confirmado pelo banco', value: brl(pix.confirmedCents) },
+    { kind: 'pair', label: 'Devolvido pelo banco', value: brl(-pix.refundedCents) },
+    { kind: 'pair', label: 'Líquido no banco', value: brl(pix.netCents) },
+    { kind: 'pair', label: 'PIX dinâmico nas NFC-e', value: brl(pix.receiptsCents) },
+    { kind: 'pair', label: 'Diferença', value: signed(pix.differenceCents), bold: true },
+    { kind: 'text', text: pix.words },
+  ];
 }
 
 /** The report of a closed session, for printing again and for the PDF. */
