@@ -18,6 +18,7 @@
 //   exponential backoff with jitter. Other 4xx: the PSP refused this charge; it ends, with the
 //   PSP's words for the cashier.
 
+import { iso } from '../../../base/common/clock.ts';
 import { backoffMs } from '../outbox-rules.ts';
 import type { PspOutcome } from './psp-client.ts';
 import { NEVER, type PixChargePatch, type PixChargeRow } from './pix-store.ts';
@@ -83,8 +84,6 @@ export const growingDelayMs = (attempts: number, firstMs: number, capMs: number)
 type Answer = PspOutcome & { kind: 'answer' };
 type PixEntry = { endToEndId: string; valor: string; horario: string };
 type CobBody = { status?: string; location?: string; pix?: PixEntry[] };
-
-const iso = (ms: number) => new Date(ms).toISOString();
 
 /** A transient failure (no answer, 5xx, 429, 401): same state, look again after the backoff. */
 function transient(outcome: PspOutcome): boolean {

@@ -210,12 +210,12 @@ export class PixStore {
       .get({ session: sessionId, openedAt }) as { confirmedCents: number; refundedCents: number };
   }
 
-  /** Charges paid after the cashier gave up, for the manager. */
   /** How many charges wait for the manager (the status bar's warning, read with every queue status). */
   paidLateCount(): number {
     return this.pos.db.prepare("SELECT count(*) FROM pix_charges WHERE state = 'paid_late'").pluck().get() as number;
   }
 
+  /** Charges paid after the cashier gave up, for the manager. */
   paidLate(): PixChargeRow[] {
     return this.pos.db.prepare("SELECT * FROM pix_charges WHERE state = 'paid_late' ORDER BY paid_at").all() as PixChargeRow[];
   }

@@ -9,6 +9,7 @@
 // changes but one question to the service every `askWithoutWebhookMs`, to learn of a webhook
 // configured later.
 
+import { iso } from '../../../base/common/clock.ts';
 import { growingDelayMs } from './charge-rules.ts';
 import type { PixChargeRow } from './pix-store.ts';
 
@@ -90,6 +91,6 @@ export class WebhookHints {
 
   /** When an active charge is read at the PSP next, `attempts` reads in, with a webhook at the service. */
   pollAt(attempts: number, now: number): string {
-    return new Date(now + growingDelayMs(attempts, this.policy.pollFirstMs, this.policy.pollCapMs)).toISOString();
+    return iso(now + growingDelayMs(attempts, this.policy.pollFirstMs, this.policy.pollCapMs));
   }
 }
